@@ -1,0 +1,167 @@
+/**
+ * Every failure a caller of memdir can act on. Each error carries the context needed to act and a
+ * `message` that says what to do. The CLI maps each `_tag` to its own exit code (see `exitCodes`).
+ */
+import * as Schema from "effect/Schema"
+
+/** A memory file whose frontmatter cannot be read. Reported by the scanner and `doctor`, never fatal to recall. */
+export class InvalidFrontmatterError extends Schema.TaggedError<InvalidFrontmatterError>()("InvalidFrontmatterError", {
+  path: Schema.String,
+  reason: Schema.Literal(
+    "missing-frontmatter",
+    "unclosed-frontmatter",
+    "yaml-error",
+    "not-a-map",
+    "missing-field",
+    "invalid-type",
+    "binary",
+    "unreadable"
+  ),
+  line: Schema.optional(Schema.Number),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    const at = this.line === undefined ? "" : `:${this.line}`
+    return `${this.path}${at}: ${this.detail} (${this.reason}). Fix the frontmatter between the two '---' lines: ` +
+      `name, description and type (user | feedback | project | reference).`
+  }
+}
+
+/** A memory-directory override (env, flag or trusted setting) that memdir refuses to use. */
+export class InvalidMemoryDirError extends Schema.TaggedError<InvalidMemoryDirError>()("InvalidMemoryDirError", {
+  source: Schema.String,
+  value: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `memory directory from ${this.source} is invalid: ${JSON.stringify(this.value)} (${this.reason}). ` +
+      `Use an absolute path or ~/…, not a filesystem root, ~ alone or ~/..`
+  }
+}
+
+/** A settings file that exists but cannot be parsed. */
+export class SettingsError extends Schema.TaggedError<SettingsError>()("SettingsError", {
+  path: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `settings file ${this.path} is not valid JSON: ${this.detail}. Fix or remove it.`
+  }
+}
+
+/** Adding an entry would push MEMORY.md over its caps (200 lines / 25,000 bytes). Nothing was written. */
+export class IndexOverCapError extends Schema.TaggedError<IndexOverCapError>()("IndexOverCapError", {
+  path: Schema.String,
+  lines: Schema.Number,
+  bytes: Schema.Number,
+  maxLines: Schema.Number,
+  maxBytes: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.path} would hold ${this.lines} lines / ${this.bytes} bytes (limit: ${this.maxLines} lines / ` +
+      `${this.maxBytes} bytes); nothing was written. Shorten or merge entries (\`memdir doctor\`), ` +
+      `or consolidate memories into fewer files.`
+  }
+}
+
+/** Input to `write` (or the CLI) that memdir refuses: unknown type, empty name, multi-line description… */
+export class InvalidMemoryInputError extends Schema.TaggedError<InvalidMemoryInputError>()("InvalidMemoryInputError", {
+  field: Schema.String,
+  value: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `invalid ${this.field} ${JSON.stringify(this.value)}: ${this.reason}`
+  }
+}
+
+/** A memory file that does not exist. */
+export class MemoryNotFoundError extends Schema.TaggedError<MemoryNotFoundError>()("MemoryNotFoundError", {
+  path: Schema.String
+}) {
+  override get message(): string {
+    return `no memory at ${this.path}. List memories with \`memdir ls\`.`
+  }
+}
+
+/** A path or key that would leave the memory (or team) directory. Fails closed. */
+export class PathTraversalError extends Schema.TaggedError<PathTraversalError>()("PathTraversalError", {
+  key: Schema.String,
+  reason: Schema.Literal(
+    "null-byte",
+    "encoded-traversal",
+    "unicode-traversal",
+    "backslash",
+    "absolute",
+    "escapes-root",
+    "symlink-escape",
+    "dangling-symlink",
+    "symlink-loop",
+    "unverifiable"
+  )
+}) {
+  override get message(): string {
+    return `refused path ${
+      JSON.stringify(this.key)
+    }: ${this.reason}. Memory paths must stay inside the memory directory.`
+  }
+}
+
+/** Auto memory is disabled by the enable chain; `source` names who disabled it. */
+export class MemoryDisabledError extends Schema.TaggedError<MemoryDisabledError>()("MemoryDisabledError", {
+  source: Schema.String
+}) {
+  override get message(): string {
+    return `auto memory is disabled (${this.source}). Unset MEMDIR_DISABLE_AUTO_MEMORY or set autoMemoryEnabled: true.`
+  }
+}
+
+/** Another process held a memdir lock for longer than we were willing to wait. */
+export class LockTimeoutError extends Schema.TaggedError<LockTimeoutError>()("LockTimeoutError", {
+  path: Schema.String,
+  waitedMs: Schema.Number,
+  holder: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    const by = this.holder === undefined ? "" : ` (held by pid ${this.holder})`
+    return `timed out after ${this.waitedMs} ms waiting for lock ${this.path}${by}. ` +
+      `If no memdir process is running, remove the lock file.`
+  }
+}
+
+/** A file-system failure memdir cannot recover from (permissions, disk full, …). */
+export class MemoryIoError extends Schema.TaggedError<MemoryIoError>()("MemoryIoError", {
+  op: Schema.String,
+  path: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.op} ${this.path} failed: ${this.detail}. Check permissions and free space.`
+  }
+}
+
+export type MemdirError =
+  | InvalidFrontmatterError
+  | InvalidMemoryDirError
+  | SettingsError
+  | IndexOverCapError
+  | InvalidMemoryInputError
+  | MemoryNotFoundError
+  | PathTraversalError
+  | MemoryDisabledError
+  | LockTimeoutError
+  | MemoryIoError
+
+/** The CLI's exit code for each error (documented in the README). 1 is reserved for defects. */
+export const exitCodes: Record<MemdirError["_tag"], number> = {
+  InvalidMemoryInputError: 2,
+  InvalidFrontmatterError: 3,
+  InvalidMemoryDirError: 4,
+  SettingsError: 5,
+  IndexOverCapError: 6,
+  MemoryNotFoundError: 7,
+  PathTraversalError: 8,
+  MemoryDisabledError: 9,
+  LockTimeoutError: 10,
+  MemoryIoError: 11
+}

@@ -1,0 +1,90 @@
+/**
+ * The memory model: the four types, the frontmatter, what a scan yields for one file, the index
+ * entry (one line of MEMORY.md) and the manifest line the selector reads.
+ */
+import * as Schema from "effect/Schema"
+
+/** The four types of the taxonomy (SPEC §3). */
+export const MemoryType = Schema.Literal("user", "feedback", "project", "reference")
+export type MemoryType = typeof MemoryType.Type
+export const memoryTypes: ReadonlyArray<MemoryType> = MemoryType.literals
+
+/** A file whose `type` is missing or unknown is kept as "untyped", never dropped. */
+export type MemoryKind = MemoryType | "untyped"
+
+export const isMemoryType = Schema.is(MemoryType)
+
+/** The three required frontmatter fields, as memdir writes them. Extra keys are kept when read. */
+export const Frontmatter = Schema.Struct({
+  name: Schema.Trim.pipe(Schema.minLength(1, { message: () => "name must not be empty" })),
+  description: Schema.Trim.pipe(
+    Schema.minLength(1, { message: () => "description must not be empty" }),
+    Schema.filter((s) => !/[\r\n]/.test(s), { message: () => "description must be a single line" })
+  ),
+  type: MemoryType
+})
+export type Frontmatter = typeof Frontmatter.Type
+
+/** What the scanner learns about one memory file without reading its body. */
+export interface MemoryHeader {
+  /** Path relative to the memory directory, with `/` separators. */
+  readonly path: string
+  /** Absolute path on disk. */
+  readonly absolutePath: string
+  readonly name: string
+  readonly description: string
+  readonly type: MemoryKind
+  /** Modification time, epoch milliseconds. */
+  readonly mtime: number
+  /** Frontmatter keys other than name/description/type. */
+  readonly extra: Readonly<Record<string, unknown>>
+  /** Set when the header was recovered leniently (e.g. YAML a strict parser rejects); says what was off. */
+  readonly warning?: string | undefined
+}
+
+/** A file the scanner could not turn into a memory: reported, then skipped. */
+export interface ScanProblem {
+  /** Path relative to the memory directory. */
+  readonly path: string
+  readonly code: string
+  readonly message: string
+  readonly line?: number | undefined
+}
+
+/** One line of MEMORY.md: `- [Title](file.md) — hook`. */
+export const IndexEntry = Schema.Struct({
+  title: Schema.String,
+  file: Schema.String,
+  hook: Schema.String
+})
+export type IndexEntry = typeof IndexEntry.Type
+
+/** Soft cap on one index line, in characters (SPEC §4). */
+export const INDEX_ENTRY_MAX_CHARS = 150
+
+const INDEX_LINE = /^\s*[-*]\s+\[(.*)\]\((.+?)\)(?:\s*(?:—|–|-{1,2}|:)\s*(.*))?\s*$/
+
+/** Render one index line, shortening the hook so the whole line fits in `maxChars`. */
+export const formatIndexEntry = (entry: IndexEntry, maxChars: number = INDEX_ENTRY_MAX_CHARS): string => {
+  const title = oneLine(entry.title).replace(/[[\]]/g, "")
+  const head = `- [${title}](${entry.file})`
+  const hook = oneLine(entry.hook)
+  if (hook.length === 0) return head
+  const room = maxChars - head.length - 3
+  if (room <= 1) return head
+  const shortHook = hook.length <= room ? hook : hook.slice(0, room - 1).trimEnd() + "…"
+  return `${head} — ${shortHook}`
+}
+
+/** Parse one index line; `undefined` when the line is not a link entry (headings, prose, blanks). */
+export const parseIndexLine = (line: string): IndexEntry | undefined => {
+  const m = INDEX_LINE.exec(line)
+  if (m === null) return undefined
+  return { title: m[1]!, file: m[2]!.trim(), hook: (m[3] ?? "").trim() }
+}
+
+/** The manifest line the selector reads (SPEC §6): `- [type] path (ISO mtime): description`. */
+export const manifestLine = (m: Pick<MemoryHeader, "type" | "path" | "mtime" | "description">): string =>
+  `- [${m.type}] ${m.path} (${new Date(m.mtime).toISOString()}): ${oneLine(m.description)}`
+
+const oneLine = (s: string): string => s.replace(/\s+/g, " ").trim()
