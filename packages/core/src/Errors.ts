@@ -39,13 +39,15 @@ export class InvalidMemoryDirError extends Schema.TaggedError<InvalidMemoryDirEr
   }
 }
 
-/** A settings file that exists but cannot be parsed. */
+/** A settings file that exists but cannot be read, is not a JSON object, or gives a known `key` the wrong type. */
 export class SettingsError extends Schema.TaggedError<SettingsError>()("SettingsError", {
   path: Schema.String,
+  key: Schema.optional(Schema.String),
   detail: Schema.String
 }) {
   override get message(): string {
-    return `settings file ${this.path} is not valid JSON: ${this.detail}. Fix or remove it.`
+    const at = this.key === undefined ? "" : ` (key ${JSON.stringify(this.key)})`
+    return `settings file ${this.path}${at}: ${this.detail}. Fix or remove it.`
   }
 }
 

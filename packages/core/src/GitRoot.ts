@@ -1,9 +1,24 @@
 /**
- * GitRoot: the canonical root that scopes a memory directory (SPEC §1).
- * CONTRACT (owned by the paths helper; implementation to be filled in).
+ * GitRoot: the canonical root that scopes a memory directory (SPEC §1). Two shells in `src/` and `tests/` of
+ * one repository, and every `git worktree` of it, resolve to one root and so share one memory.
+ *
+ * Resolution reads the files git writes instead of running `git` (every CLI call resolves the root, and a
+ * process spawn costs more than the whole lookup). Walking up from the real path of `cwd`, at each level:
+ * - a `.git` directory (with a `HEAD`) → that level is the root, kind "repository";
+ * - a `.git` file (`gitdir: <path>`) → a linked worktree: its git dir must sit in `<common>/worktrees/` and its
+ *   `gitdir` file must point back at this `.git` file; the root is then the main checkout (kind "worktree"),
+ *   or the common dir itself when the repository is bare (kind "bare"). A git dir without `commondir`
+ *   (a submodule, `git init --separate-git-dir`) is a plain repository rooted at this level;
+ * - the level itself is a bare repository (`HEAD`, `objects/`, `refs/`, `core.bare = true`) → kind "bare".
+ * Anything that fails verification or cannot be read falls back to the real path of `cwd` (kind "none"),
+ * so a forged `.git` file cannot borrow the memory of another repository. Roots are real paths: a symlinked
+ * checkout shares the memory of its target.
  */
+import { FileSystem, Path } from "@effect/platform"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 export interface GitRootInfo {
   /** The canonical project root: the main checkout of the repo (shared by all worktrees), or the cwd when no git. */
@@ -17,3 +32,132 @@ export class GitRoot extends Context.Tag("@memdir/core/GitRoot")<GitRoot, {
   /** Never fails: anything it cannot follow falls back to the no-git root (the given directory). */
   readonly canonicalRoot: (cwd: string) => Effect.Effect<GitRootInfo>
 }>() {}
+
+const gitdirLine = /^gitdir:[ \t]*(.*?)[ \t]*$/m
+
+/** Whether a git config text sets `core.bare` to true (git's boolean spellings; a bare key means true). */
+export const configSaysBare = (config: string): boolean => {
+  let inCore = false
+  let bare = false
+  for (const rawLine of config.split(/\r?\n/)) {
+    const line = rawLine.replace(/(^|\s)[#;].*$/, "").trim()
+    const section = /^\[\s*([A-Za-z0-9.-]+)(\s+"[^"]*")?\s*\]/.exec(line)
+    if (section !== null) {
+      inCore = section[1]!.toLowerCase() === "core" && section[2] === undefined
+      continue
+    }
+    const entry = /^bare\s*(?:=\s*(.*))?$/i.exec(line)
+    if (inCore && entry !== null) {
+      const value = (entry[1] ?? "true").trim().replace(/^"(.*)"$/, "$1").toLowerCase()
+      bare = value === "true" || value === "yes" || value === "on" || value === "1"
+    }
+  }
+  return bare
+}
+
+export const make = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+
+  // Each probe answers "absent" for anything it cannot read: the caller then falls back, by design.
+  const typeOf = (file: string) => fs.stat(file).pipe(Effect.map((info) => Option.some(info.type)), orAbsent)
+  const readText = (file: string) => fs.readFileString(file).pipe(Effect.map(Option.some), orAbsent)
+  const realPath = (file: string) => fs.realPath(file).pipe(Effect.map(Option.some), orAbsent)
+  const isFile = (file: string) => typeOf(file).pipe(Effect.map(Option.contains<FileSystem.File.Type>("File")))
+  const isDirectory = (file: string) =>
+    typeOf(file).pipe(Effect.map(Option.contains<FileSystem.File.Type>("Directory")))
+
+  const isBare = (commonDir: string) =>
+    readText(path.join(commonDir, "config")).pipe(Effect.map(Option.exists(configSaysBare)))
+
+  const isBareRepository = Effect.fnUntraced(function*(dir: string) {
+    if (!(yield* isFile(path.join(dir, "HEAD")))) return false
+    return (yield* isDirectory(path.join(dir, "objects"))) && (yield* isDirectory(path.join(dir, "refs"))) &&
+      (yield* isBare(dir))
+  })
+
+  /** Follows a `.git` file at `dir`; `None` means verification failed. */
+  const followGitFile = Effect.fnUntraced(function*(dir: string, dotGit: string) {
+    const pointer = (yield* readText(dotGit)).pipe(Option.flatMapNullable((text) => gitdirLine.exec(text)?.[1]))
+    if (Option.isNone(pointer) || pointer.value === "") return Option.none<GitRootInfo>()
+    const gitDir = yield* realPath(path.resolve(dir, pointer.value))
+    if (Option.isNone(gitDir)) return Option.none<GitRootInfo>()
+    const commonDirPointer = yield* readText(path.join(gitDir.value, "commondir"))
+    if (Option.isNone(commonDirPointer)) {
+      // A submodule or separate git dir: its own repository, rooted here (never elsewhere, so nothing to forge).
+      return (yield* isFile(path.join(gitDir.value, "HEAD")))
+        ? Option.some<GitRootInfo>({ root: dir, kind: "repository", commonDir: gitDir.value })
+        : Option.none<GitRootInfo>()
+    }
+    const commonDir = yield* realPath(path.resolve(gitDir.value, commonDirPointer.value.trim()))
+    if (Option.isNone(commonDir) || path.dirname(gitDir.value) !== path.join(commonDir.value, "worktrees")) {
+      return Option.none<GitRootInfo>()
+    }
+    const backLink = yield* readText(path.join(gitDir.value, "gitdir"))
+    if (Option.isNone(backLink) || backLink.value.trim() === "") return Option.none<GitRootInfo>()
+    const linkedCheckout = yield* realPath(path.resolve(gitDir.value, backLink.value.trim()))
+    const thisCheckout = yield* realPath(dotGit)
+    if (Option.isNone(linkedCheckout) || !Option.contains(thisCheckout, linkedCheckout.value)) {
+      return Option.none<GitRootInfo>()
+    }
+    const bare = path.basename(commonDir.value) !== ".git" || (yield* isBare(commonDir.value))
+    return Option.some<GitRootInfo>(
+      bare
+        ? { root: commonDir.value, kind: "bare", commonDir: commonDir.value }
+        : { root: path.dirname(commonDir.value), kind: "worktree", commonDir: commonDir.value }
+    )
+  })
+
+  const canonicalRoot = Effect.fn("GitRoot.canonicalRoot")(function*(cwd: string) {
+    const start = path.resolve(cwd)
+    const realStart = Option.getOrElse(yield* realPath(start), () => start)
+    const fallback: GitRootInfo = { root: realStart, kind: "none" }
+    let dir = realStart
+    while (true) {
+      const dotGit = path.join(dir, ".git")
+      const dotGitType = yield* typeOf(dotGit)
+      if (Option.contains(dotGitType, "Directory") && (yield* isFile(path.join(dotGit, "HEAD")))) {
+        const commonDir = yield* realPath(dotGit)
+        return {
+          root: dir,
+          kind: "repository",
+          commonDir: Option.getOrElse(commonDir, () => dotGit)
+        } satisfies GitRootInfo
+      }
+      if (Option.contains(dotGitType, "File")) {
+        return Option.getOrElse(yield* followGitFile(dir, dotGit), () => fallback)
+      }
+      if (yield* isBareRepository(dir)) {
+        return { root: dir, kind: "bare", commonDir: dir } satisfies GitRootInfo
+      }
+      const parent = path.dirname(dir)
+      if (parent === dir) return fallback
+      dir = parent
+    }
+  })
+
+  return GitRoot.of({ canonicalRoot })
+})
+
+const orAbsent = <A, E, R>(self: Effect.Effect<Option.Option<A>, E, R>): Effect.Effect<Option.Option<A>, never, R> =>
+  Effect.orElseSucceed(self, () => Option.none())
+
+/** Reads the repository layout from the file system. */
+export const layer: Layer.Layer<GitRoot, never, FileSystem.FileSystem | Path.Path> = Layer.effect(GitRoot, make)
+
+/**
+ * Fixed answers for tests: a cwd equal to or below a key resolves to that key's info (the deepest key wins);
+ * any other cwd resolves to itself with kind "none".
+ */
+export const layerTest = (roots: Readonly<Record<string, GitRootInfo>>): Layer.Layer<GitRoot> =>
+  Layer.succeed(
+    GitRoot,
+    GitRoot.of({
+      canonicalRoot: (cwd) => {
+        const match = Object.keys(roots)
+          .filter((key) => cwd === key || cwd.startsWith(key.endsWith("/") ? key : `${key}/`))
+          .sort((a, b) => b.length - a.length)[0]
+        return Effect.succeed(match === undefined ? { root: cwd, kind: "none" } : roots[match]!)
+      }
+    })
+  )

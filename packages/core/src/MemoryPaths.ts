@@ -1,17 +1,49 @@
 /**
  * MemoryPaths: where the memory of a project lives and whether auto memory is on (SPEC §1).
- * CONTRACT (owned by the paths helper; implementation to be filled in).
+ *
+ * Directory, first that applies: `MEMDIR_MEMORY_DIR`; `autoMemoryDirectory` from the trusted sources policy,
+ * `--memory-dir` flag, local, user (never project: a committed file must not point memory, and the writes
+ * runtimes auto-allow there, at `~/.ssh`); else `<base>/projects/<sanitized root>/memory/`. An invalid override
+ * is an error, not a silent fall-through: the user asked for that directory.
+ *
+ * Enabled, first that speaks: `MEMDIR_DISABLE_AUTO_MEMORY` (truthy → off, defined-falsy → forced on);
+ * `MEMDIR_SIMPLE` → off; `MEMDIR_REMOTE` without `MEMDIR_REMOTE_MEMORY_DIR` → off; `autoMemoryEnabled` from any
+ * source, project included (a project may opt out); else on.
  */
+import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as NodePath from "node:path"
 import type { InvalidMemoryDirError, SettingsError } from "./Errors.js"
-import type { GitRootInfo } from "./GitRoot.js"
+import { GitRoot, type GitRootInfo } from "./GitRoot.js"
+import {
+  defaultMemoryDirWith,
+  isEnvDefinedFalsy,
+  isEnvTruthy,
+  isMemoryPathWith,
+  type PathOps,
+  validateMemoryDirOverrideWith
+} from "./internal/paths.js"
+import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, Settings } from "./Settings.js"
+
+export {
+  type InvalidMemoryDirReason,
+  isEnvDefinedFalsy,
+  isEnvTruthy,
+  MAX_SANITIZED_LENGTH,
+  SANITIZED_HASH_LENGTH,
+  sanitizeProjectName
+} from "./internal/paths.js"
 
 export interface MemoryLocation {
   readonly root: GitRootInfo
   /** Absolute, NFC-normalised, ends with the path separator. */
   readonly memoryDir: string
   readonly source: "env" | "policy" | "flag" | "local" | "user" | "default"
+  /** The file (or `MEMDIR_MEMORY_DIR`, `--memory-dir`) that chose `memoryDir`; absent for the default. */
+  readonly sourcePath?: string | undefined
   readonly enabled: boolean
   /** Which link of the enable chain decided (e.g. "env MEMDIR_DISABLE_AUTO_MEMORY", "default"). */
   readonly enabledBy: string
@@ -20,3 +52,103 @@ export interface MemoryLocation {
 export class MemoryPaths extends Context.Tag("@memdir/core/MemoryPaths")<MemoryPaths, {
   readonly resolve: (cwd: string) => Effect.Effect<MemoryLocation, InvalidMemoryDirError | SettingsError>
 }>() {}
+
+/** `<base>/projects/<sanitizeProjectName(root)>/memory/` (base: `MEMDIR_HOME`, e.g. `~/.memdir` or `~/.claude`). */
+export const defaultMemoryDir = (base: string, root: string): string => defaultMemoryDirWith(NodePath, base, root)
+
+/**
+ * Validates a memory-directory override and returns the directory it names (absolute, resolved,
+ * NFC-normalised, trailing separator); `source` names where the value came from, for the error.
+ * Refusal reasons: see `InvalidMemoryDirReason`.
+ */
+export const validateMemoryDirOverride = (
+  value: string,
+  source: string,
+  userHome: string
+): Either.Either<string, InvalidMemoryDirError> => validateMemoryDirOverrideWith(NodePath, value, source, userHome)
+
+/**
+ * Whether `candidate` is inside `memoryDir` or is the directory itself, after resolving and NFC-normalising
+ * both; the trailing-separator comparison keeps `memory-evil/x` out of `memory/`. Runtimes use it to
+ * auto-allow the agent's writes into memory.
+ */
+export const isMemoryPath = (memoryDir: string, candidate: string): boolean =>
+  isMemoryPathWith(NodePath, memoryDir, candidate)
+
+export const ENV_DISABLE = "MEMDIR_DISABLE_AUTO_MEMORY"
+export const ENV_MEMORY_DIR = "MEMDIR_MEMORY_DIR"
+
+/** The enable chain (pure): which link speaks first, and what it says. */
+export const resolveEnabled = (
+  env: MemdirEnv,
+  sources: LoadedSettings["sources"]
+): { readonly enabled: boolean; readonly enabledBy: string } => {
+  if (isEnvTruthy(env.disableAutoMemory)) return { enabled: false, enabledBy: `env ${ENV_DISABLE}` }
+  if (isEnvDefinedFalsy(env.disableAutoMemory)) return { enabled: true, enabledBy: `env ${ENV_DISABLE}` }
+  if (env.simpleMode) return { enabled: false, enabledBy: "env MEMDIR_SIMPLE" }
+  if (env.remoteWithoutStorage) {
+    return { enabled: false, enabledBy: "env MEMDIR_REMOTE without MEMDIR_REMOTE_MEMORY_DIR" }
+  }
+  for (const { path, settings, source } of sources) {
+    if (settings.autoMemoryEnabled !== undefined) {
+      return { enabled: settings.autoMemoryEnabled, enabledBy: `${source} settings ${path}` }
+    }
+  }
+  return { enabled: true, enabledBy: "default" }
+}
+
+/** The directory chain (pure over `path`): env, then trusted settings in order, then the default. */
+export const resolveMemoryDirWith = (
+  path: PathOps,
+  env: MemdirEnv,
+  root: string,
+  sources: LoadedSettings["sources"]
+): Either.Either<Pick<MemoryLocation, "memoryDir" | "source" | "sourcePath">, InvalidMemoryDirError> => {
+  const fromOverride = (value: string, source: MemoryLocation["source"], sourcePath: string, label: string) =>
+    validateMemoryDirOverrideWith(path, value, label, env.userHome).pipe(
+      Either.map((memoryDir) => ({ memoryDir, source, sourcePath }))
+    )
+  if (env.memoryDirOverride !== undefined) {
+    return fromOverride(env.memoryDirOverride, "env", ENV_MEMORY_DIR, `env ${ENV_MEMORY_DIR}`)
+  }
+  const fromSettings = (source: "policy" | "local" | "user") =>
+    sources.filter((entry) => entry.source === source).map((entry) => ({
+      source,
+      path: entry.path,
+      value: entry.settings.autoMemoryDirectory
+    }))
+  const trusted = [
+    ...fromSettings("policy"),
+    { source: "flag" as const, path: FLAG_SOURCE_PATH, value: env.flagMemoryDir },
+    ...fromSettings("local"),
+    ...fromSettings("user")
+  ]
+  for (const candidate of trusted) {
+    if (candidate.value !== undefined) {
+      const label = candidate.source === "flag" ? `flag ${FLAG_SOURCE_PATH}` : `${candidate.source} ${candidate.path}`
+      return fromOverride(candidate.value, candidate.source, candidate.path, label)
+    }
+  }
+  return Either.right({ memoryDir: defaultMemoryDirWith(path, env.memoryBase, root), source: "default" })
+}
+
+export const make = Effect.gen(function*() {
+  const gitRoot = yield* GitRoot
+  const settings = yield* Settings
+  const path = yield* Path.Path
+
+  const resolve = Effect.fn("MemoryPaths.resolve")(function*(cwd: string) {
+    const root = yield* gitRoot.canonicalRoot(cwd)
+    const loaded = yield* settings.load(root.root)
+    const directory = yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
+    return { root, ...directory, ...resolveEnabled(settings.env, loaded.sources) } satisfies MemoryLocation
+  })
+
+  return MemoryPaths.of({ resolve })
+})
+
+export const layer: Layer.Layer<MemoryPaths, never, GitRoot | Settings | Path.Path> = Layer.effect(MemoryPaths, make)
+
+/** Always answers `location`, whatever the cwd. */
+export const layerTest = (location: MemoryLocation): Layer.Layer<MemoryPaths> =>
+  Layer.succeed(MemoryPaths, MemoryPaths.of({ resolve: () => Effect.succeed(location) }))
