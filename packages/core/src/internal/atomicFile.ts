@@ -60,7 +60,8 @@ export const writeFileAtomic = Effect.fn("writeFileAtomic")(function*(
 
   const writeTempDurably = Effect.scoped(Effect.gen(function*() {
     const file = yield* fs.open(temp, { flag: "wx", mode: options?.mode ?? FILE_MODE })
-    yield* file.writeAll(bytes)
+    // writeAll fails on an empty buffer (a 0-byte write reads as "WriteZero"): an empty file needs no write.
+    if (bytes.length > 0) yield* file.writeAll(bytes)
     yield* file.sync
   }))
 

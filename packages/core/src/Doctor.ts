@@ -1,0 +1,324 @@
+/**
+ * Doctor: what is wrong with a memory directory, and the safe repairs (SPEC §2, §5). `diagnose` only reads.
+ * `fix` only edits MEMORY.md (under the index lock, atomically): it drops dead links and duplicate lines, shortens
+ * over-long entries and adds lines for memories missing from the index while the caps allow. It never deletes or
+ * rewrites a memory file.
+ */
+import { FileSystem, Path } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
+import { toMemoryIoError } from "./internal/atomicFile.js"
+import {
+  formatIndexEntry,
+  INDEX_ENTRY_MAX_CHARS,
+  type MemoryHeader,
+  parseIndexLine,
+  type ScanProblem
+} from "./Memory.js"
+import {
+  countLines,
+  fitsIndexCaps,
+  INDEX_FILE,
+  INDEX_MAX_BYTES,
+  INDEX_MAX_LINES,
+  MemoryIndex,
+  normalizeIndexLink,
+  truncateIndex,
+  upsertIndexText,
+  utf8ByteLength
+} from "./MemoryIndex.js"
+import { Scanner } from "./Scanner.js"
+
+export type DoctorCode =
+  | "index-over-lines"
+  | "index-over-bytes"
+  | "dead-link"
+  | "missing-from-index"
+  | "invalid-frontmatter"
+  | "duplicate-name"
+  | "entry-too-long"
+  | "duplicate-entry"
+
+export interface DoctorFinding {
+  readonly code: DoctorCode
+  readonly severity: "error" | "warning"
+  /** The memory file concerned (relative to the memory directory), or MEMORY.md for index-wide findings. */
+  readonly path?: string | undefined
+  /** 1-based line (of MEMORY.md for index findings, of the memory file for frontmatter findings). */
+  readonly line?: number | undefined
+  readonly message: string
+  /** What to do about it. */
+  readonly fix: string
+  /** `fix` repairs it. */
+  readonly fixable: boolean
+}
+
+export interface DoctorReport {
+  readonly memoryDir: string
+  readonly findings: ReadonlyArray<DoctorFinding>
+}
+
+export interface DoctorChange {
+  readonly code: DoctorCode
+  readonly action: "removed-line" | "added-line" | "shortened-line"
+  readonly path: string
+  /** Line of MEMORY.md before the fix (for removed/shortened lines). */
+  readonly line?: number | undefined
+  /** The line removed, or the line written. */
+  readonly text: string
+}
+
+export interface DoctorFixResult {
+  readonly changes: ReadonlyArray<DoctorChange>
+  /** Memories that stay missing from the index because a line would break the caps. */
+  readonly notAdded: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+  /** The findings after the fix. */
+  readonly remaining: ReadonlyArray<DoctorFinding>
+}
+
+/** Sub-directories with their own index (team) or no memories (logs): not checked against MEMORY.md. */
+const SKIP_DIRS: ReadonlyArray<string> = ["team", "logs"]
+
+const lineLength = (raw: string): number => [...raw.replace(/\r$/, "")].length
+
+const shortened = (raw: string): string | undefined => {
+  const entry = parseIndexLine(raw)
+  if (entry === undefined) return undefined
+  const line = formatIndexEntry(entry)
+  return lineLength(line) <= INDEX_ENTRY_MAX_CHARS && lineLength(line) < lineLength(raw) ? line : undefined
+}
+
+const kb = (bytes: number): string => `${(bytes / 1000).toFixed(1).replace(/\.0$/, "")} KB`
+
+interface Inspection {
+  readonly text: string
+  readonly memories: ReadonlyArray<MemoryHeader>
+  readonly problems: ReadonlyArray<ScanProblem>
+  /** Normalised local links of the index whose target does not exist. */
+  readonly dead: ReadonlySet<string>
+}
+
+/** The pure part of `diagnose`: findings from the index text, the scan, and which links are dead. */
+export const findingsOf = ({ dead, memories, problems, text }: Inspection): Array<DoctorFinding> => {
+  const findings: Array<DoctorFinding> = []
+  const lines = countLines(text)
+  const bytes = utf8ByteLength(text)
+  if (lines > INDEX_MAX_LINES) {
+    findings.push({
+      code: "index-over-lines",
+      severity: "error",
+      path: INDEX_FILE,
+      line: INDEX_MAX_LINES + 1,
+      message: `${INDEX_FILE} has ${lines} lines (limit: ${INDEX_MAX_LINES}); lines after ${INDEX_MAX_LINES} are ` +
+        `never loaded`,
+      fix: "Merge or drop entries: one line per memory, detail in the topic files (then run `memdir doctor --fix`)",
+      fixable: false
+    })
+  }
+  if (bytes > INDEX_MAX_BYTES) {
+    const loadedLines = countLines(truncateIndex(text).kept)
+    findings.push({
+      code: "index-over-bytes",
+      severity: "error",
+      path: INDEX_FILE,
+      line: loadedLines + 1,
+      message: `${INDEX_FILE} is ${kb(bytes)} (limit: ${kb(INDEX_MAX_BYTES)}) — index entries are too long; ` +
+        `everything after line ${loadedLines} is never loaded`,
+      fix: `Keep each entry to one line under ~${INDEX_ENTRY_MAX_CHARS} chars and move detail into topic files`,
+      fixable: false
+    })
+  }
+
+  const firstLineOf = new Map<string, number>()
+  text.split("\n").forEach((raw, i) => {
+    const entry = parseIndexLine(raw)
+    if (entry === undefined) return
+    const line = i + 1
+    const file = normalizeIndexLink(entry.file)
+    if (file !== undefined && dead.has(file)) {
+      findings.push({
+        code: "dead-link",
+        severity: "warning",
+        path: entry.file,
+        line,
+        message: `${INDEX_FILE}:${line} points at ${entry.file}, which does not exist`,
+        fix: "Drop the line, or restore the file",
+        fixable: true
+      })
+    } else if (file !== undefined && firstLineOf.has(file)) {
+      findings.push({
+        code: "duplicate-entry",
+        severity: "warning",
+        path: entry.file,
+        line,
+        message: `${INDEX_FILE}:${line} points at ${entry.file} again (first at line ${firstLineOf.get(file)})`,
+        fix: "Keep one line per memory",
+        fixable: true
+      })
+      return
+    }
+    if (file !== undefined && !firstLineOf.has(file)) firstLineOf.set(file, line)
+    if (lineLength(raw) > INDEX_ENTRY_MAX_CHARS && !(file !== undefined && dead.has(file))) {
+      findings.push({
+        code: "entry-too-long",
+        severity: "warning",
+        path: entry.file,
+        line,
+        message: `${INDEX_FILE}:${line} is ${lineLength(raw)} characters (limit: ~${INDEX_ENTRY_MAX_CHARS})`,
+        fix: "Shorten the hook: the index is a table of contents; the detail belongs in the memory file",
+        fixable: shortened(raw) !== undefined
+      })
+    }
+  })
+
+  for (const memory of memories) {
+    if (!firstLineOf.has(normalizeIndexLink(memory.path) ?? memory.path)) {
+      findings.push({
+        code: "missing-from-index",
+        severity: "warning",
+        path: memory.path,
+        message: `${memory.path} (${memory.name}) has no line in ${INDEX_FILE}, so sessions never see it`,
+        fix: `Add \`${formatIndexEntry({ title: memory.name, file: memory.path, hook: memory.description })}\``,
+        fixable: true
+      })
+    }
+  }
+
+  for (const problem of problems) {
+    findings.push({
+      code: "invalid-frontmatter",
+      severity: "error",
+      path: problem.path,
+      line: problem.line,
+      message: `${problem.path}: ${problem.message}`,
+      fix: "Fix the frontmatter between the two '---' lines: name, description and type " +
+        "(user | feedback | project | reference); until then recall skips this file",
+      fixable: false
+    })
+  }
+  for (const memory of memories) {
+    if (memory.warning !== undefined) {
+      findings.push({
+        code: "invalid-frontmatter",
+        severity: "warning",
+        path: memory.path,
+        message: `${memory.path}: ${memory.warning}`,
+        fix: "Give the memory a name, a one-line description and a type (user | feedback | project | reference)",
+        fixable: false
+      })
+    }
+  }
+
+  const byName = new Map<string, Array<MemoryHeader>>()
+  for (const memory of memories) {
+    const key = `${memory.type}\u0000${memory.name.trim().toLowerCase()}`
+    byName.set(key, [...(byName.get(key) ?? []), memory])
+  }
+  for (const group of byName.values()) {
+    if (group.length < 2) continue
+    const paths = group.map((m) => m.path).sort()
+    findings.push({
+      code: "duplicate-name",
+      severity: "warning",
+      path: paths[0],
+      message: `${group.length} ${group[0]!.type} memories are named "${group[0]!.name}": ${paths.join(", ")}`,
+      fix: "Merge them into one file and delete the others (a new write updates the first one)",
+      fixable: false
+    })
+  }
+  return findings
+}
+
+const inspect = (memoryDir: string, text: string) =>
+  Effect.gen(function*() {
+    const scanner = yield* Scanner
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const scan = yield* scanner.scan(memoryDir, { skipDirs: SKIP_DIRS })
+    const links = new Set(
+      text.split("\n").flatMap((raw) => {
+        const entry = parseIndexLine(raw)
+        const file = entry === undefined ? undefined : normalizeIndexLink(entry.file)
+        return file === undefined || file.length === 0 ? [] : [file]
+      })
+    )
+    const dead = new Set<string>()
+    for (const file of links) {
+      const absolute = path.resolve(memoryDir, file)
+      const exists = yield* fs.exists(absolute).pipe(Effect.mapError(toMemoryIoError("stat", absolute)))
+      if (!exists) dead.add(file)
+    }
+    const inspection: Inspection = { text, memories: scan.memories, problems: scan.problems, dead }
+    return inspection
+  })
+
+/** Everything doctor finds in `memoryDir`. Reads only. */
+export const diagnose = Effect.fn("Doctor.diagnose")(function*(memoryDir: string) {
+  const index = yield* MemoryIndex
+  const current = yield* index.read(memoryDir)
+  const report: DoctorReport = { memoryDir, findings: findingsOf(yield* inspect(memoryDir, current.text)) }
+  return report
+})
+
+/** Apply the safe repairs to MEMORY.md; returns what changed, what could not be added, and what remains. */
+export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
+  const index = yield* MemoryIndex
+  const fs = yield* FileSystem.FileSystem
+  const exists = yield* fs.exists(memoryDir).pipe(Effect.mapError(toMemoryIoError("stat", memoryDir)))
+  if (!exists) {
+    const nothing: DoctorFixResult = { changes: [], notAdded: [], remaining: [] }
+    return nothing
+  }
+
+  const repaired = yield* index.modify(memoryDir, (current) =>
+    Effect.gen(function*() {
+      const { dead, memories } = yield* inspect(memoryDir, current.text)
+      const changes: Array<DoctorChange> = []
+      const notAdded: Array<{ path: string; reason: string }> = []
+      const seen = new Set<string>()
+      const kept = current.text.split("\n").flatMap((raw, i): Array<string> => {
+        const entry = parseIndexLine(raw)
+        const file = entry === undefined ? undefined : normalizeIndexLink(entry.file)
+        if (entry === undefined || file === undefined) return [raw]
+        const line = i + 1
+        if (dead.has(file)) {
+          changes.push({ code: "dead-link", action: "removed-line", path: entry.file, line, text: raw })
+          return []
+        }
+        if (seen.has(file)) {
+          changes.push({ code: "duplicate-entry", action: "removed-line", path: entry.file, line, text: raw })
+          return []
+        }
+        seen.add(file)
+        const shorter = lineLength(raw) > INDEX_ENTRY_MAX_CHARS ? shortened(raw) : undefined
+        if (shorter === undefined) return [raw]
+        changes.push({ code: "entry-too-long", action: "shortened-line", path: entry.file, line, text: shorter })
+        return [raw.endsWith("\r") ? `${shorter}\r` : shorter]
+      })
+      let text = kept.join("\n")
+
+      const missing = memories
+        .filter((memory) => !seen.has(normalizeIndexLink(memory.path) ?? memory.path))
+        .sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+      for (const memory of missing) {
+        const next = upsertIndexText(text, { title: memory.name, file: memory.path, hook: memory.description })
+        if (!fitsIndexCaps(next.text)) {
+          notAdded.push({
+            path: memory.path,
+            reason: `${INDEX_FILE} would exceed its caps (${INDEX_MAX_LINES} lines / ${INDEX_MAX_BYTES} bytes)`
+          })
+          continue
+        }
+        text = next.text
+        const written = formatIndexEntry({ title: memory.name, file: memory.path, hook: memory.description })
+        changes.push({ code: "missing-from-index", action: "added-line", path: memory.path, text: written })
+      }
+      return { text, result: { changes, notAdded } }
+    }))
+
+  const after = yield* diagnose(memoryDir)
+  const result: DoctorFixResult = { ...repaired, remaining: after.findings }
+  return result
+})
+
+export type DoctorError = LockTimeoutError | MemoryIoError

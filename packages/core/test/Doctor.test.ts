@@ -1,0 +1,210 @@
+import { FileSystem, Path } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { assert, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { diagnose, type DoctorFinding, fix } from "../src/Doctor.js"
+import { INDEX_ENTRY_MAX_CHARS } from "../src/Memory.js"
+import {
+  countLines,
+  INDEX_FILE,
+  INDEX_MAX_BYTES,
+  INDEX_MAX_LINES,
+  layer as memoryIndexLayer
+} from "../src/MemoryIndex.js"
+import { layer as scannerLayer } from "../src/Scanner.js"
+
+const memory = (name: string, type: string, description: string) =>
+  `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\nBody of ${name}.\n`
+
+const longHook = "a hook that says far too much about the memory ".repeat(5).trim()
+
+/** One memory dir with every finding a small project can have. */
+const fixture: Record<string, string> = {
+  [INDEX_FILE]: [
+    "# Project memory",
+    "",
+    "- [Testing](feedback_testing.md) — real DB, no mocks",
+    "- [Gone](feedback_gone.md) — this file was deleted",
+    "- [Testing again](./feedback_testing.md) — a second line for one file",
+    `- [Long](project_long.md) — ${longHook}`,
+    "- [Dashboard](https://grafana.example.com/d/abc) — external links are not checked",
+    "Some prose a person wrote.",
+    ""
+  ].join("\n"),
+  "feedback_testing.md": memory("Testing", "feedback", "Integration tests must hit the real DB"),
+  "project_long.md": memory("Long", "project", "A memory with a long index line"),
+  "user_alex.md": memory("Alex", "user", "Alex is an SRE who prefers terse answers"),
+  "feedback_testing_copy.md": memory("testing", "feedback", "A second memory with the same name"),
+  "broken.md": "no frontmatter here\n",
+  "logs/2026/03/2026-03-05.md": "- 10:00 a log line, never a memory\n"
+}
+
+const tempDir = Effect.flatMap(
+  FileSystem.FileSystem,
+  (fs) => Effect.flatMap(fs.makeTempDirectoryScoped({ prefix: "memdir-doctor-" }), (dir) => fs.realPath(dir))
+)
+
+const writeTree = (dir: string, files: Record<string, string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    for (const [name, content] of Object.entries(files)) {
+      yield* fs.makeDirectory(path.dirname(path.join(dir, name)), { recursive: true })
+      yield* fs.writeFileString(path.join(dir, name), content)
+    }
+  })
+
+/** Every file except MEMORY.md, with its content: fix must leave these alone. */
+const memoryFiles = (dir: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const names = (yield* fs.readDirectory(dir, { recursive: true })).filter((n) => n !== INDEX_FILE).sort()
+    const files: Record<string, string> = {}
+    for (const name of names) {
+      if ((yield* fs.stat(path.join(dir, name))).type === "File") {
+        files[name] = yield* fs.readFileString(path.join(dir, name))
+      }
+    }
+    return files
+  })
+
+const codes = (findings: ReadonlyArray<DoctorFinding>) => findings.map((f) => `${f.code} ${f.path ?? ""}`).sort()
+
+const live = Layer.mergeAll(memoryIndexLayer, scannerLayer).pipe(Layer.provideMerge(NodeContext.layer))
+
+layer(live, { excludeTestServices: true })("Doctor", (it) => {
+  it.scoped("diagnose produces each finding from the fixture, with lines and fixability", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* writeTree(dir, fixture)
+      const { findings } = yield* diagnose(dir)
+      assert.deepStrictEqual(codes(findings), [
+        "dead-link feedback_gone.md",
+        "duplicate-entry ./feedback_testing.md",
+        "duplicate-name feedback_testing.md",
+        "entry-too-long project_long.md",
+        "invalid-frontmatter broken.md",
+        "missing-from-index feedback_testing_copy.md",
+        "missing-from-index user_alex.md"
+      ])
+      const byCode = (code: string) => findings.find((f) => f.code === code)!
+      assert.deepStrictEqual([byCode("dead-link").line, byCode("dead-link").fixable], [4, true])
+      assert.deepStrictEqual([byCode("duplicate-entry").line, byCode("duplicate-entry").fixable], [5, true])
+      assert.include(byCode("duplicate-entry").message, "first at line 3")
+      assert.deepStrictEqual([byCode("entry-too-long").line, byCode("entry-too-long").fixable], [6, true])
+      assert.strictEqual(byCode("invalid-frontmatter").severity, "error")
+      assert.isFalse(byCode("invalid-frontmatter").fixable)
+      assert.include(byCode("duplicate-name").message, "feedback_testing.md, feedback_testing_copy.md")
+      assert.isFalse(byCode("duplicate-name").fixable)
+      for (const finding of findings) {
+        assert.isAbove(finding.message.length, 0)
+        assert.isAbove(finding.fix.length, 0)
+      }
+    }))
+
+  it.scoped("fix repairs what is safe, deletes and rewrites no memory, and is idempotent", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      yield* writeTree(dir, fixture)
+      const before = yield* memoryFiles(dir)
+
+      const first = yield* fix(dir)
+      assert.deepStrictEqual(
+        first.changes.map((c) => `${c.action} ${c.code} ${c.path}`),
+        [
+          "removed-line dead-link feedback_gone.md",
+          "removed-line duplicate-entry ./feedback_testing.md",
+          "shortened-line entry-too-long project_long.md",
+          "added-line missing-from-index feedback_testing_copy.md",
+          "added-line missing-from-index user_alex.md"
+        ]
+      )
+      assert.deepStrictEqual(first.notAdded, [])
+      assert.deepStrictEqual(codes(first.remaining), [
+        "duplicate-name feedback_testing.md",
+        "invalid-frontmatter broken.md"
+      ])
+      assert.deepStrictEqual(yield* memoryFiles(dir), before)
+
+      const index = yield* fs.readFileString(path.join(dir, INDEX_FILE))
+      const lines = index.split("\n")
+      assert.strictEqual(lines[0], "# Project memory")
+      assert.include(index, "- [Dashboard](https://grafana.example.com/d/abc) — external links are not checked\n")
+      assert.include(index, "Some prose a person wrote.\n")
+      assert.include(index, "- [Alex](user_alex.md) — Alex is an SRE who prefers terse answers\n")
+      // The copy goes after the last feedback entry, where a reader looks for it.
+      assert.strictEqual(lines[3], "- [testing](feedback_testing_copy.md) — A second memory with the same name")
+      for (const line of lines) assert.isAtMost([...line].length, INDEX_ENTRY_MAX_CHARS)
+
+      const second = yield* fix(dir)
+      assert.deepStrictEqual(second.changes, [])
+      assert.strictEqual(yield* fs.readFileString(path.join(dir, INDEX_FILE)), index)
+    }))
+
+  it.scoped("index over the line cap: reported, and fix adds no line past 200 (it says what it could not add)", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      const prose = Array.from({ length: INDEX_MAX_LINES + 1 }, (_, i) => `note ${i}`).join("\n") + "\n"
+      yield* writeTree(dir, { [INDEX_FILE]: prose, "user_alex.md": memory("Alex", "user", "SRE") })
+      const { findings } = yield* diagnose(dir)
+      const overLines = findings.find((f) => f.code === "index-over-lines")!
+      assert.deepStrictEqual([overLines.severity, overLines.line, overLines.fixable], ["error", 201, false])
+      assert.include(overLines.message, "201 lines (limit: 200)")
+
+      const result = yield* fix(dir)
+      assert.deepStrictEqual(result.changes, [])
+      assert.deepStrictEqual(result.notAdded.map((n) => n.path), ["user_alex.md"])
+      assert.strictEqual(yield* fs.readFileString(path.join(dir, INDEX_FILE)), prose)
+
+      // At exactly 200 lines, nothing more fits either.
+      const full = Array.from({ length: INDEX_MAX_LINES }, (_, i) => `note ${i}`).join("\n") + "\n"
+      yield* fs.writeFileString(path.join(dir, INDEX_FILE), full)
+      assert.isFalse((yield* diagnose(dir)).findings.some((f) => f.code === "index-over-lines"))
+      const atCap = yield* fix(dir)
+      assert.deepStrictEqual(atCap.notAdded.map((n) => n.path), ["user_alex.md"])
+      assert.strictEqual(countLines(yield* fs.readFileString(path.join(dir, INDEX_FILE))), INDEX_MAX_LINES)
+    }))
+
+  it.scoped("index over the byte cap: reported with the first unloaded line; shortening entries brings it back", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      const files: Record<string, string> = {}
+      const lines: Array<string> = []
+      for (let i = 0; i < 40; i++) {
+        files[`project_p${i}.md`] = memory(`P${i}`, "project", `project ${i}`)
+        lines.push(`- [P${i}](project_p${i}.md) — ${"detail that belongs in the file ".repeat(30)}`)
+      }
+      files[INDEX_FILE] = lines.join("\n") + "\n"
+      yield* writeTree(dir, files)
+      const { findings } = yield* diagnose(dir)
+      const overBytes = findings.find((f) => f.code === "index-over-bytes")!
+      assert.strictEqual(overBytes.severity, "error")
+      assert.include(overBytes.message, "(limit: 25 KB) — index entries are too long")
+      assert.strictEqual(overBytes.line, 26)
+      assert.strictEqual(findings.filter((f) => f.code === "entry-too-long").length, 40)
+
+      const result = yield* fix(dir)
+      assert.strictEqual(result.changes.filter((c) => c.action === "shortened-line").length, 40)
+      assert.deepStrictEqual(result.remaining, [])
+      const index = yield* fs.readFileString(path.join(dir, INDEX_FILE))
+      assert.isAtMost(new TextEncoder().encode(index).length, INDEX_MAX_BYTES)
+    }))
+
+  it.scoped("an empty or absent memory dir is healthy and fix creates nothing", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = path.join(yield* tempDir, "absent")
+      assert.deepStrictEqual((yield* diagnose(dir)).findings, [])
+      assert.deepStrictEqual(yield* fix(dir), { changes: [], notAdded: [], remaining: [] })
+      assert.isFalse(yield* fs.exists(dir))
+    }))
+})
