@@ -10,7 +10,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { IndexOverCapError, type LockTimeoutError, type MemoryIoError } from "./Errors.js"
-import { ensureDir, isNotFound, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
+import {
+  ensureDir,
+  isNotFound,
+  sweepAbandoned,
+  tempFileOwner,
+  toMemoryIoError,
+  writeFileAtomic
+} from "./internal/atomicFile.js"
 import { DEFAULT_LOCK_STALE_AFTER, DEFAULT_LOCK_TIMEOUT, type LockOptions, withLock } from "./internal/fileLock.js"
 import { formatIndexEntry, type IndexEntry, memoryTypes, parseIndexLine } from "./Memory.js"
 
@@ -316,6 +323,9 @@ const removeStep = (file: string) => (current: IndexText) => {
 // Live implementation
 // ---------------------------------------------------------------------------------------------------------------
 
+/** A temp file of a dead writer older than this is removed by the next index change. */
+const ABANDONED_TEMP_AGE_MS = 60_000
+
 export interface MemoryIndexOptions {
   readonly lock?: LockOptions | undefined
 }
@@ -349,6 +359,8 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
       Effect.gen(function*() {
         yield* ensureDir(memoryDir)
         const step = Effect.gen(function*() {
+          // Under the lock: temp files of writers killed mid-write (dead pid, over a minute old) go away.
+          yield* sweepAbandoned(memoryDir, tempFileOwner, ABANDONED_TEMP_AGE_MS)
           const current = yield* read(memoryDir)
           const update = yield* f(current)
           if (update.text !== current.text) yield* writeFileAtomic(current.path, update.text)

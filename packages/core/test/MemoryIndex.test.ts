@@ -304,7 +304,31 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
         yield* fs.readFileString(path.join(dir, INDEX_FILE)),
         "- [Testing](feedback_testing.md) — no mocks\n"
       )
+      // Removing the last entry leaves an empty index (an empty atomic write).
+      assert.strictEqual(yield* index.remove(dir, "feedback_testing.md"), 1)
+      assert.strictEqual(yield* fs.readFileString(path.join(dir, INDEX_FILE)), "")
       assert.deepStrictEqual(yield* leftovers(dir), [])
+    }))
+
+  it.scoped("an index change clears what killed writers left: old temp files and lock staging dirs of dead pids", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const index = yield* MemoryIndex
+      const dir = yield* tempDir
+      const dead = deadPid()
+      const old = new Date(Date.now() - 10 * 60_000)
+      const abandoned = [`.MEMORY.md.${dead}.0123456789ab.tmp`, `.feedback_x.md.${dead}.0123456789ab.tmp`]
+      const staging = `${INDEX_LOCK}.${dead}.0123456789ab.staging`
+      const alive = `.MEMORY.md.${process.ppid}.0123456789ab.tmp`
+      const young = `.user_y.md.${dead}.ba9876543210.tmp`
+      for (const name of [...abandoned, alive, young]) yield* fs.writeFileString(path.join(dir, name), "partial")
+      yield* fs.makeDirectory(path.join(dir, staging))
+      yield* fs.writeFileString(path.join(dir, staging, `owner.${dead}.0123456789ab.json`), "{}")
+      for (const name of [...abandoned, alive, staging]) yield* fs.utimes(path.join(dir, name), old, old)
+
+      yield* index.upsert(dir, { title: "A", file: "a.md", hook: "" })
+      assert.deepStrictEqual((yield* fs.readDirectory(dir)).sort(), [alive, young, INDEX_FILE].sort())
     }))
 
   it.scoped("upsert and remove keep other people's lines, headings and prose byte for byte", () =>

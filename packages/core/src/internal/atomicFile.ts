@@ -4,7 +4,9 @@
  */
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import { MemoryIoError } from "../Errors.js"
 
@@ -32,8 +34,47 @@ export const currentPid = (): number => globalThis.process?.pid ?? 0
 /** The temp-file name used for `target`: hidden, in the same directory (so rename is atomic), unique. */
 export const tempFileName = (basename: string, token: string): string => `.${basename}.${token}.tmp`
 
-/** Matches the temp files `writeFileAtomic` creates (e.g. to assert none was left behind). */
-export const TEMP_FILE_PATTERN = /^\..+\.\d+\.[0-9a-f]{12}\.tmp$/
+/** Matches the temp files `writeFileAtomic` creates; group 1 is the writer's pid. */
+export const TEMP_FILE_PATTERN = /^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$/
+
+/** True when a process with this pid exists on this host (EPERM: it exists but belongs to someone else). */
+export const isProcessAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Remove what killed processes left in `directory`: entries whose name `pidOf` attributes to a pid that is dead
+ * on this host AND that were last modified more than `olderThanMs` ago (the age guard keeps a writer on another
+ * host of a shared file system, whose pid means nothing here, safe). Best effort: cleanup never fails a caller.
+ */
+export const sweepAbandoned = (
+  directory: string,
+  pidOf: (name: string) => number | undefined,
+  olderThanMs: number
+) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const now = yield* Clock.currentTimeMillis
+    for (const name of yield* fs.readDirectory(directory)) {
+      const pid = pidOf(name)
+      if (pid === undefined || pid === currentPid() || isProcessAlive(pid)) continue
+      const entry = path.join(directory, name)
+      const modified = Option.getOrUndefined((yield* fs.stat(entry)).mtime)?.getTime() ?? now
+      if (now - modified > olderThanMs) yield* fs.remove(entry, { recursive: true, force: true })
+    }
+  }).pipe(Effect.ignore)
+
+/** The pid in the name of a temp file of `writeFileAtomic`, if it is one. */
+export const tempFileOwner = (name: string): number | undefined => {
+  const match = TEMP_FILE_PATTERN.exec(name)
+  return match === null ? undefined : Number(match[1])
+}
 
 /** Create `path` and its missing parents with mode 0700. An existing directory is left as it is. */
 export const ensureDir = Effect.fn("ensureDir")(function*(path: string) {

@@ -28,7 +28,18 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { hostname } from "node:os"
 import { LockTimeoutError, type MemoryIoError } from "../Errors.js"
-import { currentPid, DIR_MODE, FILE_MODE, isNotFound, toMemoryIoError, uniqueToken } from "./atomicFile.js"
+import {
+  currentPid,
+  DIR_MODE,
+  FILE_MODE,
+  isNotFound,
+  isProcessAlive,
+  sweepAbandoned,
+  toMemoryIoError,
+  uniqueToken
+} from "./atomicFile.js"
+
+export { isProcessAlive } from "./atomicFile.js"
 
 export interface LockOptions {
   /** How long to wait for a live holder before failing with `LockTimeoutError` (default 10 s). */
@@ -57,20 +68,17 @@ export interface HeldLock {
 }
 
 const OWNER_FILE = /^owner\.(.+)\.json$/
+
+/** The pid in the name of a staging / released / broken entry of the lock at `<dir>/<lockName>`. */
+const lockLeftoverOwner = (lockName: string) => (name: string): number | undefined => {
+  if (!name.startsWith(`${lockName}.`)) return undefined
+  const match = /^(\d+)\.[0-9a-f]{12}\.(?:staging|released|broken)$/.exec(name.slice(lockName.length + 1))
+  return match === null ? undefined : Number(match[1])
+}
 const ownerFileName = (token: string): string => `owner.${token}.json`
 
 /** Internal: the lock is held by someone else right now. */
 class LockBusy extends Data.TaggedError("LockBusy")<{ readonly holder: string | undefined }> {}
-
-/** True when a process with this pid exists on this host (EPERM: it exists but belongs to someone else). */
-export const isProcessAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 const errnoCode = (error: PlatformError): string | undefined =>
   error._tag === "SystemError" ? (error.cause as NodeJS.ErrnoException | undefined)?.code : undefined
@@ -216,6 +224,8 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
   )
   // The owner's clock starts when the lock is really ours, so `staleAfter` measures the hold time.
   const acquiredAt = yield* Clock.currentTimeMillis
+  // While we hold the lock, clear what killed waiters and holders left beside it (their staging dirs).
+  yield* sweepAbandoned(path.dirname(lockPath), lockLeftoverOwner(path.basename(lockPath)), staleAfterMs)
   const held: HeldLock = { lockPath, ownerFile: path.join(lockPath, ownerName), owner: { ...owner, acquiredAt } }
   return held
 })
