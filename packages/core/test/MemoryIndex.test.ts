@@ -444,6 +444,24 @@ layer(NodeContext.layer, live)("fileLock", (it) => {
       assert.deepStrictEqual((yield* fs.readDirectory(dir)).filter((n) => n.startsWith(INDEX_LOCK)), [])
     }))
 
+  it.scoped("after a long wait the owner file is re-dated, so staleness measures the hold, not the wait", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      const lockPath = path.join(dir, INDEX_LOCK)
+      const first = yield* acquireLock(lockPath)
+      const second = yield* Effect.fork(acquireLock(lockPath))
+      yield* Effect.sleep("1200 millis")
+      const releasedAt = Date.now()
+      yield* releaseLock(first)
+      const held = yield* Fiber.join(second)
+      const owner = JSON.parse(yield* fs.readFileString(held.ownerFile))
+      assert.isAtLeast(owner.acquiredAt, releasedAt)
+      assert.strictEqual(owner.pid, process.pid)
+      yield* releaseLock(held)
+    }))
+
   it.scoped("mutual exclusion: increments under the lock from many fibers are never lost", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

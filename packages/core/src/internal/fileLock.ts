@@ -11,7 +11,8 @@
  *
  * - acquire: write the owner file into a private staging dir, then rename the staging dir onto `lockPath`;
  * - busy: read the owner; if its pid is dead (same host, signal 0 → ESRCH) or it is older than `staleAfter`,
- *   move that owner file out (rename: exactly one breaker succeeds) and retry at once; otherwise wait (jittered exponential backoff) up to `timeout`;
+ *   move that owner file out (rename: exactly one breaker succeeds) and retry at once; otherwise wait
+ *   (jittered exponential backoff, at most 50 ms apart) up to `timeout`;
  * - release: rename our lock dir away and remove it (or, if we held it so long that someone may have taken
  *   it over, only unlink our own owner file: an empty lock dir is a free lock).
  *
@@ -129,7 +130,7 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
     return now - (owner?.acquiredAt ?? modifiedAt) > staleAfterMs
   }
 
-  /** Look at the current holder; unlink its owner file when it is stale. Returns true if something was broken. */
+  /** Look at the current holder; move its owner file out when it is stale. `broke`: retry at once. */
   const breakIfStale = Effect.gen(function*() {
     const entries = yield* fs.readDirectory(lockPath).pipe(
       Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
@@ -152,8 +153,8 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
         ? parseOwner(yield* fs.readFileString(entryPath).pipe(Effect.orElseSucceed(() => "")))
         : undefined
       if (isStale(owner, modifiedAt, now)) {
-        // Unlinking by the owner's unique name can only ever remove that (stale) generation.
-        // rename (not rm, which ignores ENOENT) tells exactly one breaker that it removed this generation.
+        // Moving the owner file out by its unique name can only ever remove that (stale) generation; rename
+        // (not rm, which ignores ENOENT) tells exactly one breaker that it was the one.
         const broken = `${lockPath}.${token}.broken`
         const removed = yield* fs.rename(entryPath, broken).pipe(
           Effect.zipRight(fs.remove(broken)),
@@ -224,9 +225,15 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
   )
   // The owner's clock starts when the lock is really ours, so `staleAfter` measures the hold time.
   const acquiredAt = yield* Clock.currentTimeMillis
+  const ownerFile = path.join(lockPath, ownerName)
+  if (acquiredAt - startedAt > 1000) {
+    // We waited: the owner file still says when we started waiting. Only we write it while we hold the lock.
+    // Best effort: failing here must not leak the held lock; an older date only means an earlier takeover.
+    yield* Effect.ignore(fs.writeFileString(ownerFile, JSON.stringify({ ...owner, acquiredAt }) + "\n"))
+  }
   // While we hold the lock, clear what killed waiters and holders left beside it (their staging dirs).
   yield* sweepAbandoned(path.dirname(lockPath), lockLeftoverOwner(path.basename(lockPath)), staleAfterMs)
-  const held: HeldLock = { lockPath, ownerFile: path.join(lockPath, ownerName), owner: { ...owner, acquiredAt } }
+  const held: HeldLock = { lockPath, ownerFile, owner: { ...owner, acquiredAt } }
   return held
 })
 
