@@ -1,0 +1,315 @@
+/**
+ * The YAML inside a frontmatter block: a fast path for the common flat `key: plain text` layout, the full
+ * YAML parser (js-yaml 3, through gray-matter) with bounds against pathological input, a line-wise repair for
+ * values strict YAML rejects, and the quoting memdir uses when it writes.
+ *
+ * The fast path exists because the scanner must stay within 1.3x of merely reading the files; it only accepts
+ * text on which it provably agrees with the YAML parser (a property test checks that), and returns `undefined`
+ * for anything else so the caller falls back to the YAML path.
+ */
+import matter from "gray-matter"
+
+interface YamlEngine {
+  readonly parse: (text: string, options?: object) => unknown
+  readonly stringify: (value: object, options?: object) => string
+}
+
+/**
+ * gray-matter exposes its js-yaml 3 engine at run time (`matter.engines`, documented in its README) but not in
+ * its types. Calling the engine directly keeps gray-matter's language detection out of the way: a `---js`
+ * fence would otherwise make gray-matter `eval` the block, and memory files may come from other people.
+ */
+const yamlEngine = (matter as unknown as { readonly engines: { readonly yaml: YamlEngine } }).engines.yaml
+
+/** A top-level mapping, as the YAML parser returns it. */
+export type YamlMap = Record<string, unknown>
+
+// ---------------------------------------------------------------------------------------------------------------
+// Fast path
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A key the fast path accepts: what memdir writes and what every real memory file uses. */
+const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/
+
+/**
+ * Characters on which the fast path gives up on the whole block: tabs, carriage returns, anything js-yaml
+ * calls non-printable, the Unicode line/paragraph separators, BOMs and lone surrogates.
+ */
+const UNSAFE_CHARACTER =
+  /[\t\r\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\uFEFF\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:[^\uD800-\uDBFF]|^)[\uDC00-\uDFFF]/
+/** A cheap first test: no match means no unsafe character (surrogates in valid pairs are checked only then). */
+const MAYBE_UNSAFE_CHARACTER = /[\t\r\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\uD800-\uDFFF\uFEFF\uFFFE\uFFFF]/
+
+const hasUnsafeCharacter = (text: string): boolean => MAYBE_UNSAFE_CHARACTER.test(text) && UNSAFE_CHARACTER.test(text)
+
+/** Plain scalars YAML resolves to null or a boolean (js-yaml 3's default schema). */
+const RESERVED_WORDS = new Set(["null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"])
+
+/** YAML reads `TRUE:` as the key "true": reserved words are left to the parser (and quoted when written). */
+const isSimpleKey = (key: string): boolean => SIMPLE_KEY.test(key) && !RESERVED_WORDS.has(key) && key !== "__proto__"
+
+/** YAML indicators: a plain scalar cannot start with them (or they mean something else there). */
+const INDICATORS = "-?:,[]{}#&*!|>'\"%@`"
+/** Starts of the scalars that may resolve to a number, a date or null: only these meet the regex below. */
+const NUMBER_OR_DATE_STARTS = "+.~0123456789-"
+
+const startsWithOneOf = (value: string, characters: string): boolean => characters.includes(value.charAt(0))
+
+const INDICATOR = 1
+const NUMBER_OR_DATE = 2
+/** The class of each ASCII first character, for the fast path. */
+const START_CLASS = new Uint8Array(128)
+for (const c of NUMBER_OR_DATE_STARTS) START_CLASS[c.charCodeAt(0)] = NUMBER_OR_DATE
+for (const c of INDICATORS) START_CLASS[c.charCodeAt(0)] = INDICATOR
+
+/**
+ * Supersets of the plain scalars js-yaml 3's default schema resolves to a number or a date (its int, float and
+ * timestamp resolvers); `~` is null. Anything matching is left to the parser, so the fast path never has to
+ * know the exact rules. Common strings such as ids (`6a6ab3b9-90e0-…`) and versions (`1.2.3`) do not match.
+ */
+const MAYBE_NUMBER_OR_DATE = new RegExp(
+  "^(?:~" +
+    "|[-+]?(?:0b[01_]+|0x[0-9a-fA-F_]+|[0-9_]+(?::[0-5]?[0-9])*)" +
+    "|[-+]?[0-9][0-9_]*(?:\\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?" +
+    "|\\.[0-9_]+(?:[eE][-+]?[0-9]+)?" +
+    "|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*" +
+    "|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN)" +
+    "|[0-9]{4}-[0-9][0-9]?-[0-9][0-9]?(?:[Tt \\t].*)?" +
+    ")$"
+)
+
+/** `isPlainSafe` minus the character checks (done once per block by the fast path). */
+const isPlainSafeText = (value: string): boolean =>
+  value.length > 0 &&
+  value.charCodeAt(0) > 32 &&
+  value.charCodeAt(value.length - 1) > 32 &&
+  !startsWithOneOf(value, INDICATORS) &&
+  !(startsWithOneOf(value, NUMBER_OR_DATE_STARTS) && MAYBE_NUMBER_OR_DATE.test(value)) &&
+  !RESERVED_WORDS.has(value) &&
+  !value.endsWith(":") &&
+  !value.includes(": ") &&
+  !value.includes(" #")
+
+/**
+ * Whether YAML reads `value`, written bare after `key: `, back as exactly this string. Conservative: a `false`
+ * only means "quote it" (when writing) or "use the YAML parser" (when reading).
+ */
+export const isPlainSafe = (value: string): boolean =>
+  isPlainSafeText(value) && value.trim() === value && !/[\n\u0085]/.test(value) && !hasUnsafeCharacter(value)
+
+/** Characters that never appear in a fast-path value: controls, tab, CR, NEL, line separators, BOM, surrogates. */
+const UNSAFE_CLASS = "\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029\\uFEFF\\uFFFE\\uFFFF\\uD800-\\uDFFF"
+const SURROGATE_PAIR = "[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]"
+/**
+ * One `key: value` line of the fast path (sticky, after any blank lines). The value starts with no space or
+ * indicator; inside it `:` is never followed by a space or the line end, and `#` never follows a space (that
+ * would be a nested map or a comment to YAML); spaces around it are not part of it, as in YAML.
+ */
+const FLAT_LINE = new RegExp(
+  "(?:[ ]*\\n)*([A-Za-z_][A-Za-z0-9_-]*): +" +
+    `((?:[^ ${UNSAFE_CLASS}\\-?:,[\\]{}#&*!|>'"%@\`]|${SURROGATE_PAIR})` +
+    `(?:[^ :${UNSAFE_CLASS}]|:(?=[^ \\n])|[ ]+(?=[^ #\\n])|${SURROGATE_PAIR})*)` +
+    " *(?:\\n|$)",
+  "y"
+)
+const BLANK_TAIL = /^[ \n]*$/
+
+/**
+ * The fast path: a block of `key: plain text` lines (blank lines allowed) parsed without a YAML parser.
+ * `undefined` as soon as the block uses anything else (quotes, nesting, lists, comments, anchors, numbers,
+ * dates…); the caller then uses {@link parseYamlBlock}.
+ */
+export const parseFlatBlock = (block: string): YamlMap | undefined => {
+  const result: YamlMap = {}
+  // The regex is shared: this function is synchronous, so no other call can move its lastIndex meanwhile.
+  FLAT_LINE.lastIndex = 0
+  while (FLAT_LINE.lastIndex < block.length) {
+    const start = FLAT_LINE.lastIndex
+    const match = FLAT_LINE.exec(block)
+    if (match === null) return BLANK_TAIL.test(block.slice(start)) ? result : undefined
+    const key = match[1]!
+    const value = match[2]!
+    if (!isPlainValue(value) || !isSimpleKey(key) || Object.hasOwn(result, key)) return undefined
+    result[key] = value
+  }
+  return result
+}
+
+/** The checks on a whole value that the line regex of the fast path does not make. */
+const isPlainValue = (value: string): boolean => {
+  const first = value.charCodeAt(0)
+  if (first < 128 && START_CLASS[first] === INDICATOR) return false
+  if (first < 128 && START_CLASS[first] === NUMBER_OR_DATE && MAYBE_NUMBER_OR_DATE.test(value)) return false
+  return !(value.length <= 5 && RESERVED_WORDS.has(value))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// YAML path
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Deeper flow nesting than this is refused before the parser sees it (js-yaml recurses per level). */
+export const MAX_FLOW_NESTING = 64
+/**
+ * Values the parsed block may expand to, counting every alias use again. js-yaml shares aliased nodes, so a
+ * "billion laughs" block parses fast but explodes in whoever walks it later (JSON output, copies): refuse it.
+ */
+export const MAX_EXPANDED_VALUES = 10_000
+
+export interface YamlFailure {
+  /** 0-based line inside the block. */
+  readonly line: number
+  readonly detail: string
+}
+
+export type YamlOutcome =
+  | { readonly _tag: "Parsed"; readonly value: unknown; readonly repairs: ReadonlyArray<YamlRepair> }
+  | { readonly _tag: "Failed"; readonly failure: YamlFailure }
+
+/** What was off in a block that still parsed: a value read as plain text, or a repeated key. */
+export interface YamlRepair {
+  readonly _tag: "ReadAsPlainText" | "DuplicateKey"
+  /** 0-based line inside the block. */
+  readonly line: number
+  /** The key whose value was read as plain text (empty for a duplicate key). */
+  readonly key: string
+  /** What the YAML parser said. */
+  readonly reason: string
+}
+
+interface YamlExceptionLike {
+  readonly reason?: string
+  readonly message?: string
+  readonly mark?: { readonly line?: number }
+}
+
+const flowNestingDepth = (block: string): number => {
+  let depth = 0
+  let max = 0
+  for (let i = 0; i < block.length; i++) {
+    const c = block.charCodeAt(i)
+    if (c === 91 || c === 123) {
+      depth++
+      if (depth > max) max = depth
+    } else if ((c === 93 || c === 125) && depth > 0) {
+      depth--
+    }
+  }
+  return max
+}
+
+/** Counts values reachable from `root`, alias uses included, stopping as soon as `budget` is exceeded. */
+const exceedsExpansionBudget = (root: unknown, budget: number): boolean => {
+  const stack: Array<unknown> = [root]
+  let count = 0
+  while (stack.length > 0) {
+    const value = stack.pop()
+    if (++count > budget) return true
+    if (value !== null && typeof value === "object" && !(value instanceof Date) && !ArrayBuffer.isView(value)) {
+      for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push(child)
+    }
+  }
+  return false
+}
+
+const tryParse = (
+  block: string,
+  options: object
+): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly failure: YamlFailure } => {
+  // js-yaml reports bad input by throwing; this is the boundary where that becomes data. A stack overflow on
+  // input that slipped past the nesting guard is reported the same way.
+  try {
+    return { ok: true, value: yamlEngine.parse(block, options) }
+  } catch (error) {
+    const e = (error ?? {}) as YamlExceptionLike
+    const detail = e.reason ?? e.message ?? String(error)
+    return { ok: false, failure: { line: e.mark?.line ?? 0, detail: detail.split("\n")[0]!.trim() } }
+  }
+}
+
+/** A `key: value` line that can be read as plain text: indentation, key, the raw value. */
+const KEY_VALUE_LINE = /^( *)([A-Za-z_][A-Za-z0-9_ .-]*?):[ \t]+(\S.*?)\s*$/
+
+/**
+ * The full YAML path. When strict YAML rejects a line (typically an unquoted `: ` inside a description), the
+ * nearest `key: value` line at or above the error is re-read with its value as plain text, and parsing is
+ * retried; every such repair is reported so the caller can warn about it.
+ */
+export const parseYamlBlock = (block: string): YamlOutcome => {
+  if (flowNestingDepth(block) > MAX_FLOW_NESTING) {
+    return { _tag: "Failed", failure: { line: 0, detail: `nesting deeper than ${MAX_FLOW_NESTING} levels` } }
+  }
+  const lines = block.split("\n")
+  const repairs: Array<YamlRepair> = []
+  const repaired = new Set<number>()
+  let options: object = {}
+  // Each round either succeeds, fails for good, or repairs one more line: bounded by the line count.
+  for (let round = 0; round <= lines.length + 1; round++) {
+    const attempt = tryParse(lines.join("\n"), options)
+    if (attempt.ok) {
+      if (exceedsExpansionBudget(attempt.value, MAX_EXPANDED_VALUES)) {
+        return {
+          _tag: "Failed",
+          failure: { line: 0, detail: `expands to more than ${MAX_EXPANDED_VALUES} values (YAML aliases?)` }
+        }
+      }
+      return { _tag: "Parsed", value: attempt.value, repairs }
+    }
+    const { failure } = attempt
+    if (failure.detail.startsWith("duplicated mapping key") && !("json" in options)) {
+      // js-yaml's json mode keeps the last value of a repeated key instead of failing.
+      repairs.push({ _tag: "DuplicateKey", line: failure.line, key: "", reason: failure.detail })
+      options = { json: true }
+      continue
+    }
+    let candidate = Math.min(failure.line, lines.length - 1)
+    let match: RegExpExecArray | null = null
+    while (candidate >= 0 && (match = KEY_VALUE_LINE.exec(lines[candidate]!)) === null) candidate--
+    // An already repaired line that still fails, or a block scalar, is beyond a line-wise reading.
+    if (match === null || repaired.has(candidate) || /^[|>]/.test(match[3]!)) return { _tag: "Failed", failure }
+    repaired.add(candidate)
+    repairs.push({ _tag: "ReadAsPlainText", line: candidate, key: match[2]!, reason: failure.detail })
+    lines[candidate] = `${match[1]}${match[2]}: ${quoteYamlString(match[3]!)}`
+  }
+  return { _tag: "Failed", failure: { line: 0, detail: "could not be read" } }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------------------------------
+
+const ESCAPED =
+  /[\\"\x00-\x1F\x7F-\x9F\u2028\u2029\uFEFF\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|(?<=[^\uD800-\uDBFF]))[\uDC00-\uDFFF]/g
+
+const escapeCharacter = (c: string): string => {
+  switch (c) {
+    case "\\":
+      return "\\\\"
+    case "\"":
+      return "\\\""
+    case "\n":
+      return "\\n"
+    case "\t":
+      return "\\t"
+    case "\r":
+      return "\\r"
+    default:
+      return "\\u" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+  }
+}
+
+/** A YAML double-quoted scalar that reads back as exactly `value`, on one line. */
+export const quoteYamlString = (value: string): string => `"${value.replace(ESCAPED, escapeCharacter)}"`
+
+/** `value` as YAML text after `key: `: bare when that is safe, double-quoted otherwise. */
+export const yamlScalar = (value: string): string => isPlainSafe(value) ? value : quoteYamlString(value)
+
+/** One top-level entry of any value, as YAML lines (no trailing newline). */
+export const yamlEntry = (key: string, value: unknown): string | undefined => {
+  if (value === undefined || typeof value === "function" || typeof value === "symbol") return undefined
+  const renderedKey = isSimpleKey(key) ? key : quoteYamlString(key)
+  if (typeof value === "string") return `${renderedKey}: ${yamlScalar(value)}`
+  // Only newlines are trimmed: js-yaml may end a line with a plain scalar of Unicode blanks (U+3000).
+  const dumped = yamlEngine.stringify({ value }, { lineWidth: -1, skipInvalid: true, noRefs: true }).replace(/\n+$/, "")
+  if (!dumped.startsWith("value:")) return undefined
+  return renderedKey + dumped.slice("value".length)
+}
