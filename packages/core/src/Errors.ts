@@ -127,7 +127,7 @@ export class LockTimeoutError extends Schema.TaggedError<LockTimeoutError>()("Lo
   override get message(): string {
     const by = this.holder === undefined ? "" : ` (held by pid ${this.holder})`
     return `timed out after ${this.waitedMs} ms waiting for lock ${this.path}${by}. ` +
-      `If no memdir process is running, remove the lock file.`
+      `If no memdir process is running, remove it (\`rm -r\` the lock directory).`
   }
 }
 
@@ -142,6 +142,22 @@ export class MemoryIoError extends Schema.TaggedError<MemoryIoError>()("MemoryIo
   }
 }
 
+/** A prompt section variant that does not exist (e.g. a typo in an eval's variant name). */
+export class UnknownPromptVariantError extends Schema.TaggedError<UnknownPromptVariantError>()(
+  "UnknownPromptVariantError",
+  {
+    section: Schema.String,
+    variant: Schema.String,
+    known: Schema.Array(Schema.String)
+  }
+) {
+  override get message(): string {
+    const known = this.known.length === 0 ? "none (there is no such section)" : this.known.join(", ")
+    return `no prompt variant ${JSON.stringify(this.variant)} for section ${JSON.stringify(this.section)}. ` +
+      `Known variants: ${known}.`
+  }
+}
+
 export type MemdirError =
   | InvalidFrontmatterError
   | InvalidMemoryDirError
@@ -153,6 +169,7 @@ export type MemdirError =
   | MemoryDisabledError
   | LockTimeoutError
   | MemoryIoError
+  | UnknownPromptVariantError
 
 /** The CLI's exit code for each error (documented in the README). 1 is reserved for defects. */
 export const exitCodes: Record<MemdirError["_tag"], number> = {
@@ -165,5 +182,6 @@ export const exitCodes: Record<MemdirError["_tag"], number> = {
   PathTraversalError: 8,
   MemoryDisabledError: 9,
   LockTimeoutError: 10,
-  MemoryIoError: 11
+  MemoryIoError: 11,
+  UnknownPromptVariantError: 12
 }

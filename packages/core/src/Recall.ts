@@ -1,0 +1,634 @@
+/**
+ * The recall program (SPEC §6): for one user message, find the few memories that will clearly help, read
+ * them, and hand them over with their age, inside per-file and per-session byte limits.
+ *
+ * `RecallSession` holds one agent session's state: what it already surfaced (never surfaced twice), the bytes
+ * it surfaced so far (60 KiB budget), and the telemetry of every recall. `layer` builds a fresh session; its
+ * scope is the session (background prefetches are interrupted when it closes).
+ *
+ * Steps of a recall: skip trivial prompts (one word, empty, "ignore memory") without scanning → scan headers
+ * (newest 200, minus already surfaced / already read) → select → drop already surfaced again → read each
+ * selected file, capped at 200 lines / 4 KiB of body with a note on how to read the rest → age and caveat →
+ * commit: apply the session budget, remember what was surfaced, record telemetry.
+ *
+ * `content` is the memory's BODY: the frontmatter is stripped, because its fields are already given as
+ * `name`, `type` and `description`, and repeating them would spend the budget twice.
+ *
+ * Prefetch computes a recall in the background and commits it only when the caller takes it (`poll` or
+ * `consume` after it finished, or `await`). A prefetch that is cancelled, or still running when consumed,
+ * is discarded: nothing is marked surfaced and no budget is spent, so the same memories can surface on a
+ * later turn — the model never saw them.
+ */
+import { Error as PlatformError, FileSystem, Path } from "@effect/platform"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { MemoryIoError } from "./Errors.js"
+import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
+import type { MemoryHeader, MemoryKind } from "./Memory.js"
+import { DEFAULT_CANDIDATE_CAP, Scanner } from "./Scanner.js"
+import * as ScannerModule from "./Scanner.js"
+import { effectiveMax, Selector } from "./Selector.js"
+import * as SelectorModule from "./Selector.js"
+import type { SelectorScript } from "./Selector.js"
+import { Staleness } from "./Staleness.js"
+import * as StalenessModule from "./Staleness.js"
+
+/** Reference limits (SPEC §6.4). */
+export const RECALL_MAX_LINES_PER_MEMORY = 200
+export const RECALL_MAX_BYTES_PER_MEMORY = 4096
+export const RECALL_SESSION_BUDGET_BYTES = 60 * 1024
+
+export interface RecallOptions {
+  /** Candidates offered to the selector, newest first (reference: 200). */
+  readonly candidateLimit: number
+  readonly maxLinesPerMemory: number
+  readonly maxBytesPerMemory: number
+  /** Total bytes of memory content one session may surface. */
+  readonly sessionBudgetBytes: number
+}
+
+export const defaultRecallOptions: RecallOptions = {
+  candidateLimit: DEFAULT_CANDIDATE_CAP,
+  maxLinesPerMemory: RECALL_MAX_LINES_PER_MEMORY,
+  maxBytesPerMemory: RECALL_MAX_BYTES_PER_MEMORY,
+  sessionBudgetBytes: RECALL_SESSION_BUDGET_BYTES
+}
+
+export interface RecallInput {
+  readonly memoryDir: string
+  /** The user's message. */
+  readonly query: string
+  /** Tools the agent used recently: their usage docs are skipped, their warnings kept. */
+  readonly recentTools?: ReadonlyArray<string> | undefined
+  /** Memory files the agent already read this session (absolute, or relative to `memoryDir`). */
+  readonly alreadyRead?: ReadonlyArray<string> | undefined
+  /** At most this many memories (default and ceiling: 5). */
+  readonly max?: number | undefined
+}
+
+export interface RecalledMemory {
+  /** Relative to the memory directory. */
+  readonly path: string
+  readonly absolutePath: string
+  readonly name: string
+  readonly type: MemoryKind
+  readonly description: string
+  readonly mtime: number
+  readonly ageDays: number
+  /** `today`, `yesterday`, `N days ago`. */
+  readonly age: string
+  /** The staleness caveat to put beside the body; null for today/yesterday. */
+  readonly caveat: string | null
+  /** The body (frontmatter stripped), capped; when `truncated`, it ends with a note saying how to read the rest. */
+  readonly content: string
+  readonly truncated: boolean
+}
+
+/** Why a recall did not look at memory at all. */
+export type RecallSkipReason = "empty-prompt" | "one-word-prompt" | "ignore-memory" | "budget-exhausted"
+
+/** A selected memory that could not be read (deleted or broken since the scan). Reported, not fatal. */
+export interface UnreadableMemory {
+  readonly path: string
+  readonly detail: string
+}
+
+/** One event per recall, also when nothing was selected (0/150 is a precision signal, 0/3 a coverage one). */
+export interface RecallTelemetry {
+  /** Clock time when the recall started, epoch ms. */
+  readonly at: number
+  readonly durationMs: number
+  readonly source: "recall" | "prefetch"
+  /** `delivered`: handed to the caller; `skipped`: see `skipped`; `discarded`: a prefetch nobody took. */
+  readonly outcome: "delivered" | "skipped" | "discarded"
+  readonly memoryDir: string
+  /** Length of the query, not its text (telemetry must not leak prompts). */
+  readonly queryChars: number
+  readonly candidates: number
+  readonly selected: number
+  readonly selectedPaths: ReadonlyArray<string>
+  readonly selector: string
+  readonly degraded?: string | undefined
+  readonly skipped?: RecallSkipReason | undefined
+  /** Bytes of content this recall surfaced, and the session total after it. */
+  readonly bytes: number
+  readonly sessionBytes: number
+  readonly droppedForBudget: number
+  readonly unreadable: number
+}
+
+export interface RecallResult {
+  readonly selected: ReadonlyArray<RecalledMemory>
+  /** Memories offered to the selector (after dropping what was already surfaced or read). */
+  readonly candidates: number
+  readonly selector: string
+  readonly degraded?: string | undefined
+  readonly skipped?: RecallSkipReason | undefined
+  /** Selected but not delivered because the session budget ran out (relative paths). */
+  readonly droppedForBudget: ReadonlyArray<string>
+  readonly unreadable: ReadonlyArray<UnreadableMemory>
+  readonly telemetry: RecallTelemetry
+}
+
+/** A recall running in the background. The user never waits for it. */
+export interface PrefetchHandle {
+  /** Non-blocking, commits nothing: whether the background recall has finished. */
+  readonly isDone: Effect.Effect<boolean>
+  /** Non-blocking: None while running (or once discarded); Some when done. The first look commits it. */
+  readonly poll: Effect.Effect<Option.Option<RecallResult>>
+  /** Non-blocking: Some when done; otherwise None, and the prefetch is cancelled and its result discarded. */
+  readonly consume: Effect.Effect<Option.Option<RecallResult>>
+  /** Waits for the result (for one-shot callers such as a CLI); None if it was discarded. */
+  readonly await: Effect.Effect<Option.Option<RecallResult>>
+  /** Stops the prefetch; nothing is committed. No effect once the result was taken. */
+  readonly cancel: Effect.Effect<void>
+}
+
+export class RecallSession extends Context.Tag("@memdir/core/RecallSession")<RecallSession, {
+  readonly recall: (input: RecallInput) => Effect.Effect<RecallResult>
+  readonly prefetch: (input: RecallInput) => Effect.Effect<PrefetchHandle>
+  /** Absolute paths this session has surfaced so far. */
+  readonly surfaced: Effect.Effect<ReadonlyArray<string>>
+  readonly budget: Effect.Effect<
+    { readonly usedBytes: number; readonly limitBytes: number; readonly exhausted: boolean }
+  >
+  /** Every recall's telemetry so far, oldest first. */
+  readonly telemetry: Effect.Effect<ReadonlyArray<RecallTelemetry>>
+  /**
+   * Subscribes now (within the scope) to every later telemetry event; a runtime forwards the stream to its
+   * own sink. Events before the subscription are in `telemetry`.
+   */
+  readonly subscribeTelemetry: Effect.Effect<Stream.Stream<RecallTelemetry>, never, Scope.Scope>
+}>() {}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Pure helpers
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A single token after trimming ("hi", "continue", "thanks!") carries no topic to recall for. */
+export const isOneWordPrompt = (query: string): boolean => query.trim().split(/\s+/).length === 1
+
+const IGNORE_MEMORY =
+  /\b(?:ignore|disregard|don'?t use|do not use|without(?: using)?|skip)\s+(?:the |your |my |all |any )?(?:saved |stored )?memor(?:y|ies)\b/i
+
+/** "ignore memory" and its variants (SPEC §3): act as if memory were empty, so recall nothing. */
+export const asksToIgnoreMemory = (query: string): boolean => IGNORE_MEMORY.test(query)
+
+export const skipReasonFor = (query: string): RecallSkipReason | undefined => {
+  if (query.trim().length === 0) return "empty-prompt"
+  if (isOneWordPrompt(query)) return "one-word-prompt"
+  if (asksToIgnoreMemory(query)) return "ignore-memory"
+  return undefined
+}
+
+const utf8 = new TextEncoder()
+const utf8Decoder = new TextDecoder()
+
+export interface CappedBody {
+  readonly content: string
+  readonly truncated: boolean
+  /** Bytes of `content` (UTF-8), note included. */
+  readonly bytes: number
+}
+
+/**
+ * Pure: caps a memory body at `maxLines` lines and `maxBytes` UTF-8 bytes (never splitting a character,
+ * cutting at a line end when there is one), and appends a note naming the file and the first line not
+ * shown. `firstLine` is the file line number where the body starts (after the frontmatter); `moreAfter`
+ * says the body continues beyond `body` (only its head was read).
+ */
+export const capBody = (
+  body: string,
+  options: {
+    readonly absolutePath: string
+    readonly firstLine: number
+    readonly maxLines: number
+    readonly maxBytes: number
+    readonly moreAfter?: boolean | undefined
+  }
+): CappedBody => {
+  const lines = body.split("\n")
+  let shown = lines.length > options.maxLines ? lines.slice(0, options.maxLines).join("\n") + "\n" : body
+  let cutMidLine = false
+  const encoded = utf8.encode(shown)
+  if (encoded.length > options.maxBytes) {
+    let cut = options.maxBytes
+    while (cut > 0 && (encoded[cut]! & 0xc0) === 0x80) cut--
+    const lastNewline = encoded.lastIndexOf(10, cut - 1)
+    if (lastNewline >= 0) {
+      cut = lastNewline + 1
+    } else {
+      cutMidLine = true
+    }
+    shown = utf8Decoder.decode(encoded.subarray(0, cut))
+  }
+  const truncated = shown.length < body.length || options.moreAfter === true
+  if (!truncated) return { content: body, truncated: false, bytes: utf8.encode(body).length }
+  const completeLines = shown.split("\n").length - 1
+  const nextLine = options.firstLine + completeLines
+  const note = `[memdir: truncated to ${options.maxLines} lines / ${
+    Math.round(options.maxBytes / 1024)
+  } KB per recalled memory. Read the rest with your file tool: ${options.absolutePath}, lines ${nextLine}+${
+    cutMidLine ? ` (line ${nextLine} is cut off above)` : ""
+  }.]`
+  const content = (shown.endsWith("\n") || shown.length === 0 ? shown : shown + "\n") + "\n" + note
+  return { content, truncated: true, bytes: utf8.encode(content).length }
+}
+
+/** How a runtime can show one recalled memory to the model: header, age, caveat, body. */
+export const renderRecalledMemory = (memory: RecalledMemory): string => {
+  const head = `Memory ${memory.path} (${memory.type}, saved ${memory.age}): ${memory.name} — ${memory.description}`
+  const caveat = memory.caveat === null ? "" : `\n${memory.caveat}`
+  return `${head}${caveat}\n\n${memory.content}`
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The session
+// ---------------------------------------------------------------------------------------------------------------
+
+interface SessionState {
+  /** Absolute paths. */
+  readonly surfaced: ReadonlySet<string>
+  readonly usedBytes: number
+  readonly exhausted: boolean
+}
+
+type DeliverableMemory = RecalledMemory & { readonly bytes: number }
+
+/** A recall computed but not yet handed over: nothing in the session changed yet. */
+interface PendingRecall {
+  readonly input: RecallInput
+  readonly source: "recall" | "prefetch"
+  readonly startedAt: number
+  readonly memoryDir: string
+  readonly memories: ReadonlyArray<DeliverableMemory>
+  readonly candidates: number
+  readonly selector: string
+  readonly degraded?: string | undefined
+  readonly skipped?: RecallSkipReason | undefined
+  readonly unreadable: ReadonlyArray<UnreadableMemory>
+}
+
+export const makeWith = (
+  options: Partial<RecallOptions> = {}
+): Effect.Effect<
+  Context.Tag.Service<RecallSession>,
+  never,
+  Scanner | Selector | Staleness | FileSystem.FileSystem | Path.Path | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const config: RecallOptions = { ...defaultRecallOptions, ...options }
+    const scanner = yield* Scanner
+    const selector = yield* Selector
+    const staleness = yield* Staleness
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const fibers = yield* FiberSet.make<PendingRecall>()
+    const state = yield* Ref.make<SessionState>({ surfaced: new Set(), usedBytes: 0, exhausted: false })
+    const history = yield* Ref.make(Chunk.empty<RecallTelemetry>())
+    const events = yield* Effect.acquireRelease(PubSub.unbounded<RecallTelemetry>(), PubSub.shutdown)
+
+    /** The file's head, enough for the largest frontmatter plus the capped body; `partial` if there is more. */
+    const headBytes = FRONTMATTER_MAX_BYTES + config.maxBytesPerMemory + 4096
+    const readHead = (absolutePath: string) =>
+      fs.stream(absolutePath, { bytesToRead: headBytes + 1 }).pipe(
+        Stream.runCollect,
+        Effect.map((chunks) => {
+          const all = new Uint8Array(Chunk.reduce(chunks, 0, (n, c) => n + c.length))
+          let offset = 0
+          for (const c of chunks) {
+            all.set(c, offset)
+            offset += c.length
+          }
+          const partial = all.length > headBytes
+          const text = utf8Decoder.decode(partial ? all.subarray(0, headBytes) : all)
+          // The last line of a partial read may end in half a character: drop it, it is past the cap anyway.
+          return { text: partial ? text.slice(0, text.lastIndexOf("\n") + 1) : text, partial }
+        })
+      )
+
+    const readMemory = (memory: MemoryHeader): Effect.Effect<Either.Either<DeliverableMemory, UnreadableMemory>> =>
+      Effect.gen(function*() {
+        const head = yield* readHead(memory.absolutePath)
+        const parsed = parseMemoryFile(head.text, memory.path)
+        if (Either.isLeft(parsed)) return Either.left({ path: memory.path, detail: parsed.left.message })
+        const body = parsed.right.body
+        const source = head.text.replace(/^\uFEFF/, "")
+        const firstLine = source.slice(0, source.length - body.length).split("\n").length
+        const capped = capBody(body.replace(/\r\n/g, "\n"), {
+          absolutePath: memory.absolutePath,
+          firstLine,
+          maxLines: config.maxLinesPerMemory,
+          maxBytes: config.maxBytesPerMemory,
+          moreAfter: head.partial
+        })
+        const age = yield* staleness.age(memory.mtime)
+        return Either.right<DeliverableMemory>({
+          path: memory.path,
+          absolutePath: memory.absolutePath,
+          name: memory.name,
+          type: memory.type,
+          description: memory.description,
+          mtime: memory.mtime,
+          ageDays: age.ageDays,
+          age: age.age,
+          caveat: age.caveat,
+          content: capped.content,
+          truncated: capped.truncated,
+          bytes: capped.bytes
+        })
+      }).pipe(
+        Effect.mapError((error) => new MemoryIoError({ op: "read", path: memory.absolutePath, detail: error.message })),
+        // A memory deleted or made unreadable since the scan is reported in the result, never a failed turn.
+        Effect.catchTag("MemoryIoError", (error) =>
+          Effect.succeed(Either.left({ path: memory.path, detail: error.message })))
+      )
+
+    /** Relative form of a path inside `memoryDir`, or undefined if it lies outside. */
+    const relativeTo = (memoryDir: string, p: string): string | undefined => {
+      const relative = path.relative(memoryDir, path.resolve(memoryDir, p)).split(path.sep).join("/")
+      return relative.length === 0 || relative.startsWith("..") || path.isAbsolute(relative) ? undefined : relative
+    }
+
+    const compute = (input: RecallInput, source: "recall" | "prefetch") =>
+      Effect.gen(function*() {
+        const startedAt = yield* Clock.currentTimeMillis
+        const memoryDir = path.resolve(input.memoryDir)
+        const base = { input, source, startedAt, memoryDir, memories: [], candidates: 0, unreadable: [] }
+        const skipped = skipReasonFor(input.query) ??
+          ((yield* Ref.get(state)).exhausted ? "budget-exhausted" : undefined)
+        if (skipped !== undefined) {
+          return { ...base, selector: "none", skipped } satisfies PendingRecall
+        }
+
+        const exclude = new Set<string>()
+        for (const p of (yield* Ref.get(state)).surfaced) {
+          const relative = relativeTo(memoryDir, p)
+          if (relative !== undefined) {
+            exclude.add(relative)
+          }
+        }
+        for (const p of input.alreadyRead ?? []) {
+          const relative = relativeTo(memoryDir, p)
+          if (relative !== undefined) {
+            exclude.add(relative)
+          }
+        }
+        const scan = yield* scanner.scan(memoryDir, { limit: config.candidateLimit, exclude })
+        // Defensive: a scanner that ignores `exclude` must not make us surface a memory twice.
+        const candidates = scan.memories.filter((m) =>
+          !exclude.has(m.path)
+        )
+        const selection = candidates.length === 0
+          ? { selected: [], selector: "none" }
+          : yield* selector.select({
+            query: input.query,
+            candidates,
+            recentTools: input.recentTools,
+            max: effectiveMax(input.max)
+          })
+        const byPath = new Map(candidates.map((m) => [m.path, m]))
+        const surfacedNow = (yield* Ref.get(state)).surfaced
+        const chosen = [...new Set(selection.selected)]
+          .map((p) => byPath.get(p))
+          .filter((m): m is MemoryHeader => m !== undefined && !surfacedNow.has(path.resolve(memoryDir, m.path)))
+          .slice(0, effectiveMax(input.max))
+        const read = yield* Effect.forEach(chosen, readMemory, { concurrency: 5 })
+        return {
+          ...base,
+          candidates: candidates.length,
+          selector: selection.selector,
+          degraded: "degraded" in selection ? selection.degraded : undefined,
+          memories: read.filter(Either.isRight).map((r) => r.right),
+          unreadable: read.filter(Either.isLeft).map((r) => r.left)
+        } satisfies PendingRecall
+      })
+
+    const record = (event: RecallTelemetry) =>
+      Effect.gen(function*() {
+        yield* Ref.update(history, Chunk.append(event))
+        yield* PubSub.publish(events, event)
+        yield* Effect.annotateCurrentSpan({
+          "recall.candidates": event.candidates,
+          "recall.selected": event.selected,
+          "recall.selector": event.selector,
+          "recall.outcome": event.outcome
+        })
+        yield* Effect.logDebug("memdir recall").pipe(
+          Effect.annotateLogs({
+            candidates: event.candidates,
+            selected: event.selected,
+            selector: event.selector,
+            outcome: event.outcome,
+            ...(event.skipped === undefined ? {} : { skipped: event.skipped })
+          })
+        )
+      })
+
+    /** Hands a computed recall over: applies the budget, remembers what was surfaced, records telemetry. */
+    const commit = (pending: PendingRecall) =>
+      Effect.gen(function*() {
+        const committed = yield* Ref.modify(state, (current) => {
+          const surfaced = new Set(current.surfaced)
+          let usedBytes = current.usedBytes
+          let exhausted = current.exhausted
+          const delivered: Array<RecalledMemory> = []
+          const droppedForBudget: Array<string> = []
+          let bytes = 0
+          for (const { bytes: size, ...memory } of pending.memories) {
+            const key = path.resolve(pending.memoryDir, memory.path)
+            if (surfaced.has(key)) continue // surfaced by another recall while this one was running
+            if (exhausted || usedBytes + size > config.sessionBudgetBytes) {
+              exhausted = true
+              droppedForBudget.push(memory.path)
+              continue
+            }
+            surfaced.add(key)
+            usedBytes += size
+            bytes += size
+            delivered.push(memory)
+          }
+          return [{ delivered, droppedForBudget, bytes, usedBytes }, { surfaced, usedBytes, exhausted }] as const
+        })
+        const now = yield* Clock.currentTimeMillis
+        const telemetry: RecallTelemetry = {
+          at: pending.startedAt,
+          durationMs: now - pending.startedAt,
+          source: pending.source,
+          outcome: pending.skipped === undefined ? "delivered" : "skipped",
+          memoryDir: pending.memoryDir,
+          queryChars: pending.input.query.length,
+          candidates: pending.candidates,
+          selected: committed.delivered.length,
+          selectedPaths: committed.delivered.map((m) => m.path),
+          selector: pending.selector,
+          degraded: pending.degraded,
+          skipped: pending.skipped,
+          bytes: committed.bytes,
+          sessionBytes: committed.usedBytes,
+          droppedForBudget: committed.droppedForBudget.length,
+          unreadable: pending.unreadable.length
+        }
+        yield* record(telemetry)
+        return {
+          selected: committed.delivered,
+          candidates: pending.candidates,
+          selector: pending.selector,
+          degraded: pending.degraded,
+          skipped: pending.skipped,
+          droppedForBudget: committed.droppedForBudget,
+          unreadable: pending.unreadable,
+          telemetry
+        } satisfies RecallResult
+      })
+
+    const discard = (input: RecallInput) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const { usedBytes } = yield* Ref.get(state)
+        yield* record({
+          at: now,
+          durationMs: 0,
+          source: "prefetch",
+          outcome: "discarded",
+          memoryDir: path.resolve(input.memoryDir),
+          queryChars: input.query.length,
+          candidates: 0,
+          selected: 0,
+          selectedPaths: [],
+          selector: "none",
+          bytes: 0,
+          sessionBytes: usedBytes,
+          droppedForBudget: 0,
+          unreadable: 0
+        })
+      })
+
+    const recall = Effect.fn("RecallSession.recall")(function*(input: RecallInput) {
+      return yield* commit(yield* compute(input, "recall"))
+    })
+
+    const prefetch = Effect.fn("RecallSession.prefetch")(function*(input: RecallInput) {
+      const fiber = yield* FiberSet.run(fibers, compute(input, "prefetch"))
+      // Commit exactly once, whoever looks first; later looks get the same result.
+      const take = yield* Effect.cached(Effect.flatMap(Fiber.join(fiber), commit))
+      const discarded = yield* Ref.make(false)
+      const taken = yield* Ref.make(false)
+      const deliver = Effect.zipRight(Ref.set(taken, true), Effect.map(take, Option.some))
+      const drop = Effect.gen(function*() {
+        if (yield* Ref.getAndSet(discarded, true)) return
+        yield* Fiber.interruptFork(fiber)
+        yield* discard(input)
+      })
+      const lookWhenDone = (whenRunning: Effect.Effect<void>) =>
+        Effect.gen(function*() {
+          if (yield* Ref.get(discarded)) return Option.none<RecallResult>()
+          const exit = yield* Fiber.poll(fiber)
+          if (Option.isNone(exit)) {
+            yield* whenRunning
+            return Option.none<RecallResult>()
+          }
+          if (Exit.isInterrupted(exit.value)) return Option.none<RecallResult>()
+          return yield* deliver
+        })
+      const handle: PrefetchHandle = {
+        isDone: Effect.map(Fiber.poll(fiber), Option.isSome),
+        poll: lookWhenDone(Effect.void),
+        consume: lookWhenDone(drop),
+        await: Effect.gen(function*() {
+          if (yield* Ref.get(discarded)) return Option.none<RecallResult>()
+          const exit = yield* Fiber.await(fiber)
+          if (Exit.isInterrupted(exit)) return Option.none<RecallResult>()
+          return yield* deliver
+        }),
+        cancel: Effect.gen(function*() {
+          if (yield* Ref.get(taken)) return
+          yield* drop
+        })
+      }
+      return handle
+    })
+
+    return RecallSession.of({
+      recall,
+      prefetch,
+      surfaced: Effect.map(Ref.get(state), (s) => [...s.surfaced]),
+      budget: Effect.map(Ref.get(state), (s) => ({
+        usedBytes: s.usedBytes,
+        limitBytes: config.sessionBudgetBytes,
+        exhausted: s.exhausted
+      })),
+      telemetry: Effect.map(Ref.get(history), Chunk.toReadonlyArray),
+      subscribeTelemetry: Stream.fromPubSub(events, { scoped: true })
+    })
+  })
+
+export const make = makeWith()
+
+/** A fresh session: build it once per agent session. */
+export const layer: Layer.Layer<
+  RecallSession,
+  never,
+  Scanner | Selector | Staleness | FileSystem.FileSystem | Path.Path
+> = Layer.scoped(RecallSession, make)
+
+export const layerWith = (options: Partial<RecallOptions>) => Layer.scoped(RecallSession, makeWith(options))
+
+/** One in-memory memory file: full content (frontmatter + body) and mtime in epoch ms. */
+export interface RecallTestFile {
+  readonly content: string
+  readonly mtime: number
+}
+
+/**
+ * A deterministic session over in-memory files (no disk): the in-memory scanner, the offline selector (or a
+ * scripted one), Staleness on `Clock` (drive it with `TestClock`), and a file system that serves the same
+ * files by path. Whatever `memoryDir` a recall names, it sees these files.
+ */
+export const layerTest = (
+  files: Readonly<Record<string, RecallTestFile>>,
+  options: { readonly script?: SelectorScript | undefined; readonly recall?: Partial<RecallOptions> } = {}
+): Layer.Layer<RecallSession, never, Path.Path> => {
+  const bytesOf = (p: string): Uint8Array | undefined => {
+    const normalized = p.replace(/\\/g, "/")
+    const key = Object.keys(files).find((k) => normalized === k || normalized.endsWith("/" + k))
+    return key === undefined ? undefined : utf8.encode(files[key]!.content)
+  }
+  const fileSystem = FileSystem.layerNoop({
+    stream: (p, streamOptions) => {
+      const bytes = bytesOf(p)
+      if (bytes === undefined) {
+        return Stream.fail(
+          new PlatformError.SystemError({
+            reason: "NotFound",
+            module: "FileSystem",
+            method: "stream",
+            pathOrDescriptor: p
+          })
+        )
+      }
+      const limit = streamOptions?.bytesToRead === undefined ? bytes.length : Number(streamOptions.bytesToRead)
+      return Stream.succeed(bytes.subarray(0, limit))
+    }
+  })
+  return layerWith(options.recall ?? {}).pipe(
+    Layer.provide(Layer.mergeAll(
+      ScannerModule.layerTest(files),
+      options.script === undefined ? SelectorModule.layer : SelectorModule.layerTest(options.script),
+      StalenessModule.layer,
+      fileSystem
+    ))
+  )
+}
