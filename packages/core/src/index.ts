@@ -1,1 +1,20 @@
+/**
+ * @memdir/core — file-based memory for AI agents as Effect services and programs.
+ *
+ * Each module is also importable on its own: `import * as Recall from "@memdir/core/Recall"`.
+ */
+export * as Doctor from "./Doctor.js"
 export * from "./Errors.js"
+export * as Frontmatter from "./Frontmatter.js"
+export * as GitRoot from "./GitRoot.js"
+export * as Memdir from "./Memdir.js"
+export * as Memory from "./Memory.js"
+export * as MemoryIndex from "./MemoryIndex.js"
+export * as MemoryPaths from "./MemoryPaths.js"
+export * as Prompt from "./Prompt.js"
+export * as Recall from "./Recall.js"
+export * as Scanner from "./Scanner.js"
+export * as Selector from "./Selector.js"
+export * as Settings from "./Settings.js"
+export * as Staleness from "./Staleness.js"
+export * as Write from "./Write.js"

@@ -1,0 +1,51 @@
+/**
+ * How the CLI talks: JSON for machines (`--json`), short lines for people, and one line + a hint for every
+ * typed error, with its own exit code (README "Exit codes").
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import { exitCodes, type MemdirError, MemoryIoError } from "@memdir/core/Errors"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+
+/** Exit code for command-line usage errors (sysexits EX_USAGE). */
+export const USAGE_EXIT_CODE = 64
+/** Exit code of `doctor` when error-severity findings remain, and of any unexpected defect. */
+export const DOCTOR_FINDINGS_EXIT_CODE = 20
+export const DEFECT_EXIT_CODE = 1
+
+export const printJson = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value, null, 2))
+
+const hints: Partial<Record<MemdirError["_tag"], string>> = {
+  InvalidMemoryInputError: "see `memdir write --help`",
+  InvalidFrontmatterError: "`memdir doctor` lists every file with bad frontmatter",
+  InvalidMemoryDirError: "check MEMDIR_MEMORY_DIR, --memory-dir and autoMemoryDirectory in your settings",
+  SettingsError: "memdir reads $MEMDIR_HOME/settings.json, <repo>/.memdir/settings(.local).json and the policy file",
+  IndexOverCapError: "run `memdir doctor --fix`, or merge memories so MEMORY.md stays under 200 lines / 25 KB",
+  MemoryNotFoundError: "`memdir ls` lists the memories",
+  PathTraversalError: "give a path relative to the memory directory (see `memdir path`)",
+  MemoryDisabledError: "auto memory is off for this project; see README \"Configuration\"",
+  LockTimeoutError: "another memdir process is writing; retry, or remove a lock left by a crashed process",
+  MemoryIoError: "check permissions and free space of the memory directory"
+}
+
+export const isMemdirError = (u: unknown): u is MemdirError =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in exitCodes
+
+/** Render a typed error (stderr line + hint, or JSON on stdout) and return its exit code. */
+export const renderError = (error: MemdirError, json: boolean): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    const code = exitCodes[error._tag] ?? DEFECT_EXIT_CODE
+    if (json) {
+      const { _tag, ...fields } = error as unknown as Record<string, unknown>
+      yield* printJson({ error: { _tag, message: error.message, ...fields, exitCode: code } })
+    } else {
+      yield* Console.error(`memdir: ${error.message}`)
+      const hint = hints[error._tag]
+      if (hint !== undefined) yield* Console.error(`hint: ${hint}`)
+    }
+    return code
+  })
+
+/** Wrap a platform failure at the boundary into the typed `MemoryIoError`. */
+export const toIoError = (op: string, path: string) => (error: PlatformError): MemoryIoError =>
+  new MemoryIoError({ op, path, detail: error.message })

@@ -1,0 +1,56 @@
+/**
+ * The whole of memdir as one layer: every live service, composed, needing only `FileSystem` and `Path`
+ * (from `@effect/platform-node`'s `NodeContext.layer`). An agent runtime provides it once per session:
+ *
+ *   const MemdirLive = Memdir.layer().pipe(Layer.provide(NodeContext.layer))
+ *
+ * Swap single services for their `layerTest` (or `@memdir/testing`) in CI.
+ */
+import type { FileSystem, Path } from "@effect/platform"
+import type * as ConfigError from "effect/ConfigError"
+import * as Layer from "effect/Layer"
+import * as GitRoot from "./GitRoot.js"
+import * as MemoryIndex from "./MemoryIndex.js"
+import * as MemoryPaths from "./MemoryPaths.js"
+import * as Recall from "./Recall.js"
+import * as Scanner from "./Scanner.js"
+import * as Selector from "./Selector.js"
+import * as Settings from "./Settings.js"
+import * as Staleness from "./Staleness.js"
+
+/** Every service memdir's programs need. */
+export type MemdirServices =
+  | GitRoot.GitRoot
+  | Settings.Settings
+  | MemoryPaths.MemoryPaths
+  | MemoryIndex.MemoryIndex
+  | Scanner.Scanner
+  | Selector.Selector
+  | Staleness.Staleness
+  | Recall.RecallSession
+
+export interface MemdirLayerOptions {
+  /** The `--memory-dir` flag: a trusted source of the directory (the env override still wins). */
+  readonly flagMemoryDir?: string | undefined
+  /** Override any service with your own layer (e.g. a model-backed Selector). */
+  readonly selector?: Layer.Layer<Selector.Selector> | undefined
+}
+
+/** The live services. Environment comes from `Config` (MEMDIR_HOME, MEMDIR_MEMORY_DIR, …). */
+export const layer = (
+  options: MemdirLayerOptions = {}
+): Layer.Layer<MemdirServices, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> => {
+  const settings = options.flagMemoryDir === undefined ?
+    Settings.layer :
+    Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
+  const base = Layer.mergeAll(
+    GitRoot.layer,
+    settings,
+    Scanner.layer,
+    MemoryIndex.layerConfig,
+    Staleness.layer,
+    options.selector ?? Selector.layer
+  )
+  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer)
+  return Layer.provideMerge(derived, base)
+}

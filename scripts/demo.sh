@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# memdir in one minute: write → prompt → recall (with staleness) → ls → doctor, on a scratch project and a
+# scratch MEMDIR_HOME under a temp directory. Your real ~/.memdir is never touched.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+memdir() { node "$here/apps/cli/dist/memdir.js" "$@"; }
+say() { printf '\n\033[1m$ memdir %s\033[0m\n' "$*"; }
+
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/memdir-demo.XXXXXX")"
+export MEMDIR_HOME="$scratch/home"
+unset MEMDIR_MEMORY_DIR MEMDIR_DISABLE_AUTO_MEMORY
+project="$scratch/myapp"
+mkdir -p "$project/src"
+git -C "$project" init -q
+printf 'export const pool = createPool({ max: 10 })\n' > "$project/src/db.ts"
+cd "$project"
+echo "scratch project: $project   (MEMDIR_HOME=$MEMDIR_HOME)"
+
+say path
+memdir path
+
+say write --type feedback --name "Testing policy" …
+memdir write --type feedback --name "Testing policy" \
+  --description "Integration tests must hit a real database, never mocks" <<'BODY'
+Integration tests run against the real Postgres in docker-compose, never a mocked client.
+
+**Why:** in 2026-Q1 mocked tests passed while a broken migration shipped to production.
+
+**How to apply:** whenever adding or changing a test under tests/integration/.
+BODY
+
+say write --type project --name "Connection pool size" …
+memdir write --type project --name "Connection pool size" \
+  --description "DB pool is capped at 10 connections in src/db.ts:1 because of the hosting plan" \
+  --body "The pool max is 10 (src/db.ts:1), chosen on 2026-10-21 for the Hobby plan's 20-connection limit."
+# pretend this one was written 40 days ago: recall will flag it as a hypothesis to verify
+node -e 'const t = Date.now() / 1000 - 40 * 86400; require("fs").utimesSync(process.argv[1], t, t)' \
+  "$(memdir path)project_connection_pool_size.md"
+
+say write --type reference --name "Bug tracker" …
+memdir write --type reference --name "Bug tracker" \
+  --description "Bugs are tracked in Linear project INGEST; on-call dashboard in Grafana 'api-latency'" \
+  --body "Linear project INGEST holds pipeline bugs. Latency dashboard: grafana/d/api-latency."
+
+say ls
+memdir ls
+
+say prompt   "(the system-prompt section a runtime injects; first 25 lines)"
+memdir prompt | head -n 25
+echo "…"
+
+say recall "can I raise the database connection pool size?"
+memdir recall "can I raise the database connection pool size?"
+
+say recall "should the new integration test mock the database?" --json
+memdir recall "should the new integration test mock the database?" --json
+
+say recall "what's the weather like"   "(nothing relevant: nothing returned)"
+memdir recall "what's the weather like"
+
+say doctor
+memdir doctor
+
+echo
+echo "Done. Everything above lives in $scratch — delete it with: rm -rf $scratch"
