@@ -105,16 +105,22 @@ export const toolMentionNames = (tool: string): ReadonlyArray<string> => {
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
+/** Lower-cased header with `_` as a word break (paths are `reference_redis-cli.md`). */
 const headerText = (memory: Pick<MemoryHeader, "name" | "description" | "path">): string =>
-  `${memory.name} \n ${memory.description} \n ${memory.path}`.toLowerCase()
+  `${memory.name} \n ${memory.description} \n ${memory.path}`.toLowerCase().replace(/_/g, " ")
+
+/** One whole-word matcher per tool (`redis-cli`, `gh`, `kubectl`), or undefined for a tool that never matches. */
+const toolMatcher = (tool: string): RegExp | undefined => {
+  const names = toolMentionNames(tool)
+  if (names.length === 0) return undefined
+  // Headers are matched with `_` read as a space (see headerText), so tool names are too.
+  const alternatives = names.map((name) => escapeRegExp(name.replace(/_/g, " "))).join("|")
+  return new RegExp(`(?:^|[^a-z0-9-])(?:${alternatives})(?:$|[^a-z0-9-])`)
+}
 
 /** Whether the memory's header names the tool as a whole word (`redis-cli`, `gh`, `kubectl`). */
-export const mentionsTool = (memory: Pick<MemoryHeader, "name" | "description" | "path">, tool: string): boolean => {
-  const text = headerText(memory)
-  return toolMentionNames(tool).some((name) =>
-    new RegExp(`(?:^|[^a-z0-9_-])${escapeRegExp(name)}(?:$|[^a-z0-9_-])`).test(text.replace(/[_]/g, " "))
-  )
-}
+export const mentionsTool = (memory: Pick<MemoryHeader, "name" | "description" | "path">, tool: string): boolean =>
+  toolMatcher(tool)?.test(headerText(memory)) ?? false
 
 const WARNING =
   /\b(?:warn(?:ing|s)?|gotcha|caveat|careful|beware|pitfall|bugs?|known issue|broken|breaks?|fail(?:s|ed|ing|ure)?|flak(?:y|es?)|never|don'?t|do not|must not|mustn'?t|avoid|danger(?:ous)?|wipes?|resets?|corrupt\w*|incident|outage|footgun|trap|doesn'?t work|not work(?:ing)?)\b/i
@@ -160,11 +166,12 @@ export const scoreMemories = (
     })),
     options.bm25
   )
-  const recentTools = request.recentTools ?? []
+  const toolMatchers = (request.recentTools ?? []).flatMap((tool) => toolMatcher(tool) ?? [])
   const { bestPossible, scores } = scoreCorpus(corpus, queryTerms)
   const scored = scores.map((s, i) => {
     const memory = request.candidates[i]!
-    const aboutRecentTool = recentTools.some((tool) => mentionsTool(memory, tool))
+    const text = toolMatchers.length === 0 ? "" : headerText(memory)
+    const aboutRecentTool = toolMatchers.some((matcher) => matcher.test(text))
     const warning = aboutRecentTool && isWarningMemory(memory)
     const score = s.score + (warning ? options.recentToolWarningBonus * bestPossible : 0)
     return {

@@ -244,6 +244,10 @@ describe("selectRelevantMemories (pure)", () => {
     assert.deepStrictEqual(toolMentionNames("redis-cli"), ["redis-cli", "redis"])
     assert.isTrue(mentionsTool(header("r.md", "Redis keys", "inspect with redis-cli --scan"), "redis-cli"))
     assert.isFalse(mentionsTool(header("r.md", "Grep tips", "kubectlish is not kubectl-like"), "kube"))
+    assert.isTrue(mentionsTool(header("reference_gh.md", "PRs", "how we open PRs"), "gh"))
+    assert.isTrue(
+      mentionsTool(header("r.md", "PRs", "use create_pull_request with a draft"), "mcp__github__create_pull_request")
+    )
   })
 
   it("recognises warnings, gotchas and prohibitions", () => {

@@ -159,20 +159,42 @@ export const WEAK_STEMS: ReadonlySet<string> = new Set(
   call stuff`.split(/\s+/)
 )
 
+const PHRASES_BY_FIRST_WORD = new Map<string, Array<readonly [string, string, string]>>()
+for (const phrase of PHRASES) {
+  const same = PHRASES_BY_FIRST_WORD.get(phrase[0])
+  if (same === undefined) PHRASES_BY_FIRST_WORD.set(phrase[0], [phrase])
+  else same.push(phrase)
+}
+
+// Stemming dominates analysis time and vocabularies are small: memoise (bounded, so no unbounded growth).
+const STEM_CACHE_LIMIT = 50_000
+const stemCache = new Map<string, string>()
+const cachedStem = (word: string): string => {
+  let stemmed = stemCache.get(word)
+  if (stemmed === undefined) {
+    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear()
+    stemmed = stem(word)
+    stemCache.set(word, stemmed)
+  }
+  return stemmed
+}
+
 /** Tokens → canonical stems, stopwords and phrase rewrites applied. */
 export const analyze = (text: string): Array<string> => {
   const tokens = rawTokens(text)
   const out: Array<string> = []
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
-    const phrase = PHRASES.find(([a, b]) => a === token && tokens[i + 1] === b)
+    const phrase = PHRASES_BY_FIRST_WORD.get(token)?.find(([, second]) => tokens[i + 1] === second)
     if (phrase !== undefined) {
       out.push(phrase[2])
       i++
       continue
     }
     if (STOPWORDS.has(token)) continue
-    for (const canonical of CANONICAL.get(token) ?? [token]) out.push(stem(canonical))
+    const canonicals = CANONICAL.get(token)
+    if (canonicals === undefined) out.push(cachedStem(token))
+    else for (const canonical of canonicals) out.push(cachedStem(canonical))
   }
   return out
 }
