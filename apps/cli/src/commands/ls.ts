@@ -1,0 +1,45 @@
+import { Command } from "@effect/cli"
+import { Scanner } from "@memdir/core/Scanner"
+import { Staleness } from "@memdir/core/Staleness"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { printJson } from "../Output.js"
+
+export const lsCommand = Command.make(
+  "ls",
+  { ...common, json: jsonOption },
+  memdirHandler(({ cwd, json }) =>
+    Effect.gen(function*() {
+      const location = yield* locate(cwd)
+      const scanner = yield* Scanner
+      const staleness = yield* Staleness
+      const scan = yield* scanner.scan(location.memoryDir)
+      const memories = yield* Effect.forEach(scan.memories, (m) =>
+        Effect.map(staleness.age(m.mtime), (age) => ({
+          path: m.path,
+          name: m.name,
+          description: m.description,
+          type: m.type,
+          mtime: new Date(m.mtime).toISOString(),
+          ageDays: age.ageDays,
+          age: age.age,
+          ...(m.warning === undefined ? {} : { warning: m.warning })
+        })))
+      const problems = scan.problems.map((p) => ({
+        path: p.path,
+        code: p.code,
+        message: p.message,
+        ...(p.line === undefined ? {} : { line: p.line })
+      }))
+      if (json) return yield* printJson({ memoryDir: location.memoryDir, memories, problems })
+      if (memories.length === 0 && problems.length === 0) {
+        return yield* Console.log(`no memories in ${location.memoryDir}`)
+      }
+      for (const m of memories) {
+        yield* Console.log(`${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`)
+      }
+      for (const p of problems) yield* Console.error(`problem: ${p.path}: ${p.message}`)
+    })
+  )
+).pipe(Command.withDescription("List memories (newest first) and files that could not be read"))

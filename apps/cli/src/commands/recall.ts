@@ -1,0 +1,77 @@
+import { Args, Command, Options } from "@effect/cli"
+import { InvalidMemoryInputError } from "@memdir/core/Errors"
+import { RecallSession } from "@memdir/core/Recall"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { printJson } from "../Output.js"
+
+export const recallCommand = Command.make(
+  "recall",
+  {
+    ...common,
+    json: jsonOption,
+    max: Options.integer("max").pipe(
+      Options.withDescription("At most this many memories (1–5)"),
+      Options.withDefault(5)
+    ),
+    recentTools: Options.text("recent-tools").pipe(
+      Options.withDescription("Comma-separated tools the agent is using (their usage docs are skipped)"),
+      Options.optional
+    ),
+    query: Args.text({ name: "QUERY" }).pipe(Args.repeated)
+  },
+  memdirHandler((args) =>
+    Effect.gen(function*() {
+      const location = yield* locate(args.cwd)
+      yield* requireEnabled(location)
+      const session = yield* RecallSession
+      const query = args.query.join(" ")
+      if (query.trim() === "") {
+        return yield* new InvalidMemoryInputError({ field: "QUERY", value: query, reason: "give what the user asked" })
+      }
+      if (args.max < 1) {
+        return yield* new InvalidMemoryInputError({ field: "--max", value: String(args.max), reason: "must be ≥ 1" })
+      }
+      const result = yield* session.recall({
+        memoryDir: location.memoryDir,
+        query,
+        max: args.max,
+        ...(Option.isSome(args.recentTools) ?
+          { recentTools: args.recentTools.value.split(",").map((s) => s.trim()).filter((s) => s !== "") } :
+          {})
+      })
+      const selected = result.selected.map((m) => ({
+        path: m.path,
+        name: m.name,
+        type: m.type,
+        description: m.description,
+        ageDays: m.ageDays,
+        age: m.age,
+        caveat: m.caveat,
+        content: m.content,
+        truncated: m.truncated
+      }))
+      if (args.json) {
+        return yield* printJson({
+          selected,
+          candidates: result.candidates,
+          selector: result.selector,
+          ...(result.degraded === undefined ? {} : { degraded: result.degraded }),
+          ...(result.skipped === undefined ? {} : { skipped: result.skipped })
+        })
+      }
+      if (selected.length === 0) {
+        return yield* Console.log(`no relevant memory (${result.candidates} candidates, selector: ${result.selector})`)
+      }
+      for (const m of selected) {
+        yield* Console.log(`## ${m.path} [${m.type}] — saved ${m.age}`)
+        if (m.caveat !== null) yield* Console.log(`> ${m.caveat}`)
+        yield* Console.log(m.content.replace(/\n$/, ""))
+        yield* Console.log("")
+      }
+      yield* Console.log(`(${selected.length}/${result.candidates} selected by the ${result.selector} selector)`)
+    })
+  )
+).pipe(Command.withDescription("Find the memories relevant to a query (offline selector by default)"))

@@ -1,0 +1,68 @@
+import { Command, Options } from "@effect/cli"
+import { InvalidMemoryInputError } from "@memdir/core/Errors"
+import { isMemoryType, type MemoryType, memoryTypes } from "@memdir/core/Memory"
+import { writeMemory } from "@memdir/core/Write"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { printJson } from "../Output.js"
+
+const readStdin: Effect.Effect<string | undefined> = Effect.promise(async () => {
+  if (process.stdin.isTTY) return undefined
+  const chunks: Array<Buffer> = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString("utf8")
+})
+
+export const writeCommand = Command.make(
+  "write",
+  {
+    ...common,
+    json: jsonOption,
+    type: Options.text("type").pipe(Options.withDescription(`Memory type: ${memoryTypes.join(" | ")}`)),
+    name: Options.text("name").pipe(Options.withDescription("Short title, e.g. \"Testing policy\"")),
+    description: Options.text("description").pipe(
+      Options.withDescription("One line: what this memory says; recall decides on it")
+    ),
+    body: Options.text("body").pipe(
+      Options.withDescription("Markdown body (default: read from stdin)"),
+      Options.optional
+    ),
+    file: Options.text("file").pipe(
+      Options.withDescription("File name relative to the memory dir (default: <type>_<topic>.md)"),
+      Options.optional
+    )
+  },
+  memdirHandler((args) =>
+    Effect.gen(function*() {
+      if (!isMemoryType(args.type)) {
+        return yield* new InvalidMemoryInputError({
+          field: "type",
+          value: args.type,
+          reason: `must be one of ${memoryTypes.join(", ")}`
+        })
+      }
+      const body = Option.isSome(args.body) ? args.body.value : yield* readStdin
+      if (body === undefined) {
+        return yield* new InvalidMemoryInputError({
+          field: "body",
+          value: "",
+          reason: "give --body TEXT or pipe the body on stdin"
+        })
+      }
+      const location = yield* locate(args.cwd)
+      yield* requireEnabled(location)
+      const result = yield* writeMemory({
+        memoryDir: location.memoryDir,
+        type: args.type as MemoryType,
+        name: args.name,
+        description: args.description,
+        body,
+        ...(Option.isSome(args.file) ? { file: args.file.value } : {})
+      })
+      if (args.json) return yield* printJson(result)
+      yield* Console.log(result.path)
+    })
+  )
+).pipe(Command.withDescription("Write a memory file and its MEMORY.md line (updates an existing memory)"))
