@@ -158,6 +158,45 @@ export class UnknownPromptVariantError extends Schema.TaggedError<UnknownPromptV
   }
 }
 
+/** A model call that failed; `kind` says what to do (see `message`). Offline paths never produce it. */
+export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
+  kind: Schema.Literal(
+    "not-configured",
+    "authentication",
+    "permission",
+    "invalid-request",
+    "not-found",
+    "rate-limited",
+    "overloaded",
+    "server",
+    "timeout",
+    "connection",
+    "malformed-output"
+  ),
+  role: Schema.String,
+  model: Schema.String,
+  status: Schema.optional(Schema.Number),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    const what: Record<ModelError["kind"], string> = {
+      "not-configured": "no model is configured: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL)",
+      authentication: "the API key was refused: check ANTHROPIC_API_KEY",
+      permission: "the key may not use this model: pick another with MEMDIR_MODEL_<ROLE>",
+      "invalid-request": "the request was refused as invalid: report it with the detail",
+      "not-found": "unknown model or endpoint: check MEMDIR_MODEL_<ROLE> and ANTHROPIC_BASE_URL",
+      "rate-limited": "rate limited even after retries: slow down or raise MEMDIR_MODEL_MAX_RETRIES",
+      overloaded: "the API is overloaded even after retries: try again later",
+      server: "the API failed even after retries: try again later",
+      timeout: "the model did not answer in time: raise MEMDIR_MODEL_TIMEOUT",
+      connection: "could not reach the API: check ANTHROPIC_BASE_URL and the network",
+      "malformed-output": "the model's answer did not match the expected shape"
+    }
+    const status = this.status === undefined ? "" : ` (HTTP ${this.status})`
+    return `${this.role} model ${this.model}${status}: ${what[this.kind]}. ${this.detail}`.trim()
+  }
+}
+
 export type MemdirError =
   | InvalidFrontmatterError
   | InvalidMemoryDirError
@@ -170,6 +209,7 @@ export type MemdirError =
   | LockTimeoutError
   | MemoryIoError
   | UnknownPromptVariantError
+  | ModelError
 
 /** The CLI's exit code for each error (documented in the README). 1 is reserved for defects. */
 export const exitCodes: Record<MemdirError["_tag"], number> = {
@@ -183,5 +223,6 @@ export const exitCodes: Record<MemdirError["_tag"], number> = {
   MemoryDisabledError: 9,
   LockTimeoutError: 10,
   MemoryIoError: 11,
-  UnknownPromptVariantError: 12
+  UnknownPromptVariantError: 12,
+  ModelError: 13
 }
