@@ -197,6 +197,67 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   }
 }
 
+/** Team memory is off for this project; `source` names the link of the team switch that decided (README "Team memory"). */
+export class TeamMemoryDisabledError extends Schema.TaggedError<TeamMemoryDisabledError>()("TeamMemoryDisabledError", {
+  source: Schema.String
+}) {
+  override get message(): string {
+    return `team memory is off (${this.source}). Turn it on with "teamMemory": true in your user or local settings, ` +
+      `or MEMDIR_TEAM_MEMORY=1 (auto memory must be on too).`
+  }
+}
+
+/** A team file that looks like it holds a secret (private key, cloud or API token…): never written, committed or pushed. */
+export class SecretDetectedError extends Schema.TaggedError<SecretDetectedError>()("SecretDetectedError", {
+  path: Schema.String,
+  pattern: Schema.String,
+  line: Schema.optional(Schema.Number),
+  /** What memdir refused to do with the file. */
+  action: Schema.Literal("write", "sync")
+}) {
+  override get message(): string {
+    const at = this.line === undefined ? "" : `:${this.line}`
+    const refused = this.action === "write" ? "memdir did not write it" : "nothing was committed or pushed"
+    return `${this.path}${at} looks like it holds a secret (${this.pattern}); ${refused}. Remove the secret ` +
+      `(and rotate it if it was ever shared), then try again.`
+  }
+}
+
+/** A team sync git could not complete: no remote configured, remote unreachable, push refused after retries… */
+export class TeamSyncError extends Schema.TaggedError<TeamSyncError>()("TeamSyncError", {
+  step: Schema.String,
+  remote: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `team sync with ${JSON.stringify(this.remote)} failed at ${this.step}: ${this.detail}. Nothing incoming ` +
+      `was merged; run \`memdir team sync\` again once the cause is fixed.`
+  }
+}
+
+/**
+ * A team update refused whole because some entry fails the guard (symlink, submodule, traversal name, oversized
+ * file, likely secret…): nothing was merged (incoming) or pushed (outgoing), the working tree is untouched.
+ */
+export class TeamSyncRejectedError extends Schema.TaggedError<TeamSyncRejectedError>()("TeamSyncRejectedError", {
+  direction: Schema.Literal("incoming", "outgoing"),
+  remote: Schema.String,
+  /** The commit that was refused. */
+  commit: Schema.String,
+  violations: Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.String, detail: Schema.String }))
+}) {
+  override get message(): string {
+    const shown = this.violations.slice(0, 5).map((v) => `${v.path}: ${v.reason} (${v.detail})`).join("; ")
+    const more = this.violations.length > 5 ? `; and ${this.violations.length - 5} more` : ""
+    const what = this.direction === "incoming"
+      ? `refused the incoming team update ${this.commit.slice(0, 12)} from ${JSON.stringify(this.remote)}; nothing ` +
+        `was merged`
+      : `refused to push local team changes; nothing was pushed`
+    return `${what}: ${shown}${more}. Ask whoever committed it to remove these entries (\`memdir team audit\` ` +
+      `checks the local copy).`
+  }
+}
+
 export type MemdirError =
   | InvalidFrontmatterError
   | InvalidMemoryDirError
@@ -210,6 +271,10 @@ export type MemdirError =
   | MemoryIoError
   | UnknownPromptVariantError
   | ModelError
+  | TeamMemoryDisabledError
+  | SecretDetectedError
+  | TeamSyncError
+  | TeamSyncRejectedError
 
 /** The CLI's exit code for each error (documented in the README). 1 is reserved for defects. */
 export const exitCodes: Record<MemdirError["_tag"], number> = {
@@ -224,5 +289,9 @@ export const exitCodes: Record<MemdirError["_tag"], number> = {
   LockTimeoutError: 10,
   MemoryIoError: 11,
   UnknownPromptVariantError: 12,
-  ModelError: 13
+  ModelError: 13,
+  TeamMemoryDisabledError: 14,
+  SecretDetectedError: 15,
+  TeamSyncError: 16,
+  TeamSyncRejectedError: 17
 }
