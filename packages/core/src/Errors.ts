@@ -99,13 +99,18 @@ export class PathTraversalError extends Schema.TaggedError<PathTraversalError>()
     "symlink-escape",
     "dangling-symlink",
     "symlink-loop",
-    "unverifiable"
-  )
+    "unverifiable",
+    "not-regular-file",
+    "too-large"
+  ),
+  /** What exactly was refused (e.g. where a symlink points), when there is more to say than the reason. */
+  detail: Schema.optional(Schema.String)
 }) {
   override get message(): string {
+    const detail = this.detail === undefined ? "" : ` (${this.detail})`
     return `refused path ${
       JSON.stringify(this.key)
-    }: ${this.reason}. Memory paths must stay inside the memory directory.`
+    }: ${this.reason}${detail}. Memory paths must stay inside the memory directory.`
   }
 }
 

@@ -1,38 +1,117 @@
 /**
  * TeamGuard: every path that touches `<memdir>/team/` goes through here (SPEC §8). Files there come from
- * other people, so all checks fail closed with a `PathTraversalError` naming the check that refused.
- * CONTRACT (owned by the team-guard helper; implementation to be filled in).
+ * other people, so all checks fail closed with a `PathTraversalError` naming the check that refused:
+ *
+ * 1. key sanitisation (`sanitizeKey`): null bytes, absolute/home/drive/UNC paths, backslashes, Unicode
+ *    look-alikes of `/`, `\` and `..`, and anything that becomes one of those once percent-decoded
+ *    (double encoding, overlong UTF-8, `%uXXXX`);
+ * 2. string containment (`checkKey`): `..` collapsed, then the team directory plus a trailing separator must
+ *    prefix the result (`team-evil/` is not `team/`);
+ * 3. symlink containment (`resolve`): the real path of the deepest existing ancestor, with the missing tail
+ *    re-joined, must lie inside the team directory's real path; a dangling link, a loop, or anything that
+ *    prevents the check refuses.
+ *
+ * Reads refuse symlinks, FIFOs, devices, hard-linked and oversized files without ever blocking; writes are
+ * atomic and never follow a symlink planted between check and use.
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
-import type { MemoryIoError, MemoryNotFoundError, PathTraversalError } from "./Errors.js"
+import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as NodePath from "node:path"
+import { type MemoryIoError, MemoryNotFoundError, PathTraversalError } from "./Errors.js"
+import { auditTeamDir, type AuditViolation, inspectText } from "./internal/teamGuardAudit.js"
+import { readTeamFile, resolveTeamPath, TEAM_FILE_MAX_BYTES, writeTeamFile } from "./internal/teamGuardFs.js"
+import { checkKeyWith, percentDecodeFully, sanitizeKey } from "./internal/teamGuardKey.js"
+
+export { type AuditViolation, percentDecodeFully, sanitizeKey, TEAM_FILE_MAX_BYTES }
 
 export const TEAM_DIR = "team"
-/** Team files larger than this are refused on read and reported by the audit. */
-export const TEAM_FILE_MAX_BYTES = 250_000
 
-export interface AuditViolation {
-  /** Relative to the team directory, `/` separators. */
-  readonly path: string
-  /** A PathTraversalError reason, or "symlink", "special-file", "oversized", "secret", … */
-  readonly reason: string
-  readonly detail: string
-}
+/** The CLI exit code of `memdir team audit` when it found at least one violation (README "Exit codes"). */
+export const AUDIT_VIOLATIONS_EXIT_CODE = 21
+
+/** Layers 1 and 2 (no disk access): the absolute path `key` names inside `teamDir`, or why it is refused. */
+export const checkKey = (teamDir: string, key: string): Either.Either<string, PathTraversalError> =>
+  checkKeyWith(NodePath, teamDir, key)
 
 export class TeamGuard extends Context.Tag("@memdir/core/TeamGuard")<TeamGuard, {
-  /** All three layers (key sanitisation, string containment, symlink containment); returns the absolute path. */
+  /**
+   * All three layers (key sanitisation, string containment, symlink containment). Returns the absolute path under
+   * `teamDir` as given (`..` collapsed); its real path has been verified inside the team directory's real path.
+   */
   readonly resolve: (teamDir: string, key: string) => Effect.Effect<string, PathTraversalError>
   /** Reads a regular file under team/ without following a symlink in the last component; never hangs on a FIFO. */
   readonly read: (
     teamDir: string,
     key: string
   ) => Effect.Effect<string, PathTraversalError | MemoryNotFoundError | MemoryIoError>
-  /** Atomic write under team/ that never follows a symlink planted between check and use. */
+  /** Atomic write under team/ that never follows a symlink planted between check and use. Returns the path. */
   readonly write: (
     teamDir: string,
     key: string,
     content: string
   ) => Effect.Effect<string, PathTraversalError | MemoryIoError>
-  /** Walks team/ as it is on disk and reports every violation. */
+  /** Walks team/ as it is on disk (lstat, never following) and reports every violation, sorted by path. */
   readonly audit: (teamDir: string) => Effect.Effect<ReadonlyArray<AuditViolation>, MemoryIoError>
 }>() {}
+
+export const make: Effect.Effect<Context.Tag.Service<TeamGuard>> = Effect.sync(() => ({
+  resolve: Effect.fn("TeamGuard.resolve")(function*(teamDir: string, key: string) {
+    return (yield* resolveTeamPath(teamDir, key)).path
+  }),
+  read: Effect.fn("TeamGuard.read")(function*(teamDir: string, key: string) {
+    return yield* readTeamFile(teamDir, key)
+  }),
+  write: Effect.fn("TeamGuard.write")(function*(teamDir: string, key: string, content: string) {
+    return yield* writeTeamFile(teamDir, key, content)
+  }),
+  audit: Effect.fn("TeamGuard.audit")(function*(teamDir: string) {
+    return yield* auditTeamDir(teamDir)
+  })
+}))
+
+/** The real guard, on the real file system (node:fs: it needs lstat, O_NOFOLLOW and errno codes). */
+export const layer: Layer.Layer<TeamGuard> = Layer.effect(TeamGuard, make)
+
+/**
+ * In memory, deterministic: layers 1 and 2 exactly as in `layer` (there are no symlinks in memory), files in a
+ * map keyed by absolute path, the size limit on read, and an audit of names, sizes and secrets. `files` seeds it
+ * (absolute path → content); seeded names are not checked, so a test can plant what a hostile sync would.
+ */
+export const layerTest = (files: Readonly<Record<string, string>> = {}): Layer.Layer<TeamGuard> =>
+  Layer.sync(TeamGuard, () => {
+    const store = new Map<string, string>(Object.entries(files).map(([p, c]) => [NodePath.resolve(p), c]))
+    const resolve = (teamDir: string, key: string) => checkKey(teamDir, key)
+    return {
+      resolve: (teamDir, key) => resolve(teamDir, key),
+      read: (teamDir, key) =>
+        Effect.flatMap(
+          resolve(teamDir, key),
+          (path): Effect.Effect<string, PathTraversalError | MemoryNotFoundError> => {
+            const content = store.get(path)
+            if (content === undefined) return Effect.fail(new MemoryNotFoundError({ path }))
+            const size = new TextEncoder().encode(content).length
+            return size > TEAM_FILE_MAX_BYTES ?
+              Effect.fail(new PathTraversalError({ key, reason: "too-large", detail: `${size} bytes` })) :
+              Effect.succeed(content)
+          }
+        ),
+      write: (teamDir, key, content) =>
+        Effect.map(resolve(teamDir, key), (path) => {
+          store.set(path, content)
+          return path
+        }),
+      audit: (teamDir) =>
+        Effect.sync(() => {
+          const root = NodePath.resolve(teamDir) + NodePath.sep
+          const violations: Array<AuditViolation> = []
+          for (const [path, content] of store) {
+            if (!path.startsWith(root)) continue
+            const relative = path.slice(root.length).split(NodePath.sep).join("/")
+            violations.push(...inspectText(teamDir, relative, content))
+          }
+          return violations.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+        })
+    }
+  })

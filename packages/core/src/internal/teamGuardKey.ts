@@ -1,0 +1,216 @@
+/**
+ * TeamGuard layers 1 and 2 (SPEC §8), pure string logic: key sanitisation, then containment of the resolved
+ * path with a trailing separator. Layer 3 (real paths on disk) lives in `teamGuardFs.ts`.
+ *
+ * A key is what a teammate (or a sync) names a team file with: a path relative to `team/`, `/`-separated.
+ * Everything here fails closed: a key that merely looks like an attack is refused, because team files come
+ * from other people and a legitimate memory never needs a percent sign that decodes to a dot or a slash.
+ */
+import * as Either from "effect/Either"
+import { PathTraversalError } from "../Errors.js"
+import { type PathOps, withTrailingSeparator } from "./paths.js"
+
+export type KeyRefusal = PathTraversalError["reason"]
+
+/**
+ * Characters that look like `/` or `\` (or draw one over the previous character) but that NFKC leaves alone.
+ * A file name holding one is a disguised path on screen, and some tools and file systems fold them: refused.
+ */
+const SLASH_LOOKALIKES: ReadonlyArray<readonly [string, string]> = [
+  ["\u2215", "DIVISION SLASH"],
+  ["\u2044", "FRACTION SLASH"],
+  ["\u29F8", "BIG SOLIDUS"],
+  ["\u29F9", "BIG REVERSE SOLIDUS"],
+  ["\u2216", "SET MINUS"],
+  ["\u2571", "BOX DRAWINGS LIGHT DIAGONAL UPPER RIGHT TO LOWER LEFT"],
+  ["\u2572", "BOX DRAWINGS LIGHT DIAGONAL UPPER LEFT TO LOWER RIGHT"],
+  ["\u27CB", "MATHEMATICAL RISING DIAGONAL"],
+  ["\u27CD", "MATHEMATICAL FALLING DIAGONAL"],
+  ["\u1735", "PHILIPPINE SINGLE PUNCTUATION"],
+  ["\u0337", "COMBINING SHORT SOLIDUS OVERLAY"],
+  ["\u0338", "COMBINING LONG SOLIDUS OVERLAY"],
+  ["\u20E5", "COMBINING REVERSE SOLIDUS OVERLAY"],
+  ["\u244A", "OCR DOUBLE BACKSLASH"],
+  ["\uFF0F", "FULLWIDTH SOLIDUS"],
+  ["\uFF3C", "FULLWIDTH REVERSE SOLIDUS"],
+  ["\uFE68", "SMALL REVERSE SOLIDUS"]
+]
+
+/** Rounds of percent-decoding before we give up and refuse (real keys need at most one). */
+const MAX_DECODE_ROUNDS = 8
+
+const count = (text: string, needle: string): number => text.split(needle).length - 1
+
+const hasDotSegment = (text: string): boolean =>
+  text.split(/[/\\]/).some((segment) => segment === "." || segment === "..")
+
+const codePointName = (char: string): string => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`
+
+const isAbsoluteKey = (key: string): boolean =>
+  key.startsWith("/") || key.startsWith("~") || key.startsWith("\\\\") || /^[A-Za-z]:/.test(key)
+
+/**
+ * Unicode tricks: a slash look-alike anywhere, or an NFKC form that gains a `/`, a `\`, a `..` or a dot segment
+ * the key did not have (fullwidth `．．／`, one-dot leaders `․․`, `‥`, small full stops…).
+ */
+const unicodeProblem = (key: string): string | undefined => {
+  for (const [char, name] of SLASH_LOOKALIKES) {
+    if (key.includes(char)) return `${codePointName(char)} ${name} looks like a path separator`
+  }
+  const folded = key.normalize("NFKC")
+  if (folded === key) return undefined
+  const gains = count(folded, "/") > count(key, "/") ||
+    count(folded, "\\") > count(key, "\\") ||
+    count(folded, "..") > count(key, "..") ||
+    (hasDotSegment(folded) && !hasDotSegment(key))
+  return gains ? `NFKC turns it into ${JSON.stringify(folded)}` : undefined
+}
+
+/** The layer-1 checks that need no decoding, in order; the first that refuses names the reason. */
+const plainProblem = (key: string): { readonly reason: KeyRefusal; readonly detail: string } | undefined => {
+  if (key.includes("\0")) return { reason: "null-byte", detail: "contains a NUL character" }
+  if (isAbsoluteKey(key)) return { reason: "absolute", detail: "absolute, home, drive or UNC path" }
+  if (key.includes("\\")) return { reason: "backslash", detail: "contains a backslash" }
+  const unicode = unicodeProblem(key)
+  if (unicode !== undefined) return { reason: "unicode-traversal", detail: unicode }
+  return undefined
+}
+
+const hexValue = (text: string, at: number, digits: number): number | undefined => {
+  const chunk = text.slice(at, at + digits)
+  return chunk.length === digits && /^[0-9A-Fa-f]+$/.test(chunk) ? Number.parseInt(chunk, 16) : undefined
+}
+
+/**
+ * UTF-8 as a careless decoder reads it: overlong forms are accepted (`C0 AE` and `E0 80 AE` are `.`, `C0 AF` is
+ * `/`), because that is exactly what the attack counts on somewhere down the line. Bytes that form no character
+ * stay as their `%XX` text, so decoding reaches a fixed point.
+ */
+const decodeBytesLeniently = (bytes: ReadonlyArray<number>): string => {
+  let out = ""
+  let i = 0
+  const literal = (b: number) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`
+  while (i < bytes.length) {
+    const lead = bytes[i]!
+    const length = lead < 0x80
+      ? 1
+      : lead >= 0xC0 && lead < 0xE0
+      ? 2
+      : lead >= 0xE0 && lead < 0xF0
+      ? 3
+      : lead >= 0xF0 && lead < 0xF8
+      ? 4
+      : 0
+    const continuation = bytes.slice(i + 1, i + length)
+    if (length === 0 || continuation.length !== length - 1 || continuation.some((b) => (b & 0xC0) !== 0x80)) {
+      out += literal(lead)
+      i += 1
+      continue
+    }
+    const initial = length === 1 ? lead : lead & (0xFF >> (length + 1))
+    const codePoint = continuation.reduce((acc, b) => (acc << 6) | (b & 0x3F), initial)
+    if (codePoint > 0x10FFFF || (codePoint >= 0xD800 && codePoint <= 0xDFFF)) {
+      out += literal(lead)
+      i += 1
+      continue
+    }
+    out += String.fromCodePoint(codePoint)
+    i += length
+  }
+  return out
+}
+
+/** One round of percent-decoding: `%XX` runs (lenient UTF-8) and IIS-style `%uXXXX`. */
+export const percentDecodeOnce = (text: string): string => {
+  let out = ""
+  let i = 0
+  while (i < text.length) {
+    if (text[i] !== "%") {
+      out += text[i]
+      i += 1
+      continue
+    }
+    if (text[i + 1] === "u" || text[i + 1] === "U") {
+      const unit = hexValue(text, i + 2, 4)
+      if (unit !== undefined) {
+        out += String.fromCharCode(unit)
+        i += 6
+        continue
+      }
+    }
+    const bytes: Array<number> = []
+    let j = i
+    while (text[j] === "%") {
+      const byte = hexValue(text, j + 1, 2)
+      if (byte === undefined) break
+      bytes.push(byte)
+      j += 3
+    }
+    if (bytes.length === 0) {
+      out += "%"
+      i += 1
+      continue
+    }
+    out += decodeBytesLeniently(bytes)
+    i = j
+  }
+  return out
+}
+
+/** Percent-decodes until nothing changes; `undefined` when it is still changing after `MAX_DECODE_ROUNDS`. */
+export const percentDecodeFully = (text: string): string | undefined => {
+  let current = text
+  for (let round = 0; round < MAX_DECODE_ROUNDS; round++) {
+    const next = percentDecodeOnce(current)
+    if (next === current) return current
+    current = next
+  }
+  return undefined
+}
+
+/**
+ * Layer 1: refuses null bytes, absolute/home/drive/UNC paths, backslashes, Unicode look-alikes and whatever
+ * becomes one of those (or a `.`/`..` segment, or an extra `/`) once percent-decoded, however many times.
+ */
+export const sanitizeKey = (key: string): Either.Either<string, PathTraversalError> => {
+  const refuse = (reason: KeyRefusal, detail: string) => Either.left(new PathTraversalError({ key, reason, detail }))
+  const plain = plainProblem(key)
+  if (plain !== undefined) return refuse(plain.reason, plain.detail)
+  if (!key.includes("%")) return Either.right(key)
+  const decoded = percentDecodeFully(key)
+  if (decoded === undefined) return refuse("encoded-traversal", `still changing after ${MAX_DECODE_ROUNDS} decodings`)
+  if (decoded === key) return Either.right(key)
+  const hidden = plainProblem(decoded)
+  if (hidden !== undefined) {
+    return refuse("encoded-traversal", `decodes to ${JSON.stringify(decoded)}: ${hidden.detail}`)
+  }
+  if (hasDotSegment(decoded)) return refuse("encoded-traversal", `decodes to ${JSON.stringify(decoded)}`)
+  if (count(decoded, "/") > count(key, "/")) {
+    return refuse("encoded-traversal", `decodes to ${JSON.stringify(decoded)}: an encoded separator`)
+  }
+  return Either.right(key)
+}
+
+/**
+ * Layer 2: the key resolved against the team directory (`..` and `.` collapsed) must lie strictly inside it,
+ * compared with a trailing separator so that `team-evil/x` is not inside `team/`. Returns the absolute path.
+ */
+export const containKey = (
+  path: PathOps,
+  teamDir: string,
+  key: string
+): Either.Either<string, PathTraversalError> => {
+  const root = path.resolve(teamDir)
+  const target = path.resolve(root, key)
+  if (target.startsWith(withTrailingSeparator(path, root))) return Either.right(target)
+  const detail = target === root ? "names the team directory itself" : `resolves to ${target}`
+  return Either.left(new PathTraversalError({ key, reason: "escapes-root", detail }))
+}
+
+/** Layers 1 and 2 together: what can be decided without touching the disk. */
+export const checkKeyWith = (
+  path: PathOps,
+  teamDir: string,
+  key: string
+): Either.Either<string, PathTraversalError> =>
+  Either.flatMap(sanitizeKey(key), (sane) => containKey(path, teamDir, sane))
