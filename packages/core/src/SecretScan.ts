@@ -262,3 +262,6 @@ export const scanSecrets = (text: string): ReadonlyArray<SecretFinding> => {
 
 /** True when `text` holds at least one likely secret. */
 export const containsSecret = (text: string): boolean => scanSecrets(text).length > 0
+
+/** The first likely secret in `text` (by line), if any: what a refusal names. */
+export const findSecret = (text: string): SecretFinding | undefined => scanSecrets(text)[0]
