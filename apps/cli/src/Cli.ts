@@ -10,6 +10,7 @@ import { pathCommand } from "./commands/path.js"
 import { promptCommand } from "./commands/prompt.js"
 import { recallCommand } from "./commands/recall.js"
 import { showCommand } from "./commands/show.js"
+import { teamCommand } from "./commands/team.js"
 import { writeCommand } from "./commands/write.js"
 
 export const memdir = Command.make("memdir").pipe(
@@ -22,6 +23,7 @@ export const memdir = Command.make("memdir").pipe(
     showCommand,
     recallCommand,
     promptCommand,
-    doctorCommand
+    doctorCommand,
+    teamCommand
   ])
 )

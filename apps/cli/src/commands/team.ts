@@ -1,0 +1,44 @@
+/**
+ * `memdir team …`: team memory (SPEC §8). `audit` inspects `<memdir>/team/` as it is on disk; the other
+ * subcommands (write, ls, sync) live beside it in this command.
+ */
+import { Command } from "@effect/cli"
+import * as TeamGuard from "@memdir/core/TeamGuard"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { printJson } from "../Output.js"
+
+export const auditCommand = Command.make(
+  "audit",
+  { ...common, json: jsonOption },
+  memdirHandler(({ cwd, json }) =>
+    Effect.gen(function*() {
+      const location = yield* locate(cwd)
+      const guard = yield* TeamGuard.TeamGuard
+      // an inspection, not a use: it runs even while team memory is switched off
+      const teamDir = location.memoryDir + TeamGuard.TEAM_DIR
+      const violations = yield* guard.audit(teamDir)
+      if (json) {
+        yield* printJson({ teamDir, violations })
+      } else {
+        if (violations.length === 0) yield* Console.log(`ok: ${teamDir} has no violations`)
+        for (const v of violations) yield* Console.log(`${v.reason} ${v.path}: ${v.detail}`)
+        if (violations.length > 0) {
+          yield* Console.log(`${violations.length} violation(s) in ${teamDir}: remove or fix them before syncing`)
+        }
+      }
+      if (violations.length > 0) process.exitCode = TeamGuard.AUDIT_VIOLATIONS_EXIT_CODE
+    }).pipe(Effect.provide(TeamGuard.layer))
+  )
+).pipe(
+  Command.withDescription(
+    `Inspect team/ on disk: links, special files, refused names, files over 250,000 bytes, likely secrets ` +
+      `(exit ${TeamGuard.AUDIT_VIOLATIONS_EXIT_CODE} when any)`
+  )
+)
+
+export const teamCommand = Command.make("team").pipe(
+  Command.withDescription("Team memory shared through git: audit"),
+  Command.withSubcommands([auditCommand])
+)
