@@ -1,0 +1,408 @@
+import { FileSystem, Path } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { AgentTool } from "../src/Agent.js"
+import { PathTraversalError } from "../src/Errors.js"
+import { acquireLock, releaseLock } from "../src/internal/fileLock.js"
+import {
+  INDEX_FILE,
+  INDEX_LOCK,
+  layer as memoryIndexLayer,
+  layerWith as memoryIndexLayerWith
+} from "../src/MemoryIndex.js"
+import { boundText, make, type MemoryToolsOptions, READ_MAX_LINES } from "../src/MemoryTools.js"
+import { layer as scannerLayer } from "../src/Scanner.js"
+import type { TeamGuard } from "../src/TeamGuard.js"
+
+const services = Layer.mergeAll(memoryIndexLayer, scannerLayer).pipe(Layer.provideMerge(NodeContext.layer))
+
+const memoryFile = (name: string, description: string, type = "feedback", body = "The rule.\n") =>
+  `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}`
+
+/** A scratch tree: <scratch>/memory (the memory dir), <scratch>/project, <scratch>/outside. */
+const sandbox = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const scratch = yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "memdir-tools-" }))
+  const memoryDir = path.join(scratch, "memory")
+  const project = path.join(scratch, "project")
+  const outside = path.join(scratch, "outside")
+  for (const dir of [memoryDir, project, outside]) yield* fs.makeDirectory(dir, { recursive: true })
+  yield* fs.writeFileString(path.join(outside, "secret.md"), memoryFile("Secret", "outside the sandbox"))
+  return { scratch, memoryDir, project, outside }
+})
+
+const toolsetFor = (options: MemoryToolsOptions) =>
+  Effect.gen(function*() {
+    const toolset = yield* make(options)
+    const call = (name: string, input: unknown) =>
+      Effect.gen(function*() {
+        const tool: AgentTool | undefined = toolset.tools.find((t) => t.definition.name === name)
+        if (tool === undefined) return yield* Effect.dieMessage(`no tool ${name}`)
+        return yield* tool.run(input)
+      })
+    return { ...toolset, call }
+  })
+
+const exists = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(file))
+const read = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file))
+
+describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
+  it.scoped("writes a memory through the write program: file, index line, change record", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const tools = yield* toolsetFor({ memoryDir })
+      const first = yield* tools.call("memory_write", {
+        path: "feedback_testing.md",
+        content: memoryFile("Testing policy", "Integration tests hit a real database")
+      })
+      assert.isFalse(first.isError, first.content)
+      assert.include(first.content, "created feedback_testing.md")
+      assert.include(yield* read(`${memoryDir}/feedback_testing.md`), "description: Integration tests hit a real")
+      assert.include(yield* read(`${memoryDir}/${INDEX_FILE}`), "- [Testing policy](feedback_testing.md) — Integration")
+
+      const second = yield* tools.call("memory_write", {
+        path: "feedback_testing.md",
+        content: memoryFile("Testing policy", "Integration tests hit the docker database", "feedback", "Updated.\n")
+      })
+      assert.isFalse(second.isError, second.content)
+      const index = yield* read(`${memoryDir}/${INDEX_FILE}`)
+      assert.strictEqual(index.split("\n").filter((l) => l.includes("feedback_testing.md")).length, 1)
+      assert.include(index, "docker database")
+      const changes = yield* tools.changes
+      assert.deepStrictEqual(changes.map((c) => [c.op, c.file]), [["created", "feedback_testing.md"], [
+        "updated",
+        "feedback_testing.md"
+      ]])
+      assert.include(changes[1]!.before!, "The rule.")
+      assert.include(changes[1]!.after!, "Updated.")
+      assert.deepStrictEqual(yield* tools.refusals, [])
+    }).pipe(Effect.provide(services)))
+
+  it.scoped("accepts an absolute path inside the memory directory", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const tools = yield* toolsetFor({ memoryDir })
+      const result = yield* tools.call("memory_write", {
+        path: `${memoryDir}/user_role.md`,
+        content: memoryFile("Role", "Data engineer, new to React", "user")
+      })
+      assert.isFalse(result.isError, result.content)
+      assert.isTrue(yield* exists(`${memoryDir}/user_role.md`))
+    }).pipe(Effect.provide(services)))
+
+  it.scoped("refuses content without valid frontmatter and writes nothing", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const tools = yield* toolsetFor({ memoryDir })
+      const noFrontmatter = yield* tools.call("memory_write", { path: "a.md", content: "just text\n" })
+      assert.isTrue(noFrontmatter.isError)
+      assert.include(noFrontmatter.content, "frontmatter")
+      const badType = yield* tools.call("memory_write", {
+        path: "b.md",
+        content: memoryFile("B", "something", "opinion")
+      })
+      assert.isTrue(badType.isError)
+      assert.include(badType.content, "type must be one of user, feedback, project, reference")
+      const notMarkdown = yield* tools.call("memory_write", { path: "c.txt", content: memoryFile("C", "c") })
+      assert.isTrue(notMarkdown.isError)
+      assert.include(notMarkdown.content, ".md")
+      for (const file of ["a.md", "b.md", "c.txt", INDEX_FILE]) assert.isFalse(yield* exists(`${memoryDir}/${file}`))
+    }).pipe(Effect.provide(services)))
+
+  it.scoped("memory_edit replaces one exact occurrence and keeps the index line in step", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const tools = yield* toolsetFor({ memoryDir })
+      yield* tools.call("memory_write", {
+        path: "project_freeze.md",
+        content: memoryFile("Freeze", "Merge freeze next week", "project", "Freeze from Thursday. Ask Ana.\nAna.\n")
+      })
+      const edit = yield* tools.call("memory_edit", {
+        path: "project_freeze.md",
+        old_string: "description: Merge freeze next week",
+        new_string: "description: Merge freeze 2026-03-05 to 2026-03-09"
+      })
+      assert.isFalse(edit.isError, edit.content)
+      assert.include(yield* read(`${memoryDir}/${INDEX_FILE}`), "Merge freeze 2026-03-05 to 2026-03-09")
+
+      const missing = yield* tools.call("memory_edit", { path: "project_freeze.md", old_string: "zzz", new_string: "" })
+      assert.isTrue(missing.isError)
+      assert.include(missing.content, "does not occur")
+      const ambiguous = yield* tools.call("memory_edit", {
+        path: "project_freeze.md",
+        old_string: "Ana",
+        new_string: "Bo"
+      })
+      assert.isTrue(ambiguous.isError)
+      assert.include(ambiguous.content, "occurs 2 times")
+      const all = yield* tools.call("memory_edit", {
+        path: "project_freeze.md",
+        old_string: "Ana",
+        new_string: "Bo",
+        replace_all: true
+      })
+      assert.isFalse(all.isError, all.content)
+      assert.notInclude(yield* read(`${memoryDir}/project_freeze.md`), "Ana")
+
+      const before = yield* read(`${memoryDir}/project_freeze.md`)
+      const broken = yield* tools.call("memory_edit", {
+        path: "project_freeze.md",
+        old_string: "type: project",
+        new_string: "type: gossip"
+      })
+      assert.isTrue(broken.isError)
+      assert.strictEqual(yield* read(`${memoryDir}/project_freeze.md`), before)
+    }).pipe(Effect.provide(services)))
+
+  it.scoped("memory_delete is offered only when enabled, and removes file and index line", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const extractor = yield* toolsetFor({ memoryDir })
+      assert.notInclude(extractor.tools.map((t) => t.definition.name), "memory_delete")
+      yield* extractor.call("memory_write", { path: "feedback_x.md", content: memoryFile("X", "x rule") })
+
+      const dream = yield* toolsetFor({ memoryDir, allowDelete: true })
+      const result = yield* dream.call("memory_delete", { path: "feedback_x.md" })
+      assert.isFalse(result.isError, result.content)
+      assert.isFalse(yield* exists(`${memoryDir}/feedback_x.md`))
+      assert.notInclude(yield* read(`${memoryDir}/${INDEX_FILE}`), "feedback_x.md")
+      const [change] = yield* dream.changes
+      assert.strictEqual(change!.op, "deleted")
+      assert.include(change!.before!, "x rule")
+      const index = yield* dream.call("memory_delete", { path: INDEX_FILE })
+      assert.isTrue(index.isError)
+      assert.isTrue(yield* exists(`${memoryDir}/${INDEX_FILE}`))
+    }).pipe(Effect.provide(services)))
+
+  it.live("a write that cannot take the index lock is an error answer and an I/O failure for the caller", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const held = yield* acquireLock(`${memoryDir}/${INDEX_LOCK}`)
+      const tools = yield* toolsetFor({ memoryDir }).pipe(
+        Effect.provide(memoryIndexLayerWith({ lock: { timeout: "200 millis" } }))
+      )
+      const result = yield* tools.call("memory_write", { path: "feedback_y.md", content: memoryFile("Y", "y") })
+      yield* releaseLock(held)
+      assert.isTrue(result.isError)
+      const failures = yield* tools.ioFailures
+      assert.strictEqual(failures.length, 1)
+      assert.strictEqual(failures[0]!.error._tag, "LockTimeoutError")
+      assert.isFalse(yield* exists(`${memoryDir}/feedback_y.md`))
+    }).pipe(Effect.scoped, Effect.provide(services)))
+})
+
+describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
+  it.scoped("paths that leave the memory directory, by string or by symlink", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { memoryDir, outside, scratch } = yield* sandbox
+      yield* fs.symlink(outside, `${memoryDir}/evil`)
+      yield* fs.symlink(`${outside}/secret.md`, `${memoryDir}/link.md`)
+      yield* fs.symlink(`${scratch}/nowhere.md`, `${memoryDir}/dangling.md`)
+      yield* fs.symlink(`${memoryDir}/loop-b.md`, `${memoryDir}/loop-a.md`)
+      yield* fs.symlink(`${memoryDir}/loop-a.md`, `${memoryDir}/loop-b.md`)
+      yield* fs.makeDirectory(`${scratch}/memory-evil`)
+      const tools = yield* toolsetFor({ memoryDir })
+      const content = memoryFile("Evil", "should never be written")
+
+      const attempts: ReadonlyArray<readonly [string, unknown, string]> = [
+        ["memory_write", { path: "../x.md", content }, "escapes-root"],
+        ["memory_write", { path: "sub/../../x.md", content }, "escapes-root"],
+        ["memory_write", { path: `${outside}/x.md`, content }, "absolute"],
+        ["memory_write", { path: `${scratch}/memory-evil/x.md`, content }, "absolute"],
+        ["memory_write", { path: "~/x.md", content }, "absolute"],
+        ["memory_write", { path: "evil/x.md", content }, "symlink-escape"],
+        ["memory_write", { path: "dangling.md", content }, "dangling-symlink"],
+        ["memory_read", { path: "link.md" }, "symlink-escape"],
+        ["memory_read", { path: "evil/secret.md" }, "symlink-escape"],
+        ["memory_read", { path: "loop-a.md" }, "symlink-loop"],
+        ["memory_edit", { path: "link.md", old_string: "outside", new_string: "inside" }, "symlink-escape"],
+        ["memory_list", { dir: "evil" }, "symlink-escape"],
+        ["memory_write", { path: "a\u0000.md", content }, "null-byte"],
+        ["memory_write", { path: "sub\\..\\..\\x.md", content }, "backslash"],
+        ["memory_write", { path: "%2e%2e%2fx.md", content }, "encoded-traversal"],
+        ["memory_write", { path: INDEX_FILE, content }, "index-file"],
+        ["memory_write", { path: "memory.md", content }, "index-file"],
+        ["memory_edit", { path: INDEX_FILE, old_string: "a", new_string: "b" }, "index-file"],
+        ["memory_write", { path: ".extract/session.md", content }, "hidden"],
+        ["memory_write", { path: ".memory-index.lock/owner.md", content }, "hidden"],
+        ["memory_write", { path: "logs/2026/03/2026-03-05.md", content }, "logs-append-only"],
+        ["memory_write", { path: "team/feedback_x.md", content }, "team-disabled"],
+        ["memory_read", { path: "team/feedback_x.md" }, "team-disabled"]
+      ]
+      for (const [tool, input, reason] of attempts) {
+        const result = yield* tools.call(tool, input)
+        assert.isTrue(result.isError, `${tool} ${JSON.stringify(input)} was not refused: ${result.content}`)
+        assert.include(result.content, `refused`, `${tool} ${JSON.stringify(input)}`)
+        assert.include(result.content, reason, `${tool} ${JSON.stringify(input)}: ${result.content}`)
+      }
+      const refusals = yield* tools.refusals
+      assert.deepStrictEqual(refusals.map((r) => r.reason), attempts.map(([, , reason]) => reason))
+      assert.deepStrictEqual(refusals.map((r) => r.tool), attempts.map(([tool]) => tool))
+
+      // Nothing escaped: outside is as it was, nothing was written next to the memory directory.
+      assert.deepStrictEqual((yield* fs.readDirectory(outside)).sort(), ["secret.md"])
+      assert.isFalse(yield* exists(`${scratch}/x.md`))
+      assert.deepStrictEqual(yield* fs.readDirectory(`${scratch}/memory-evil`), [])
+      assert.include(yield* read(`${outside}/secret.md`), "outside the sandbox")
+      assert.isFalse(yield* exists(`${memoryDir}/${INDEX_FILE}`))
+      assert.deepStrictEqual(yield* tools.changes, [])
+    }).pipe(Effect.provide(services)))
+
+  it.scoped("MEMORY.md may be edited only when allowed, and only within its caps", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const dream = yield* toolsetFor({ memoryDir, allowIndexEdit: true, allowDelete: true })
+      yield* dream.call("memory_write", { path: "feedback_a.md", content: memoryFile("A", "first rule") })
+      const pruned = yield* dream.call("memory_edit", {
+        path: INDEX_FILE,
+        old_string: "first rule",
+        new_string: "the first rule"
+      })
+      assert.isFalse(pruned.isError, pruned.content)
+      assert.include(yield* read(`${memoryDir}/${INDEX_FILE}`), "the first rule")
+      const bloated = yield* dream.call("memory_edit", {
+        path: INDEX_FILE,
+        old_string: "the first rule",
+        new_string: "x".repeat(30_000)
+      })
+      assert.isTrue(bloated.isError)
+      assert.include(bloated.content, "limit")
+      assert.notInclude(yield* read(`${memoryDir}/${INDEX_FILE}`), "xxxx")
+      const overwrite = yield* dream.call("memory_write", { path: INDEX_FILE, content: memoryFile("I", "index") })
+      assert.isTrue(overwrite.isError)
+    }).pipe(Effect.provide(services)))
+
+  it.scoped("team paths go through the TeamGuard when one is given", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const calls: Array<string> = []
+      const store = new Map<string, string>()
+      const guard: TeamGuard["Type"] = {
+        resolve: (_teamDir, key) =>
+          key.includes("..") ?
+            Effect.fail(new PathTraversalError({ key, reason: "escapes-root" })) :
+            Effect.sync(() => {
+              calls.push(`resolve ${key}`)
+              return `${memoryDir}/team/${key}`
+            }),
+        read: (_teamDir, key) =>
+          Effect.sync(() => {
+            calls.push(`read ${key}`)
+            return store.get(key) ?? memoryFile("T", "team rule")
+          }),
+        write: (_teamDir, key, content) =>
+          Effect.sync(() => {
+            calls.push(`write ${key}`)
+            store.set(key, content)
+            return `${memoryDir}/team/${key}`
+          }),
+        audit: () => Effect.succeed([])
+      }
+      const tools = yield* toolsetFor({ memoryDir, teamGuard: guard })
+      const written = yield* tools.call("memory_write", {
+        path: "team/reference_tracker.md",
+        content: memoryFile("Tracker", "Bugs are in LINEAR project ENG", "reference")
+      })
+      assert.isFalse(written.isError, written.content)
+      assert.include(calls, "write reference_tracker.md")
+      const readBack = yield* tools.call("memory_read", { path: "team/reference_tracker.md" })
+      assert.include(readBack.content, "LINEAR project ENG")
+      const invalid = yield* tools.call("memory_write", { path: "team/x.md", content: "no frontmatter" })
+      assert.isTrue(invalid.isError)
+      assert.notInclude(calls, "write x.md")
+    }).pipe(Effect.provide(services)))
+})
+
+describe("MemoryTools: reading and listing memory", () => {
+  it.scoped("memory_list shows memories with type and description, not hidden entries", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { memoryDir } = yield* sandbox
+      const tools = yield* toolsetFor({ memoryDir })
+      yield* tools.call("memory_write", { path: "feedback_a.md", content: memoryFile("A", "first rule") })
+      yield* fs.makeDirectory(`${memoryDir}/.extract`)
+      yield* fs.writeFileString(`${memoryDir}/.extract/s.json`, "{}")
+      yield* fs.makeDirectory(`${memoryDir}/team`)
+      yield* fs.writeFileString(`${memoryDir}/team/feedback_t.md`, memoryFile("T", "team"))
+      const listing = yield* tools.call("memory_list", {})
+      assert.isFalse(listing.isError, listing.content)
+      assert.match(listing.content, /- \[feedback\] feedback_a\.md \(\d{4}-.*\): first rule/)
+      assert.include(listing.content, INDEX_FILE)
+      assert.notInclude(listing.content, ".extract")
+      assert.notInclude(listing.content, "team/")
+    }).pipe(Effect.provide(services)))
+
+  it.scoped("memory_read bounds long files and says how to read on", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { memoryDir } = yield* sandbox
+      const body = Array.from({ length: 3000 }, (_, i) => `line ${i + 1}`).join("\n")
+      yield* fs.writeFileString(`${memoryDir}/project_long.md`, memoryFile("Long", "long", "project", body))
+      const tools = yield* toolsetFor({ memoryDir })
+      const first = yield* tools.call("memory_read", { path: "project_long.md" })
+      assert.include(first.content, `read on with offset ${READ_MAX_LINES + 1}`)
+      const rest = yield* tools.call("memory_read", { path: "project_long.md", offset: READ_MAX_LINES + 1 })
+      assert.include(rest.content, "line 3000")
+      const missing = yield* tools.call("memory_read", { path: "nope.md" })
+      assert.isTrue(missing.isError)
+      assert.include(missing.content, "no file nope.md")
+    }).pipe(Effect.provide(services)))
+
+  it("boundText cuts by lines and by characters", () => {
+    assert.strictEqual(boundText("a\nb\nc\n", { limit: 2 }), "a\nb\n[… lines 1–2 of 3; read on with offset 3]")
+    assert.strictEqual(boundText("a\nb\nc\n", { offset: 3 }), "c")
+    assert.include(boundText("a\n", { offset: 5 }), "past the end")
+    const wide = boundText(Array.from({ length: 10 }, () => "y".repeat(10_000)).join("\n"))
+    assert.isBelow(wide.length, 31_000)
+    assert.include(wide, "read on with offset")
+  })
+})
+
+describe("MemoryTools: read-only project tools", () => {
+  it.scoped("read_file, list_dir and grep stay inside the project", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { memoryDir, outside, project } = yield* sandbox
+      yield* fs.makeDirectory(`${project}/src`)
+      yield* fs.makeDirectory(`${project}/node_modules/dep`, { recursive: true })
+      yield* fs.makeDirectory(`${project}/.git`)
+      yield* fs.writeFileString(`${project}/src/db.ts`, "export const pool = 10\n// TODO: real database\n")
+      yield* fs.writeFileString(`${project}/node_modules/dep/index.js`, "database\n")
+      yield* fs.writeFileString(`${project}/.git/config`, "database\n")
+      yield* fs.writeFileString(`${project}/bin.dat`, "database\u0000\u0001")
+      yield* fs.symlink(outside, `${project}/out`)
+      const tools = yield* toolsetFor({ memoryDir, projectRoot: project })
+      assert.deepStrictEqual(tools.tools.slice(0, 3).map((t) => t.definition.name), ["read_file", "list_dir", "grep"])
+
+      const file = yield* tools.call("read_file", { path: "src/db.ts" })
+      assert.isFalse(file.isError, file.content)
+      assert.include(file.content, "     1\texport const pool = 10")
+      const listing = yield* tools.call("list_dir", {})
+      assert.deepStrictEqual(listing.content.split("\n"), [".git/", "bin.dat", "node_modules/", "out@", "src/"])
+      const found = yield* tools.call("grep", { pattern: "DATABASE", ignore_case: true })
+      assert.strictEqual(found.content, "src/db.ts:2: // TODO: real database")
+      const invalid = yield* tools.call("grep", { pattern: "(" })
+      assert.isTrue(invalid.isError)
+      assert.include(invalid.content, "invalid pattern")
+
+      for (
+        const [tool, input, reason] of [
+          ["read_file", { path: "../outside/secret.md" }, "escapes-root"],
+          ["read_file", { path: `${outside}/secret.md` }, "absolute"],
+          ["read_file", { path: "out/secret.md" }, "symlink-escape"],
+          ["list_dir", { path: "out" }, "symlink-escape"],
+          ["grep", { pattern: "sandbox", path: "out" }, "symlink-escape"],
+          ["grep", { pattern: "sandbox", path: ".." }, "escapes-root"]
+        ] as const
+      ) {
+        const result = yield* tools.call(tool, input)
+        assert.isTrue(result.isError, `${tool} ${JSON.stringify(input)}: ${result.content}`)
+        assert.include(result.content, reason)
+      }
+      assert.strictEqual((yield* tools.refusals).length, 6)
+    }).pipe(Effect.provide(services)))
+})
