@@ -129,10 +129,12 @@ export { describeKind }
  */
 export const readTeamFile = (
   teamDir: string,
-  key: string
+  key: string,
+  hooks: ReadHooks = {}
 ): Effect.Effect<string, PathTraversalError | MemoryNotFoundError | MemoryIoError> =>
   Effect.gen(function*() {
     const resolved = yield* resolveTeamPath(teamDir, key)
+    hooks.afterResolve?.(resolved.path)
     const bytes = yield* readRegularFileNoFollow(key, resolved.path, TEAM_FILE_MAX_BYTES, resolved.realTeam)
     return new TextDecoder("utf-8").decode(bytes)
   })
@@ -197,10 +199,18 @@ export const readRegularFileNoFollow = (
     (handle) => Effect.promise(() => handle.close().catch(() => undefined))
   )
 
+/** Test seam for the check-then-use race of a read (never set in production code). */
+export interface ReadHooks {
+  /** After all three layers accepted the key, before the file is opened. */
+  readonly afterResolve?: (target: string) => void
+}
+
 /** Test seams for the check-then-use races (never set in production code). */
 export interface WriteHooks {
   /** After all three layers accepted the key, before any directory is created. */
   readonly afterResolve?: (target: string) => void
+  /** Right before the temp file is created (exclusively, without following a link). */
+  readonly beforeTempOpen?: (temp: string) => void
   /** After the temp file is written and synced, right before the parent is re-verified and the rename. */
   readonly beforeRename?: (target: string, temp: string) => void
 }
@@ -265,6 +275,7 @@ export const writeTeamFile = (
     const finalTarget = NodePath.join(realParent, name)
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content
 
+    hooks.beforeTempOpen?.(temp)
     const writeTemp = Effect.acquireUseRelease(
       sys(() =>
         fsp.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE)
