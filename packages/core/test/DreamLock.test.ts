@@ -1,0 +1,264 @@
+import { FileSystem, Path } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
+import { spawn, spawnSync } from "node:child_process"
+import {
+  DREAM_LOCK_FILE,
+  DREAM_LOCK_GUARD,
+  DreamLock,
+  layer as dreamLockLayer,
+  layerTest,
+  lockStatus,
+  makeWith,
+  parseHolderPid,
+  withDreamLock
+} from "../src/DreamLock.js"
+
+const NOW = Date.parse("2026-03-05T12:00:00.000Z")
+const HOUR = 3_600_000
+
+/** A scratch memory dir, the live lock, and the clock at NOW. */
+const setupWith = (options: { readonly testClock: boolean }) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    if (options.testClock) yield* TestClock.setTime(NOW)
+    const dir = yield* fs.makeTempDirectoryScoped({ prefix: "memdir-dreamlock-" })
+    const lock = yield* DreamLock
+    const file = path.join(dir, DREAM_LOCK_FILE)
+    const mtimeOf = Effect.map(fs.stat(file), (info) => Option.getOrThrow(info.mtime).getTime())
+    const writeLock = (content: string, mtime: number) =>
+      Effect.zipRight(fs.writeFileString(file, content), fs.utimes(file, new Date(mtime), new Date(mtime)))
+    return { fs, dir, lock, file, mtimeOf, writeLock }
+  })
+const setup = setupWith({ testClock: true })
+
+const live = <A, E, R extends DreamLock | FileSystem.FileSystem | Path.Path | Scope.Scope>(
+  effect: Effect.Effect<A, E, R>
+) => effect.pipe(Effect.provide(dreamLockLayer), Effect.provide(NodeContext.layer))
+
+/** The PID of a process that has already exited. */
+const deadPid = (): number => {
+  const child = spawnSync(process.execPath, ["-e", ""])
+  return child.pid!
+}
+
+describe("lockStatus / parseHolderPid (pure)", () => {
+  it("reads a PID with surrounding whitespace; anything else is an empty (free) lock", () => {
+    assert.strictEqual(parseHolderPid("1234"), 1234)
+    assert.strictEqual(parseHolderPid(" 1234\n"), 1234)
+    assert.isUndefined(parseHolderPid(""))
+    assert.isUndefined(parseHolderPid("0"))
+    assert.isUndefined(parseHolderPid("12ab"))
+    assert.isUndefined(parseHolderPid("12 34"))
+  })
+
+  it.prop(
+    "stale beats alive; alive and fresh is held; no holder is free",
+    [
+      FastCheck.option(FastCheck.integer({ min: 1, max: 1e6 }), { nil: undefined }),
+      FastCheck.integer({
+        min: 0,
+        max: 3 * HOUR
+      }),
+      FastCheck.boolean()
+    ],
+    ([holder, age, alive]) => {
+      const status = lockStatus({ holder, mtime: NOW - age, now: NOW, staleAfterMs: HOUR, isAlive: () => alive })
+      const expected = holder === undefined ? "free" : age > HOUR ? "stale" : alive ? "held" : "dead-holder"
+      assert.strictEqual(status, expected)
+    }
+  )
+})
+
+describe("DreamLock (live, real files)", () => {
+  it.scoped("no lock file: free and never consolidated; acquire writes our PID with mtime = now", () =>
+    live(Effect.gen(function*() {
+      const { fs, dir, file, lock, mtimeOf } = yield* setup
+      const before = yield* lock.inspect(dir)
+      assert.deepStrictEqual(
+        { exists: before.exists, status: before.status, last: before.lastConsolidatedAt },
+        { exists: false, status: "free", last: undefined }
+      )
+      const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
+      assert.strictEqual(held.pid, process.pid)
+      assert.isUndefined(held.previousMtime)
+      assert.strictEqual(held.tookOver, "free")
+      assert.strictEqual(yield* fs.readFileString(file), String(process.pid))
+      assert.strictEqual(yield* mtimeOf, NOW)
+      assert.strictEqual((yield* lock.inspect(dir)).status, "held")
+      // the guard directory is gone once acquiring is over
+      assert.isFalse(yield* fs.exists(`${dir}/${DREAM_LOCK_GUARD}`))
+      // a second acquire (same live PID) backs off
+      assert.isTrue(Option.isNone(yield* lock.tryAcquire(dir)))
+    })))
+
+  it.scoped("release keeps the file, empties the PID and dates it now (lastConsolidatedAt)", () =>
+    live(Effect.gen(function*() {
+      const { fs, dir, file, lock, mtimeOf } = yield* setup
+      const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
+      yield* TestClock.adjust("7 minutes")
+      yield* lock.release(held)
+      assert.strictEqual(yield* fs.readFileString(file), "")
+      assert.strictEqual(yield* mtimeOf, NOW + 7 * 60_000)
+      const after = yield* lock.inspect(dir)
+      assert.strictEqual(after.status, "free")
+      assert.strictEqual(after.lastConsolidatedAt, NOW + 7 * 60_000)
+      // and it can be taken again; rollback then restores the release time
+      const again = Option.getOrThrow(yield* lock.tryAcquire(dir))
+      assert.strictEqual(again.previousMtime, NOW + 7 * 60_000)
+    })))
+
+  it.scoped("rollback removes a lock that did not exist before", () =>
+    live(Effect.gen(function*() {
+      const { fs, dir, file, lock } = yield* setup
+      const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
+      yield* lock.rollback(held)
+      assert.isFalse(yield* fs.exists(file))
+    })))
+
+  it.scoped("rollback restores the previous mtime and frees the lock", () =>
+    live(Effect.gen(function*() {
+      const { dir, file, fs, lock, mtimeOf, writeLock } = yield* setup
+      const previous = NOW - 30 * HOUR
+      yield* writeLock("", previous)
+      const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
+      assert.strictEqual(held.previousMtime, previous)
+      assert.strictEqual(yield* mtimeOf, NOW)
+      yield* lock.rollback(held)
+      assert.strictEqual(yield* mtimeOf, previous)
+      assert.strictEqual(yield* fs.readFileString(file), "")
+    })))
+
+  it.scoped("a dead holder's lock is taken over", () =>
+    live(Effect.gen(function*() {
+      const { dir, lock, writeLock } = yield* setup
+      const pid = deadPid()
+      yield* writeLock(String(pid), NOW - 5 * 60_000)
+      const state = yield* lock.inspect(dir)
+      assert.strictEqual(state.status, "dead-holder")
+      assert.strictEqual(state.holder, pid)
+      const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
+      assert.strictEqual(held.tookOver, "dead-holder")
+    })))
+
+  it.scoped("a live holder blocks for an hour, then its lock is stale and taken over", () =>
+    live(Effect.gen(function*() {
+      const { dir, lock, writeLock } = yield* setup
+      const sleeper = spawn("sleep", ["30"], { stdio: "ignore" })
+      yield* Effect.addFinalizer(() => Effect.sync(() => sleeper.kill("SIGKILL")))
+      yield* writeLock(String(sleeper.pid), NOW - 59 * 60_000)
+      assert.strictEqual((yield* lock.inspect(dir)).status, "held")
+      assert.isTrue(Option.isNone(yield* lock.tryAcquire(dir)))
+      yield* TestClock.adjust("2 minutes")
+      assert.strictEqual((yield* lock.inspect(dir)).status, "stale")
+      const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
+      assert.strictEqual(held.tookOver, "stale")
+    })))
+
+  it.scoped("release and rollback leave alone a lock someone else took over meanwhile", () =>
+    live(Effect.gen(function*() {
+      const { dir, fs, file, lock, mtimeOf, writeLock } = yield* setup
+      const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
+      const other = spawn("sleep", ["30"], { stdio: "ignore" })
+      yield* Effect.addFinalizer(() => Effect.sync(() => other.kill("SIGKILL")))
+      yield* writeLock(String(other.pid), NOW + HOUR)
+      yield* lock.release(held)
+      yield* lock.rollback(held)
+      assert.strictEqual(yield* fs.readFileString(file), String(other.pid))
+      assert.strictEqual(yield* mtimeOf, NOW + HOUR)
+    })))
+
+  // The real clock: contended acquirers back off with real sleeps.
+  it.live("concurrent acquirers in one process: exactly one wins", () =>
+    live(Effect.scoped(Effect.gen(function*() {
+      const { dir, lock } = yield* setupWith({ testClock: false })
+      const results = yield* Effect.all(Array.from({ length: 12 }, () => lock.tryAcquire(dir)), {
+        concurrency: "unbounded"
+      })
+      assert.strictEqual(results.filter(Option.isSome).length, 1)
+    }))))
+
+  it.scoped("two lock services with different PIDs in one directory: the second sees the first as held", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* setup
+      const sleeper = spawn("sleep", ["30"], { stdio: "ignore" })
+      yield* Effect.addFinalizer(() => Effect.sync(() => sleeper.kill("SIGKILL")))
+      const mine = yield* makeWith()
+      const theirs = yield* makeWith({ pid: sleeper.pid! })
+      const first = yield* theirs.tryAcquire(dir)
+      assert.isTrue(Option.isSome(first))
+      assert.isTrue(Option.isNone(yield* mine.tryAcquire(dir)))
+      sleeper.kill("SIGKILL")
+      yield* Effect.promise(() => new Promise((resolve) => sleeper.once("exit", resolve)))
+      assert.isTrue(Option.isSome(yield* mine.tryAcquire(dir)))
+    }).pipe(Effect.provide(dreamLockLayer), Effect.provide(NodeContext.layer)))
+})
+
+describe("withDreamLock", () => {
+  it.scoped("success releases (mtime = end time), failure and interruption roll back", () =>
+    live(Effect.gen(function*() {
+      const { dir, fs, file, mtimeOf, writeLock } = yield* setup
+      const previous = NOW - 48 * HOUR
+      yield* writeLock("", previous)
+
+      const failed = yield* Effect.flip(withDreamLock(dir, () => Effect.fail("model down" as const)))
+      assert.strictEqual(failed, "model down")
+      assert.strictEqual(yield* mtimeOf, previous)
+      assert.strictEqual(yield* fs.readFileString(file), "")
+
+      const running = yield* Deferred.make<void>()
+      const started = yield* Effect.fork(
+        withDreamLock(dir, () => Effect.zipRight(Deferred.succeed(running, void 0), Effect.never))
+      )
+      yield* Deferred.await(running)
+      assert.strictEqual(yield* mtimeOf, NOW)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(started)
+      assert.strictEqual(yield* mtimeOf, previous)
+
+      const ran = yield* withDreamLock(dir, () =>
+        Effect.gen(function*() {
+          yield* TestClock.adjust("3 minutes")
+          return "dreamt"
+        }))
+      assert.deepStrictEqual(ran, Option.some("dreamt"))
+      assert.strictEqual(yield* mtimeOf, NOW + 1000 + 3 * 60_000)
+    })))
+
+  it.scoped("held by someone alive: None, and the body never runs", () =>
+    live(Effect.gen(function*() {
+      const { dir, writeLock } = yield* setup
+      yield* writeLock(String(process.pid), NOW)
+      let ran = false
+      const result = yield* withDreamLock(dir, () => Effect.sync(() => (ran = true)))
+      assert.isTrue(Option.isNone(result))
+      assert.isFalse(ran)
+    })))
+})
+
+describe("DreamLock.layerTest (in memory)", () => {
+  it.effect("same rules without a file system: take, hold, release, stale takeover", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(NOW)
+      const lock = yield* DreamLock
+      const held = Option.getOrThrow(yield* lock.tryAcquire("/m"))
+      assert.isTrue(Option.isNone(yield* lock.tryAcquire("/m/")))
+      yield* lock.release(held)
+      assert.strictEqual((yield* lock.inspect("/m")).lastConsolidatedAt, NOW)
+      assert.strictEqual((yield* lock.inspect("/other")).status, "free")
+      assert.strictEqual((yield* lock.inspect("/busy")).status, "held")
+      yield* TestClock.adjust("61 minutes")
+      assert.strictEqual((yield* lock.inspect("/busy")).status, "stale")
+    }).pipe(Effect.provide(layerTest({
+      initial: { "/busy": { holder: 7, mtime: NOW } },
+      alive: (pid) => pid === 7 || pid === 4242
+    }))))
+})
