@@ -3,4 +3,5 @@
  * tests that want them (`Fixtures`: scratch dirs, git repos and worktrees, aged memory files).
  */
 export * as Fixtures from "./Fixtures.js"
+export * as MessagesApiServer from "./MessagesApiServer.js"
 export * as TestMemdir from "./TestMemdir.js"
