@@ -1,0 +1,259 @@
+/**
+ * Daily logs for sessions that run for days (SPEC §9): short timestamped bullets appended to
+ * `<memdir>/logs/YYYY/MM/YYYY-MM-DD.md`, never rewritten or reordered (their order is the timeline the dream
+ * consolidates from).
+ *
+ * Dates and times are **UTC**: one memory directory may be shared by machines in different time zones (sync
+ * through git), and a log must not change its day with the laptop's time zone. Each file starts with
+ * `# YYYY-MM-DD (UTC)` so a reader knows; each bullet is `- HH:MM:SS text`. The clock is `Clock`.
+ *
+ * Appends are safe with concurrent appenders (other processes included): each bullet is one `write(2)` on a file
+ * opened with `O_APPEND`, so bullets never interleave, and the header is created with its content in one step
+ * (temp file + `link(2)`, which fails if the file exists), so it is always the first line.
+ *
+ * The prompt names the path as a pattern, never today's date (the prompt stays cacheable across midnight); the
+ * date reaches the model as a separate notice (`dateChangeNotice`).
+ */
+import { FileSystem, Path } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { InvalidMemoryInputError, UnknownPromptVariantError } from "./Errors.js"
+import { ensureDir, FILE_MODE, isNotFound, tempFileName, toMemoryIoError, uniqueToken } from "./internal/atomicFile.js"
+import { renderTemplate } from "./Prompt.js"
+
+export const LOGS_DIR = "logs"
+/** The path of a day's log, relative to the memory directory, as the prompt names it. */
+export const LOG_PATH_PATTERN = "logs/YYYY/MM/YYYY-MM-DD.md"
+/** A bullet longer than this is refused: a log entry is a short line, detail goes into memory files. */
+export const LOG_ENTRY_MAX_CHARS = 2000
+/** What the dream's orient phase reads by default: the last 7 days, at most 24 KB of them. */
+export const RECENT_LOG_DAYS = 7
+export const RECENT_LOG_MAX_BYTES = 24_000
+
+const encoder = new TextEncoder()
+const pad = (n: number) => String(n).padStart(2, "0")
+
+/** `2026-03-05` for an instant (UTC). */
+export const logDate = (nowMs: number): string => new Date(nowMs).toISOString().slice(0, 10)
+
+/** `14:03:07` for an instant (UTC). */
+export const logTime = (nowMs: number): string => {
+  const d = new Date(nowMs)
+  return `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+}
+
+/** `logs/2026/03/2026-03-05.md` for a `YYYY-MM-DD` date. */
+export const logRelativePath = (date: string): string =>
+  `${LOGS_DIR}/${date.slice(0, 4)}/${date.slice(5, 7)}/${date}.md`
+
+/** The first line of every log file. */
+export const logHeader = (date: string): string => `# ${date} (UTC)\n\n`
+
+/** One log line as text: whitespace runs (newlines included) collapse to one space. */
+export const normalizeLogText = (text: string): string => text.replace(/\s+/g, " ").trim()
+
+/** `- 14:03:07 text\n`, or why the text cannot be a bullet. */
+export const formatLogEntry = (nowMs: number, text: string): Either.Either<string, InvalidMemoryInputError> => {
+  const line = normalizeLogText(text)
+  if (line.length === 0) {
+    return Either.left(new InvalidMemoryInputError({ field: "text", value: text, reason: "a log entry needs text" }))
+  }
+  if (line.length > LOG_ENTRY_MAX_CHARS) {
+    return Either.left(
+      new InvalidMemoryInputError({
+        field: "text",
+        value: `${line.slice(0, 60)}…`,
+        reason: `a log entry is one short line (at most ${LOG_ENTRY_MAX_CHARS} characters); put detail in a memory file`
+      })
+    )
+  }
+  return Either.right(`- ${logTime(nowMs)} ${line}\n`)
+}
+
+export interface AppendLogInput {
+  readonly memoryDir: string
+  readonly text: string
+}
+
+export interface AppendLogResult {
+  /** Absolute path of the day's log. */
+  readonly path: string
+  /** Relative to the memory directory (`logs/2026/03/2026-03-05.md`). */
+  readonly file: string
+  readonly date: string
+  /** The bullet as written, without its newline. */
+  readonly entry: string
+  /** This append created the day's file. */
+  readonly created: boolean
+}
+
+const isAlreadyExists = (error: PlatformError): boolean =>
+  error._tag === "SystemError" && error.reason === "AlreadyExists"
+
+/**
+ * Create the day's file with its header in one step, unless it exists: the header is written to a private temp
+ * file, then hard-linked to the target (fails if the target exists, so concurrent creators never duplicate or
+ * misplace the header). Where hard links are not supported, fall back to an exclusive create.
+ */
+const createWithHeader = (target: string, header: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const temp = path.join(path.dirname(target), tempFileName(path.basename(target), yield* uniqueToken))
+    yield* fs.writeFileString(temp, header, { flag: "wx", mode: FILE_MODE })
+    const linked = yield* fs.link(temp, target).pipe(
+      Effect.as(true),
+      Effect.catchIf(isAlreadyExists, () => Effect.succeed(false)),
+      Effect.catchAll(() =>
+        fs.writeFileString(target, header, { flag: "wx", mode: FILE_MODE }).pipe(
+          Effect.as(true),
+          Effect.catchIf(isAlreadyExists, () => Effect.succeed(false))
+        )
+      ),
+      Effect.ensuring(Effect.ignore(fs.remove(temp, { force: true })))
+    )
+    return linked
+  }).pipe(Effect.mapError(toMemoryIoError("create log", target)))
+
+/** One `write(2)` of the whole bullet on an `O_APPEND` descriptor: concurrent appenders never interleave. */
+const appendOnce = (target: string, bytes: Uint8Array) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* Effect.scoped(Effect.gen(function*() {
+      const file = yield* fs.open(target, { flag: "a", mode: FILE_MODE })
+      const written = Number(yield* file.write(bytes))
+      // A short write to a regular file means a full disk: finish the line rather than leave half of it.
+      if (written < bytes.length) yield* file.writeAll(bytes.subarray(written))
+    }))
+  }).pipe(Effect.mapError(toMemoryIoError("append to", target)))
+
+/** Append one bullet to today's log (UTC date from `Clock`), creating the file and its directories (0700). */
+export const appendLog = Effect.fn("DailyLog.append")(function*(input: AppendLogInput) {
+  const path = yield* Path.Path
+  const now = yield* Clock.currentTimeMillis
+  const entry = yield* formatLogEntry(now, input.text)
+  const date = logDate(now)
+  const file = logRelativePath(date)
+  const target = path.join(path.resolve(input.memoryDir), ...file.split("/"))
+  yield* ensureDir(path.dirname(target))
+  const created = yield* createWithHeader(target, logHeader(date))
+  yield* appendOnce(target, encoder.encode(entry))
+  const result: AppendLogResult = { path: target, file, date, entry: entry.slice(0, -1), created }
+  return result
+})
+
+export interface RecentLog {
+  readonly date: string
+  readonly file: string
+  /** The file's text, or its last lines when the byte budget ran out (`truncated`). */
+  readonly content: string
+  readonly truncated: boolean
+}
+
+/** The last `maxBytes` of `text`, cut at a line start. */
+const tailLines = (text: string, maxBytes: number): string => {
+  const lines = text.split("\n")
+  const kept: Array<string> = []
+  let bytes = 0
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const size = encoder.encode(lines[i]!).length + 1
+    if (bytes + size > maxBytes) break
+    kept.unshift(lines[i]!)
+    bytes += size
+  }
+  return kept.join("\n")
+}
+
+/**
+ * The logs of the last `days` UTC days (today included) that exist, oldest first, within `maxBytes` in total: the
+ * newest days are kept whole first; the oldest day that does not fit keeps only its last lines.
+ */
+export const readRecentLogs = Effect.fn("DailyLog.readRecent")(function*(input: {
+  readonly memoryDir: string
+  readonly days?: number | undefined
+  readonly maxBytes?: number | undefined
+}) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const now = yield* Clock.currentTimeMillis
+  const days = Math.max(1, input.days ?? RECENT_LOG_DAYS)
+  let budget = input.maxBytes ?? RECENT_LOG_MAX_BYTES
+  const logs: Array<RecentLog> = []
+  for (let back = 0; back < days && budget > 0; back++) {
+    const date = logDate(now - back * 86_400_000)
+    const file = logRelativePath(date)
+    const absolute = path.join(path.resolve(input.memoryDir), ...file.split("/"))
+    const text = yield* fs.readFileString(absolute).pipe(
+      Effect.map(Option.some),
+      Effect.catchIf(isNotFound, () => Effect.succeedNone),
+      Effect.mapError(toMemoryIoError("read", absolute))
+    )
+    if (Option.isNone(text)) continue
+    const size = encoder.encode(text.value).length
+    if (size <= budget) {
+      logs.unshift({ date, file, content: text.value, truncated: false })
+      budget -= size
+    } else {
+      logs.unshift({ date, file, content: tailLines(text.value, budget), truncated: true })
+      budget = 0
+    }
+  }
+  return logs as ReadonlyArray<RecentLog>
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// Date notices and the prompt section
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * What to tell a long session about the date: at the start (`previousDate` undefined) the current UTC date and
+ * today's log; later, a notice only when the UTC date changed since `previousDate` (`YYYY-MM-DD`).
+ */
+export const dateChangeNotice = (previousDate: string | undefined, nowMs: number): string | undefined => {
+  const date = logDate(nowMs)
+  if (previousDate === date) return undefined
+  const today = `Today's log is ${logRelativePath(date)} in the memory directory.`
+  return previousDate === undefined
+    ? `The current date is ${date} (UTC). ${today}`
+    : `The date has changed: it is now ${date} (UTC), no longer ${previousDate}. ${today} Append new entries there; ` +
+      `leave ${previousDate}'s log as it is.`
+}
+
+const logsBody = (why: boolean) =>
+  [
+    "## Daily log",
+    "This session may run for days. Besides memory files, keep a daily log: append short, timestamped bullets to " +
+    "`{{memoryDir}}{{logsPattern}}`, one file per day (dates and times in UTC; the current date is given to you " +
+    "separately and changes at midnight UTC). One line per entry, for example:",
+    "```\n- 14:03:07 Decided with Dana to ship the migration behind a flag; rollout on 2026-03-09\n```",
+    "Log what happened and what was decided, as it happens; run `memdir log \"TEXT\"` or append the line yourself. " +
+    "Durable knowledge still goes into memory files as usual." + (why
+      ? " Append only: never rewrite, reorder or delete earlier bullets or earlier days — their order is the " +
+        "timeline the nightly consolidation reads."
+      : "")
+  ].join("\n\n")
+
+/** The daily-log section of the system prompt, by variant name. Slots: `{{memoryDir}}`, `{{logsPattern}}`. */
+export const logsPromptVariants: Readonly<Record<string, string>> = {
+  default: logsBody(true),
+  // Eval baseline: without the append-only rule and its reason.
+  "without-append-only": logsBody(false)
+}
+
+/** The daily-log section for a memory directory (pattern, not today's date); an unknown variant is a typed error. */
+export const renderLogsPrompt = (input: {
+  readonly memoryDir: string
+  readonly variant?: string | undefined
+}): Either.Either<string, UnknownPromptVariantError> => {
+  const name = input.variant ?? "default"
+  if (!Object.hasOwn(logsPromptVariants, name)) {
+    return Either.left(
+      new UnknownPromptVariantError({ section: "logs", variant: name, known: Object.keys(logsPromptVariants) })
+    )
+  }
+  const memoryDir = /[\\/]$/.test(input.memoryDir) ? input.memoryDir : `${input.memoryDir}/`
+  return Either.right(renderTemplate(logsPromptVariants[name]!, { memoryDir, logsPattern: LOG_PATH_PATTERN }) + "\n")
+}
