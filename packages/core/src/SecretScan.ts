@@ -62,12 +62,24 @@ const shannonEntropy = (value: string): number => {
 
 /** A value that could be a real password or key: long enough, not a placeholder or reference, not one word. */
 export const looksLikeSecretValue = (raw: string): boolean => {
-  const value = raw.replace(/^["'`]|["'`,;]+$/g, "")
+  const value = raw.replace(/^["'`]/, "").replace(/["'`,;:.)\]}>]+$/, "")
   if (value.length < 8 || value.length > 200) return false
   if (PLACEHOLDER_WORDS.test(value) || isReference(value)) return false
+  // `<string>…`, `[redacted]…`, `{…}`, `(…)`: a placeholder or a type, not a value
+  if (/^[<[{(]/.test(value)) return false
   if (/^(.)\1+$/.test(value)) return false
-  // a plain lowercase word or a sentence fragment is prose, not a credential
-  if (/^[a-z]+$/.test(value) || /^[A-Za-z]+(?:[ -][A-Za-z]+)*$/.test(value)) return false
+  // one word (also CamelCase: a type name) or a sentence fragment is prose or code, not a credential
+  if (/^[A-Za-z]+(?:[ -][A-Za-z]+)*$/.test(value)) return false
+  // code, not a value: `Schema.String`, `config.db.password`, `Redacted.make("x")`, `getPassword()`
+  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(.*\)?)?$/.test(value) && /[.(]/.test(value)) return false
+  if (/^[A-Za-z_$][\w$.]*[<(]/.test(value)) return false
+  if (
+    /^(?:(?:Big)?(?:Ui|I)nt(?:8|16|32|64)(?:Clamped)?Array|Float(?:32|64)Array|(?:Shared)?ArrayBuffer|Buffer)$/.test(
+      value
+    )
+  ) {
+    return false
+  }
   // file paths and URLs without credentials are not secrets
   if (/^(?:\.{0,2}\/|~\/|[a-z]+:\/\/)/.test(value)) return false
   const classes = [/[a-z]/, /[A-Z]/, /\d/, /[^A-Za-z0-9]/].filter((r) => r.test(value)).length
@@ -87,6 +99,11 @@ const base64UrlJson = (segment: string): Record<string, unknown> | undefined => 
 /** The patterns, most specific first (a line reports each distinct pattern once per match). */
 export const secretPatterns: ReadonlyArray<SecretPattern> = [
   {
+    id: "gcp-service-account",
+    description: "Google Cloud service-account private key",
+    regex: /"private_key"\s*:\s*"-----BEGIN PRIVATE KEY-----/g
+  },
+  {
     id: "private-key",
     description: "private key block",
     regex: /-----BEGIN (?:RSA |DSA |EC |OPENSSH |ENCRYPTED |PGP |SSH2 ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----/g
@@ -105,11 +122,6 @@ export const secretPatterns: ReadonlyArray<SecretPattern> = [
     regex: /aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
     group: 1,
     accept: (value) => value !== "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-  },
-  {
-    id: "gcp-service-account",
-    description: "Google Cloud service-account private key",
-    regex: /"private_key"\s*:\s*"-----BEGIN PRIVATE KEY-----/g
   },
   {
     id: "gcp-api-key",
