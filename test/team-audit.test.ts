@@ -1,0 +1,109 @@
+/**
+ * `memdir team audit` end to end: the bundled binary as a child process against a team/ directory built on disk
+ * the way a hostile sync or a careless copy leaves it. Scratch HOME and MEMDIR_HOME; every link points into the
+ * scratch dir, never at the real /etc.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { execFileSync, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
+const AUDIT_EXIT = 21
+
+let scratch: string
+let home: string
+let project: string
+
+const memdir = (args: ReadonlyArray<string>) => {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith("MEMDIR_")) env[k] = v
+  }
+  const result = spawnSync(process.execPath, [cli, ...args], {
+    cwd: project,
+    env: { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir") },
+    encoding: "utf8",
+    timeout: 30_000
+  })
+  return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }
+}
+
+const teamDir = () => path.join(memdir(["path"]).stdout.trim(), "team")
+
+beforeAll(() => {
+  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-team-audit-")))
+  home = path.join(scratch, "home")
+  project = path.join(scratch, "project")
+  fs.mkdirSync(home, { recursive: true })
+  fs.mkdirSync(project, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: project })
+})
+
+afterAll(() => {
+  fs.rmSync(scratch, { recursive: true, force: true })
+})
+
+describe("memdir team audit", () => {
+  it("no team directory yet: no violations, exit 0", () => {
+    const run = memdir(["team", "audit", "--json"])
+    assert.strictEqual(run.status, 0, run.stderr)
+    const out = JSON.parse(run.stdout)
+    assert.deepStrictEqual(out.violations, [])
+    assert.strictEqual(out.teamDir, teamDir())
+  })
+
+  it("a clean team directory: exit 0 and an ok line", () => {
+    fs.mkdirSync(path.join(teamDir(), "notes"), { recursive: true })
+    fs.writeFileSync(path.join(teamDir(), "notes", "reference_tracker.md"), "---\nname: Tracker\n---\nJIRA INFRA\n")
+    const run = memdir(["team", "audit"])
+    assert.strictEqual(run.status, 0, run.stderr)
+    assert.match(run.stdout, /^ok: .*team has no violations/m)
+  })
+
+  it("a hostile tree: every violation in the JSON contract, exit 21; the human form lists them too", () => {
+    const team = teamDir()
+    const fakeEtc = path.join(scratch, "etc")
+    fs.mkdirSync(fakeEtc, { recursive: true })
+    fs.writeFileSync(path.join(fakeEtc, "passwd"), "root:x:0:0\n")
+    fs.symlinkSync(fakeEtc, path.join(team, "evil"))
+    fs.symlinkSync(path.join(scratch, "missing"), path.join(team, "dangling"))
+    fs.symlinkSync("loop", path.join(team, "loop"))
+    execFileSync("mkfifo", [path.join(team, "pipe.md")])
+    fs.writeFileSync(path.join(team, "huge.md"), "h".repeat(250_001))
+    fs.writeFileSync(path.join(team, "ci.md"), `CI token: ${"gh" + "p_"}${"A1b2C3d4E5".repeat(4).slice(0, 36)}\n`)
+    fs.writeFileSync(path.join(team, "..%2fx.md"), "x")
+    fs.writeFileSync(path.join(team, "a\\b.md"), "x")
+
+    const run = memdir(["team", "audit", "--json"])
+    assert.strictEqual(run.status, AUDIT_EXIT, run.stderr)
+    const { violations } = JSON.parse(run.stdout) as {
+      violations: Array<{ path: string; reason: string; detail: string }>
+    }
+    for (const v of violations) assert.deepStrictEqual(Object.keys(v).sort(), ["detail", "path", "reason"])
+    assert.deepStrictEqual(violations.map((v) => `${v.path} ${v.reason}`), [
+      "..%2fx.md encoded-traversal",
+      "a\\b.md backslash",
+      "ci.md secret",
+      "dangling dangling-symlink",
+      "evil symlink-escape",
+      "huge.md oversized",
+      "loop symlink-loop",
+      "pipe.md special-file"
+    ])
+    assert.include(violations.find((v) => v.path === "evil")!.detail, fakeEtc)
+    // the secret is named, never printed
+    assert.notInclude(run.stdout, "A1b2C3d4E5A1b2")
+    // the audit read nothing through the link
+    assert.strictEqual(fs.readFileSync(path.join(fakeEtc, "passwd"), "utf8"), "root:x:0:0\n")
+
+    const human = memdir(["team", "audit"])
+    assert.strictEqual(human.status, AUDIT_EXIT)
+    assert.match(human.stdout, /^symlink-escape evil: -> /m)
+    assert.match(human.stdout, /^8 violation\(s\) in /m)
+  })
+})
