@@ -10,11 +10,10 @@
  */
 import type Anthropic from "@anthropic-ai/sdk"
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { ModelError } from "./Errors.js"
-import { Model, type ModelRequest, type ModelRole, type ModelUsage } from "./Model.js"
+import { Model, type ModelRequest, type ModelRole, type ModelUsage, toolInputSchema } from "./Model.js"
 
 /** What a tool hands back to the model: text, flagged as an error when the call was refused or failed. */
 export interface ToolResult {
@@ -37,17 +36,12 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure"
 export const toolOk = (content: string): ToolResult => ({ content, isError: false })
 export const toolError = (content: string): ToolResult => ({ content, isError: true })
 
-/** JSON schema of an Effect schema, as the Messages API wants it for `input_schema`. */
-export const inputSchemaOf = <A, I>(schema: Schema.Schema<A, I>): Anthropic.Tool.InputSchema => {
-  const { $schema: _ignored, ...json } = JSONSchema.make(schema) as unknown as Record<string, unknown>
-  return json as unknown as Anthropic.Tool.InputSchema
-}
-
 /**
- * A tool whose input is decoded with `input` before `run` sees it: input that does not decode is answered with
- * an error naming what is wrong, and a `ToolFailure` from `run` becomes an error result with its message.
+ * A tool whose input is decoded with `input` (an object schema: the Messages API takes no other) before
+ * `run` sees it: input that does not decode is answered with an error naming what is wrong, and a `ToolFailure` from
+ * `run` becomes an error result with its message.
  */
-export const defineTool = <A, I>(options: {
+export const defineTool = <A extends Readonly<Record<string, unknown>>, I>(options: {
   readonly name: string
   readonly description: string
   readonly input: Schema.Schema<A, I>
@@ -55,7 +49,12 @@ export const defineTool = <A, I>(options: {
 }): AgentTool => {
   const decode = Schema.decodeUnknown(options.input, { errors: "all", onExcessProperty: "ignore" })
   return {
-    definition: { name: options.name, description: options.description, input_schema: inputSchemaOf(options.input) },
+    definition: {
+      name: options.name,
+      description: options.description,
+      // An object-typed schema always has an object JSON schema.
+      input_schema: toolInputSchema(options.input)!
+    },
     run: (raw) =>
       decode(raw).pipe(
         Effect.mapError((error) =>

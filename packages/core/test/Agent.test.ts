@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk"
 import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -7,18 +8,17 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { defineTool, run, ToolFailure, toolOk } from "../src/Agent.js"
 import { ModelError } from "../src/Errors.js"
-import { Model, type ModelRequest, type ModelResponse } from "../src/Model.js"
+import * as Model from "../src/Model.js"
+import { type ModelRequest, ModelRequests, type ScriptedReply, textReply } from "../src/Model.js"
 
-type Reply = ModelResponse | ModelError | ((request: ModelRequest) => ModelResponse)
+type Reply = ScriptedReply | ((request: ModelRequest) => ScriptedReply)
 
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 1, cacheCreationInputTokens: 2 }
 
-const respond = (content: ReadonlyArray<Anthropic.ContentBlock>, stopReason: string): ModelResponse => ({
-  model: "scripted-model",
+const respond = (content: ReadonlyArray<Anthropic.ContentBlock>, stopReason: string): ScriptedReply => ({
   content,
   stopReason,
-  usage,
-  latencyMs: 0
+  usage
 })
 const text = (value: string): Anthropic.TextBlock => ({ type: "text", text: value, citations: null })
 const toolUse = (id: string, name: string, input: unknown): Anthropic.ToolUseBlock => ({
@@ -29,26 +29,14 @@ const toolUse = (id: string, name: string, input: unknown): Anthropic.ToolUseBlo
   caller: { type: "direct" }
 })
 
-/** A model that answers from a script and records every request. */
+/** The scripted model of `Model.layerTest`, built in the test's scope, with the requests it recorded. */
 const scriptedModel = (replies: ReadonlyArray<Reply>) =>
   Effect.gen(function*() {
-    const requests = yield* Ref.make<ReadonlyArray<ModelRequest>>([])
-    const layer = Layer.succeed(
-      Model,
-      Model.of({
-        available: true,
-        modelFor: (role) => `model-for-${role}`,
-        complete: (request) =>
-          Effect.gen(function*() {
-            const seen = yield* Ref.updateAndGet(requests, (all) => [...all, request])
-            const reply = replies[seen.length - 1] ?? respond([text("(script exhausted)")], "end_turn")
-            if (reply instanceof ModelError) return yield* reply
-            return typeof reply === "function" ? reply(request) : reply
-          }),
-        structured: () => Effect.die("not used")
-      })
-    )
-    return { layer, requests: Ref.get(requests) }
+    const context = yield* Layer.build(Model.layerTest((request, index) => {
+      const reply = replies[index] ?? textReply("(script exhausted)")
+      return typeof reply === "function" ? reply(request) : reply
+    }))
+    return { layer: context, requests: Context.get(context, ModelRequests).all }
   })
 
 const echo = defineTool({
@@ -67,7 +55,7 @@ const baseOptions = {
 }
 
 describe("Agent.run", () => {
-  it.effect("stops at end_turn after one call and records the exchange", () =>
+  it.scoped("stops at end_turn after one call and records the exchange", () =>
     Effect.gen(function*() {
       const model = yield* scriptedModel([respond([text("done")], "end_turn")])
       const result = yield* run({ ...baseOptions, tools: [echo], maxTurns: 4 }).pipe(Effect.provide(model.layer))
@@ -87,7 +75,7 @@ describe("Agent.run", () => {
       assert.deepStrictEqual(result.usage, usage)
     }))
 
-  it.effect("answers every tool call of a turn in one message, errors flagged, then continues", () =>
+  it.scoped("answers every tool call of a turn in one message, errors flagged, then continues", () =>
     Effect.gen(function*() {
       const model = yield* scriptedModel([
         respond([
@@ -157,9 +145,9 @@ describe("Agent.run", () => {
         Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "tools ran one after the other" })
       )
       assert.deepStrictEqual(result.toolCalls.map((c) => c.content), ["met", "met"])
-    }))
+    }).pipe(Effect.scoped))
 
-  it.effect("stops after maxTurns model calls when the model keeps asking for tools", () =>
+  it.scoped("stops after maxTurns model calls when the model keeps asking for tools", () =>
     Effect.gen(function*() {
       const always = (request: ModelRequest) =>
         respond([toolUse(`call-${request.messages.length}`, "echo", { text: "again" })], "tool_use")
@@ -173,7 +161,7 @@ describe("Agent.run", () => {
       assert.strictEqual(result.messages.length, 1 + 3 * 2)
     }))
 
-  it.effect("puts one moving cache breakpoint on the newest block of the request, not in the transcript", () =>
+  it.scoped("puts one moving cache breakpoint on the newest block of the request, not in the transcript", () =>
     Effect.gen(function*() {
       const model = yield* scriptedModel([
         respond([toolUse("t1", "echo", { text: "x" })], "tool_use"),
@@ -190,7 +178,7 @@ describe("Agent.run", () => {
       assert.isUndefined((result.messages[2]!.content as Array<Anthropic.ToolResultBlockParam>)[0]!.cache_control)
     }))
 
-  it.effect("cuts an oversized tool result and says so", () =>
+  it.scoped("cuts an oversized tool result and says so", () =>
     Effect.gen(function*() {
       const big = defineTool({
         name: "big",
@@ -208,7 +196,7 @@ describe("Agent.run", () => {
       assert.isTrue(result.toolCalls[0]!.content.startsWith("x".repeat(100) + "\n[… cut: 400 more characters"))
     }))
 
-  it.effect("fails with the model's error and runs no further turn", () =>
+  it.scoped("fails with the model's error and runs no further turn", () =>
     Effect.gen(function*() {
       const model = yield* scriptedModel([
         respond([toolUse("t1", "echo", { text: "x" })], "tool_use"),
@@ -223,7 +211,7 @@ describe("Agent.run", () => {
       assert.strictEqual((yield* model.requests).length, 2)
     }))
 
-  it.effect("stops on max_tokens without running a truncated tool call", () =>
+  it.scoped("stops on max_tokens without running a truncated tool call", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make(0)
       const counting = defineTool({
