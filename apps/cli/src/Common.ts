@@ -24,10 +24,16 @@ export const jsonOption = Options.boolean("json").pipe(Options.withDescription("
 
 export const common = { cwd: cwdOption, memoryDir: memoryDirOption }
 
+/** Layer options a command may add to the shared ones (e.g. recall's `--selector`). */
+export type CommandLayerOptions = Omit<Memdir.MemdirLayerOptions, "flagMemoryDir">
+
 /** Provide the live memdir layers, with `--memory-dir` as the trusted flag source of the directory chain. */
-export const withMemdir = (memoryDir: Option.Option<string>) =>
+export const withMemdir = (memoryDir: Option.Option<string>, options: CommandLayerOptions = {}) =>
   Effect.provide(
-    Memdir.layer(Option.isSome(memoryDir) ? { flagMemoryDir: absoluteFlagPath(memoryDir.value) } : {})
+    Memdir.layer({
+      ...options,
+      ...(Option.isSome(memoryDir) ? { flagMemoryDir: absoluteFlagPath(memoryDir.value) } : {})
+    })
   )
 
 /** `--memory-dir ./mem` means the directory relative to where memdir was started; `~/…` is expanded later. */
@@ -36,9 +42,10 @@ const absoluteFlagPath = (value: string): string =>
 
 /** Every handler runs with the live layers built for its own `--memory-dir`. */
 export const memdirHandler = <A extends { readonly memoryDir: Option.Option<string> }, E, R>(
-  handler: (args: A) => Effect.Effect<void, E, R>
+  handler: (args: A) => Effect.Effect<void, E, R>,
+  layerOptions?: (args: A) => CommandLayerOptions
 ) =>
-(args: A) => handler(args).pipe(withMemdir(args.memoryDir))
+(args: A) => handler(args).pipe(withMemdir(args.memoryDir, layerOptions?.(args)))
 
 export const projectDir = (cwd: Option.Option<string>) =>
   Effect.gen(function*() {

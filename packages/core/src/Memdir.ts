@@ -12,6 +12,8 @@ import * as Layer from "effect/Layer"
 import * as GitRoot from "./GitRoot.js"
 import * as MemoryIndex from "./MemoryIndex.js"
 import * as MemoryPaths from "./MemoryPaths.js"
+import * as Model from "./Model.js"
+import * as ModelSelector from "./ModelSelector.js"
 import * as Recall from "./Recall.js"
 import * as Scanner from "./Scanner.js"
 import * as Selector from "./Selector.js"
@@ -24,6 +26,7 @@ export type MemdirServices =
   | Settings.Settings
   | MemoryPaths.MemoryPaths
   | MemoryIndex.MemoryIndex
+  | Model.Model
   | Scanner.Scanner
   | Selector.Selector
   | Staleness.Staleness
@@ -32,8 +35,17 @@ export type MemdirServices =
 export interface MemdirLayerOptions {
   /** The `--memory-dir` flag: a trusted source of the directory (the env override still wins). */
   readonly flagMemoryDir?: string | undefined
-  /** Override any service with your own layer (e.g. a model-backed Selector). */
-  readonly selector?: Layer.Layer<Selector.Selector> | undefined
+  /**
+   * Which selector recall uses: "offline" (the default here: no key, no network), "model" (the LLM selector,
+   * degrading to offline per turn on any model failure), "auto" (model when a key is configured — the CLI's
+   * default), or your own layer (it may use the `Model`).
+   */
+  readonly selector?:
+    | ModelSelector.SelectorChoice
+    | Layer.Layer<Selector.Selector, ConfigError.ConfigError, Model.Model>
+    | undefined
+  /** The model (default: `Model.layer`, from `Config`: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, MEMDIR_MODEL_*). */
+  readonly model?: Layer.Layer<Model.Model, ConfigError.ConfigError> | undefined
 }
 
 /** The live services. Environment comes from `Config` (MEMDIR_HOME, MEMDIR_MEMORY_DIR, …). */
@@ -49,7 +61,12 @@ export const layer = (
     Scanner.layer,
     MemoryIndex.layerConfig,
     Staleness.layer,
-    options.selector ?? Selector.layer
+    Layer.provideMerge(
+      typeof options.selector === "string" ?
+        ModelSelector.layerFor(options.selector) :
+        options.selector ?? Selector.layer,
+      options.model ?? Model.layer
+    )
   )
   const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer)
   return Layer.provideMerge(derived, base)

@@ -373,7 +373,7 @@ const toAttemptFailure = (
   }
   if (cause instanceof sdk.APIConnectionTimeoutError) return fail("timeout", cause.message)
   if (cause instanceof sdk.APIConnectionError) {
-    const reason = cause.cause instanceof Error ? `: ${cause.cause.message}` : ""
+    const reason = cause.cause instanceof Error ? ` (${cause.cause.message})` : ""
     return fail("connection", `${cause.message}${reason}`)
   }
   if (cause instanceof sdk.APIError && typeof cause.status === "number") {

@@ -1,5 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
+import type { SelectorChoice } from "@memdir/core/ModelSelector"
 import { RecallSession } from "@memdir/core/Recall"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -15,6 +16,13 @@ export const recallCommand = Command.make(
     max: Options.integer("max").pipe(
       Options.withDescription("At most this many memories (1–5)"),
       Options.withDefault(5)
+    ),
+    selector: Options.choice("selector", ["model", "offline"]).pipe(
+      Options.withDescription(
+        "Who picks the memories: the model (needs ANTHROPIC_API_KEY; falls back to offline on any model error) or " +
+          "the offline selector. Default: model when a key is configured, else offline"
+      ),
+      Options.optional
     ),
     recentTools: Options.text("recent-tools").pipe(
       Options.withDescription("Comma-separated tools the agent is using (their usage docs are skipped)"),
@@ -62,6 +70,9 @@ export const recallCommand = Command.make(
           ...(result.skipped === undefined ? {} : { skipped: result.skipped })
         })
       }
+      if (result.degraded !== undefined) {
+        yield* Console.error(`note: the model selector failed, the offline selector answered: ${result.degraded}`)
+      }
       if (selected.length === 0) {
         return yield* Console.log(`no relevant memory (${result.candidates} candidates, selector: ${result.selector})`)
       }
@@ -72,6 +83,9 @@ export const recallCommand = Command.make(
         yield* Console.log("")
       }
       yield* Console.log(`(${selected.length}/${result.candidates} selected by the ${result.selector} selector)`)
-    })
+    }), (args) => ({ selector: Option.getOrElse(args.selector, (): SelectorChoice => "auto") }))
+).pipe(
+  Command.withDescription(
+    "Find the memories relevant to a query (the model selector when ANTHROPIC_API_KEY is set, else offline)"
   )
-).pipe(Command.withDescription("Find the memories relevant to a query (offline selector by default)"))
+)
