@@ -1,0 +1,415 @@
+/**
+ * Transcripts: what background extraction reads (SPEC §11). Two JSONL formats, told apart line by line:
+ *
+ * - memdir's own: one message per line, `{"role": "user" | "assistant", "content": string | blocks}` (Messages
+ *   API shape; `toJsonl` writes it, e.g. from an `Agent` run);
+ * - the reference agent's session files (`~/.claude/projects/<slug>/<session>.jsonl`): lines with
+ *   `type: "user" | "assistant"`, `message: {role, content}`, `uuid`, `timestamp`, `sessionId`, `cwd`. One API
+ *   message may be split over several lines sharing `message.id`: they are joined back. Lines of other types
+ *   (`summary`, `system`, `file-history-snapshot`, …), sub-agent lines (`isSidechain`) and injected meta lines
+ *   (`isMeta`) are skipped.
+ *
+ * A transcript is read while its writer may still be appending: a last line without its newline that does not
+ * parse yet is not a problem, just not there yet. Other unreadable lines are reported and skipped.
+ *
+ * `memoryWritesIn` answers "did the main agent write memory in this range?": a tool call that writes, edits or
+ * deletes a path inside the memory directory, a shell command that touches it, or a memdir write command.
+ */
+import type Anthropic from "@anthropic-ai/sdk"
+import { FileSystem } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as NodePath from "node:path"
+import { toMemoryIoError } from "./internal/atomicFile.js"
+import { isMemoryPath } from "./MemoryPaths.js"
+
+/** One content block as found in a transcript (text, tool_use, tool_result, thinking, image, …). */
+export interface TranscriptBlock {
+  readonly type: string
+  readonly [key: string]: unknown
+}
+
+export interface TranscriptMessage {
+  readonly role: "user" | "assistant"
+  readonly content: string | ReadonlyArray<TranscriptBlock>
+  /** 1-based line of the file where the message starts. */
+  readonly line: number
+  readonly uuid?: string | undefined
+  readonly timestamp?: string | undefined
+  /** The working directory the main agent ran in (reference format), for relative paths in its tool calls. */
+  readonly cwd?: string | undefined
+}
+
+export interface TranscriptProblem {
+  readonly line: number
+  readonly reason: string
+}
+
+export type TranscriptFormat = "messages" | "claude-code" | "mixed" | "empty"
+
+export interface ParsedTranscript {
+  readonly format: TranscriptFormat
+  /** From the reference format's lines, when present. */
+  readonly sessionId?: string | undefined
+  readonly messages: ReadonlyArray<TranscriptMessage>
+  /** Lines that are valid but not conversation messages (summaries, sidechains, meta, snapshots, …). */
+  readonly skippedLines: number
+  readonly problems: ReadonlyArray<TranscriptProblem>
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const optionalString = (value: unknown): string | undefined => typeof value === "string" ? value : undefined
+
+/** Content as a string or an array of typed blocks; anything else is not a message. */
+const toContent = (value: unknown): TranscriptMessage["content"] | undefined => {
+  if (typeof value === "string") return value
+  if (!Array.isArray(value)) return undefined
+  if (!value.every((block) => isRecord(block) && typeof block.type === "string")) return undefined
+  return value as ReadonlyArray<TranscriptBlock>
+}
+
+const isRole = (value: unknown): value is TranscriptMessage["role"] => value === "user" || value === "assistant"
+
+type LineOutcome =
+  | {
+    readonly kind: "message"
+    readonly format: "messages" | "claude-code"
+    readonly message: TranscriptMessage
+    readonly apiMessageId?: string | undefined
+    readonly sessionId?: string | undefined
+  }
+  | { readonly kind: "skip"; readonly format?: "claude-code" | undefined; readonly sessionId?: string | undefined }
+  | { readonly kind: "problem"; readonly reason: string }
+
+const classifyLine = (value: unknown, line: number): LineOutcome => {
+  if (!isRecord(value)) return { kind: "problem", reason: "not a JSON object" }
+  // The reference agent's format: a `type` naming the line, the message under `message`.
+  if (typeof value.type === "string" && !isRole(value.role)) {
+    const sessionId = optionalString(value.sessionId)
+    if (value.type !== "user" && value.type !== "assistant") return { kind: "skip", format: "claude-code", sessionId }
+    if (value.isSidechain === true || value.isMeta === true) return { kind: "skip", format: "claude-code", sessionId }
+    const message = value.message
+    if (!isRecord(message)) return { kind: "problem", reason: `a "${value.type}" line without a message` }
+    const content = toContent(message.content)
+    const role = isRole(message.role) ? message.role : value.type
+    if (content === undefined) return { kind: "problem", reason: "message content is neither text nor blocks" }
+    return {
+      kind: "message",
+      format: "claude-code",
+      sessionId,
+      apiMessageId: optionalString(message.id),
+      message: {
+        role,
+        content,
+        line,
+        uuid: optionalString(value.uuid),
+        timestamp: optionalString(value.timestamp),
+        cwd: optionalString(value.cwd)
+      }
+    }
+  }
+  if (isRole(value.role)) {
+    const content = toContent(value.content)
+    if (content === undefined) return { kind: "problem", reason: "message content is neither text nor blocks" }
+    return {
+      kind: "message",
+      format: "messages",
+      message: {
+        role: value.role,
+        content,
+        line,
+        uuid: optionalString(value.uuid) ?? optionalString(value.id),
+        timestamp: optionalString(value.timestamp)
+      }
+    }
+  }
+  return { kind: "problem", reason: "neither a message ({role, content}) nor a session line ({type, message})" }
+}
+
+const blocksOf = (content: TranscriptMessage["content"]): ReadonlyArray<TranscriptBlock> =>
+  typeof content === "string" ? [{ type: "text", text: content }] : content
+
+/** Parse a JSONL transcript in either format (pure; never throws). */
+export const parseTranscript = (text: string): ParsedTranscript => {
+  const lines = text.split("\n")
+  const endsWithNewline = text.endsWith("\n")
+  const messages: Array<TranscriptMessage> = []
+  const problems: Array<TranscriptProblem> = []
+  const formats = new Set<"messages" | "claude-code">()
+  let sessionId: string | undefined
+  let skippedLines = 0
+  let lastApiMessageId: string | undefined
+
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!.trim()
+    if (raw === "") continue
+    const lineNumber = i + 1
+    let value: unknown
+    try {
+      value = JSON.parse(raw)
+    } catch {
+      // The writer is still appending this line: it is not there yet.
+      if (i === lines.length - 1 && !endsWithNewline) break
+      problems.push({ line: lineNumber, reason: "not valid JSON" })
+      continue
+    }
+    const outcome = classifyLine(value, lineNumber)
+    if (outcome.kind === "problem") {
+      problems.push({ line: lineNumber, reason: outcome.reason })
+      continue
+    }
+    sessionId ??= outcome.sessionId
+    if (outcome.format !== undefined) formats.add(outcome.format)
+    if (outcome.kind === "skip") {
+      skippedLines++
+      continue
+    }
+    const previous = messages[messages.length - 1]
+    // One API message split over several lines (one per content block): join it back.
+    if (
+      outcome.apiMessageId !== undefined && outcome.apiMessageId === lastApiMessageId && previous !== undefined &&
+      previous.role === "assistant" && outcome.message.role === "assistant"
+    ) {
+      messages[messages.length - 1] = {
+        ...previous,
+        content: [...blocksOf(previous.content), ...blocksOf(outcome.message.content)],
+        uuid: outcome.message.uuid ?? previous.uuid
+      }
+      continue
+    }
+    lastApiMessageId = outcome.apiMessageId
+    messages.push(outcome.message)
+    formats.add(outcome.format)
+  }
+
+  const format: TranscriptFormat = formats.size === 0 ?
+    "empty" :
+    formats.size === 2
+    ? "mixed"
+    : [...formats][0]!
+  return { format, sessionId, messages, skippedLines, problems }
+}
+
+/** Read and parse a transcript file. */
+export const readTranscript = Effect.fn("Transcript.read")(function*(file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* fs.readFileString(file).pipe(Effect.mapError(toMemoryIoError("read transcript", file)))
+  return parseTranscript(text)
+})
+
+/** memdir's own transcript format: one `{role, content}` per line. */
+export const toJsonl = (messages: ReadonlyArray<Pick<Anthropic.MessageParam, "role" | "content">>): string =>
+  messages.map((m) => JSON.stringify({ role: m.role, content: m.content })).join("\n") +
+  (messages.length > 0 ? "\n" : "")
+
+// ---------------------------------------------------------------------------------------------------------------
+// Complete query loops
+// ---------------------------------------------------------------------------------------------------------------
+
+const toolUseIds = (message: TranscriptMessage): ReadonlyArray<string> =>
+  blocksOf(message.content).flatMap((b) => b.type === "tool_use" && typeof b.id === "string" ? [b.id] : [])
+
+const toolResultIds = (message: TranscriptMessage): ReadonlyArray<string> =>
+  blocksOf(message.content).flatMap((b) =>
+    b.type === "tool_result" && typeof b.tool_use_id === "string" ? [b.tool_use_id] : []
+  )
+
+/**
+ * How many messages (from the start) form complete query loops: the prefix that ends with an assistant answer that
+ * asks for no tool, with no tool call left unanswered. What follows is a loop still running (or a user message not
+ * answered yet), which extraction leaves for a later run.
+ */
+export const completePrefixLength = (messages: ReadonlyArray<TranscriptMessage>): number => {
+  const pending = new Set<string>()
+  let complete = 0
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!
+    for (const id of toolResultIds(message)) pending.delete(id)
+    const uses = toolUseIds(message)
+    for (const id of uses) pending.add(id)
+    if (message.role === "assistant" && uses.length === 0 && pending.size === 0) complete = i + 1
+  }
+  return complete
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Did the main agent write memory?
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Evidence that the main agent wrote memory itself. */
+export interface MemoryWriteEvidence {
+  /** Index of the message in the transcript's `messages`. */
+  readonly message: number
+  readonly line: number
+  readonly tool: string
+  /** The memory path written (file tools), or the command (shell). */
+  readonly target: string
+}
+
+/** Tools that only read: a memory path in their input is not a write. */
+const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  "read",
+  "glob",
+  "grep",
+  "ls",
+  "notebookread",
+  "webfetch",
+  "websearch",
+  "read_file",
+  "list_dir",
+  "list_directory",
+  "memory_read",
+  "memory_list",
+  "view",
+  "todowrite",
+  "todoread"
+])
+
+const SHELL_TOOLS: ReadonlySet<string> = new Set(["bash", "shell", "run_terminal_cmd", "execute_command", "terminal"])
+
+const PATH_KEY = /path|file|dir|destination|target|notebook/i
+
+/** String values under path-like keys of a tool input, nested arrays and objects included (bounded). */
+const pathValues = (input: unknown, depth = 0): ReadonlyArray<string> => {
+  if (depth > 3 || !isRecord(input)) return []
+  const found: Array<string> = []
+  for (const [key, value] of Object.entries(input)) {
+    if (typeof value === "string" && PATH_KEY.test(key)) found.push(value)
+    else if (Array.isArray(value)) {
+      for (const item of value) {
+        if (typeof item === "string" && PATH_KEY.test(key)) found.push(item)
+        else found.push(...pathValues(item, depth + 1))
+      }
+    } else if (isRecord(value)) found.push(...pathValues(value, depth + 1))
+  }
+  return found
+}
+
+/** A shell command that changes files: redirection, tee, cp/mv/rm, in-place sed, touch, mkdir, scripts, … */
+const WRITING_COMMAND =
+  /(?:^|[^<0-9&])>{1,2}|\btee\b|\b(?:cp|mv|rm|rmdir|touch|mkdir|ln|install|rsync|truncate|dd|unlink)\b|\bsed\s+(?:-[a-zA-Z]*i|--in-place)|\bperl\s+-[a-zA-Z]*i|\b(?:python3?|node|ruby)\b|\bgit\s+(?:mv|rm|checkout|restore|apply|stash|reset)\b/
+/** memdir's own commands that write memory. */
+const MEMDIR_WRITE_COMMAND = /\bmemdir\s+(?:write|log|rm|forget|dream|extract|doctor\s+[^|;&]*--fix)\b/
+
+export interface MemoryWriteOptions {
+  /** The user's home, to recognise `~/…` spellings of the memory directory in shell commands. */
+  readonly homeDir?: string | undefined
+}
+
+const resolveAgainst = (cwd: string | undefined, candidate: string, homeDir: string | undefined): string => {
+  if (homeDir !== undefined && (candidate === "~" || candidate.startsWith("~/"))) {
+    return NodePath.join(homeDir, candidate.slice(1))
+  }
+  return NodePath.resolve(cwd ?? "/", candidate)
+}
+
+/** Spellings of the memory directory a shell command may use. */
+const memoryDirSpellings = (memoryDir: string, homeDir: string | undefined): ReadonlyArray<string> => {
+  const bare = NodePath.resolve(memoryDir)
+  const spellings = [bare]
+  if (homeDir !== undefined) {
+    const home = NodePath.resolve(homeDir)
+    if (bare.startsWith(home + NodePath.sep)) {
+      const rest = bare.slice(home.length)
+      spellings.push(`~${rest}`, `$HOME${rest}`, `\${HOME}${rest}`)
+    }
+  }
+  return spellings
+}
+
+/** The tool calls among `messages` (assistant turns) that wrote into `memoryDir`. */
+export const memoryWritesIn = (
+  messages: ReadonlyArray<TranscriptMessage>,
+  memoryDir: string,
+  options: MemoryWriteOptions = {},
+  firstIndex = 0
+): ReadonlyArray<MemoryWriteEvidence> => {
+  const spellings = memoryDirSpellings(memoryDir, options.homeDir)
+  const evidence: Array<MemoryWriteEvidence> = []
+  messages.forEach((message, offset) => {
+    if (message.role !== "assistant") return
+    for (const block of blocksOf(message.content)) {
+      if (block.type !== "tool_use" || typeof block.name !== "string") continue
+      const tool = block.name
+      const lower = tool.toLowerCase()
+      const at = { message: firstIndex + offset, line: message.line, tool }
+      if (SHELL_TOOLS.has(lower)) {
+        const command = isRecord(block.input) ? optionalString(block.input.command) ?? "" : ""
+        const touchesMemory = spellings.some((spelling) => command.includes(spelling))
+        if (MEMDIR_WRITE_COMMAND.test(command) || (touchesMemory && WRITING_COMMAND.test(command))) {
+          evidence.push({ ...at, target: command })
+        }
+        continue
+      }
+      // memdir's own MCP tools and the like: a write-ish tool of a memdir server.
+      if (/memdir/.test(lower) && /write|edit|delete|remove|forget|remember|log/.test(lower)) {
+        evidence.push({ ...at, target: tool })
+        continue
+      }
+      if (READ_ONLY_TOOLS.has(lower) || (lower.startsWith("mcp__") && /read|list|search|get/.test(lower))) continue
+      for (const candidate of pathValues(block.input)) {
+        const absolute = resolveAgainst(message.cwd, candidate, options.homeDir)
+        if (isMemoryPath(memoryDir, absolute)) {
+          evidence.push({ ...at, target: absolute })
+          break
+        }
+      }
+    }
+  })
+  return evidence
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rendering for a model
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface RenderOptions {
+  /** Characters of one text block at most. */
+  readonly maxTextChars?: number | undefined
+  /** Characters of one tool input or tool result at most. */
+  readonly maxToolChars?: number | undefined
+}
+
+export const RENDER_TEXT_MAX_CHARS = 6000
+export const RENDER_TOOL_MAX_CHARS = 1200
+
+const cut = (text: string, max: number): string =>
+  text.length <= max ? text : `${text.slice(0, max)} [… ${text.length - max} more characters]`
+
+const toolResultText = (content: unknown): string => {
+  if (typeof content === "string") return content
+  if (!Array.isArray(content)) return ""
+  return content.map((part) =>
+    isRecord(part) && part.type === "text" && typeof part.text === "string" ? part.text : `[${String(part?.type)}]`
+  ).join("\n")
+}
+
+/** One message as plain text for the extractor: text in full (bounded), tool calls and results abridged. */
+export const renderMessage = (message: TranscriptMessage, index: number, options: RenderOptions = {}): string => {
+  const maxText = options.maxTextChars ?? RENDER_TEXT_MAX_CHARS
+  const maxTool = options.maxToolChars ?? RENDER_TOOL_MAX_CHARS
+  const when = message.timestamp === undefined ? "" : ` ${message.timestamp}`
+  const parts = [`[#${index + 1} ${message.role}${when}]`]
+  for (const block of blocksOf(message.content)) {
+    switch (block.type) {
+      case "text":
+        parts.push(cut(String(block.text ?? ""), maxText))
+        break
+      case "tool_use":
+        parts.push(`→ ${String(block.name)} ${cut(JSON.stringify(block.input ?? {}), maxTool)}`)
+        break
+      case "tool_result": {
+        const flag = block.is_error === true ? " (error)" : ""
+        parts.push(`← result${flag}: ${cut(toolResultText(block.content), maxTool)}`)
+        break
+      }
+      case "thinking":
+      case "redacted_thinking":
+        break
+      default:
+        parts.push(`[${block.type}]`)
+    }
+  }
+  return parts.join("\n")
+}

@@ -1,0 +1,195 @@
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import {
+  completePrefixLength,
+  memoryWritesIn,
+  parseTranscript,
+  readTranscript,
+  renderMessage,
+  toJsonl,
+  type TranscriptMessage
+} from "../src/Transcript.js"
+
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures/transcripts")
+const fixture = (name: string, memoryDir = "/home/alex/.memdir/projects/-home-alex-code-shop/memory") =>
+  fs.readFileSync(path.join(fixtures, name), "utf8").replaceAll("__MEMORY_DIR__", memoryDir)
+
+const MEMORY_DIR = "/home/alex/.memdir/projects/-home-alex-code-shop/memory"
+
+const assistant = (
+  content: TranscriptMessage["content"],
+  extra: Partial<TranscriptMessage> = {}
+): TranscriptMessage => ({
+  role: "assistant",
+  content,
+  line: 1,
+  ...extra
+})
+const toolCall = (name: string, input: unknown, extra: Partial<TranscriptMessage> = {}) =>
+  assistant([{ type: "tool_use", id: `toolu_${name}`, name, input }], extra)
+
+describe("parseTranscript", () => {
+  it("reads the reference agent's session file: messages joined, other lines skipped", () => {
+    const parsed = parseTranscript(fixture("claude-code-session.jsonl"))
+    assert.strictEqual(parsed.format, "claude-code")
+    assert.strictEqual(parsed.sessionId, "6b0d9a4e-2f7c-4c1e-8d35-91a2f0e7c3d1")
+    assert.deepStrictEqual(parsed.problems, [])
+    // summary, file-history-snapshot, sidechain, system, isMeta
+    assert.strictEqual(parsed.skippedLines, 5)
+    assert.deepStrictEqual(parsed.messages.map((m) => m.role), [
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant"
+    ])
+    // One API message over three lines (thinking, text, tool_use) is one message again.
+    const joined = parsed.messages[1]!
+    assert.deepStrictEqual((joined.content as Array<{ type: string }>).map((b) => b.type), [
+      "thinking",
+      "text",
+      "tool_use"
+    ])
+    assert.strictEqual(joined.line, 4)
+    assert.strictEqual(joined.uuid, "e03c1d4f-2b5a-4071-9f38-6cad4e2a1b33")
+    assert.strictEqual(parsed.messages[0]!.timestamp, "2026-03-03T09:14:22.511Z")
+    assert.strictEqual(parsed.messages[0]!.cwd, "/home/alex/code/shop")
+    assert.include(parsed.messages[4]!.content as string, "merge freeze")
+  })
+
+  it("reads memdir's own format", () => {
+    const parsed = parseTranscript(fixture("messages.jsonl"))
+    assert.strictEqual(parsed.format, "messages")
+    assert.isUndefined(parsed.sessionId)
+    assert.strictEqual(parsed.messages.length, 6)
+    assert.strictEqual(
+      parsed.messages[3]!.content,
+      "The Cart component renders nothing yet: a React component is a " +
+        "function that returns what to draw."
+    )
+    assert.strictEqual(parsed.messages[5]!.line, 6)
+  })
+
+  it("ignores a last line still being written, reports broken lines and goes on", () => {
+    const text = [
+      JSON.stringify({ role: "user", content: "hi" }),
+      "{not json",
+      "[1, 2]",
+      JSON.stringify({ role: "user", content: 42 }),
+      JSON.stringify({ type: "assistant" }),
+      JSON.stringify({ role: "assistant", content: "hello" }),
+      "{\"role\":\"user\",\"content\":\"half"
+    ].join("\n")
+    const parsed = parseTranscript(text)
+    assert.deepStrictEqual(parsed.messages.map((m) => m.content), ["hi", "hello"])
+    assert.deepStrictEqual(parsed.problems.map((p) => p.line), [2, 3, 4, 5])
+    // The same broken last line followed by a newline is a problem: the writer finished it.
+    assert.strictEqual(parseTranscript(text + "\n").problems.length, 5)
+    assert.strictEqual(parseTranscript("").format, "empty")
+  })
+
+  it("round-trips memdir's format (toJsonl)", () =>
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(
+          FastCheck.record({
+            role: FastCheck.constantFrom("user" as const, "assistant" as const),
+            content: FastCheck.oneof(
+              FastCheck.string(),
+              FastCheck.array(FastCheck.record({ type: FastCheck.constant("text" as const), text: FastCheck.string() }))
+            )
+          })
+        ),
+        (messages) => {
+          const parsed = parseTranscript(toJsonl(messages))
+          assert.deepStrictEqual(parsed.messages.map((m) => ({ role: m.role, content: m.content })), messages)
+          assert.deepStrictEqual(parsed.problems, [])
+        }
+      )
+    ))
+
+  it.effect("readTranscript fails with a MemoryIoError naming the file", () =>
+    Effect.gen(function*() {
+      const error = yield* readTranscript("/nonexistent/session.jsonl").pipe(Effect.flip)
+      assert.strictEqual(error._tag, "MemoryIoError")
+      assert.strictEqual(error.path, "/nonexistent/session.jsonl")
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("completePrefixLength", () => {
+  const messages = parseTranscript(fixture("claude-code-session.jsonl")).messages
+
+  it("ends after an assistant answer with no tool call left open", () => {
+    assert.strictEqual(completePrefixLength(messages), 6)
+    assert.strictEqual(completePrefixLength(messages.slice(0, 2)), 0) // tool call not answered yet
+    assert.strictEqual(completePrefixLength(messages.slice(0, 3)), 0) // result in, no answer yet
+    assert.strictEqual(completePrefixLength(messages.slice(0, 4)), 4)
+    assert.strictEqual(completePrefixLength(messages.slice(0, 5)), 4) // user message not answered yet
+    assert.strictEqual(completePrefixLength([]), 0)
+  })
+})
+
+describe("memoryWritesIn", () => {
+  it("finds the main agent's Write and shell writes into the memory directory", () => {
+    const messages = parseTranscript(fixture("claude-code-wrote-memory.jsonl", MEMORY_DIR)).messages
+    const evidence = memoryWritesIn(messages, MEMORY_DIR)
+    assert.deepStrictEqual(evidence.map((e) => [e.message, e.tool]), [[1, "Write"], [3, "Bash"]])
+    assert.strictEqual(evidence[0]!.target, `${MEMORY_DIR}/feedback_staging_deploys.md`)
+    assert.strictEqual(evidence[0]!.line, 2)
+    // The first message index is added, for ranges taken from the middle of a transcript.
+    assert.deepStrictEqual(memoryWritesIn(messages.slice(3), MEMORY_DIR, {}, 3).map((e) => e.message), [3])
+  })
+
+  it("does not count reads, other directories or look-alike siblings", () => {
+    const session = parseTranscript(fixture("claude-code-session.jsonl")).messages
+    assert.deepStrictEqual(memoryWritesIn(session, MEMORY_DIR), [])
+    const quiet = [
+      toolCall("Read", { file_path: `${MEMORY_DIR}/feedback_x.md` }),
+      toolCall("Grep", { pattern: "deploy", path: MEMORY_DIR }),
+      toolCall("Write", { file_path: `${MEMORY_DIR}-evil/feedback_x.md`, content: "x" }),
+      toolCall("Write", { file_path: "/home/alex/code/shop/notes.md", content: "x" }),
+      toolCall("Bash", { command: `cat ${MEMORY_DIR}/MEMORY.md 2>/dev/null | head -5` }),
+      toolCall("Bash", { command: "echo hi > /tmp/x" }),
+      toolCall("memory_read", { path: "feedback_x.md" })
+    ]
+    assert.deepStrictEqual(memoryWritesIn(quiet, MEMORY_DIR, { homeDir: "/home/alex" }), [])
+  })
+
+  it("resolves relative paths against the agent's cwd, ~ against the home, and knows memdir's commands", () => {
+    const writes = [
+      toolCall("Edit", { file_path: "../.memdir/projects/-home-alex-code-shop/memory/user_role.md" }, {
+        cwd: "/home/alex/code"
+      }),
+      toolCall("MultiEdit", { file_path: `${MEMORY_DIR}/project_freeze.md`, edits: [] }),
+      toolCall("NotebookEdit", { notebook_path: `${MEMORY_DIR}/n.ipynb` }),
+      toolCall("Bash", { command: "sed -i 's/x/y/' ~/.memdir/projects/-home-alex-code-shop/memory/user_role.md" }),
+      toolCall("Bash", { command: "memdir write --type feedback --name X --description y" }),
+      toolCall("mcp__memdir__memory_write", { name: "x" }),
+      toolCall("str_replace_based_edit_tool", { command: "create", path: `${MEMORY_DIR}/a.md` })
+    ]
+    const evidence = memoryWritesIn(writes, MEMORY_DIR, { homeDir: "/home/alex" })
+    assert.deepStrictEqual(evidence.map((e) => e.message), [0, 1, 2, 3, 4, 5, 6])
+  })
+})
+
+describe("renderMessage", () => {
+  it("keeps text and timestamps, abridges tool calls and results, drops thinking", () => {
+    const messages = parseTranscript(fixture("claude-code-session.jsonl")).messages
+    const first = renderMessage(messages[0]!, 0)
+    assert.isTrue(first.startsWith("[#1 user 2026-03-03T09:14:22.511Z]\nThe checkout integration test is flaky"))
+    const call = renderMessage(messages[1]!, 1)
+    assert.include(call, "→ Read {\"file_path\":\"/home/alex/code/shop/test/integration/checkout.test.ts\"}")
+    assert.notInclude(call, "Read the test first.")
+    const result = renderMessage(messages[2]!, 2, { maxToolChars: 20 })
+    assert.include(result, "← result:      1\timport { db }")
+    assert.include(result, "more characters]")
+    const long = renderMessage({ role: "user", content: "x".repeat(100), line: 1 }, 0, { maxTextChars: 10 })
+    assert.include(long, "[… 90 more characters]")
+  })
+})
