@@ -8,6 +8,7 @@ import { FileSystem, Path } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { toMemoryIoError } from "./internal/atomicFile.js"
+import { conflictOriginal } from "./internal/teamConflict.js"
 import {
   formatIndexEntry,
   INDEX_ENTRY_MAX_CHARS,
@@ -38,6 +39,7 @@ export type DoctorCode =
   | "duplicate-name"
   | "entry-too-long"
   | "duplicate-entry"
+  | "team-conflict"
 
 export interface DoctorFinding {
   readonly code: DoctorCode
@@ -252,11 +254,37 @@ const inspect = (memoryDir: string, text: string) =>
     return inspection
   })
 
+/**
+ * Team memories two people edited at once (SPEC §8): team sync keeps theirs beside ours as
+ * `x.conflict-<sha>.md` until someone merges the two.
+ */
+const teamConflicts = (memoryDir: string) =>
+  Effect.gen(function*() {
+    const scanner = yield* Scanner
+    const path = yield* Path.Path
+    const scan = yield* scanner.scan(path.join(memoryDir, "team"))
+    const paths = [...scan.memories.map((m) => m.path), ...scan.problems.map((p) => p.path)].sort()
+    return paths.flatMap((relative): Array<DoctorFinding> => {
+      const original = conflictOriginal(relative)
+      if (original === undefined) return []
+      return [{
+        code: "team-conflict",
+        severity: "warning",
+        path: `team/${relative}`,
+        message: `team/${relative} is a teammate's version of team/${original}: both were edited at once and ` +
+          `team sync kept both`,
+        fix: `Merge the two into team/${original}, delete team/${relative}, then run \`memdir team sync\``,
+        fixable: false
+      }]
+    })
+  })
+
 /** Everything doctor finds in `memoryDir`. Reads only. */
 export const diagnose = Effect.fn("Doctor.diagnose")(function*(memoryDir: string) {
   const index = yield* MemoryIndex
   const current = yield* index.read(memoryDir)
-  const report: DoctorReport = { memoryDir, findings: findingsOf(yield* inspect(memoryDir, current.text)) }
+  const findings = [...findingsOf(yield* inspect(memoryDir, current.text)), ...(yield* teamConflicts(memoryDir))]
+  const report: DoctorReport = { memoryDir, findings }
   return report
 })
 

@@ -1,0 +1,494 @@
+/**
+ * Team sync with real git: a bare "remote" in a temp dir, two honest teammates (alice and bob, each a memory
+ * directory synced by memdir) and a malicious one (mallory, a plain clone whose commits are crafted with git's
+ * plumbing, since porcelain refuses most of them). Every escape would land in the scratch tree, which the tests
+ * inspect; the link "to /etc" is only ever a git object, never checked out.
+ */
+import { FileSystem } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { execFileSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as Doctor from "../src/Doctor.js"
+import * as MemoryIndex from "../src/MemoryIndex.js"
+import * as Scanner from "../src/Scanner.js"
+import * as TeamGuard from "../src/TeamGuard.js"
+import { type TeamLocation, writeTeamMemory } from "../src/TeamMemory.js"
+import { parseLsTree, parseMergeTree, resolveConflicts, TEAM_GIT_DIR, TeamSync } from "../src/TeamSync.js"
+import * as TeamSyncModule from "../src/TeamSync.js"
+
+// Isolated from the machine's git configuration: memdir's own identity fallback is used for sync commits.
+process.env.GIT_CONFIG_GLOBAL = "/dev/null"
+process.env.GIT_CONFIG_NOSYSTEM = "1"
+
+const git = (cwd: string, args: ReadonlyArray<string>, input?: string): string =>
+  execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    input,
+    stdio: ["pipe", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "mallory",
+      GIT_AUTHOR_EMAIL: "mallory@memdir.invalid",
+      GIT_COMMITTER_NAME: "mallory",
+      GIT_COMMITTER_EMAIL: "mallory@memdir.invalid"
+    }
+  })
+
+const memoryText = (name: string, description: string, body: string, type = "project") =>
+  `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`
+
+const NUL = "\u0000"
+
+/** Built at run time so this file holds no literal credential. */
+const FAKE_AWS_KEY = "AKIA" + "2Z3Y4X5W6V7UTSRQ"
+
+interface World {
+  readonly root: string
+  readonly remote: string
+  readonly alice: TeamLocation
+  readonly bob: TeamLocation
+  /** A plain clone of the remote for crafting hostile commits. */
+  readonly mallory: string
+  /** Where an escape through `team/evil → …/outside/etc` would write. */
+  readonly outside: string
+}
+
+const teammate = (root: string, name: string, remote: string): TeamLocation => {
+  const memoryDir = `${root}/${name}/memory/`
+  return {
+    memory: {
+      root: { root: `${root}/${name}/project`, kind: "none" },
+      memoryDir,
+      source: "default",
+      enabled: true,
+      enabledBy: "default"
+    },
+    teamDir: `${memoryDir}team/`,
+    enabled: true,
+    enabledBy: "test",
+    remote
+  }
+}
+
+const world = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const root = yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "memdir-teamsync-" }))
+  const remote = `${root}/remote.git`
+  git(root, ["init", "-q", "--bare", "-b", "main", remote])
+  const mallory = `${root}/mallory`
+  git(root, ["clone", "-q", remote, mallory])
+  git(mallory, ["config", "core.symlinks", "true"])
+  const outside = `${root}/outside/etc`
+  NodeFs.mkdirSync(outside, { recursive: true })
+  NodeFs.writeFileSync(`${outside}/passwd`, "root:x:0:0\n")
+  for (const name of ["alice", "bob"]) NodeFs.mkdirSync(`${root}/${name}/memory`, { recursive: true })
+  const value: World = {
+    root,
+    remote,
+    alice: teammate(root, "alice", remote),
+    bob: teammate(root, "bob", remote),
+    mallory,
+    outside
+  }
+  return value
+})
+
+const sync = (team: TeamLocation) => Effect.flatMap(TeamSync, (s) => s.sync(team))
+
+/** Every path under `dir` (relative, sorted), with file contents, skipping git's object stores. */
+const snapshot = (dir: string): Record<string, string> => {
+  const out: Record<string, string> = {}
+  const walk = (at: string, rel: string) => {
+    for (const entry of NodeFs.readdirSync(at, { withFileTypes: true })) {
+      const relative = rel === "" ? entry.name : `${rel}/${entry.name}`
+      if (entry.name === TEAM_GIT_DIR || entry.name === "remote.git" || entry.name === ".git") continue
+      const absolute = `${at}/${entry.name}`
+      if (entry.isSymbolicLink()) out[relative] = `-> ${NodeFs.readlinkSync(absolute)}`
+      else if (entry.isDirectory()) walk(absolute, relative)
+      else out[relative] = NodeFs.readFileSync(absolute, "utf8")
+    }
+  }
+  walk(dir, "")
+  return out
+}
+
+const remoteHead = (w: World): string => git(w.root, ["--git-dir", w.remote, "rev-parse", "main"]).trim()
+
+/** Mallory commits a tree holding an honest file plus `hostile` entries (mode sha path), on top of main. */
+const pushHostileTree = (w: World, hostile: ReadonlyArray<string>) => {
+  git(w.mallory, ["fetch", "-q", "origin", "main"])
+  git(w.mallory, ["reset", "-q", "--hard", "origin/main"])
+  const honest = git(w.mallory, ["hash-object", "-w", "--stdin"], memoryText("Honest", "an honest note", "hi"))
+  const base = git(w.mallory, ["ls-tree", "HEAD"]).trim()
+  const tree = git(
+    w.mallory,
+    ["mktree"],
+    [base, `100644 blob ${honest.trim()}\tproject_honest.md`, ...hostile].filter((l) => l !== "").join("\n") + "\n"
+  ).trim()
+  const commit = git(w.mallory, ["commit-tree", tree, "-p", "HEAD", "-m", "innocent update"]).trim()
+  git(w.mallory, ["push", "-q", "origin", `${commit}:refs/heads/main`])
+  return commit
+}
+
+const blob = (w: World, content: string | Buffer) =>
+  execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: w.mallory, input: content, encoding: "utf8" }).trim()
+
+// The live clock (excludeTestServices below): the team lock waits in real time for the other sync.
+const TestLayer = Layer.mergeAll(TeamSyncModule.layer, Scanner.layer, MemoryIndex.layer).pipe(
+  Layer.provideMerge(TeamGuard.layer),
+  Layer.provideMerge(NodeContext.layer)
+)
+
+describe("TeamSync pure parts", () => {
+  it("parses ls-tree --long -z, submodules included", () => {
+    const entries = parseLsTree(
+      ["100644 blob aaaa      12\tx.md", "120000 blob bbbb       4\tevil", "160000 commit cccc       -\tsub", ""]
+        .join(NUL)
+    )
+    assert.deepStrictEqual(entries.map((e) => [e.mode, e.type, e.size, e.path]), [
+      ["100644", "blob", 12, "x.md"],
+      ["120000", "blob", 4, "evil"],
+      ["160000", "commit", undefined, "sub"]
+    ])
+  })
+
+  it("keeps both versions of a memory changed on both sides, and the changed one when the other deleted it", () => {
+    const parsed = parseMergeTree(
+      [
+        "tree1",
+        "100644 base 1\tx.md",
+        "100644 ours1234 2\tx.md",
+        "100644 theirs5678 3\tx.md",
+        "100644 b2 1\ty.md",
+        "100644 theirsy 3\ty.md",
+        "",
+        "messages",
+        ""
+      ].join(NUL)
+    )
+    assert.strictEqual(parsed.tree, "tree1")
+    const resolved = resolveConflicts(parsed.conflicted)
+    assert.deepStrictEqual(resolved.entries, [
+      { mode: "100644", sha: "ours1234", path: "x.md" },
+      { mode: "100644", sha: "theirs5678", path: "x.conflict-theirs56.md" },
+      { mode: "100644", sha: "theirsy", path: "y.md" }
+    ])
+    assert.deepStrictEqual(resolved.conflicts.map((c) => [c.path, c.kept]), [["team/x.md", "both"], [
+      "team/y.md",
+      "theirs"
+    ]])
+  })
+})
+
+layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with real git", (it) => {
+  it.scoped("an honest round trip: alice's team memory reaches bob, committed under memdir's identity", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      yield* writeTeamMemory({
+        memoryDir: w.alice.memory.memoryDir,
+        type: "reference",
+        name: "Dashboards",
+        description: "Checkout latency lives on grafana.internal/d/checkout",
+        body: "Look there after touching payments."
+      })
+      const first = yield* sync(w.alice)
+      assert.isTrue(first.pushed)
+      assert.isDefined(first.committed)
+      assert.strictEqual(first.merge, "none")
+      assert.strictEqual(remoteHead(w), first.head)
+      assert.strictEqual(
+        git(w.root, ["--git-dir", w.remote, "log", "-1", "--format=%an"]).trim(),
+        "memdir",
+        "no git identity configured: memdir's own"
+      )
+
+      const second = yield* sync(w.bob)
+      assert.strictEqual(second.merge, "fast-forward")
+      assert.isFalse(second.pushed)
+      const files = snapshot(w.bob.teamDir)
+      assert.deepStrictEqual(Object.keys(files).sort(), ["MEMORY.md", "reference_dashboards.md"])
+      assert.include(files["MEMORY.md"]!, "- [Dashboards](reference_dashboards.md)")
+
+      // Nothing new on either side: a no-op.
+      const again = yield* sync(w.bob)
+      assert.strictEqual(again.merge, "up-to-date")
+      assert.isUndefined(again.committed)
+      assert.isFalse(again.pushed)
+    }))
+
+  it.scoped("is off when auto memory or team memory is off, and needs a remote", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const autoOff = yield* Effect.flip(
+        sync({ ...w.alice, memory: { ...w.alice.memory, enabled: false, enabledBy: "env MEMDIR_DISABLE_AUTO_MEMORY" } })
+      )
+      assert.strictEqual(autoOff._tag, "MemoryDisabledError")
+      const teamOff = yield* Effect.flip(sync({ ...w.alice, enabled: false, enabledBy: "default (off)" }))
+      assert.strictEqual(teamOff._tag, "TeamMemoryDisabledError")
+      const noRemote = yield* Effect.flip(sync({ ...w.alice, remote: undefined }))
+      assert.strictEqual(noRemote._tag, "TeamSyncError")
+      assert.include(noRemote.message, "teamRemote")
+      // None of them touched the disk.
+      assert.isFalse(NodeFs.existsSync(`${w.alice.memory.memoryDir}${TEAM_GIT_DIR}`))
+      assert.isFalse(NodeFs.existsSync(w.alice.teamDir))
+    }))
+
+  /**
+   * Each hostile commit sits on top of an honest one. The sync must refuse the whole update (the honest file
+   * included), leave alice's team/ and everything outside it as they were, and take the honest change once the
+   * hostile commit is gone from the remote.
+   */
+  const hostile: ReadonlyArray<{
+    readonly name: string
+    readonly entries: (w: World) => ReadonlyArray<string>
+    readonly path: string
+    readonly reason: string
+  }> = [
+    {
+      name: "a symlink team/evil → the scratch tree's etc (mode 120000)",
+      entries: (w) => [`120000 blob ${blob(w, w.outside)}\tevil`],
+      path: "evil",
+      reason: "symlink"
+    },
+    {
+      name: "a symlink literally to /etc, never checked out anywhere",
+      entries: (w) => [`120000 blob ${blob(w, "/etc")}\tetc`],
+      path: "etc",
+      reason: "symlink"
+    },
+    {
+      name: "a ../../x.md name crafted with mktree",
+      entries: (w) => {
+        const x = blob(w, memoryText("X", "escapes", "boom"))
+        const inner = git(w.mallory, ["mktree"], `100644 blob ${x}\tx.md\n`).trim()
+        const middle = git(w.mallory, ["mktree"], `040000 tree ${inner}\t..\n`).trim()
+        return [`040000 tree ${middle}\t..`]
+      },
+      path: "../../x.md",
+      reason: "escapes-root"
+    },
+    {
+      name: "a percent-encoded traversal name (which git itself accepts)",
+      entries: (w) => [`100644 blob ${blob(w, memoryText("E", "encoded", "x"))}\t%2e%2e%2fx.md`],
+      path: "%2e%2e%2fx.md",
+      reason: "encoded-traversal"
+    },
+    {
+      name: "an oversized file (300,000 bytes)",
+      entries: (w) => [`100644 blob ${blob(w, memoryText("Big", "big", "x".repeat(300_000)))}\tproject_big.md`],
+      path: "project_big.md",
+      reason: "oversized"
+    },
+    {
+      name: "a likely secret (an AWS access key id)",
+      entries: (w) => [
+        `100644 blob ${blob(w, memoryText("Creds", "deploy creds", `key: ${FAKE_AWS_KEY}`))}\treference_creds.md`
+      ],
+      path: "reference_creds.md",
+      reason: "secret"
+    },
+    {
+      name: "a submodule (mode 160000)",
+      entries: (w) => [`160000 commit ${remoteHead(w)}\tvendor`],
+      path: "vendor",
+      reason: "submodule"
+    },
+    {
+      name: "a .gitattributes that would change how git treats the tree",
+      entries: (w) => [`100644 blob ${blob(w, "* filter=evil\n")}\t.gitattributes`],
+      path: ".gitattributes",
+      reason: "hidden-file"
+    }
+  ]
+
+  it.scoped("refuses each hostile update whole, writes nothing anywhere, then takes an honest teammate's change", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const aliceGit = ["--git-dir", `${w.alice.memory.memoryDir}${TEAM_GIT_DIR}`]
+      // Alice has synced once: the remote has her memory.
+      yield* writeTeamMemory({
+        memoryDir: w.alice.memory.memoryDir,
+        type: "project",
+        name: "Freeze",
+        description: "Merge freeze 2026-03-05 to 2026-03-09",
+        body: "Mobile release."
+      })
+      yield* sync(w.alice)
+      const honestBase = remoteHead(w)
+
+      for (const attack of hostile) {
+        pushHostileTree(w, attack.entries(w))
+        const aliceHeadBefore = git(w.root, [...aliceGit, "rev-parse", "HEAD"])
+        const before = snapshot(w.root)
+
+        const error = yield* Effect.flip(sync(w.alice))
+        assert.strictEqual(error._tag, "TeamSyncRejectedError", attack.name)
+        if (error._tag !== "TeamSyncRejectedError") return
+        assert.strictEqual(error.direction, "incoming")
+        assert.deepInclude(
+          error.violations.map((v) => ({ path: v.path, reason: v.reason })),
+          { path: attack.path, reason: attack.reason },
+          attack.name
+        )
+        // Nothing merged: alice's branch, team/ and the whole scratch tree (outside/etc included) are unchanged.
+        assert.strictEqual(git(w.root, [...aliceGit, "rev-parse", "HEAD"]), aliceHeadBefore, attack.name)
+        assert.deepStrictEqual(snapshot(w.root), before, attack.name)
+        assert.isFalse(NodeFs.existsSync(`${w.alice.teamDir}project_honest.md`), attack.name)
+        assert.deepStrictEqual(NodeFs.readdirSync(w.outside), ["passwd"], attack.name)
+        // The hostile commit is removed from the remote before the next attack.
+        git(w.root, ["--git-dir", w.remote, "update-ref", "refs/heads/main", honestBase])
+      }
+
+      // An honest teammate's change comes through.
+      yield* writeTeamMemory({
+        memoryDir: w.bob.memory.memoryDir,
+        type: "reference",
+        name: "Tracker",
+        description: "Bugs are tracked in linear.app/acme",
+        body: "Team ACME."
+      })
+      yield* sync(w.bob)
+      const accepted = yield* sync(w.alice)
+      assert.strictEqual(accepted.merge, "fast-forward")
+      const files = Object.keys(snapshot(w.alice.teamDir)).sort()
+      assert.deepStrictEqual(files, ["MEMORY.md", "project_freeze.md", "reference_tracker.md"])
+    }))
+
+  it.scoped("two people editing one memory at once: both versions survive, MEMORY.md keeps both lines, doctor reports it", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const write = (team: TeamLocation, name: string, description: string, body: string) =>
+        writeTeamMemory({ memoryDir: team.memory.memoryDir, type: "project", name, description, body })
+      yield* write(w.alice, "Release", "Release train is weekly", "Ships on Tuesdays.")
+      yield* sync(w.alice)
+      yield* sync(w.bob)
+      // Both edit the same memory, and each adds another one.
+      yield* write(w.alice, "Release", "Release train is weekly", "Ships on Wednesdays now (alice).")
+      yield* write(w.alice, "Oncall", "Alice is on call until 2026-03-09", "Page her.")
+      yield* write(w.bob, "Release", "Release train is weekly", "Ships on Thursdays now (bob).")
+      yield* write(w.bob, "Budget", "Cloud budget is 5k per month", "Ask finance first.")
+      yield* sync(w.alice)
+      const merged = yield* sync(w.bob)
+      assert.strictEqual(merged.merge, "merged")
+      assert.isTrue(merged.pushed)
+      assert.strictEqual(merged.conflicts.length, 1)
+      const conflict = merged.conflicts[0]!
+      assert.strictEqual(conflict.path, "team/project_release.md")
+      assert.strictEqual(conflict.kept, "both")
+      assert.match(conflict.copy!, /^team\/project_release\.conflict-[0-9a-f]{8}\.md$/)
+
+      yield* sync(w.alice)
+      for (const team of [w.alice, w.bob]) {
+        const files = snapshot(team.teamDir)
+        assert.include(files["project_release.md"]!, "Thursdays now (bob)")
+        assert.include(files[conflict.copy!.slice("team/".length)]!, "Wednesdays now (alice)")
+        // The team index merged as a union: every memory keeps its line, none twice.
+        const index = files["MEMORY.md"]!
+        for (const file of ["project_release.md", "project_oncall.md", "project_budget.md"]) {
+          assert.strictEqual(index.split(`](${file})`).length - 1, 1, `${file} in\n${index}`)
+        }
+        const report = yield* Doctor.diagnose(team.memory.memoryDir)
+        const found = report.findings.filter((f) => f.code === "team-conflict")
+        assert.deepStrictEqual(found.map((f) => f.path), [conflict.copy])
+        assert.include(found[0]!.fix, "team/project_release.md")
+      }
+      assert.strictEqual(
+        git(w.root, ["--git-dir", `${w.alice.memory.memoryDir}${TEAM_GIT_DIR}`, "rev-parse", "HEAD"]).trim(),
+        remoteHead(w)
+      )
+    }))
+
+  it.scoped("never commits or pushes a likely secret or a link put into team/ by hand", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      yield* writeTeamMemory({
+        memoryDir: w.alice.memory.memoryDir,
+        type: "reference",
+        name: "Runbook",
+        description: "Deploy runbook lives in the wiki",
+        body: "wiki/deploy"
+      })
+      yield* sync(w.alice)
+      const pushed = remoteHead(w)
+
+      NodeFs.writeFileSync(`${w.alice.teamDir}reference_aws.md`, memoryText("AWS", "deploy key", `id ${FAKE_AWS_KEY}`))
+      const secret = yield* Effect.flip(sync(w.alice))
+      assert.strictEqual(secret._tag, "SecretDetectedError")
+      if (secret._tag !== "SecretDetectedError") return
+      assert.strictEqual(secret.path, "team/reference_aws.md")
+      assert.include(secret.pattern, "aws-access-key-id")
+      assert.strictEqual(secret.action, "sync")
+      assert.include(secret.message, "team/reference_aws.md")
+      NodeFs.rmSync(`${w.alice.teamDir}reference_aws.md`)
+
+      NodeFs.symlinkSync(w.outside, `${w.alice.teamDir}evil`)
+      const link = yield* Effect.flip(sync(w.alice))
+      assert.strictEqual(link._tag, "TeamSyncRejectedError")
+      if (link._tag !== "TeamSyncRejectedError") return
+      assert.strictEqual(link.direction, "outgoing")
+      assert.deepStrictEqual(link.violations.map((v) => [v.path, v.reason]), [["evil", "symlink-escape"]])
+      NodeFs.rmSync(`${w.alice.teamDir}evil`)
+
+      assert.strictEqual(remoteHead(w), pushed, "nothing reached the remote")
+      const tree = git(w.root, ["--git-dir", w.remote, "ls-tree", "-r", "--name-only", "main"]).trim().split("\n")
+      assert.deepStrictEqual(tree, ["MEMORY.md", "reference_runbook.md"])
+      // Dot-files (editor swap files) stay local.
+      NodeFs.writeFileSync(`${w.alice.teamDir}.reference_runbook.md.swp`, "swap")
+      const clean = yield* sync(w.alice)
+      assert.isUndefined(clean.committed)
+    }))
+
+  it.scoped("two syncs of one memory directory at once, and two teammates syncing at once, all succeed", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const write = (team: TeamLocation, name: string) =>
+        writeTeamMemory({
+          memoryDir: team.memory.memoryDir,
+          type: "project",
+          name,
+          description: `${name} notes`,
+          body: name
+        })
+      yield* write(w.alice, "First")
+      const [one, two] = yield* Effect.all([sync(w.alice), sync(w.alice)], { concurrency: 2 })
+      // The lock serialises them: one commits and pushes, the other finds everything up to date.
+      assert.deepStrictEqual([one.pushed, two.pushed].sort(), [false, true])
+      assert.deepStrictEqual([one.committed === undefined, two.committed === undefined].sort(), [false, true])
+      assert.strictEqual(one.head, two.head)
+
+      yield* write(w.alice, "Second")
+      yield* write(w.bob, "Third")
+      yield* Effect.all([sync(w.alice), sync(w.bob)], { concurrency: 2 })
+      yield* sync(w.alice)
+      yield* sync(w.bob)
+      const remoteFiles = git(w.root, ["--git-dir", w.remote, "ls-tree", "-r", "--name-only", "main"]).trim()
+      assert.deepStrictEqual(remoteFiles.split("\n"), [
+        "MEMORY.md",
+        "project_first.md",
+        "project_second.md",
+        "project_third.md"
+      ])
+      for (const team of [w.alice, w.bob]) {
+        assert.strictEqual(
+          git(w.root, ["--git-dir", `${team.memory.memoryDir}${TEAM_GIT_DIR}`, "rev-parse", "HEAD"]).trim(),
+          remoteHead(w)
+        )
+        git(w.root, ["--git-dir", `${team.memory.memoryDir}${TEAM_GIT_DIR}`, "fsck", "--no-progress"])
+        assert.strictEqual(
+          git(w.root, [
+            "--git-dir",
+            `${team.memory.memoryDir}${TEAM_GIT_DIR}`,
+            "--work-tree",
+            team.teamDir,
+            "status",
+            "--porcelain"
+          ]),
+          ""
+        )
+      }
+    }))
+})
