@@ -101,44 +101,77 @@ export const isPlainSafe = (value: string): boolean =>
 const UNSAFE_CLASS = "\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029\\uFEFF\\uFFFE\\uFFFF\\uD800-\\uDFFF"
 const SURROGATE_PAIR = "[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]"
 /**
- * One `key: value` line of the fast path (sticky, after any blank lines). The value starts with no space or
- * indicator; inside it `:` is never followed by a space or the line end, and `#` never follows a space (that
- * would be a nested map or a comment to YAML); spaces around it are not part of it, as in YAML.
+ * One line of the fast path (sticky, after any blank lines): indentation, key, and optionally a value that is
+ * plain text, a JSON-compatible double-quoted string or a single-quoted string. A plain value starts with no
+ * space or indicator; inside it `:` is never followed by a space or the line end, and `#` never follows a space
+ * (a nested map or a comment to YAML); spaces around it are not part of it, as in YAML.
  */
 const FLAT_LINE = new RegExp(
-  "(?:[ ]*\\n)*([A-Za-z_][A-Za-z0-9_-]*): +" +
+  "(?:[ ]*\\n)*( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +(?:" +
     `((?:[^ ${UNSAFE_CLASS}\\-?:,[\\]{}#&*!|>'"%@\`]|${SURROGATE_PAIR})` +
     `(?:[^ :${UNSAFE_CLASS}]|:(?=[^ \\n])|[ ]+(?=[^ #\\n])|${SURROGATE_PAIR})*)` +
-    " *(?:\\n|$)",
+    `|("(?:[^"\\\\${UNSAFE_CLASS}]|\\\\["\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4}|${SURROGATE_PAIR})*")` +
+    `|'((?:[^'${UNSAFE_CLASS}]|''|${SURROGATE_PAIR})*)'` +
+    "))? *(?:\\n|$)",
   "y"
 )
 const BLANK_TAIL = /^[ \n]*$/
 
+/** A key the fast path may store: not reserved, not already there. */
+const isFreshKey = (map: YamlMap, key: string): boolean =>
+  !(key.length <= 5 && RESERVED_WORDS.has(key)) && key !== "__proto__" && !Object.hasOwn(map, key)
+
 /**
- * The fast path: a block of `key: plain text` lines (blank lines allowed) parsed without a YAML parser.
- * `undefined` as soon as the block uses anything else (quotes, nesting, lists, comments, anchors, numbers,
- * dates…); the caller then uses {@link parseYamlBlock}.
+ * The fast path: `key: value` lines, one level of nested `key:` maps (the reference agent's `metadata:`), blank
+ * lines; values plain, double-quoted (JSON escapes) or single-quoted. Parsed without a YAML parser;
+ * `undefined` as soon as the block uses anything else (lists, deeper nesting, comments, anchors, block
+ * scalars, numbers, dates…), and the caller then uses {@link parseYamlBlock}.
  */
 export const parseFlatBlock = (block: string): YamlMap | undefined => {
   const result: YamlMap = {}
+  let openKey: string | undefined
+  let nested: YamlMap | undefined
+  let nestedIndent = 0
   // The regex is shared: this function is synchronous, so no other call can move its lastIndex meanwhile.
   FLAT_LINE.lastIndex = 0
   while (FLAT_LINE.lastIndex < block.length) {
     const start = FLAT_LINE.lastIndex
     const match = FLAT_LINE.exec(block)
     if (match === null) return BLANK_TAIL.test(block.slice(start)) ? result : undefined
-    const key = match[1]!
-    const value = match[2]!
-    if (!isPlainValue(value) || !isSimpleKey(key) || Object.hasOwn(result, key)) return undefined
-    result[key] = value
+    const indent = match[1]!.length
+    const key = match[2]!
+    const plain = match[3]
+    const value = plain !== undefined
+      ? plain
+      : match[4] !== undefined
+      ? JSON.parse(match[4]) as string
+      : match[5]?.replace(/''/g, "'")
+    if (plain !== undefined && !isPlainValue(plain)) return undefined
+    if (indent === 0) {
+      if (!isFreshKey(result, key)) return undefined
+      // `key:` alone is null, unless indented lines follow: then it is the map they make.
+      result[key] = value ?? null
+      openKey = value === undefined ? key : undefined
+      nested = undefined
+      continue
+    }
+    if (openKey === undefined || value === undefined) return undefined
+    if (nested === undefined) {
+      nested = {}
+      nestedIndent = indent
+      result[openKey] = nested
+    } else if (indent !== nestedIndent) {
+      return undefined
+    }
+    if (!isFreshKey(nested, key)) return undefined
+    nested[key] = value
   }
   return result
 }
 
-/** The checks on a whole value that the line regex of the fast path does not make. */
+/** The checks on a plain value that the line regex of the fast path does not make. */
 const isPlainValue = (value: string): boolean => {
   const first = value.charCodeAt(0)
-  if (first < 128 && START_CLASS[first] === INDICATOR) return false
   if (first < 128 && START_CLASS[first] === NUMBER_OR_DATE && MAYBE_NUMBER_OR_DATE.test(value)) return false
   return !(value.length <= 5 && RESERVED_WORDS.has(value))
 }
@@ -226,6 +259,9 @@ const tryParse = (
   }
 }
 
+/** A top-level `key: value` line whose plain value contains ": " (or ends the value with a lone ":"). */
+const TOP_LEVEL_PLAIN_WITH_COLON = /^([A-Za-z_][A-Za-z0-9_ .-]*?):[ \t]+([^\s"'[{|>&*!%@`#].*?: .*?)\s*$/
+
 /** A `key: value` line that can be read as plain text: indentation, key, the raw value. */
 const KEY_VALUE_LINE = /^( *)([A-Za-z_][A-Za-z0-9_ .-]*?):[ \t]+(\S.*?)\s*$/
 
@@ -241,6 +277,15 @@ export const parseYamlBlock = (block: string): YamlOutcome => {
   const lines = block.split("\n")
   const repairs: Array<YamlRepair> = []
   const repaired = new Set<number>()
+  // A top-level plain value holding ": " is always a YAML error: quote it up front instead of learning it
+  // from a thrown exception (js-yaml's are costly, and real memory files do this a lot).
+  for (let index = 0; index < lines.length; index++) {
+    const match = TOP_LEVEL_PLAIN_WITH_COLON.exec(lines[index]!)
+    if (match === null) continue
+    repaired.add(index)
+    repairs.push({ _tag: "ReadAsPlainText", line: index, key: match[1]!, reason: "unquoted ': ' inside the value" })
+    lines[index] = `${match[1]}: ${quoteYamlString(match[2]!)}`
+  }
   let options: object = {}
   // Each round either succeeds, fails for good, or repairs one more line: bounded by the line count.
   for (let round = 0; round <= lines.length + 1; round++) {
