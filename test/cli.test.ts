@@ -25,7 +25,8 @@ interface Run {
 const memdir = (args: ReadonlyArray<string>, options: { input?: string; env?: Record<string, string> } = {}): Run => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("MEMDIR_")) env[k] = v
+    // ANTHROPIC_* too: with a key, recall defaults to the model selector and would call the real API
+    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
   }
   const result = spawnSync(process.execPath, [cli, ...args], {
     cwd: project,
