@@ -1,0 +1,265 @@
+/**
+ * `pnpm evals list | run SUITE | report RUN`.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem, Path } from "@effect/platform"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { readCassette } from "./Cassette.js"
+import { InvalidRunOptionError } from "./Errors.js"
+import { harnessCatalog, suiteNeedsModel } from "./Harness.js"
+import type { Price } from "./Pricing.js"
+import { formatCost, formatMs, formatTokens, renderTerminal } from "./Report.js"
+import { summarize } from "./Results.js"
+import { runCommand, writeReport } from "./Run.js"
+import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
+import { listSuites, loadSuite } from "./Suite.js"
+
+/** The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`). */
+export const defaultEvalsDir = (path: Path.Path): string => path.resolve(import.meta.dirname, "..", "..", "..", "evals")
+
+const dirOption = Options.directory("dir").pipe(
+  Options.withDescription("Directory of suites (default: the repository's evals/)"),
+  Options.optional
+)
+const jsonOption = Options.boolean("json").pipe(Options.withDescription("Machine-readable JSON on stdout"))
+
+const evalsDirOf = (dir: Option.Option<string>) =>
+  Effect.map(
+    Path.Path,
+    (path) => Option.match(dir, { onNone: () => defaultEvalsDir(path), onSome: (d) => path.resolve(d) })
+  )
+
+// ---------------------------------------------------------------------------------------------------------------
+// list
+// ---------------------------------------------------------------------------------------------------------------
+
+const listCommand = Command.make(
+  "list",
+  { dir: dirOption, json: jsonOption },
+  ({ dir, json }) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const evalsDir = yield* evalsDirOf(dir)
+      const rows = []
+      for (const name of yield* listSuites(evalsDir)) {
+        const suite = yield* loadSuite(evalsDir, name, harnessCatalog).pipe(Effect.either)
+        if (suite._tag === "Left") {
+          rows.push({ name, error: suite.left.message })
+          continue
+        }
+        const s = suite.right
+        const cassettePath = path.join(s.directory, "cassette.json")
+        const cassette = (yield* fs.exists(cassettePath).pipe(Effect.orElseSucceed(() => false))) ?
+          yield* readCassette(cassettePath).pipe(Effect.either) :
+          undefined
+        rows.push({
+          name,
+          kind: s.kind,
+          section: s.section,
+          description: s.description,
+          variants: s.variants.map((v) => v.name),
+          scenarios: s.scenarios.length,
+          trials: s.trials,
+          needsModel: suiteNeedsModel(s, s.variants.map((v) => v.name)),
+          offlineVariants: s.kind === "selector"
+            ? s.variants.filter((v) => v.selector === "offline").map((v) => v.name)
+            : [],
+          cassette: cassette === undefined ?
+            null :
+            cassette._tag === "Left" ?
+            { error: cassette.left.message } :
+            {
+              source: cassette.right.meta.source,
+              realModel: cassette.right.meta.realModel,
+              note: cassette.right.meta.note
+            }
+        })
+      }
+      if (json) return yield* Console.log(JSON.stringify({ directory: evalsDir, suites: rows }, null, 2))
+      if (rows.length === 0) return yield* Console.log(`no suites in ${evalsDir}`)
+      for (const row of rows) {
+        if ("error" in row) {
+          yield* Console.log(`${row.name}  INVALID\n${row.error}\n`)
+          continue
+        }
+        const cassette = row.cassette === null ?
+          "no cassette" :
+          "error" in row.cassette ?
+          `cassette unreadable` :
+          `cassette: ${row.cassette.source}${row.cassette.realModel ? " (real model)" : " (not a real model)"}`
+        const runnable = !row.needsModel ?
+          "runs offline" :
+          row.offlineVariants.length > 0 ?
+          `offline variants: ${row.offlineVariants.join(", ")}; others need a model or --replay` :
+          "needs a model (ANTHROPIC_API_KEY) or --replay"
+        yield* Console.log(
+          `${row.name}  [${row.kind}, section ${row.section}]  ${row.scenarios} scenarios × ${row.trials} trials\n` +
+            `  ${row.description}\n  variants: ${row.variants.join(", ")}\n  ${runnable}; ${cassette}\n`
+        )
+      }
+    })
+).pipe(Command.withDescription("List the suites, their variants and how they can run"))
+
+// ---------------------------------------------------------------------------------------------------------------
+// run
+// ---------------------------------------------------------------------------------------------------------------
+
+const parsePrice = (text: string) =>
+  Effect.gen(function*() {
+    const parts = text.split(",").map((s) => Number(s.trim()))
+    if (parts.length !== 2 || parts.some((n) => !Number.isFinite(n) || n < 0)) {
+      return yield* new InvalidRunOptionError({
+        option: "--price",
+        value: text,
+        reason: "give USD per million input and output tokens, e.g. 3,15"
+      })
+    }
+    return { inputPerMTok: parts[0]!, outputPerMTok: parts[1]! } satisfies Price
+  })
+
+const list = (text: Option.Option<string>): ReadonlyArray<string> | undefined =>
+  Option.match(text, {
+    onNone: () => undefined,
+    onSome: (s) => s.split(",").map((x) => x.trim()).filter((x) => x !== "")
+  })
+
+const runOptions = {
+  dir: dirOption,
+  runsDir: Options.directory("runs-dir").pipe(
+    Options.withDescription("Where to write the run (default: <dir>/runs)"),
+    Options.optional
+  ),
+  variants: Options.text("variants").pipe(
+    Options.withDescription("Comma-separated variants to run (default: all)"),
+    Options.optional
+  ),
+  trials: Options.integer("trials").pipe(
+    Options.withDescription("Trials per scenario (default: the suite's)"),
+    Options.optional
+  ),
+  model: Options.text("model").pipe(Options.withDescription("Model id for the suite's role"), Options.optional),
+  concurrency: Options.integer("concurrency").pipe(
+    Options.withDescription("Trials run at once"),
+    Options.withDefault(4)
+  ),
+  record: Options.boolean("record").pipe(Options.withDescription("Keep every model exchange in the suite's cassette")),
+  replay: Options.boolean("replay").pipe(
+    Options.withDescription("Answer from the suite's cassette: no key, no network")
+  ),
+  cassette: Options.file("cassette").pipe(
+    Options.withDescription("Cassette file (default: <suite>/cassette.json)"),
+    Options.optional
+  ),
+  minPassRate: Options.float("min-pass-rate").pipe(
+    Options.withDescription("Gate: fail (exit 2) when a variant passes less than this share (0–1)"),
+    Options.optional
+  ),
+  baseline: Options.text("baseline").pipe(
+    Options.withDescription("Gate: fail (exit 2) on a regression against this stored run (results.json)"),
+    Options.optional
+  ),
+  price: Options.text("price").pipe(
+    Options.withDescription("USD per million input,output tokens for every model (default: the built-in table)"),
+    Options.optional
+  ),
+  json: jsonOption,
+  suite: Args.text({ name: "SUITE" })
+}
+
+const runCommandCli = Command.make("run", runOptions, (args) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const evalsDir = yield* evalsDirOf(args.dir)
+    const price = Option.isSome(args.price) ? yield* parsePrice(args.price.value) : undefined
+    const tty = process.stderr.isTTY === true
+    const result = yield* runCommand({
+      evalsDir,
+      runsDir: Option.getOrUndefined(args.runsDir),
+      suite: args.suite,
+      variants: list(args.variants),
+      trials: Option.getOrUndefined(args.trials),
+      model: Option.getOrUndefined(args.model),
+      concurrency: args.concurrency,
+      record: args.record,
+      replay: args.replay,
+      cassette: Option.getOrUndefined(args.cassette),
+      minPassRate: Option.getOrUndefined(args.minPassRate),
+      baseline: Option.getOrUndefined(args.baseline),
+      price,
+      onNote: (note) => Console.error(`note: ${note}`),
+      onTrial: ({ done, result, total }) => {
+        const status = result.error !== undefined ? "errored" : result.passed ? "pass" : "FAIL"
+        const usage = result.usage === undefined ?
+          "" :
+          `, ${formatTokens(result.usage.inputTokens + result.usage.cacheReadInputTokens)} in / ${
+            formatTokens(result.usage.outputTokens)
+          } out, ${formatCost(result.costUsd ?? null)}`
+        const line = `[${done}/${total}] ${result.variant} · ${result.scenario} #${result.trial}: ${status}` +
+          ` (${formatMs(result.latencyMs)}${result.calls === undefined ? "" : `, ${result.calls} calls`}${usage})`
+        // Offline trials take microseconds: on a pipe, one line per trial would only be noise.
+        if (tty) return Console.error(`\r\x1b[2K${line}${done === total ? "\n" : ""}`).pipe(Effect.asVoid)
+        return result.calls === undefined && done !== total ? Effect.void : Console.error(line)
+      }
+    })
+    if (args.json) {
+      const summary = summarize(result.run)
+      yield* Console.log(JSON.stringify(
+        {
+          directory: result.directory,
+          provenance: result.run.provenance,
+          variants: summary.variants,
+          comparisons: summary.comparisons,
+          gate: result.gate === undefined ? { passed: true } : { passed: false, reasons: result.gate.reasons }
+        },
+        null,
+        2
+      ))
+    } else {
+      yield* Console.log(renderTerminal(result.run))
+      const shown = path.relative(process.cwd(), result.directory) || result.directory
+      yield* Console.log(`\nresults: ${shown}/results.json\nreport:  ${shown}/report.html`)
+      if (result.cassette !== undefined) {
+        yield* Console.log(`cassette: ${path.relative(process.cwd(), result.cassette) || result.cassette}`)
+      }
+    }
+    if (result.gate !== undefined) return yield* result.gate
+    if (!args.json && (Option.isSome(args.minPassRate) || Option.isSome(args.baseline))) {
+      yield* Console.log("gate: passed")
+    }
+  })).pipe(Command.withDescription("Run a suite's variants × scenarios × trials and report pass rates with intervals"))
+
+// ---------------------------------------------------------------------------------------------------------------
+// report
+// ---------------------------------------------------------------------------------------------------------------
+
+const reportCommand = Command.make(
+  "report",
+  { dir: dirOption, json: jsonOption, run: Args.text({ name: "RUN" }) },
+  ({ dir, json, run }) =>
+    Effect.gen(function*() {
+      const path = yield* Path.Path
+      const evalsDir = yield* evalsDirOf(dir)
+      const runsDir = path.join(evalsDir, "runs")
+      const file = yield* resolveRun(run, runsDir)
+      const results = yield* readRun(file)
+      if (json) {
+        const summary = summarize(results)
+        return yield* Console.log(JSON.stringify({ file, provenance: results.provenance, ...summary }, null, 2))
+      }
+      yield* Console.log(renderTerminal(results))
+      // A run directory gets its HTML re-rendered (a report made by an older runner is brought up to date);
+      // a stored baseline file is only read.
+      if (path.basename(file) === RESULTS_FILE) {
+        yield* writeReport(path.dirname(file), results)
+        yield* Console.log(`\nreport: ${path.relative(process.cwd(), path.join(path.dirname(file), "report.html"))}`)
+      }
+    })
+).pipe(Command.withDescription("Show a run again (RUN: a run directory, its results.json, a run id or latest)"))
+
+export const evals = Command.make("evals").pipe(
+  Command.withDescription("Evaluate memdir's prompt variants and selectors: suites as data, intervals, paired tests"),
+  Command.withSubcommands([listCommand, runCommandCli, reportCommand])
+)

@@ -1,0 +1,137 @@
+/**
+ * What can stop an eval run, each with what to do about it, and the exit code `pnpm evals` ends with.
+ */
+import * as Schema from "effect/Schema"
+
+/** One thing wrong in a suite file: where (file, line when known, field path) and what. */
+export const SuiteProblem = Schema.Struct({
+  path: Schema.String,
+  line: Schema.optional(Schema.Number),
+  message: Schema.String
+})
+export type SuiteProblem = typeof SuiteProblem.Type
+
+/** A suite file that cannot be used as it is. Lists every problem found, not just the first. */
+export class InvalidSuiteError extends Schema.TaggedError<InvalidSuiteError>()("InvalidSuiteError", {
+  file: Schema.String,
+  problems: Schema.Array(SuiteProblem)
+}) {
+  override get message(): string {
+    const lines = this.problems.map((p) =>
+      `  ${this.file}${p.line === undefined ? "" : `:${p.line}`}: ${p.path === "" ? "" : `${p.path}: `}${p.message}`
+    )
+    return `invalid suite ${this.file} (${this.problems.length} problem${this.problems.length === 1 ? "" : "s"}):\n` +
+      lines.join("\n")
+  }
+}
+
+export class SuiteNotFoundError extends Schema.TaggedError<SuiteNotFoundError>()("SuiteNotFoundError", {
+  name: Schema.String,
+  directory: Schema.String,
+  known: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    const known = this.known.length === 0 ? "none" : this.known.join(", ")
+    return `no suite ${JSON.stringify(this.name)} in ${this.directory} (a directory with suite.yaml or suite.json). ` +
+      `Known suites: ${known}. List them with \`pnpm evals list\`.`
+  }
+}
+
+/** A command-line choice that does not fit the suite (unknown variant, bad number, conflicting flags). */
+export class InvalidRunOptionError extends Schema.TaggedError<InvalidRunOptionError>()("InvalidRunOptionError", {
+  option: Schema.String,
+  value: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.option} ${JSON.stringify(this.value)}: ${this.reason}`
+  }
+}
+
+/** A suite that needs a model, run with neither a key nor a cassette to replay. */
+export class ModelUnavailableError extends Schema.TaggedError<ModelUnavailableError>()("ModelUnavailableError", {
+  suite: Schema.String,
+  cassette: Schema.String
+}) {
+  override get message(): string {
+    return `suite ${this.suite} needs a model: set ANTHROPIC_API_KEY for a live run (add --record to keep a ` +
+      `cassette), or replay a recorded run with --replay (no cassette at ${this.cassette} yet).`
+  }
+}
+
+/** A cassette file that cannot be read or is not a cassette. */
+export class CassetteError extends Schema.TaggedError<CassetteError>()("CassetteError", {
+  path: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `cassette ${this.path}: ${this.detail}. Re-record it with --record (needs ANTHROPIC_API_KEY).`
+  }
+}
+
+/** Replay met a request the cassette has no answer for: the prompt, the scenario or the trial count changed. */
+export class CassetteMissError extends Schema.TaggedError<CassetteMissError>()("CassetteMissError", {
+  cassette: Schema.String,
+  trial: Schema.String,
+  hash: Schema.String,
+  summary: Schema.String
+}) {
+  override get message(): string {
+    return `replay: cassette ${this.cassette} has no answer for ${this.trial} (request ${this.hash.slice(0, 12)}: ` +
+      `${this.summary}). The request differs from the recorded one: a prompt, scenario, tool or trial count ` +
+      `changed. Re-record with --record, or run without --replay.`
+  }
+}
+
+export class RunNotFoundError extends Schema.TaggedError<RunNotFoundError>()("RunNotFoundError", {
+  run: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `no eval run at ${this.run}: ${this.detail}. Runs are directories under evals/runs/ with a results.json.`
+  }
+}
+
+/** The regression gate: a pass rate under `--min-pass-rate`, or a significant drop against the baseline. */
+export class GateFailedError extends Schema.TaggedError<GateFailedError>()("GateFailedError", {
+  reasons: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `gate failed:\n${this.reasons.map((r) => `  - ${r}`).join("\n")}`
+  }
+}
+
+/** A file the runner could not read or write (fixtures, results, reports). */
+export class EvalIoError extends Schema.TaggedError<EvalIoError>()("EvalIoError", {
+  op: Schema.String,
+  path: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.op} ${this.path} failed: ${this.detail}`
+  }
+}
+
+export type EvalError =
+  | InvalidSuiteError
+  | SuiteNotFoundError
+  | InvalidRunOptionError
+  | ModelUnavailableError
+  | CassetteError
+  | CassetteMissError
+  | RunNotFoundError
+  | GateFailedError
+  | EvalIoError
+
+/** `pnpm evals` exit codes (README "Evals"). 1 is a defect, 64 a usage error. */
+export const evalExitCodes: Record<EvalError["_tag"], number> = {
+  GateFailedError: 2,
+  InvalidSuiteError: 3,
+  SuiteNotFoundError: 4,
+  InvalidRunOptionError: 5,
+  ModelUnavailableError: 6,
+  CassetteError: 7,
+  CassetteMissError: 8,
+  RunNotFoundError: 9,
+  EvalIoError: 10
+}

@@ -1,0 +1,39 @@
+/**
+ * Which harness runs a suite, which prompt sections suites may vary, and whether a run needs a model.
+ */
+import type { Model } from "@memdir/core/Model"
+import * as ScannerModule from "@memdir/core/Scanner"
+import * as Effect from "effect/Effect"
+import { InvalidRunOptionError } from "./Errors.js"
+import type { TrialRunner } from "./Runner.js"
+import { prepareSelectorSuite, selectorNeedsModel } from "./SelectorHarness.js"
+import type { LoadedSuite } from "./Suite.js"
+import { memoryPromptSections, type SectionCatalog } from "./Variants.js"
+
+/** Every prompt section a suite may vary, with its built-in variants. */
+export const harnessCatalog: SectionCatalog = {
+  ...memoryPromptSections
+}
+
+/** Whether running these variants of the suite calls a model. */
+export const suiteNeedsModel = (suite: LoadedSuite, variants: ReadonlyArray<string>): boolean =>
+  suite.kind === "selector" ?
+    selectorNeedsModel(suite.variants.filter((v) => variants.includes(v.name))) :
+    true
+
+/** Prepare the suite's harness (fixtures, scans) in the current scope; returns its trial runner. */
+export const prepareHarness = (suite: LoadedSuite) =>
+  Effect.gen(function*() {
+    if (suite.kind === "selector") {
+      const scanner = yield* ScannerModule.make
+      const runTrial: TrialRunner<Model> = yield* prepareSelectorSuite(suite, undefined).pipe(
+        Effect.provideService(ScannerModule.Scanner, scanner)
+      )
+      return runTrial
+    }
+    return yield* new InvalidRunOptionError({
+      option: "SUITE",
+      value: suite.name,
+      reason: `${suite.kind} suites are not runnable in this build yet`
+    })
+  })

@@ -1,0 +1,266 @@
+/**
+ * `evals run` as a program: load the suite, decide where answers come from (offline, live, record, replay),
+ * run every trial, write `results.json` + `report.html` + `chart.svg` under `evals/runs/<timestamp>-<suite>/`,
+ * save the cassette when recording, and apply the gate.
+ */
+import { FileSystem, Path } from "@effect/platform"
+import * as ModelModule from "@memdir/core/Model"
+import { Model, type ModelRole, modelRoles } from "@memdir/core/Model"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import {
+  Cassette,
+  type CassetteEntry,
+  type CassetteMeta,
+  DEFAULT_ENDPOINT,
+  layerRecord,
+  layerReplay,
+  readCassette,
+  sourceOfEndpoint,
+  writeCassette
+} from "./Cassette.js"
+import { EvalIoError, GateFailedError, InvalidRunOptionError, ModelUnavailableError } from "./Errors.js"
+import { gateFailures } from "./Gate.js"
+import { harnessCatalog, prepareHarness, suiteNeedsModel } from "./Harness.js"
+import type { Price } from "./Pricing.js"
+import { renderChart, renderHtml } from "./Report.js"
+import type { Provenance, RunResults } from "./Results.js"
+import { readRun, RESULTS_FILE } from "./RunFiles.js"
+import { runTrials, selectVariants, type TrialProgress } from "./Runner.js"
+import { type LoadedSuite, loadSuite } from "./Suite.js"
+
+export interface RunCommandOptions {
+  /** The directory of suites (`evals/`); runs go to `<evalsDir>/runs/` unless `runsDir` says otherwise. */
+  readonly evalsDir: string
+  readonly runsDir?: string | undefined
+  readonly suite: string
+  readonly variants?: ReadonlyArray<string> | undefined
+  readonly trials?: number | undefined
+  /** Model id for the suite's roles (not the grader's). */
+  readonly model?: string | undefined
+  readonly concurrency?: number | undefined
+  readonly record?: boolean | undefined
+  readonly replay?: boolean | undefined
+  /** Default: `<suite dir>/cassette.json`. */
+  readonly cassette?: string | undefined
+  /** Says who answers when recording against a local server (e.g. the scripted responder). */
+  readonly recordingNote?: string | undefined
+  readonly minPassRate?: number | undefined
+  readonly baseline?: string | undefined
+  readonly price?: Price | undefined
+  readonly onTrial?: ((progress: TrialProgress) => Effect.Effect<void>) | undefined
+  /** Said when something about the run is worth knowing (variants skipped…). */
+  readonly onNote?: ((note: string) => Effect.Effect<void>) | undefined
+}
+
+export interface RunCommandResult {
+  readonly run: RunResults
+  /** Where results.json and the report were written. */
+  readonly directory: string
+  /** The cassette written (record) or read (replay). */
+  readonly cassette?: string | undefined
+}
+
+const ioError = (op: string, path: string) => (error: { readonly message: string }) =>
+  new EvalIoError({ op, path, detail: error.message })
+
+/** `20260310T120000Z` */
+export const runStamp = (ms: number): string => new Date(ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")
+
+const endpointConfig = Config.string("ANTHROPIC_BASE_URL").pipe(
+  Config.option,
+  Config.map(Option.filter((s) => s.trim() !== "")),
+  Config.map(Option.getOrElse(() => DEFAULT_ENDPOINT))
+)
+
+/** The live model, with `--model` for every role but the grader's. */
+const liveModel = (model: string | undefined) =>
+  model === undefined ?
+    ModelModule.layer :
+    ModelModule.layerWith({
+      models: Object.fromEntries(
+        modelRoles.map((role) => [role, role === "grader" ? undefined : model]).filter(([, m]) => m !== undefined)
+      ) as Record<ModelRole, string>
+    })
+
+const liveProvenance =
+  (mode: "live" | "record", endpoint: string, note: string | undefined) =>
+  (models: ReadonlyArray<string>): Effect.Effect<Provenance> => {
+    const source = sourceOfEndpoint(endpoint)
+    return Effect.succeed({
+      mode,
+      models,
+      endpoint,
+      realModel: source === "anthropic-api",
+      note: note ?? (source === "anthropic-api" ?
+        "live answers from the Anthropic API" :
+        source === "local-server" ?
+        "answers from a local server on this machine, not a verified model" :
+        "answers from an endpoint other than api.anthropic.com, not verified as a real model")
+    })
+  }
+
+/** Runs a suite and writes its results; fails with the gate's verdict after writing them. */
+export const runCommand = Effect.fn("Run.runCommand")(function*(options: RunCommandOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const suite: LoadedSuite = yield* loadSuite(options.evalsDir, options.suite, harnessCatalog)
+  if (options.record === true && options.replay === true) {
+    return yield* new InvalidRunOptionError({ option: "--record", value: "--replay", reason: "choose one of them" })
+  }
+  const concurrency = options.concurrency ?? 4
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    return yield* new InvalidRunOptionError({
+      option: "--concurrency",
+      value: String(concurrency),
+      reason: "must be ≥ 1"
+    })
+  }
+  if (options.trials !== undefined && (!Number.isInteger(options.trials) || options.trials < 1)) {
+    return yield* new InvalidRunOptionError({
+      option: "--trials",
+      value: String(options.trials),
+      reason: "must be ≥ 1"
+    })
+  }
+  if (options.minPassRate !== undefined && !(options.minPassRate >= 0 && options.minPassRate <= 1)) {
+    return yield* new InvalidRunOptionError({
+      option: "--min-pass-rate",
+      value: String(options.minPassRate),
+      reason: "must be a share from 0 to 1 (0.8 for 80%)"
+    })
+  }
+  const baseline = options.baseline === undefined ? undefined : yield* readRun(options.baseline)
+  let variants = yield* selectVariants(suite, options.variants)
+  const trials = options.trials ?? suite.trials
+  const cassettePath = path.resolve(options.cassette ?? path.join(suite.directory, "cassette.json"))
+  const needsModel = suiteNeedsModel(suite, variants)
+  const keyConfigured = yield* ModelModule.isConfigured
+
+  // Where the answers come from.
+  let mode: RunResults["provenance"]["mode"] = "offline"
+  let modelLayer: Layer.Layer<Model, never> | Layer.Layer<Model | Cassette, never> | undefined
+  let provenance: (models: ReadonlyArray<string>) => Effect.Effect<Provenance> = (models) =>
+    Effect.succeed({ mode: "offline", models, realModel: false, note: "no model: the offline selector" })
+  const endpoint = yield* endpointConfig
+  if (options.replay === true) {
+    if (!(yield* fs.exists(cassettePath).pipe(Effect.mapError(ioError("read", cassettePath))))) {
+      return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath })
+    }
+    const file = yield* readCassette(cassettePath)
+    mode = "replay"
+    modelLayer = layerReplay(file, cassettePath)
+    provenance = (models) =>
+      Effect.succeed({
+        mode: "replay",
+        models: file.meta.respondedModels.length > 0 ? file.meta.respondedModels : models,
+        endpoint: file.meta.endpoint,
+        realModel: file.meta.realModel,
+        cassette: path.relative(process.cwd(), cassettePath) || cassettePath,
+        note: `replayed from a cassette recorded ${file.meta.recordedAt}: ${file.meta.note}`
+      })
+  } else if (options.record === true || needsModel) {
+    if (!keyConfigured) {
+      const llmVariants = suite.kind === "selector" ? suite.variants.filter((v) => v.selector === "llm") : []
+      const explicitlyAsked = options.variants !== undefined && options.variants.length > 0
+      if (suite.kind === "selector" && !explicitlyAsked && options.record !== true) {
+        // The selector suite stays useful with no key: its offline variants run, the LLM ones are skipped, saying so.
+        variants = variants.filter((name) => !llmVariants.some((v) => v.name === name))
+        if (options.onNote !== undefined) {
+          yield* options.onNote(
+            `skipped ${llmVariants.map((v) => v.name).join(", ")}: no ANTHROPIC_API_KEY and no --replay ` +
+              `(they need a model or a cassette)`
+          )
+        }
+      } else {
+        return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath })
+      }
+    } else {
+      mode = options.record === true ? "record" : "live"
+      const live = liveModel(options.model).pipe(Layer.orDie)
+      modelLayer = options.record === true ? layerRecord.pipe(Layer.provide(live)) : live
+      provenance = liveProvenance(mode, endpoint, options.recordingNote)
+    }
+  }
+  if (variants.length === 0) {
+    return yield* new InvalidRunOptionError({ option: "--variants", value: "", reason: "no variant left to run" })
+  }
+
+  const program = Effect.gen(function*() {
+    const runTrial = yield* prepareHarness(suite)
+    const run = yield* runTrials({
+      suite,
+      variants,
+      trials,
+      concurrency,
+      runTrial,
+      provenance,
+      price: options.price,
+      onTrial: options.onTrial
+    })
+    const cassette = yield* Effect.serviceOption(Cassette)
+    const model = yield* Model
+    if (Option.isSome(cassette) && cassette.value.mode === "record") {
+      const entries: ReadonlyArray<CassetteEntry> = yield* cassette.value.entries
+      const source = sourceOfEndpoint(endpoint)
+      const meta: CassetteMeta = {
+        source,
+        endpoint,
+        realModel: source === "anthropic-api",
+        requestedModels: Object.fromEntries(modelRoles.map((role) => [role, model.modelFor(role)])),
+        respondedModels: [...new Set(entries.map((e) => e.response.model))].sort(),
+        recordedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+        suite: suite.name,
+        variants,
+        trials,
+        note: run.provenance.note
+      }
+      yield* writeCassette(cassettePath, meta, entries)
+    }
+    return run
+  })
+  const run = yield* Effect.scoped(
+    modelLayer === undefined ?
+      program.pipe(Effect.provide(ModelModule.layer.pipe(Layer.orDie))) :
+      program.pipe(Effect.provide(modelLayer))
+  )
+
+  const runsDir = options.runsDir ?? path.join(options.evalsDir, "runs")
+  const directory = path.join(runsDir, `${runStamp(Date.parse(run.startedAt))}-${suite.name}`)
+  yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(ioError("mkdir", directory)))
+  yield* writeRunFiles(directory, run)
+  const failures = gateFailures(run, {
+    minPassRate: options.minPassRate,
+    baseline,
+    baselinePath: options.baseline
+  })
+  const result: RunCommandResult = {
+    run,
+    directory,
+    ...(mode === "record" || mode === "replay" ? { cassette: cassettePath } : {})
+  }
+  return { ...result, gate: failures.length === 0 ? undefined : new GateFailedError({ reasons: failures }) }
+})
+
+const writeIn = (directory: string, name: string, text: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const file = path.join(directory, name)
+    yield* fs.writeFileString(file, text).pipe(Effect.mapError(ioError("write", file)))
+  })
+
+/** report.html and chart.svg of a run. */
+export const writeReport = Effect.fn("Run.writeReport")(function*(directory: string, run: RunResults) {
+  yield* writeIn(directory, "report.html", renderHtml(run))
+  yield* writeIn(directory, "chart.svg", renderChart(run) + "\n")
+})
+
+/** results.json, report.html and chart.svg of a run. */
+export const writeRunFiles = Effect.fn("Run.writeRunFiles")(function*(directory: string, run: RunResults) {
+  yield* writeIn(directory, RESULTS_FILE, JSON.stringify(run, null, 1) + "\n")
+  yield* writeReport(directory, run)
+})

@@ -1,0 +1,104 @@
+/**
+ * Selector suites: labelled queries over a realistic memory directory. The fixture is written to a scratch
+ * directory with its ages and read back by the real scanner (so the real frontmatter parser and the real
+ * newest-first order), then each variant selects for each query:
+ * - `offline`: core's offline selector (BM25F with a relevance bar), with the variant's knobs; no key, no network;
+ * - `llm`: core's model selector alone (no offline fallback: a model error is an errored trial, not a silent
+ *   offline answer), with the variant's system prompt.
+ */
+import { Path } from "@effect/platform"
+import { type Model } from "@memdir/core/Model"
+import { Scanner } from "@memdir/core/Scanner"
+import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { InvalidSuiteError } from "./Errors.js"
+import type { TrialOutcome, TrialSpec } from "./Runner.js"
+import { makeSandbox } from "./Sandbox.js"
+import { scoreSelection } from "./Scoring.js"
+import type { SelectorSuite, SelectorVariant } from "./Suite.js"
+import { resolveVariant, type SectionSource } from "./Variants.js"
+
+/** The offline selector's options with a variant's knobs applied. */
+export const offlineOptionsFor = (variant: SelectorVariant): OfflineSelectorOptions => ({
+  ...defaultOfflineOptions,
+  ...Object.fromEntries(Object.entries(variant.options ?? {}).filter(([, value]) => value !== undefined))
+})
+
+/** Whether running these variants needs a model (or a cassette). */
+export const selectorNeedsModel = (variants: ReadonlyArray<SelectorVariant>): boolean =>
+  variants.some((v) => v.selector === "llm")
+
+/** How an LLM selector variant selects: its system prompt and the call (provided by the model selector module). */
+export interface LlmSelector {
+  readonly prompts: SectionSource
+  readonly select: (
+    request: {
+      readonly query: string
+      readonly candidates: ReadonlyArray<any>
+      readonly recentTools: ReadonlyArray<string>
+    },
+    system: string
+  ) => Effect.Effect<
+    { readonly selected: ReadonlyArray<string>; readonly usage?: TrialOutcome["usage"]; readonly model?: string },
+    { readonly message: string },
+    Model
+  >
+}
+
+/**
+ * Prepares a selector suite (scratch memory dir, one scan) and returns the function that runs one trial.
+ * `nowMs` is the suite's pinned "now" (ages of the fixture files).
+ */
+export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(function*(
+  suite: SelectorSuite & { readonly directory: string; readonly file: string },
+  llm: LlmSelector | undefined
+) {
+  const scanner = yield* Scanner
+  const path = yield* Path.Path
+  const nowMs = Date.parse(suite.now)
+  const sandbox = yield* makeSandbox({ suiteDirectory: suite.directory, nowMs, memories: suite.memories })
+  const scan = yield* scanner.scan(sandbox.memoryDir)
+  if (scan.problems.length > 0) {
+    return yield* new InvalidSuiteError({
+      file: path.join(suite.directory, suite.memories.dir ?? "suite"),
+      problems: scan.problems.map((p) => ({ path: p.path, message: `${p.code}: ${p.message}` }))
+    })
+  }
+  const candidates = scan.memories
+  const scenarios = new Map(suite.scenarios.map((s) => [s.id, s]))
+  const variants = new Map(suite.variants.map((v) => [v.name, v]))
+  const systemPrompts = new Map<string, string>()
+  for (const variant of suite.variants) {
+    if (variant.selector !== "llm" || llm === undefined) continue
+    const prompt = variant.prompt ?? llm.prompts.default
+    const resolved = resolveVariant(llm.prompts, typeof prompt === "string" ? { builtin: prompt } : prompt)
+    // checked when the suite was loaded
+    if (Either.isRight(resolved)) systemPrompts.set(variant.name, resolved.right)
+  }
+
+  return (spec: TrialSpec): Effect.Effect<TrialOutcome, never, Model> =>
+    Effect.gen(function*() {
+      const scenario = scenarios.get(spec.scenario)!
+      const variant = variants.get(spec.variant)!
+      const request = { query: scenario.query, candidates, recentTools: scenario.recentTools }
+      if (variant.selector === "offline") {
+        const selected = selectRelevantMemories(request, offlineOptionsFor(variant))
+        const score = scoreSelection(suite.scorer, "selection", scenario, selected)
+        return { scores: [score], output: { selected } }
+      }
+      if (llm === undefined) {
+        return { scores: [], error: "no LLM selector is available in this build" }
+      }
+      const answer = yield* llm.select(request, systemPrompts.get(variant.name)!).pipe(Effect.either)
+      if (Either.isLeft(answer)) return { scores: [], error: answer.left.message }
+      const score = scoreSelection(suite.scorer, "selection", scenario, answer.right.selected)
+      return {
+        scores: [score],
+        output: { selected: answer.right.selected },
+        calls: 1,
+        ...(answer.right.usage === undefined ? {} : { usage: answer.right.usage }),
+        ...(answer.right.model === undefined ? {} : { model: answer.right.model })
+      }
+    })
+})

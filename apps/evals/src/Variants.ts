@@ -1,0 +1,117 @@
+/**
+ * Prompt variants as a suite states them (a built-in variant, a whole text, or a patch of the default) turned
+ * into the text a run uses, and the memory prompt rendered with one section replaced.
+ */
+import type { LoadedIndex } from "@memdir/core/MemoryIndex"
+import { promptSections, promptSlots, renderTemplate, type SectionId, sectionIds } from "@memdir/core/Prompt"
+import * as Either from "effect/Either"
+import type { PromptPatch, PromptVariant } from "./Suite.js"
+
+/** A prompt section a suite may vary: its built-in variants and which kind of suite uses it. */
+export interface SectionSource {
+  readonly kind: "agent" | "extraction" | "dream" | "selector"
+  readonly default: string
+  /** Variant name → template. */
+  readonly variants: Readonly<Record<string, string>>
+}
+
+export type SectionCatalog = Readonly<Record<string, SectionSource>>
+
+/** The memory prompt sections of core's Prompt.ts: the agent suites vary them. */
+export const memoryPromptSections: SectionCatalog = Object.fromEntries(
+  promptSections.map((s) => [s.id, { kind: "agent" as const, default: s.default, variants: s.variants }])
+)
+
+/** Built-in variant names, the default first. */
+export const builtinNames = (source: SectionSource): ReadonlyArray<string> => [
+  source.default,
+  ...Object.keys(source.variants).filter((name) => name !== source.default)
+]
+
+/** A problem with a variant, at a field path relative to the variant. */
+export interface VariantProblem {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+const HEADING = /^(#{1,6})[ \t]+.*$/m
+
+/** Pure: apply a patch to a text; each `find` must occur (a patch that silently does nothing measures nothing). */
+export const applyPatch = (
+  base: string,
+  patch: Omit<PromptPatch, "base">
+): Either.Either<string, ReadonlyArray<VariantProblem>> => {
+  const problems: Array<VariantProblem> = []
+  let text = base
+  if (patch.heading !== undefined) {
+    if (HEADING.test(text)) {
+      text = text.replace(HEADING, (_line, hashes: string) => `${hashes} ${patch.heading}`)
+    } else {
+      problems.push({ path: ["patch", "heading"], message: "the section has no Markdown heading to replace" })
+    }
+  }
+  ;(patch.replace ?? []).forEach((edit, i) => {
+    if (!text.includes(edit.find)) {
+      problems.push({
+        path: ["patch", "replace", i, "find"],
+        message: `text not found in the section: ${JSON.stringify(edit.find.slice(0, 80))}`
+      })
+    } else {
+      text = text.split(edit.find).join(edit.with)
+    }
+  })
+  if (patch.prepend !== undefined) text = `${patch.prepend.trimEnd()}\n\n${text}`
+  if (patch.append !== undefined) text = `${text.trimEnd()}\n\n${patch.append.trimEnd()}`
+  return problems.length > 0 ? Either.left(problems) : Either.right(text)
+}
+
+/** Pure: the template a variant stands for. */
+export const resolveVariant = (
+  source: SectionSource,
+  variant: Pick<PromptVariant, "builtin" | "text" | "patch">
+): Either.Either<string, ReadonlyArray<VariantProblem>> => {
+  const given = (["builtin", "text", "patch"] as const).filter((k) => variant[k] !== undefined)
+  if (given.length !== 1) {
+    return Either.left([{
+      path: [],
+      message: given.length === 0 ?
+        "give one of builtin (a variant name from the code), text (the whole section) or patch" :
+        `give only one of builtin, text and patch (got ${given.join(", ")})`
+    }])
+  }
+  const known = `known: ${builtinNames(source).join(", ")}`
+  const builtin = (name: string, path: ReadonlyArray<PropertyKey>) =>
+    Object.hasOwn(source.variants, name) ?
+      Either.right(source.variants[name]!) :
+      Either.left([{ path, message: `no built-in variant ${JSON.stringify(name)} (${known})` }])
+  if (variant.builtin !== undefined) return builtin(variant.builtin, ["builtin"])
+  if (variant.text !== undefined) return Either.right(variant.text)
+  const patch = variant.patch!
+  if (
+    patch.heading === undefined && patch.replace === undefined && patch.prepend === undefined &&
+    patch.append === undefined
+  ) {
+    return Either.left([{ path: ["patch"], message: "a patch needs heading, replace, prepend or append" }])
+  }
+  return Either.flatMap(builtin(patch.base ?? source.default, ["patch", "base"]), (base) => applyPatch(base, patch))
+}
+
+export interface MemoryPromptWithInput {
+  readonly memoryDir: string
+  readonly index: LoadedIndex
+  /** Section id → template used instead of that section's default. */
+  readonly templates: Partial<Record<SectionId, string>>
+}
+
+/**
+ * Pure: the memory section of the system prompt, as core's `renderMemoryPrompt` builds it, with some sections'
+ * templates replaced by eval variants. Same slots, same order, index content inserted verbatim.
+ */
+export const renderMemoryPromptWith = (input: MemoryPromptWithInput): string => {
+  const { indexContent, ...templateSlots } = promptSlots(input)
+  return sectionIds.map((id) => {
+    const section = promptSections.find((s) => s.id === id)!
+    const template = input.templates[id] ?? section.variants[section.default]!
+    return renderTemplate(template, templateSlots).replace("{{indexContent}}", () => indexContent!)
+  }).join("\n\n") + "\n"
+}

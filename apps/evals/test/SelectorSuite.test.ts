@@ -1,0 +1,180 @@
+/**
+ * Suite (c), the one CI gates on: the selector suite of the repository runs offline (no key, no network), its
+ * figures clear the floors, it does not regress against the committed baseline, and `pnpm evals` exits with the
+ * gate's code.
+ */
+import { FileSystem } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { summarize } from "../src/Results.js"
+import { runCommand } from "../src/Run.js"
+import { readRun } from "../src/RunFiles.js"
+
+const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
+const evalsDir = path.join(repoRoot, "evals")
+const baselinePath = path.join(evalsDir, "baselines", "selector.json")
+const OFFLINE = ["offline", "offline-loose", "offline-strict"]
+
+/** No key from the environment: this is what CI has. */
+const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+
+/** Every tag must close in order: enough to catch a chart that is not well-formed XML. */
+const assertWellFormedXml = (xml: string) => {
+  const stack: Array<string> = []
+  for (const m of xml.matchAll(/<(\/?)([A-Za-z][\w:-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>/g)) {
+    const [, closing, name, , selfClosing] = m
+    if (selfClosing === "/") continue
+    if (closing === "/") assert.strictEqual(stack.pop(), name, `</${name}> closes <${stack.at(-1)}>`)
+    else stack.push(name!)
+  }
+  assert.deepStrictEqual(stack, [], "unclosed tags")
+  const stray = xml.replace(/<(\/?)([A-Za-z][\w:-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>/g, "")
+  assert.notInclude(stray, "<", "a '<' outside a tag")
+  assert.notMatch(stray, /&(?!amp;|lt;|gt;|quot;|#39;)/, "an unescaped '&'")
+}
+
+layer(NodeContext.layer)("selector suite, offline", (it) => {
+  it.scoped("runs with no key, reports precision/recall with intervals, and clears the floors", () =>
+    Effect.gen(function*() {
+      const files = yield* FileSystem.FileSystem
+      const runsDir = yield* files.makeTempDirectoryScoped()
+      const { directory, gate, run } = yield* runCommand({
+        evalsDir,
+        runsDir,
+        suite: "selector",
+        minPassRate: 0.45,
+        baseline: baselinePath
+      }).pipe(noKey)
+      assert.strictEqual(run.provenance.mode, "offline")
+      assert.isFalse(run.provenance.realModel)
+      assert.deepStrictEqual(run.variants.map((v) => v.name), OFFLINE)
+      assert.isAtLeast(run.scenarios.length, 70)
+      assert.isUndefined(gate, gate?.message)
+
+      const summary = summarize(run)
+      const offline = summary.variants.find((v) => v.name === "offline")!
+      // floors well under what the shipped selector measures (precision 0.83, recall 0.75, empty 0.93)
+      assert.isAtLeast(offline.retrieval!.precision, 0.75)
+      assert.isAtLeast(offline.retrieval!.recall, 0.65)
+      assert.isAtLeast(offline.emptyWhenNothingRelevant!, 0.8)
+      assert.isBelow(offline.interval.low, offline.passRate)
+      assert.isAbove(offline.interval.high, offline.passRate)
+      // the looser bar buys recall with precision: the trade-off the suite exists to show
+      const loose = summary.variants.find((v) => v.name === "offline-loose")!
+      assert.isAbove(loose.retrieval!.recall, offline.retrieval!.recall)
+      assert.isBelow(loose.retrieval!.precision, offline.retrieval!.precision)
+      assert.strictEqual(summary.comparisons.length, 2)
+
+      // what it wrote reads back as the same run, and the chart is well-formed
+      const reread = yield* readRun(directory)
+      assert.deepStrictEqual(reread, run)
+      assertWellFormedXml(fs.readFileSync(path.join(directory, "chart.svg"), "utf8"))
+      const html = fs.readFileSync(path.join(directory, "report.html"), "utf8")
+      assert.include(html, "<svg")
+      assert.include(html, "No model involved")
+    }))
+
+  it.scoped("is deterministic: two runs give the same trials", () =>
+    Effect.gen(function*() {
+      const files = yield* FileSystem.FileSystem
+      const runsDir = yield* files.makeTempDirectoryScoped()
+      const first = yield* runCommand({ evalsDir, runsDir, suite: "selector", variants: ["offline"] }).pipe(noKey)
+      const second = yield* runCommand({ evalsDir, runsDir, suite: "selector", variants: ["offline"] }).pipe(noKey)
+      const strip = (r: typeof first.run) => r.results.map(({ latencyMs: _, ...rest }) => rest)
+      assert.deepStrictEqual(strip(second.run), strip(first.run))
+    }))
+
+  it.scoped("the gate catches a regression against a baseline, naming the scenario", () =>
+    Effect.gen(function*() {
+      const files = yield* FileSystem.FileSystem
+      const scratch = yield* files.makeTempDirectoryScoped()
+      // A baseline in which a query the offline selector fails had passed: the run must be flagged.
+      const baseline = JSON.parse(fs.readFileSync(baselinePath, "utf8"))
+      const failing = baseline.results.find((r: any) => r.variant === "offline" && !r.passed)
+      failing.passed = true
+      const doctored = path.join(scratch, "baseline.json")
+      fs.writeFileSync(doctored, JSON.stringify(baseline))
+      const { gate } = yield* runCommand({
+        evalsDir,
+        runsDir: scratch,
+        suite: "selector",
+        variants: ["offline"],
+        baseline: doctored
+      }).pipe(noKey)
+      assert.isDefined(gate)
+      assert.include(gate!.message, `${failing.scenario}#1`)
+    }))
+
+  it.scoped("an unknown variant, and asking for the model selector with no key and no cassette, fail clearly", () =>
+    Effect.gen(function*() {
+      const files = yield* FileSystem.FileSystem
+      const runsDir = yield* files.makeTempDirectoryScoped()
+      const unknown = yield* Effect.flip(
+        runCommand({ evalsDir, runsDir, suite: "selector", variants: ["nope"] }).pipe(noKey)
+      )
+      assert.strictEqual(unknown._tag, "InvalidRunOptionError")
+      assert.include(unknown.message, "offline, offline-loose")
+      const replay = yield* Effect.flip(
+        runCommand({ evalsDir, runsDir, suite: "selector", replay: true, cassette: path.join(runsDir, "none.json") })
+          .pipe(noKey)
+      )
+      assert.strictEqual(replay._tag, "ModelUnavailableError")
+      assert.include(replay.message, "ANTHROPIC_API_KEY")
+    }))
+})
+
+describe("pnpm evals (the process)", () => {
+  const evals = (args: ReadonlyArray<string>) => {
+    const env: Record<string, string> = {}
+    for (const [k, v] of Object.entries(process.env)) {
+      if (v !== undefined && !k.startsWith("ANTHROPIC_") && !k.startsWith("MEMDIR_")) env[k] = v
+    }
+    const result = spawnSync(process.execPath, ["--import", "tsx", "apps/evals/src/main.ts", ...args], {
+      cwd: repoRoot,
+      env,
+      encoding: "utf8",
+      timeout: 55_000
+    })
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+  }
+
+  it("exits 0 when the gate passes and 2 when it fails, after writing the run", () => {
+    const runsDir = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-evals-cli-"))
+    try {
+      const ok = evals(["run", "selector", "--variants", "offline", "--min-pass-rate", "0.5", "--runs-dir", runsDir])
+      assert.strictEqual(ok.status, 0, ok.stderr)
+      assert.include(ok.stdout, "gate: passed")
+      assert.match(ok.stdout, /offline \(baseline\)\s+\d+\/\d+\s+\d+%\s+\[\d+%, \d+%\]/)
+      const failed = evals([
+        "run",
+        "selector",
+        "--variants",
+        "offline",
+        "--min-pass-rate",
+        "0.99",
+        "--runs-dir",
+        runsDir
+      ])
+      assert.strictEqual(failed.status, 2, failed.stderr)
+      assert.include(failed.stderr, "gate failed")
+      assert.include(failed.stderr, "under --min-pass-rate 99%")
+      assert.strictEqual(fs.readdirSync(runsDir).length, 2)
+    } finally {
+      fs.rmSync(runsDir, { recursive: true, force: true })
+    }
+  })
+
+  it("exits 4 for an unknown suite, naming the known ones", () => {
+    const missing = evals(["run", "no-such-suite"])
+    assert.strictEqual(missing.status, 4, missing.stderr)
+    assert.include(missing.stderr, "Known suites:")
+    assert.include(missing.stderr, "selector")
+  })
+})
