@@ -3,7 +3,10 @@
  *
  * Each module is also importable on its own: `import * as Recall from "@memdir/core/Recall"`.
  */
+export * as DailyLog from "./DailyLog.js"
 export * as Doctor from "./Doctor.js"
+export * as Dream from "./Dream.js"
+export * as DreamLock from "./DreamLock.js"
 export * from "./Errors.js"
 export * as Frontmatter from "./Frontmatter.js"
 export * as GitRoot from "./GitRoot.js"
