@@ -3,7 +3,7 @@
  * into the text a run uses, and the memory prompt rendered with one section replaced.
  */
 import type { LoadedIndex } from "@memdir/core/MemoryIndex"
-import { promptSections, promptSlots, renderTemplate, type SectionId, sectionIds } from "@memdir/core/Prompt"
+import { promptSections, promptSlots, renderMemoryPrompt, renderTemplate, type SectionId } from "@memdir/core/Prompt"
 import * as Either from "effect/Either"
 import type { PromptPatch, PromptVariant } from "./Suite.js"
 
@@ -17,9 +17,14 @@ export interface SectionSource {
 
 export type SectionCatalog = Readonly<Record<string, SectionSource>>
 
-/** The memory prompt sections of core's Prompt.ts: the agent suites vary them. */
+/**
+ * The memory prompt sections of core's Prompt.ts: the agent suites vary them. Not the team section: it is rendered
+ * only with team memory on, and the agent harness runs without it.
+ */
 export const memoryPromptSections: SectionCatalog = Object.fromEntries(
-  promptSections.map((s) => [s.id, { kind: "agent" as const, default: s.default, variants: s.variants }])
+  promptSections.filter((s) => (s.id as string) !== "team").map((
+    s
+  ) => [s.id, { kind: "agent" as const, default: s.default, variants: s.variants }])
 )
 
 /** Built-in variant names, the default first. */
@@ -104,14 +109,27 @@ export interface MemoryPromptWithInput {
 }
 
 /**
- * Pure: the memory section of the system prompt, as core's `renderMemoryPrompt` builds it, with some sections'
- * templates replaced by eval variants. Same slots, same order, index content inserted verbatim.
+ * Pure: the memory section of the system prompt exactly as core's `renderMemoryPrompt` builds it (same sections,
+ * slots and order, whatever core adds later), with some sections' rendered text swapped for an eval variant's.
+ * Fails (Left) only when a section's default text cannot be found once in core's rendering — a bug to report.
  */
-export const renderMemoryPromptWith = (input: MemoryPromptWithInput): string => {
+export const renderMemoryPromptWith = (input: MemoryPromptWithInput): Either.Either<string, string> => {
+  const base = renderMemoryPrompt({ memoryDir: input.memoryDir, index: input.index })
+  if (Either.isLeft(base)) return Either.left(base.left.message)
   const { indexContent, ...templateSlots } = promptSlots(input)
-  return sectionIds.map((id) => {
-    const section = promptSections.find((s) => s.id === id)!
-    const template = input.templates[id] ?? section.variants[section.default]!
-    return renderTemplate(template, templateSlots).replace("{{indexContent}}", () => indexContent!)
-  }).join("\n\n") + "\n"
+  const render = (template: string) =>
+    renderTemplate(template, templateSlots).replace("{{indexContent}}", () => indexContent!)
+  let prompt = base.right
+  for (const [id, template] of Object.entries(input.templates) as Array<[SectionId, string | undefined]>) {
+    if (template === undefined) continue
+    const section = promptSections.find((s) => s.id === id)
+    if (section === undefined) return Either.left(`no prompt section ${id}`)
+    const current = render(section.variants[section.default]!)
+    const at = prompt.indexOf(current)
+    if (at < 0 || prompt.indexOf(current, at + 1) >= 0) {
+      return Either.left(`section ${id} is not rendered exactly once in the memory prompt`)
+    }
+    prompt = prompt.slice(0, at) + render(template) + prompt.slice(at + current.length)
+  }
+  return Either.right(prompt)
 }
