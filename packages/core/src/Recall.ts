@@ -11,6 +11,10 @@
  * selected file, capped at 200 lines / 4 KiB of body with a note on how to read the rest → age and caveat →
  * commit: apply the session budget, remember what was surfaced, record telemetry.
  *
+ * Team memory (SPEC §8): with `team: true` the scan covers `team/` too (each result says its `scope`), and team
+ * files are read only through `TeamGuard` (no symlinks, no FIFOs, nothing oversized); without it `team/` is
+ * skipped entirely.
+ *
  * `content` is the memory's BODY: the frontmatter is stripped, because its fields are already given as
  * `name`, `type` and `description`, and repeating them would spend the budget twice.
  *
@@ -44,6 +48,8 @@ import * as SelectorModule from "./Selector.js"
 import type { SelectorScript } from "./Selector.js"
 import { Staleness } from "./Staleness.js"
 import * as StalenessModule from "./Staleness.js"
+import { TEAM_DIR, TeamGuard } from "./TeamGuard.js"
+import { type MemoryScope, scopeOf } from "./TeamMemory.js"
 
 /** Reference limits (SPEC §6.4). */
 export const RECALL_MAX_LINES_PER_MEMORY = 200
@@ -76,12 +82,16 @@ export interface RecallInput {
   readonly alreadyRead?: ReadonlyArray<string> | undefined
   /** At most this many memories (default and ceiling: 5). */
   readonly max?: number | undefined
+  /** Team memory is on: recall covers `team/` too. Default false: `team/` is skipped. */
+  readonly team?: boolean | undefined
 }
 
 export interface RecalledMemory {
-  /** Relative to the memory directory. */
+  /** Relative to the memory directory (`team/…` for team memories). */
   readonly path: string
   readonly absolutePath: string
+  /** `team` for a memory under `team/` (shared, written by other people), else `private`. */
+  readonly scope: MemoryScope
   readonly name: string
   readonly type: MemoryKind
   readonly description: string
@@ -249,7 +259,9 @@ export const capBody = (
 
 /** How a runtime can show one recalled memory to the model: header, age, caveat, body. */
 export const renderRecalledMemory = (memory: RecalledMemory): string => {
-  const head = `Memory ${memory.path} (${memory.type}, saved ${memory.age}): ${memory.name} — ${memory.description}`
+  const scope = memory.scope === "team" ? ", team memory: a teammate's observation" : ""
+  const head =
+    `Memory ${memory.path} (${memory.type}${scope}, saved ${memory.age}): ${memory.name} — ${memory.description}`
   const caveat = memory.caveat === null ? "" : `\n${memory.caveat}`
   return `${head}${caveat}\n\n${memory.content}`
 }
@@ -295,6 +307,8 @@ export const makeWith = (
     const staleness = yield* Staleness
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    // Team files come from other people: read only through the guard. Without one, they are unreadable.
+    const guard = yield* Effect.serviceOption(TeamGuard)
     const fibers = yield* FiberSet.make<PendingRecall>()
     const state = yield* Ref.make<SessionState>({ surfaced: new Set(), usedBytes: 0, exhausted: false })
     const history = yield* Ref.make(Chunk.empty<RecallTelemetry>())
@@ -319,9 +333,30 @@ export const makeWith = (
         })
       )
 
-    const readMemory = (memory: MemoryHeader): Effect.Effect<Either.Either<DeliverableMemory, UnreadableMemory>> =>
+    /** A team file's head through the guard: the whole file (at most 250,000 bytes), cut like `readHead`. */
+    const readTeamHead = (memoryDir: string, memory: MemoryHeader) =>
       Effect.gen(function*() {
-        const head = yield* readHead(memory.absolutePath)
+        if (Option.isNone(guard)) {
+          return yield* new MemoryIoError({
+            op: "read",
+            path: memory.absolutePath,
+            detail: "team memories are read only through TeamGuard, and none is provided"
+          })
+        }
+        const text = yield* guard.value.read(path.join(memoryDir, TEAM_DIR), memory.path.slice(TEAM_DIR.length + 1))
+        const bytes = utf8.encode(text)
+        if (bytes.length <= headBytes) return { text, partial: false }
+        const head = utf8Decoder.decode(bytes.subarray(0, headBytes))
+        return { text: head.slice(0, head.lastIndexOf("\n") + 1), partial: true }
+      })
+
+    const readMemory = (
+      memoryDir: string,
+      memory: MemoryHeader
+    ): Effect.Effect<Either.Either<DeliverableMemory, UnreadableMemory>> =>
+      Effect.gen(function*() {
+        const scope = scopeOf(memory.path)
+        const head = yield* (scope === "team" ? readTeamHead(memoryDir, memory) : readHead(memory.absolutePath))
         const parsed = parseMemoryFile(head.text, memory.path)
         if (Either.isLeft(parsed)) return Either.left({ path: memory.path, detail: parsed.left.message })
         const body = parsed.right.body
@@ -338,6 +373,7 @@ export const makeWith = (
         return Either.right<DeliverableMemory>({
           path: memory.path,
           absolutePath: memory.absolutePath,
+          scope,
           name: memory.name,
           type: memory.type,
           description: memory.description,
@@ -352,8 +388,10 @@ export const makeWith = (
       }).pipe(
         Effect.mapError((error) => new MemoryIoError({ op: "read", path: memory.absolutePath, detail: error.message })),
         // A memory deleted or made unreadable since the scan is reported in the result, never a failed turn.
-        Effect.catchTag("MemoryIoError", (error) =>
-          Effect.succeed(Either.left({ path: memory.path, detail: error.message })))
+        Effect.catchTag(
+          "MemoryIoError",
+          (error) => Effect.succeed(Either.left({ path: memory.path, detail: error.message }))
+        )
       )
 
     /** Relative form of a path inside `memoryDir`, or undefined if it lies outside. */
@@ -386,11 +424,13 @@ export const makeWith = (
             exclude.add(relative)
           }
         }
-        const scan = yield* scanner.scan(memoryDir, { limit: config.candidateLimit, exclude })
+        const scan = yield* scanner.scan(memoryDir, {
+          limit: config.candidateLimit,
+          exclude,
+          skipDirs: input.team === true ? [] : [TEAM_DIR]
+        })
         // Defensive: a scanner that ignores `exclude` must not make us surface a memory twice.
-        const candidates = scan.memories.filter((m) =>
-          !exclude.has(m.path)
-        )
+        const candidates = scan.memories.filter((m) => !exclude.has(m.path))
         const selection = candidates.length === 0
           ? { selected: [], selector: "none" }
           : yield* selector.select({
@@ -405,7 +445,7 @@ export const makeWith = (
           .map((p) => byPath.get(p))
           .filter((m): m is MemoryHeader => m !== undefined && !surfacedNow.has(path.resolve(memoryDir, m.path)))
           .slice(0, effectiveMax(input.max))
-        const read = yield* Effect.forEach(chosen, readMemory, { concurrency: 5 })
+        const read = yield* Effect.forEach(chosen, (m) => readMemory(memoryDir, m), { concurrency: 5 })
         return {
           ...base,
           candidates: candidates.length,
