@@ -19,6 +19,8 @@ import * as Scanner from "./Scanner.js"
 import * as Selector from "./Selector.js"
 import * as Settings from "./Settings.js"
 import * as Staleness from "./Staleness.js"
+import * as TeamGuard from "./TeamGuard.js"
+import * as TeamMemory from "./TeamMemory.js"
 
 /** Every service memdir's programs need. */
 export type MemdirServices =
@@ -31,6 +33,8 @@ export type MemdirServices =
   | Selector.Selector
   | Staleness.Staleness
   | Recall.RecallSession
+  | TeamGuard.TeamGuard
+  | TeamMemory.TeamMemory
 
 export interface MemdirLayerOptions {
   /** The `--memory-dir` flag: a trusted source of the directory (the env override still wins). */
@@ -61,6 +65,7 @@ export const layer = (
     Scanner.layer,
     MemoryIndex.layerConfig,
     Staleness.layer,
+    TeamGuard.layer,
     Layer.provideMerge(
       typeof options.selector === "string" ?
         ModelSelector.layerFor(options.selector) :
@@ -69,5 +74,6 @@ export const layer = (
     )
   )
   const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer)
-  return Layer.provideMerge(derived, base)
+  // TeamMemory needs MemoryPaths: one more step.
+  return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, base))
 }
