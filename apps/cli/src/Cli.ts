@@ -4,7 +4,9 @@
  */
 import { Command } from "@effect/cli"
 import { doctorCommand } from "./commands/doctor.js"
+import { dreamCommand } from "./commands/dream.js"
 import { initCommand } from "./commands/init.js"
+import { logCommand } from "./commands/log.js"
 import { lsCommand } from "./commands/ls.js"
 import { pathCommand } from "./commands/path.js"
 import { promptCommand } from "./commands/prompt.js"
@@ -24,6 +26,8 @@ export const memdir = Command.make("memdir").pipe(
     recallCommand,
     promptCommand,
     doctorCommand,
+    dreamCommand,
+    logCommand,
     teamCommand
   ])
 )

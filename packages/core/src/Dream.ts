@@ -264,8 +264,8 @@ export const evaluateGates = Effect.fn("Dream.evaluateGates")(function*(input: D
     checks.push({
       gate: "sessions",
       status: verdict(sessions.length > minSessions),
-      detail: `${sessions.length} session${sessions.length === 1 ? "" : "s"} touched since ` +
-        `${last === undefined ? "ever" : "the last consolidation"}` +
+      detail: `${sessions.length} session${sessions.length === 1 ? "" : "s"} touched ` +
+        `${last === undefined ? "so far" : "since the last consolidation"}` +
         `${input.currentSessionId === undefined ? "" : " (not counting the current one)"}; needs > ${minSessions}` +
         (scan.fromCache ? ` (scan from ${new Date(scan.scannedAt).toISOString()})` : "")
     })

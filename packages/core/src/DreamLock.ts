@@ -28,7 +28,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
-import { currentPid, isNotFound, isProcessAlive, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
+import {
+  currentPid,
+  ensureDir,
+  isNotFound,
+  isProcessAlive,
+  toMemoryIoError,
+  writeFileAtomic
+} from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
 
 export const DREAM_LOCK_FILE = ".consolidate-lock"
@@ -214,6 +221,7 @@ export const makeWith = (options: DreamLockOptions = {}) =>
           tookOver: before.status
         })
       })
+      yield* ensureDir(memoryDir)
       return yield* withLock(path.join(memoryDir, DREAM_LOCK_GUARD), attempt, {
         timeout: options.guardTimeout ?? Duration.seconds(10),
         staleAfter: Duration.seconds(30)

@@ -9,6 +9,7 @@
 import type { FileSystem, Path } from "@effect/platform"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as DreamLock from "./DreamLock.js"
 import * as GitRoot from "./GitRoot.js"
 import * as MemoryIndex from "./MemoryIndex.js"
 import * as MemoryPaths from "./MemoryPaths.js"
@@ -24,6 +25,7 @@ import * as TeamMemory from "./TeamMemory.js"
 
 /** Every service memdir's programs need. */
 export type MemdirServices =
+  | DreamLock.DreamLock
   | GitRoot.GitRoot
   | Settings.Settings
   | MemoryPaths.MemoryPaths
@@ -60,6 +62,7 @@ export const layer = (
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
   const base = Layer.mergeAll(
+    DreamLock.layer,
     GitRoot.layer,
     settings,
     Scanner.layer,

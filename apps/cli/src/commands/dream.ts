@@ -1,0 +1,173 @@
+/**
+ * `memdir dream`: consolidate the memory directory (SPEC §10). Evaluates the gates (24 h, > 5 sessions, lock) and
+ * prints the one that stopped it, or runs the dream and prints memdir's report of every file created, updated,
+ * merged or deleted, with the text removed. `--dry-run` writes nothing and shows what would be sent.
+ */
+import { Command, Options } from "@effect/cli"
+import * as Dream from "@memdir/core/Dream"
+import { Settings } from "@memdir/core/Settings"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as NodePath from "node:path"
+import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { printJson } from "../Output.js"
+
+/** Warnings (a lock taken over, …) go to stderr: stdout carries the report or the JSON. */
+const stderrLogger = Logger.prettyLogger({ stderr: true })
+const logToStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
+    HashSet.map(
+      loggers,
+      (logger) => logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? stderrLogger : logger
+    ))
+
+const indent = (text: string, prefix: string): Array<string> =>
+  text.replace(/\n$/, "").split("\n").map((line) => `${prefix}${line}`)
+
+const printGates = (gates: Dream.DreamGates, transcriptsDir: string) =>
+  Effect.gen(function*() {
+    for (const check of gates.checks) {
+      yield* Console.log(`  ${check.gate.padEnd(8)} ${check.status}${check.detail === "" ? "" : `: ${check.detail}`}`)
+    }
+    yield* Console.log(`  (sessions are the *.jsonl transcripts in ${transcriptsDir})`)
+  })
+
+const printReport = (report: Dream.DreamReport) =>
+  Effect.gen(function*() {
+    yield* Console.log(`dream: consolidated ${report.memoryDir} in ${report.turns} turns (${report.model})`)
+    const mergedInto = new Map(report.merged.map((m) => [m.from, m.into]))
+    for (const c of report.created) yield* Console.log(`created  ${c.file}${c.byDream ? "" : " (by another session)"}`)
+    for (const u of report.updated) {
+      yield* Console.log(`updated  ${u.file}${u.byDream ? "" : " (by another session)"}`)
+      for (const line of [...indent(u.removed, "  - "), ...indent(u.added, "  + ")]) {
+        if (line.trim() !== "-" && line.trim() !== "+") yield* Console.log(line)
+      }
+    }
+    for (const d of report.deleted) {
+      const into = mergedInto.get(d.file)
+      yield* Console.log(
+        `${into === undefined ? "deleted " : "merged  "} ${d.file}${into === undefined ? "" : ` → ${into}`}` +
+          (d.backup === undefined ? "" : ` (copy: ${d.backup})`)
+      )
+      for (const line of indent(d.text ?? "(too large to show)", "  | ")) yield* Console.log(line)
+    }
+    if (report.index !== undefined) {
+      const removed = report.index.removed.length
+      yield* Console.log(
+        `index: ${removed} line${removed === 1 ? "" : "s"} removed, ${report.index.written.length} written; ` +
+          `now ${report.index.lines} lines / ${report.index.bytes} bytes` +
+          (report.index.underCaps ? " (under its caps)" : " (STILL OVER ITS CAPS)")
+      )
+      for (const r of report.index.removed) yield* Console.log(`  - ${r.line}   [${r.reason}]`)
+    }
+    for (const r of report.refusals) yield* Console.log(`refused  ${r.tool} ${r.path}: ${r.reason}`)
+    const commit = report.commit
+    if (commit !== undefined) {
+      yield* Console.log(
+        commit.status === "committed" ?
+          `commit: ${commit.sha.slice(0, 12)}` :
+          commit.status === "skipped" ?
+          `commit: skipped (${commit.reason})` :
+          `commit: FAILED (${commit.detail})`
+      )
+    }
+    yield* Console.log(`report: ${NodePath.join(report.memoryDir, report.backupDir, "report.json")}`)
+    if (report.summary.trim() !== "") yield* Console.log(`\n${report.summary.trim()}`)
+  })
+
+export const dreamCommand = Command.make(
+  "dream",
+  {
+    ...common,
+    json: jsonOption,
+    force: Options.boolean("force").pipe(
+      Options.withDescription("Run even if under 24 h or 5 sessions since the last dream (never while it is locked)")
+    ),
+    dryRun: Options.boolean("dry-run").pipe(
+      Options.withDescription("Evaluate the gates and show what would be sent; write nothing, call no model")
+    ),
+    transcripts: Options.directory("transcripts").pipe(
+      Options.withDescription(
+        "Where session transcripts (*.jsonl) are (default: MEMDIR_TRANSCRIPTS_DIR, else <MEMDIR_HOME>/projects/<project>/)"
+      ),
+      Options.optional
+    ),
+    sessionId: Options.text("session-id").pipe(
+      Options.withDescription("The current session, not counted by the session gate (default: MEMDIR_SESSION_ID)"),
+      Options.optional
+    ),
+    variant: Options.text("variant").pipe(
+      Options.withDescription("Dream prompt variant (for evals)"),
+      Options.optional
+    ),
+    maxTurns: Options.integer("max-turns").pipe(
+      Options.withDescription(`Model calls at most (default ${Dream.DREAM_MAX_TURNS})`),
+      Options.optional
+    ),
+    noCommit: Options.boolean("no-commit").pipe(
+      Options.withDescription("Do not commit the dream when the memory directory is a git repository")
+    )
+  },
+  memdirHandler((args) =>
+    Effect.gen(function*() {
+      const location = yield* locate(args.cwd)
+      yield* requireEnabled(location)
+      const settings = yield* Settings
+      const env = yield* Dream.dreamEnv
+      const transcriptsDir = Option.getOrElse(
+        Option.orElse(args.transcripts, () => env.transcriptsDir),
+        () => Dream.defaultTranscriptsDir(settings.env.memoryBase, location.root.root)
+      )
+      const outcome = yield* Dream.runDream({
+        memoryDir: location.memoryDir,
+        transcriptsDir: NodePath.resolve(transcriptsDir),
+        currentSessionId: Option.getOrUndefined(Option.orElse(args.sessionId, () => env.sessionId)),
+        projectRoot: location.root.root,
+        force: args.force,
+        dryRun: args.dryRun,
+        variant: Option.getOrUndefined(args.variant),
+        maxTurns: Option.getOrUndefined(args.maxTurns),
+        commit: !args.noCommit
+      })
+      if (args.json) {
+        return yield* printJson({
+          ran: outcome._tag === "Completed",
+          dryRun: outcome._tag === "DryRun",
+          stoppedBy: outcome.gates.stoppedBy ?? null,
+          transcriptsDir,
+          gates: outcome.gates,
+          ...(outcome._tag === "DryRun" ? { preview: outcome.preview } : {}),
+          ...(outcome._tag === "Completed" ? { report: outcome.report } : {})
+        })
+      }
+      switch (outcome._tag) {
+        case "Stopped": {
+          const check = outcome.gates.checks.find((c) => c.gate === outcome.gates.stoppedBy)
+          yield* Console.log(`dream: not now — stopped by the ${outcome.gates.stoppedBy} gate: ${check?.detail ?? ""}`)
+          return yield* printGates(outcome.gates, transcriptsDir)
+        }
+        case "DryRun": {
+          const p = outcome.preview
+          yield* Console.log(`dream: dry run — the gates are open${outcome.gates.forced ? " (forced)" : ""}`)
+          yield* printGates(outcome.gates, transcriptsDir)
+          yield* Console.log(
+            `\nwould send to ${p.model} (role ${p.role}, at most ${p.maxTurns} calls × ${p.maxTokens} output tokens), ` +
+              `tools: ${p.tools.map((t) => t.name).join(", ")}\n`
+          )
+          yield* Console.log(`--- system ---\n${p.system}\n\n--- first message ---\n${p.firstMessage}`)
+          return
+        }
+        case "Completed":
+          return yield* printReport(outcome.report)
+      }
+    }).pipe(logToStderr)
+  )
+).pipe(
+  Command.withDescription(
+    "Consolidate memory (merge duplicates, resolve contradictions, date relative dates, prune the index) when due"
+  )
+)

@@ -1,0 +1,40 @@
+/**
+ * `memdir log TEXT`: append a timestamped bullet to today's daily log (`logs/YYYY/MM/YYYY-MM-DD.md`, UTC), for
+ * sessions that run for days (SPEC §9). `--prompt` prints the daily-log section of the system prompt.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { appendLog, renderLogsPrompt } from "@memdir/core/DailyLog"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { printJson } from "../Output.js"
+
+export const logCommand = Command.make(
+  "log",
+  {
+    ...common,
+    json: jsonOption,
+    prompt: Options.boolean("prompt").pipe(
+      Options.withDescription("Print the daily-log section of the system prompt (the path as a pattern) instead")
+    ),
+    variant: Options.text("variant").pipe(Options.withDescription("Prompt variant (with --prompt)"), Options.optional),
+    text: Args.text({ name: "TEXT" }).pipe(Args.repeated)
+  },
+  memdirHandler((args) =>
+    Effect.gen(function*() {
+      const location = yield* locate(args.cwd)
+      yield* requireEnabled(location)
+      if (args.prompt) {
+        const section = yield* renderLogsPrompt({
+          memoryDir: location.memoryDir,
+          variant: Option.getOrUndefined(args.variant)
+        })
+        return yield* args.json ? printJson({ prompt: section }) : Console.log(section.replace(/\n$/, ""))
+      }
+      const result = yield* appendLog({ memoryDir: location.memoryDir, text: args.text.join(" ") })
+      if (args.json) return yield* printJson(result)
+      yield* Console.log(`${result.file}: ${result.entry}`)
+    })
+  )
+).pipe(Command.withDescription("Append a timestamped bullet to today's daily log (UTC), never rewriting it"))
