@@ -107,15 +107,19 @@ const SURROGATE_PAIR = "[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]"
  * (a nested map or a comment to YAML); spaces around it are not part of it, as in YAML.
  */
 const FLAT_LINE = new RegExp(
-  "(?:[ ]*\\n)*( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +(?:" +
-    `((?:[^ ${UNSAFE_CLASS}\\-?:,[\\]{}#&*!|>'"%@\`]|${SURROGATE_PAIR})` +
-    `(?:[^ :${UNSAFE_CLASS}]|:(?=[^ \\n])|[ ]+(?=[^ #\\n])|${SURROGATE_PAIR})*)` +
-    `|("(?:[^"\\\\${UNSAFE_CLASS}]|\\\\["\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4}|${SURROGATE_PAIR})*")` +
-    `|'((?:[^'${UNSAFE_CLASS}]|''|${SURROGATE_PAIR})*)'` +
+  "(?:[ ]*\\n)*[ ]*[A-Za-z_][A-Za-z0-9_-]*:(?: +(?:" +
+    `(?:[^ ${UNSAFE_CLASS}\\-?:,[\\]{}#&*!|>'"%@\`]|${SURROGATE_PAIR})` +
+    `(?:[^ :${UNSAFE_CLASS}]|:(?=[^ \\n])|[ ]+(?=[^ #\\n])|${SURROGATE_PAIR})*` +
+    `|"(?:[^"\\\\${UNSAFE_CLASS}]|\\\\["\\\\/bfnrt]|\\\\u[0-9A-Fa-f]{4}|${SURROGATE_PAIR})*"` +
+    `|'(?:[^'${UNSAFE_CLASS}]|''|${SURROGATE_PAIR})*'` +
     "))? *(?:\\n|$)",
   "y"
 )
 const BLANK_TAIL = /^[ \n]*$/
+const NEWLINE = 10
+const SPACE = 32
+const DOUBLE_QUOTE = 34
+const SINGLE_QUOTE = 39
 
 /** A key the fast path may store: not reserved, not already there. */
 const isFreshKey = (map: YamlMap, key: string): boolean =>
@@ -132,21 +136,36 @@ export const parseFlatBlock = (block: string): YamlMap | undefined => {
   let openKey: string | undefined
   let nested: YamlMap | undefined
   let nestedIndent = 0
-  // The regex is shared: this function is synchronous, so no other call can move its lastIndex meanwhile.
-  FLAT_LINE.lastIndex = 0
-  while (FLAT_LINE.lastIndex < block.length) {
-    const start = FLAT_LINE.lastIndex
-    const match = FLAT_LINE.exec(block)
-    if (match === null) return BLANK_TAIL.test(block.slice(start)) ? result : undefined
-    const indent = match[1]!.length
-    const key = match[2]!
-    const plain = match[3]
-    const value = plain !== undefined
-      ? plain
-      : match[4] !== undefined
-      ? JSON.parse(match[4]) as string
-      : match[5]?.replace(/''/g, "'")
-    if (plain !== undefined && !isPlainValue(plain)) return undefined
+  let position = 0
+  while (position < block.length) {
+    // `test` validates the line without allocating match arrays (this runs for every line of every file); the
+    // parts are then found by position. The regex is shared, but this function is synchronous.
+    FLAT_LINE.lastIndex = position
+    if (!FLAT_LINE.test(block)) return BLANK_TAIL.test(block.slice(position)) ? result : undefined
+    const next = FLAT_LINE.lastIndex
+    let lineEnd = block.charCodeAt(next - 1) === NEWLINE ? next - 1 : next
+    const lineStart = Math.max(position, block.lastIndexOf("\n", lineEnd - 1) + 1)
+    position = next
+    let keyStart = lineStart
+    while (block.charCodeAt(keyStart) === SPACE) keyStart++
+    const indent = keyStart - lineStart
+    const colon = block.indexOf(":", keyStart)
+    const key = block.slice(keyStart, colon)
+    let valueStart = colon + 1
+    while (block.charCodeAt(valueStart) === SPACE) valueStart++
+    while (lineEnd > valueStart && block.charCodeAt(lineEnd - 1) === SPACE) lineEnd--
+    let value: string | undefined
+    if (valueStart < lineEnd) {
+      const first = block.charCodeAt(valueStart)
+      if (first === DOUBLE_QUOTE) {
+        value = JSON.parse(block.slice(valueStart, lineEnd)) as string
+      } else if (first === SINGLE_QUOTE) {
+        value = block.slice(valueStart + 1, lineEnd - 1).replace(/''/g, "'")
+      } else {
+        value = block.slice(valueStart, lineEnd)
+        if (!isPlainValue(value)) return undefined
+      }
+    }
     if (indent === 0) {
       if (!isFreshKey(result, key)) return undefined
       // `key:` alone is null, unless indented lines follow: then it is the map they make.
