@@ -1,0 +1,528 @@
+/**
+ * Background extraction (SPEC §11): after a query loop ends, an agent reads the new messages of the session and
+ * writes the memories the main agent missed — the safety net beside the main path.
+ *
+ * - A cursor per session, `<memdir>/.extract/<session>.json` (atomic), remembers how far the transcript was read.
+ *   It moves only after a successful run, so a failed run is retried with the same messages next time.
+ * - Only complete query loops are read (no tool call left unanswered, an assistant answer last).
+ * - When the main agent wrote memory itself in the new messages, the run is skipped and the cursor advanced: the
+ *   main path already did the job, and a second writer would duplicate it.
+ * - The extractor: a system prompt from named variants (data, swapped by the evals), the manifest and index of the
+ *   existing memories and the new messages in the user turn, the sandboxed `MemoryTools` (read-only project tools,
+ *   memory writes only inside the memory directory, no deletes), at most `maxTurns` turns: reads in round 1,
+ *   writes in round 2.
+ * - `Extractor` is the runtime-facing service (one per session): `onQueryLoopEnd()` starts a run, or — when one is
+ *   running — marks ONE trailing run, however many calls arrive meanwhile; `drain(timeout)` waits for both before a
+ *   one-shot process exits.
+ */
+import type Anthropic from "@anthropic-ai/sdk"
+import { FileSystem, Path } from "@effect/platform"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as SynchronizedRef from "effect/SynchronizedRef"
+import * as Agent from "./Agent.js"
+import {
+  type InvalidMemoryInputError,
+  type LockTimeoutError,
+  MemoryIoError,
+  ModelError,
+  UnknownPromptVariantError
+} from "./Errors.js"
+import { ensureDir, isNotFound, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
+import { withLock } from "./internal/fileLock.js"
+import { manifestLine } from "./Memory.js"
+import { MemoryIndex } from "./MemoryIndex.js"
+import * as MemoryTools from "./MemoryTools.js"
+import { Model, type ModelUsage } from "./Model.js"
+import { renderTemplate, sectionTemplate } from "./Prompt.js"
+import { Scanner } from "./Scanner.js"
+import type { TeamGuard } from "./TeamGuard.js"
+import {
+  completePrefixLength,
+  type MemoryWriteEvidence,
+  memoryWritesIn,
+  readTranscript,
+  renderMessage,
+  type TranscriptMessage
+} from "./Transcript.js"
+import { shortHash } from "./Write.js"
+
+// ---------------------------------------------------------------------------------------------------------------
+// The extractor's prompt: named variants (data)
+// ---------------------------------------------------------------------------------------------------------------
+
+const paragraphs = (...parts: ReadonlyArray<string>): string => parts.join("\n\n")
+const lines = (...parts: ReadonlyArray<string>): string => parts.join("\n")
+
+const role = "You are a background job, not the assistant of the conversation below. An AI coding assistant and its " +
+  "user are working in `{{projectRoot}}`. The assistant keeps a persistent, file-based memory at `{{memoryDir}}` so " +
+  "that future conversations start from what earlier ones learned. It saved nothing to memory during the messages " +
+  "you are given. Your job: find what it should have saved, and save it with the memory tools. Nobody reads your " +
+  "reply; only the files you write matter."
+
+const whatNotToSave = lines(
+  "## What not to save",
+  "- code patterns, conventions, architecture, file paths or project structure — the code shows them;",
+  "- git history, recent changes, who changed what — `git log` is authoritative;",
+  "- debugging recipes and fixes — the fix is in the code, its reason in the commit;",
+  "- anything already in the project's instruction files (CLAUDE.md, AGENTS.md and the like);",
+  "- the task at hand: work in progress, temporary state, the plan of this conversation;",
+  "- what the assistant said or did on its own: save what the user said, decided, corrected or confirmed;",
+  "- secrets of any kind (keys, tokens, passwords).",
+  "",
+  "When the user asked to remember a raw list or a summary (\"remember these PRs\", \"what we did today\"), save only " +
+    "what was surprising or non-obvious about it, if anything. When unsure, do not save: a run that saves nothing is " +
+    "a good run when nothing qualifies."
+)
+
+const howToSave = lines(
+  "## How to save",
+  "- Update, don't duplicate: the existing memories are listed in the user message with their descriptions. When " +
+    "one already covers the topic, read it and update it (memory_edit, or memory_write with the whole new file) " +
+    "instead of creating another.",
+  "- A new memory is its own file `<type>_<topic>.md`, written with memory_write: the frontmatter (name, description, " +
+    "type), a blank line, then the body. Feedback and project memories give the rule or fact, then **Why:** and " +
+    "**How to apply:**.",
+  "- The description is one specific line: later conversations decide from it alone whether to recall the memory.",
+  "- Dates are absolute: \"Thursday\" or \"next week\" in a message becomes a date such as 2026-03-05 (each message " +
+    "carries its timestamp when known; today's date is in the user message).",
+  "- MEMORY.md, the index, is kept up to date for you: never write it.",
+  "- If the user asked to forget something, edit the memory so it no longer says it."
+)
+
+const strategy = lines(
+  "## How to work: at most {{maxTurns}} turns",
+  "1. First turn: in parallel, read every existing memory you may update (memory_read), and look at the project " +
+    "(read_file, grep) only when whether a fact is still true depends on it.",
+  "2. Second turn: in parallel, write every new or updated memory (memory_write, memory_edit).",
+  "3. Then stop with a one-line summary. If nothing is worth saving, stop at once without calling any tool."
+)
+
+/** The extractor's system prompt, by variant name. Slots: memoryDir, projectRoot, maxTurns, types. */
+export const extractionPrompts: Readonly<Record<string, string>> = {
+  default: paragraphs("# Memory extraction", role, "## What to save", "{{types}}", whatNotToSave, howToSave, strategy),
+  // Eval baseline: the same rules without the read-then-write strategy (does it cost turns?).
+  "without-strategy": paragraphs("# Memory extraction", role, "## What to save", "{{types}}", whatNotToSave, howToSave),
+  // Eval baseline: what a one-line instruction does.
+  minimal: "You maintain the file-based memory at `{{memoryDir}}` of an AI coding assistant working in " +
+    "`{{projectRoot}}`. Read the conversation in the user message and save anything worth remembering for future " +
+    "conversations with the memory tools. A memory file starts with frontmatter: name, description and type (user, " +
+    "feedback, project or reference)."
+}
+
+export const DEFAULT_EXTRACTION_PROMPT = "default"
+export const EXTRACTION_PROMPT_SECTION = "extraction"
+
+/** The system prompt of a variant; an unknown name is a typed error listing the known ones. */
+export const renderExtractionPrompt = (
+  variant: string | undefined,
+  slots: { readonly memoryDir: string; readonly projectRoot: string; readonly maxTurns: number }
+): Either.Either<string, UnknownPromptVariantError> => {
+  const name = variant ?? DEFAULT_EXTRACTION_PROMPT
+  if (!Object.hasOwn(extractionPrompts, name)) {
+    return Either.left(
+      new UnknownPromptVariantError({
+        section: EXTRACTION_PROMPT_SECTION,
+        variant: name,
+        known: Object.keys(extractionPrompts)
+      })
+    )
+  }
+  // The four types are the same text the main agent's prompt uses (one wording per idea).
+  return Either.map(sectionTemplate("types"), (types) =>
+    renderTemplate(extractionPrompts[name]!, {
+      memoryDir: slots.memoryDir,
+      projectRoot: slots.projectRoot,
+      maxTurns: String(slots.maxTurns),
+      types: types.replace(/^## Types of memory\n\n/, "")
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Cursor
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Where extraction stopped reading a session's transcript. */
+export const ExtractCursor = Schema.Struct({
+  version: Schema.Literal(1),
+  sessionId: Schema.String,
+  /** Messages (as `parseTranscript` counts them) already handled. */
+  messageCount: Schema.Int.pipe(Schema.nonNegative()),
+  /** The `uuid` of the last handled message, when the transcript has them: survives lines being inserted before. */
+  lastUuid: Schema.optional(Schema.String),
+  transcript: Schema.String,
+  updatedAt: Schema.String
+})
+export type ExtractCursor = typeof ExtractCursor.Type
+
+/** memdir's own state inside the memory directory: hidden, so no scan or tool ever sees it. */
+export const CURSOR_DIR = ".extract"
+
+/**
+ * A session id as a file name: `[A-Za-z0-9._-]`, no leading dot, at most 100 characters. An id that needed
+ * changes gets a short hash of the original, so two different ids never share a cursor.
+ */
+export const sessionFileStem = (sessionId: string): string => {
+  const safe = sessionId.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^\.+/, "-").slice(0, 100)
+  return safe === sessionId && safe !== "" ? safe : `${safe}-${shortHash(sessionId)}`
+}
+
+/** Index of the first message not yet handled according to the cursor. */
+export const cursorStart = (cursor: ExtractCursor | undefined, messages: ReadonlyArray<TranscriptMessage>): number => {
+  if (cursor === undefined) return 0
+  if (cursor.lastUuid !== undefined) {
+    const at = messages.findIndex((m) => m.uuid === cursor.lastUuid)
+    if (at >= 0) return at + 1
+  }
+  // A transcript shorter than the cursor was rewritten: read it again from the start.
+  return cursor.messageCount <= messages.length ? cursor.messageCount : 0
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The program
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface ExtractInput {
+  readonly memoryDir: string
+  /** The project's root (the read-only tools' root). */
+  readonly projectRoot: string
+  /** Path of the session's JSONL transcript (memdir's format or the reference agent's). */
+  readonly transcript: string
+  /** Default: the transcript's own session id, else the file name without `.jsonl`. */
+  readonly sessionId?: string | undefined
+  /** Extraction prompt variant (default `DEFAULT_EXTRACTION_PROMPT`). */
+  readonly variant?: string | undefined
+  /** Default `DEFAULT_MAX_TURNS`. */
+  readonly maxTurns?: number | undefined
+  /** Output tokens per turn (default `DEFAULT_MAX_TOKENS`). */
+  readonly maxTokens?: number | undefined
+  /** Characters of rendered messages per run at most; more is left for the next run (`remaining`). */
+  readonly maxMessageChars?: number | undefined
+  /** Team memory is on: the extractor may write `team/…` through this guard. */
+  readonly teamGuard?: Context.Tag.Service<TeamGuard> | undefined
+  /** The user's home, to recognise `~/…` in the main agent's shell commands (default: `HOME`). */
+  readonly homeDir?: string | undefined
+}
+
+export const DEFAULT_MAX_TURNS = 4
+export const DEFAULT_MAX_TOKENS = 4096
+export const DEFAULT_MAX_MESSAGE_CHARS = 60_000
+
+export type ExtractStatus = "extracted" | "skipped-main-agent-wrote" | "up-to-date"
+
+export interface ExtractResult {
+  readonly sessionId: string
+  readonly status: ExtractStatus
+  /** Messages `from` (inclusive) to `to` (exclusive), 0-based, of `total` in the transcript. */
+  readonly range: { readonly from: number; readonly to: number; readonly total: number }
+  /** Complete messages after `to` left for the next run (the run's size budget). */
+  readonly remaining: number
+  readonly changes: ReadonlyArray<MemoryTools.MemoryChange>
+  readonly refusals: ReadonlyArray<MemoryTools.ToolRefusal>
+  /** Why the run was skipped: the main agent's own memory writes. */
+  readonly mainAgentWrites: ReadonlyArray<MemoryWriteEvidence>
+  /** Lines of the transcript that could not be read (reported, skipped). */
+  readonly transcriptProblems: number
+  readonly cursorFile: string
+  /** The extractor's run, when there was one. */
+  readonly agent?: {
+    readonly turns: number
+    readonly stop: string
+    readonly usage: ModelUsage
+    readonly model: string
+    readonly toolCalls: ReadonlyArray<Agent.AgentToolCall>
+    readonly messages: ReadonlyArray<Anthropic.MessageParam>
+  } | undefined
+}
+
+export type ExtractError =
+  | ModelError
+  | UnknownPromptVariantError
+  | MemoryIoError
+  | LockTimeoutError
+  | InvalidMemoryInputError
+
+/** What `extract` needs: the model, the file system and the memory services. */
+export type ExtractRequirements = Model | FileSystem.FileSystem | Path.Path | MemoryIndex | Scanner
+
+/** How long a second extraction of the same session waits for the first (another process) before giving up. */
+const SESSION_LOCK = { timeout: Duration.seconds(5), staleAfter: Duration.minutes(15) }
+
+const homeFromConfig: Effect.Effect<string | undefined> = Config.option(Config.string("HOME")).pipe(
+  Effect.map(Option.getOrUndefined),
+  Effect.orElseSucceed(() => undefined)
+)
+
+/** Messages from `start` that fit the budget (at least one, so every run makes progress). */
+const takeWithinBudget = (
+  messages: ReadonlyArray<TranscriptMessage>,
+  start: number,
+  end: number,
+  maxChars: number
+): { readonly to: number; readonly rendered: string } => {
+  const parts: Array<string> = []
+  let used = 0
+  let to = start
+  while (to < end) {
+    const part = renderMessage(messages[to]!, to)
+    if (parts.length > 0 && used + part.length > maxChars) break
+    parts.push(part)
+    used += part.length + 2
+    to++
+  }
+  return { to, rendered: parts.join("\n\n") }
+}
+
+/** Run extraction once for a session. See the module comment for what it does and when the cursor moves. */
+export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInput) {
+  const model = yield* Model
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const scanner = yield* Scanner
+  const index = yield* MemoryIndex
+  const maxTurns = input.maxTurns ?? DEFAULT_MAX_TURNS
+  const memoryDir = path.resolve(input.memoryDir)
+  const projectRoot = path.resolve(input.projectRoot)
+
+  if (!model.available) {
+    return yield* new ModelError({
+      kind: "not-configured",
+      role: "extractor",
+      model: model.modelFor("extractor"),
+      detail: "extraction writes memories with a model"
+    })
+  }
+  const system = yield* renderExtractionPrompt(input.variant, { memoryDir, projectRoot, maxTurns })
+  const transcript = yield* readTranscript(input.transcript)
+  const sessionId = input.sessionId ?? transcript.sessionId ?? path.basename(input.transcript).replace(/\.jsonl?$/, "")
+  const cursorDir = path.join(memoryDir, CURSOR_DIR)
+  const stem = sessionFileStem(sessionId)
+  const cursorFile = path.join(cursorDir, `${stem}.json`)
+  const homeDir = input.homeDir ?? (yield* homeFromConfig)
+  yield* ensureDir(cursorDir)
+
+  const readCursor = Effect.gen(function*() {
+    const text = yield* fs.readFileString(cursorFile).pipe(
+      Effect.map(Option.some),
+      Effect.catchIf(isNotFound, () => Effect.succeedNone),
+      Effect.mapError(toMemoryIoError("read extraction cursor", cursorFile))
+    )
+    if (Option.isNone(text)) return undefined
+    return yield* Effect.try(() => JSON.parse(text.value) as unknown).pipe(
+      Effect.flatMap(Schema.decodeUnknown(ExtractCursor)),
+      Effect.mapError(() =>
+        new MemoryIoError({
+          op: "read extraction cursor",
+          path: cursorFile,
+          detail: "not a memdir extraction cursor; remove it to read the session again from the start"
+        })
+      )
+    )
+  })
+
+  const writeCursor = (messages: ReadonlyArray<TranscriptMessage>, to: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const cursor: ExtractCursor = {
+        version: 1,
+        sessionId,
+        messageCount: to,
+        ...(messages[to - 1]?.uuid === undefined ? {} : { lastUuid: messages[to - 1]!.uuid! }),
+        transcript: path.resolve(input.transcript),
+        updatedAt: new Date(now).toISOString()
+      }
+      yield* writeFileAtomic(cursorFile, JSON.stringify(cursor, null, 2) + "\n")
+    })
+
+  const run: Effect.Effect<ExtractResult, ExtractError, ExtractRequirements> = Effect.gen(function*() {
+    const messages = transcript.messages
+    const start = cursorStart(yield* readCursor, messages)
+    const complete = completePrefixLength(messages)
+    const base = {
+      sessionId,
+      changes: [],
+      refusals: [],
+      mainAgentWrites: [],
+      transcriptProblems: transcript.problems.length,
+      cursorFile
+    }
+    if (start >= complete) {
+      return {
+        ...base,
+        status: "up-to-date" as const,
+        range: { from: start, to: start, total: messages.length },
+        remaining: 0
+      }
+    }
+    const budget = takeWithinBudget(messages, start, complete, input.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS)
+    const range = { from: start, to: budget.to, total: messages.length }
+    const remaining = complete - budget.to
+
+    const mainAgentWrites = memoryWritesIn(messages.slice(start, budget.to), memoryDir, { homeDir }, start)
+    if (mainAgentWrites.length > 0) {
+      yield* writeCursor(messages, budget.to)
+      return { ...base, status: "skipped-main-agent-wrote" as const, range, remaining, mainAgentWrites }
+    }
+
+    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, teamGuard: input.teamGuard })
+    const scan = yield* scanner.scan(memoryDir)
+    const loadedIndex = yield* index.load(memoryDir)
+    const today = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)
+    const manifest = scan.memories.length === 0 ? "(none yet)" : scan.memories.map(manifestLine).join("\n")
+    const user = paragraphs(
+      `Today is ${today}.`,
+      `## Existing memories (${scan.memories.length})`,
+      manifest,
+      "## MEMORY.md",
+      loadedIndex.content.trim() === "" ? "(empty)" : loadedIndex.content.trim(),
+      `## New messages: #${range.from + 1}–#${range.to} of the conversation`,
+      budget.rendered
+    )
+    const agent = yield* Agent.run({
+      role: "extractor",
+      system: [{ text: system, cache: true }],
+      messages: [{ role: "user", content: user }],
+      tools: toolset.tools,
+      maxTurns,
+      maxTokens: input.maxTokens ?? DEFAULT_MAX_TOKENS
+    })
+    // A write the disk or the lock refused: not a success, so the cursor stays and the next run retries.
+    const [ioFailure] = yield* toolset.ioFailures
+    if (ioFailure !== undefined) return yield* ioFailure.error
+    yield* writeCursor(messages, budget.to)
+    return {
+      ...base,
+      status: "extracted" as const,
+      range,
+      remaining,
+      changes: yield* toolset.changes,
+      refusals: yield* toolset.refusals,
+      agent: {
+        turns: agent.turns,
+        stop: agent.stop,
+        usage: agent.usage,
+        model: agent.model,
+        toolCalls: agent.toolCalls,
+        messages: agent.messages
+      }
+    }
+  })
+
+  const result: ExtractResult = yield* withLock(path.join(cursorDir, `${stem}.lock`), run, SESSION_LOCK)
+  yield* Effect.annotateCurrentSpan({
+    "extract.status": result.status,
+    "extract.from": result.range.from,
+    "extract.to": result.range.to,
+    "extract.changes": result.changes.length,
+    "extract.refusals": result.refusals.length
+  })
+  return result
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// Extractor: the runtime-facing service (one per session)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** One finished run of an `Extractor`. */
+export interface ExtractorRun {
+  readonly startedAt: number
+  readonly endedAt: number
+  readonly outcome: Either.Either<ExtractResult, ExtractError>
+}
+
+export interface DrainResult {
+  /** False: the timeout passed with a run still going (it is interrupted when the Extractor's scope closes). */
+  readonly drained: boolean
+  readonly runs: number
+}
+
+export class Extractor extends Context.Tag("@memdir/core/Extractor")<Extractor, {
+  /**
+   * Call at the end of every complete query loop. Starts a run in the background and returns at once; a call that
+   * arrives while a run is going marks one trailing run (several such calls still make one).
+   */
+  readonly onQueryLoopEnd: () => Effect.Effect<void>
+  /** Wait for the running and the trailing run, at most `timeout` (for a one-shot process about to exit). */
+  readonly drain: (timeout: Duration.DurationInput) => Effect.Effect<DrainResult>
+  /** The runs finished so far, oldest first. */
+  readonly runs: Effect.Effect<ReadonlyArray<ExtractorRun>>
+}>() {}
+
+interface ExtractorState {
+  readonly running: boolean
+  readonly trailing: boolean
+  /** Completed when the current busy period (run + trailing runs) ends. */
+  readonly idle: Deferred.Deferred<void>
+}
+
+/**
+ * An Extractor for one session. Runs are forked into the scope: closing it (the session ending) interrupts a run
+ * in progress, whose cursor then stays where it was.
+ */
+export const make = Effect.fn("Extractor.make")(function*(input: ExtractInput) {
+  const scope = yield* Effect.scope
+  const context = yield* Effect.context<Model | FileSystem.FileSystem | Path.Path | MemoryIndex | Scanner>()
+  const done = yield* Deferred.make<void>()
+  yield* Deferred.succeed(done, undefined)
+  const state = yield* SynchronizedRef.make<ExtractorState>({ running: false, trailing: false, idle: done })
+  const runs = yield* Ref.make<ReadonlyArray<ExtractorRun>>([])
+
+  const runOnce = Effect.gen(function*() {
+    const startedAt = yield* Clock.currentTimeMillis
+    const outcome = yield* Effect.either(extract(input).pipe(Effect.provide(context)))
+    const endedAt = yield* Clock.currentTimeMillis
+    yield* Ref.update(runs, (all) => [...all, { startedAt, endedAt, outcome }])
+    if (Either.isLeft(outcome)) {
+      yield* Effect.logWarning(`memdir extraction failed; the cursor stays for the next run: ${outcome.left.message}`)
+    }
+    // More complete messages than one run's budget: go on without waiting for the next call.
+    return Either.isRight(outcome) && outcome.right.remaining > 0 && outcome.right.range.to > outcome.right.range.from
+  })
+
+  const busyPeriod = Effect.gen(function*() {
+    for (;;) {
+      const more = yield* runOnce
+      const next = yield* SynchronizedRef.modify(
+        state,
+        (s): [Option.Option<Deferred.Deferred<void>>, ExtractorState] =>
+          s.trailing || more ?
+            [Option.none(), { ...s, trailing: false }] :
+            [Option.some(s.idle), { ...s, running: false }]
+      )
+      if (Option.isSome(next)) return yield* Deferred.succeed(next.value, undefined)
+    }
+  })
+
+  const onQueryLoopEnd = () =>
+    SynchronizedRef.modifyEffect(state, (s) =>
+      s.running ?
+        Effect.succeed([false, { ...s, trailing: true }] as const) :
+        Effect.map(Deferred.make<void>(), (idle) => [true, { running: true, trailing: false, idle }] as const)).pipe(
+        Effect.flatMap((start) => start ? Effect.asVoid(Effect.forkIn(busyPeriod, scope)) : Effect.void),
+        Effect.withSpan("Extractor.onQueryLoopEnd")
+      )
+
+  const drain = (timeout: Duration.DurationInput) =>
+    Effect.gen(function*() {
+      const { idle } = yield* SynchronizedRef.get(state)
+      const finished = yield* Deferred.await(idle).pipe(Effect.timeout(timeout), Effect.option)
+      return { drained: Option.isSome(finished), runs: (yield* Ref.get(runs)).length }
+    }).pipe(Effect.withSpan("Extractor.drain"))
+
+  return Extractor.of({ onQueryLoopEnd, drain, runs: Ref.get(runs) })
+})
+
+/** The Extractor of one session, living as long as the layer's scope. */
+export const layer = (
+  input: ExtractInput
+): Layer.Layer<Extractor, never, Model | FileSystem.FileSystem | Path.Path | MemoryIndex | Scanner> =>
+  Layer.scoped(Extractor, make(input))
