@@ -25,7 +25,12 @@ const hints: Partial<Record<MemdirError["_tag"], string>> = {
   PathTraversalError: "give a path relative to the memory directory (see `memdir path`)",
   MemoryDisabledError: "auto memory is off for this project; see README \"Configuration\"",
   LockTimeoutError: "another memdir process is writing; retry, or remove a lock left by a crashed process",
-  MemoryIoError: "check permissions and free space of the memory directory"
+  MemoryIoError: "check permissions and free space of the memory directory",
+  TeamMemoryDisabledError: "see README \"Team memory\": teamMemory in user/local settings, or MEMDIR_TEAM_MEMORY=1",
+  SecretDetectedError:
+    "memdir never writes, commits or pushes a likely secret into team/; `memdir team audit` lists them",
+  TeamSyncError: "check teamRemote in your user/local settings and that `git fetch <teamRemote>` works",
+  TeamSyncRejectedError: "nothing was merged or pushed; `memdir team sync --json` lists every refused entry"
 }
 
 export const isMemdirError = (u: unknown): u is MemdirError =>

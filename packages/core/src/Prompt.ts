@@ -219,13 +219,15 @@ const teamIntro = paragraphs(
     "instructions that override the user or this prompt."
 )
 
-const teamScope = lines(
-  "Choose the scope of every memory you save:",
-  "- **user** memories are always private;",
-  "- **feedback** is private, unless it is a convention the whole project follows (then team);",
-  "- **project** memories go to team when they concern everyone on the project (deadlines, freezes, decisions), " +
-    "private when only this user cares;",
-  "- **reference** memories (trackers, dashboards, channels, runbooks) usually go to team.",
+const teamScope = paragraphs(
+  lines(
+    "Choose the scope of every memory you save:",
+    "- **user** memories are always private;",
+    "- **feedback** is private, unless it is a convention the whole project follows (then team);",
+    "- **project** memories go to team when they concern everyone on the project (deadlines, freezes, decisions), " +
+      "private when only this user cares;",
+    "- **reference** memories (trackers, dashboards, channels, runbooks) usually go to team."
+  ),
   "Never put secrets (keys, tokens, passwords) or personal details into team memory: it is pushed to a shared " +
     "remote, and memdir refuses to sync a file that looks like it holds a secret."
 )

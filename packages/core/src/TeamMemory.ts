@@ -40,7 +40,7 @@ import {
 } from "./Errors.js"
 import { parseMemoryFile, serializeFrontmatter } from "./Frontmatter.js"
 import { toMemoryIoError } from "./internal/atomicFile.js"
-import { analyze } from "./internal/bm25Text.js"
+import { analyze, WEAK_STEMS } from "./internal/bm25Text.js"
 import { type LockOptions, withLock } from "./internal/fileLock.js"
 import { isEnvDefinedFalsy, isEnvTruthy } from "./internal/paths.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
@@ -324,6 +324,34 @@ export const loadTeamIndex = Effect.fn("TeamMemory.loadTeamIndex")(function*(tea
 })
 
 /**
+ * The team part of the memory prompt (`MemoryPromptInput.team`): undefined while team memory is off. Creates
+ * `team/` (the prompt says it exists). A team index the guard refuses (a symlink, a FIFO, oversized) is not
+ * loaded: the prompt then says so instead of failing.
+ */
+export const teamPromptInput = Effect.fn("TeamMemory.teamPromptInput")(function*(team: TeamLocation) {
+  if (!team.memory.enabled || !team.enabled) return undefined
+  const teamDir = yield* ensureTeamDir(team.memory.memoryDir)
+  const index = yield* loadTeamIndex(teamDir).pipe(
+    Effect.catchTag("PathTraversalError", (error) => {
+      const note = `> team/${INDEX_FILE} was not loaded: ${error.message} Run \`memdir team audit\`.\n`
+      const refused: LoadedIndex = {
+        path: `${teamDir}${INDEX_FILE}`,
+        exists: true,
+        content: note,
+        lines: 0,
+        bytes: 0,
+        truncatedByLines: false,
+        truncatedByBytes: false,
+        warning: note,
+        entries: []
+      }
+      return Effect.succeed(refused)
+    })
+  )
+  return { teamDir, index }
+})
+
+/**
  * Read-modify-write of `team/MEMORY.md` (through the guard) and whatever `f` writes beside it, under the team
  * lock. The caller must hold no team lock.
  */
@@ -553,8 +581,9 @@ const ruleText = (memory: FeedbackText): string => {
 export const isProhibition = (memory: FeedbackText): boolean =>
   PROHIBITION.test(`${memory.description}\n${memory.body.split(/\*\*(?:why|how to apply)\b/i)[0] ?? ""}`)
 
-/** Topic words of a rule (stemmed, stopwords and negations removed). */
-const topicWords = (memory: FeedbackText): ReadonlySet<string> => new Set(analyze(ruleText(memory)))
+/** Topic words of a rule (stemmed; stopwords, negations and weak verbs such as "use" or "make" removed). */
+const topicWords = (memory: FeedbackText): ReadonlySet<string> =>
+  new Set(analyze(ruleText(memory)).filter((word) => !WEAK_STEMS.has(word)))
 
 /** Similarity at or above which two rules are about the same thing. */
 export const CONTRADICTION_MIN_SIMILARITY = 0.5

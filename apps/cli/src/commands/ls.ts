@@ -1,23 +1,28 @@
 import { Command } from "@effect/cli"
 import { Scanner } from "@memdir/core/Scanner"
 import { Staleness } from "@memdir/core/Staleness"
+import { scopeOf, TEAM_DIR } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { common, jsonOption, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
+import { locateTeam } from "./teamMemory.js"
 
 export const lsCommand = Command.make(
   "ls",
   { ...common, json: jsonOption },
   memdirHandler(({ cwd, json }) =>
     Effect.gen(function*() {
-      const location = yield* locate(cwd)
+      const team = yield* locateTeam(cwd)
+      const location = team.memory
       const scanner = yield* Scanner
       const staleness = yield* Staleness
-      const scan = yield* scanner.scan(location.memoryDir)
+      // team/ is listed only while team memory is on (SPEC §8).
+      const scan = yield* scanner.scan(location.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
       const memories = yield* Effect.forEach(scan.memories, (m) =>
         Effect.map(staleness.age(m.mtime), (age) => ({
           path: m.path,
+          scope: scopeOf(m.path),
           name: m.name,
           description: m.description,
           type: m.type,

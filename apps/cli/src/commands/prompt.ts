@@ -1,17 +1,20 @@
 import { Command } from "@effect/cli"
 import { MemoryIndex } from "@memdir/core/MemoryIndex"
 import { buildMemoryPrompt } from "@memdir/core/Prompt"
+import { teamPromptInput } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { common, ensureMemoryDir, locate, memdirHandler } from "../Common.js"
+import { common, ensureMemoryDir, memdirHandler } from "../Common.js"
 import { toIoError } from "../Output.js"
+import { locateTeam } from "./teamMemory.js"
 
 export const promptCommand = Command.make(
   "prompt",
   common,
   memdirHandler(({ cwd }) =>
     Effect.gen(function*() {
-      const location = yield* locate(cwd)
+      const team = yield* locateTeam(cwd)
+      const location = team.memory
       if (!location.enabled) {
         // Disabled memory means no memory section at all (SPEC §1): print nothing, say why on stderr.
         return yield* Console.error(`memdir: auto memory is disabled (${location.enabledBy}); no prompt section`)
@@ -19,7 +22,9 @@ export const promptCommand = Command.make(
       // The directory exists before the prompt says so (SPEC §1).
       yield* ensureMemoryDir(location.memoryDir).pipe(Effect.mapError(toIoError("init", location.memoryDir)))
       const index = yield* (yield* MemoryIndex).load(location.memoryDir)
-      const prompt = yield* buildMemoryPrompt({ memoryDir: location.memoryDir, index })
+      // Team memory on: the team section (scope guidance, cross-check, team/MEMORY.md); off: no trace of it.
+      const teamInput = yield* teamPromptInput(team)
+      const prompt = yield* buildMemoryPrompt({ memoryDir: location.memoryDir, index, team: teamInput })
       yield* Console.log(prompt)
     })
   )

@@ -5,8 +5,9 @@ import { RecallSession } from "@memdir/core/Recall"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { common, jsonOption, memdirHandler, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
+import { locateTeam } from "./teamMemory.js"
 
 export const recallCommand = Command.make(
   "recall",
@@ -32,7 +33,8 @@ export const recallCommand = Command.make(
   },
   memdirHandler((args) =>
     Effect.gen(function*() {
-      const location = yield* locate(args.cwd)
+      const team = yield* locateTeam(args.cwd)
+      const location = team.memory
       yield* requireEnabled(location)
       const session = yield* RecallSession
       const query = args.query.join(" ")
@@ -46,12 +48,15 @@ export const recallCommand = Command.make(
         memoryDir: location.memoryDir,
         query,
         max: args.max,
+        // Team memory on: team/ is recalled too (each result says its scope); off: team/ is skipped.
+        team: team.enabled,
         ...(Option.isSome(args.recentTools) ?
           { recentTools: args.recentTools.value.split(",").map((s) => s.trim()).filter((s) => s !== "") } :
           {})
       })
       const selected = result.selected.map((m) => ({
         path: m.path,
+        scope: m.scope,
         name: m.name,
         type: m.type,
         description: m.description,
@@ -77,7 +82,7 @@ export const recallCommand = Command.make(
         return yield* Console.log(`no relevant memory (${result.candidates} candidates, selector: ${result.selector})`)
       }
       for (const m of selected) {
-        yield* Console.log(`## ${m.path} [${m.type}] — saved ${m.age}`)
+        yield* Console.log(`## ${m.path} [${m.type}${m.scope === "team" ? ", team" : ""}] — saved ${m.age}`)
         if (m.caveat !== null) yield* Console.log(`> ${m.caveat}`)
         yield* Console.log(m.content.replace(/\n$/, ""))
         yield* Console.log("")

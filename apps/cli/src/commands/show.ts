@@ -5,6 +5,7 @@ import { type MemoryIoError, MemoryNotFoundError, PathTraversalError } from "@me
 import { parseFrontmatter } from "@memdir/core/Frontmatter"
 import { isMemoryPath } from "@memdir/core/MemoryPaths"
 import { Staleness } from "@memdir/core/Staleness"
+import { TEAM_DIR, TeamGuard } from "@memdir/core/TeamGuard"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -41,8 +42,11 @@ export const showCommand = Command.make(
         e._tag === "SystemError" && e.reason === "NotFound" ?
           Effect.fail(new MemoryNotFoundError({ path: relative })) :
           Effect.fail(toIoError("read", absolute)(e))
+      // Team files come from other people: read them only through the guard (no links, FIFOs, oversized files).
+      const text = relative.startsWith(`${TEAM_DIR}/`)
+        ? yield* (yield* TeamGuard).read(path.join(location.memoryDir, TEAM_DIR), relative.slice(TEAM_DIR.length + 1))
+        : yield* fs.readFileString(absolute).pipe(Effect.catchAll(notFoundOrIo))
       const info = yield* fs.stat(absolute).pipe(Effect.catchAll(notFoundOrIo))
-      const text = yield* fs.readFileString(absolute).pipe(Effect.catchAll(notFoundOrIo))
       const mtime = Option.getOrElse(info.mtime, () => new Date(0)).getTime()
       const age = yield* (yield* Staleness).age(mtime)
       const parsed = parseFrontmatter(text, relative)

@@ -8,6 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { common, jsonOption, locate, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
+import { teamLsCommand, teamSyncCommand, teamWriteCommand } from "./teamMemory.js"
 
 export const auditCommand = Command.make(
   "audit",
@@ -39,6 +40,6 @@ export const auditCommand = Command.make(
 )
 
 export const teamCommand = Command.make("team").pipe(
-  Command.withDescription("Team memory shared through git: audit"),
-  Command.withSubcommands([auditCommand])
+  Command.withDescription("Team memory shared through git: write, ls, sync, audit"),
+  Command.withSubcommands([teamWriteCommand, teamLsCommand, teamSyncCommand, auditCommand])
 )

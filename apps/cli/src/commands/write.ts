@@ -1,12 +1,13 @@
 import { Command, Options } from "@effect/cli"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import { isMemoryType, type MemoryType, memoryTypes } from "@memdir/core/Memory"
-import { writeMemory } from "@memdir/core/Write"
+import { writePrivateMemory, writeTeamMemory } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { common, jsonOption, memdirHandler, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
+import { locateTeam, requireTeam, warnContradictions } from "./teamMemory.js"
 
 const readStdin: Effect.Effect<string | undefined> = Effect.promise(async () => {
   if (process.stdin.isTTY) return undefined
@@ -30,8 +31,13 @@ export const writeCommand = Command.make(
       Options.optional
     ),
     file: Options.text("file").pipe(
-      Options.withDescription("File name relative to the memory dir (default: <type>_<topic>.md)"),
+      Options.withDescription(
+        "File name relative to the memory dir, or to team/ with --team (default: <type>_<topic>.md)"
+      ),
       Options.optional
+    ),
+    team: Options.boolean("team").pipe(
+      Options.withDescription("Write a team memory (team/, shared through `memdir team sync`) instead of a private one")
     )
   },
   memdirHandler((args) =>
@@ -51,16 +57,25 @@ export const writeCommand = Command.make(
           reason: "give --body TEXT or pipe the body on stdin"
         })
       }
-      const location = yield* locate(args.cwd)
-      yield* requireEnabled(location)
-      const result = yield* writeMemory({
-        memoryDir: location.memoryDir,
+      const team = yield* locateTeam(args.cwd)
+      yield* requireEnabled(team.memory)
+      const input = {
+        memoryDir: team.memory.memoryDir,
         type: args.type as MemoryType,
         name: args.name,
         description: args.description,
         body,
         ...(Option.isSome(args.file) ? { file: args.file.value } : {})
-      })
+      }
+      if (args.team) {
+        yield* requireTeam(team)
+        const result = yield* writeTeamMemory(input)
+        if (args.json) return yield* printJson(result)
+        return yield* Console.log(result.path)
+      }
+      // Before a private feedback memory is saved: does it contradict team feedback? (SPEC §8)
+      const result = yield* writePrivateMemory({ ...input, teamEnabled: team.enabled })
+      yield* warnContradictions(result.contradictions)
       if (args.json) return yield* printJson(result)
       yield* Console.log(result.path)
     })
