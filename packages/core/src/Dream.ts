@@ -571,7 +571,10 @@ const prune = lines(
     "from the files, so the summary is for the reader, not the record."
 )
 
-/** The dream's system prompt by variant. Slots: memoryDir, indexFile, maxIndexLines, maxIndexKb, indexEntryMaxChars, today. */
+/**
+ * The dream's system prompt by variant. Slots: memoryDir, indexFile, maxIndexLines, maxIndexKb, indexEntryMaxChars,
+ * today.
+ */
 export const dreamPromptVariants: Readonly<Record<string, string>> = {
   default: paragraphs(dreamIntro, orient, gather, consolidateRules(true), prune),
   // Eval baseline: the same phases without the merge-first rule (the reference found directories grow linearly).
@@ -999,7 +1002,7 @@ const prepare = (input: DreamInput, gates: DreamGates) =>
 /** `2026-03-05T12-00-00Z`: a timestamp usable as a directory name everywhere. */
 const stampOf = (now: number): string => new Date(now).toISOString().replace(/\.\d+Z$/, "Z").replace(/:/g, "-")
 
-/** Copy the previous version of every updated or deleted file, and write report.json, under `.dream/<stamp>/`. */
+/** Copy the previous version of every updated or deleted file and of MEMORY.md under `.dream/<stamp>/`. */
 const keepTrace = (memoryDir: string, before: Snapshot, diff: DreamDiff, startedAt: number) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -1014,11 +1017,8 @@ const keepTrace = (memoryDir: string, before: Snapshot, diff: DreamDiff, started
     }
     const backupDir = `${DREAM_BACKUP_DIR}/${stamp}`
     yield* ensureDir(path.join(memoryDir, backupDir))
-    const previous = [
-      ...diff.updated.map((u) => u.file),
-      ...diff.deleted.map((d) => d.file),
-      ...(diff.index === undefined ? [] : [INDEX_FILE])
-    ]
+    // MEMORY.md always: memdir's own repair of the index (after this) changes it too.
+    const previous = [...diff.updated.map((u) => u.file), ...diff.deleted.map((d) => d.file), INDEX_FILE]
     const backups = new Map<string, string>()
     for (const file of previous) {
       const content = before.get(file)?.content
