@@ -5,6 +5,7 @@
 import { Command } from "@effect/cli"
 import { doctorCommand } from "./commands/doctor.js"
 import { dreamCommand } from "./commands/dream.js"
+import { extractCommand } from "./commands/extract.js"
 import { initCommand } from "./commands/init.js"
 import { logCommand } from "./commands/log.js"
 import { lsCommand } from "./commands/ls.js"
@@ -27,6 +28,7 @@ export const memdir = Command.make("memdir").pipe(
     promptCommand,
     doctorCommand,
     dreamCommand,
+    extractCommand,
     logCommand,
     teamCommand
   ])

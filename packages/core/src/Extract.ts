@@ -298,7 +298,7 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
       kind: "not-configured",
       role: "extractor",
       model: model.modelFor("extractor"),
-      detail: "extraction writes memories with a model"
+      detail: "Extraction needs a model; recall, write, ls and doctor work without one."
     })
   }
   const system = yield* renderExtractionPrompt(input.variant, { memoryDir, projectRoot, maxTurns })

@@ -1,0 +1,153 @@
+/**
+ * `memdir extract --transcript FILE`: background extraction run by hand (SPEC §11). Reads the session's new
+ * complete messages (after its cursor), skips them when the main agent wrote memory itself, else lets the extractor
+ * agent save what was missed; prints what was written, refused or skipped. Needs a model (ANTHROPIC_API_KEY):
+ * without one it exits with ModelError "not-configured" (13). A backlog larger than one run's budget is read in
+ * several runs, one after the other.
+ */
+import { Command, Options } from "@effect/cli"
+import * as Extract from "@memdir/core/Extract"
+import { Model } from "@memdir/core/Model"
+import { TeamGuard } from "@memdir/core/TeamGuard"
+import { TeamMemory } from "@memdir/core/TeamMemory"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as NodePath from "node:path"
+import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { printJson } from "../Output.js"
+
+/** Runs at most, for one invocation (each reads up to `DEFAULT_MAX_MESSAGE_CHARS` of messages). */
+const MAX_RUNS = 20
+
+const describeRange = (result: Extract.ExtractResult): string =>
+  `messages #${result.range.from + 1}–#${result.range.to} of ${result.range.total}`
+
+const printRun = (result: Extract.ExtractResult) =>
+  Effect.gen(function*() {
+    switch (result.status) {
+      case "up-to-date":
+        return yield* Console.log(
+          `extract: session ${result.sessionId}: nothing new since the last extraction ` +
+            `(${result.range.from} of ${result.range.total} messages read)`
+        )
+      case "skipped-main-agent-wrote": {
+        yield* Console.log(
+          `extract: session ${result.sessionId}: ${describeRange(result)} skipped — the main agent wrote memory ` +
+            `itself; cursor advanced`
+        )
+        for (const write of result.mainAgentWrites) {
+          yield* Console.log(`  by ${write.tool} (message #${write.message + 1}): ${write.target.slice(0, 160)}`)
+        }
+        return
+      }
+      case "extracted": {
+        yield* Console.log(`extract: session ${result.sessionId}: ${describeRange(result)}`)
+        if (result.changes.length === 0) yield* Console.log("  nothing worth saving")
+        for (const change of result.changes) yield* Console.log(`  ${change.op.padEnd(8)} ${change.file}`)
+        for (const refusal of result.refusals) {
+          yield* Console.log(`  refused  ${refusal.tool} ${JSON.stringify(refusal.path)}: ${refusal.reason}`)
+        }
+        const agent = result.agent
+        if (agent !== undefined) {
+          yield* Console.log(
+            `  (${agent.turns} turn${agent.turns === 1 ? "" : "s"}, ${agent.model}, ${agent.usage.inputTokens} in / ` +
+              `${agent.usage.outputTokens} out tokens, ${agent.usage.cacheReadInputTokens} read from cache)`
+          )
+        }
+      }
+    }
+  })
+
+const runJson = (result: Extract.ExtractResult) => ({
+  status: result.status,
+  range: result.range,
+  remaining: result.remaining,
+  changes: result.changes.map((c) => ({ op: c.op, file: c.file })),
+  refusals: result.refusals,
+  mainAgentWrites: result.mainAgentWrites,
+  ...(result.agent === undefined ? {} : {
+    agent: {
+      turns: result.agent.turns,
+      stop: result.agent.stop,
+      model: result.agent.model,
+      usage: result.agent.usage,
+      toolCalls: result.agent.toolCalls.map((c) => ({ turn: c.turn, name: c.name, isError: c.isError }))
+    }
+  })
+})
+
+export const extractCommand = Command.make(
+  "extract",
+  {
+    ...common,
+    json: jsonOption,
+    transcript: Options.file("transcript", { exists: "either" }).pipe(
+      Options.withDescription(
+        "The session's JSONL transcript: memdir's {role, content} lines or a ~/.claude/projects/<slug>/*.jsonl file"
+      )
+    ),
+    session: Options.text("session").pipe(
+      Options.withDescription("Session id naming the cursor (default: the transcript's sessionId, else its file name)"),
+      Options.optional
+    ),
+    variant: Options.text("variant").pipe(
+      Options.withDescription(`Extraction prompt variant: ${Object.keys(Extract.extractionPrompts).join(", ")}`),
+      Options.optional
+    ),
+    maxTurns: Options.integer("max-turns").pipe(
+      Options.withDescription(`Model calls per run at most (default ${Extract.DEFAULT_MAX_TURNS})`),
+      Options.optional
+    )
+  },
+  memdirHandler((args) =>
+    Effect.gen(function*() {
+      const location = yield* locate(args.cwd)
+      yield* requireEnabled(location)
+      const model = yield* Model
+      const team = yield* (yield* TeamMemory).locate(location)
+      const input: Extract.ExtractInput = {
+        memoryDir: location.memoryDir,
+        projectRoot: location.root.root,
+        transcript: NodePath.resolve(args.transcript),
+        sessionId: Option.getOrUndefined(args.session),
+        variant: Option.getOrUndefined(args.variant),
+        maxTurns: Option.getOrUndefined(args.maxTurns),
+        teamGuard: team.enabled ? yield* TeamGuard : undefined
+      }
+      const runs: Array<Extract.ExtractResult> = []
+      for (let i = 0; i < MAX_RUNS; i++) {
+        const result = yield* Extract.extract(input)
+        runs.push(result)
+        if (!args.json) yield* printRun(result)
+        if (result.remaining === 0 || result.range.to === result.range.from) break
+      }
+      const last = runs[runs.length - 1]!
+      if (last.transcriptProblems > 0) {
+        yield* Console.error(`memdir: ${last.transcriptProblems} unreadable transcript line(s) skipped`)
+      }
+      if (args.json) {
+        return yield* printJson({
+          sessionId: last.sessionId,
+          transcript: input.transcript,
+          cursorFile: last.cursorFile,
+          model: model.modelFor("extractor"),
+          status: last.status,
+          remaining: last.remaining,
+          changes: runs.flatMap((r) => r.changes.map((c) => ({ op: c.op, file: c.file }))),
+          refusals: runs.flatMap((r) => r.refusals),
+          transcriptProblems: last.transcriptProblems,
+          runs: runs.map(runJson)
+        })
+      }
+      if (last.remaining > 0) {
+        yield* Console.log(`${last.remaining} more messages remain: run \`memdir extract\` again to read them`)
+      }
+    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true }))))
+  )
+).pipe(
+  Command.withDescription(
+    "Save what the main agent missed: read a session transcript's new messages and write memories (needs a model)"
+  )
+)

@@ -1,0 +1,233 @@
+/**
+ * `memdir extract` end to end: the bundled CLI as a child process, a real git repository, a scratch HOME, and the
+ * real SDK against the local Messages API server of this test process. Covers the no-key exit, a whole extraction
+ * (reads then parallel writes, what memdir sends, the cursor), the skip when the main agent wrote memory itself,
+ * a refused write reported, and the exit codes of a bad variant and a missing transcript.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
+import * as Effect from "effect/Effect"
+import { execFile, execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
+const fixtures = path.join(repoRoot, "packages/core/test/fixtures/transcripts")
+const SESSION_ID = "6b0d9a4e-2f7c-4c1e-8d35-91a2f0e7c3d1"
+
+let scratch: string
+let home: string
+let project: string
+let memoryDir: string
+
+interface Run {
+  readonly status: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const childEnv = (extra: Record<string, string>): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
+  }
+  return { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), ...extra }
+}
+
+/** Asynchronous, so that the Messages API server of this process can answer the child. */
+const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<Run> =>
+  Effect.async<Run>((resume) => {
+    const child = execFile(
+      process.execPath,
+      [cli, ...args],
+      { cwd: project, env: childEnv(env), encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+        resume(Effect.succeed({ status, stdout, stderr }))
+      }
+    )
+    child.stdin?.end()
+  })
+
+const json = (run: Run): any => {
+  try {
+    return JSON.parse(run.stdout)
+  } catch {
+    throw new Error(`not JSON (exit ${run.status}):\n${run.stdout}\n${run.stderr}`)
+  }
+}
+
+const memoryText = (type: string, name: string, description: string, body: string) =>
+  `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`
+
+/** A copy of a fixture transcript in the scratch directory (`__MEMORY_DIR__` filled in). */
+const transcript = (fixture: string, name = fixture) => {
+  const file = path.join(scratch, name)
+  fs.writeFileSync(
+    file,
+    fs.readFileSync(path.join(fixtures, fixture), "utf8").replaceAll("__MEMORY_DIR__", memoryDir.replace(/\/$/, ""))
+  )
+  return file
+}
+
+beforeAll(() => {
+  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-extract-cli-")))
+  home = path.join(scratch, "home")
+  project = path.join(scratch, "shop")
+  fs.mkdirSync(path.join(project, "test"), { recursive: true })
+  fs.writeFileSync(path.join(project, "test/db.ts"), "// integration tests use the real database; never mock it\n")
+  execFileSync("git", ["init", "-q"], { cwd: project })
+  memoryDir = path.join(home, ".memdir", "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
+})
+
+afterAll(() => {
+  fs.rmSync(scratch, { recursive: true, force: true })
+})
+
+describe("memdir extract (CLI, real SDK, local Messages API server)", () => {
+  it.live("without a key: exit 13 with ModelError not-configured, nothing written", () =>
+    Effect.gen(function*() {
+      const file = transcript("claude-code-session.jsonl", "no-key.jsonl")
+      const human = yield* memdir(["extract", "--transcript", file])
+      assert.strictEqual(human.status, 13, human.stderr)
+      assert.include(human.stderr, "no model is configured: set ANTHROPIC_API_KEY")
+      const machine = yield* memdir(["extract", "--transcript", file, "--json"])
+      assert.strictEqual(machine.status, 13)
+      assert.strictEqual(json(machine).error._tag, "ModelError")
+      assert.strictEqual(json(machine).error.kind, "not-configured")
+      assert.isFalse(fs.existsSync(path.join(memoryDir, ".extract", `${SESSION_ID}.json`)))
+    }))
+
+  it.live("extracts through the real SDK: read round, parallel write round, cursor; then nothing new", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const file = transcript("claude-code-session.jsonl")
+      const server = yield* MessagesApiServer.make({
+        replies: [
+          MessagesApiServer.message([
+            { type: "tool_use", id: "toolu_r1", name: "memory_list", input: {} },
+            { type: "tool_use", id: "toolu_r2", name: "grep", input: { pattern: "mock" } }
+          ]),
+          MessagesApiServer.message([
+            {
+              type: "tool_use",
+              id: "toolu_w1",
+              name: "memory_write",
+              input: {
+                path: "feedback_no_db_mocks.md",
+                content: memoryText(
+                  "feedback",
+                  "No database mocks in integration tests",
+                  "Integration tests hit a real database, never mocks",
+                  "Never mock the database in integration tests.\n**Why:** mocked tests passed while a broken " +
+                    "migration shipped.\n**How to apply:** everything under test/integration."
+                )
+              }
+            },
+            {
+              type: "tool_use",
+              id: "toolu_w2",
+              name: "memory_write",
+              input: {
+                path: "project_mobile_freeze.md",
+                content: memoryText(
+                  "project",
+                  "Mobile release merge freeze",
+                  "Merge freeze for the mobile release starts 2026-03-05",
+                  "Merge freeze from 2026-03-05 (\"Thursday\", said on 2026-03-03)."
+                )
+              }
+            },
+            { type: "tool_use", id: "toolu_w3", name: "memory_write", input: { path: "../../escape.md", content: "x" } }
+          ]),
+          MessagesApiServer.text("Saved two memories.")
+        ]
+      })
+      const env = { ANTHROPIC_API_KEY: "sk-test-extract", ANTHROPIC_BASE_URL: server.url }
+      const run = yield* memdir(["extract", "--transcript", file, "--json"], env)
+      assert.strictEqual(run.status, 0, run.stderr)
+      const out = json(run)
+      assert.strictEqual(out.sessionId, SESSION_ID)
+      assert.strictEqual(out.status, "extracted")
+      assert.deepStrictEqual(out.changes, [
+        { op: "created", file: "feedback_no_db_mocks.md" },
+        { op: "created", file: "project_mobile_freeze.md" }
+      ])
+      assert.deepStrictEqual(out.refusals.map((r: any) => [r.tool, r.reason]), [["memory_write", "escapes-root"]])
+      assert.deepStrictEqual(out.runs[0].range, { from: 0, to: 6, total: 6 })
+      assert.strictEqual(out.runs[0].agent.turns, 3)
+      assert.isFalse(fs.existsSync(path.join(scratch, "escape.md")))
+      assert.isFalse(fs.existsSync(path.join(home, ".memdir", "projects", "escape.md")))
+
+      const index = fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8")
+      assert.include(index, "- [No database mocks in integration tests](feedback_no_db_mocks.md) — ")
+      assert.include(index, "(project_mobile_freeze.md)")
+      const cursor = JSON.parse(fs.readFileSync(path.join(memoryDir, ".extract", `${SESSION_ID}.json`), "utf8"))
+      assert.strictEqual(cursor.messageCount, 6)
+      assert.strictEqual(cursor.transcript, file)
+
+      // What memdir sent, as the API received it.
+      const requests = yield* server.requests
+      assert.strictEqual(requests.length, 3)
+      assert.strictEqual(MessagesApiServer.apiKeyOf(requests[0]!), "sk-test-extract")
+      const first = requests[0]!.body
+      assert.strictEqual(first.max_tokens, 4096)
+      assert.deepStrictEqual(first.system[0].cache_control, { type: "ephemeral" })
+      assert.include(first.system[0].text, memoryDir)
+      assert.include(first.system[0].text, "never write it") // MEMORY.md is kept by code
+      assert.deepStrictEqual(first.tools.map((t: any) => t.name), [
+        "read_file",
+        "list_dir",
+        "grep",
+        "memory_list",
+        "memory_read",
+        "memory_write",
+        "memory_edit"
+      ])
+      assert.include(first.messages[0].content[0].text, "the merge freeze for the mobile release starts Thursday")
+      const grepResult = requests[1]!.body.messages[2].content[1]
+      assert.strictEqual(grepResult.tool_use_id, "toolu_r2")
+      assert.include(grepResult.content, "test/db.ts:1:")
+      const refused = requests[2]!.body.messages[4].content[2]
+      assert.strictEqual(refused.is_error, true)
+      assert.include(refused.content, "escapes-root")
+
+      // Nothing new: no model call, exit 0, said in words.
+      const again = yield* memdir(["extract", "--transcript", file], env)
+      assert.strictEqual(again.status, 0, again.stderr)
+      assert.include(again.stdout, `extract: session ${SESSION_ID}: nothing new since the last extraction`)
+      assert.strictEqual((yield* server.requests).length, 3)
+    })))
+
+  it.live("skips (and advances) when the main agent wrote memory itself; calls no model", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const file = transcript("claude-code-wrote-memory.jsonl")
+      const server = yield* MessagesApiServer.make({})
+      const env = { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url }
+      const run = yield* memdir(["extract", "--transcript", file, "--session", "custom/id"], env)
+      assert.strictEqual(run.status, 0, run.stderr)
+      assert.include(run.stdout, "messages #1–#6 of 6 skipped — the main agent wrote memory itself; cursor advanced")
+      assert.include(run.stdout, "by Write (message #2)")
+      assert.include(run.stdout, "by Bash (message #4)")
+      assert.strictEqual((yield* server.requests).length, 0)
+      const cursors = fs.readdirSync(path.join(memoryDir, ".extract")).filter((f) => f.startsWith("custom-id"))
+      assert.strictEqual(cursors.length, 1)
+      assert.match(cursors[0]!, /^custom-id-[0-9a-f]{8}\.json$/)
+    })))
+
+  it.live("a bad variant exits 12, a missing transcript 11", () =>
+    Effect.gen(function*() {
+      const env = { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" }
+      const file = transcript("messages.jsonl")
+      const variant = yield* memdir(["extract", "--transcript", file, "--variant", "nope", "--json"], env)
+      assert.strictEqual(variant.status, 12, variant.stderr)
+      assert.strictEqual(json(variant).error._tag, "UnknownPromptVariantError")
+      assert.include(json(variant).error.message, "default, without-strategy, minimal")
+      const missing = yield* memdir(["extract", "--transcript", path.join(scratch, "gone.jsonl")], env)
+      assert.strictEqual(missing.status, 11, missing.stderr)
+      assert.include(missing.stderr, "gone.jsonl")
+    }))
+})
