@@ -28,6 +28,7 @@
  */
 import { Command, FileSystem, Path } from "@effect/platform"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -859,41 +860,40 @@ export const commitMessage = (diff: DreamDiff, summary: string): string => {
  * Commit the memory directory's files as one commit, when the memory directory is the root of a git repository
  * (a directory inside a project's repository is left to its owner: memdir does not write a project's history).
  */
+const skipped = (reason: string): DreamCommit => ({ status: "skipped", reason })
+const failed = (detail: string): DreamCommit => ({ status: "failed", detail })
+
 export const commitDream = Effect.fn("Dream.commit")(function*(memoryDir: string, message: string) {
   const fs = yield* FileSystem.FileSystem
   const outcome = Effect.gen(function*() {
     const top = yield* runGit(memoryDir, ["rev-parse", "--show-toplevel"])
-    if (top.code !== 0) return { status: "skipped", reason: "the memory directory is not a git repository" } as const
+    if (top.code !== 0) return skipped("the memory directory is not a git repository")
     const realMemoryDir = yield* fs.realPath(memoryDir)
     const realTop = yield* fs.realPath(top.stdout.trim())
     if (realTop !== realMemoryDir) {
-      return {
-        status: "skipped",
-        reason: `the memory directory is inside the repository ${realTop}, not its root: memdir does not commit ` +
-          `into a project's history`
-      } as const
+      return skipped(
+        `the memory directory is inside the repository ${realTop}, not its root: memdir does not commit into a ` +
+          `project's history`
+      )
     }
     const pathspec = ["--", ".", ...GIT_EXCLUDES]
     const added = yield* runGit(memoryDir, ["add", "-A", ...pathspec])
-    if (added.code !== 0) return { status: "failed", detail: `git add: ${added.stderr.trim()}` } as const
+    if (added.code !== 0) return failed(`git add: ${added.stderr.trim()}`)
     const staged = yield* runGit(memoryDir, ["diff", "--cached", "--quiet", ...pathspec])
-    if (staged.code === 0) return { status: "skipped", reason: "nothing to commit" } as const
+    if (staged.code === 0) return skipped("nothing to commit")
     const email = yield* runGit(memoryDir, ["config", "user.email"])
     const identity = email.code === 0 && email.stdout.trim() !== ""
       ? []
       : ["-c", "user.name=memdir", "-c", "user.email=memdir@localhost"]
     // What is staged is the memory directory's own: the repository is the memory directory.
     const committed = yield* runGit(memoryDir, [...identity, "commit", "-q", "--no-verify", "-m", message])
-    if (committed.code !== 0) {
-      return { status: "failed", detail: `git commit: ${(committed.stderr || committed.stdout).trim()}` } as const
-    }
+    if (committed.code !== 0) return failed(`git commit: ${(committed.stderr || committed.stdout).trim()}`)
     const head = yield* runGit(memoryDir, ["rev-parse", "HEAD"])
-    return { status: "committed", sha: head.stdout.trim(), message } as const
+    const done: DreamCommit = { status: "committed", sha: head.stdout.trim(), message }
+    return done
   })
-  // git missing or not runnable: the dream is done; the report says the commit failed and why.
-  return yield* outcome.pipe(
-    Effect.catchAll((error) => Effect.succeed({ status: "failed", detail: String(error) } as const))
-  ) as Effect.Effect<DreamCommit>
+  // git missing or not runnable: the dream itself is done; the report says that the commit failed, and why.
+  return yield* outcome.pipe(Effect.catchAll((error) => Effect.succeed(failed(error.message))))
 })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -999,6 +999,8 @@ const prepare = (input: DreamInput, gates: DreamGates) =>
     return { preview, toolset, tools }
   })
 
+const outcome = (value: DreamOutcome): DreamOutcome => value
+
 /** `2026-03-05T12-00-00Z`: a timestamp usable as a directory name everywhere. */
 const stampOf = (now: number): string => new Date(now).toISOString().replace(/\.\d+Z$/, "Z").replace(/:/g, "-")
 
@@ -1047,10 +1049,10 @@ export const runDream = Effect.fn("Dream.run")(function*(input: DreamInput) {
   const model = yield* Model
   const dryRun = input.dryRun === true
   const gates = yield* evaluateGates({ ...input, writeCache: !dryRun && input.writeCache !== false })
-  if (!gates.open) return { _tag: "Stopped", gates } satisfies DreamOutcome as DreamOutcome
+  if (!gates.open) return outcome({ _tag: "Stopped", gates })
   if (dryRun) {
     const { preview } = yield* prepare(input, gates)
-    return { _tag: "DryRun", gates, preview } satisfies DreamOutcome as DreamOutcome
+    return outcome({ _tag: "DryRun", gates, preview })
   }
   if (!model.available) {
     return yield* new ModelError({
@@ -1081,7 +1083,10 @@ export const runDream = Effect.fn("Dream.run")(function*(input: DreamInput) {
     const ioFailures = yield* toolset.ioFailures
     const result = Exit.isSuccess(exit) ? exit.value : undefined
     const failure = Exit.isFailure(exit)
-      ? Option.getOrUndefined(Exit.causeOption(exit).pipe(Option.map((cause) => String(cause))))
+      ? Option.match(Cause.failureOption(exit.cause), {
+        onNone: () => Cause.pretty(exit.cause),
+        onSome: (e) => e.message
+      })
       : ioFailures[0]?.error.message
     const ok = Exit.isSuccess(exit) && ioFailures.length === 0
     const index = ok ? yield* enforceIndexCaps(memoryDir) : undefined
@@ -1127,9 +1132,9 @@ export const runDream = Effect.fn("Dream.run")(function*(input: DreamInput) {
         c.gate === "lock" ? { ...c, status: "failed", detail: `taken by pid ${lockState.holder} meanwhile` } : c
       )
     }
-    return { _tag: "Stopped", gates: raced } satisfies DreamOutcome as DreamOutcome
+    return outcome({ _tag: "Stopped", gates: raced })
   }
-  return { _tag: "Completed", gates, report: ran.value } satisfies DreamOutcome as DreamOutcome
+  return outcome({ _tag: "Completed", gates, report: ran.value })
 })
 
 export type DreamError = ModelError | MemoryIoError | LockTimeoutError | UnknownPromptVariantError
