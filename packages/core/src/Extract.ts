@@ -44,8 +44,8 @@ import { MemoryIndex } from "./MemoryIndex.js"
 import * as MemoryTools from "./MemoryTools.js"
 import { Model, type ModelUsage } from "./Model.js"
 import { renderTemplate, sectionTemplate } from "./Prompt.js"
-import { Scanner } from "./Scanner.js"
-import type { TeamGuard } from "./TeamGuard.js"
+import { DEFAULT_CANDIDATE_CAP, Scanner } from "./Scanner.js"
+import { TEAM_DIR, type TeamGuard } from "./TeamGuard.js"
 import {
   completePrefixLength,
   type MemoryWriteEvidence,
@@ -374,7 +374,11 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
     }
 
     const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, teamGuard: input.teamGuard })
-    const scan = yield* scanner.scan(memoryDir)
+    // The manifest lists what the tools can read: team/ only with team memory on.
+    const scan = yield* scanner.scan(memoryDir, {
+      limit: DEFAULT_CANDIDATE_CAP,
+      skipDirs: input.teamGuard === undefined ? [TEAM_DIR] : []
+    })
     const loadedIndex = yield* index.load(memoryDir)
     const today = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)
     const manifest = scan.memories.length === 0 ? "(none yet)" : scan.memories.map(manifestLine).join("\n")

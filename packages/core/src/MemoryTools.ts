@@ -36,9 +36,10 @@ import type {
 } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { isNotFound } from "./internal/atomicFile.js"
+import { LOGS_DIR_NAME as LOGS_DIR } from "./internal/scanPaths.js"
 import { checkIndexCaps, INDEX_FILE, MemoryIndex } from "./MemoryIndex.js"
 import { Scanner } from "./Scanner.js"
-import type { TeamGuard } from "./TeamGuard.js"
+import { TEAM_DIR, type TeamGuard } from "./TeamGuard.js"
 import { deleteMemory, validateWriteInput, writeMemory } from "./Write.js"
 
 /** Lines of one `read_file` / `memory_read` answer at most. */
@@ -55,9 +56,6 @@ export const GREP_MAX_FILES = 5000
 export const GREP_MAX_FILE_BYTES = 1024 * 1024
 /** Directories `grep` never enters. */
 const GREP_SKIPPED_DIRS: ReadonlySet<string> = new Set([".git", "node_modules"])
-
-const TEAM_DIR = "team"
-const LOGS_DIR = "logs"
 
 export interface MemoryToolsOptions {
   readonly memoryDir: string

@@ -14,7 +14,7 @@ import {
 } from "../src/MemoryIndex.js"
 import { boundText, make, type MemoryToolsOptions, READ_MAX_LINES } from "../src/MemoryTools.js"
 import { layer as scannerLayer } from "../src/Scanner.js"
-import type { TeamGuard } from "../src/TeamGuard.js"
+import { layer as teamGuardLayer, type TeamGuard, TeamGuard as TeamGuardTag } from "../src/TeamGuard.js"
 
 const services = Layer.mergeAll(memoryIndexLayer, scannerLayer).pipe(Layer.provideMerge(NodeContext.layer))
 
@@ -315,6 +315,34 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
       assert.isTrue(invalid.isError)
       assert.notInclude(calls, "write x.md")
     }).pipe(Effect.provide(services)))
+})
+
+describe("MemoryTools: team memory through the real TeamGuard", () => {
+  it.scoped("writes and reads under team/, refuses a team symlink pointing out", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { memoryDir, outside } = yield* sandbox
+      yield* fs.makeDirectory(`${memoryDir}/team`)
+      yield* fs.symlink(outside, `${memoryDir}/team/evil`)
+      const guard = yield* TeamGuardTag
+      const tools = yield* toolsetFor({ memoryDir, teamGuard: guard })
+      const content = memoryFile("Tracker", "Bugs are in Linear project SHOP", "reference")
+      const written = yield* tools.call("memory_write", { path: "team/reference_tracker.md", content })
+      assert.isFalse(written.isError, written.content)
+      assert.strictEqual(yield* read(`${memoryDir}/team/reference_tracker.md`), content)
+      const readBack = yield* tools.call("memory_read", { path: "team/reference_tracker.md" })
+      assert.include(readBack.content, "Linear project SHOP")
+      // The last one passes memdir's own string checks; the guard's Unicode layer refuses it.
+      for (const key of ["team/evil/x.md", "team/../../x.md", "team/%2e%2e/x.md", "team/\uff0e\uff0e\uff0fx.md"]) {
+        const refused = yield* tools.call("memory_write", { path: key, content })
+        assert.isTrue(refused.isError, `${key}: ${refused.content}`)
+        assert.include(refused.content, "refused")
+      }
+      assert.deepStrictEqual((yield* fs.readDirectory(outside)).sort(), ["secret.md"])
+      const refusals = yield* tools.refusals
+      assert.strictEqual(refusals.length, 4)
+      assert.strictEqual(refusals[3]!.reason, "unicode-traversal")
+    }).pipe(Effect.provide(teamGuardLayer), Effect.provide(services)))
 })
 
 describe("MemoryTools: reading and listing memory", () => {
