@@ -22,9 +22,11 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { InvalidMemoryInputError, UnknownPromptVariantError } from "./Errors.js"
 import { ensureDir, FILE_MODE, isNotFound, tempFileName, toMemoryIoError, uniqueToken } from "./internal/atomicFile.js"
+import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
 import { renderTemplate } from "./Prompt.js"
 
-export const LOGS_DIR = "logs"
+/** The daily logs' directory, inside the memory directory (the scanner never reads it as memories). */
+export const LOGS_DIR = LOGS_DIR_NAME
 /** The path of a day's log, relative to the memory directory, as the prompt names it. */
 export const LOG_PATH_PATTERN = "logs/YYYY/MM/YYYY-MM-DD.md"
 /** A bullet longer than this is refused: a log entry is a short line, detail goes into memory files. */

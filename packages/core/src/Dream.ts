@@ -38,7 +38,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Agent from "./Agent.js"
-import { readRecentLogs, type RecentLog } from "./DailyLog.js"
+import { LOGS_DIR, readRecentLogs, type RecentLog } from "./DailyLog.js"
 import * as Doctor from "./Doctor.js"
 import { DREAM_LOCK_FILE, DREAM_LOCK_GUARD, DreamLock, type DreamLockState, withDreamLock } from "./DreamLock.js"
 import { type LockTimeoutError, type MemoryIoError, ModelError, UnknownPromptVariantError } from "./Errors.js"
@@ -60,6 +60,7 @@ import * as MemoryTools from "./MemoryTools.js"
 import { Model } from "./Model.js"
 import { renderTemplate } from "./Prompt.js"
 import { Scanner } from "./Scanner.js"
+import { TEAM_DIR } from "./TeamGuard.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Constants and configuration
@@ -80,7 +81,7 @@ export const DREAM_MAX_TOKENS = 8192
 /** Memory files larger than this are compared by size only (never sent, never diffed). */
 export const SNAPSHOT_MAX_FILE_BYTES = 1024 * 1024
 /** Sub-directories the dream leaves alone: daily logs are append-only, team memory belongs to the team. */
-const UNTOUCHED_DIRS: ReadonlyArray<string> = ["logs", "team"]
+const UNTOUCHED_DIRS: ReadonlyArray<string> = [LOGS_DIR, TEAM_DIR]
 
 /** `<base>/projects/<sanitized root>/`: where the reference agent keeps a project's session transcripts. */
 export const defaultTranscriptsDir = (memoryBase: string, root: string): string =>
