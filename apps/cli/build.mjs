@@ -5,10 +5,14 @@
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
 
 const result = await esbuild.build({
+  absWorkingDir: here,
   entryPoints: ["src/main.ts"],
-  outfile: "dist/memdir.js",
+  outfile: path.join(here, "dist/memdir.js"),
   bundle: true,
   platform: "node",
   format: "esm",

@@ -8,6 +8,7 @@ import { isPlatformError } from "@effect/platform/Error"
 import { SettingsError } from "@memdir/core/Errors"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 import { memdir } from "./Cli.js"
 import { DEFECT_EXIT_CODE, isMemdirError, renderError, toIoError, USAGE_EXIT_CODE } from "./Output.js"
 import { version } from "./Version.js"
@@ -42,7 +43,9 @@ const handleFailure = (error: unknown): Effect.Effect<void> => {
 const program = Effect.suspend(() => run(process.argv)).pipe(
   Effect.catchAll(handleFailure),
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
-  Effect.provide(NodeContext.layer)
+  Effect.provide(NodeContext.layer),
+  // logs (warnings, degraded selectors, …) go to stderr: stdout is reserved for output, JSON included
+  Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.defaultLogger)))
 )
 
 NodeRuntime.runMain(program)
