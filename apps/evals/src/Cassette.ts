@@ -92,7 +92,7 @@ export const CassetteEntry = Schema.Struct({
   /** 0 for the first request with this hash in this trial, 1 for the second… */
   occurrence: Schema.Number,
   role: Schema.String,
-  /** The hashed request (sandbox paths replaced): what a miss is compared against. */
+  /** The hashed request (sandbox paths replaced, shared parts as blob refs): what a miss is compared against. */
   request: Schema.Unknown,
   response: StoredResponse
 })
@@ -101,6 +101,8 @@ export type CassetteEntry = typeof CassetteEntry.Type
 export const CassetteFile = Schema.Struct({
   format: Schema.Literal(CASSETTE_FORMAT),
   meta: CassetteMeta,
+  /** Large request parts shared by many entries (system prompts, tool lists), by content hash. */
+  blobs: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { default: () => ({}) }),
   entries: Schema.Array(CassetteEntry)
 })
 export type CassetteFile = typeof CassetteFile.Type
@@ -139,6 +141,28 @@ export const hashedRequest = (request: ModelRequest, model: string, sandboxRoot?
 }
 
 export const requestHash = (hashed: unknown): string => createHash("sha256").update(canonicalJson(hashed)).digest("hex")
+
+/** Request fields stored once per distinct value: every turn of every trial of a variant repeats them. */
+const SHARED_FIELDS = ["system", "tools"] as const
+
+const blobKey = (value: unknown): string => createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, 16)
+
+/** A hashed request with its system prompt and tools replaced by `{ "$blob": key }`, and the blobs. */
+export const compactRequest = (
+  hashed: unknown
+): { readonly request: unknown; readonly blobs: Record<string, unknown> } => {
+  if (typeof hashed !== "object" || hashed === null) return { request: hashed, blobs: {} }
+  const request: Record<string, unknown> = { ...(hashed as Record<string, unknown>) }
+  const blobs: Record<string, unknown> = {}
+  for (const field of SHARED_FIELDS) {
+    const value = request[field]
+    if (value === undefined) continue
+    const key = blobKey(value)
+    blobs[key] = value
+    request[field] = { $blob: key }
+  }
+  return { request, blobs }
+}
 
 /** One line saying what a request was, for a miss: role, model, last user text. */
 export const summarizeRequest = (hashed: any): string => {
@@ -315,11 +339,14 @@ export const layerReplay = (file: CassetteFile, path: string): Layer.Layer<Model
       const entry = byKey.get(entryKey(trial, hash, occurrence))
       if (entry === undefined) {
         const near = file.entries.filter((e) => e.trial === trial)[index]
+        const differsAt = near === undefined ?
+          undefined :
+          firstDifference(near.request, compactRequest(hashed).request)?.replace(/\.\$blob$/, "")
         const miss: CassetteMiss = {
           trial,
           hash,
           summary: summarizeRequest(hashed),
-          ...(near === undefined ? {} : { differsAt: firstDifference(near.request, hashed) })
+          ...(differsAt === undefined ? {} : { differsAt })
         }
         yield* Ref.update(misses, (all) => [...all, miss])
         return yield* new ModelError({
@@ -387,8 +414,18 @@ export const writeCassette = Effect.fn("Cassette.write")(function*(
   const sorted = [...entries].sort((a, b) =>
     a.trial < b.trial ? -1 : a.trial > b.trial ? 1 : order.get(a)! - order.get(b)!
   )
-  const file: CassetteFile = { format: CASSETTE_FORMAT, meta, entries: sorted }
-  yield* fs.writeFileString(path, JSON.stringify(file, null, 1) + "\n").pipe(
+  const blobs: Record<string, unknown> = {}
+  const compacted = sorted.map((entry) => {
+    const compact = compactRequest(entry.request)
+    Object.assign(blobs, compact.blobs)
+    return { ...entry, request: compact.request }
+  })
+  const file: CassetteFile = { format: CASSETTE_FORMAT, meta, blobs, entries: compacted }
+  // One entry per line: small diffs when a cassette is re-recorded, no indentation to pay for.
+  const text = `{"format":${JSON.stringify(file.format)},\n"meta":${JSON.stringify(file.meta)},\n"blobs":${
+    JSON.stringify(file.blobs, null, 1)
+  },\n"entries":[\n${file.entries.map((e) => JSON.stringify(e)).join(",\n")}\n]}\n`
+  yield* fs.writeFileString(path, text).pipe(
     Effect.mapError((error) => new CassetteError({ path, detail: `cannot write it: ${error.message}` }))
   )
 })

@@ -149,6 +149,11 @@ const runOptions = {
   replay: Options.boolean("replay").pipe(
     Options.withDescription("Answer from the suite's cassette: no key, no network")
   ),
+  scripted: Options.boolean("scripted").pipe(
+    Options.withDescription(
+      "Answer with the scripted responder on a local Messages API server (no key; tests the harness, not a prompt)"
+    )
+  ),
   cassette: Options.file("cassette").pipe(
     Options.withDescription("Cassette file (default: <suite>/cassette.json)"),
     Options.optional
@@ -185,6 +190,7 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
       concurrency: args.concurrency,
       record: args.record,
       replay: args.replay,
+      scripted: args.scripted,
       cassette: Option.getOrUndefined(args.cassette),
       minPassRate: Option.getOrUndefined(args.minPassRate),
       baseline: Option.getOrUndefined(args.baseline),

@@ -1,18 +1,25 @@
 /**
  * Which harness runs a suite, which prompt sections suites may vary, and whether a run needs a model.
  */
+import { dreamPromptVariants } from "@memdir/core/Dream"
+import * as DreamLockModule from "@memdir/core/DreamLock"
+import * as MemoryIndexModule from "@memdir/core/MemoryIndex"
 import type { Model } from "@memdir/core/Model"
 import * as ScannerModule from "@memdir/core/Scanner"
 import * as Effect from "effect/Effect"
+import { prepareAgentSuite } from "./AgentHarness.js"
+import { prepareDreamSuite } from "./DreamHarness.js"
 import { InvalidRunOptionError } from "./Errors.js"
 import type { TrialRunner } from "./Runner.js"
-import { prepareSelectorSuite, selectorNeedsModel } from "./SelectorHarness.js"
+import { prepareSelectorSuite, selectorNeedsModel, selectorPrompts } from "./SelectorHarness.js"
 import type { LoadedSuite } from "./Suite.js"
 import { memoryPromptSections, type SectionCatalog } from "./Variants.js"
 
 /** Every prompt section a suite may vary, with its built-in variants. */
 export const harnessCatalog: SectionCatalog = {
-  ...memoryPromptSections
+  ...memoryPromptSections,
+  selector: selectorPrompts,
+  dream: { kind: "dream", default: "default", variants: dreamPromptVariants, builtinOnly: true }
 }
 
 /** Whether running these variants of the suite calls a model. */
@@ -26,8 +33,28 @@ export const prepareHarness = (suite: LoadedSuite) =>
   Effect.gen(function*() {
     if (suite.kind === "selector") {
       const scanner = yield* ScannerModule.make
-      const runTrial: TrialRunner<Model> = yield* prepareSelectorSuite(suite, undefined).pipe(
+      const runTrial: TrialRunner<Model> = yield* prepareSelectorSuite(suite).pipe(
         Effect.provideService(ScannerModule.Scanner, scanner)
+      )
+      return runTrial
+    }
+    if (suite.kind === "agent") {
+      const scanner = yield* ScannerModule.make
+      const index = yield* MemoryIndexModule.make
+      const runTrial: TrialRunner<never> = yield* prepareAgentSuite(suite, harnessCatalog).pipe(
+        Effect.provideService(ScannerModule.Scanner, scanner),
+        Effect.provideService(MemoryIndexModule.MemoryIndex, index)
+      )
+      return runTrial
+    }
+    if (suite.kind === "dream") {
+      const scanner = yield* ScannerModule.make
+      const index = yield* MemoryIndexModule.make
+      const lock = yield* DreamLockModule.make
+      const runTrial: TrialRunner<never> = yield* prepareDreamSuite(suite).pipe(
+        Effect.provideService(ScannerModule.Scanner, scanner),
+        Effect.provideService(MemoryIndexModule.MemoryIndex, index),
+        Effect.provideService(DreamLockModule.DreamLock, lock)
       )
       return runTrial
     }

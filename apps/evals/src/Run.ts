@@ -6,8 +6,10 @@
 import { FileSystem, Path } from "@effect/platform"
 import * as ModelModule from "@memdir/core/Model"
 import { Model, type ModelRole, modelRoles } from "@memdir/core/Model"
+import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -25,11 +27,13 @@ import {
 import { EvalIoError, GateFailedError, InvalidRunOptionError, ModelUnavailableError } from "./Errors.js"
 import { gateFailures } from "./Gate.js"
 import { harnessCatalog, prepareHarness, suiteNeedsModel } from "./Harness.js"
+import { meterModel } from "./Metering.js"
 import type { Price } from "./Pricing.js"
 import { renderChart, renderHtml } from "./Report.js"
 import type { Provenance, RunResults } from "./Results.js"
 import { readRun, RESULTS_FILE } from "./RunFiles.js"
 import { runTrials, selectVariants, type TrialProgress } from "./Runner.js"
+import { SCRIPTED_MODEL, SCRIPTED_NOTE, scriptedResponder } from "./Scripted.js"
 import { type LoadedSuite, loadSuite } from "./Suite.js"
 
 export interface RunCommandOptions {
@@ -48,6 +52,11 @@ export interface RunCommandOptions {
   readonly cassette?: string | undefined
   /** Says who answers when recording against a local server (e.g. the scripted responder). */
   readonly recordingNote?: string | undefined
+  /**
+   * Answer with the scripted responder on a local Messages API server (no key, no network): for exercising the
+   * harness and making labelled cassettes for CI, never for measuring a prompt.
+   */
+  readonly scripted?: boolean | undefined
   readonly minPassRate?: number | undefined
   readonly baseline?: string | undefined
   readonly price?: Price | undefined
@@ -103,8 +112,30 @@ const liveProvenance =
     })
   }
 
-/** Runs a suite and writes its results; fails with the gate's verdict after writing them. */
-export const runCommand = Effect.fn("Run.runCommand")(function*(options: RunCommandOptions) {
+/**
+ * Runs a suite and writes its results; the gate's verdict comes back as `gate` (after the files are written).
+ * With `scripted`, a local Messages API server answers with the scripted responder for the whole run.
+ */
+export const runCommand = (options: RunCommandOptions) =>
+  options.scripted !== true ? runSuiteCommand(options) : Effect.scoped(Effect.gen(function*() {
+    if (options.replay === true) {
+      return yield* new InvalidRunOptionError({
+        option: "--scripted",
+        value: "--replay",
+        reason: "a replay answers from its cassette; --scripted answers from the local scripted server"
+      })
+    }
+    const server = yield* MessagesApiServer.make({ handler: scriptedResponder })
+    const local = ConfigProvider.fromMap(
+      new Map([["ANTHROPIC_BASE_URL", server.url], ["ANTHROPIC_API_KEY", "scripted-no-key"]])
+    )
+    return yield* runSuiteCommand({ ...options, recordingNote: SCRIPTED_NOTE, model: options.model ?? SCRIPTED_MODEL })
+      .pipe(
+        Effect.withConfigProvider(ConfigProvider.orElse(local, () => ConfigProvider.fromEnv()))
+      )
+  }))
+
+const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunCommandOptions) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const suite: LoadedSuite = yield* loadSuite(options.evalsDir, options.suite, harnessCatalog)
@@ -190,19 +221,21 @@ export const runCommand = Effect.fn("Run.runCommand")(function*(options: RunComm
   }
 
   const program = Effect.gen(function*() {
-    const runTrial = yield* prepareHarness(suite)
-    const run = yield* runTrials({
-      suite,
-      variants,
-      trials,
-      concurrency,
-      runTrial,
-      provenance,
-      price: options.price,
-      onTrial: options.onTrial
-    })
-    const cassette = yield* Effect.serviceOption(Cassette)
     const model = yield* Model
+    const run = yield* Effect.gen(function*() {
+      const runTrial = yield* prepareHarness(suite)
+      return yield* runTrials({
+        suite,
+        variants,
+        trials,
+        concurrency,
+        runTrial,
+        provenance,
+        price: options.price,
+        onTrial: options.onTrial
+      })
+    }).pipe(Effect.provideService(Model, meterModel(model)))
+    const cassette = yield* Effect.serviceOption(Cassette)
     if (Option.isSome(cassette) && cassette.value.mode === "record") {
       const entries: ReadonlyArray<CassetteEntry> = yield* cassette.value.entries
       const source = sourceOfEndpoint(endpoint)

@@ -12,8 +12,9 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { Cassette, inTrial, missError } from "./Cassette.js"
 import { InvalidRunOptionError } from "./Errors.js"
+import { metered, meterUsage } from "./Metering.js"
 import { costOf, type Price } from "./Pricing.js"
-import { type Provenance, RESULTS_FORMAT, type RunResults, type TrialResult, type Usage } from "./Results.js"
+import { type Provenance, RESULTS_FORMAT, type RunResults, type TrialResult } from "./Results.js"
 import type { ScoreOutput } from "./Scoring.js"
 import type { LoadedSuite } from "./Suite.js"
 
@@ -30,9 +31,6 @@ export interface TrialOutcome {
   /** The run failed before it could be scored. */
   readonly error?: string | undefined
   readonly output?: unknown
-  readonly usage?: Usage | undefined
-  readonly model?: string | undefined
-  readonly calls?: number | undefined
 }
 
 /**
@@ -127,16 +125,16 @@ export const runTrials = <R>(options: {
       Effect.gen(function*() {
         const key = trialKeyOf(suite.name, spec)
         const trialStart = yield* Clock.currentTimeMillis
-        const outcome = yield* options.runTrial(spec, key).pipe(inTrial({ trial: key }))
+        const [outcome, meter] = yield* metered(options.runTrial(spec, key).pipe(inTrial({ trial: key })))
         const latencyMs = (yield* Clock.currentTimeMillis) - trialStart
         if (Option.isSome(cassette) && cassette.value.mode === "replay") {
           const misses = yield* cassette.value.misses
           const mine = misses.find((m) => m.trial === key)
           if (mine !== undefined) return yield* missError(cassette.value.path ?? "cassette", mine)
         }
-        const cost = outcome.usage === undefined || outcome.model === undefined ?
-          undefined :
-          costOf(outcome.model, outcome.usage, options.price)
+        const models = [...meter.byModel.keys()].sort()
+        const costs = [...meter.byModel].map(([model, usage]) => costOf(model, usage, options.price))
+        const cost = costs.some((c) => c === undefined) ? null : costs.reduce<number>((a, c) => a + c!, 0)
         const result: TrialResult = {
           variant: spec.variant,
           scenario: spec.scenario,
@@ -145,10 +143,13 @@ export const runTrials = <R>(options: {
           ...(outcome.error === undefined ? {} : { error: outcome.error }),
           scores: outcome.scores.map((s) => s.result),
           metrics: sumMetrics(outcome.scores),
-          ...(outcome.model === undefined ? {} : { model: outcome.model }),
-          ...(outcome.usage === undefined ? {} : { usage: outcome.usage, costUsd: cost ?? null }),
+          ...(meter.calls === 0 ? {} : {
+            model: models.join(", "),
+            usage: meterUsage(meter),
+            costUsd: cost,
+            calls: meter.calls
+          }),
           latencyMs,
-          ...(outcome.calls === undefined ? {} : { calls: outcome.calls }),
           ...(outcome.output === undefined ? {} : { output: outcome.output })
         }
         const n = yield* Ref.updateAndGet(done, (x) => x + 1)
@@ -156,7 +157,7 @@ export const runTrials = <R>(options: {
         return result
       }), { concurrency: options.concurrency })
     const finishedAt = yield* Clock.currentTimeMillis
-    const models = [...new Set(results.flatMap((r) => r.model === undefined ? [] : [r.model]))].sort()
+    const models = [...new Set(results.flatMap((r) => r.model === undefined ? [] : r.model.split(", ")))].sort()
     const run: RunResults = {
       format: RESULTS_FORMAT,
       suite: suite.name,

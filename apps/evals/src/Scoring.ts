@@ -51,7 +51,7 @@ const textsOf = (outcome: RunOutcome, which: "changed" | "all"): ReadonlyArray<[
   (which === "changed" ? changedMemories(outcome) : memoryFiles(outcome.memoryAfter))
     .map((p) => [p, outcome.memoryAfter.get(p) ?? ""])
 
-/** Whether a tool input names `path` (relative, or absolute ending in it, possibly with `:line`). */
+/** Whether a tool input names `path` (any string in it contains it, ignoring case: `src/db/pool.ts:14` does). */
 export const inputMentionsPath = (input: unknown, path: string): boolean => {
   const wanted = path.replace(/^\.\//, "")
   const strings: Array<string> = []
@@ -61,12 +61,13 @@ export const inputMentionsPath = (input: unknown, path: string): boolean => {
     else if (typeof value === "object" && value !== null) Object.values(value).forEach(walk)
   }
   walk(input)
-  return strings.some((s) => s.includes(wanted))
+  return strings.some((s) => s.toLowerCase().includes(wanted.toLowerCase()))
 }
 
 /** A search tool (grep-like) whose hits include the file looked in it, even when given a directory. */
 const searchHit = (call: RunToolCall, path: string): boolean =>
-  /grep|search/i.test(call.name) && !call.isError && (call.content ?? "").includes(path.replace(/^\.\//, ""))
+  /grep|search/i.test(call.name) && !call.isError &&
+  (call.content ?? "").toLowerCase().includes(path.replace(/^\.\//, "").toLowerCase())
 
 /** The call looked at `path`: named it, or searched and hit it. */
 export const callLooksAt = (call: RunToolCall, path: string): boolean =>
@@ -103,19 +104,8 @@ const result = (
   type: string,
   passed: boolean,
   detail: string,
-  metrics: Readonly<Record<string, number>> = {},
-  options: { readonly required?: boolean; readonly modelGraded?: boolean } = {}
-): ScoreOutput => ({
-  result: {
-    id,
-    type,
-    passed,
-    required: options.required ?? true,
-    modelGraded: options.modelGraded ?? false,
-    detail
-  },
-  metrics
-})
+  metrics: Readonly<Record<string, number>> = {}
+): ScoreOutput => ({ result: { id, type, passed, required: true, modelGraded: false, detail }, metrics })
 
 const describeCall = (call: RunToolCall): string => {
   const input = JSON.stringify(call.input)
@@ -126,6 +116,11 @@ const describeCall = (call: RunToolCall): string => {
  * Pure: score one deterministic scorer. Returns undefined for a model-graded rubric (see Grader).
  */
 export const scoreOutcome = (scorer: Scorer, id: string, outcome: RunOutcome): ScoreOutput | undefined => {
+  const scored = scoreDeterministic(scorer, id, outcome)
+  return scored === undefined ? undefined : { ...scored, result: { ...scored.result, required: scorer.required } }
+}
+
+const scoreDeterministic = (scorer: Scorer, id: string, outcome: RunOutcome): ScoreOutput | undefined => {
   const answered = outcome.stop !== "max-turns" && outcome.finalText.trim().length > 0
   switch (scorer.type) {
     case "tool-before-answer": {

@@ -7,7 +7,8 @@
  *   offline answer), with the variant's system prompt.
  */
 import { Path } from "@effect/platform"
-import { type Model } from "@memdir/core/Model"
+import { Model } from "@memdir/core/Model"
+import { DEFAULT_SELECTOR_VARIANT, selectorPromptVariants, selectWithModel } from "@memdir/core/ModelSelector"
 import { Scanner } from "@memdir/core/Scanner"
 import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
 import * as Effect from "effect/Effect"
@@ -29,21 +30,11 @@ export const offlineOptionsFor = (variant: SelectorVariant): OfflineSelectorOpti
 export const selectorNeedsModel = (variants: ReadonlyArray<SelectorVariant>): boolean =>
   variants.some((v) => v.selector === "llm")
 
-/** How an LLM selector variant selects: its system prompt and the call (provided by the model selector module). */
-export interface LlmSelector {
-  readonly prompts: SectionSource
-  readonly select: (
-    request: {
-      readonly query: string
-      readonly candidates: ReadonlyArray<any>
-      readonly recentTools: ReadonlyArray<string>
-    },
-    system: string
-  ) => Effect.Effect<
-    { readonly selected: ReadonlyArray<string>; readonly usage?: TrialOutcome["usage"]; readonly model?: string },
-    { readonly message: string },
-    Model
-  >
+/** The model selector's built-in system prompts, as a section the suite's `llm` variants choose from. */
+export const selectorPrompts: SectionSource = {
+  kind: "selector",
+  default: DEFAULT_SELECTOR_VARIANT,
+  variants: selectorPromptVariants
 }
 
 /**
@@ -51,8 +42,7 @@ export interface LlmSelector {
  * `nowMs` is the suite's pinned "now" (ages of the fixture files).
  */
 export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(function*(
-  suite: SelectorSuite & { readonly directory: string; readonly file: string },
-  llm: LlmSelector | undefined
+  suite: SelectorSuite & { readonly directory: string; readonly file: string }
 ) {
   const scanner = yield* Scanner
   const path = yield* Path.Path
@@ -70,9 +60,9 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
   const variants = new Map(suite.variants.map((v) => [v.name, v]))
   const systemPrompts = new Map<string, string>()
   for (const variant of suite.variants) {
-    if (variant.selector !== "llm" || llm === undefined) continue
-    const prompt = variant.prompt ?? llm.prompts.default
-    const resolved = resolveVariant(llm.prompts, typeof prompt === "string" ? { builtin: prompt } : prompt)
+    if (variant.selector !== "llm") continue
+    const prompt = variant.prompt ?? selectorPrompts.default
+    const resolved = resolveVariant(selectorPrompts, typeof prompt === "string" ? { builtin: prompt } : prompt)
     // checked when the suite was loaded
     if (Either.isRight(resolved)) systemPrompts.set(variant.name, resolved.right)
   }
@@ -87,18 +77,11 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
         const score = scoreSelection(suite.scorer, "selection", scenario, selected)
         return { scores: [score], output: { selected } }
       }
-      if (llm === undefined) {
-        return { scores: [], error: "no LLM selector is available in this build" }
-      }
-      const answer = yield* llm.select(request, systemPrompts.get(variant.name)!).pipe(Effect.either)
+      // The model alone, without core's offline fallback: a model error is an errored trial, not an offline answer.
+      const model = yield* Model
+      const answer = yield* selectWithModel(model, request, systemPrompts.get(variant.name)!).pipe(Effect.either)
       if (Either.isLeft(answer)) return { scores: [], error: answer.left.message }
       const score = scoreSelection(suite.scorer, "selection", scenario, answer.right.selected)
-      return {
-        scores: [score],
-        output: { selected: answer.right.selected },
-        calls: 1,
-        ...(answer.right.usage === undefined ? {} : { usage: answer.right.usage }),
-        ...(answer.right.model === undefined ? {} : { model: answer.right.model })
-      }
+      return { scores: [score], output: { selected: answer.right.selected } }
     })
 })

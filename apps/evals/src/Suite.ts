@@ -129,7 +129,9 @@ const scorerFields = {
   /** Column name in reports (default: the type, numbered when repeated). */
   id: Schema.optional(Identifier),
   /** What a pass means, in words, for the report. */
-  label: Schema.optional(Schema.String)
+  label: Schema.optional(Schema.String),
+  /** Whether it decides the trial's pass (default true; false: reported only). */
+  required: Schema.optionalWith(Schema.Boolean, { default: () => true })
 }
 
 const Expect = Schema.optionalWith(Schema.Boolean, { default: () => true })
@@ -230,8 +232,8 @@ export const IndexConsistentScorer = Schema.Struct({
 export const RubricScorer = Schema.Struct({
   type: Schema.Literal("rubric"),
   rubric: NonEmptyString,
-  required: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  ...scorerFields
+  ...scorerFields,
+  required: Schema.optionalWith(Schema.Boolean, { default: () => false })
 })
 
 export const Scorer = Schema.Union(
@@ -392,7 +394,7 @@ export const SelectorSuite = Schema.Struct({
   labels: Schema.optional(RelativePath),
   scenarios: Schema.optionalWith(Schema.Array(SelectorScenario), { default: () => [] }),
   scorer: Schema.optionalWith(SelectionScorer, {
-    default: () => ({ type: "selection" as const, minRecall: 1, maxIrrelevant: 0 })
+    default: () => ({ type: "selection" as const, minRecall: 1, maxIrrelevant: 0, required: true })
   })
 })
 export type SelectorSuite = typeof SelectorSuite.Type

@@ -13,6 +13,8 @@ export interface SectionSource {
   readonly default: string
   /** Variant name → template. */
   readonly variants: Readonly<Record<string, string>>
+  /** The program takes a variant name, not a text: suites may name built-in variants only. */
+  readonly builtinOnly?: boolean | undefined
 }
 
 export type SectionCatalog = Readonly<Record<string, SectionSource>>
@@ -90,6 +92,12 @@ export const resolveVariant = (
       Either.right(source.variants[name]!) :
       Either.left([{ path, message: `no built-in variant ${JSON.stringify(name)} (${known})` }])
   if (variant.builtin !== undefined) return builtin(variant.builtin, ["builtin"])
+  if (source.builtinOnly === true) {
+    return Either.left([{
+      path: [variant.text !== undefined ? "text" : "patch"],
+      message: `this section's program takes a built-in variant name only (${known})`
+    }])
+  }
   if (variant.text !== undefined) return Either.right(variant.text)
   const patch = variant.patch!
   if (

@@ -1,0 +1,62 @@
+/**
+ * Tokens, calls and model ids per trial, whoever makes the calls (the agent loop, the selector, the grader):
+ * a `Model` wrapper adds every response to the meter of the trial the calling fiber runs.
+ */
+import { Model, type ModelRequest, type ModelResponse, structuredWith } from "@memdir/core/Model"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import { addUsage, emptyUsage, type Usage } from "./Results.js"
+
+export interface Meter {
+  /** Usage per model id (as the responses named it). */
+  readonly byModel: ReadonlyMap<string, Usage>
+  readonly calls: number
+  /** What the model calls took, summed. */
+  readonly latencyMs: number
+}
+
+export const emptyMeter: Meter = { byModel: new Map(), calls: 0, latencyMs: 0 }
+
+export const currentMeter: FiberRef.FiberRef<Ref.Ref<Meter> | undefined> = FiberRef.unsafeMake<
+  Ref.Ref<Meter> | undefined
+>(undefined)
+
+const record = (meter: Meter, response: ModelResponse): Meter => {
+  const byModel = new Map(meter.byModel)
+  byModel.set(response.model, addUsage(byModel.get(response.model) ?? emptyUsage, response.usage))
+  return { byModel, calls: meter.calls + 1, latencyMs: meter.latencyMs + response.latencyMs }
+}
+
+/** Runs `effect` with a fresh meter; returns its result and what its model calls used. */
+export const metered = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<[A, Meter], E, R> =>
+  Effect.gen(function*() {
+    const meter = yield* Ref.make(emptyMeter)
+    const result = yield* Effect.locally(effect, currentMeter, meter)
+    return [result, yield* Ref.get(meter)] as [A, Meter]
+  })
+
+/** `inner`, metering every response into the calling trial's meter. */
+export const meterModel = (inner: Context.Tag.Service<Model>): Context.Tag.Service<Model> => {
+  const complete = (request: ModelRequest) =>
+    Effect.tap(
+      inner.complete(request),
+      (response) =>
+        Effect.flatMap(FiberRef.get(currentMeter), (meter) =>
+          meter === undefined ? Effect.void : Ref.update(meter, (m) => record(m, response)))
+    )
+  return Model.of({
+    available: inner.available,
+    modelFor: inner.modelFor,
+    complete,
+    structured: structuredWith(complete, inner.modelFor)
+  })
+}
+
+/** The `Model` in context, metered. */
+export const layerMetered: Layer.Layer<Model, never, Model> = Layer.effect(Model, Effect.map(Model, meterModel))
+
+/** Total usage of a meter, all models together. */
+export const meterUsage = (meter: Meter): Usage => [...meter.byModel.values()].reduce(addUsage, emptyUsage)
