@@ -161,6 +161,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   const teamDir = path.join(memoryRoot, TEAM_DIR)
   const guard = options.teamGuard
   const record = (change: MemoryChange) => Ref.update(changes, (all) => [...all, change])
+  // Writes of one turn run in parallel; each reads, then writes: one at a time, so no edit is lost to another.
+  const mutation = yield* Effect.makeSemaphore(1)
+  const serialized = mutation.withPermits(1)
 
   // -------------------------------------------------------------------------------------------------------------
   // Containment
@@ -469,14 +472,14 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       sandboxed(
         "memory_write",
         key,
-        Effect.gen(function*() {
+        serialized(Effect.gen(function*() {
           const target = yield* locateMemory(key, "write")
           if (target.kind === "private" && target.relative.toLowerCase() === INDEX_FILE.toLowerCase()) {
             return yield* new Refused({ path: key, reason: "index-file", detail: "MEMORY.md is not a memory" })
           }
           const before = yield* readTarget(target)
           return yield* writeWhole("memory_write", target.relative, target, content, before)
-        })
+        }))
       )
   })
 
@@ -511,7 +514,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       sandboxed(
         "memory_edit",
         input.path,
-        Effect.gen(function*() {
+        serialized(Effect.gen(function*() {
           const target = yield* locateMemory(input.path, "write")
           const current = yield* readTarget(target)
           if (Option.isNone(current)) {
@@ -531,7 +534,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
             return yield* editIndex(input.path, current.value, next)
           }
           return yield* writeWhole("memory_edit", target.relative, target, next, current)
-        })
+        }))
       )
   })
 
@@ -544,7 +547,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       sandboxed(
         "memory_delete",
         key,
-        Effect.gen(function*() {
+        serialized(Effect.gen(function*() {
           const target = yield* locateMemory(key, "write")
           if (target.kind === "private" && target.relative.toLowerCase() === INDEX_FILE.toLowerCase()) {
             return yield* new Refused({ path: key, reason: "index-file", detail: "the index is never deleted" })
@@ -569,7 +572,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
             before: Option.getOrUndefined(before)
           })
           return `deleted ${target.relative}`
-        })
+        }))
       )
   })
 

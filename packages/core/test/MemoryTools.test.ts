@@ -157,6 +157,33 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.strictEqual(yield* read(`${memoryDir}/project_freeze.md`), before)
     }).pipe(Effect.provide(services)))
 
+  it.scoped("parallel edits of one file (one turn) are applied one after the other: none is lost", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* sandbox
+      const tools = yield* toolsetFor({ memoryDir })
+      const body = Array.from({ length: 8 }, (_, i) => `rule ${i}: old`).join("\n")
+      yield* tools.call("memory_write", {
+        path: "feedback_rules.md",
+        content: memoryFile("Rules", "rules", "feedback", body)
+      })
+      const results = yield* Effect.all(
+        Array.from(
+          { length: 8 },
+          (_, i) =>
+            tools.call("memory_edit", {
+              path: "feedback_rules.md",
+              old_string: `rule ${i}: old`,
+              new_string: `rule ${i}: new`
+            })
+        ),
+        { concurrency: "unbounded" }
+      )
+      assert.isTrue(results.every((r) => !r.isError), results.map((r) => r.content).join("\n"))
+      const text = yield* read(`${memoryDir}/feedback_rules.md`)
+      assert.notInclude(text, ": old")
+      assert.strictEqual(text.split(": new").length - 1, 8)
+    }).pipe(Effect.provide(services)))
+
   it.scoped("memory_delete is offered only when enabled, and removes file and index line", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
