@@ -217,7 +217,7 @@ const toolResultIds = (message: TranscriptMessage): ReadonlyArray<string> =>
 
 /**
  * How many messages (from the start) form complete query loops: the prefix that ends with an assistant answer that
- * asks for no tool, with no tool call left unanswered. What follows is a loop still running (or a user message not
+ * asks for no tool, with no tool call of its loop left unanswered. What follows is a loop still running (or a user message not
  * answered yet), which extraction leaves for a later run.
  */
 export const completePrefixLength = (messages: ReadonlyArray<TranscriptMessage>): number => {
@@ -225,7 +225,11 @@ export const completePrefixLength = (messages: ReadonlyArray<TranscriptMessage>)
   let complete = 0
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]!
-    for (const id of toolResultIds(message)) pending.delete(id)
+    const results = toolResultIds(message)
+    for (const id of results) pending.delete(id)
+    // A new user prompt starts a new loop: a tool call never answered before it (a crash, an interrupt) is
+    // abandoned, and must not hold back everything after it.
+    if (message.role === "user" && results.length === 0) pending.clear()
     const uses = toolUseIds(message)
     for (const id of uses) pending.add(id)
     if (message.role === "assistant" && uses.length === 0 && pending.size === 0) complete = i + 1

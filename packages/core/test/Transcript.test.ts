@@ -133,6 +133,17 @@ describe("completePrefixLength", () => {
     assert.strictEqual(completePrefixLength(messages.slice(0, 5)), 4) // user message not answered yet
     assert.strictEqual(completePrefixLength([]), 0)
   })
+
+  it("does not let a tool call abandoned before a new user prompt hold back what follows", () => {
+    const orphan: ReadonlyArray<TranscriptMessage> = [
+      { role: "user", content: "run the tests", line: 1 },
+      assistant([{ type: "tool_use", id: "toolu_lost", name: "Bash", input: { command: "pnpm test" } }]),
+      { role: "user", content: "never mind, remember that I prefer small PRs", line: 3 },
+      assistant("Noted.")
+    ]
+    assert.strictEqual(completePrefixLength(orphan), 4)
+    assert.strictEqual(completePrefixLength(orphan.slice(0, 2)), 0)
+  })
 })
 
 describe("memoryWritesIn", () => {
