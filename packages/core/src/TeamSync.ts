@@ -369,13 +369,8 @@ export const make: Effect.Effect<
         })
       ))
 
-  /** Once per service: git does not change under a running process. */
-  let gitVersionChecked = false
-
   const ensureRepo = (repo: Repo) =>
     Effect.gen(function*() {
-      if (!gitVersionChecked) yield* checkGitVersion(repo)
-      gitVersionChecked = true
       const exists = yield* fs.exists(path.join(repo.gitDir, "HEAD")).pipe(
         Effect.mapError(toMemoryIoError("stat", repo.gitDir))
       )
@@ -394,6 +389,7 @@ export const make: Effect.Effect<
       )
     })
 
+  /** Called when `git merge-tree --write-tree` fails: a git that is too old gets a clear message. */
   const checkGitVersion = (repo: Repo) =>
     Effect.gen(function*() {
       const version = parseGitVersion((yield* git(repo, "git version", ["version"], { bare: true })).stdout)
@@ -408,12 +404,6 @@ export const make: Effect.Effect<
         })
       }
     })
-
-  const headCommit = (repo: Repo) =>
-    Effect.map(
-      gitRaw(repo, "rev-parse", ["rev-parse", "-q", "--verify", "HEAD^{commit}"]),
-      (out) => out.exitCode === 0 ? out.stdout.trim() : undefined
-    )
 
   const listTree = (repo: Repo, treeish: string) =>
     Effect.map(
@@ -477,9 +467,9 @@ export const make: Effect.Effect<
   /** The author and committer: the user's git identity, else memdir's. */
   const identity = (repo: Repo) =>
     Effect.gen(function*() {
-      const email = yield* gitRaw(repo, "identity", ["config", "--get", "user.email"])
-      const name = yield* gitRaw(repo, "identity", ["config", "--get", "user.name"])
-      if (email.exitCode === 0 && name.exitCode === 0) return {}
+      const configured = yield* gitRaw(repo, "identity", ["config", "--get-regexp", "^user\\.(name|email)$"])
+      const keys = configured.stdout.split("\n").map((line) => line.split(" ")[0])
+      if (keys.includes("user.name") && keys.includes("user.email")) return {}
       const fallbackName = "memdir"
       const fallbackEmail = `memdir@${hostname().replace(/[^A-Za-z0-9.-]/g, "-") || "localhost"}.invalid`
       return {
@@ -531,10 +521,9 @@ export const make: Effect.Effect<
       const [head, headTree] = headOut.exitCode === 0 ? headOut.stdout.trim().split("\n") : [undefined, EMPTY_TREE]
       yield* git(repo, "stage", ["add", "-A", "--", "."])
       const tree = (yield* git(repo, "stage", ["write-tree"])).stdout.trim()
-      if (tree === headTree) return undefined
-      const entries = yield* listTree(repo, tree)
-      const trusted = head === undefined ? new Set<string>() : blobShas(yield* listTree(repo, head))
-      const violations = yield* inspectTree(repo, entries, trusted)
+      if (tree === headTree) return { head, committed: undefined }
+      // Every blob of the tree is read again (cheap: a team holds small files), so nothing slips in via the index.
+      const violations = yield* inspectTree(repo, yield* listTree(repo, tree), new Set())
       if (violations.length > 0) {
         yield* gitRaw(repo, "unstage", head === undefined ? ["read-tree", "--empty"] : ["read-tree", head])
         return yield* refuseOutgoing(repo, "index", violations)
@@ -546,7 +535,7 @@ export const make: Effect.Effect<
         `memdir team sync: local changes from ${hostname()}`
       )
       yield* git(repo, "commit", ["update-ref", "HEAD", commit, ...(head === undefined ? [] : [head])])
-      return commit
+      return { head: commit, committed: commit }
     })
 
   /** Fetches the remote branch; undefined when the remote has no such branch yet (a new, empty remote). */
@@ -577,11 +566,16 @@ export const make: Effect.Effect<
       return sha
     })
 
-  const isAncestor = (repo: Repo, ancestor: string, descendant: string) =>
-    Effect.map(
-      gitRaw(repo, "merge-base", ["merge-base", "--is-ancestor", ancestor, descendant]),
-      (out) => out.exitCode === 0
-    )
+  /** The best common ancestor; undefined for unrelated histories (two teammates who started apart). */
+  const mergeBase = (repo: Repo, a: string, b: string) =>
+    Effect.flatMap(gitRaw(repo, "merge-base", ["merge-base", a, b]), (out) =>
+      out.exitCode === 0
+        ? Effect.succeed<string | undefined>(out.stdout.trim())
+        : out.exitCode === 1
+        ? Effect.succeed(undefined)
+        : Effect.fail(
+          new TeamSyncError({ step: "merge-base", remote: repo.remote, detail: lastLines(out.stderr) })
+        ))
 
   const rejectIncoming = (repo: Repo, commit: string, violations: ReadonlyArray<SyncViolation>) =>
     violations.length === 0
@@ -604,15 +598,14 @@ export const make: Effect.Effect<
   const integrate = (repo: Repo, head: string | undefined, incoming: string) =>
     Effect.gen(function*() {
       const none: ReadonlyArray<SyncConflict> = []
-      if (head === incoming || (head !== undefined && (yield* isAncestor(repo, incoming, head)))) {
-        return { merge: "up-to-date" as const, conflicts: none }
-      }
-      const headEntries = head === undefined ? [] : yield* listTree(repo, head)
+      const base = head === undefined || head === incoming ? head : yield* mergeBase(repo, head, incoming)
+      if (head === incoming || base === incoming) return { merge: "up-to-date" as const, conflicts: none, head }
+      // Every entry and every blob of their tree, before anything of it reaches the working tree.
       const incomingEntries = yield* listTree(repo, incoming)
-      yield* rejectIncoming(repo, incoming, yield* inspectTree(repo, incomingEntries, blobShas(headEntries)))
-      if (head === undefined || (yield* isAncestor(repo, head, incoming))) {
+      yield* rejectIncoming(repo, incoming, yield* inspectTree(repo, incomingEntries, new Set()))
+      if (head === undefined || base === head) {
         yield* checkout(repo, incoming)
-        return { merge: "fast-forward" as const, conflicts: none }
+        return { merge: "fast-forward" as const, conflicts: none, head: incoming }
       }
 
       const merged = yield* gitRaw(repo, "merge", [
@@ -624,6 +617,7 @@ export const make: Effect.Effect<
         incoming
       ])
       if (merged.exitCode !== 0 && merged.exitCode !== 1) {
+        yield* checkGitVersion(repo)
         return yield* new TeamSyncError({
           step: "merge",
           remote: repo.remote,
@@ -640,19 +634,19 @@ export const make: Effect.Effect<
         const conflictedPaths = [...new Set(result.conflicted.map((c) => c.path))]
         tree = yield* Effect.gen(function*() {
           yield* git(repo, "merge", ["read-tree", tree], { env })
-          yield* git(repo, "merge", ["update-index", "-z", "--force-remove", "--stdin"], {
-            env,
-            stdin: conflictedPaths.map((p) => `${p}\0`).join("")
-          })
+          // Mode 0 removes the conflicted entry (with its markers); then each kept version is added.
+          const removals = conflictedPaths.map((p) => `0 ${"0".repeat(40)}\t${p}\0`)
+          const additions = resolution.entries.map((e) => `${e.mode} ${e.sha}\t${e.path}\0`)
           yield* git(repo, "merge", ["update-index", "-z", "--index-info"], {
             env,
-            stdin: resolution.entries.map((e) => `${e.mode} ${e.sha}\t${e.path}\0`).join("")
+            stdin: [...removals, ...additions].join("")
           })
           return (yield* git(repo, "merge", ["write-tree"], { env })).stdout.trim()
         }).pipe(Effect.ensuring(Effect.ignore(fs.remove(index, { force: true }))))
       }
       const mergedEntries = yield* listTree(repo, tree)
-      const trusted = new Set([...blobShas(headEntries), ...blobShas(incomingEntries)])
+      // Blobs of their tree were read above; ours passed the outgoing checks: only merged blobs are new.
+      const trusted = new Set([...blobShas(incomingEntries), ...blobShas(yield* listTree(repo, head))])
       yield* rejectIncoming(repo, incoming, yield* inspectTree(repo, mergedEntries, trusted))
       const commit = yield* commitTree(
         repo,
@@ -661,7 +655,7 @@ export const make: Effect.Effect<
         `memdir team sync: merge ${incoming.slice(0, 12)} from ${repo.remote}`
       )
       yield* checkout(repo, commit)
-      return { merge: "merged" as const, conflicts: resolution.conflicts }
+      return { merge: "merged" as const, conflicts: resolution.conflicts, head: commit }
     })
 
   /** Pushes HEAD; "rejected" when the remote moved on meanwhile (fetch, merge and try again). */
@@ -693,22 +687,24 @@ export const make: Effect.Effect<
   const syncLocked = (repo: Repo) =>
     Effect.gen(function*() {
       yield* ensureRepo(repo)
-      const committed = yield* commitLocalChanges(repo)
+      const local = yield* commitLocalChanges(repo)
+      // Where the branch is, tracked here rather than asked of git again (each git process costs a spawn).
+      let head = local.head
       const conflicts: Array<SyncConflict> = []
       let merge: TeamSyncResult["merge"] = "none"
       let incoming: string | undefined
       for (let round = 1;; round++) {
         incoming = yield* fetchIncoming(repo)
         if (incoming !== undefined) {
-          const integrated = yield* integrate(repo, yield* headCommit(repo), incoming)
+          const integrated = yield* integrate(repo, head, incoming)
           conflicts.push(...integrated.conflicts)
           merge = merge === "merged" || integrated.merge === "merged" ? "merged" : integrated.merge
+          head = integrated.head
         }
-        const head = yield* headCommit(repo)
         const done = (pushed: boolean): TeamSyncResult => ({
           remote: repo.remote,
           branch: TEAM_BRANCH,
-          committed,
+          committed: local.committed,
           incoming,
           merge,
           pushed,

@@ -1,6 +1,6 @@
 /**
  * Team sync with real git: a bare "remote" in a temp dir, two honest teammates (alice and bob, each a memory
- * directory synced by memdir) and a malicious one (mallory, a plain clone whose commits are crafted with git's
+ * directory synced by memdir) and a malicious one (mallory, who has push access: her commits are crafted with git's
  * plumbing, since porcelain refuses most of them). Every escape would land in the scratch tree, which the tests
  * inspect; the link "to /etc" is only ever a git object, never checked out.
  */
@@ -52,7 +52,8 @@ interface World {
   readonly alice: TeamLocation
   readonly bob: TeamLocation
   /** A plain clone of the remote for crafting hostile commits. */
-  readonly mallory: string
+  /** Mallory's git arguments: she crafts objects and moves `main` right in the remote (what a push does). */
+  readonly mallory: ReadonlyArray<string>
   /** Where an escape through `team/evil → …/outside/etc` would write. */
   readonly outside: string
 }
@@ -79,9 +80,7 @@ const world = Effect.gen(function*() {
   const root = yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "memdir-teamsync-" }))
   const remote = `${root}/remote.git`
   git(root, ["init", "-q", "--bare", "-b", "main", remote])
-  const mallory = `${root}/mallory`
-  git(root, ["clone", "-q", remote, mallory])
-  git(mallory, ["config", "core.symlinks", "true"])
+  const mallory = ["--git-dir", remote]
   const outside = `${root}/outside/etc`
   NodeFs.mkdirSync(outside, { recursive: true })
   NodeFs.writeFileSync(`${outside}/passwd`, "root:x:0:0\n")
@@ -118,26 +117,20 @@ const snapshot = (dir: string): Record<string, string> => {
 
 const remoteHead = (w: World): string => git(w.root, ["--git-dir", w.remote, "rev-parse", "main"]).trim()
 
-/** Mallory commits a tree holding an honest file plus `hostile` entries (mode sha path), on top of main. */
-const pushHostileTree = (w: World, hostile: ReadonlyArray<string>) => {
-  git(w.mallory, ["fetch", "-q", "origin", "main"])
-  git(w.mallory, ["reset", "-q", "--hard", "origin/main"])
-  const honest = git(w.mallory, ["hash-object", "-w", "--stdin"], memoryText("Honest", "an honest note", "hi"))
-  const base = git(w.mallory, ["ls-tree", "HEAD"]).trim()
-  const tree = git(
-    w.mallory,
-    ["mktree"],
-    [base, `100644 blob ${honest.trim()}\tproject_honest.md`, ...hostile].filter((l) => l !== "").join("\n") + "\n"
-  ).trim()
-  const commit = git(w.mallory, ["commit-tree", tree, "-p", "HEAD", "-m", "innocent update"]).trim()
-  git(w.mallory, ["push", "-q", "origin", `${commit}:refs/heads/main`])
+/**
+ * Mallory commits, on top of `parent`, a tree holding `base` (entries as `ls-tree` prints them: the parent's and
+ * an honest file) and `hostile` entries (mode sha path).
+ */
+const pushHostileTree = (w: World, parent: string, base: string, hostile: ReadonlyArray<string>) => {
+  const tree = git(w.root, [...w.mallory, "mktree"], [base, ...hostile].join("\n") + "\n").trim()
+  const commit = git(w.root, [...w.mallory, "commit-tree", tree, "-p", parent, "-m", "innocent update"]).trim()
+  git(w.root, [...w.mallory, "update-ref", "refs/heads/main", commit])
   return commit
 }
 
 const blob = (w: World, content: string | Buffer) =>
-  execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: w.mallory, input: content, encoding: "utf8" }).trim()
+  git(w.root, [...w.mallory, "hash-object", "-w", "--stdin"], content as string).trim()
 
-// The live clock (excludeTestServices below): the team lock waits in real time for the other sync.
 const TestLayer = Layer.mergeAll(TeamSyncModule.layer, Scanner.layer, MemoryIndex.layer).pipe(
   Layer.provideMerge(TeamGuard.layer),
   Layer.provideMerge(NodeContext.layer)
@@ -264,8 +257,8 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       name: "a ../../x.md name crafted with mktree",
       entries: (w) => {
         const x = blob(w, memoryText("X", "escapes", "boom"))
-        const inner = git(w.mallory, ["mktree"], `100644 blob ${x}\tx.md\n`).trim()
-        const middle = git(w.mallory, ["mktree"], `040000 tree ${inner}\t..\n`).trim()
+        const inner = git(w.root, [...w.mallory, "mktree"], `100644 blob ${x}\tx.md\n`).trim()
+        const middle = git(w.root, [...w.mallory, "mktree"], `040000 tree ${inner}\t..\n`).trim()
         return [`040000 tree ${middle}\t..`]
       },
       path: "../../x.md",
@@ -308,7 +301,6 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
   it.scoped("refuses each hostile update whole, writes nothing anywhere, then takes an honest teammate's change", () =>
     Effect.gen(function*() {
       const w = yield* world
-      const aliceGit = ["--git-dir", `${w.alice.memory.memoryDir}${TEAM_GIT_DIR}`]
       // Alice has synced once: the remote has her memory.
       yield* writeTeamMemory({
         memoryDir: w.alice.memory.memoryDir,
@@ -319,10 +311,15 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       })
       yield* sync(w.alice)
       const honestBase = remoteHead(w)
+      const honest = blob(w, memoryText("Honest", "an honest note", "hi"))
+      const base = git(w.root, [...w.mallory, "ls-tree", honestBase]).trim() +
+        `\n100644 blob ${honest}\tproject_honest.md`
+      // Read from the ref file: every git process costs a spawn, and there are many attacks.
+      const aliceHead = () => NodeFs.readFileSync(`${w.alice.memory.memoryDir}${TEAM_GIT_DIR}/refs/heads/main`, "utf8")
 
       for (const attack of hostile) {
-        pushHostileTree(w, attack.entries(w))
-        const aliceHeadBefore = git(w.root, [...aliceGit, "rev-parse", "HEAD"])
+        pushHostileTree(w, honestBase, base, attack.entries(w))
+        const aliceHeadBefore = aliceHead()
         const before = snapshot(w.root)
 
         const error = yield* Effect.flip(sync(w.alice))
@@ -335,7 +332,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
           attack.name
         )
         // Nothing merged: alice's branch, team/ and the whole scratch tree (outside/etc included) are unchanged.
-        assert.strictEqual(git(w.root, [...aliceGit, "rev-parse", "HEAD"]), aliceHeadBefore, attack.name)
+        assert.strictEqual(aliceHead(), aliceHeadBefore, attack.name)
         assert.deepStrictEqual(snapshot(w.root), before, attack.name)
         assert.isFalse(NodeFs.existsSync(`${w.alice.teamDir}project_honest.md`), attack.name)
         assert.deepStrictEqual(NodeFs.readdirSync(w.outside), ["passwd"], attack.name)
