@@ -219,7 +219,7 @@ describe("memdir extract (CLI, real SDK, local Messages API server)", () => {
       assert.match(cursors[0]!, /^custom-id-[0-9a-f]{8}\.json$/)
     })))
 
-  it.live("a bad variant exits 12, a missing transcript 11", () =>
+  it.live("a bad variant exits 12, a missing transcript 11, auto memory off 9", () =>
     Effect.gen(function*() {
       const env = { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" }
       const file = transcript("messages.jsonl")
@@ -230,5 +230,8 @@ describe("memdir extract (CLI, real SDK, local Messages API server)", () => {
       const missing = yield* memdir(["extract", "--transcript", path.join(scratch, "gone.jsonl")], env)
       assert.strictEqual(missing.status, 11, missing.stderr)
       assert.include(missing.stderr, "gone.jsonl")
+      // Auto memory off stops the background jobs too.
+      const off = yield* memdir(["extract", "--transcript", file], { ...env, MEMDIR_DISABLE_AUTO_MEMORY: "1" })
+      assert.strictEqual(off.status, 9, off.stderr)
     }))
 })
