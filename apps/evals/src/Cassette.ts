@@ -69,7 +69,9 @@ export const CassetteMeta = Schema.Struct({
   variants: Schema.Array(Schema.String),
   trials: Schema.Number,
   /** Who answered, in words ("scripted responder on the local Messages API server: not a model"). */
-  note: Schema.String
+  note: Schema.String,
+  /** Pass or fail of every trial when it was recorded: a replay that disagrees has changed the measurement. */
+  outcomes: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Boolean }))
 })
 export type CassetteMeta = typeof CassetteMeta.Type
 
@@ -145,22 +147,38 @@ export const requestHash = (hashed: unknown): string => createHash("sha256").upd
 /** Request fields stored once per distinct value: every turn of every trial of a variant repeats them. */
 const SHARED_FIELDS = ["system", "tools"] as const
 
+/** Longer strings inside messages (a selector's manifest, a dream's orient message) are stored once too. */
+const SHARED_STRING_CHARS = 1024
+
 const blobKey = (value: unknown): string => createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, 16)
 
-/** A hashed request with its system prompt and tools replaced by `{ "$blob": key }`, and the blobs. */
+/**
+ * A hashed request with its system prompt, its tools and every long string replaced by `{ "$blob": key }`, and
+ * the blobs. Only the storage changes: hashes are computed on the full request.
+ */
 export const compactRequest = (
   hashed: unknown
 ): { readonly request: unknown; readonly blobs: Record<string, unknown> } => {
-  if (typeof hashed !== "object" || hashed === null) return { request: hashed, blobs: {} }
-  const request: Record<string, unknown> = { ...(hashed as Record<string, unknown>) }
   const blobs: Record<string, unknown> = {}
-  for (const field of SHARED_FIELDS) {
-    const value = request[field]
-    if (value === undefined) continue
+  const ref = (value: unknown) => {
     const key = blobKey(value)
     blobs[key] = value
-    request[field] = { $blob: key }
+    return { $blob: key }
   }
+  const longStrings = (value: unknown): unknown =>
+    typeof value === "string" ?
+      (value.length >= SHARED_STRING_CHARS ? ref(value) : value) :
+      Array.isArray(value) ?
+      value.map(longStrings) :
+      typeof value === "object" && value !== null ?
+      Object.fromEntries(Object.entries(value).map(([k, v]) => [k, longStrings(v)])) :
+      value
+  if (typeof hashed !== "object" || hashed === null) return { request: hashed, blobs }
+  const request: Record<string, unknown> = { ...(hashed as Record<string, unknown>) }
+  for (const field of SHARED_FIELDS) {
+    if (request[field] !== undefined) request[field] = ref(request[field])
+  }
+  request["messages"] = longStrings(request["messages"])
   return { request, blobs }
 }
 

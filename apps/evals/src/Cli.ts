@@ -14,6 +14,7 @@ import { formatCost, formatMs, formatTokens, renderTerminal } from "./Report.js"
 import { summarize } from "./Results.js"
 import { runCommand, writeReport } from "./Run.js"
 import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
+import { SCRIPTED_NOTE } from "./Scripted.js"
 import { listSuites, loadSuite } from "./Suite.js"
 
 /** The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`). */
@@ -200,9 +201,11 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
         const status = result.error !== undefined ? "errored" : result.passed ? "pass" : "FAIL"
         const usage = result.usage === undefined ?
           "" :
-          `, ${formatTokens(result.usage.inputTokens + result.usage.cacheReadInputTokens)} in / ${
-            formatTokens(result.usage.outputTokens)
-          } out, ${formatCost(result.costUsd ?? null)}`
+          `, ${
+            formatTokens(
+              result.usage.inputTokens + result.usage.cacheReadInputTokens + result.usage.cacheCreationInputTokens
+            )
+          } in / ${formatTokens(result.usage.outputTokens)} out, ${formatCost(result.costUsd ?? null)}`
         const line = `[${done}/${total}] ${result.variant} · ${result.scenario} #${result.trial}: ${status}` +
           ` (${formatMs(result.latencyMs)}${result.calls === undefined ? "" : `, ${result.calls} calls`}${usage})`
         // Offline trials take microseconds: on a pipe, one line per trial would only be noise.
@@ -265,7 +268,55 @@ const reportCommand = Command.make(
     })
 ).pipe(Command.withDescription("Show a run again (RUN: a run directory, its results.json, a run id or latest)"))
 
+// ---------------------------------------------------------------------------------------------------------------
+// rerecord
+// ---------------------------------------------------------------------------------------------------------------
+
+const rerecordCommand = Command.make(
+  "rerecord",
+  { dir: dirOption, suites: Args.text({ name: "SUITE" }).pipe(Args.repeated) },
+  ({ dir, suites }) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const evalsDir = yield* evalsDirOf(dir)
+      const names = suites.length > 0 ? suites : yield* listSuites(evalsDir)
+      for (const name of names) {
+        const cassettePath = path.join(evalsDir, name, "cassette.json")
+        const exists = yield* fs.exists(cassettePath).pipe(Effect.orElseSucceed(() => false))
+        const meta = exists ? (yield* readCassette(cassettePath)).meta : undefined
+        if (meta === undefined && suites.length === 0) continue
+        if (meta !== undefined && meta.note !== SCRIPTED_NOTE) {
+          yield* Console.log(
+            `${name}: skipped, its cassette came from ${meta.source} (${
+              meta.respondedModels.join(", ")
+            }); re-record it ` +
+              `with a key: pnpm evals run ${name} --record`
+          )
+          continue
+        }
+        const result = yield* runCommand({
+          evalsDir,
+          suite: name,
+          scripted: true,
+          record: true,
+          ...(meta === undefined ? {} : { variants: meta.variants, trials: meta.trials })
+        })
+        const summary = summarize(result.run)
+        yield* Console.log(
+          `${name}: re-recorded ${result.run.results.length} trials with the scripted responder → ${
+            path.relative(process.cwd(), cassettePath)
+          } (${summary.variants.map((v) => `${v.name} ${v.passed}/${v.total}`).join(", ")})`
+        )
+      }
+    })
+).pipe(
+  Command.withDescription(
+    "Re-record the cassettes made with the scripted responder (after a prompt or tool change); no key needed"
+  )
+)
+
 export const evals = Command.make("evals").pipe(
   Command.withDescription("Evaluate memdir's prompt variants and selectors: suites as data, intervals, paired tests"),
-  Command.withSubcommands([listCommand, runCommandCli, reportCommand])
+  Command.withSubcommands([listCommand, runCommandCli, reportCommand, rerecordCommand])
 )

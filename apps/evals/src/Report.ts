@@ -22,6 +22,10 @@ export const formatTokens = (n: number): string =>
 export const formatCost = (usd: number | null): string =>
   usd === null ? "?" : usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`
 
+/** Every input token a variant sent: uncached, read from the cache and written to it. */
+const totalInput = (v: VariantSummary): number =>
+  v.usage.inputTokens + v.usage.cacheReadInputTokens + v.usage.cacheCreationInputTokens
+
 export const formatMs = (ms: number): string => ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`
 
 /** One line on where the answers came from. */
@@ -98,10 +102,8 @@ export const renderTerminal = (run: RunResults, options: { readonly maxDisagreem
     if (columns.falseSaves) row.push(String(v.metrics["falseSaves"] ?? 0))
     if (columns.model) {
       row.push(
-        `${formatTokens(v.usage.inputTokens + v.usage.cacheReadInputTokens + v.usage.cacheCreationInputTokens)}/${
-          formatTokens(v.usage.outputTokens)
-        }`,
-        formatCost(v.costUsd),
+        v.calls === 0 ? "—" : `${formatTokens(totalInput(v))}/${formatTokens(v.usage.outputTokens)}`,
+        v.calls === 0 ? "—" : formatCost(v.costUsd),
         `${formatMs(v.latencyMs.mean)} avg`
       )
     }
@@ -298,9 +300,9 @@ export const renderHtml = (run: RunResults): string => {
       columns.capture ? `<td>${v.captureRate === undefined ? "—" : formatRate(v.captureRate)}</td>` : ""
     }${columns.falseSaves ? `<td>${v.metrics["falseSaves"] ?? 0}</td>` : ""}${
       columns.model ?
-        `<td>${formatTokens(v.usage.inputTokens + v.usage.cacheReadInputTokens + v.usage.cacheCreationInputTokens)} / ${
-          formatTokens(v.usage.outputTokens)
-        }</td><td>${formatCost(v.costUsd)}</td><td>${formatMs(v.latencyMs.mean)}</td>` :
+        `<td>${
+          v.calls === 0 ? "—" : `${formatTokens(totalInput(v))} / ${formatTokens(v.usage.outputTokens)}`
+        }</td><td>${v.calls === 0 ? "—" : formatCost(v.costUsd)}</td><td>${formatMs(v.latencyMs.mean)}</td>` :
         ""
     }<td>${v.errored}</td></tr>`
   ).join("\n")

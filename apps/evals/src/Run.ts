@@ -32,7 +32,7 @@ import type { Price } from "./Pricing.js"
 import { renderChart, renderHtml } from "./Report.js"
 import type { Provenance, RunResults } from "./Results.js"
 import { readRun, RESULTS_FILE } from "./RunFiles.js"
-import { runTrials, selectVariants, type TrialProgress } from "./Runner.js"
+import { runTrials, selectVariants, trialKeyOf, type TrialProgress } from "./Runner.js"
 import { SCRIPTED_MODEL, SCRIPTED_NOTE, scriptedResponder } from "./Scripted.js"
 import { type LoadedSuite, loadSuite } from "./Suite.js"
 
@@ -172,6 +172,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   const keyConfigured = yield* ModelModule.isConfigured
 
   // Where the answers come from.
+  let recorded: Readonly<Record<string, boolean>> | undefined
   let mode: RunResults["provenance"]["mode"] = "offline"
   let modelLayer: Layer.Layer<Model, never> | Layer.Layer<Model | Cassette, never> | undefined
   let provenance: (models: ReadonlyArray<string>) => Effect.Effect<Provenance> = (models) =>
@@ -182,6 +183,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
       return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath })
     }
     const file = yield* readCassette(cassettePath)
+    recorded = file.meta.outcomes
     mode = "replay"
     modelLayer = layerReplay(file, cassettePath)
     provenance = (models) =>
@@ -249,7 +251,8 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
         suite: suite.name,
         variants,
         trials,
-        note: run.provenance.note
+        note: run.provenance.note,
+        outcomes: Object.fromEntries(run.results.map((r) => [trialKeyOf(suite.name, r), r.passed]))
       }
       yield* writeCassette(cassettePath, meta, entries)
     }
@@ -265,11 +268,10 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   const directory = path.join(runsDir, `${runStamp(Date.parse(run.startedAt))}-${suite.name}`)
   yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(ioError("mkdir", directory)))
   yield* writeRunFiles(directory, run)
-  const failures = gateFailures(run, {
-    minPassRate: options.minPassRate,
-    baseline,
-    baselinePath: options.baseline
-  })
+  const failures = [
+    ...(recorded === undefined ? [] : replayDrift(run, recorded, cassettePath)),
+    ...gateFailures(run, { minPassRate: options.minPassRate, baseline, baselinePath: options.baseline })
+  ]
   const result: RunCommandResult = {
     run,
     directory,
@@ -277,6 +279,30 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   }
   return { ...result, gate: failures.length === 0 ? undefined : new GateFailedError({ reasons: failures }) }
 })
+
+/**
+ * Pure: the trials whose pass/fail differs from the recording. The answers are the same, so a difference means
+ * the harness or a scorer changed what it measures: re-record, or find the regression.
+ */
+export const replayDrift = (
+  run: RunResults,
+  recorded: Readonly<Record<string, boolean>>,
+  cassette: string
+): ReadonlyArray<string> => {
+  const drifted = run.results.flatMap((r) => {
+    const key = trialKeyOf(run.suite, r)
+    return key in recorded && recorded[key] !== r.passed ?
+      [`${key}: ${recorded[key] ? "passed" : "failed"} when recorded, ${r.passed ? "passes" : "fails"} now`] :
+      []
+  })
+  return drifted.length === 0 ? [] : [
+    `replay of ${cassette} disagrees with its recording on ${drifted.length} trial(s): ${
+      drifted.slice(0, 5).join("; ")
+    }${
+      drifted.length > 5 ? "; …" : ""
+    }. The answers are the recorded ones, so a scorer or the harness changed what it measures.`
+  ]
+}
 
 const writeIn = (directory: string, name: string, text: string) =>
   Effect.gen(function*() {
