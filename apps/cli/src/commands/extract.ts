@@ -12,7 +12,6 @@ import { TeamGuard } from "@memdir/core/TeamGuard"
 import { TeamMemory } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
 import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
@@ -144,7 +143,7 @@ export const extractCommand = Command.make(
       if (last.remaining > 0) {
         yield* Console.log(`${last.remaining} more messages remain: run \`memdir extract\` again to read them`)
       }
-    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true }))))
+    })
   )
 ).pipe(
   Command.withDescription(
