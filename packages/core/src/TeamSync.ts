@@ -513,8 +513,9 @@ export const make: Effect.Effect<
   const commitLocalChanges = (repo: Repo) =>
     Effect.gen(function*() {
       // The files on disk first: links, FIFOs, oversized files and secrets never reach the index.
+      // Dot-files are never committed (info/exclude), so only they may stay; "." is team/ itself and counts.
       const onDisk = (yield* guard.audit(repo.teamDir)).filter((v) =>
-        !v.path.split("/").some((segment) => segment.startsWith("."))
+        v.path === "." || !v.path.split("/").some((segment) => segment.startsWith("."))
       )
       if (onDisk.length > 0) return yield* refuseOutgoing(repo, "working tree", onDisk)
       const headOut = yield* gitRaw(repo, "stage", ["rev-parse", "HEAD", "HEAD^{tree}"])
@@ -532,7 +533,7 @@ export const make: Effect.Effect<
         repo,
         tree,
         head === undefined ? [] : [head],
-        `memdir team sync: local changes from ${hostname()}`
+        "memdir team sync: local changes"
       )
       yield* git(repo, "commit", ["update-ref", "HEAD", commit, ...(head === undefined ? [] : [head])])
       return { head: commit, committed: commit }
