@@ -276,7 +276,9 @@ export const writeTeamFile = (
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content
 
     hooks.beforeTempOpen?.(temp)
-    const writeTemp = Effect.acquireUseRelease(
+    // The temp file stays open until after the rename: while we hold it, its inode cannot be freed and handed
+    // to a file planted under the same name, so comparing inode numbers below is sound.
+    yield* Effect.acquireUseRelease(
       sys(() =>
         fsp.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE)
       ).pipe(Effect.mapError(ioError("create", temp))),
@@ -284,33 +286,36 @@ export const writeTeamFile = (
         Effect.gen(function*() {
           if (bytes.length > 0) yield* sys(() => handle.writeFile(bytes)).pipe(Effect.mapError(ioError("write", temp)))
           yield* sys(() => handle.sync()).pipe(Effect.mapError(ioError("sync", temp)))
-          return yield* sys(() => handle.stat()).pipe(Effect.mapError(ioError("stat", temp)))
+          const ours = yield* sys(() => handle.stat()).pipe(Effect.mapError(ioError("stat", temp)))
+          const isOurs = (now: { readonly ino: number; readonly dev: number; isFile(): boolean }) =>
+            now.isFile() && now.ino === ours.ino && now.dev === ours.dev
+
+          const verifyAndRename = Effect.gen(function*() {
+            hooks.beforeRename?.(resolved.path, temp)
+            const parentNow = yield* realPathOfDeepestExisting(key, NodePath.dirname(resolved.path))
+            if (parentNow !== realParent) {
+              return yield* refuse(
+                key,
+                "symlink-escape",
+                `${NodePath.dirname(resolved.path)} now resolves to ${parentNow}`
+              )
+            }
+            const tempNow = yield* sys(() => fsp.lstat(temp)).pipe(
+              Effect.mapError(() => new PathTraversalError({ key, reason: "unverifiable", detail: `${temp} vanished` }))
+            )
+            if (!isOurs(tempNow)) return yield* refuse(key, "unverifiable", `${temp} was replaced`)
+            yield* sys(() => fsp.rename(temp, finalTarget)).pipe(Effect.mapError(ioError("rename", finalTarget)))
+          })
+
+          // Remove the temp file only if the name still holds the inode we wrote (never someone else's file).
+          const removeOurTemp = sys(() => fsp.lstat(temp)).pipe(
+            Effect.flatMap((now) => isOurs(now) ? sys(() => fsp.unlink(temp)) : Effect.void),
+            Effect.ignore
+          )
+          yield* verifyAndRename.pipe(Effect.onError(() => removeOurTemp))
         }),
       (handle) => Effect.promise(() => handle.close().catch(() => undefined))
     )
-    const ours = yield* writeTemp
-
-    const verifyAndRename = Effect.gen(function*() {
-      hooks.beforeRename?.(resolved.path, temp)
-      const parentNow = yield* realPathOfDeepestExisting(key, NodePath.dirname(resolved.path))
-      if (parentNow !== realParent) {
-        return yield* refuse(key, "symlink-escape", `${NodePath.dirname(resolved.path)} now resolves to ${parentNow}`)
-      }
-      const tempNow = yield* sys(() => fsp.lstat(temp)).pipe(
-        Effect.mapError(() => new PathTraversalError({ key, reason: "unverifiable", detail: `${temp} vanished` }))
-      )
-      if (tempNow.ino !== ours.ino || tempNow.dev !== ours.dev) {
-        return yield* refuse(key, "unverifiable", `${temp} was replaced`)
-      }
-      yield* sys(() => fsp.rename(temp, finalTarget)).pipe(Effect.mapError(ioError("rename", finalTarget)))
-    })
-
-    // Remove the temp file only if the name still holds the inode we wrote (never someone else's file).
-    const removeOurTemp = sys(() => fsp.lstat(temp)).pipe(
-      Effect.flatMap((now) => now.ino === ours.ino && now.dev === ours.dev ? sys(() => fsp.unlink(temp)) : Effect.void),
-      Effect.ignore
-    )
-    yield* verifyAndRename.pipe(Effect.onError(() => removeOurTemp))
     yield* syncDirectory(realParent)
     return resolved.path
   })
