@@ -39,7 +39,8 @@ export const pinnedClock = (nowMs: number): Clock.Clock => {
   }
 }
 
-const snapshotTexts = (memoryDir: string) =>
+/** Text of every memory file (as the dream snapshots them), by relative path. */
+export const snapshotTexts = (memoryDir: string) =>
   Effect.map(
     snapshotMemoryDir(memoryDir),
     (snapshot) => new Map([...snapshot].flatMap(([p, f]) => f.content === undefined ? [] : [[p, f.content] as const]))

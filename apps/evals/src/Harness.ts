@@ -3,6 +3,7 @@
  */
 import { dreamPromptVariants } from "@memdir/core/Dream"
 import * as DreamLockModule from "@memdir/core/DreamLock"
+import { DEFAULT_EXTRACTION_PROMPT, extractionPrompts } from "@memdir/core/Extract"
 import * as MemoryIndexModule from "@memdir/core/MemoryIndex"
 import type { Model } from "@memdir/core/Model"
 import * as ScannerModule from "@memdir/core/Scanner"
@@ -10,6 +11,7 @@ import * as Effect from "effect/Effect"
 import { prepareAgentSuite } from "./AgentHarness.js"
 import { prepareDreamSuite } from "./DreamHarness.js"
 import { InvalidRunOptionError } from "./Errors.js"
+import { prepareExtractionSuite } from "./ExtractHarness.js"
 import type { TrialRunner } from "./Runner.js"
 import { prepareSelectorSuite, selectorNeedsModel, selectorPrompts } from "./SelectorHarness.js"
 import type { LoadedSuite } from "./Suite.js"
@@ -19,7 +21,8 @@ import { memoryPromptSections, type SectionCatalog } from "./Variants.js"
 export const harnessCatalog: SectionCatalog = {
   ...memoryPromptSections,
   selector: selectorPrompts,
-  dream: { kind: "dream", default: "default", variants: dreamPromptVariants, builtinOnly: true }
+  dream: { kind: "dream", default: "default", variants: dreamPromptVariants, builtinOnly: true },
+  extraction: { kind: "extraction", default: DEFAULT_EXTRACTION_PROMPT, variants: extractionPrompts, builtinOnly: true }
 }
 
 /** Whether running these variants of the suite calls a model. */
@@ -55,6 +58,15 @@ export const prepareHarness = (suite: LoadedSuite) =>
         Effect.provideService(ScannerModule.Scanner, scanner),
         Effect.provideService(MemoryIndexModule.MemoryIndex, index),
         Effect.provideService(DreamLockModule.DreamLock, lock)
+      )
+      return runTrial
+    }
+    if (suite.kind === "extraction") {
+      const scanner = yield* ScannerModule.make
+      const index = yield* MemoryIndexModule.make
+      const runTrial: TrialRunner<never> = yield* prepareExtractionSuite(suite).pipe(
+        Effect.provideService(ScannerModule.Scanner, scanner),
+        Effect.provideService(MemoryIndexModule.MemoryIndex, index)
       )
       return runTrial
     }

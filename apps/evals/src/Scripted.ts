@@ -16,7 +16,8 @@
  *   list, a day's log or a fix recipe; otherwise saves the message as it is;
  * - dream: merges memory files whose descriptions share most words, and rewrites "yesterday"/"today"/"last
  *   week" as dates, with the memory tools;
- * - extraction: saves each "remember"/"always"/"never"/"prefer" sentence of the conversation as a feedback memory.
+ * - extraction: saves each of the user's sentences that states a rule, a preference, an introduction, a deadline or
+ *   an owner as a feedback memory.
  * Tool-use ids derive from a hash of the request, so re-recording gives identical cassettes.
  */
 import type { MemoryHeader } from "@memdir/core/Memory"
@@ -312,12 +313,17 @@ const dreamReply = (body: Body): Reply => {
   return say(body, "Consolidated: merged near-duplicates, removed contradicted memories, dated relative dates.")
 }
 
-const REMEMBERABLE = /[^.!?\n]*\b(remember|always|never|prefer|from now on)\b[^.!?\n]*[.!?]?/gi
+/** Sentences a literal reader takes for something to keep: rules, preferences, introductions, deadlines, owners. */
+const REMEMBERABLE =
+  /[^.!?\n]*(?:\b(?:remember|always|never|prefer|from now on|keep doing|exactly like that|reviews anything)\b|\bI'm [A-Z]\w+|before \d{4}-\d{2}-\d{2})[^.!?\n]*[.!?]?/gi
 
 const extractionReply = (body: Body): Reply => {
   const steps = body.messages.filter((m) => m.role === "assistant").length
   if (steps > 0) return say(body, "Saved what was worth keeping.")
-  const text = body.messages.map((m) => textOf(m.content)).join("\n")
+  // Only what the user said: the extractor's own instructions and the assistant's turns are not the user's facts.
+  const text = body.messages.map((m) => textOf(m.content)).join("\n").split(/\n(?=#|\[)/).filter((part) =>
+    /^\[#\d+ user\b/.test(part)
+  ).join("\n")
   const sentences = [...new Set([...text.matchAll(REMEMBERABLE)].map((m) => m[0].trim()))].slice(0, 4)
   if (sentences.length === 0) return say(body, "Nothing worth saving.")
   return reply(
