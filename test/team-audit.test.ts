@@ -78,6 +78,8 @@ describe("memdir team audit", () => {
     fs.writeFileSync(path.join(team, "ci.md"), `CI token: ${"gh" + "p_"}${"A1b2C3d4E5".repeat(4).slice(0, 36)}\n`)
     fs.writeFileSync(path.join(team, "..%2fx.md"), "x")
     fs.writeFileSync(path.join(team, "a\\b.md"), "x")
+    // a name that would clear the screen of whoever reads the human output
+    fs.writeFileSync(path.join(team, "\u001b[2Jx.md"), "x")
 
     const run = memdir(["team", "audit", "--json"])
     assert.strictEqual(run.status, AUDIT_EXIT, run.stderr)
@@ -86,6 +88,7 @@ describe("memdir team audit", () => {
     }
     for (const v of violations) assert.deepStrictEqual(Object.keys(v).sort(), ["detail", "path", "reason"])
     assert.deepStrictEqual(violations.map((v) => `${v.path} ${v.reason}`), [
+      "\u001b[2Jx.md unicode-traversal",
       "..%2fx.md encoded-traversal",
       "a\\b.md backslash",
       "ci.md secret",
@@ -104,6 +107,8 @@ describe("memdir team audit", () => {
     const human = memdir(["team", "audit"])
     assert.strictEqual(human.status, AUDIT_EXIT)
     assert.match(human.stdout, /^symlink-escape evil: -> /m)
-    assert.match(human.stdout, /^8 violation\(s\) in /m)
+    assert.match(human.stdout, /^9 violation\(s\) in /m)
+    assert.notInclude(human.stdout, "\u001b", "a raw escape sequence reached the terminal")
+    assert.include(human.stdout, JSON.stringify("\u001b[2Jx.md"))
   })
 })

@@ -10,6 +10,9 @@ import { common, jsonOption, locate, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
 import { teamLsCommand, teamSyncCommand, teamWriteCommand } from "./teamMemory.js"
 
+/** Names come from other people: a newline or an escape sequence in one must not forge or garble our output. */
+const printable = (text: string): string => /[\p{Cc}\p{Cf}]/u.test(text) ? JSON.stringify(text) : text
+
 export const auditCommand = Command.make(
   "audit",
   { ...common, json: jsonOption },
@@ -24,7 +27,7 @@ export const auditCommand = Command.make(
         yield* printJson({ teamDir, violations })
       } else {
         if (violations.length === 0) yield* Console.log(`ok: ${teamDir} has no violations`)
-        for (const v of violations) yield* Console.log(`${v.reason} ${v.path}: ${v.detail}`)
+        for (const v of violations) yield* Console.log(`${v.reason} ${printable(v.path)}: ${printable(v.detail)}`)
         if (violations.length > 0) {
           yield* Console.log(`${violations.length} violation(s) in ${teamDir}: remove or fix them before syncing`)
         }

@@ -50,13 +50,20 @@ const isAbsoluteKey = (key: string): boolean =>
   key.startsWith("/") || key.startsWith("~") || key.startsWith("\\\\") || /^[A-Za-z]:/.test(key)
 
 /**
- * Unicode tricks: a slash look-alike anywhere, or an NFKC form that gains a `/`, a `\`, a `..` or a dot segment
- * the key did not have (fullwidth `．．／`, one-dot leaders `․․`, `‥`, small full stops…).
+ * Unicode tricks: a slash look-alike, an invisible format character or a control character anywhere, or an NFKC form that gains a `/`,
+ * a `\`, a `..` or a dot segment the key did not have (fullwidth `．．／`, one-dot leaders `․․`, `‥`, small full stops…).
  */
 const unicodeProblem = (key: string): string | undefined => {
   for (const [char, name] of SLASH_LOOKALIKES) {
     if (key.includes(char)) return `${codePointName(char)} ${name} looks like a path separator`
   }
+  // invisible format characters (zero-width space, bidi overrides, BOM…): `..\u200B/` shows as `../`, and tools that
+  // strip them make it one
+  const invisible = /\p{Cf}/u.exec(key)
+  if (invisible !== null) return `invisible ${codePointName(invisible[0])} disguises the name`
+  // control characters (newline, ESC…) forge index lines and terminal output; no memory name needs one
+  const control = /\p{Cc}/u.exec(key)
+  if (control !== null) return `control character ${codePointName(control[0])}`
   const folded = key.normalize("NFKC")
   if (folded === key) return undefined
   const gains = count(folded, "/") > count(key, "/") ||
@@ -66,6 +73,13 @@ const unicodeProblem = (key: string): string | undefined => {
   return gains ? `NFKC turns it into ${JSON.stringify(folded)}` : undefined
 }
 
+/**
+ * A segment of only dots and spaces other than `.` and `..` (`...`, `.. `, `. .`): Windows strips trailing dots and
+ * spaces, so such a name can mean the current or the parent directory there. No memory needs one.
+ */
+const hasDotsOnlySegment = (key: string): boolean =>
+  key.split("/").some((segment) => /^[. ]+$/.test(segment) && segment !== "." && segment !== "..")
+
 /** The layer-1 checks that need no decoding, in order; the first that refuses names the reason. */
 const plainProblem = (key: string): { readonly reason: KeyRefusal; readonly detail: string } | undefined => {
   if (key.includes("\0")) return { reason: "null-byte", detail: "contains a NUL character" }
@@ -73,6 +87,9 @@ const plainProblem = (key: string): { readonly reason: KeyRefusal; readonly deta
   if (key.includes("\\")) return { reason: "backslash", detail: "contains a backslash" }
   const unicode = unicodeProblem(key)
   if (unicode !== undefined) return { reason: "unicode-traversal", detail: unicode }
+  if (hasDotsOnlySegment(key)) {
+    return { reason: "escapes-root", detail: "a segment of only dots and spaces is a parent directory on Windows" }
+  }
   return undefined
 }
 
@@ -81,10 +98,29 @@ const hexValue = (text: string, at: number, digits: number): number | undefined 
   return chunk.length === digits && /^[0-9A-Fa-f]+$/.test(chunk) ? Number.parseInt(chunk, 16) : undefined
 }
 
+/** Byte count of a UTF-8 sequence by its lead byte, including the 5- and 6-byte forms of the original UTF-8. */
+const sequenceLength = (lead: number): number =>
+  lead < 0x80
+    ? 1
+    : lead < 0xC0
+    ? 0
+    : lead < 0xE0
+    ? 2
+    : lead < 0xF0
+    ? 3
+    : lead < 0xF8
+    ? 4
+    : lead < 0xFC
+    ? 5
+    : lead < 0xFE
+    ? 6
+    : 0
+
 /**
- * UTF-8 as a careless decoder reads it: overlong forms are accepted (`C0 AE` and `E0 80 AE` are `.`, `C0 AF` is
- * `/`), because that is exactly what the attack counts on somewhere down the line. Bytes that form no character
- * stay as their `%XX` text, so decoding reaches a fixed point.
+ * UTF-8 as a careless decoder reads it: overlong forms are accepted (`C0 AE`, `E0 80 AE`, `F0 80 80 AE`, even the
+ * 5- and 6-byte `F8…`/`FC…` forms are `.`; `C0 AF` is `/`), and after the always-overlong leads `C0`/`C1` any byte
+ * counts as a continuation (old IIS read `C1 1C` as `\`), because that is exactly what the attack counts on
+ * somewhere down the line. Bytes that form no character stay as their `%XX` text, so decoding reaches a fixed point.
  */
 const decodeBytesLeniently = (bytes: ReadonlyArray<number>): string => {
   let out = ""
@@ -92,23 +128,20 @@ const decodeBytesLeniently = (bytes: ReadonlyArray<number>): string => {
   const literal = (b: number) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`
   while (i < bytes.length) {
     const lead = bytes[i]!
-    const length = lead < 0x80
-      ? 1
-      : lead >= 0xC0 && lead < 0xE0
-      ? 2
-      : lead >= 0xE0 && lead < 0xF0
-      ? 3
-      : lead >= 0xF0 && lead < 0xF8
-      ? 4
-      : 0
+    const length = sequenceLength(lead)
     const continuation = bytes.slice(i + 1, i + length)
-    if (length === 0 || continuation.length !== length - 1 || continuation.some((b) => (b & 0xC0) !== 0x80)) {
+    const sloppyLead = lead === 0xC0 || lead === 0xC1
+    if (
+      length === 0 || continuation.length !== length - 1 ||
+      (!sloppyLead && continuation.some((b) => (b & 0xC0) !== 0x80))
+    ) {
       out += literal(lead)
       i += 1
       continue
     }
     const initial = length === 1 ? lead : lead & (0xFF >> (length + 1))
-    const codePoint = continuation.reduce((acc, b) => (acc << 6) | (b & 0x3F), initial)
+    // multiplication, not <<: a 6-byte sequence carries 31 bits
+    const codePoint = continuation.reduce((acc, b) => acc * 64 + (b & 0x3F), initial)
     if (codePoint > 0x10FFFF || (codePoint >= 0xD800 && codePoint <= 0xDFFF)) {
       out += literal(lead)
       i += 1
