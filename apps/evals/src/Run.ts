@@ -166,7 +166,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   }
   const baseline = options.baseline === undefined ? undefined : yield* readRun(options.baseline)
   let variants = yield* selectVariants(suite, options.variants)
-  const trials = options.trials ?? suite.trials
+  let trials = options.trials ?? suite.trials
   const cassettePath = path.resolve(options.cassette ?? path.join(suite.directory, "cassette.json"))
   const needsModel = suiteNeedsModel(suite, variants)
   const keyConfigured = yield* ModelModule.isConfigured
@@ -184,6 +184,12 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
     }
     const file = yield* readCassette(cassettePath)
     recorded = file.meta.outcomes
+    // Replay what was recorded unless told otherwise: its variants (those the suite still has) and its trials.
+    if (options.variants === undefined || options.variants.length === 0) {
+      const kept = suite.variants.map((v) => v.name).filter((name) => file.meta.variants.includes(name))
+      if (kept.length > 0) variants = kept
+    }
+    if (options.trials === undefined) trials = file.meta.trials
     mode = "replay"
     modelLayer = layerReplay(file, cassettePath)
     provenance = (models) =>
