@@ -270,7 +270,9 @@ const renderTrial = (r: TrialResult): string => {
   return `<details class="trial ${status}"><summary>${h(r.variant)} · ${h(r.scenario)} #${r.trial} — <b>${status}</b>${
     r.usage === undefined
       ? ""
-      : ` · ${formatTokens(r.usage.inputTokens)} in / ${formatTokens(r.usage.outputTokens)} out`
+      : ` · ${
+        formatTokens(r.usage.inputTokens + r.usage.cacheReadInputTokens + r.usage.cacheCreationInputTokens)
+      } in / ${formatTokens(r.usage.outputTokens)} out`
   } · ${formatMs(r.latencyMs)}</summary>${
     r.error === undefined ? "" : `<p class="fail">${h(r.error)}</p>`
   }<ul>${scores}</ul>${renderTranscript(r.output)}</details>`
@@ -286,7 +288,7 @@ export const renderHtml = (run: RunResults): string => {
     `Answers from a real model: ${h(p.models.join(", "))} at ${h(p.endpoint ?? "?")}.` :
     p.mode === "offline" ?
     "No model involved: the offline selector, deterministic." :
-    `These numbers did NOT come from a real model. ${h(p.note)}`
+    `These numbers did NOT come from a real model: ${h(p.note)}.`
   const variantRows = summary.variants.map((v) =>
     `<tr><td>${h(v.name)}${v.name === run.baseline ? " <i>(baseline)</i>" : ""}${
       v.description === undefined ? "" : `<div class="desc">${h(v.description)}</div>`

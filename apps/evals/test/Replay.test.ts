@@ -228,6 +228,8 @@ scenarios:
       - type: answer-matches
         pattern: DB_POOL_MAX
         required: false
+      - type: rubric
+        rubric: The answer names the current way to set the pool size, not the one the memory remembers.
 `
 
 layer(NodeContext.layer)("a suite recorded with the scripted responder, replayed", (it) => {
@@ -262,6 +264,12 @@ layer(NodeContext.layer)("a suite recorded with the scripted responder, replayed
       assert.isTrue(before.every((r) => r.passed), JSON.stringify(before.map((r) => r.scores)))
       assert.isTrue(recorded.run.results.filter((r) => r.variant === "trusting").every((r) => !r.passed))
       assert.isAbove(before[0]!.calls!, 1)
+      // the rubric went to the grader role, is marked model-graded, and does not decide the trial
+      const rubric = before[0]!.scores.find((score) => score.type === "rubric")!
+      assert.isTrue(rubric.modelGraded)
+      assert.isFalse(rubric.required)
+      assert.isFalse(rubric.passed)
+      assert.include(rubric.detail, "does not grade")
 
       const replay = () => runCommand({ evalsDir: root, runsDir, suite: "demo", replay: true }).pipe(noKey)
       const first = yield* replay()
