@@ -8,6 +8,8 @@ import { isPlatformError } from "@effect/platform/Error"
 import { SettingsError } from "@memdir/core/Errors"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import { memdir } from "./Cli.js"
 import { DEFECT_EXIT_CODE, isMemdirError, renderError, toIoError, USAGE_EXIT_CODE } from "./Output.js"
@@ -40,12 +42,20 @@ const handleFailure = (error: unknown): Effect.Effect<void> => {
   return Effect.die(error)
 }
 
+const stderrLogger = Logger.prettyLogger({ stderr: true })
+const logToStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
+    HashSet.map(
+      loggers,
+      (logger) => logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? stderrLogger : logger
+    ))
+
 const program = Effect.suspend(() => run(process.argv)).pipe(
   Effect.catchAll(handleFailure),
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
   Effect.provide(NodeContext.layer),
-  // logs (warnings, degraded selectors, …) go to stderr: stdout is reserved for output, JSON included
-  Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.defaultLogger)))
+  // logs (a lock taken over, a degraded selector, …) go to stderr: stdout carries the output, JSON included
+  logToStderr
 )
 
 NodeRuntime.runMain(program)

@@ -8,22 +8,10 @@ import * as Dream from "@memdir/core/Dream"
 import { Settings } from "@memdir/core/Settings"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as HashSet from "effect/HashSet"
-import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
 import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
-
-/** Warnings (a lock taken over, …) go to stderr: stdout carries the report or the JSON. */
-const stderrLogger = Logger.prettyLogger({ stderr: true })
-const logToStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
-    HashSet.map(
-      loggers,
-      (logger) => logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? stderrLogger : logger
-    ))
 
 const indent = (text: string, prefix: string): Array<string> =>
   text.replace(/\n$/, "").split("\n").map((line) => `${prefix}${line}`)
@@ -164,7 +152,7 @@ export const dreamCommand = Command.make(
         case "Completed":
           return yield* printReport(outcome.report)
       }
-    }).pipe(logToStderr)
+    })
   )
 ).pipe(
   Command.withDescription(
