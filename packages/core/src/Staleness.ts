@@ -44,6 +44,8 @@ export const describeAge = (nowMs: number, mtimeMs: number): Age => {
 
 export class Staleness extends Context.Tag("@memdir/core/Staleness")<Staleness, {
   readonly age: (mtimeMs: number) => Effect.Effect<Age>
+  /** Many ages against one "now": one call (and one span) for a whole listing of thousands of memories. */
+  readonly ages: (mtimesMs: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<Age>>
 }>() {}
 
 /** Reads "now" from `Clock` on every call, so a long session keeps ageing its memories correctly. */
@@ -51,6 +53,10 @@ export const make: Effect.Effect<Context.Tag.Service<Staleness>> = Effect.sync((
   age: Effect.fn("Staleness.age")(function*(mtimeMs: number) {
     const nowMs = yield* Clock.currentTimeMillis
     return describeAge(nowMs, mtimeMs)
+  }),
+  ages: Effect.fn("Staleness.ages")(function*(mtimesMs: ReadonlyArray<number>) {
+    const nowMs = yield* Clock.currentTimeMillis
+    return mtimesMs.map((mtimeMs) => describeAge(nowMs, mtimeMs))
   })
 }))
 
@@ -59,5 +65,6 @@ export const layer: Layer.Layer<Staleness> = Layer.effect(Staleness, make)
 /** A fixed "now", independent of the clock. */
 export const layerTest = (nowMs: number): Layer.Layer<Staleness> =>
   Layer.succeed(Staleness, {
-    age: (mtimeMs: number) => Effect.succeed(describeAge(nowMs, mtimeMs))
+    age: (mtimeMs: number) => Effect.succeed(describeAge(nowMs, mtimeMs)),
+    ages: (mtimesMs: ReadonlyArray<number>) => Effect.succeed(mtimesMs.map((mtimeMs) => describeAge(nowMs, mtimeMs)))
   })

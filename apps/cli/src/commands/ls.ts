@@ -19,8 +19,10 @@ export const lsCommand = Command.make(
       const staleness = yield* Staleness
       // team/ is listed only while team memory is on (SPEC §8).
       const scan = yield* scanner.scan(location.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
-      const memories = yield* Effect.forEach(scan.memories, (m) =>
-        Effect.map(staleness.age(m.mtime), (age) => ({
+      const ages = yield* staleness.ages(scan.memories.map((m) => m.mtime))
+      const memories = scan.memories.map((m, i) => {
+        const age = ages[i]!
+        return ({
           path: m.path,
           scope: scopeOf(m.path),
           name: m.name,
@@ -30,7 +32,8 @@ export const lsCommand = Command.make(
           ageDays: age.ageDays,
           age: age.age,
           ...(m.warning === undefined ? {} : { warning: m.warning })
-        })))
+        })
+      })
       const problems = scan.problems.map((p) => ({
         path: p.path,
         code: p.code,
@@ -41,8 +44,11 @@ export const lsCommand = Command.make(
       if (memories.length === 0 && problems.length === 0) {
         return yield* Console.log(`no memories in ${location.memoryDir}`)
       }
-      for (const m of memories) {
-        yield* Console.log(`${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`)
+      // one write for the whole listing: thousands of memories are common
+      if (memories.length > 0) {
+        yield* Console.log(
+          memories.map((m) => `${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`).join("\n")
+        )
       }
       for (const p of problems) yield* Console.error(`problem: ${p.path}: ${p.message}`)
     })

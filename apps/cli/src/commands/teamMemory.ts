@@ -89,8 +89,10 @@ export const teamLsCommand = Command.make(
       yield* requireTeam(team)
       const staleness = yield* Staleness
       const listing = yield* listTeamMemories(team.memory.memoryDir)
-      const memories = yield* Effect.forEach(listing.memories, (m) =>
-        Effect.map(staleness.age(m.mtime), (age) => ({
+      const ages = yield* staleness.ages(listing.memories.map((m) => m.mtime))
+      const memories = listing.memories.map((m, i) => {
+        const age = ages[i]!
+        return ({
           path: m.path,
           scope: "team" as const,
           name: m.name,
@@ -100,7 +102,8 @@ export const teamLsCommand = Command.make(
           ageDays: age.ageDays,
           age: age.age,
           ...(m.warning === undefined ? {} : { warning: m.warning })
-        })))
+        })
+      })
       if (json) {
         return yield* printJson({
           teamDir: listing.teamDir,
