@@ -9,6 +9,8 @@ say() { printf '\n\033[1m$ memdir %s\033[0m\n' "$*"; }
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/memdir-demo.XXXXXX")"
 export MEMDIR_HOME="$scratch/home"
 unset MEMDIR_MEMORY_DIR MEMDIR_DISABLE_AUTO_MEMORY
+# the demo shows the offline default: no model is called even when you have a key set
+unset ANTHROPIC_API_KEY ANTHROPIC_BASE_URL
 project="$scratch/myapp"
 mkdir -p "$project/src"
 git -C "$project" init -q
