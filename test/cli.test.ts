@@ -7,10 +7,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
+import { buildCli, cliPath as cli, parseJson, repoRoot, scrubbedEnv } from "./support/cli.js"
 
 let scratch: string
 let home: string
@@ -23,11 +20,8 @@ interface Run {
 }
 
 const memdir = (args: ReadonlyArray<string>, options: { input?: string; env?: Record<string, string> } = {}): Run => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    // ANTHROPIC_* too: with a key, recall defaults to the model selector and would call the real API
-    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
-  }
+  // no ANTHROPIC_* either: with a key, recall defaults to the model selector and would call the real API
+  const env = scrubbedEnv()
   const result = spawnSync(process.execPath, [cli, ...args], {
     cwd: project,
     env: { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), ...options.env },
@@ -37,13 +31,7 @@ const memdir = (args: ReadonlyArray<string>, options: { input?: string; env?: Re
   return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }
 }
 
-const json = (run: Run): any => {
-  try {
-    return JSON.parse(run.stdout)
-  } catch {
-    throw new Error(`not JSON (exit ${run.status}):\n${run.stdout}\n${run.stderr}`)
-  }
-}
+const json = parseJson
 
 const git = (cwd: string, ...args: Array<string>) => execFileSync("git", args, { cwd, encoding: "utf8" })
 
@@ -53,7 +41,7 @@ const setMtimeDaysAgo = (file: string, days: number) => {
 }
 
 beforeAll(() => {
-  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-cli-")))
   home = path.join(scratch, "home")
   project = path.join(scratch, "my app")

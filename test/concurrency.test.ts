@@ -13,10 +13,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { SHARED_NAME, workerMemory } from "./fixtures/memdir-worker.js"
+import { repoRoot } from "./support/cli.js"
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const workerSource = path.join(repoRoot, "test/fixtures/memdir-worker.ts")
 
 const WORKERS = 8

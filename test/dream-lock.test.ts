@@ -12,10 +12,8 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { buildCli, cliPath as cli, parseJson, scrubbedEnv } from "./support/cli.js"
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
 const HOUR = 3_600_000
 
 let scratch: string
@@ -31,13 +29,12 @@ interface Run {
   readonly stderr: string
 }
 
-const childEnv = (extra: Record<string, string>): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
-  }
-  return { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), ...extra }
-}
+const childEnv = (extra: Record<string, string>): Record<string, string> => ({
+  ...scrubbedEnv(),
+  HOME: home,
+  MEMDIR_HOME: path.join(home, ".memdir"),
+  ...extra
+})
 
 /** Start `memdir …` (asynchronously: the in-process server must keep answering). */
 const start = (args: ReadonlyArray<string>, env: Record<string, string>) => {
@@ -59,13 +56,7 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string>) => {
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   Effect.promise(() => start(args, env).finished)
 
-const json = (result: Run): any => {
-  try {
-    return JSON.parse(result.stdout)
-  } catch {
-    throw new Error(`not JSON (exit ${result.status}):\n${result.stdout}\n${result.stderr}`)
-  }
-}
+const json = parseJson
 
 const modelEnv = (url: string) => ({
   ANTHROPIC_API_KEY: "sk-test-dream-lock",
@@ -97,7 +88,7 @@ const exited = (child: ChildProcess) =>
   )
 
 beforeAll(() => {
-  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-dream-lock-")))
   home = path.join(scratch, "home")
   project = path.join(scratch, "app")

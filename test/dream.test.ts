@@ -7,14 +7,12 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Effect from "effect/Effect"
-import { execFile, execFileSync } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { buildCli, type CliRun, parseJson, runCli, scrubbedEnv } from "./support/cli.js"
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
 const HOUR = 3_600_000
 
 let scratch: string
@@ -23,41 +21,17 @@ let project: string
 let projectDir: string
 let memoryDir: string
 
-interface Run {
-  readonly status: number
-  readonly stdout: string
-  readonly stderr: string
-}
+const childEnv = (extra: Record<string, string>): Record<string, string> => ({
+  ...scrubbedEnv(),
+  HOME: home,
+  MEMDIR_HOME: path.join(home, ".memdir"),
+  ...extra
+})
 
-const childEnv = (extra: Record<string, string>): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
-  }
-  return { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), ...extra }
-}
+const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<CliRun> =>
+  runCli(args, { cwd: project, env: childEnv(env) })
 
-const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<Run> =>
-  Effect.async<Run>((resume) => {
-    const child = execFile(
-      process.execPath,
-      [cli, ...args],
-      { cwd: project, env: childEnv(env), encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-        resume(Effect.succeed({ status, stdout, stderr }))
-      }
-    )
-    child.stdin?.end()
-  })
-
-const json = (run: Run): any => {
-  try {
-    return JSON.parse(run.stdout)
-  } catch {
-    throw new Error(`not JSON (exit ${run.status}):\n${run.stdout}\n${run.stderr}`)
-  }
-}
+const json = parseJson
 
 const git = (cwd: string, ...args: Array<string>) =>
   execFileSync("git", ["-c", "user.email=t@memdir.invalid", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" })
@@ -90,7 +64,7 @@ const listing = (dir: string) =>
   fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((p) => !p.startsWith(".git")).sort()
 
 beforeAll(() => {
-  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-dream-cli-")))
   home = path.join(scratch, "home")
   project = path.join(scratch, "app")

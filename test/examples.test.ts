@@ -7,9 +7,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+import { repoRoot } from "./support/cli.js"
 
 describe("examples", () => {
   it("packages/core/examples/agent-loop.ts writes, prompts and recalls through prefetch", () => {

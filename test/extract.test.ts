@@ -7,14 +7,12 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Effect from "effect/Effect"
-import { execFile, execFileSync } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { buildCli, type CliRun, parseJson, repoRoot, runCli, scrubbedEnv } from "./support/cli.js"
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
 const fixtures = path.join(repoRoot, "packages/core/test/fixtures/transcripts")
 const SESSION_ID = "6b0d9a4e-2f7c-4c1e-8d35-91a2f0e7c3d1"
 
@@ -23,42 +21,18 @@ let home: string
 let project: string
 let memoryDir: string
 
-interface Run {
-  readonly status: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const childEnv = (extra: Record<string, string>): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
-  }
-  return { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), ...extra }
-}
+const childEnv = (extra: Record<string, string>): Record<string, string> => ({
+  ...scrubbedEnv(),
+  HOME: home,
+  MEMDIR_HOME: path.join(home, ".memdir"),
+  ...extra
+})
 
 /** Asynchronous, so that the Messages API server of this process can answer the child. */
-const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<Run> =>
-  Effect.async<Run>((resume) => {
-    const child = execFile(
-      process.execPath,
-      [cli, ...args],
-      { cwd: project, env: childEnv(env), encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-        resume(Effect.succeed({ status, stdout, stderr }))
-      }
-    )
-    child.stdin?.end()
-  })
+const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<CliRun> =>
+  runCli(args, { cwd: project, env: childEnv(env) })
 
-const json = (run: Run): any => {
-  try {
-    return JSON.parse(run.stdout)
-  } catch {
-    throw new Error(`not JSON (exit ${run.status}):\n${run.stdout}\n${run.stderr}`)
-  }
-}
+const json = parseJson
 
 const memoryText = (type: string, name: string, description: string, body: string) =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`
@@ -74,7 +48,7 @@ const transcript = (fixture: string, name = fixture) => {
 }
 
 beforeAll(() => {
-  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-extract-cli-")))
   home = path.join(scratch, "home")
   project = path.join(scratch, "shop")

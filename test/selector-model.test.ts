@@ -6,56 +6,29 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Effect from "effect/Effect"
-import { execFile, execFileSync } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
+import { buildCli, type CliRun, parseJson, runCli, scrubbedEnv } from "./support/cli.js"
 
 let scratch: string
 let home: string
 let project: string
 
-interface Run {
-  readonly status: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
 /** The environment of a run: none of the caller's memdir or Anthropic settings leak in. */
-const childEnv = (extra: Record<string, string>): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
-  }
-  return { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), ...extra }
-}
+const childEnv = (extra: Record<string, string>): Record<string, string> => ({
+  ...scrubbedEnv(),
+  HOME: home,
+  MEMDIR_HOME: path.join(home, ".memdir"),
+  ...extra
+})
 
 /** Asynchronous, so the in-process server keeps answering while the CLI runs. */
-const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<Run> =>
-  Effect.async<Run>((resume) => {
-    const child = execFile(
-      process.execPath,
-      [cli, ...args],
-      { cwd: project, env: childEnv(env), encoding: "utf8" },
-      (error, stdout, stderr) => {
-        const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-        resume(Effect.succeed({ status, stdout, stderr }))
-      }
-    )
-    child.stdin?.end()
-  })
+const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<CliRun> =>
+  runCli(args, { cwd: project, env: childEnv(env) })
 
-const json = (run: Run): any => {
-  try {
-    return JSON.parse(run.stdout)
-  } catch {
-    throw new Error(`not JSON (exit ${run.status}):\n${run.stdout}\n${run.stderr}`)
-  }
-}
+const json = parseJson
 
 /** A memory file where memdir looks for this project's memory (written directly: one CLI start less each). */
 const writeMemory = (file: string, type: string, name: string, description: string) => {
@@ -68,7 +41,7 @@ const writeMemory = (file: string, type: string, name: string, description: stri
 }
 
 beforeAll(() => {
-  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-selector-cli-")))
   home = path.join(scratch, "home")
   project = path.join(scratch, "app")

@@ -8,10 +8,8 @@ import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { buildCli, cliPath as cli, scrubbedEnv } from "./support/cli.js"
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
 const AUDIT_EXIT = 21
 
 let scratch: string
@@ -19,10 +17,7 @@ let home: string
 let project: string
 
 const memdir = (args: ReadonlyArray<string>) => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("MEMDIR_")) env[k] = v
-  }
+  const env = scrubbedEnv()
   const result = spawnSync(process.execPath, [cli, ...args], {
     cwd: project,
     env: { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir") },
@@ -35,7 +30,7 @@ const memdir = (args: ReadonlyArray<string>) => {
 const teamDir = () => path.join(memdir(["path"]).stdout.trim(), "team")
 
 beforeAll(() => {
-  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-team-audit-")))
   home = path.join(scratch, "home")
   project = path.join(scratch, "project")

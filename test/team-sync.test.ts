@@ -9,10 +9,7 @@ import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const cli = path.join(repoRoot, "apps/cli/dist/memdir.js")
+import { buildCli, cliPath as cli, parseJson, scrubbedEnv } from "./support/cli.js"
 
 let scratch: string
 let remote: string
@@ -21,10 +18,8 @@ let mallory: string
 const gitEnv = { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
 
 const baseEnv = (): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("GIT_")) env[k] = v
-  }
+  const env = scrubbedEnv()
+  for (const k of Object.keys(env)) if (k.startsWith("GIT_")) delete env[k]
   return { ...env, ...gitEnv }
 }
 
@@ -72,13 +67,7 @@ const memdir = (
     child.stdin.end(options.input ?? "")
   })
 
-const json = (run: Run): any => {
-  try {
-    return JSON.parse(run.stdout)
-  } catch {
-    throw new Error(`not JSON (exit ${run.status}):\n${run.stdout}\n${run.stderr}`)
-  }
-}
+const json = parseJson
 
 const git = (cwd: string, args: ReadonlyArray<string>, input?: string) =>
   execFileSync("git", args, {
@@ -123,7 +112,7 @@ let alice: Teammate
 let bob: Teammate
 
 beforeAll(() => {
-  execFileSync(process.execPath, ["build.mjs"], { cwd: path.join(repoRoot, "apps/cli") })
+  buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-team-sync-")))
   remote = path.join(scratch, "remote.git")
   git(scratch, ["init", "-q", "--bare", "-b", "main", remote])
