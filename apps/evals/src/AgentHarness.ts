@@ -31,7 +31,7 @@ import { EvalIoError } from "./Errors.js"
 import { graderMaterial, gradeRubric } from "./Grader.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"
 import { makeSandbox } from "./Sandbox.js"
-import { changedMemories, type RunOutcome, scoreOutcome, type ScoreOutput } from "./Scoring.js"
+import { changedMemories, hideSandbox, type RunOutcome, scoreOutcome, type ScoreOutput } from "./Scoring.js"
 import { type ModelSuite, type Scenario, scorerIds, scorersFor } from "./Suite.js"
 import { renderMemoryPromptWith, resolveVariant, type SectionCatalog } from "./Variants.js"
 
@@ -191,10 +191,9 @@ export const prepareAgentSuite = (suite: ModelSuiteLoaded, catalog: SectionCatal
           }
         }
         const root = sandbox.root
-        const hide = (text: string) => text.split(root).join("<sandbox>")
         return {
           scores,
-          output: JSON.parse(hide(JSON.stringify({
+          output: hideSandbox(root, {
             finalText: result.finalText,
             stop: result.stop,
             turns: result.turns,
@@ -202,7 +201,7 @@ export const prepareAgentSuite = (suite: ModelSuiteLoaded, catalog: SectionCatal
             memoryChanges: (yield* toolset.changes).map((c) => ({ file: c.file, op: c.op, after: c.after })),
             refusals: yield* toolset.refusals,
             messages: result.messages
-          })))
+          })
         } satisfies TrialOutcome
       }).pipe(
         Effect.scoped,

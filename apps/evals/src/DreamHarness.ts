@@ -20,8 +20,8 @@ import * as Either from "effect/Either"
 import { inTrial } from "./Cassette.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"
 import { makeSandbox } from "./Sandbox.js"
-import { type RunOutcome, scoreOutcome, type ScoreOutput } from "./Scoring.js"
-import { type ModelSuite, scorerIds, scorersFor } from "./Suite.js"
+import { hideSandbox, type RunOutcome, scoreDeterministicScorers } from "./Scoring.js"
+import { type ModelSuite, scorersFor } from "./Suite.js"
 
 /** A clock reading `nowMs` now and ticking from there; sleeps are the real clock's. */
 export const pinnedClock = (nowMs: number): Clock.Clock => {
@@ -96,16 +96,10 @@ export const prepareDreamSuite = (suite: ModelSuiteLoaded) =>
           memoryBefore: before,
           memoryAfter: after
         }
-        const scorers = scorersFor(suite, scenario)
-        const ids = scorerIds(scorers)
-        const scores = scorers.flatMap((scorer, i): Array<ScoreOutput> => {
-          const score = scoreOutcome(scorer, ids[i]!, outcome)
-          return score === undefined ? [] : [score]
-        })
-        const hide = (text: string) => text.split(sandbox.root).join("<sandbox>")
+        const scores = scoreDeterministicScorers(scorersFor(suite, scenario), outcome)
         return {
           scores,
-          output: JSON.parse(hide(JSON.stringify({
+          output: hideSandbox(sandbox.root, {
             finalText: report.summary,
             stop: report.stop,
             turns: report.turns,
@@ -125,7 +119,7 @@ export const prepareDreamSuite = (suite: ModelSuiteLoaded) =>
                 after: undefined as unknown as string
               }))
             )
-          })))
+          })
         } satisfies TrialOutcome
       }).pipe(
         Effect.scoped,

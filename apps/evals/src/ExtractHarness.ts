@@ -20,8 +20,8 @@ import { pinnedClock, snapshotTexts } from "./DreamHarness.js"
 import { EvalIoError } from "./Errors.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"
 import { makeSandbox } from "./Sandbox.js"
-import { type RunOutcome, scoreOutcome, type ScoreOutput } from "./Scoring.js"
-import { type ModelSuite, scorerIds, scorersFor } from "./Suite.js"
+import { hideSandbox, type RunOutcome, scoreDeterministicScorers } from "./Scoring.js"
+import { type ModelSuite, scorersFor } from "./Suite.js"
 
 type ModelSuiteLoaded = ModelSuite & { readonly directory: string; readonly file: string }
 
@@ -91,16 +91,10 @@ export const prepareExtractionSuite = (suite: ModelSuiteLoaded) =>
           memoryBefore: before,
           memoryAfter: after
         }
-        const scorers = scorersFor(suite, scenario)
-        const ids = scorerIds(scorers)
-        const scores = scorers.flatMap((scorer, i): Array<ScoreOutput> => {
-          const score = scoreOutcome(scorer, ids[i]!, outcome)
-          return score === undefined ? [] : [score]
-        })
-        const hide = (text: string) => text.split(sandbox.root).join("<sandbox>")
+        const scores = scoreDeterministicScorers(scorersFor(suite, scenario), outcome)
         return {
           scores,
-          output: JSON.parse(hide(JSON.stringify({
+          output: hideSandbox(sandbox.root, {
             finalText: outcome.finalText,
             stop: agent.stop,
             turns: agent.turns,
@@ -108,7 +102,7 @@ export const prepareExtractionSuite = (suite: ModelSuiteLoaded) =>
             memoryChanges: result.changes.map((c) => ({ file: c.file, op: c.op, after: c.after })),
             refusals: result.refusals,
             messages: agent.messages
-          })))
+          })
         } satisfies TrialOutcome
       }).pipe(
         Effect.scoped,

@@ -5,7 +5,7 @@
 import { parseIndexLine } from "@memdir/core/Memory"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import type { ScoreResult } from "./Results.js"
-import type { Scorer, SelectionScorer, SelectorScenario } from "./Suite.js"
+import { type Scorer, scorerIds, type SelectionScorer, type SelectorScenario } from "./Suite.js"
 
 /** One tool call as the transcript records it. */
 export interface RunToolCall {
@@ -295,3 +295,16 @@ export const scoreSelection = (
     emptyWhenNothingRelevant: nothingRelevant && selected.length === 0 ? 1 : 0
   })
 }
+
+/** Pure: the scores of every deterministic scorer in `scorers` (model-graded rubrics are the Grader's). */
+export const scoreDeterministicScorers = (scorers: ReadonlyArray<Scorer>, outcome: RunOutcome): Array<ScoreOutput> => {
+  const ids = scorerIds(scorers)
+  return scorers.flatMap((scorer, i): Array<ScoreOutput> => {
+    const score = scoreOutcome(scorer, ids[i]!, outcome)
+    return score === undefined ? [] : [score]
+  })
+}
+
+/** A JSON copy of a trial's output with its scratch path replaced by `<sandbox>`, so results replay anywhere. */
+export const hideSandbox = (root: string, output: unknown): unknown =>
+  JSON.parse(JSON.stringify(output).split(root).join("<sandbox>"))
