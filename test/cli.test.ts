@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath as cli, parseJson, repoRoot, scrubbedEnv } from "./support/cli.js"
+import { buildCli, cliPath as cli, parseJson, repoRoot, scratchHomeEnv } from "./support/cli.js"
 
 let scratch: string
 let home: string
@@ -20,11 +20,10 @@ interface Run {
 }
 
 const memdir = (args: ReadonlyArray<string>, options: { input?: string; env?: Record<string, string> } = {}): Run => {
-  // no ANTHROPIC_* either: with a key, recall defaults to the model selector and would call the real API
-  const env = scrubbedEnv()
+  // scrubbed of ANTHROPIC_* too: with a key, recall would default to the model selector and call the real API
   const result = spawnSync(process.execPath, [cli, ...args], {
     cwd: project,
-    env: { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), ...options.env },
+    env: scratchHomeEnv(home, options.env),
     input: options.input ?? "",
     encoding: "utf8"
   })

@@ -12,7 +12,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath as cli, parseJson, scrubbedEnv } from "./support/cli.js"
+import { buildCli, cliPath as cli, parseJson, scratchHomeEnv } from "./support/cli.js"
 
 const HOUR = 3_600_000
 
@@ -29,18 +29,11 @@ interface Run {
   readonly stderr: string
 }
 
-const childEnv = (extra: Record<string, string>): Record<string, string> => ({
-  ...scrubbedEnv(),
-  HOME: home,
-  MEMDIR_HOME: path.join(home, ".memdir"),
-  ...extra
-})
-
 /** Start `memdir …` (asynchronously: the in-process server must keep answering). */
 const start = (args: ReadonlyArray<string>, env: Record<string, string>) => {
   const child = spawn(process.execPath, [cli, ...args], {
     cwd: project,
-    env: childEnv(env),
+    env: scratchHomeEnv(home, env),
     stdio: ["ignore", "pipe", "pipe"]
   })
   let stdout = ""

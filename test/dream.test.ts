@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, type CliRun, parseJson, runCli, scrubbedEnv } from "./support/cli.js"
+import { buildCli, type CliRun, parseJson, runCli, scratchHomeEnv } from "./support/cli.js"
 
 const HOUR = 3_600_000
 
@@ -21,15 +21,8 @@ let project: string
 let projectDir: string
 let memoryDir: string
 
-const childEnv = (extra: Record<string, string>): Record<string, string> => ({
-  ...scrubbedEnv(),
-  HOME: home,
-  MEMDIR_HOME: path.join(home, ".memdir"),
-  ...extra
-})
-
 const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<CliRun> =>
-  runCli(args, { cwd: project, env: childEnv(env) })
+  runCli(args, { cwd: project, env: scratchHomeEnv(home, env) })
 
 const json = parseJson
 

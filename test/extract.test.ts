@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, type CliRun, parseJson, repoRoot, runCli, scrubbedEnv } from "./support/cli.js"
+import { buildCli, type CliRun, parseJson, repoRoot, runCli, scratchHomeEnv } from "./support/cli.js"
 
 const fixtures = path.join(repoRoot, "packages/core/test/fixtures/transcripts")
 const SESSION_ID = "6b0d9a4e-2f7c-4c1e-8d35-91a2f0e7c3d1"
@@ -21,16 +21,9 @@ let home: string
 let project: string
 let memoryDir: string
 
-const childEnv = (extra: Record<string, string>): Record<string, string> => ({
-  ...scrubbedEnv(),
-  HOME: home,
-  MEMDIR_HOME: path.join(home, ".memdir"),
-  ...extra
-})
-
 /** Asynchronous, so that the Messages API server of this process can answer the child. */
 const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<CliRun> =>
-  runCli(args, { cwd: project, env: childEnv(env) })
+  runCli(args, { cwd: project, env: scratchHomeEnv(home, env) })
 
 const json = parseJson
 

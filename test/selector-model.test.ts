@@ -10,23 +10,16 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, type CliRun, parseJson, runCli, scrubbedEnv } from "./support/cli.js"
+import { buildCli, type CliRun, parseJson, runCli, scratchHomeEnv } from "./support/cli.js"
 
 let scratch: string
 let home: string
 let project: string
 
 /** The environment of a run: none of the caller's memdir or Anthropic settings leak in. */
-const childEnv = (extra: Record<string, string>): Record<string, string> => ({
-  ...scrubbedEnv(),
-  HOME: home,
-  MEMDIR_HOME: path.join(home, ".memdir"),
-  ...extra
-})
-
 /** Asynchronous, so the in-process server keeps answering while the CLI runs. */
 const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<CliRun> =>
-  runCli(args, { cwd: project, env: childEnv(env) })
+  runCli(args, { cwd: project, env: scratchHomeEnv(home, env) })
 
 const json = parseJson
 

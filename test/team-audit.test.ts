@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath as cli, scrubbedEnv } from "./support/cli.js"
+import { buildCli, cliPath as cli, scratchHomeEnv } from "./support/cli.js"
 
 const AUDIT_EXIT = 21
 
@@ -17,10 +17,9 @@ let home: string
 let project: string
 
 const memdir = (args: ReadonlyArray<string>) => {
-  const env = scrubbedEnv()
   const result = spawnSync(process.execPath, [cli, ...args], {
     cwd: project,
-    env: { ...env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir") },
+    env: scratchHomeEnv(home),
     encoding: "utf8",
     timeout: 30_000
   })

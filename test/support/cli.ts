@@ -33,6 +33,14 @@ export const scrubbedEnv = (): Record<string, string> => {
   return env
 }
 
+/** The scrubbed environment with HOME and MEMDIR_HOME in a scratch home: a run never sees the real one. */
+export const scratchHomeEnv = (home: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  ...scrubbedEnv(),
+  HOME: home,
+  MEMDIR_HOME: path.join(home, ".memdir"),
+  ...extra
+})
+
 /** Runs the CLI without blocking the event loop (an in-process Messages API server keeps answering). */
 export const runCli = (
   args: ReadonlyArray<string>,
