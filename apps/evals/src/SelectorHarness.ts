@@ -30,7 +30,7 @@ export const offlineOptionsFor = (variant: SelectorVariant): OfflineSelectorOpti
 export const selectorNeedsModel = (variants: ReadonlyArray<SelectorVariant>): boolean =>
   variants.some((v) => v.selector === "llm")
 
-/** The model selector's built-in system prompts (the catalog's section), which the suite's `llm` variants choose from. */
+/** The model selector's built-in system prompts (the catalog's section), for the suite's `llm` variants. */
 export const selectorPrompts: SectionSource = harnessCatalog["selector"]!
 
 /**

@@ -23,7 +23,7 @@ import * as Option from "effect/Option"
 import { InvalidMemoryInputError, type UnknownPromptVariantError } from "./Errors.js"
 import { ensureDir, FILE_MODE, isNotFound, tempFileName, toMemoryIoError, uniqueToken } from "./internal/atomicFile.js"
 import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
-import { logsSection } from "./prompts/dailyLog.js"
+import { logsSection } from "./prompts/DailyLogPrompt.js"
 import { renderSection, withTrailingSeparator } from "./prompts/PromptSection.js"
 
 /** The daily logs' directory, inside the memory directory (the scanner never reads it as memories). */
@@ -225,7 +225,7 @@ export const dateChangeNotice = (previousDate: string | undefined, nowMs: number
       `leave ${previousDate}'s log as it is.`
 }
 
-/** The daily-log section of the system prompt, by variant name (data in prompts/dailyLog.ts). */
+/** The daily-log section of the system prompt, by variant name (data in prompts/DailyLogPrompt.ts). */
 export const logsPromptVariants: Readonly<Record<string, string>> = logsSection.variants
 
 /** The daily-log section for a memory directory (pattern, not today's date); an unknown variant is a typed error. */

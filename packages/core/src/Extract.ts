@@ -43,8 +43,8 @@ import { manifestLine } from "./Memory.js"
 import { MemoryIndex } from "./MemoryIndex.js"
 import * as MemoryTools from "./MemoryTools.js"
 import { Model, type ModelUsage } from "./Model.js"
-import { extractionSection } from "./prompts/extraction.js"
-import { typesSection } from "./prompts/memory.js"
+import { extractionSection } from "./prompts/ExtractionPrompt.js"
+import { typesSection } from "./prompts/MemoryPrompt.js"
 import { lookup, paragraphs, renderSection } from "./prompts/PromptSection.js"
 import { DEFAULT_CANDIDATE_CAP, Scanner } from "./Scanner.js"
 import { TEAM_DIR, type TeamGuard } from "./TeamGuard.js"
@@ -59,10 +59,10 @@ import {
 import { shortHash } from "./Write.js"
 
 // ---------------------------------------------------------------------------------------------------------------
-// The extractor's prompt (data in prompts/extraction.ts)
+// The extractor's prompt (data in prompts/ExtractionPrompt.ts)
 // ---------------------------------------------------------------------------------------------------------------
 
-export { DEFAULT_EXTRACTION_PROMPT, EXTRACTION_PROMPT_SECTION, extractionSection } from "./prompts/extraction.js"
+export { DEFAULT_EXTRACTION_PROMPT, EXTRACTION_PROMPT_SECTION, extractionSection } from "./prompts/ExtractionPrompt.js"
 
 /** The extractor's system prompt, by variant name. Slots: memoryDir, projectRoot, maxTurns, types. */
 export const extractionPrompts: Readonly<Record<string, string>> = extractionSection.variants

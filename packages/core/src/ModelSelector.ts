@@ -23,7 +23,7 @@ import type { ModelError, UnknownPromptVariantError } from "./Errors.js"
 import { manifestLine } from "./Memory.js"
 import { Model } from "./Model.js"
 import { renderSection } from "./prompts/PromptSection.js"
-import { DEFAULT_SELECTOR_VARIANT, SELECT_TOOL_NAME, selectorSection } from "./prompts/selector.js"
+import { DEFAULT_SELECTOR_VARIANT, SELECT_TOOL_NAME, selectorSection } from "./prompts/SelectorPrompt.js"
 import {
   effectiveMax,
   OFFLINE_SELECTOR,
@@ -40,7 +40,7 @@ export const MODEL_SELECTOR = "model"
 /** Reference: a side query capped at 256 output tokens. */
 export const SELECTOR_MAX_TOKENS = 256
 
-export { DEFAULT_SELECTOR_VARIANT, SELECT_TOOL_NAME, selectorSection } from "./prompts/selector.js"
+export { DEFAULT_SELECTOR_VARIANT, SELECT_TOOL_NAME, selectorSection } from "./prompts/SelectorPrompt.js"
 
 /** What the model must answer (the tool's input). */
 export const SelectedMemories = Schema.Struct({
@@ -52,7 +52,7 @@ export const SelectedMemories = Schema.Struct({
 export type SelectedMemories = typeof SelectedMemories.Type
 
 /**
- * The system prompt, as named variants (data in prompts/selector.ts: the evals swap them by name and score the
+ * The system prompt, as named variants (data in prompts/SelectorPrompt.ts: the evals swap them by name and score the
  * outcome).
  * - `conservative` (default): the reference's rules: only memories that will clearly help, at most 5, an empty
  *   list is fine, when unsure skip.

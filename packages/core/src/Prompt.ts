@@ -1,5 +1,5 @@
 /**
- * The memory section of the agent's system prompt: its sections (data, in `prompts/memory.ts`) rendered in prompt
+ * The memory section of the agent's system prompt: its sections (data, in `prompts/MemoryPrompt.ts`) rendered in prompt
  * order with one set of slot values.
  *
  * The evals app swaps a section's variant by name (`variants`) or gives a section's whole text (`templates`, for a
@@ -12,7 +12,7 @@ import { UnknownPromptVariantError } from "./Errors.js"
 import { INDEX_ENTRY_MAX_CHARS } from "./Memory.js"
 import { INDEX_FILE, INDEX_MAX_LINES } from "./MemoryIndex.js"
 import type { LoadedIndex } from "./MemoryIndex.js"
-import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./prompts/memory.js"
+import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./prompts/MemoryPrompt.js"
 import { lookup, type PromptSection as CatalogSection, render, withTrailingSeparator } from "./prompts/PromptSection.js"
 
 export const sectionIds = ["intro", "types", "exclusions", "protocol", "recall-trust", "index", "team"] as const

@@ -5,12 +5,12 @@
  */
 import * as Either from "effect/Either"
 import { UnknownPromptVariantError } from "../Errors.js"
-import { logsSection } from "./dailyLog.js"
-import { dreamSection } from "./dream.js"
-import { extractionSection } from "./extraction.js"
-import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./memory.js"
+import { logsSection } from "./DailyLogPrompt.js"
+import { dreamSection } from "./DreamPrompt.js"
+import { extractionSection } from "./ExtractionPrompt.js"
+import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./MemoryPrompt.js"
 import { lookup, type PromptSection } from "./PromptSection.js"
-import { selectorSection } from "./selector.js"
+import { selectorSection } from "./SelectorPrompt.js"
 
 /** Every section, the memory prompt's first and in prompt order. */
 export const promptCatalog: ReadonlyArray<PromptSection> = [
