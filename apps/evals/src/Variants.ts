@@ -2,7 +2,7 @@
  * Prompt variants as a suite states them (a built-in variant, a whole text, or a patch of the default) turned
  * into the text a run uses, and the memory prompt rendered with one section replaced.
  *
- * The sections a suite may vary are core's prompt catalog (`@memdir/core/prompts`), each tagged with the harness
+ * The sections a suite may vary are core's prompt catalog (`@memdir/core/prompts/index`), each tagged with the harness
  * that runs it: a built-in variant is looked up with the catalog's own lookup, so a suite's variant is the text the
  * program sends.
  */

@@ -1,6 +1,6 @@
 /**
- * The memory section of the agent's system prompt: its sections (data, in `prompts/MemoryPrompt.ts`) rendered in prompt
- * order with one set of slot values.
+ * The memory section of the agent's system prompt: its sections (data, in `prompts/MemoryPrompt.ts`) rendered in
+ * prompt order with one set of slot values.
  *
  * The evals app swaps a section's variant by name (`variants`) or gives a section's whole text (`templates`, for a
  * suite's own wording); both go through this one render, so an eval measures the prompt the agent gets. The team
