@@ -1,9 +1,7 @@
 /**
  * Which harness runs a suite, which prompt sections suites may vary, and whether a run needs a model.
  */
-import { dreamPromptVariants } from "@memdir/core/Dream"
 import * as DreamLockModule from "@memdir/core/DreamLock"
-import { DEFAULT_EXTRACTION_PROMPT, extractionPrompts } from "@memdir/core/Extract"
 import * as MemoryIndexModule from "@memdir/core/MemoryIndex"
 import type { Model } from "@memdir/core/Model"
 import * as ScannerModule from "@memdir/core/Scanner"
@@ -13,17 +11,12 @@ import { prepareDreamSuite } from "./DreamHarness.js"
 import { InvalidRunOptionError } from "./Errors.js"
 import { prepareExtractionSuite } from "./ExtractHarness.js"
 import type { TrialRunner } from "./Runner.js"
-import { prepareSelectorSuite, selectorNeedsModel, selectorPrompts } from "./SelectorHarness.js"
+import { prepareSelectorSuite, selectorNeedsModel } from "./SelectorHarness.js"
 import type { LoadedSuite } from "./Suite.js"
-import { memoryPromptSections, type SectionCatalog } from "./Variants.js"
+import { harnessCatalog } from "./Variants.js"
 
-/** Every prompt section a suite may vary, with its built-in variants. */
-export const harnessCatalog: SectionCatalog = {
-  ...memoryPromptSections,
-  selector: selectorPrompts,
-  dream: { kind: "dream", default: "default", variants: dreamPromptVariants, builtinOnly: true },
-  extraction: { kind: "extraction", default: DEFAULT_EXTRACTION_PROMPT, variants: extractionPrompts, builtinOnly: true }
-}
+/** Every prompt section a suite may vary: core's prompt catalog, each section with the harness that runs it. */
+export { harnessCatalog }
 
 /** Whether running these variants of the suite calls a model. */
 export const suiteNeedsModel = (suite: LoadedSuite, variants: ReadonlyArray<string>): boolean =>

@@ -8,7 +8,7 @@
  */
 import { Path } from "@effect/platform"
 import { Model } from "@memdir/core/Model"
-import { DEFAULT_SELECTOR_VARIANT, selectorPromptVariants, selectWithModel } from "@memdir/core/ModelSelector"
+import { selectWithModel } from "@memdir/core/ModelSelector"
 import { Scanner } from "@memdir/core/Scanner"
 import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
 import * as Effect from "effect/Effect"
@@ -18,7 +18,7 @@ import type { TrialOutcome, TrialSpec } from "./Runner.js"
 import { makeSandbox } from "./Sandbox.js"
 import { scoreSelection } from "./Scoring.js"
 import type { SelectorSuite, SelectorVariant } from "./Suite.js"
-import { resolveVariant, type SectionSource } from "./Variants.js"
+import { harnessCatalog, resolveVariant, type SectionSource } from "./Variants.js"
 
 /** The offline selector's options with a variant's knobs applied. */
 export const offlineOptionsFor = (variant: SelectorVariant): OfflineSelectorOptions => ({
@@ -30,12 +30,8 @@ export const offlineOptionsFor = (variant: SelectorVariant): OfflineSelectorOpti
 export const selectorNeedsModel = (variants: ReadonlyArray<SelectorVariant>): boolean =>
   variants.some((v) => v.selector === "llm")
 
-/** The model selector's built-in system prompts, as a section the suite's `llm` variants choose from. */
-export const selectorPrompts: SectionSource = {
-  kind: "selector",
-  default: DEFAULT_SELECTOR_VARIANT,
-  variants: selectorPromptVariants
-}
+/** The model selector's built-in system prompts (the catalog's section), for the suite's `llm` variants. */
+export const selectorPrompts: SectionSource = harnessCatalog["selector"]!
 
 /**
  * Prepares a selector suite (scratch memory dir, one scan) and returns the function that runs one trial.
@@ -61,7 +57,7 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
   const systemPrompts = new Map<string, string>()
   for (const variant of suite.variants) {
     if (variant.selector !== "llm") continue
-    const prompt = variant.prompt ?? selectorPrompts.default
+    const prompt = variant.prompt ?? selectorPrompts.section.default
     const resolved = resolveVariant(selectorPrompts, typeof prompt === "string" ? { builtin: prompt } : prompt)
     // checked when the suite was loaded
     if (Either.isRight(resolved)) systemPrompts.set(variant.name, resolved.right)

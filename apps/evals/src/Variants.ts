@@ -1,39 +1,88 @@
 /**
  * Prompt variants as a suite states them (a built-in variant, a whole text, or a patch of the default) turned
  * into the text a run uses, and the memory prompt rendered with one section replaced.
+ *
+ * The sections a suite may vary are core's prompt catalog (`@memdir/core/prompts/index`), each tagged with the harness
+ * that runs it: a built-in variant is looked up with the catalog's own lookup, so a suite's variant is the text the
+ * program sends.
  */
 import type { LoadedIndex } from "@memdir/core/MemoryIndex"
-import { promptSections, promptSlots, renderMemoryPrompt, renderTemplate, type SectionId } from "@memdir/core/Prompt"
+import { promptSections, renderMemoryPrompt, type SectionId } from "@memdir/core/Prompt"
+import {
+  lookup,
+  promptCatalog,
+  type PromptProgram,
+  type PromptSection,
+  templateSlots,
+  variantNames
+} from "@memdir/core/prompts/index"
 import * as Either from "effect/Either"
 import type { PromptPatch, PromptVariant } from "./Suite.js"
 
-/** A prompt section a suite may vary: its built-in variants and which kind of suite uses it. */
+/** The kinds of suite that vary a prompt section. */
+export type HarnessKind = "agent" | "extraction" | "dream" | "selector"
+
+/** A prompt section a suite may vary: the catalog's section and which kind of suite uses it. */
 export interface SectionSource {
-  readonly kind: "agent" | "extraction" | "dream" | "selector"
-  readonly default: string
-  /** Variant name → template. */
-  readonly variants: Readonly<Record<string, string>>
+  readonly kind: HarnessKind
+  /** The catalog's section (its default, variants and slots). */
+  readonly section: PromptSection
   /** The program takes a variant name, not a text: suites may name built-in variants only. */
-  readonly builtinOnly?: boolean | undefined
+  readonly builtinOnly: boolean
+  /** The slots the program fills: what a suite's own text may use. */
+  readonly slots: ReadonlyArray<string>
 }
 
 export type SectionCatalog = Readonly<Record<string, SectionSource>>
 
 /**
- * The memory prompt sections of core's Prompt.ts: the agent suites vary them. Not the team section: it is rendered
- * only with team memory on, and the agent harness runs without it.
+ * The memory prompt's sections the agent suites vary. Not the team section: it is rendered only with team memory
+ * on, and the agent harness runs without it.
  */
+const agentSections: ReadonlyArray<PromptSection> = promptSections.filter((s) => s.id !== "team")
+
+/** The memory prompt fills one set of slots for all its sections: a suite's text for one may use any of them. */
+const agentSlots = [...new Set(agentSections.flatMap((s) => s.slots))]
+
+const harnessKinds: Partial<Record<PromptProgram, HarnessKind>> = {
+  extraction: "extraction",
+  dream: "dream",
+  selector: "selector"
+}
+
+/** Extraction and dream take a variant name (their programs look the text up themselves). */
+const builtinOnlyKinds: ReadonlyArray<HarnessKind> = ["extraction", "dream"]
+
+const sourceOf = (section: PromptSection): SectionSource | undefined => {
+  if (section.program === "memory-prompt") {
+    return agentSections.includes(section) ?
+      { kind: "agent", section, builtinOnly: false, slots: agentSlots } :
+      undefined
+  }
+  const kind = harnessKinds[section.program]
+  return kind === undefined ? undefined : {
+    kind,
+    section,
+    builtinOnly: builtinOnlyKinds.includes(kind),
+    slots: section.slots
+  }
+}
+
+/** Every prompt section a suite may vary, by section id: the catalog's sections that have a harness. */
+export const harnessCatalog: SectionCatalog = Object.fromEntries(
+  promptCatalog.flatMap((section) => {
+    const source = sourceOf(section)
+    return source === undefined ? [] : [[section.id, source]]
+  })
+)
+
+/** The memory prompt sections of the catalog: the agent suites vary them. */
 export const memoryPromptSections: SectionCatalog = Object.fromEntries(
-  promptSections.filter((s) => (s.id as string) !== "team").map((
-    s
-  ) => [s.id, { kind: "agent" as const, default: s.default, variants: s.variants }])
+  Object.entries(harnessCatalog).filter(([, source]) => source.kind === "agent")
 )
 
 /** Built-in variant names, the default first. */
-export const builtinNames = (source: SectionSource): ReadonlyArray<string> => [
-  source.default,
-  ...Object.keys(source.variants).filter((name) => name !== source.default)
-]
+export const builtinNames = (source: SectionSource): ReadonlyArray<string> => variantNames(source.section)
 
 /** A problem with a variant, at a field path relative to the variant. */
 export interface VariantProblem {
@@ -88,9 +137,10 @@ export const resolveVariant = (
   }
   const known = `known: ${builtinNames(source).join(", ")}`
   const builtin = (name: string, path: ReadonlyArray<PropertyKey>) =>
-    Object.hasOwn(source.variants, name) ?
-      Either.right(source.variants[name]!) :
-      Either.left([{ path, message: `no built-in variant ${JSON.stringify(name)} (${known})` }])
+    Either.mapLeft(lookup(source.section, name), (error) => [{
+      path,
+      message: `no built-in variant ${JSON.stringify(name)} (known: ${error.known.join(", ")})`
+    }])
   if (variant.builtin !== undefined) return builtin(variant.builtin, ["builtin"])
   if (source.builtinOnly === true) {
     return Either.left([{
@@ -98,7 +148,7 @@ export const resolveVariant = (
       message: `this section's program takes a built-in variant name only (${known})`
     }])
   }
-  if (variant.text !== undefined) return Either.right(variant.text)
+  if (variant.text !== undefined) return knownSlotsOnly(source, variant.text, ["text"])
   const patch = variant.patch!
   if (
     patch.heading === undefined && patch.replace === undefined && patch.prepend === undefined &&
@@ -106,7 +156,24 @@ export const resolveVariant = (
   ) {
     return Either.left([{ path: ["patch"], message: "a patch needs heading, replace, prepend or append" }])
   }
-  return Either.flatMap(builtin(patch.base ?? source.default, ["patch", "base"]), (base) => applyPatch(base, patch))
+  return builtin(patch.base ?? source.section.default, ["patch", "base"]).pipe(
+    Either.flatMap((base) => applyPatch(base, patch)),
+    Either.flatMap((text) => knownSlotsOnly(source, text, ["patch"]))
+  )
+}
+
+/** A suite's own text may use only the slots its program fills: another would reach the model as "{{x}}". */
+const knownSlotsOnly = (
+  source: SectionSource,
+  text: string,
+  path: ReadonlyArray<PropertyKey>
+): Either.Either<string, ReadonlyArray<VariantProblem>> => {
+  const unknown = templateSlots(text).filter((slot) => !source.slots.includes(slot))
+  return unknown.length === 0 ? Either.right(text) : Either.left([{
+    path,
+    message: `unknown slot${unknown.length > 1 ? "s" : ""} ${unknown.map((s) => `{{${s}}}`).join(", ")} ` +
+      `(this section's program fills: ${source.slots.map((s) => `{{${s}}}`).join(", ") || "none"})`
+  }])
 }
 
 export interface MemoryPromptWithInput {
@@ -117,27 +184,11 @@ export interface MemoryPromptWithInput {
 }
 
 /**
- * Pure: the memory section of the system prompt exactly as core's `renderMemoryPrompt` builds it (same sections,
- * slots and order, whatever core adds later), with some sections' rendered text swapped for an eval variant's.
- * Fails (Left) only when a section's default text cannot be found once in core's rendering — a bug to report.
+ * Pure: the memory section of the system prompt as core's `renderMemoryPrompt` builds it, with some sections'
+ * templates replaced by an eval variant's (core renders them with the same slots, in the same place).
  */
-export const renderMemoryPromptWith = (input: MemoryPromptWithInput): Either.Either<string, string> => {
-  const base = renderMemoryPrompt({ memoryDir: input.memoryDir, index: input.index })
-  if (Either.isLeft(base)) return Either.left(base.left.message)
-  const { indexContent, ...templateSlots } = promptSlots(input)
-  const render = (template: string) =>
-    renderTemplate(template, templateSlots).replace("{{indexContent}}", () => indexContent!)
-  let prompt = base.right
-  for (const [id, template] of Object.entries(input.templates) as Array<[SectionId, string | undefined]>) {
-    if (template === undefined) continue
-    const section = promptSections.find((s) => s.id === id)
-    if (section === undefined) return Either.left(`no prompt section ${id}`)
-    const current = render(section.variants[section.default]!)
-    const at = prompt.indexOf(current)
-    if (at < 0 || prompt.indexOf(current, at + 1) >= 0) {
-      return Either.left(`section ${id} is not rendered exactly once in the memory prompt`)
-    }
-    prompt = prompt.slice(0, at) + render(template) + prompt.slice(at + current.length)
-  }
-  return Either.right(prompt)
-}
+export const renderMemoryPromptWith = (input: MemoryPromptWithInput): Either.Either<string, string> =>
+  Either.mapLeft(
+    renderMemoryPrompt({ memoryDir: input.memoryDir, index: input.index, templates: input.templates }),
+    (error) => error.message
+  )

@@ -20,10 +20,11 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { InvalidMemoryInputError, UnknownPromptVariantError } from "./Errors.js"
+import { InvalidMemoryInputError, type UnknownPromptVariantError } from "./Errors.js"
 import { ensureDir, FILE_MODE, isNotFound, tempFileName, toMemoryIoError, uniqueToken } from "./internal/atomicFile.js"
 import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
-import { renderTemplate } from "./Prompt.js"
+import { logsSection } from "./prompts/DailyLogPrompt.js"
+import { renderSection, withTrailingSeparator } from "./prompts/PromptSection.js"
 
 /** The daily logs' directory, inside the memory directory (the scanner never reads it as memories). */
 export const LOGS_DIR = LOGS_DIR_NAME
@@ -224,38 +225,18 @@ export const dateChangeNotice = (previousDate: string | undefined, nowMs: number
       `leave ${previousDate}'s log as it is.`
 }
 
-const logsBody = (why: boolean) =>
-  [
-    "## Daily log",
-    "This session may run for days. Besides memory files, keep a daily log: append short, timestamped bullets to " +
-    "`{{memoryDir}}{{logsPattern}}`, one file per day (dates and times in UTC; the current date is given to you " +
-    "separately and changes at midnight UTC). One line per entry, for example:",
-    "```\n- 14:03:07 Decided with Dana to ship the migration behind a flag; rollout on 2026-03-09\n```",
-    "Log what happened and what was decided, as it happens; run `memdir log \"TEXT\"` or append the line yourself. " +
-    "Durable knowledge still goes into memory files as usual." + (why
-      ? " Append only: never rewrite, reorder or delete earlier bullets or earlier days — their order is the " +
-        "timeline the nightly consolidation reads."
-      : "")
-  ].join("\n\n")
-
-/** The daily-log section of the system prompt, by variant name. Slots: `{{memoryDir}}`, `{{logsPattern}}`. */
-export const logsPromptVariants: Readonly<Record<string, string>> = {
-  default: logsBody(true),
-  // Eval baseline: without the append-only rule and its reason.
-  "without-append-only": logsBody(false)
-}
+/** The daily-log section of the system prompt, by variant name (data in prompts/DailyLogPrompt.ts). */
+export const logsPromptVariants: Readonly<Record<string, string>> = logsSection.variants
 
 /** The daily-log section for a memory directory (pattern, not today's date); an unknown variant is a typed error. */
 export const renderLogsPrompt = (input: {
   readonly memoryDir: string
   readonly variant?: string | undefined
-}): Either.Either<string, UnknownPromptVariantError> => {
-  const name = input.variant ?? "default"
-  if (!Object.hasOwn(logsPromptVariants, name)) {
-    return Either.left(
-      new UnknownPromptVariantError({ section: "logs", variant: name, known: Object.keys(logsPromptVariants) })
-    )
-  }
-  const memoryDir = /[\\/]$/.test(input.memoryDir) ? input.memoryDir : `${input.memoryDir}/`
-  return Either.right(renderTemplate(logsPromptVariants[name]!, { memoryDir, logsPattern: LOG_PATH_PATTERN }) + "\n")
-}
+}): Either.Either<string, UnknownPromptVariantError> =>
+  Either.map(
+    renderSection(logsSection, input.variant, {
+      memoryDir: withTrailingSeparator(input.memoryDir),
+      logsPattern: LOG_PATH_PATTERN
+    }),
+    (text) => text + "\n"
+  )

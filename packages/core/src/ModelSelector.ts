@@ -17,12 +17,13 @@
  */
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { type ModelError, UnknownPromptVariantError } from "./Errors.js"
+import type { ModelError, UnknownPromptVariantError } from "./Errors.js"
 import { manifestLine } from "./Memory.js"
 import { Model } from "./Model.js"
+import { renderSection } from "./prompts/PromptSection.js"
+import { DEFAULT_SELECTOR_VARIANT, SELECT_TOOL_NAME, selectorSection } from "./prompts/SelectorPrompt.js"
 import {
   effectiveMax,
   OFFLINE_SELECTOR,
@@ -39,7 +40,7 @@ export const MODEL_SELECTOR = "model"
 /** Reference: a side query capped at 256 output tokens. */
 export const SELECTOR_MAX_TOKENS = 256
 
-export const SELECT_TOOL_NAME = "select_memories"
+export { DEFAULT_SELECTOR_VARIANT, SELECT_TOOL_NAME, selectorSection } from "./prompts/SelectorPrompt.js"
 
 /** What the model must answer (the tool's input). */
 export const SelectedMemories = Schema.Struct({
@@ -50,69 +51,19 @@ export const SelectedMemories = Schema.Struct({
 })
 export type SelectedMemories = typeof SelectedMemories.Type
 
-const rules = (...parts: ReadonlyArray<string>): string => parts.join("\n")
-
-const common = {
-  task: "You are selecting memories that will be useful to an AI coding agent as it works on a user's query. You " +
-    "get the query, a manifest of the available memory files (one line each: [type] path (last modified): " +
-    "description) and the tools the agent used recently.",
-  tools: "If tools are listed as recently used, do not select memories that are usage references or API docs for " +
-    "those tools: the agent is already using them successfully. DO still select memories that hold warnings, " +
-    "gotchas or known bugs about those tools: that is exactly when they matter.",
-  answer: `Answer only by calling the ${SELECT_TOOL_NAME} tool with the paths exactly as they appear in the ` +
-    "manifest. Never invent a path."
-}
-
 /**
- * The system prompt, as named variants (data: the evals swap them by name and score the outcome).
+ * The system prompt, as named variants (data in prompts/SelectorPrompt.ts: the evals swap them by name and score the
+ * outcome).
  * - `conservative` (default): the reference's rules: only memories that will clearly help, at most 5, an empty
  *   list is fine, when unsure skip.
  * - `strict`: prefers zero to two, for measuring precision against recall of the default.
  * - `generous`: an eval baseline that includes anything plausibly relevant (expected to cost precision).
  */
-export const selectorPromptVariants: Readonly<Record<string, string>> = {
-  conservative: rules(
-    common.task,
-    "",
-    "Return the paths of the memories that will clearly be useful for this query, at most 5. Select a memory only " +
-      "when you are confident from its description that it helps with this query. If you are unsure whether a " +
-      "memory is relevant, leave it out. An empty list is a good answer when nothing clearly helps.",
-    "",
-    common.tools,
-    "",
-    common.answer
-  ),
-  strict: rules(
-    common.task,
-    "",
-    "Return only the memories without which the agent would likely get this query wrong: usually none, one or " +
-      "two, and at most 5. A memory on the same general topic is not enough; it must bear on what the user " +
-      "asked right now. When in doubt, return an empty list.",
-    "",
-    common.tools,
-    "",
-    common.answer
-  ),
-  generous: rules(
-    common.task,
-    "",
-    "Return the paths of every memory that is plausibly relevant to this query, at most 5, most relevant first.",
-    "",
-    common.tools,
-    "",
-    common.answer
-  )
-}
-
-export const DEFAULT_SELECTOR_VARIANT = "conservative"
+export const selectorPromptVariants: Readonly<Record<string, string>> = selectorSection.variants
 
 /** The system prompt of a variant; an unknown name is a typed error naming the known ones. */
 export const selectorPrompt = (variant: string = DEFAULT_SELECTOR_VARIANT) =>
-  Object.hasOwn(selectorPromptVariants, variant) ?
-    Either.right(selectorPromptVariants[variant]!) :
-    Either.left(
-      new UnknownPromptVariantError({ section: "selector", variant, known: Object.keys(selectorPromptVariants) })
-    )
+  renderSection(selectorSection, variant, {})
 
 /** The manifest the model reads: one line per candidate, in the scan's order (newest first). */
 export const buildManifest = (candidates: SelectionRequest["candidates"]): string =>

@@ -1,0 +1,41 @@
+/**
+ * The prompt catalog: every prompt section memdir renders, by id, with the one lookup over them. Programs render
+ * their own sections (`renderSection`); the evals app reads its variable sections from here, so a variant a suite
+ * names is the text the program sends.
+ */
+import * as Either from "effect/Either"
+import { UnknownPromptVariantError } from "../Errors.js"
+import { logsSection } from "./DailyLogPrompt.js"
+import { dreamSection } from "./DreamPrompt.js"
+import { extractionSection } from "./ExtractionPrompt.js"
+import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./MemoryPrompt.js"
+import { lookup, type PromptSection } from "./PromptSection.js"
+import { selectorSection } from "./SelectorPrompt.js"
+
+/** Every section, the memory prompt's first and in prompt order. */
+export const promptCatalog: ReadonlyArray<PromptSection> = [
+  ...memoryPromptSections,
+  emptyIndexSection,
+  emptyTeamIndexSection,
+  extractionSection,
+  selectorSection,
+  logsSection,
+  dreamSection
+]
+
+/** The section with this id, if there is one. */
+export const findSection = (id: string): PromptSection | undefined => promptCatalog.find((s) => s.id === id)
+
+/**
+ * The template of a section's variant (its default when `variant` is undefined). An unknown variant fails with the
+ * section's known variants; an unknown section with an empty list.
+ */
+export const lookupVariant = (
+  sectionId: string,
+  variant?: string | undefined
+): Either.Either<string, UnknownPromptVariantError> => {
+  const section = findSection(sectionId)
+  return section === undefined ?
+    Either.left(new UnknownPromptVariantError({ section: sectionId, variant: variant ?? "", known: [] })) :
+    lookup(section, variant)
+}
