@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as Doctor from "../src/Doctor.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import * as Scanner from "../src/Scanner.js"
@@ -20,8 +21,11 @@ import { parseLsTree, parseMergeTree, resolveConflicts, TEAM_GIT_DIR, TeamSync }
 import * as TeamSyncModule from "../src/TeamSync.js"
 
 // Isolated from the machine's git configuration: memdir's own identity fallback is used for sync commits.
+// memdir's git never inherits GIT_* variables, so its global config is kept out by an empty scratch HOME.
 process.env.GIT_CONFIG_GLOBAL = "/dev/null"
 process.env.GIT_CONFIG_NOSYSTEM = "1"
+process.env.HOME = NodeFs.mkdtempSync(`${NodeOs.tmpdir()}/memdir-teamsync-home-`)
+delete process.env.XDG_CONFIG_HOME
 
 const git = (cwd: string, args: ReadonlyArray<string>, input?: string): string =>
   execFileSync("git", args, {
