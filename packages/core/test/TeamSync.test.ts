@@ -15,11 +15,22 @@ import * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as Doctor from "../src/Doctor.js"
 import * as Git from "../src/Git.js"
+import { conflictCopyPath } from "../src/internal/teamConflict.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import * as Scanner from "../src/Scanner.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 import { type TeamLocation, writeTeamMemory } from "../src/TeamMemory.js"
-import { parseLsTree, parseMergeTree, resolveConflicts, TEAM_GIT_DIR, TeamSync } from "../src/TeamSync.js"
+import {
+  entryViolations,
+  parseLsTree,
+  parseMergeTree,
+  resolveConflicts,
+  TEAM_GIT_DIR,
+  TEAM_SYNC_MAX_DEPTH,
+  TEAM_SYNC_MAX_NAME_BYTES,
+  TEAM_SYNC_MAX_TOTAL_BYTES,
+  TeamSync
+} from "../src/TeamSync.js"
 import * as TeamSyncModule from "../src/TeamSync.js"
 
 // Isolated from the machine's git configuration: memdir's own identity fallback is used for sync commits.
@@ -224,6 +235,42 @@ describe("TeamSync pure parts", () => {
       "team/y.md",
       "theirs"
     ]])
+  })
+})
+
+describe("TeamSyncTree bounds (the same both ways)", () => {
+  const entry = (path: string, size = 10) => ({ mode: "100644", type: "blob", sha: "a".repeat(40), size, path })
+  const reasons = (entries: ReadonlyArray<ReturnType<typeof entry>>) =>
+    entryViolations("/m/team", entries).map((v) => [v.path, v.reason])
+
+  it("depth: 64 levels pass, 65 are refused", () => {
+    const at = (levels: number) => `${"d/".repeat(levels - 1)}x.md`
+    assert.deepStrictEqual(reasons([entry(at(TEAM_SYNC_MAX_DEPTH))]), [])
+    assert.deepStrictEqual(reasons([entry(at(TEAM_SYNC_MAX_DEPTH + 1))]), [[at(65), "too-deep"]])
+  })
+
+  it("names: room is left for a conflict copy within the 255-byte file-name limit (bytes, not characters)", () => {
+    const fits = `${"n".repeat(TEAM_SYNC_MAX_NAME_BYTES - 3)}.md`
+    assert.deepStrictEqual(reasons([entry(fits)]), [])
+    assert.isAtMost(Buffer.byteLength(conflictCopyPath(fits, "f".repeat(40))), 255)
+    const long = `${"n".repeat(TEAM_SYNC_MAX_NAME_BYTES - 2)}.md`
+    assert.deepStrictEqual(reasons([entry(long)]), [[long, "name-too-long"]])
+    const wide = `${"é".repeat(120)}.md` // 243 bytes in 123 characters
+    assert.deepStrictEqual(reasons([entry(`dir/${wide}`)]), [[`dir/${wide}`, "name-too-long"]])
+  })
+
+  it("the index stays a file: nothing under MEMORY.md, in any case", () => {
+    assert.deepStrictEqual(reasons([entry("MEMORY.md/x.md"), entry("memory.MD/y.md"), entry("MEMORY.md")]), [
+      ["MEMORY.md/x.md", "index-not-a-file"],
+      ["memory.MD/y.md", "index-not-a-file"]
+    ])
+  })
+
+  it("the whole tree: its total size is bounded, not only each blob", () => {
+    const copies = Array.from({ length: 300 }, (_, i) => entry(`project_${i}.md`, 240_000))
+    assert.deepStrictEqual(reasons(copies), [[".", "too-large"]])
+    assert.deepStrictEqual(reasons(copies.slice(0, 200)), [])
+    assert.strictEqual(TEAM_SYNC_MAX_TOTAL_BYTES, 64 * 1024 * 1024)
   })
 })
 
