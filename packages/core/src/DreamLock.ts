@@ -1,5 +1,5 @@
 /**
- * DreamLock (the design card's `Lock`): `<memdir>/.consolidate-lock`, one file with two jobs (SPEC §10).
+ * DreamLock (the design card's `Lock`): `<memdir>/.consolidate-lock`, one file with two jobs.
  *
  * - Its **content is the holder's PID** (mutual exclusion): empty content, a dead PID (signal 0 → ESRCH) or a
  *   file older than one hour (PID reuse, a hung holder) means the lock is free to take.
@@ -48,7 +48,7 @@ import { describeKind, sys } from "./internal/teamGuardFs.js"
 export const DREAM_LOCK_FILE = ".consolidate-lock"
 /** The short cross-process mutex around inspect-write-reread (a directory, gone when released). */
 export const DREAM_LOCK_GUARD = ".consolidate-lock.guard"
-/** A lock held longer than this is taken over even when its PID is alive (SPEC §10: PID reuse). */
+/** A lock held longer than this is taken over even when its PID is alive (the PID may have been reused). */
 export const DREAM_LOCK_STALE_AFTER: Duration.Duration = Duration.hours(1)
 
 /**
