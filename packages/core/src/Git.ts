@@ -189,6 +189,28 @@ export const SAFE_CONFIG: ReadonlyArray<string> = [
 const configArgs = (settings: ReadonlyArray<string>): Array<string> => settings.flatMap((s) => ["-c", s])
 
 /**
+ * Pure: settings that switch off every filter a repository's config defines, from the output of
+ * `git config --name-only --get-regexp '^filter\.'`. For a repository memdir does not own (a memory directory
+ * that is a git repository of the user's) whose `.gitattributes` may name them: an empty command is no filter,
+ * and a filter that is not required is simply skipped.
+ */
+export const filterOverrides = (configNames: string): ReadonlyArray<string> => {
+  const names = new Set<string>()
+  for (const line of configNames.split("\n")) {
+    const match = /^filter\.(.+)\.[^.]+$/.exec(line.trim())
+    if (match !== null) names.add(match[1]!)
+  }
+  return configArgs(
+    [...names].flatMap((name) => [
+      `filter.${name}.clean=`,
+      `filter.${name}.smudge=`,
+      `filter.${name}.process=`,
+      `filter.${name}.required=false`
+    ])
+  )
+}
+
+/**
  * Pure: whether git reaches `remote` over the local transport (a path, or a `file://` URL), where the remote's
  * pack programs run on this machine. git's rule: a URL has `scheme://`; `host:path` with the colon before any
  * slash is ssh; anything else is a path.

@@ -600,6 +600,35 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual(git(project, "status", "--porcelain"), "")
     }).pipe(withServices([Model.textReply("Nothing to consolidate.")])))
 
+  it.scoped("the memory repository's hooks and filters run nothing during the dream's commit", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      seedDirectory(w)
+      git(w.memoryDir, "init", "-q", "-b", "main")
+      git(w.memoryDir, "add", ".")
+      git(w.memoryDir, "commit", "-qm", "before the dream")
+      const markers = NodePath.join(w.root, "markers")
+      NodeFs.mkdirSync(markers)
+      const recorder = NodePath.join(w.root, "recorder.sh")
+      NodeFs.writeFileSync(recorder, `#!/bin/sh\ntouch "${markers}/$1"\nsed s/e/E/g\n`, { mode: 0o755 })
+      for (const hook of ["pre-commit", "commit-msg", "post-commit", "post-index-change", "reference-transaction"]) {
+        NodeFs.writeFileSync(NodePath.join(w.memoryDir, ".git", "hooks", hook), `#!/bin/sh\n"${recorder}" ${hook}\n`, {
+          mode: 0o755
+        })
+      }
+      git(w.memoryDir, "config", "filter.evil.clean", `"${recorder}" clean`)
+      git(w.memoryDir, "config", "filter.evil.process", `"${recorder}" process`)
+      git(w.memoryDir, "config", "filter.evil.required", "true")
+      NodeFs.writeFileSync(NodePath.join(w.memoryDir, ".gitattributes"), "* filter=evil\n")
+      const outcome = yield* runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true })
+      assert.strictEqual(outcome._tag, "Completed")
+      if (outcome._tag !== "Completed") return
+      assert.strictEqual(outcome.report.commit?.status, "committed", JSON.stringify(outcome.report.commit))
+      assert.deepStrictEqual(NodeFs.readdirSync(markers), [])
+      // committed as it is on disk, through no filter
+      assert.strictEqual(git(w.memoryDir, "show", "HEAD:MEMORY.md"), w.read("MEMORY.md"))
+    }).pipe(withServices([Model.textReply("Nothing to consolidate.")])))
+
   it.scoped("dry run: gates and the exact request, nothing written, no model called (also without a key)", () =>
     Effect.gen(function*() {
       const w = yield* world

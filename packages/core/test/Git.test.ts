@@ -102,6 +102,21 @@ describe("Git pure parts", () => {
     })
   })
 
+  it("switches off every filter a repository's config names (names with dots included)", () => {
+    assert.deepStrictEqual(Git.filterOverrides(""), [])
+    const overrides = Git.filterOverrides("filter.lfs.clean\nfilter.lfs.required\nfilter.a.b.process\ncore.bare\n")
+    assert.deepStrictEqual(overrides.filter((arg) => arg !== "-c"), [
+      "filter.lfs.clean=",
+      "filter.lfs.smudge=",
+      "filter.lfs.process=",
+      "filter.lfs.required=false",
+      "filter.a.b.clean=",
+      "filter.a.b.smudge=",
+      "filter.a.b.process=",
+      "filter.a.b.required=false"
+    ])
+  })
+
   it("tells local remotes (paths, file://) from network ones, and names hook-free pack programs for them", () => {
     for (const local of ["/srv/team.git", "../team.git", "team.git", "file:///srv/team.git", "C:\\team", "./a:b"]) {
       assert.isTrue(Git.isLocalRemote(local), local)

@@ -2,11 +2,12 @@
  * One reviewable git commit per dream, where the memory directory is the root of a git repository (a directory
  * inside a project's repository is left to its owner: memdir does not write a project's history). git runs
  * through the `Git` service: the caller's `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` never reach it, so the
- * repository is always the one found from the memory directory itself.
+ * repository is always the one found from the memory directory itself. Hooks are off, and every filter the
+ * repository's config defines is switched off for the commit, so a `.gitattributes` naming one runs nothing.
  */
 import { FileSystem } from "@effect/platform"
 import * as Effect from "effect/Effect"
-import { Git } from "../Git.js"
+import { filterOverrides, Git } from "../Git.js"
 import { INDEX_FILE } from "../MemoryIndex.js"
 import type { DreamDiff } from "./snapshot.js"
 
@@ -59,18 +60,25 @@ export const commitDream = Effect.fn("Dream.commit")(function*(memoryDir: string
       )
     }
     const pathspec = ["--", ".", ...GIT_EXCLUDES]
-    const added = yield* git.run(["add", "-A", ...pathspec], inMemoryDir)
+    const filters = filterOverrides(
+      (yield* git.run(["config", "--name-only", "--get-regexp", "^filter\\."], inMemoryDir)).stdout
+    )
+    const added = yield* git.run([...filters, "add", "-A", ...pathspec], inMemoryDir)
     if (added.exitCode !== 0) return failed(`git add: ${added.stderr.trim()}`)
-    const staged = yield* git.run(["diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", ...pathspec], {
-      cwd: memoryDir
-    })
+    const staged = yield* git.run(
+      [...filters, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", ...pathspec],
+      inMemoryDir
+    )
     if (staged.exitCode === 0) return skipped("nothing to commit")
     const email = yield* git.run(["config", "user.email"], inMemoryDir)
     const identity = email.exitCode === 0 && email.stdout.trim() !== ""
       ? []
       : ["-c", "user.name=memdir", "-c", "user.email=memdir@localhost"]
     // What is staged is the memory directory's own: the repository is the memory directory.
-    const committed = yield* git.run([...identity, "commit", "-q", "--no-verify", "-m", message], inMemoryDir)
+    const committed = yield* git.run(
+      [...filters, ...identity, "commit", "-q", "--no-verify", "-m", message],
+      inMemoryDir
+    )
     if (committed.exitCode !== 0) return failed(`git commit: ${(committed.stderr || committed.stdout).trim()}`)
     const head = yield* git.exec(["rev-parse", "HEAD"], inMemoryDir)
     const done: DreamCommit = { status: "committed", sha: head.stdout.trim(), message }
