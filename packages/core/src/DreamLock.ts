@@ -1,5 +1,5 @@
 /**
- * DreamLock (the design card's `Lock`): `<memdir>/.consolidate-lock`, one file with two jobs (SPEC §10).
+ * DreamLock (the design card's `Lock`): `<memdir>/.consolidate-lock`, one file with two jobs.
  *
  * - Its **content is the holder's PID** (mutual exclusion): empty content, a dead PID (signal 0 → ESRCH) or a
  *   file older than one hour (PID reuse, a hung holder) means the lock is free to take.
@@ -17,6 +17,10 @@
  * removes a lock that did not exist before: a failed dream does not count as a consolidation. A holder that was
  * killed leaves its PID and its start time behind: the next dream takes the lock over, and the crashed attempt
  * counts as the last consolidation (so a dream that keeps crashing is retried once a day, not in a loop).
+ *
+ * The lock file is read without blocking and without following a link (`O_NONBLOCK | O_NOFOLLOW`), only when it
+ * is a regular file, and only its first bytes (a PID is short): a FIFO, a device or a link planted as
+ * `.consolidate-lock` fails at once with a `MemoryIoError` that says to remove it, instead of hanging the dream.
  */
 import { FileSystem, Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
@@ -27,7 +31,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
+import { constants } from "node:fs"
+import * as fsp from "node:fs/promises"
+import { type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import {
   currentPid,
   ensureDir,
@@ -37,11 +43,12 @@ import {
   writeFileAtomic
 } from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
+import { describeKind, sys } from "./internal/teamGuardFs.js"
 
 export const DREAM_LOCK_FILE = ".consolidate-lock"
 /** The short cross-process mutex around inspect-write-reread (a directory, gone when released). */
 export const DREAM_LOCK_GUARD = ".consolidate-lock.guard"
-/** A lock held longer than this is taken over even when its PID is alive (SPEC §10: PID reuse). */
+/** A lock held longer than this is taken over even when its PID is alive (the PID may have been reused). */
 export const DREAM_LOCK_STALE_AFTER: Duration.Duration = Duration.hours(1)
 
 /**
@@ -86,6 +93,48 @@ export class DreamLock extends Context.Tag("@memdir/core/DreamLock")<DreamLock, 
   /** Failure: restore the previous mtime (or remove a lock that did not exist). A no-op if someone took it over. */
   readonly rollback: (held: HeldDreamLock) => Effect.Effect<void, MemoryIoError>
 }>() {}
+
+/** At most this much of the lock file is read: its content is a PID. */
+const LOCK_READ_MAX_BYTES = 64
+
+const notRegular = (file: string, kind: string) =>
+  new MemoryIoError({
+    op: "read",
+    path: file,
+    detail: `it is ${kind}, not a regular file: the dream lock is memdir's own file; remove it and run the dream again`
+  })
+
+/**
+ * The lock's content (its first `LOCK_READ_MAX_BYTES`), `None` when there is no lock file. Opened without
+ * blocking and without following a link, and read only when it is a regular file.
+ */
+export const readLockContent = (file: string): Effect.Effect<Option.Option<string>, MemoryIoError> =>
+  Effect.acquireUseRelease(
+    sys(() => fsp.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)).pipe(
+      Effect.map(Option.some),
+      Effect.catchIf((error) => error.code === "ENOENT", () => Effect.succeedNone),
+      Effect.mapError((error) =>
+        error.code === "ELOOP" || error.code === "EMLINK"
+          ? notRegular(file, "a symbolic link")
+          : error.code === "ENXIO" || error.code === "ENODEV"
+          ? notRegular(file, "a socket or a device")
+          : new MemoryIoError({ op: "open", path: file, detail: error.code })
+      )
+    ),
+    (handle) =>
+      Option.isNone(handle) ? Effect.succeedNone : Effect.gen(function*() {
+        const stats = yield* sys(() => handle.value.stat()).pipe(
+          Effect.mapError((error) => new MemoryIoError({ op: "stat", path: file, detail: error.code }))
+        )
+        if (!stats.isFile()) return yield* notRegular(file, describeKind(stats))
+        const buffer = new Uint8Array(LOCK_READ_MAX_BYTES)
+        const { bytesRead } = yield* sys(() => handle.value.read(buffer, 0, buffer.length, 0)).pipe(
+          Effect.mapError((error) => new MemoryIoError({ op: "read", path: file, detail: error.code }))
+        )
+        return Option.some(new TextDecoder().decode(buffer.subarray(0, bytesRead)))
+      }),
+    (handle) => Option.isNone(handle) ? Effect.void : Effect.promise(() => handle.value.close().catch(() => undefined))
+  )
 
 /** The PID in the lock's content; `undefined` for an empty or unreadable content (a free lock). */
 export const parseHolderPid = (content: string): number | undefined => {
@@ -150,12 +199,7 @@ export const makeWith = (options: DreamLockOptions = {}) =>
     const ownPid = options.pid ?? currentPid()
     const lockPath = (memoryDir: string) => path.join(memoryDir, DREAM_LOCK_FILE)
 
-    const readContent = (file: string) =>
-      fs.readFileString(file).pipe(
-        Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeedNone),
-        Effect.mapError(toMemoryIoError("read", file))
-      )
+    const readContent = readLockContent
 
     const setMtime = (file: string, at: number) =>
       fs.utimes(file, new Date(at), new Date(at)).pipe(Effect.mapError(toMemoryIoError("set mtime of", file)))

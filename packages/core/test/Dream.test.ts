@@ -560,6 +560,75 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual((yield* (yield* Model.ModelRequests).all).length, 6)
     }).pipe(withServices(dreamScript())))
 
+  it.scoped("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE from the caller: the dream never commits into the project", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      seedDirectory(w)
+      const project = NodePath.join(w.root, "project")
+      NodeFs.mkdirSync(project)
+      git(project, "init", "-q", "-b", "main")
+      NodeFs.writeFileSync(NodePath.join(project, "README.md"), "the project\n")
+      git(project, "add", "README.md")
+      git(project, "commit", "-qm", "project")
+      const projectHead = git(project, "rev-parse", "HEAD")
+      const inherited = {
+        GIT_DIR: NodePath.join(project, ".git"),
+        GIT_WORK_TREE: project,
+        GIT_INDEX_FILE: NodePath.join(project, ".git", "index")
+      }
+      const saved = Object.fromEntries(Object.keys(inherited).map((k) => [k, process.env[k]]))
+      const outcome = yield* Effect.acquireUseRelease(
+        Effect.sync(() => Object.assign(process.env, inherited)),
+        () => runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true }),
+        () =>
+          Effect.sync(() => {
+            for (const [k, v] of Object.entries(saved)) {
+              if (v === undefined) delete process.env[k]
+              else process.env[k] = v
+            }
+          })
+      )
+      assert.strictEqual(outcome._tag, "Completed")
+      if (outcome._tag !== "Completed") return
+      // The memory directory is no repository of its own: nothing to commit to, whatever GIT_DIR says.
+      assert.deepStrictEqual(outcome.report.commit, {
+        status: "skipped",
+        reason: "the memory directory is not a git repository"
+      })
+      assert.strictEqual(git(project, "rev-parse", "HEAD"), projectHead)
+      assert.strictEqual(git(project, "ls-files"), "README.md\n")
+      assert.strictEqual(git(project, "status", "--porcelain"), "")
+    }).pipe(withServices([Model.textReply("Nothing to consolidate.")])))
+
+  it.scoped("the memory repository's hooks and filters run nothing during the dream's commit", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      seedDirectory(w)
+      git(w.memoryDir, "init", "-q", "-b", "main")
+      git(w.memoryDir, "add", ".")
+      git(w.memoryDir, "commit", "-qm", "before the dream")
+      const markers = NodePath.join(w.root, "markers")
+      NodeFs.mkdirSync(markers)
+      const recorder = NodePath.join(w.root, "recorder.sh")
+      NodeFs.writeFileSync(recorder, `#!/bin/sh\ntouch "${markers}/$1"\nsed s/e/E/g\n`, { mode: 0o755 })
+      for (const hook of ["pre-commit", "commit-msg", "post-commit", "post-index-change", "reference-transaction"]) {
+        NodeFs.writeFileSync(NodePath.join(w.memoryDir, ".git", "hooks", hook), `#!/bin/sh\n"${recorder}" ${hook}\n`, {
+          mode: 0o755
+        })
+      }
+      git(w.memoryDir, "config", "filter.evil.clean", `"${recorder}" clean`)
+      git(w.memoryDir, "config", "filter.evil.process", `"${recorder}" process`)
+      git(w.memoryDir, "config", "filter.evil.required", "true")
+      NodeFs.writeFileSync(NodePath.join(w.memoryDir, ".gitattributes"), "* filter=evil\n")
+      const outcome = yield* runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true })
+      assert.strictEqual(outcome._tag, "Completed")
+      if (outcome._tag !== "Completed") return
+      assert.strictEqual(outcome.report.commit?.status, "committed", JSON.stringify(outcome.report.commit))
+      assert.deepStrictEqual(NodeFs.readdirSync(markers), [])
+      // committed as it is on disk, through no filter
+      assert.strictEqual(git(w.memoryDir, "show", "HEAD:MEMORY.md"), w.read("MEMORY.md"))
+    }).pipe(withServices([Model.textReply("Nothing to consolidate.")])))
+
   it.scoped("dry run: gates and the exact request, nothing written, no model called (also without a key)", () =>
     Effect.gen(function*() {
       const w = yield* world

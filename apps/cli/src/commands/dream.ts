@@ -1,5 +1,5 @@
 /**
- * `memdir dream`: consolidate the memory directory (SPEC §10). Evaluates the gates (24 h, > 5 sessions, lock) and
+ * `memdir dream`: consolidate the memory directory. Evaluates the gates (24 h, > 5 sessions, lock) and
  * prints the one that stopped it, or runs the dream and prints memdir's report of every file created, updated,
  * merged or deleted, with the text removed. `--dry-run` writes nothing and shows what would be sent.
  */

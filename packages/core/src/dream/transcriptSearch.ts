@@ -1,0 +1,81 @@
+/** `transcript_search`: the dream's narrow, read-only search of the sessions touched since the last dream. */
+import { FileSystem } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Agent from "../Agent.js"
+import type { TouchedSession } from "./gates.js"
+
+export const TRANSCRIPT_SEARCH_MAX_MATCHES = 40
+const TRANSCRIPT_MAX_BYTES = 32 * 1024 * 1024
+
+/** The conversational text of one JSONL line (ours or the reference agent's); tool inputs as JSON. */
+export const transcriptLineText = (line: string): string => {
+  let value: any
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return ""
+  }
+  const content = value?.message?.content ?? value?.content
+  const parts: Array<string> = []
+  const collect = (c: unknown): void => {
+    if (typeof c === "string") parts.push(c)
+    else if (Array.isArray(c)) {
+      for (const block of c) {
+        if (block?.type === "text" && typeof block.text === "string") parts.push(block.text)
+        else if (block?.type === "tool_use") parts.push(`${block.name}(${JSON.stringify(block.input)})`)
+        else if (block?.type === "tool_result") collect(block.content)
+      }
+    }
+  }
+  collect(content)
+  return parts.join(" ").replace(/\s+/g, " ").trim()
+}
+
+/** The tool over `sessions`: case-insensitive literal search, answers `session:line: …snippet…`. */
+export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    return Agent.defineTool({
+      name: "transcript_search",
+      description: "Search the transcripts of the sessions since the last consolidation for a word or phrase " +
+        "(case-insensitive, literal). Answers session:line: snippet. Use a specific term; read-only.",
+      input: Schema.Struct({
+        query: Schema.String.pipe(Schema.minLength(3)),
+        session: Schema.optional(Schema.String).annotations({ description: "limit the search to this session id" })
+      }),
+      run: ({ query, session }) =>
+        Effect.gen(function*() {
+          const needle = query.toLowerCase()
+          const matches: Array<string> = []
+          let more = 0
+          const chosen = sessions.filter((s) => session === undefined || s.id === session)
+          if (chosen.length === 0) {
+            return yield* new Agent.ToolFailure({ message: `no session ${JSON.stringify(session)} in the list` })
+          }
+          for (const s of chosen) {
+            const info = yield* fs.stat(s.path).pipe(Effect.option)
+            if (Option.isNone(info) || Number(info.value.size) > TRANSCRIPT_MAX_BYTES) continue
+            const text = yield* fs.readFileString(s.path).pipe(Effect.orElseSucceed(() => ""))
+            const rows = text.split("\n")
+            for (let i = 0; i < rows.length; i++) {
+              if (!rows[i]!.toLowerCase().includes(needle)) continue
+              const said = transcriptLineText(rows[i]!)
+              const at = said.toLowerCase().indexOf(needle)
+              if (at < 0) continue
+              if (matches.length >= TRANSCRIPT_SEARCH_MAX_MATCHES) {
+                more++
+                continue
+              }
+              const start = Math.max(0, at - 140)
+              const snippet = said.slice(start, at + needle.length + 140)
+              matches.push(`${s.id}:${i + 1}: ${start > 0 ? "…" : ""}${snippet}${at + 140 < said.length ? "…" : ""}`)
+            }
+            yield* Effect.yieldNow()
+          }
+          if (matches.length === 0) return "(no matches)"
+          return matches.join("\n") + (more > 0 ? `\n[… ${more} more matches: use a more specific term]` : "")
+        })
+    })
+  })
