@@ -5,7 +5,9 @@
  * every module. No network: only the working tree is read.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { repoRoot } from "./support/cli.js"
 import {
@@ -152,6 +154,55 @@ describe("documentation", () => {
     assert.match(readRepoFile("LICENSE"), /^MIT License\n\nCopyright \(c\) 2026 memdir contributors\n/)
     for (const manifest of ["packages/core", "packages/testing", "apps/cli", "apps/evals"]) {
       assert.strictEqual(JSON.parse(readRepoFile(`${manifest}/package.json`)).license, "MIT", manifest)
+    }
+  })
+})
+
+describe("scripts/spec-refs.mjs", () => {
+  const script = path.join(repoRoot, "scripts/spec-refs.mjs")
+  const sample = [
+    "/** The recall program (SPEC §6): see also SPEC §3, §4 and §12. */",
+    "const url = \"https://example.com/SPEC §8\" // team memory (SPEC §8), exit codes (README \"Exit codes\")",
+    "const re = /SPEC §1\\//",
+    "const t = `SPEC §9 ${x /* SPEC §10 */} SPEC §11`",
+    "// the priority chain of SPEC §1"
+  ].join("\n")
+  const run = (args: ReadonlyArray<string>, file: string) =>
+    spawnSync(process.execPath, [script, ...args, file], { encoding: "utf8" })
+
+  it("rewrites citations in comments only, to the docs page that states the rule; --check exits 1 until then", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-spec-refs-"))
+    try {
+      const file = path.join(dir, "sample.ts")
+      fs.writeFileSync(file, sample)
+      const before = run(["--check"], file)
+      assert.strictEqual(before.status, 1)
+      assert.include(before.stdout, "sample.ts:1: SPEC §6")
+      assert.strictEqual(run([], file).status, 0)
+      assert.strictEqual(
+        fs.readFileSync(file, "utf8"),
+        [
+          "/** The recall program (docs/architecture.md#how-a-recall-flows): see also docs/file-format.md, docs/evals.md. */",
+          "const url = \"https://example.com/SPEC §8\" // team memory (docs/team-memory.md), exit codes (docs/cli.md#exit-codes)",
+          "const re = /SPEC §1\\//",
+          "const t = `SPEC §9 ${x /* docs/dream-and-logs.md */} SPEC §11`",
+          "// the priority chain in docs/configuration.md"
+        ].join("\n")
+      )
+      assert.strictEqual(run(["--check"], file).status, 0)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("every docs page the mapping names exists, with its anchor", () => {
+    const table = fs.readFileSync(script, "utf8")
+    const targets = [...table.matchAll(/"((?:docs\/[\w-]+|README)\.md(?:#[\w-]+)?)"/g)].map((m) => m[1]!)
+    assert.isAbove(targets.length, 20)
+    for (const target of targets) {
+      const [file, anchor] = target.split("#") as [string, string | undefined]
+      const text = readRepoFile(file)
+      if (anchor !== undefined) assert.isTrue(anchorsOf(text).has(anchor), target)
     }
   })
 })
