@@ -447,6 +447,16 @@ const integrate = (c: Clone, head: string | undefined, incoming: string) =>
     return { merge: "merged" as const, conflicts, head: commit }
   })
 
+/**
+ * Pure: whether a failed push lost a race with another pusher (the remote's ref moved, or was locked, between our
+ * fetch and our push), so fetching, merging and pushing again will do. receive-pack words a lost ref update as
+ * "cannot lock ref … is at … but expected …" or "failed to update ref", with or without "[remote rejected]".
+ */
+export const isLostPushRace = (output: string): boolean =>
+  /\[rejected\]|non-fast-forward|fetch first|\[remote rejected\].*lock|cannot lock ref|failed to update ref/i.test(
+    output
+  )
+
 /** Pushes HEAD; "rejected" when the remote moved on meanwhile (fetch, merge and try again). */
 const push = (c: Clone) =>
   Effect.gen(function*() {
@@ -460,11 +470,7 @@ const push = (c: Clone) =>
       `HEAD:refs/heads/${TEAM_BRANCH}`
     ])
     if (out.exitCode === 0) return "pushed" as const
-    if (
-      /\[rejected\]|non-fast-forward|fetch first|\[remote rejected\].*(?:lock|cannot lock)/i.test(
-        out.stdout + out.stderr
-      )
-    ) {
+    if (isLostPushRace(out.stdout + out.stderr)) {
       return "rejected" as const
     }
     return yield* syncError(c, "push", `git push exited with ${out.exitCode}: ${lastLines(out.stderr || out.stdout)}`)

@@ -238,6 +238,19 @@ describe("TeamSync pure parts", () => {
   })
 })
 
+describe("TeamSync push outcomes", () => {
+  it("a push that lost the race to another pusher is retried (fetch, merge, push), other failures are errors", () => {
+    // receive-pack's words when another sync moved the ref between our fetch and our push (captured on git 2.39)
+    const lostRef = "remote: error: cannot lock ref 'refs/heads/main': is at 1a2b3c4d but expected 5e6f7a8b\n" +
+      "To /tmp/remote.git\n!\tHEAD:refs/heads/main\t[remote rejected] (failed to update ref)\nDone"
+    assert.isTrue(TeamSyncModule.isLostPushRace(lostRef))
+    assert.isTrue(TeamSyncModule.isLostPushRace("!\tHEAD:refs/heads/main\t[rejected] (fetch first)"))
+    assert.isTrue(TeamSyncModule.isLostPushRace(" ! [rejected]        HEAD -> main (non-fast-forward)"))
+    assert.isFalse(TeamSyncModule.isLostPushRace("fatal: '/nowhere.git' does not appear to be a git repository"))
+    assert.isFalse(TeamSyncModule.isLostPushRace("remote: error: hook declined to update refs/heads/main"))
+  })
+})
+
 describe("TeamSyncTree bounds (the same both ways)", () => {
   const entry = (path: string, size = 10) => ({ mode: "100644", type: "blob", sha: "a".repeat(40), size, path })
   const reasons = (entries: ReadonlyArray<ReturnType<typeof entry>>) =>
