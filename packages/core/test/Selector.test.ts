@@ -98,7 +98,7 @@ const keywordOverlap = (memories: ReadonlyArray<MemoryHeader>) => (label: Label)
 const bm25TopFive = (memories: ReadonlyArray<MemoryHeader>) => (label: Label) =>
   selectRelevantMemories(
     { query: label.query, candidates: memories, recentTools: label.recentTools },
-    { ...defaultOfflineOptions, minCoverage: 0, relativeToTop: 0 }
+    { ...defaultOfflineOptions, minEvidence: 0, relativeToTop: 0 }
   )
 
 const offline = (memories: ReadonlyArray<MemoryHeader>) => (label: Label) =>
