@@ -45,6 +45,8 @@ export interface MemoryHeader {
    * offline selector reads besides the header. Absent when the scanner did not keep it.
    */
   readonly bodyHead?: string | undefined
+  /** Set for a file without a readable header, offered to recall by its file name and first lines. */
+  readonly headerless?: true | undefined
 }
 
 /** A file the scanner could not turn into a memory: reported, then skipped. */

@@ -64,8 +64,10 @@ export interface OfflineSelectorOptions {
    * needs no more of it than a short one.
    */
   readonly minEvidence: number
-  /** …and at least this fraction of the best candidate's evidence (0 … 1). */
+  /** …and at least this fraction of the best candidate's evidence (0 … 1)… */
   readonly relativeToTop: number
+  /** …unless it has this much evidence of its own: then it is clearly relevant, however well the best one did. */
+  readonly clearEvidence: number
   /**
    * A warning/gotcha about a tool the agent is using right now gets this much evidence on top of its own: the
    * tool in use is context the query text does not repeat.
@@ -92,10 +94,11 @@ export const defaultOfflineOptions: OfflineSelectorOptions = {
     { field: "type", weight: 0.2, b: 0 }
   ],
   k1: 1.2,
-  minEvidence: 0.5,
-  relativeToTop: 0.6,
+  minEvidence: 0.4,
+  relativeToTop: 0.8,
+  clearEvidence: 0.9,
   recentToolWarningBonus: 0.5,
-  gramWeight: 0.4,
+  gramWeight: 0.3,
   weakTermWeight: 0.35,
   localHalfSize: 20
 }
@@ -264,7 +267,8 @@ export const scoreMemories = (
     const s = scored[i]!
     return {
       ...s,
-      relevant: eligible(s) && s.score >= options.minEvidence && s.score >= options.relativeToTop * top
+      relevant: eligible(s) && s.score >= options.minEvidence &&
+        (s.score >= options.relativeToTop * top || s.score >= options.clearEvidence)
     }
   })
 }

@@ -65,6 +65,7 @@ export const headerlessMemory = (
     mtime,
     extra: {},
     warning: `${problem.message} Offered to recall by its file name and first lines only.`,
-    bodyHead: lines.slice(first + 1).join("\n").trim()
+    bodyHead: lines.slice(first + 1).join("\n").trim(),
+    headerless: true
   }
 }
