@@ -182,8 +182,8 @@ layer(Scanner.layer.pipe(Layer.provideMerge(NodeContext.layer)))("Scanner.layer"
       const long = byPath.get("long.md")!.bodyHead!.split("\n")
       assert.strictEqual(long[0], "line 7")
       assert.strictEqual(long.at(-1), "line 30")
-      // Cut at 1 KiB on a whole character ("ü" is two bytes).
-      assert.strictEqual(byPath.get("wide.md")!.bodyHead, "ü".repeat(512))
+      // Cut at 1 KiB on a whole character: the blank line after the header, then 511 "ü" of two bytes each.
+      assert.strictEqual(byPath.get("wide.md")!.bodyHead, "ü".repeat(511))
       assert.strictEqual(byPath.get("empty.md")!.bodyHead, "")
       assert.isUndefined(result.headerless)
     }))
