@@ -197,6 +197,118 @@ const queryWords = (query: string, options: OfflineSelectorOptions): ReadonlyArr
   return [...byTerm.values()]
 }
 
+interface Evidence {
+  /** Per candidate, before any recent-tool bonus. */
+  readonly scores: Float64Array
+  readonly matched: ReadonlyArray<ReadonlyArray<string> | undefined>
+  /** Candidates with any evidence, in candidate order. */
+  readonly touched: ReadonlyArray<number>
+  /** What matching every query term fully would give. */
+  readonly bestPossible: number
+}
+
+const NO_EVIDENCE = { matched: [], touched: [], bestPossible: 0 }
+
+/** Each query word's evidence in each candidate sharing it: only those candidates are touched. */
+const gatherEvidence = (
+  request: Pick<SelectionRequest, "query" | "candidates">,
+  options: OfflineSelectorOptions
+): Evidence => {
+  const candidates = request.candidates
+  const n = candidates.length
+  const scores = new Float64Array(n)
+  const words = n === 0 ? [] : queryWords(request.query, options)
+  if (words.length === 0) return { scores, ...NO_EVIDENCE }
+  const index = indexCandidates(candidates, options.fields)
+  const localShare = n / (n + options.localHalfSize)
+  const rarest = Math.log(1 + (n - 0.5) / 1.5)
+  const weightOf = (term: string, prior: number): number => {
+    const df = index.postings.get(term)?.docs.length ?? 0
+    // Local IDF relative to a term in one candidate only: 1 for a rare term, less the more candidates share it.
+    const localIdf = df === 0 || rarest <= 0 ? 1 : Math.log(1 + (n - df + 0.5) / (df + 0.5)) / rarest
+    return prior * (1 - localShare + localShare * Math.min(1, localIdf))
+  }
+  const whole = new Float64Array(n)
+  const parts = new Float64Array(n)
+  const stamp = new Int32Array(n)
+  const touchedByWord: Array<number> = []
+  const touched: Array<number> = []
+  const matched: Array<Array<string> | undefined> = []
+  let bestPossible = 0
+  let mark = 0
+  const add = (term: string, weight: number, into: Float64Array): void => {
+    const postings = index.postings.get(term)
+    if (postings === undefined) return
+    for (let i = 0; i < postings.docs.length; i++) {
+      const doc = postings.docs[i]!
+      if (stamp[doc] !== mark) {
+        stamp[doc] = mark
+        whole[doc] = 0
+        parts[doc] = 0
+        touchedByWord.push(doc)
+      }
+      const tf = postings.weighted[i]!
+      into[doc] += weight * (tf / (options.k1 + tf))
+    }
+  }
+  for (const word of words) {
+    mark++
+    touchedByWord.length = 0
+    const weight = weightOf(word.term, word.weight)
+    bestPossible += weight
+    add(word.term, weight, whole)
+    for (const gram of word.grams) add(gram.term, weightOf(gram.term, gram.weight), parts)
+    for (const doc of touchedByWord) {
+      // A word counts once: whole, or through its grams (never more than most of the whole word's weight).
+      const value = Math.max(whole[doc]!, Math.min(parts[doc]!, 0.8 * weight))
+      if (value <= 0) continue
+      if (scores[doc] === 0) touched.push(doc)
+      scores[doc] += value
+      ;(matched[doc] ??= []).push(word.term)
+    }
+  }
+  touched.sort((a, b) => a - b)
+  return { scores, matched, touched, bestPossible }
+}
+
+/** The decision for the candidates with evidence, best first (ties keep the candidates' order). */
+const decide = (
+  request: Pick<SelectionRequest, "candidates" | "recentTools">,
+  options: OfflineSelectorOptions,
+  evidence: Evidence,
+  positions: ReadonlyArray<number>
+): Array<ScoredMemory> => {
+  const toolMatchers = (request.recentTools ?? []).flatMap((tool) => toolMatcher(tool) ?? [])
+  const scored = positions.map((i) => {
+    const memory = request.candidates[i]!
+    const text = toolMatchers.length === 0 ? "" : headerText(memory)
+    const aboutRecentTool = toolMatchers.some((matcher) => matcher.test(text))
+    const warning = aboutRecentTool && isWarningMemory(memory)
+    const own = evidence.scores[i]!
+    const score = own + (warning && own > 0 ? options.recentToolWarningBonus : 0)
+    return {
+      position: i,
+      path: memory.path,
+      score,
+      coverage: evidence.bestPossible > 0 ? Math.min(1, score / evidence.bestPossible) : 0,
+      matched: evidence.matched[i] ?? [],
+      droppedAsToolDoc: aboutRecentTool && !warning
+    }
+  })
+  scored.sort((a, b) => b.score - a.score || a.position - b.position)
+  const eligible = (s: typeof scored[number]) => !s.droppedAsToolDoc && s.score > 0
+  const top = scored.find(eligible)?.score ?? 0
+  return scored.map((s) => ({
+    path: s.path,
+    score: s.score,
+    coverage: s.coverage,
+    matched: s.matched,
+    droppedAsToolDoc: s.droppedAsToolDoc,
+    relevant: eligible(s) && s.score >= options.minEvidence &&
+      (s.score >= options.relativeToTop * top || s.score >= options.clearEvidence)
+  }))
+}
+
 /**
  * Pure: every candidate with its score and the decision, best first (ties keep the candidates' order,
  * i.e. newest first). For the benchmark and the evals; `selectRelevantMemories` is the decision.
@@ -204,84 +316,21 @@ const queryWords = (query: string, options: OfflineSelectorOptions): ReadonlyArr
 export const scoreMemories = (
   request: Pick<SelectionRequest, "query" | "candidates" | "recentTools">,
   options: OfflineSelectorOptions = defaultOfflineOptions
-): ReadonlyArray<ScoredMemory> => {
-  const candidates = request.candidates
-  const words = candidates.length === 0 ? [] : queryWords(request.query, options)
-  const n = candidates.length
-  const scores = new Float64Array(n)
-  const matched: Array<Array<string> | undefined> = new Array(n)
-  let bestPossible = 0
-  if (words.length > 0) {
-    const index = indexCandidates(candidates, options.fields)
-    const localShare = n / (n + options.localHalfSize)
-    const rarest = Math.log(1 + (n - 0.5) / 1.5)
-    const weightOf = (term: string, prior: number): number => {
-      const df = index.postings.get(term)?.docs.length ?? 0
-      // Local IDF relative to a term in one candidate only: 1 for a rare term, less the more candidates share it.
-      const localIdf = df === 0 || rarest <= 0 ? 1 : Math.log(1 + (n - df + 0.5) / (df + 0.5)) / rarest
-      return prior * (1 - localShare + localShare * Math.min(1, localIdf))
-    }
-    const contribution = (term: string, weight: number, into: Map<number, number>): void => {
-      const postings = index.postings.get(term)
-      if (postings === undefined) return
-      for (let i = 0; i < postings.docs.length; i++) {
-        const tf = postings.weighted[i]!
-        const doc = postings.docs[i]!
-        into.set(doc, (into.get(doc) ?? 0) + weight * (tf / (options.k1 + tf)))
-      }
-    }
-    for (const word of words) {
-      const weight = weightOf(word.term, word.weight)
-      bestPossible += weight
-      const whole = new Map<number, number>()
-      contribution(word.term, weight, whole)
-      const parts = new Map<number, number>()
-      for (const gram of word.grams) contribution(gram.term, weightOf(gram.term, gram.weight), parts)
-      // A word counts once: whole, or through its bigrams (never more than most of the whole word's weight).
-      for (const [doc, value] of parts) whole.set(doc, Math.max(whole.get(doc) ?? 0, Math.min(value, 0.8 * weight)))
-      for (const [doc, value] of whole) {
-        scores[doc] += value
-        ;(matched[doc] ??= []).push(word.term)
-      }
-    }
-  }
-  const toolMatchers = (request.recentTools ?? []).flatMap((tool) => toolMatcher(tool) ?? [])
-  const scored = candidates.map((memory, i) => {
-    const text = toolMatchers.length === 0 ? "" : headerText(memory)
-    const aboutRecentTool = toolMatchers.some((matcher) => matcher.test(text))
-    const warning = aboutRecentTool && isWarningMemory(memory)
-    const own = scores[i]!
-    const score = own + (warning && own > 0 ? options.recentToolWarningBonus : 0)
-    return {
-      path: memory.path,
-      score,
-      coverage: bestPossible > 0 ? Math.min(1, score / bestPossible) : 0,
-      matched: matched[i] ?? [],
-      droppedAsToolDoc: aboutRecentTool && !warning
-    }
-  })
-  const order = scored.map((_, i) => i).sort((a, b) => scored[b]!.score - scored[a]!.score || a - b)
-  const eligible = (s: typeof scored[number]) => !s.droppedAsToolDoc && s.score > 0
-  const top = order.map((i) => scored[i]!).find(eligible)?.score ?? 0
-  return order.map((i) => {
-    const s = scored[i]!
-    return {
-      ...s,
-      relevant: eligible(s) && s.score >= options.minEvidence &&
-        (s.score >= options.relativeToTop * top || s.score >= options.clearEvidence)
-    }
-  })
-}
+): ReadonlyArray<ScoredMemory> =>
+  decide(request, options, gatherEvidence(request, options), request.candidates.map((_, i) => i))
 
 /** Pure: the offline decision, best first, at most `max` (≤ 5), only candidate paths, possibly empty. */
 export const selectRelevantMemories = (
   request: SelectionRequest,
   options: OfflineSelectorOptions = defaultOfflineOptions
-): ReadonlyArray<string> =>
-  scoreMemories(request, options)
+): ReadonlyArray<string> => {
+  // Only candidates with evidence can be relevant (a recent-tool bonus needs some evidence of its own).
+  const evidence = gatherEvidence(request, options)
+  return decide(request, options, evidence, evidence.touched)
     .filter((s) => s.relevant)
     .slice(0, effectiveMax(request.max))
     .map((s) => s.path)
+}
 
 /** The offline selector. Never fails. */
 export const make: Effect.Effect<Context.Tag.Service<Selector>> = Effect.sync(() => ({

@@ -5,7 +5,7 @@
  * that share a term with it. Pure apart from the two bounded caches.
  */
 import type { MemoryHeader } from "../Memory.js"
-import { type AnalyzedText, analyzeText, type Language } from "./textAnalysis.js"
+import { type AnalyzedText, analyzeWords, detectLanguage, type Language, segmentWords } from "./textAnalysis.js"
 
 export type MemoryField = "name" | "description" | "path" | "body" | "type"
 
@@ -56,13 +56,14 @@ const counts = (analyzed: AnalyzedText): Map<string, number> => {
 }
 
 const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
-  // One language per memory, guessed from all of its text, so a short name is stemmed like its body.
-  const whole = analyzeText(`${memory.name}\n${memory.description}\n${memory.bodyHead ?? ""}`)
-  const analyzed = FIELDS.map((field) => analyzeText(fieldText(memory, field), whole.language))
+  const tokens = FIELDS.map((field) => segmentWords(fieldText(memory, field)))
+  // One language per memory, guessed from its name, description and body, so a short name is stemmed like its body.
+  const language = detectLanguage([...tokens[0]!, ...tokens[1]!, ...tokens[3]!])
+  const analyzed = tokens.map((words) => analyzeWords(words, language))
   const fields = analyzed.map(counts)
   // Length in words: grams are stand-ins, not more text.
   const lengths = analyzed.map((a) => a.words.length)
-  return { source: memory, language: whole.language, fields, lengths }
+  return { source: memory, language, fields, lengths }
 }
 
 /** Same file, same version: the cache key is the path, and a changed mtime or header text is a new entry. */
@@ -71,7 +72,7 @@ const sameVersion = (a: IndexableMemory, b: IndexableMemory): boolean =>
   (a.mtime === b.mtime && a.path === b.path && a.name === b.name && a.description === b.description &&
     a.type === b.type && (a.bodyHead ?? "") === (b.bodyHead ?? ""))
 
-const MEMORY_CACHE_LIMIT = 50_000
+const MEMORY_CACHE_LIMIT = 100_000
 const memoryCache = new Map<string, IndexedMemory>()
 
 export const indexMemory = (memory: IndexableMemory): IndexedMemory => {
@@ -130,6 +131,7 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
 // A few candidate sets (one per memory directory and scope) stay indexed between recalls.
 const INDEX_CACHE_LIMIT = 8
 const indexCache: Array<CandidateIndex> = []
+const byList = new WeakMap<ReadonlyArray<IndexableMemory>, CandidateIndex>()
 
 /**
  * The index of this candidate set: reused while every candidate is the same version of the same memory, in the
@@ -139,6 +141,9 @@ export const indexCandidates = (
   candidates: ReadonlyArray<IndexableMemory>,
   fieldWeights: ReadonlyArray<FieldWeight>
 ): CandidateIndex => {
+  // The very same (read-only) candidate list as last time: nothing to check.
+  const known = byList.get(candidates)
+  if (known !== undefined && known.fieldWeights === fieldWeights) return known
   const memories = candidates.map(indexMemory)
   for (let i = 0; i < indexCache.length; i++) {
     const index = indexCache[i]!
@@ -150,10 +155,12 @@ export const indexCandidates = (
       indexCache.splice(i, 1)
       indexCache.unshift(index)
     }
+    byList.set(candidates, index)
     return index
   }
   const index = buildIndex(memories, fieldWeights)
   indexCache.unshift(index)
   if (indexCache.length > INDEX_CACHE_LIMIT) indexCache.pop()
+  byList.set(candidates, index)
   return index
 }
