@@ -297,7 +297,8 @@ const decide = (
   })
   scored.sort((a, b) => b.score - a.score || a.position - b.position)
   const eligible = (s: typeof scored[number]) => !s.droppedAsToolDoc && s.score > 0
-  const top = scored.find(eligible)?.score ?? 0
+  // The best match sets the relative bar even when it is a usage doc left out: what trails it is weak evidence.
+  const top = scored[0]?.score ?? 0
   return scored.map((s) => ({
     path: s.path,
     score: s.score,
