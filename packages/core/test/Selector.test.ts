@@ -402,6 +402,31 @@ describe("selectRelevantMemories (pure)", () => {
   )
 })
 
+describe("the cached index", () => {
+  it("follows a memory's new version (mtime, header text) and an added or removed file", () => {
+    const at = (mtime: number, description: string, bodyHead = "") => ({
+      ...header("feedback_cache.md", "Cache note", description, "feedback"),
+      absolutePath: "/cache-test/feedback_cache.md",
+      mtime,
+      bodyHead
+    })
+    const other = { ...header("reference_other.md", "Other", "Grafana dashboards"), absolutePath: "/cache-test/o.md" }
+    const query = "how do we deploy the billing service to production?"
+    const before = [at(1000, "Releases ship on Tuesdays"), other]
+    assert.deepStrictEqual(selectRelevantMemories({ query, candidates: before }), [])
+    // The file was rewritten: new mtime, new description. A new scan gives new objects.
+    const after = [at(2000, "Deploy the billing service to production with fly deploy"), { ...other }]
+    assert.deepStrictEqual(selectRelevantMemories({ query, candidates: after }), ["feedback_cache.md"])
+    // A header built in memory (mtime 0) is compared whole: a changed body head is a new version too.
+    const inMemory = [at(0, "Release notes", "nothing here"), other]
+    assert.deepStrictEqual(selectRelevantMemories({ query, candidates: inMemory }), [])
+    const edited = [at(0, "Release notes", "deploy the billing service to production with fly"), other]
+    assert.deepStrictEqual(selectRelevantMemories({ query, candidates: edited }), ["feedback_cache.md"])
+    // A file removed from the set: its index entry no longer counts.
+    assert.deepStrictEqual(selectRelevantMemories({ query, candidates: [other] }), [])
+  })
+})
+
 describe("Selector layers", () => {
   const candidates = [
     header("reference_deploy.md", "Deploy runbook", "How to deploy billing-api to production"),
