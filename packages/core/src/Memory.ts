@@ -40,6 +40,13 @@ export interface MemoryHeader {
   readonly extra: Readonly<Record<string, unknown>>
   /** Set when the header was recovered leniently (e.g. YAML a strict parser rejects); says what was off. */
   readonly warning?: string | undefined
+  /**
+   * The start of the body, from the bytes the header scan read anyway (up to line 30, at most 1 KiB): what the
+   * offline selector reads besides the header. Absent when the scanner did not keep it.
+   */
+  readonly bodyHead?: string | undefined
+  /** Set for a file without a readable header, offered to recall by its file name and first lines. */
+  readonly headerless?: true | undefined
 }
 
 /** A file the scanner could not turn into a memory: reported, then skipped. */

@@ -358,9 +358,12 @@ export const makeWith = (
         const scope = scopeOf(memory.path)
         const head = yield* (scope === "team" ? readTeamHead(memoryDir, memory) : readHead(memory.absolutePath))
         const parsed = parseMemoryFile(head.text, memory.path)
-        if (Either.isLeft(parsed)) return Either.left({ path: memory.path, detail: parsed.left.message })
-        const body = parsed.right.body
         const source = head.text.replace(/^\uFEFF/, "")
+        // A file offered without a readable header (the scan's `headerless`) is delivered whole.
+        if (Either.isLeft(parsed) && memory.headerless !== true) {
+          return Either.left({ path: memory.path, detail: parsed.left.message })
+        }
+        const body = Either.isRight(parsed) ? parsed.right.body : source
         const firstLine = source.slice(0, source.length - body.length).split("\n").length
         const capped = capBody(body.replace(/\r\n/g, "\n"), {
           absolutePath: memory.absolutePath,
@@ -430,7 +433,8 @@ export const makeWith = (
           skipDirs: input.team === true ? [] : [TEAM_DIR]
         })
         // Defensive: a scanner that ignores `exclude` must not make us surface a memory twice.
-        const candidates = scan.memories.filter((m) => !exclude.has(m.path))
+        // Files without a readable header are candidates too, by their file name and first lines.
+        const candidates = [...scan.memories, ...(scan.headerless ?? [])].filter((m) => !exclude.has(m.path))
         const selection = candidates.length === 0
           ? { selected: [], selector: "none" }
           : yield* selector.select({

@@ -185,6 +185,19 @@ describe("recall", () => {
       assert.deepStrictEqual(yield* session.telemetry, [result.telemetry])
     }).pipe(Effect.provide(sessionLayer(probe0))))
 
+  it.scoped("offers a file without frontmatter by its name and first lines, and delivers it whole", () =>
+    Effect.gen(function*() {
+      const notes = "# Config file format\n\nThe config is TOML; never switch it to YAML.\n"
+      const dir = yield* memoryDirWith({ "reference_deploy.md": DEPLOY, "notes_config.md": notes })
+      const session = yield* RecallSession
+      const result = yield* session.recall({ memoryDir: dir, query: "let's move the config file to YAML" })
+      assert.strictEqual(result.candidates, 2)
+      assert.deepStrictEqual(result.selected.map((m) => m.path), ["notes_config.md"])
+      assert.strictEqual(result.selected[0]!.content, notes)
+      assert.strictEqual(result.selected[0]!.type, "untyped")
+      assert.deepStrictEqual(result.unreadable, [])
+    }).pipe(Effect.provide(sessionLayer(probe0))))
+
   it.scoped("records telemetry when nothing is selected (0 of N)", () =>
     Effect.gen(function*() {
       const dir = yield* memoryDirWith({ "reference_deploy.md": DEPLOY, "feedback_tests.md": TESTS })
