@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
 import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { withModelProgress } from "../ModelProgress.js"
 import { printJson } from "../Output.js"
 
 const indent = (text: string, prefix: string): Array<string> =>
@@ -120,7 +121,7 @@ export const dreamCommand = Command.make(
         variant: Option.getOrUndefined(args.variant),
         maxTurns: Option.getOrUndefined(args.maxTurns),
         commit: !args.noCommit
-      })
+      }).pipe(withModelProgress("dream"))
       if (args.json) {
         return yield* printJson({
           ran: outcome._tag === "Completed",
