@@ -348,6 +348,15 @@ describe("transcript_search", () => {
       assert.strictEqual((yield* tool.run({ query: "staging", session: "b" })).content, "(no matches)")
       assert.isTrue((yield* tool.run({ query: "staging", session: "zzz" })).isError)
       assert.isTrue((yield* tool.run({ query: "ab" })).isError, "too short a query is refused")
+      assert.isTrue((yield* tool.run({ query: "x".repeat(201) })).isError, "too long a query is refused")
+      // A transcript over the size bound is skipped, and the answer names it (a sparse file: nothing is read).
+      const huge = NodePath.join(w.transcriptsDir, "huge.jsonl")
+      NodeFs.writeFileSync(huge, "")
+      NodeFs.truncateSync(huge, 33 * 1024 * 1024)
+      const withHuge = yield* transcriptSearchTool([...sessions, { id: "huge", path: huge, mtime: NOW }])
+      const answer = (yield* withHuge.run({ query: "staging database" })).content
+      assert.include(answer, "a:1: ")
+      assert.include(answer, `[skipped, over ${32 * 1024 * 1024} bytes: huge]`)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 
