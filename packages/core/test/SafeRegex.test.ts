@@ -82,6 +82,7 @@ describe("SafeRegex", () => {
         assert.strictEqual(error.detail, detail, pattern)
         assert.include(error.message, "linear-time matcher does not support")
         assert.include(error.message, reason === "lookaround" ? "match the surrounding text" : "match the repeated")
+        assert.include(error.message, reason === "lookaround" ? "\"foo(?=bar)\" → \"foobar\"" : "\"(foo|bar) \\1\" → ")
       }
       // Inside a character class the same characters are literals, not constructs.
       assert.isTrue((yield* compileSafeRegex("[(?=]x")).test("=x"))

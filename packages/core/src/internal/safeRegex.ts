@@ -39,7 +39,7 @@ export class UnsafePatternError extends Schema.TaggedError<UnsafePatternError>()
     switch (this.reason) {
       case "backreference":
         return `pattern ${shown} uses a backreference (${this.detail}), which the linear-time matcher does not ` +
-          `support: match the repeated text literally (e.g. "(foo|bar) \\\\1" → "foo foo|bar bar") or search for ` +
+          `support: match the repeated text literally (e.g. "(foo|bar) \\1" → "foo foo|bar bar") or search for ` +
           `one part and read the lines it finds.`
       case "lookaround":
         return `pattern ${shown} uses lookaround (${this.detail}), which the linear-time matcher does not support: ` +
