@@ -278,6 +278,7 @@ describe("memdir dream (CLI, real SDK, local Messages API server)", () => {
       const server = yield* MessagesApiServer.make({
         replies: [
           MessagesApiServer.toolUse("memory_delete", { path: "user_b.md" }),
+          MessagesApiServer.toolUse("memory_edit", { path: "user_a.md", old_string: "Vim,", new_string: "Neovim," }),
           MessagesApiServer.text("Removed a duplicate.")
         ]
       })
@@ -289,6 +290,8 @@ describe("memdir dream (CLI, real SDK, local Messages API server)", () => {
       assert.include(run.stdout, "dream: consolidated")
       assert.match(run.stdout, /deleted {2}user_b\.md \(copy: \.dream\/[^)]+\/user_b\.md\)/)
       assert.include(run.stdout, "  | Vim, dark theme daily.")
+      assert.match(run.stdout, /updated {2}user_a\.md \(previous: \.dream\/[^)]+\/user_a\.md\)/)
+      assert.include(run.stdout, "  + Neovim, dark theme.")
       assert.include(run.stdout, "Removed a duplicate.")
       assert.notInclude(run.stdout, "commit:")
       // --no-commit: the new file stays uncommitted

@@ -31,7 +31,10 @@ const printReport = (report: Dream.DreamReport) =>
     const mergedInto = new Map(report.merged.map((m) => [m.from, m.into]))
     for (const c of report.created) yield* Console.log(`created  ${c.file}${c.byDream ? "" : " (by another session)"}`)
     for (const u of report.updated) {
-      yield* Console.log(`updated  ${u.file}${u.byDream ? "" : " (by another session)"}`)
+      yield* Console.log(
+        `updated  ${u.file}${u.byDream ? "" : " (by another session)"}` +
+          (u.backup === undefined ? "" : ` (previous: ${u.backup})`)
+      )
       for (const line of [...indent(u.removed, "  - "), ...indent(u.added, "  + ")]) {
         if (line.trim() !== "-" && line.trim() !== "+") yield* Console.log(line)
       }
@@ -42,7 +45,7 @@ const printReport = (report: Dream.DreamReport) =>
         `${into === undefined ? "deleted " : "merged  "} ${d.file}${into === undefined ? "" : ` → ${into}`}` +
           (d.backup === undefined ? "" : ` (copy: ${d.backup})`)
       )
-      for (const line of indent(d.text ?? "(too large to show)", "  | ")) yield* Console.log(line)
+      for (const line of indent(d.text ?? "(too large to show: see the copy)", "  | ")) yield* Console.log(line)
     }
     if (report.index !== undefined) {
       const removed = report.index.removed.length
