@@ -30,7 +30,14 @@ import { DREAM_SCAN_FILE, type DreamGateInput, type DreamGates, evaluateGates } 
 import { enforceIndexCaps } from "./dream/indexCaps.js"
 import { orientMessage, renderDreamSystemPrompt } from "./dream/prompt.js"
 import { buildReport, type DreamPreview, type DreamReport, runSucceeded, writeReport } from "./dream/report.js"
-import { diffSnapshots, DREAM_BACKUP_DIR, keepTrace, snapshotMemoryDir, UNTOUCHED_DIRS } from "./dream/snapshot.js"
+import {
+  diffSnapshots,
+  DREAM_BACKUP_DIR,
+  keepTrace,
+  reserveTrace,
+  snapshotMemoryDir,
+  UNTOUCHED_DIRS
+} from "./dream/snapshot.js"
 import { transcriptSearchTool } from "./dream/transcriptSearch.js"
 import { DREAM_LOCK_FILE, DREAM_LOCK_GUARD, DreamLock, withDreamLock } from "./DreamLock.js"
 import { type LockTimeoutError, type MemoryIoError, ModelError, type UnknownPromptVariantError } from "./Errors.js"
@@ -124,7 +131,9 @@ const dreamLocked = (input: DreamInput, gates: DreamGates) =>
     const startedAt = yield* Clock.currentTimeMillis
     const memoryDir = path.resolve(input.memoryDir)
     const { preview, tools, toolset } = yield* prepare({ ...input, memoryDir }, gates)
-    const before = yield* snapshotMemoryDir(memoryDir)
+    // The trace directory first: files too large to hold in memory are byte-copied into it before the dream.
+    const reserved = yield* reserveTrace(memoryDir, startedAt)
+    const before = yield* snapshotMemoryDir(memoryDir, { copyLargeTo: reserved.largeCopies })
     const exit = yield* Effect.exit(Agent.run({
       role: "dreamer",
       system: [{ text: preview.system, cache: true }],
@@ -135,7 +144,7 @@ const dreamLocked = (input: DreamInput, gates: DreamGates) =>
     }))
     const after = yield* snapshotMemoryDir(memoryDir)
     const diff = diffSnapshots(before, after, new Set((yield* toolset.changes).map((c) => c.file)))
-    const trace = yield* keepTrace(memoryDir, before, diff, startedAt)
+    const trace = yield* keepTrace(reserved, before, diff)
     const ioFailures = yield* toolset.ioFailures
     const run = { exit, ioFailures }
     const ok = runSucceeded(run)

@@ -348,6 +348,15 @@ describe("transcript_search", () => {
       assert.strictEqual((yield* tool.run({ query: "staging", session: "b" })).content, "(no matches)")
       assert.isTrue((yield* tool.run({ query: "staging", session: "zzz" })).isError)
       assert.isTrue((yield* tool.run({ query: "ab" })).isError, "too short a query is refused")
+      assert.isTrue((yield* tool.run({ query: "x".repeat(201) })).isError, "too long a query is refused")
+      // A transcript over the size bound is skipped, and the answer names it (a sparse file: nothing is read).
+      const huge = NodePath.join(w.transcriptsDir, "huge.jsonl")
+      NodeFs.writeFileSync(huge, "")
+      NodeFs.truncateSync(huge, 33 * 1024 * 1024)
+      const withHuge = yield* transcriptSearchTool([...sessions, { id: "huge", path: huge, mtime: NOW }])
+      const answer = (yield* withHuge.run({ query: "staging database" })).content
+      assert.include(answer, "a:1: ")
+      assert.include(answer, `[skipped, over ${32 * 1024 * 1024} bytes: huge]`)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 
@@ -706,5 +715,73 @@ describe("runDream (scripted model, real files)", () => {
         { name: "memory_write", input: { path: "logs/2026/12/x.md", content: memoryText("user", "x", "y", "z\n") } }
       ),
       Model.textReply("nothing to do")
+    ])))
+
+  it.scoped("a 1.2 MB memory the dream deletes, and one it edits in place, keep byte-exact previous versions", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      w.write(
+        "MEMORY.md",
+        [
+          "- [Release history](project_release_history.md) — every release note ever",
+          "- [Freeze history](project_freeze_history.md) — every freeze ever",
+          "- [Big but kept](project_big_kept.md) — not touched by the dream"
+        ].join("\n") + "\n"
+      )
+      for (let i = 0; i < 6; i++) w.session(`s${i}`, NOW - HOUR)
+      // Over the 1 MiB the snapshot holds in memory: copied byte for byte, compared by digest.
+      const bigBody = (day: string) =>
+        Array.from({ length: 30_000 }, (_, i) => `${String(i).padStart(5, "0")} release notes, freeze ${day} ok`)
+          .join("\n") + "\n"
+      const huge = memoryText("project", "Release history", "Every release note ever", bigBody("Thursday"))
+      const edited = memoryText("project", "Freeze history", "Every freeze ever", bigBody("Thursday"))
+      const untouched = memoryText("project", "Big but kept", "Not touched by the dream", bigBody("Monday"))
+      assert.isAbove(Buffer.byteLength(huge), 1_200_000)
+      w.write("project_release_history.md", huge)
+      w.write("project_freeze_history.md", edited)
+      w.write("project_big_kept.md", untouched)
+
+      const outcome = yield* runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true })
+      assert.strictEqual(outcome._tag, "Completed")
+      if (outcome._tag !== "Completed") return
+      const report = outcome.report
+      assert.isFalse(NodeFs.existsSync(NodePath.join(w.memoryDir, "project_release_history.md")))
+
+      // Deleted: its full text is in the backup, byte for byte, and the report says where.
+      const deleted = report.deleted.find((d) => d.file === "project_release_history.md")!
+      assert.isTrue(deleted.byDream)
+      assert.strictEqual(deleted.backup, `${report.backupDir}/project_release_history.md`)
+      assert.strictEqual(NodeFs.readFileSync(NodePath.join(w.memoryDir, deleted.backup!), "utf8"), huge)
+
+      // Edited without changing its size: seen (by digest), and its previous version kept.
+      const after = w.read("project_freeze_history.md")
+      assert.strictEqual(after.length, edited.length)
+      assert.notStrictEqual(after, edited)
+      const updated = report.updated.find((u) => u.file === "project_freeze_history.md")!
+      assert.isTrue(updated.byDream)
+      assert.strictEqual(updated.backup, `${report.backupDir}/project_freeze_history.md`)
+      assert.strictEqual(NodeFs.readFileSync(NodePath.join(w.memoryDir, updated.backup!), "utf8"), edited)
+
+      // Untouched: no backup, and no copy left behind.
+      assert.isUndefined(report.updated.find((u) => u.file === "project_big_kept.md"))
+      assert.deepStrictEqual(NodeFs.readdirSync(NodePath.join(w.memoryDir, report.backupDir)).sort(), [
+        "MEMORY.md",
+        "project_freeze_history.md",
+        "project_release_history.md",
+        "report.json"
+      ])
+      assert.strictEqual(w.read("project_big_kept.md"), untouched)
+      assert.strictEqual(NodeFs.statSync(NodePath.join(w.memoryDir, deleted.backup!)).mode & 0o777, 0o600)
+    }).pipe(withServices([
+      toolUses({ name: "memory_delete", input: { path: "project_release_history.md" } }),
+      toolUses({
+        name: "memory_edit",
+        input: {
+          path: "project_freeze_history.md",
+          old_string: "00042 release notes, freeze Thursday",
+          new_string: "00042 release notes, freeze Saturday"
+        }
+      }),
+      Model.textReply("Dropped the release history; fixed one freeze day.")
     ])))
 })

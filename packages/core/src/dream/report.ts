@@ -103,7 +103,7 @@ export const buildReport = <E extends { readonly message: string }>(input: {
     stop: result?.stop ?? "error",
     usage: sumUsage(result),
     created: input.diff.created,
-    updated: input.diff.updated,
+    updated: input.diff.updated.map((u) => ({ ...u, backup: input.backups.get(u.file) })),
     merged: input.diff.merged,
     deleted: input.diff.deleted.map((d) => ({ ...d, backup: input.backups.get(d.file) })),
     indexChange: input.diff.index,

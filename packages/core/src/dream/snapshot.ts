@@ -1,22 +1,29 @@
 /**
  * What a dream changed, told from the files rather than from the model: the memory files are snapshotted before
  * and after and diffed — every file created, updated (with the text removed), merged (a deleted file whose
- * content went into another) or deleted (with its full text). Nothing disappears without a trace: the previous
- * version of every updated or deleted file is copied to `<memdir>/.dream/<timestamp>/`.
+ * content went into another) or deleted (with its full text). Nothing disappears without a trace, whatever its
+ * size: the previous version of every updated or deleted file is copied to `<memdir>/.dream/<timestamp>/`. Files
+ * too large to hold and diff in memory are byte-copied into that directory before the dream starts (a kernel copy,
+ * never read into memory) and compared by content digest; the copies of those the dream did not touch are removed
+ * afterwards.
  */
 import { FileSystem, Path } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { createHash } from "node:crypto"
 import { LOGS_DIR } from "../DailyLog.js"
 import type { MemoryIoError } from "../Errors.js"
-import { ensureDir, isNotFound, toMemoryIoError, writeFileAtomic } from "../internal/atomicFile.js"
+import { DIR_MODE, ensureDir, FILE_MODE, isNotFound, toMemoryIoError, writeFileAtomic } from "../internal/atomicFile.js"
 import { INDEX_FILE } from "../MemoryIndex.js"
 import { TEAM_DIR } from "../TeamGuard.js"
 
 /** Backups and reports of every dream: `<memdir>/.dream/<timestamp>/`. */
 export const DREAM_BACKUP_DIR = ".dream"
-/** Memory files larger than this are compared by size only (never sent, never diffed). */
+/** Memory files larger than this are compared by digest (never sent, never diffed) and backed up as byte copies. */
 export const SNAPSHOT_MAX_FILE_BYTES = 1024 * 1024
+/** Inside a dream's backup directory: the byte copies of large files taken before the dream, until it is over. */
+export const LARGE_COPIES_DIR = ".large"
 /** Sub-directories the dream leaves alone: daily logs are append-only, team memory belongs to the team. */
 export const UNTOUCHED_DIRS: ReadonlyArray<string> = [LOGS_DIR, TEAM_DIR]
 
@@ -28,20 +35,53 @@ export interface SnapshotFile {
   /** Undefined when the file is larger than `SNAPSHOT_MAX_FILE_BYTES`. */
   readonly content: string | undefined
   readonly size: number
+  /** SHA-256 of the bytes of a file larger than `SNAPSHOT_MAX_FILE_BYTES` (what it is compared by). */
+  readonly digest?: string | undefined
+  /** Absolute path of the byte copy of a large file, when the snapshot was asked to keep copies. */
+  readonly copy?: string | undefined
 }
 
 /** Relative path (`/` separators) → file, for every `.md` file the dream may touch. */
 export type Snapshot = ReadonlyMap<string, SnapshotFile>
 
+export interface SnapshotOptions {
+  /** Byte-copy every file over `SNAPSHOT_MAX_FILE_BYTES` under this directory (same relative path). */
+  readonly copyLargeTo?: string | undefined
+}
+
 /**
  * Every `*.md` file under the memory directory that the dream may touch: not hidden (memdir's state, `.git`,
  * `.dream`), not under `logs/` or `team/`, not through a symlink.
  */
-export const snapshotMemoryDir = Effect.fn("Dream.snapshot")(function*(memoryDir: string) {
+export const snapshotMemoryDir = Effect.fn("Dream.snapshot")(function*(
+  memoryDir: string,
+  options: SnapshotOptions = {}
+) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const root = path.resolve(memoryDir)
   const files = new Map<string, SnapshotFile>()
+  /** SHA-256 of a file, streamed: a large memory is never held in memory whole. */
+  const digestOf = (file: string) =>
+    fs.stream(file).pipe(
+      Stream.runFold(createHash("sha256"), (hash, chunk) => hash.update(chunk)),
+      Effect.map((hash) => hash.digest("hex"))
+    )
+  /** A large file: its copy (when asked) and the digest of what was copied, so both describe the same bytes. */
+  const large = (absolute: string, rel: string) =>
+    Effect.gen(function*() {
+      if (options.copyLargeTo === undefined) return { digest: yield* digestOf(absolute), copy: undefined }
+      const copy = path.join(options.copyLargeTo, ...rel.split("/"))
+      yield* fs.makeDirectory(path.dirname(copy), { recursive: true, mode: DIR_MODE })
+      yield* fs.copyFile(absolute, copy)
+      yield* fs.chmod(copy, FILE_MODE)
+      return { digest: yield* digestOf(copy), copy }
+    }).pipe(
+      Effect.map(Option.some),
+      // Deleted between listing and copying: not part of this snapshot.
+      Effect.catchIf(isNotFound, () => Effect.succeedNone),
+      Effect.mapError(toMemoryIoError("copy", absolute))
+    )
   const walk = (directory: string, relative: string): Effect.Effect<void, MemoryIoError> =>
     Effect.gen(function*() {
       const names = yield* fs.readDirectory(directory).pipe(
@@ -61,7 +101,12 @@ export const snapshotMemoryDir = Effect.fn("Dream.snapshot")(function*(memoryDir
           yield* walk(absolute, rel)
         } else if (info.value.type === "File" && name.toLowerCase().endsWith(".md")) {
           const size = Number(info.value.size)
-          const content = size > SNAPSHOT_MAX_FILE_BYTES ? undefined : yield* fs.readFileString(absolute).pipe(
+          if (size > SNAPSHOT_MAX_FILE_BYTES) {
+            const kept = yield* large(absolute, rel)
+            if (Option.isSome(kept)) files.set(rel, { content: undefined, size, ...kept.value })
+            continue
+          }
+          const content = yield* fs.readFileString(absolute).pipe(
             Effect.map((text): string | undefined => text),
             // Deleted between listing and reading: not part of this snapshot.
             Effect.catchIf(isNotFound, () => Effect.succeed(null)),
@@ -151,11 +196,13 @@ export interface UpdatedFile {
   /** Lines the update removed (nothing disappears without a trace), and lines it added. */
   readonly removed: string
   readonly added: string
+  /** Where its previous version was kept (relative to the memory directory), once backed up. */
+  readonly backup?: string | undefined
   readonly byDream: boolean
 }
 export interface DeletedFile {
   readonly file: string
-  /** The whole file as it was (undefined only for a file over `SNAPSHOT_MAX_FILE_BYTES`). */
+  /** The whole file as it was (undefined for a file over `SNAPSHOT_MAX_FILE_BYTES`: see `backup` for its copy). */
   readonly text: string | undefined
   /** Where its copy was kept (relative to the memory directory), once backed up. */
   readonly backup?: string | undefined
@@ -192,7 +239,8 @@ export const diffSnapshots = (
   const updated: Array<UpdatedFile> = []
   const deleted: Array<DeletedFile> = []
   let index: DreamDiff["index"] = undefined
-  const describe = (file: SnapshotFile | undefined) => file?.content ?? `(${file?.size ?? 0} bytes, not compared)`
+  const describe = (file: SnapshotFile | undefined) =>
+    file?.content ?? `(${file?.size ?? 0} bytes, too large to compare line by line; its previous version is copied)`
   for (const [file, now] of [...after].sort(([a], [b]) => a < b ? -1 : 1)) {
     const was = before.get(file)
     if (was === undefined) {
@@ -200,9 +248,10 @@ export const diffSnapshots = (
       else index = { removed: "", added: describe(now) }
       continue
     }
+    // Large files by their digest: an edit that keeps the size is still an update.
     const same = was.content !== undefined && now.content !== undefined
       ? was.content === now.content
-      : was.size === now.size && was.content === now.content
+      : was.size === now.size && was.content === now.content && was.digest === now.digest
     if (same) continue
     const { added, removed } = lineDiff(describe(was), describe(now))
     if (file === INDEX_FILE) index = { removed: joinLines(removed), added: joinLines(added) }
@@ -235,8 +284,16 @@ export const diffSnapshots = (
 /** `2026-03-05T12-00-00Z`: a timestamp usable as a directory name everywhere. */
 export const stampOf = (now: number): string => new Date(now).toISOString().replace(/\.\d+Z$/, "Z").replace(/:/g, "-")
 
-/** Copy the previous version of every updated or deleted file and of MEMORY.md under `.dream/<stamp>/`. */
-export const keepTrace = (memoryDir: string, before: Snapshot, diff: DreamDiff, startedAt: number) =>
+/** Where one dream keeps its trace: `.dream/<stamp>/` (relative), and that directory's absolute path. */
+export interface DreamTrace {
+  readonly backupDir: string
+  readonly absolute: string
+  /** Where the snapshot before the dream byte-copies large files (`snapshotMemoryDir`'s `copyLargeTo`). */
+  readonly largeCopies: string
+}
+
+/** Reserve `.dream/<stamp>/` before the dream starts (a new name when a dream of the same second has one). */
+export const reserveTrace = (memoryDir: string, startedAt: number) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -249,17 +306,40 @@ export const keepTrace = (memoryDir: string, before: Snapshot, diff: DreamDiff, 
       stamp = `${stampOf(startedAt)}-${n}`
     }
     const backupDir = `${DREAM_BACKUP_DIR}/${stamp}`
-    yield* ensureDir(path.join(memoryDir, backupDir))
+    const absolute = path.join(memoryDir, backupDir)
+    yield* ensureDir(absolute)
+    return { backupDir, absolute, largeCopies: path.join(absolute, LARGE_COPIES_DIR) } satisfies DreamTrace
+  })
+
+/**
+ * Keep the previous version of every updated or deleted file and of MEMORY.md under the trace's directory: the
+ * text from the snapshot, or for a large file its byte copy moved into place. Copies of large files the dream did
+ * not change are removed.
+ */
+export const keepTrace = (trace: DreamTrace, before: Snapshot, diff: DreamDiff) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
     // MEMORY.md always: memdir's own repair of the index (after this) changes it too.
     const previous = [...diff.updated.map((u) => u.file), ...diff.deleted.map((d) => d.file), INDEX_FILE]
     const backups = new Map<string, string>()
     for (const file of previous) {
-      const content = before.get(file)?.content
-      if (content === undefined) continue
-      const target = path.join(memoryDir, backupDir, ...file.split("/"))
-      yield* ensureDir(path.dirname(target))
-      yield* writeFileAtomic(target, content)
-      backups.set(file, `${backupDir}/${file}`)
+      const was = before.get(file)
+      if (was === undefined) continue
+      const target = path.join(trace.absolute, ...file.split("/"))
+      if (was.content !== undefined) {
+        yield* ensureDir(path.dirname(target))
+        yield* writeFileAtomic(target, was.content)
+      } else if (was.copy !== undefined) {
+        yield* ensureDir(path.dirname(target))
+        yield* fs.rename(was.copy, target).pipe(Effect.mapError(toMemoryIoError("move", was.copy)))
+      } else {
+        continue
+      }
+      backups.set(file, `${trace.backupDir}/${file}`)
     }
-    return { backupDir, backups }
+    yield* fs.remove(trace.largeCopies, { recursive: true, force: true }).pipe(
+      Effect.mapError(toMemoryIoError("remove", trace.largeCopies))
+    )
+    return { backupDir: trace.backupDir, backups }
   })

@@ -7,7 +7,12 @@ import * as Agent from "../Agent.js"
 import type { TouchedSession } from "./gates.js"
 
 export const TRANSCRIPT_SEARCH_MAX_MATCHES = 40
-const TRANSCRIPT_MAX_BYTES = 32 * 1024 * 1024
+/** Larger transcripts are skipped (named in the answer). */
+export const TRANSCRIPT_MAX_BYTES = 32 * 1024 * 1024
+/** Bytes of transcripts one search reads in all, at most: later sessions are left out (and the answer says so). */
+export const TRANSCRIPT_SEARCH_MAX_TOTAL_BYTES = 128 * 1024 * 1024
+/** Characters of a query at most. */
+export const TRANSCRIPT_QUERY_MAX_CHARS = 200
 
 /** The conversational text of one JSONL line (ours or the reference agent's); tool inputs as JSON. */
 export const transcriptLineText = (line: string): string => {
@@ -42,7 +47,7 @@ export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
       description: "Search the transcripts of the sessions since the last consolidation for a word or phrase " +
         "(case-insensitive, literal). Answers session:line: snippet. Use a specific term; read-only.",
       input: Schema.Struct({
-        query: Schema.String.pipe(Schema.minLength(3)),
+        query: Schema.String.pipe(Schema.minLength(3), Schema.maxLength(TRANSCRIPT_QUERY_MAX_CHARS)),
         session: Schema.optional(Schema.String).annotations({ description: "limit the search to this session id" })
       }),
       run: ({ query, session }) =>
@@ -50,13 +55,26 @@ export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
           const needle = query.toLowerCase()
           const matches: Array<string> = []
           let more = 0
+          let read = 0
+          const skipped: Array<string> = []
+          const left: Array<string> = []
           const chosen = sessions.filter((s) => session === undefined || s.id === session)
           if (chosen.length === 0) {
             return yield* new Agent.ToolFailure({ message: `no session ${JSON.stringify(session)} in the list` })
           }
           for (const s of chosen) {
             const info = yield* fs.stat(s.path).pipe(Effect.option)
-            if (Option.isNone(info) || Number(info.value.size) > TRANSCRIPT_MAX_BYTES) continue
+            if (Option.isNone(info)) continue
+            const size = Number(info.value.size)
+            if (size > TRANSCRIPT_MAX_BYTES) {
+              skipped.push(s.id)
+              continue
+            }
+            if (read + size > TRANSCRIPT_SEARCH_MAX_TOTAL_BYTES) {
+              left.push(s.id)
+              continue
+            }
+            read += size
             const text = yield* fs.readFileString(s.path).pipe(Effect.orElseSucceed(() => ""))
             const rows = text.split("\n")
             for (let i = 0; i < rows.length; i++) {
@@ -74,8 +92,17 @@ export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
             }
             yield* Effect.yieldNow()
           }
-          if (matches.length === 0) return "(no matches)"
-          return matches.join("\n") + (more > 0 ? `\n[… ${more} more matches: use a more specific term]` : "")
+          const notes = [
+            ...(more > 0 ? [`[… ${more} more matches: use a more specific term]`] : []),
+            ...(skipped.length > 0 ? [`[skipped, over ${TRANSCRIPT_MAX_BYTES} bytes: ${skipped.join(", ")}]`] : []),
+            ...(left.length > 0 ?
+              [
+                `[not searched, over this search's ${TRANSCRIPT_SEARCH_MAX_TOTAL_BYTES} bytes: ${left.join(", ")}; ` +
+                `search them one at a time with session]`
+              ] :
+              [])
+          ]
+          return [matches.length === 0 ? "(no matches)" : matches.join("\n"), ...notes].join("\n")
         })
     })
   })
