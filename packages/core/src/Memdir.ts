@@ -9,10 +9,13 @@
 import type { FileSystem, Path } from "@effect/platform"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
-import * as DreamLock from "./DreamLock.js"
+import type * as Containment from "./Containment.js"
+import type * as DreamLock from "./DreamLock.js"
 import * as GitRoot from "./GitRoot.js"
+import * as MemoryFs from "./MemoryFs.js"
 import * as MemoryIndex from "./MemoryIndex.js"
 import * as MemoryPaths from "./MemoryPaths.js"
+import * as MemoryStore from "./MemoryStore.js"
 import * as Model from "./Model.js"
 import * as ModelSelector from "./ModelSelector.js"
 import * as Recall from "./Recall.js"
@@ -30,6 +33,9 @@ export type MemdirServices =
   | Settings.Settings
   | MemoryPaths.MemoryPaths
   | MemoryIndex.MemoryIndex
+  | MemoryFs.MemoryFs
+  | Containment.Containment
+  | MemoryStore.MemoryStore
   | Model.Model
   | Scanner.Scanner
   | Selector.Selector
@@ -62,6 +68,7 @@ export const layer = (
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
   const base = Layer.mergeAll(
+    MemoryFs.layer,
     DreamLock.layer,
     GitRoot.layer,
     settings,
@@ -76,7 +83,7 @@ export const layer = (
       options.model ?? Model.layer
     )
   )
-  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer)
+  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer, MemoryStore.layerWithContainment)
   // TeamMemory needs MemoryPaths: one more step.
   return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, base))
 }

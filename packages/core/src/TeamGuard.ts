@@ -23,10 +23,11 @@ import { type MemoryIoError, MemoryNotFoundError, PathTraversalError } from "./E
 import { auditTeamDir, type AuditViolation, inspectText } from "./internal/teamGuardAudit.js"
 import { readTeamFile, resolveTeamPath, TEAM_FILE_MAX_BYTES, writeTeamFile } from "./internal/teamGuardFs.js"
 import { checkKeyWith, percentDecodeFully, sanitizeKey } from "./internal/teamGuardKey.js"
+import { TEAM_DIR } from "./Memory.js"
 
 export { type AuditViolation, percentDecodeFully, sanitizeKey, TEAM_FILE_MAX_BYTES }
 
-export const TEAM_DIR = "team"
+export { TEAM_DIR }
 
 /** The CLI exit code of `memdir team audit` when it found at least one violation (README "Exit codes"). */
 export const AUDIT_VIOLATIONS_EXIT_CODE = 21

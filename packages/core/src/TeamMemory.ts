@@ -21,7 +21,6 @@ import { FileSystem, Path } from "@effect/platform"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -30,60 +29,42 @@ import {
   type IndexOverCapError,
   InvalidFrontmatterError,
   type InvalidMemoryDirError,
-  InvalidMemoryInputError,
+  type InvalidMemoryInputError,
   type LockTimeoutError,
   MemoryIoError,
   type MemoryNotFoundError,
   PathTraversalError,
   SecretDetectedError,
-  SettingsError
+  SettingsError,
+  type TeamMemoryDisabledError
 } from "./Errors.js"
-import { parseMemoryFile, serializeFrontmatter } from "./Frontmatter.js"
+import { parseMemoryFile } from "./Frontmatter.js"
 import { toMemoryIoError } from "./internal/atomicFile.js"
 import { analyze, WEAK_STEMS } from "./internal/bm25Text.js"
-import { type LockOptions, withLock } from "./internal/fileLock.js"
+import { withLock } from "./internal/fileLock.js"
 import { isEnvDefinedFalsy, isEnvTruthy } from "./internal/paths.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
-import type { MemoryHeader, ScanProblem } from "./Memory.js"
-import {
-  checkIndexCaps,
-  INDEX_FILE,
-  indexEntries,
-  type LoadedIndex,
-  truncateIndex,
-  upsertIndexText
-} from "./MemoryIndex.js"
+import { type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
+import { INDEX_FILE, indexEntries, type LoadedIndex, truncateIndex } from "./MemoryIndex.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
+import { type MemoryRoot, MemoryStore, type StoreWriteResult, TEAM_LOCK, TEAM_LOCK_OPTIONS } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
 import { findSecret } from "./SecretScan.js"
 import { type LoadedSettings, Settings, type SettingsSource } from "./Settings.js"
-import { TEAM_DIR, TeamGuard } from "./TeamGuard.js"
+import { TeamGuard } from "./TeamGuard.js"
 import {
   memoryFileName,
+  memoryText,
   shortHash,
   validateWriteInput,
+  writeMemory,
   type WriteMemoryInput,
   type WriteMemoryResult
 } from "./Write.js"
-import { writeMemory } from "./Write.js"
 
-export { TEAM_DIR }
+export { type MemoryScope, scopeOf, TEAM_DIR, TEAM_LOCK, TEAM_LOCK_OPTIONS }
 
 export const TEAM_MEMORY_ENV = "MEMDIR_TEAM_MEMORY"
-/** The lock serialising every change to team/ (writes, its index, sync); outside team/ so it is never committed. */
-export const TEAM_LOCK = ".team.lock"
-/**
- * A sync holds the lock across network round trips, so it is stale only after 10 minutes (a crashed holder is
- * still taken over at once: its pid is dead). Writers wait up to a minute.
- */
-export const TEAM_LOCK_OPTIONS: LockOptions = { timeout: Duration.minutes(1), staleAfter: Duration.minutes(10) }
-
-/** Where a memory lives: the user's own directory, or the shared `team/`. */
-export type MemoryScope = "private" | "team"
-
-/** `team/x.md` → "team"; anything else → "private". Paths are relative to the memory directory, `/`-separated. */
-export const scopeOf = (relativePath: string): MemoryScope =>
-  relativePath === TEAM_DIR || relativePath.startsWith(`${TEAM_DIR}/`) ? "team" : "private"
 
 export interface TeamLocation {
   readonly memory: MemoryLocation
@@ -351,30 +332,8 @@ export const teamPromptInput = Effect.fn("TeamMemory.teamPromptInput")(function*
   return { teamDir, index }
 })
 
-/**
- * Read-modify-write of `team/MEMORY.md` (through the guard) and whatever `f` writes beside it, under the team
- * lock. The caller must hold no team lock.
- */
-const modifyTeamIndex = <A, E, R>(
-  memoryDir: string,
-  f: (teamDir: string, current: string) => Effect.Effect<{ readonly text: string; readonly result: A }, E, R>
-) =>
-  Effect.gen(function*() {
-    const guard = yield* TeamGuard
-    const teamDir = yield* ensureTeamDir(memoryDir)
-    return yield* withTeamLock(
-      memoryDir,
-      Effect.gen(function*() {
-        const current = (yield* readTeamText(teamDir, INDEX_FILE)) ?? ""
-        const update = yield* f(teamDir, current)
-        if (update.text !== current) yield* guard.write(teamDir, INDEX_FILE, update.text)
-        return update.result
-      })
-    )
-  })
-
 // ---------------------------------------------------------------------------------------------------------------
-// Writing team memories
+// Writing team memories (through the MemoryStore: guard, team lock, team/MEMORY.md line, secret refusal, size)
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Refuses text holding a likely secret: team files are shared, so memdir never writes one there. */
@@ -398,68 +357,48 @@ export interface TeamWriteResult extends WriteMemoryResult {
 
 export type TeamWriteInput = WriteMemoryInput
 
-/** The key relative to team/, `/`-separated, for an absolute path the guard returned. */
-const keyOf = (path: Path.Path, teamDir: string, absolute: string): string =>
-  path.relative(path.resolve(teamDir), absolute).split(path.sep).join("/")
+const teamRoot = (memoryDir: string): MemoryRoot => ({ memoryDir, teamEnabled: true })
 
-const checkMemoryKey = (key: string, value: string) =>
-  !key.toLowerCase().endsWith(".md")
-    ? Effect.fail(new InvalidMemoryInputError({ field: "file", value, reason: "a memory file must end in .md" }))
-    : key === INDEX_FILE
-    ? Effect.fail(new InvalidMemoryInputError({ field: "file", value, reason: `${INDEX_FILE} is the index` }))
-    : Effect.void
+const teamResult = (written: StoreWriteResult): TeamWriteResult => ({
+  path: written.path,
+  file: written.key,
+  key: written.key.slice(TEAM_DIR.length + 1),
+  created: written.created,
+  indexCreated: written.indexCreated,
+  scope: "team"
+})
 
 /**
- * `memdir write --team`: a memory in team/ and its line in team/MEMORY.md, all through the guard, under the team
- * lock, the cap check first. Without `file`, a team memory with the same name and type is updated (no duplicate),
- * else `<type>_<slug>.md` is created. A body or description holding a likely secret is refused before anything.
+ * `memdir write --team`: a memory in team/ and its line in team/MEMORY.md, through the store (guard, team lock,
+ * cap check first, secrets refused). Without `file`, a team memory with the same name and type is updated (no
+ * duplicate), else `<type>_<slug>.md` is created. Every other frontmatter key of an existing file is kept.
  */
 export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*(input: TeamWriteInput) {
-  const guard = yield* TeamGuard
+  const store = yield* MemoryStore
   const scanner = yield* Scanner
   const path = yield* Path.Path
   const frontmatter = yield* validateWriteInput(input)
-  const body = input.body.length === 0 || input.body.endsWith("\n") ? input.body : `${input.body}\n`
-
-  return yield* modifyTeamIndex(input.memoryDir, (teamDir, current) =>
-    Effect.gen(function*() {
-      let key: string
-      if (input.file !== undefined) {
-        key = keyOf(path, teamDir, yield* guard.resolve(teamDir, input.file))
-        yield* checkMemoryKey(key, input.file)
-      } else {
-        const scan = yield* scanner.scan(teamDir)
-        const sameName = scan.memories.find((m) =>
-          m.type === frontmatter.type && m.name.trim().toLowerCase() === frontmatter.name.trim().toLowerCase()
-        )
-        const conventional = memoryFileName(frontmatter.type, frontmatter.name)
-        const taken = scan.memories.some((m) => m.path === conventional) ||
-          scan.problems.some((p) => p.path === conventional)
-        key = sameName?.path ??
-          (taken ? `${conventional.slice(0, -".md".length)}_${shortHash(frontmatter.name)}.md` : conventional)
-      }
-      const planned = upsertIndexText(current, { title: frontmatter.name, file: key, hook: frontmatter.description })
-      const overCap = checkIndexCaps(path.join(teamDir, INDEX_FILE), current, planned.text)
-      if (overCap !== undefined) return yield* overCap
-
-      const existing = yield* readTeamText(teamDir, key)
-      const extra = existing === undefined ? {} : Either.match(parseMemoryFile(existing, key), {
-        onLeft: () => ({}),
-        onRight: (parsed) => parsed.frontmatter.extra
-      })
-      const text = serializeFrontmatter({ ...extra, ...frontmatter }, body)
-      yield* refuseSecret(`${TEAM_DIR}/${key}`, text)
-      const absolute = yield* guard.write(teamDir, key, text)
-      const result: TeamWriteResult = {
-        path: absolute,
-        file: `${TEAM_DIR}/${key}`,
-        key,
-        created: existing === undefined,
-        indexCreated: planned.created,
-        scope: "team"
-      }
-      return { text: planned.text, result }
-    }))
+  let key: string
+  if (input.file !== undefined) {
+    key = input.file
+  } else {
+    const scan = yield* scanner.scan(teamDirOf(path, input.memoryDir))
+    const sameName = scan.memories.find((m) =>
+      m.type === frontmatter.type && m.name.trim().toLowerCase() === frontmatter.name.trim().toLowerCase()
+    )
+    const conventional = memoryFileName(frontmatter.type, frontmatter.name)
+    const taken = scan.memories.some((m) => m.path === conventional) ||
+      scan.problems.some((p) => p.path === conventional)
+    key = sameName?.path ??
+      (taken ? `${conventional.slice(0, -".md".length)}_${shortHash(frontmatter.name)}.md` : conventional)
+  }
+  const file = `${TEAM_DIR}/${key}`
+  const written = yield* store.write(
+    teamRoot(input.memoryDir),
+    file,
+    (existing) => memoryText(frontmatter, input.body, existing, file)
+  )
+  return teamResult(written)
 })
 
 export interface TeamFileInput {
@@ -471,42 +410,21 @@ export interface TeamFileInput {
 }
 
 /**
- * `memdir team write KEY`: a raw memory file (frontmatter + body) at `team/KEY`, through the guard, and its line
+ * `memdir team write KEY`: a raw memory file (frontmatter + body) at `team/KEY`, through the store, and its line
  * in team/MEMORY.md from the file's own name and description. The frontmatter must parse; secrets are refused.
  */
 export const writeTeamFile = Effect.fn("TeamMemory.writeTeamFile")(function*(input: TeamFileInput) {
-  const guard = yield* TeamGuard
-  const path = yield* Path.Path
+  const store = yield* MemoryStore
   const parsed = yield* parseMemoryFile(input.content, input.key)
-  const { description, name, type } = parsed.frontmatter
-  if (type === "untyped") {
+  if (parsed.frontmatter.type === "untyped") {
     return yield* new InvalidFrontmatterError({
       path: input.key,
       reason: "invalid-type",
       detail: "a team memory needs a type: user, feedback, project or reference"
     })
   }
-
-  return yield* modifyTeamIndex(input.memoryDir, (teamDir, current) =>
-    Effect.gen(function*() {
-      const key = keyOf(path, teamDir, yield* guard.resolve(teamDir, input.key))
-      yield* checkMemoryKey(key, input.key)
-      const planned = upsertIndexText(current, { title: name, file: key, hook: description })
-      const overCap = checkIndexCaps(path.join(teamDir, INDEX_FILE), current, planned.text)
-      if (overCap !== undefined) return yield* overCap
-      yield* refuseSecret(`${TEAM_DIR}/${key}`, input.content)
-      const existing = yield* readTeamText(teamDir, key)
-      const absolute = yield* guard.write(teamDir, key, input.content)
-      const result: TeamWriteResult = {
-        path: absolute,
-        file: `${TEAM_DIR}/${key}`,
-        key,
-        created: existing === undefined,
-        indexCreated: planned.created,
-        scope: "team"
-      }
-      return { text: planned.text, result }
-    }))
+  const written = yield* store.write(teamRoot(input.memoryDir), `${TEAM_DIR}/${input.key}`, input.content)
+  return teamResult(written)
 })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -655,7 +573,8 @@ export const checkTeamContradictions = Effect.fn("TeamMemory.checkTeamContradict
 })
 
 export interface PrivateWriteResult extends WriteMemoryResult {
-  readonly scope: "private"
+  /** "team" when the file named a `team/…` key while team memory is on (the same door, the team rules). */
+  readonly scope: MemoryScope
   /** Team feedback the new feedback memory seems to contradict (empty unless team memory is on). */
   readonly contradictions: ReadonlyArray<Contradiction>
 }
@@ -668,16 +587,16 @@ export interface PrivateWriteResult extends WriteMemoryResult {
 export const writePrivateMemory = Effect.fn("TeamMemory.writePrivateMemory")(function*(
   input: WriteMemoryInput & { readonly teamEnabled: boolean }
 ) {
-  const { teamEnabled, ...write } = input
-  const contradictions = teamEnabled && input.type === "feedback"
+  const contradictions = input.teamEnabled && input.type === "feedback" && scopeOf(input.file ?? "") === "private"
     ? yield* checkTeamContradictions(input.memoryDir, input)
     : []
-  const written = yield* writeMemory(write)
-  const result: PrivateWriteResult = { ...written, scope: "private", contradictions }
+  const written = yield* writeMemory(input)
+  const result: PrivateWriteResult = { ...written, scope: scopeOf(written.file), contradictions }
   return result
 })
 
 export type TeamWriteError =
+  | TeamMemoryDisabledError
   | InvalidMemoryInputError
   | InvalidFrontmatterError
   | PathTraversalError

@@ -4,6 +4,7 @@
  * Each module is also importable on its own: `import * as Recall from "@memdir/core/Recall"`.
  */
 export * as Agent from "./Agent.js"
+export * as Containment from "./Containment.js"
 export * as DailyLog from "./DailyLog.js"
 export * as Doctor from "./Doctor.js"
 export * as Dream from "./Dream.js"
@@ -14,8 +15,10 @@ export * as Frontmatter from "./Frontmatter.js"
 export * as GitRoot from "./GitRoot.js"
 export * as Memdir from "./Memdir.js"
 export * as Memory from "./Memory.js"
+export * as MemoryFs from "./MemoryFs.js"
 export * as MemoryIndex from "./MemoryIndex.js"
 export * as MemoryPaths from "./MemoryPaths.js"
+export * as MemoryStore from "./MemoryStore.js"
 export * as MemoryTools from "./MemoryTools.js"
 export * as Model from "./Model.js"
 export * as ModelSelector from "./ModelSelector.js"

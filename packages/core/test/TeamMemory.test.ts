@@ -15,6 +15,7 @@ import * as MemoryIndex from "../src/MemoryIndex.js"
 import { truncateIndex } from "../src/MemoryIndex.js"
 import * as MemoryPaths from "../src/MemoryPaths.js"
 import type { MemoryLocation } from "../src/MemoryPaths.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import { renderMemoryPrompt } from "../src/Prompt.js"
 import * as Recall from "../src/Recall.js"
 import { RecallSession } from "../src/Recall.js"
@@ -207,7 +208,8 @@ const feedbackText = (name: string, description: string, body: string) =>
 
 const FAKE_AWS_KEY = "AKIA" + "2Z3Y4X5W6V7UTSRQ"
 
-const LiveLayer = Layer.mergeAll(Scanner.layer, MemoryIndex.layer, TeamGuard.layer, Staleness.layer).pipe(
+const LiveLayer = MemoryStore.layerNode.pipe(
+  Layer.provideMerge(Layer.mergeAll(Scanner.layer, MemoryIndex.layer, TeamGuard.layer, Staleness.layer)),
   Layer.provideMerge(NodeContext.layer)
 )
 

@@ -13,6 +13,7 @@ import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as Doctor from "../src/Doctor.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import * as Scanner from "../src/Scanner.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 import { type TeamLocation, writeTeamMemory } from "../src/TeamMemory.js"
@@ -132,6 +133,7 @@ const blob = (w: World, content: string | Buffer) =>
   git(w.root, [...w.mallory, "hash-object", "-w", "--stdin"], content as string).trim()
 
 const TestLayer = Layer.mergeAll(TeamSyncModule.layer, Scanner.layer, MemoryIndex.layer).pipe(
+  Layer.provideMerge(MemoryStore.layerNode.pipe(Layer.provide(MemoryIndex.layer))),
   Layer.provideMerge(TeamGuard.layer),
   Layer.provideMerge(NodeContext.layer)
 )
