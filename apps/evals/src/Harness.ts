@@ -4,6 +4,7 @@
 import { dreamPromptVariants } from "@memdir/core/Dream"
 import * as DreamLockModule from "@memdir/core/DreamLock"
 import { DEFAULT_EXTRACTION_PROMPT, extractionPrompts } from "@memdir/core/Extract"
+import * as MemoryFsModule from "@memdir/core/MemoryFs"
 import * as MemoryIndexModule from "@memdir/core/MemoryIndex"
 import * as MemoryStoreModule from "@memdir/core/MemoryStore"
 import type { Model } from "@memdir/core/Model"
@@ -57,7 +58,7 @@ export const prepareHarness = (suite: LoadedSuite) =>
     }
     if (suite.kind === "agent") {
       const scanner = yield* ScannerModule.make
-      const index = yield* MemoryIndexModule.make
+      const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const store = yield* storeFor(index)
       const runTrial: TrialRunner<never> = withStore(
         store,
@@ -71,7 +72,7 @@ export const prepareHarness = (suite: LoadedSuite) =>
     }
     if (suite.kind === "dream") {
       const scanner = yield* ScannerModule.make
-      const index = yield* MemoryIndexModule.make
+      const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const lock = yield* DreamLockModule.make
       const store = yield* storeFor(index)
       const runTrial: TrialRunner<never> = withStore(
@@ -87,7 +88,7 @@ export const prepareHarness = (suite: LoadedSuite) =>
     }
     if (suite.kind === "extraction") {
       const scanner = yield* ScannerModule.make
-      const index = yield* MemoryIndexModule.make
+      const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const store = yield* storeFor(index)
       const runTrial: TrialRunner<never> = withStore(
         store,
