@@ -63,7 +63,8 @@ export const TEAM_LOCK_OPTIONS: LockOptions = { timeout: Duration.minutes(1), st
 /** A memory directory and whether team memory is on for it (a resolved location carries both). */
 export interface MemoryRoot {
   readonly memoryDir: string
-  readonly teamEnabled: boolean
+  /** Default false: `team/…` keys are refused. */
+  readonly teamEnabled?: boolean | undefined
 }
 
 export interface StoredMemory {
@@ -283,7 +284,7 @@ export const make = Effect.gen(function*() {
   const locate = Effect.fn("MemoryStore.locate")(function*(root: MemoryRoot, key: string) {
     const lexical = yield* containment.lexical(root.memoryDir, key.trim(), { allowAbsolute: true, allowRoot: true })
     if (scopeOf(lexical.key) === "team") {
-      if (!root.teamEnabled) {
+      if (root.teamEnabled !== true) {
         return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })
       }
       // team/ itself must not lead out of the memory directory; below it the guard applies all its layers
@@ -535,7 +536,7 @@ export const make = Effect.gen(function*() {
       const key = start === memoryRoot ? entry.relative : `${located.contained.key}/${entry.relative}`
       if (key.split("/").some((segment) => segment.startsWith("."))) continue
       const scope = scopeOf(key)
-      if (scope === "team" && !root.teamEnabled) continue
+      if (scope === "team" && root.teamEnabled !== true) continue
       out.push({ key, scope, path: entry.absolute, size: entry.info.size, mtimeMs: entry.info.mtimeMs })
     }
     return out.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)

@@ -1,18 +1,9 @@
 /**
- * Team memory (SPEC §8): `<memdir>/team/`, memories shared with the people you work with, with its own
- * `team/MEMORY.md`. This module holds the switch, the paths, and the programs that write and list team memories
- * and cross-check private feedback against team feedback. Every path under `team/` goes through `TeamGuard`.
- *
- * The switch, first that speaks:
- * 1. auto memory off (SPEC §1 enable chain) → off: disabling auto memory disables team memory, its prompt
- *    section and its sync;
- * 2. `MEMDIR_TEAM_MEMORY` (truthy → on, defined-falsy → off);
- * 3. `teamMemory` in the policy file (on or off);
- * 4. `teamMemory: false` in the project settings (a repository may always opt out);
- * 5. `teamMemory` in the local, then the user settings (on or off);
- * 6. default off. A project's `teamMemory: true` is ignored: a cloned repository must not switch on the reading
- *    of other people's files into your agent's context, nor the pushing of your team notes.
- * `teamRemote` (the git URL of `memdir team sync`) likewise comes from policy, local or user settings only.
+ * Team memory: `<memdir>/team/`, memories shared with the people you work with, with its own `team/MEMORY.md`.
+ * This module holds the team location (directory, switch, remote), the programs that write and list team
+ * memories, and the team part of the prompt. Every path under `team/` goes through the `MemoryStore` and so
+ * through `TeamGuard`; the switch itself is resolved once with the other settings (`internal/teamSwitch.ts`, by
+ * `MemoryPaths`), and the contradiction check lives in `TeamContradiction.ts`.
  *
  * Every change to `team/` (writes, the team index, sync) happens under one lock, `<memdir>/.team.lock`, which
  * lives outside `team/` so it is never committed.
@@ -35,22 +26,22 @@ import {
   type MemoryNotFoundError,
   PathTraversalError,
   SecretDetectedError,
-  SettingsError,
+  type SettingsError,
   type TeamMemoryDisabledError
 } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { toMemoryIoError } from "./internal/atomicFile.js"
 import { analyze, WEAK_STEMS } from "./internal/bm25Text.js"
 import { withLock } from "./internal/fileLock.js"
-import { isEnvDefinedFalsy, isEnvTruthy } from "./internal/paths.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
+import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
 import { type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
 import { INDEX_FILE, indexEntries, type LoadedIndex, truncateIndex } from "./MemoryIndex.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
 import { type MemoryRoot, MemoryStore, type StoreWriteResult, TEAM_LOCK, TEAM_LOCK_OPTIONS } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
 import { findSecret } from "./SecretScan.js"
-import { type LoadedSettings, Settings, type SettingsSource } from "./Settings.js"
+import { Settings } from "./Settings.js"
 import { TeamGuard } from "./TeamGuard.js"
 import {
   memoryFileName,
@@ -63,8 +54,14 @@ import {
 } from "./Write.js"
 
 export { type MemoryScope, scopeOf, TEAM_DIR, TEAM_LOCK, TEAM_LOCK_OPTIONS }
-
-export const TEAM_MEMORY_ENV = "MEMDIR_TEAM_MEMORY"
+export {
+  readTeamSettings,
+  resolveTeamEnabled,
+  resolveTeamRemote,
+  TEAM_MEMORY_ENV,
+  type TeamSettings,
+  validateTeamRemote
+} from "./internal/teamSwitch.js"
 
 export interface TeamLocation {
   readonly memory: MemoryLocation
@@ -86,104 +83,6 @@ export class TeamMemory extends Context.Tag("@memdir/core/TeamMemory")<TeamMemor
   readonly locate: (memory: MemoryLocation) => Effect.Effect<TeamLocation, SettingsError>
 }>() {}
 
-// ---------------------------------------------------------------------------------------------------------------
-// The switch and the remote (pure)
-// ---------------------------------------------------------------------------------------------------------------
-
-interface TeamSettingValue<A> {
-  readonly source: SettingsSource
-  readonly path: string
-  readonly value: A
-}
-
-export interface TeamSettings {
-  /** `teamMemory` of every settings file that sets it, in priority order. */
-  readonly switches: ReadonlyArray<TeamSettingValue<boolean>>
-  /** `teamRemote` of every settings file that sets it, in priority order (project included, for reporting). */
-  readonly remotes: ReadonlyArray<TeamSettingValue<string>>
-}
-
-/**
- * Refuses remotes git would read as an option (`-u…`, `--upload-pack=…`) or that hide a control character; any
- * real git URL (https, ssh, scp-like, a local path) passes.
- */
-export const validateTeamRemote = (path: string, value: string): Either.Either<string, SettingsError> => {
-  const remote = value.trim()
-  const refuse = (detail: string) => Either.left(new SettingsError({ path, key: "teamRemote", detail }))
-  if (remote.length === 0) return refuse("must not be empty")
-  if (remote.startsWith("-")) return refuse("must not start with '-' (git would read it as an option)")
-
-  if (/[\u0000-\u001f\u007f]/.test(remote)) return refuse("must not contain control characters")
-  return Either.right(remote)
-}
-
-/** The team keys of the loaded settings files, type-checked (a wrong type is a `SettingsError` naming the file). */
-export const readTeamSettings = (
-  sources: LoadedSettings["sources"]
-): Either.Either<TeamSettings, SettingsError> => {
-  const switches: Array<TeamSettingValue<boolean>> = []
-  const remotes: Array<TeamSettingValue<string>> = []
-  for (const { path, settings, source } of sources) {
-    const enabled = settings.teamMemory
-    if (enabled !== undefined) {
-      if (typeof enabled !== "boolean") {
-        return Either.left(
-          new SettingsError({
-            path,
-            key: "teamMemory",
-            detail: `wrong type: expected boolean, found ${typeof enabled}`
-          })
-        )
-      }
-      switches.push({ source, path, value: enabled })
-    }
-    const remote = settings.teamRemote
-    if (remote !== undefined) {
-      if (typeof remote !== "string") {
-        return Either.left(
-          new SettingsError({ path, key: "teamRemote", detail: `wrong type: expected string, found ${typeof remote}` })
-        )
-      }
-      const valid = validateTeamRemote(path, remote)
-      if (Either.isLeft(valid)) return Either.left(valid.left)
-      remotes.push({ source, path, value: valid.right })
-    }
-  }
-  return Either.right({ switches, remotes })
-}
-
-/** The team switch (see the module comment for the chain). */
-export const resolveTeamEnabled = (
-  autoMemory: { readonly enabled: boolean; readonly enabledBy: string },
-  envValue: string | undefined,
-  switches: TeamSettings["switches"]
-): { readonly enabled: boolean; readonly enabledBy: string } => {
-  if (!autoMemory.enabled) return { enabled: false, enabledBy: `auto memory is disabled (${autoMemory.enabledBy})` }
-  if (isEnvTruthy(envValue)) return { enabled: true, enabledBy: `env ${TEAM_MEMORY_ENV}` }
-  if (isEnvDefinedFalsy(envValue)) return { enabled: false, enabledBy: `env ${TEAM_MEMORY_ENV}` }
-  const said = (entry: TeamSettingValue<boolean>) => ({
-    enabled: entry.value,
-    enabledBy: `${entry.source} settings ${entry.path}`
-  })
-  const policy = switches.find((entry) => entry.source === "policy")
-  if (policy !== undefined) return said(policy)
-  const projectOptOut = switches.find((entry) => entry.source === "project" && !entry.value)
-  if (projectOptOut !== undefined) return said(projectOptOut)
-  const trusted = switches.find((entry) => entry.source === "local" || entry.source === "user")
-  if (trusted !== undefined) return said(trusted)
-  return { enabled: false, enabledBy: "default (off)" }
-}
-
-/** `teamRemote` from the first trusted source (policy, local, user) that sets it; project settings never count. */
-export const resolveTeamRemote = (
-  remotes: TeamSettings["remotes"]
-): { readonly remote: string; readonly source: string } | undefined => {
-  const trusted = remotes.find((entry) =>
-    entry.source === "policy" || entry.source === "local" || entry.source === "user"
-  )
-  return trusted === undefined ? undefined : { remote: trusted.value, source: trusted.path }
-}
-
 /** `<memoryDir>team/` with a trailing separator. */
 export const teamDirOf = (path: Path.Path, memoryDir: string): string =>
   path.join(path.resolve(memoryDir), TEAM_DIR) + path.sep
@@ -203,21 +102,15 @@ export const make: Effect.Effect<
   const envValue = Option.getOrUndefined(yield* Config.option(Config.string(TEAM_MEMORY_ENV)))
 
   const locate = Effect.fn("TeamMemory.locate")(function*(memory: MemoryLocation) {
-    const loaded = yield* settings.load(memory.root.root)
-    const team = yield* readTeamSettings(loaded.sources)
-    const switched = resolveTeamEnabled(memory, envValue, team.switches)
-    const remote = resolveTeamRemote(team.remotes)
-    const location: TeamLocation = {
-      memory,
-      teamDir: teamDirOf(path, memory.memoryDir),
-      ...switched,
-      ...(remote === undefined ? {} : { remote: remote.remote, remoteSource: remote.source })
-    }
+    // A location resolved by MemoryPaths carries its team switch (settings read once); one built by hand does not.
+    const team = memory.team ??
+      (yield* resolveTeamSwitch(memory, envValue, (yield* settings.load(memory.root.root)).sources))
+    const location: TeamLocation = { memory, teamDir: teamDirOf(path, memory.memoryDir), ...team }
     return location
   })
 
   const resolve = Effect.fn("TeamMemory.resolve")(function*(cwd: string) {
-    return yield* locate(yield* paths.resolve(cwd))
+    return yield* locate(yield* paths.locate(cwd))
   })
 
   return TeamMemory.of({ resolve, locate })

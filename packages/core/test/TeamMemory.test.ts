@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
+import * as GitRoot from "../src/GitRoot.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import { truncateIndex } from "../src/MemoryIndex.js"
 import * as MemoryPaths from "../src/MemoryPaths.js"
@@ -139,6 +140,37 @@ describe("TeamMemory.layer", () => {
       assert.isFalse(optedOut.enabled)
       const error = yield* Effect.flip(resolveWith({}, { [user]: { teamRemote: 42 } as Settings.SettingsFile }))
       assert.strictEqual(error._tag, "SettingsError")
+    }))
+})
+
+describe("the team switch is resolved once, with the other settings", () => {
+  it.effect("MemoryPaths.locate says whether team memory is on; TeamMemory.locate then reads no settings file", () =>
+    Effect.gen(function*() {
+      const root = "/home/memdir-test/code/app"
+      const user = "/home/memdir-test/.memdir/settings.json"
+      const loads: Array<string> = []
+      const counting = Layer.effect(
+        Settings.Settings,
+        Effect.map(Settings.Settings, (settings) =>
+          Settings.Settings.of({
+            ...settings,
+            load: (at) => Effect.zipRight(Effect.sync(() => loads.push(at)), settings.load(at))
+          }))
+      ).pipe(Layer.provide(Settings.layerTest({}, { [user]: { teamMemory: true, teamRemote: "/srv/team.git" } })))
+      const services = TeamMemoryModule.layer.pipe(
+        Layer.provideMerge(MemoryPaths.layer),
+        Layer.provide(GitRoot.layerTest({ [root]: { root, kind: "repository" } })),
+        Layer.provideMerge(counting),
+        Layer.provide(NodeContext.layer)
+      )
+      yield* Effect.gen(function*() {
+        const location = yield* (yield* MemoryPaths.MemoryPaths).locate(root)
+        assert.isTrue(location.teamEnabled)
+        assert.strictEqual(location.team?.enabledBy, `user settings ${user}`)
+        const team = yield* (yield* TeamMemory).locate(location)
+        assert.deepStrictEqual([team.enabled, team.remote], [true, "/srv/team.git"])
+        assert.deepStrictEqual(loads, [root], "one read of the settings files for the whole command")
+      }).pipe(Effect.provide(services))
     }))
 })
 
