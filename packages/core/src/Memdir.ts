@@ -83,7 +83,9 @@ export const layer = (
       options.model ?? Model.layer
     )
   )
-  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer, MemoryStore.layerWithContainment)
+  // The one door to memory files, over the base (file system, index, team guard).
+  const store = Layer.provideMerge(MemoryStore.layerWithContainment, base)
+  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer)
   // TeamMemory needs MemoryPaths: one more step.
-  return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, base))
+  return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, store))
 }

@@ -133,6 +133,15 @@ export type StoreRemoveError =
 export class MemoryStore extends Context.Tag("@memdir/core/MemoryStore")<MemoryStore, {
   /** A memory file (or MEMORY.md, a daily log: anything readable inside the directory). */
   readonly read: (root: MemoryRoot, key: string) => Effect.Effect<StoredMemory, StoreReadError>
+  /**
+   * At most the first `maxBytes` of a memory (`truncated` when there is more): recall reads the bodies it
+   * selected this way. A team memory is read whole through the guard (it is at most 250,000 bytes), then cut.
+   */
+  readonly readHead: (
+    root: MemoryRoot,
+    key: string,
+    maxBytes: number
+  ) => Effect.Effect<StoredMemory & { readonly truncated: boolean }, StoreReadError>
   /** Creates or replaces a memory and its index line, under the rules above. */
   readonly write: (
     root: MemoryRoot,
@@ -211,7 +220,9 @@ const memoryFields = (key: string, text: string) =>
     )
   })
 
-const utf8Length = (text: string): number => new TextEncoder().encode(text).length
+const utf8 = new TextEncoder()
+const utf8Decoder = new TextDecoder("utf-8")
+const utf8Length = (text: string): number => utf8.encode(text).length
 
 const checkSize = (key: string, text: string) => {
   const size = utf8Length(text)
@@ -340,6 +351,34 @@ export const make = Effect.gen(function*() {
       mtimeMs: file.info.mtimeMs
     }
     return stored
+  })
+
+  const readHead = Effect.fn("MemoryStore.readHead")(function*(root: MemoryRoot, key: string, maxBytes: number) {
+    const located = yield* locateFile(root, key)
+    if (located.scope === "team") {
+      const file = yield* readTeam(located)
+      const bytes = utf8.encode(file.text)
+      const truncated = bytes.length > maxBytes
+      return {
+        key: located.contained.key,
+        scope: located.scope,
+        path: located.contained.path,
+        text: truncated ? utf8Decoder.decode(bytes.subarray(0, maxBytes)) : file.text,
+        mtimeMs: file.info.mtimeMs,
+        truncated
+      }
+    }
+    const head = yield* fs.readHead(located.contained.real, maxBytes).pipe(
+      Effect.mapError(fromFsError(located.contained.key))
+    )
+    return {
+      key: located.contained.key,
+      scope: located.scope,
+      path: located.contained.path,
+      text: head.text,
+      mtimeMs: head.info.mtimeMs,
+      truncated: head.truncated
+    }
   })
 
   const orUndefined = <E extends { readonly _tag: string }>(
@@ -542,7 +581,7 @@ export const make = Effect.gen(function*() {
     return out.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
   })
 
-  return MemoryStore.of({ read, write, remove, rename, list, locate })
+  return MemoryStore.of({ read, readHead, write, remove, rename, list, locate })
 })
 
 /** The store over the given file system, containment, index and team guard (the lock files use `FileSystem`). */
