@@ -268,4 +268,77 @@ describe("memdir CLI", () => {
     })
     assert.strictEqual(write.status, 9)
   })
+
+  it("write --file goes through the one door; show refuses a FIFO and a link out of the memory directory", () => {
+    const dir = expectedDir()
+    fs.mkdirSync(path.join(dir, "logs/2026/03"), { recursive: true })
+    const log = path.join(dir, "logs/2026/03/2026-03-05.md")
+    fs.writeFileSync(log, "- 10:00:00 first\n")
+    const write = (file: string, body = "b", env: Record<string, string> = {}) =>
+      memdir([
+        "write",
+        "--type",
+        "project",
+        "--name",
+        "P",
+        "--description",
+        "d",
+        "--body",
+        body,
+        "--file",
+        file,
+        "--json"
+      ], {
+        env
+      })
+    for (const file of ["logs/2026/03/2026-03-05.md", "MEMORY.md", ".dream/state.md", ".team.git/config.md"]) {
+      const run = write(file)
+      assert.strictEqual(run.status, 2, `${file}: ${run.stdout}`)
+      assert.strictEqual(json(run).error._tag, "InvalidMemoryInputError", file)
+    }
+    assert.strictEqual(fs.readFileSync(log, "utf8"), "- 10:00:00 first\n")
+    assert.isFalse(fs.existsSync(path.join(dir, ".dream")))
+    assert.isFalse(fs.existsSync(path.join(dir, ".team.git")))
+
+    // team/ through --file: refused while team memory is off; on, the team rules hold (secret, index)
+    assert.strictEqual(write("team/k.md").status, 14)
+    const on = { MEMDIR_TEAM_MEMORY: "1" }
+    const secret = write("team/k.md", `deploy key AKIA${"2Z3Y4X5W6V7UTSRQ"}`, on)
+    assert.strictEqual(secret.status, 15, secret.stdout)
+    assert.strictEqual(json(secret).error._tag, "SecretDetectedError")
+    assert.isFalse(fs.existsSync(path.join(dir, "team/k.md")))
+    assert.strictEqual(write("team/MEMORY.md", "b", on).status, 2)
+    const teamWrite = write("team/project_k.md", "shared", on)
+    assert.strictEqual(teamWrite.status, 0, teamWrite.stderr)
+    assert.include(fs.readFileSync(path.join(dir, "team/MEMORY.md"), "utf8"), "(project_k.md)")
+
+    // names that forge index lines or terminal output
+    const forged = write("a\n## INJECTED\nb.md")
+    assert.strictEqual(forged.status, 8, forged.stdout)
+    assert.notInclude(fs.readFileSync(path.join(dir, "MEMORY.md"), "utf8"), "INJECTED")
+
+    // show: a FIFO answers at once, a link out is refused
+    const pipe = path.join(dir, "feedback_pipe.md")
+    execFileSync("mkfifo", [pipe])
+    const outside = path.join(scratch, "outside-secret.md")
+    fs.writeFileSync(outside, "---\nname: S\ndescription: s\ntype: user\n---\n\nsecret\n")
+    const link = path.join(dir, "reference_out.md")
+    fs.symlinkSync(outside, link)
+    try {
+      const fifo = spawnSync(process.execPath, [cli, "show", "feedback_pipe.md", "--json"], {
+        cwd: project,
+        env: scratchHomeEnv(home),
+        encoding: "utf8",
+        timeout: 20_000
+      })
+      assert.strictEqual(fifo.status, 8, `${fifo.signal ?? ""} ${fifo.stdout}`)
+      const out = memdir(["show", "reference_out.md", "--json"])
+      assert.strictEqual(out.status, 8, out.stdout)
+      assert.strictEqual(json(out).error.reason, "symlink-escape")
+      assert.notInclude(out.stdout, "secret\n")
+    } finally {
+      fs.rmSync(pipe)
+      fs.rmSync(link)
+    }
+  })
 })

@@ -64,9 +64,9 @@ export const lexical = (
   const resolvedRoot = NodePath.resolve(root)
   let key = rawKey
   if (key.includes("\0")) return refuse("null-byte", "contains a NUL character")
-  if (key.includes("\\")) return refuse("backslash", "use / as the separator")
-  if (key.startsWith("~")) return refuse("absolute", "home-relative paths are outside the directory")
-  if (NodePath.isAbsolute(key) || /^[A-Za-z]:/.test(key)) {
+  // the characters of the key are judged by sanitizeKey below (in its order: absolute before backslash…); here
+  // only an absolute path inside the root becomes a relative key when the caller allows it
+  if (options.allowAbsolute === true && NodePath.isAbsolute(key) && !key.includes("\\")) {
     const absolute = NodePath.resolve(key)
     if (options.allowAbsolute !== true || !isInside(resolvedRoot, absolute, options.allowRoot === true)) {
       return refuse("absolute", `an absolute path outside ${resolvedRoot}`)

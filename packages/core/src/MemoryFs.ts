@@ -161,6 +161,8 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
   /** Removes a file or a link (never what it points to); `NotFound` when nothing is there. */
   readonly remove: (path: string) => Effect.Effect<void, MemoryFsError>
   readonly rename: (from: string, to: string) => Effect.Effect<void, MemoryFsError>
+  /** Where a symbolic link points (its text, not resolved): for reports of what a link leads to. */
+  readonly readLink: (path: string) => Effect.Effect<string, MemoryFsError>
   /**
    * The real path of `path`: realpath of its deepest existing ancestor, the missing tail re-joined. A dangling
    * link (`DanglingSymlink`), a loop (`SymlinkLoop`) or anything else that prevents the answer fails.

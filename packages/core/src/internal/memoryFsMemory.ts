@@ -124,13 +124,6 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
       Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false))
     )
 
-  const realPath = (path: string): Effect.Effect<string, MemoryFsError> => {
-    const resolved = resolvePath(path, true)
-    return resolved._tag === "Found" ?
-      Effect.succeed(resolved.path) :
-      fail("resolve", path, resolved.reason, resolved.detail)
-  }
-
   const realPathOfDeepestExisting = (path: string): Effect.Effect<string, MemoryFsError> =>
     Effect.gen(function*() {
       const tail: Array<string> = []
@@ -158,7 +151,7 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
   const regularFile = (op: string, path: string) =>
     Effect.flatMap(entryOf(op, path), ({ node, path: at }) => {
       if (node === undefined) return fail(op, path, "NotFound", "ENOENT")
-      if (node.kind === "SymbolicLink") return fail(op, path, "SymbolicLink", "ELOOP")
+      if (node.kind === "SymbolicLink") return fail(op, path, "SymbolicLink", "a symbolic link (ELOOP)")
       if (node.kind !== "File") return fail(op, path, "NotRegularFile", describeKind(node.kind))
       return Effect.succeed({ node, at })
     })
@@ -316,6 +309,14 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
       for (const [key, node] of moved) nodes.set(target.path + key.slice(source.path.length), node)
     })
 
+  const readLink = (path: string) =>
+    Effect.flatMap(entryOf("readlink", path), ({ node }) =>
+      node === undefined ?
+        fail("readlink", path, "NotFound", "ENOENT") :
+        node.kind !== "SymbolicLink" ?
+        fail("readlink", path, "Unknown", "EINVAL") :
+        Effect.succeed(node.target))
+
   // seed
   for (const [path, content] of Object.entries(seed)) {
     const absolute = normalize(path)
@@ -340,7 +341,7 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
     append,
     remove,
     rename,
-    realPathOfDeepestExisting: (path) =>
-      Effect.catchIf(realPath(path), () => true, () => realPathOfDeepestExisting(path))
+    readLink,
+    realPathOfDeepestExisting
   }
 }

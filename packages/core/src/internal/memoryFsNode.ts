@@ -133,7 +133,15 @@ const openRegular = <A>(
   use: (handle: fsp.FileHandle, stats: Stats) => Effect.Effect<A, MemoryFsError>
 ): Effect.Effect<A, MemoryFsError> =>
   Effect.acquireUseRelease(
-    sys("open", path, () => fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)),
+    sys("open", path, () => fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)).pipe(
+      Effect.mapError((error) =>
+        error.reason === "SymbolicLink" ?
+          new MemoryFsError({ ...error, detail: `a symbolic link (${error.detail})`, cause: error.cause }) :
+          error.detail === "ENXIO" || error.detail === "ENODEV" ?
+          new MemoryFsError({ ...error, detail: `a socket or device (${error.detail})`, cause: error.cause }) :
+          error
+      )
+    ),
     (handle) =>
       Effect.gen(function*() {
         const stats = yield* sys("stat", path, () => handle.stat())
@@ -376,6 +384,8 @@ const remove = (path: string) => sys("remove", path, () => fsp.unlink(path))
 
 const rename = (from: string, to: string) => sys("rename", to, () => fsp.rename(from, to))
 
+const readLink = (path: string) => sys("readlink", path, () => fsp.readlink(path))
+
 export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   lstat: (path) => lstat(path).pipe(Effect.withSpan("MemoryFs.lstat")),
   exists: (path) => exists(path).pipe(Effect.withSpan("MemoryFs.exists")),
@@ -389,6 +399,7 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   append: (path, data) => append(path, data).pipe(Effect.withSpan("MemoryFs.append")),
   remove: (path) => remove(path).pipe(Effect.withSpan("MemoryFs.remove")),
   rename: (from, to) => rename(from, to).pipe(Effect.withSpan("MemoryFs.rename")),
+  readLink: (path) => readLink(path).pipe(Effect.withSpan("MemoryFs.readLink")),
   realPathOfDeepestExisting: (path) =>
     realPathOfDeepestExisting(NodePath.resolve(path)).pipe(Effect.withSpan("MemoryFs.realPathOfDeepestExisting"))
 })
