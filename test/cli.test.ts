@@ -269,7 +269,25 @@ describe("memdir CLI", () => {
     assert.strictEqual(write.status, 9)
   })
 
-  it("write --file goes through the one door; show refuses a FIFO and a link out of the memory directory", () => {
+  const writeFile = (file: string, body = "b", env: Record<string, string> = {}) =>
+    memdir([
+      "write",
+      "--type",
+      "project",
+      "--name",
+      "P",
+      "--description",
+      "d",
+      "--body",
+      body,
+      "--file",
+      file,
+      "--json"
+    ], {
+      env
+    })
+
+  it("write --file goes through the one door: logs/, MEMORY.md, .dream/, .team.git/ and forged names refused", () => {
     const dir = expectedDir()
     fs.mkdirSync(path.join(dir, "logs/2026/03"), { recursive: true })
     const log = path.join(dir, "logs/2026/03/2026-03-05.md")
@@ -299,7 +317,15 @@ describe("memdir CLI", () => {
     assert.strictEqual(fs.readFileSync(log, "utf8"), "- 10:00:00 first\n")
     assert.isFalse(fs.existsSync(path.join(dir, ".dream")))
     assert.isFalse(fs.existsSync(path.join(dir, ".team.git")))
+    // names that forge index lines or terminal output
+    const forged = write("a\n## INJECTED\nb.md")
+    assert.strictEqual(forged.status, 8, forged.stdout)
+    assert.notInclude(fs.readFileSync(path.join(dir, "MEMORY.md"), "utf8"), "INJECTED")
+  })
 
+  it("write --file team/… obeys the team rules: off → refused, on → secret refused, team/MEMORY.md line kept", () => {
+    const dir = expectedDir()
+    const write = writeFile
     // team/ through --file: refused while team memory is off; on, the team rules hold (secret, index)
     assert.strictEqual(write("team/k.md").status, 14)
     const on = { MEMDIR_TEAM_MEMORY: "1" }
@@ -311,12 +337,11 @@ describe("memdir CLI", () => {
     const teamWrite = write("team/project_k.md", "shared", on)
     assert.strictEqual(teamWrite.status, 0, teamWrite.stderr)
     assert.include(fs.readFileSync(path.join(dir, "team/MEMORY.md"), "utf8"), "(project_k.md)")
+    fs.rmSync(path.join(dir, "team"), { recursive: true })
+  })
 
-    // names that forge index lines or terminal output
-    const forged = write("a\n## INJECTED\nb.md")
-    assert.strictEqual(forged.status, 8, forged.stdout)
-    assert.notInclude(fs.readFileSync(path.join(dir, "MEMORY.md"), "utf8"), "INJECTED")
-
+  it("show answers a FIFO at once and refuses a link out of the memory directory", () => {
+    const dir = expectedDir()
     // show: a FIFO answers at once, a link out is refused
     const pipe = path.join(dir, "feedback_pipe.md")
     execFileSync("mkfifo", [pipe])

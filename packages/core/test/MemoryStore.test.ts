@@ -269,6 +269,33 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
       assert.isFalse(yield* exists(`${memoryDir}/MEMORY.md`))
     }).pipe(Effect.provide(live)))
 
+  it.scoped("a MEMORY.md that links out of the memory directory is not followed (the prompt loads none)", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { memoryDir, outside } = yield* scratch
+      yield* fs.symlink(`${outside}/id_rsa`, `${memoryDir}/MEMORY.md`)
+      const index = yield* MemoryIndex.MemoryIndex
+      const error = yield* Effect.flip(index.load(memoryDir))
+      assert.strictEqual(error._tag, "MemoryIoError")
+      assert.include(error.detail, "symbolic link")
+    }).pipe(Effect.provide(live)))
+
+  it.live("a FIFO planted as the index lock's owner file never blocks a writer", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const { memoryDir } = yield* scratch
+        yield* fs.makeDirectory(`${memoryDir}/${MemoryIndex.INDEX_LOCK}`)
+        execFileSync("mkfifo", [`${memoryDir}/${MemoryIndex.INDEX_LOCK}/owner.planted.json`])
+        const error = yield* Effect.flip(
+          writeMemory({ memoryDir, type: "user", name: "Alex", description: "d", body: "b" }).pipe(
+            Effect.provide(MemoryIndex.layerWith({ lock: { timeout: "1 second" } }))
+          )
+        )
+        assert.strictEqual(error._tag, "LockTimeoutError")
+      }).pipe(Effect.provide(live), Effect.timeout("20 seconds"))
+    ))
+
   it.scoped("`--file` into logs/, MEMORY.md, team/MEMORY.md, .dream/, .team.git/ is refused, nothing replaced", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
