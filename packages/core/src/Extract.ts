@@ -379,7 +379,7 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
       return { ...base, status: "skipped-main-agent-wrote" as const, range, remaining, mainAgentWrites }
     }
 
-    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, teamGuard: input.teamGuard })
+    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, team: input.teamGuard !== undefined })
     // The manifest lists what the tools can read: team/ only with team memory on.
     const scan = yield* scanner.scan(memoryDir, {
       limit: DEFAULT_CANDIDATE_CAP,

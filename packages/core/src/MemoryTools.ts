@@ -1,23 +1,20 @@
 /**
- * MemoryTools: the tools a background agent (extraction, dream) gets, sandboxed by code, never by the prompt
- * (SPEC §11).
+ * MemoryTools: the tools a background agent (extraction, dream) gets, sandboxed by code, never by the prompt.
  *
- * - Read-only project tools over the project root: `read_file`, `list_dir`, `grep`. Paths must stay inside the
- *   root, also through symlinks; output is bounded.
+ * - Read-only project tools over the project root: `read_file`, `list_dir`, `grep`. Paths pass `Containment`
+ *   (inside the root, also through links); files are opened through `MemoryFs` (no link followed, no FIFO
+ *   waited on); output is bounded.
  * - Memory tools over the memory directory: `memory_list`, `memory_read`, `memory_write` (a whole file with
- *   frontmatter, through the write program: validated, atomic, its index line kept), `memory_edit` (exact string
- *   replace, then the same validation and write), and `memory_delete` only when the caller enables it (dream).
+ *   frontmatter), `memory_edit` (exact string replace, then the same write), and `memory_delete` only when the
+ *   caller enables it (dream). Every one goes through the `MemoryStore`, the door every other writer uses: the
+ *   same containment, the same refusals (`MEMORY.md`, hidden entries, `logs/`), the same size cap, every
+ *   frontmatter key kept, and for `team/…` (only with `team: true`) the team rules: the guard, the secret
+ *   refusal, the team lock and the `team/MEMORY.md` line. `MEMORY.md` itself is edited only when the caller
+ *   allows it, and only under its caps.
  *
- * Every path is checked before anything touches the disk: no null bytes, backslashes or percent-encoded
- * separators; an absolute path only when it lies inside the directory; `..` resolved, then compared with a trailing
- * separator; then the real path of the target (or of its deepest existing ancestor) must lie inside the real
- * directory, so a symlink pointing out is refused, and a dangling symlink or a loop too. Memory writes are also
- * refused for `MEMORY.md` (the index is maintained by code: edits only when the caller allows it, and only under its
- * caps), hidden entries (memdir's locks, cursors, temp files), `logs/` (append-only) and `team/` unless a
- * `TeamGuard` is given (then every team path goes through it). A refused call is answered to the model as an error
- * that names why, and recorded in `refusals` for the run's report.
+ * A refused call is answered to the model as an error that names why, and recorded in `refusals` for the run's
+ * report; a failure the model cannot fix (disk, lock) is kept in `ioFailures`.
  */
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -39,7 +36,6 @@ import {
   type StoreWriteError
 } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
-import type { TeamGuard } from "./TeamGuard.js"
 
 /** Lines of one `read_file` / `memory_read` answer at most. */
 export const READ_MAX_LINES = 2000
@@ -66,11 +62,6 @@ export interface MemoryToolsOptions {
   readonly allowIndexEdit?: boolean | undefined
   /** Team memory is on: paths under `team/` are team memories (the store's team rules). Default off: refused. */
   readonly team?: boolean | undefined
-  /**
-   * @deprecated The old way to say "team memory is on" (the guard itself now comes from the `MemoryStore`): any
-   * value means `team: true`. Kept while `Extract` still passes it.
-   */
-  readonly teamGuard?: Context.Tag.Service<TeamGuard> | undefined
 }
 
 /** A memory file a tool created, updated or deleted, with the text before and after (nothing vanishes untraced). */
@@ -160,7 +151,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   const memoryRoot = NodePath.resolve(options.memoryDir)
   const root: MemoryRoot = {
     memoryDir: memoryRoot,
-    teamEnabled: options.team === true || options.teamGuard !== undefined
+    teamEnabled: options.team === true
   }
   const record = (change: MemoryChange) => Ref.update(changes, (all) => [...all, change])
   // Writes of one turn run in parallel; each reads, then writes: one at a time, so no edit is lost to another.
