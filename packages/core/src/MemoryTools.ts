@@ -425,7 +425,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
               .pipe(
                 Effect.mapError((error) =>
                   new ToolFailure({
-                    message: error.reason === "TooLarge" ?
+                    message: error.reason === "NotFound" ?
+                      `no file ${key} in the project` :
+                      error.reason === "TooLarge" ?
                       `${key} is too large to read` :
                       error.reason === "NotRegularFile" ?
                       `${key} is not a file` :

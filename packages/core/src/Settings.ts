@@ -108,7 +108,7 @@ export const readEnv: Effect.Effect<MemdirEnv, ConfigError.ConfigError, Path.Pat
     simpleMode: isEnvTruthy(Option.getOrUndefined(raw.simple)),
     remoteWithoutStorage: isEnvTruthy(Option.getOrUndefined(raw.remote)) && Option.isNone(raw.remoteMemoryDir),
     policyFile: Option.match(raw.policyFile, { onNone: () => DEFAULT_POLICY_FILE, onSome: absolute }),
-    teamMemory: Option.getOrUndefined(raw.teamMemory)
+    ...Option.match(raw.teamMemory, { onNone: () => ({}), onSome: (teamMemory) => ({ teamMemory }) })
   }
 })
 

@@ -31,6 +31,12 @@ const live = MemoryStore.layerNode.pipe(
   Layer.provideMerge(NodeContext.layer)
 )
 
+/** The same world, waiting at most a second for the index lock. */
+const shortLock = MemoryStore.layerNode.pipe(
+  Layer.provideMerge(Layer.mergeAll(MemoryIndex.layerWith({ lock: { timeout: "1 second" } }), Scanner.layer)),
+  Layer.provideMerge(NodeContext.layer)
+)
+
 const memoryFile = (name: string, description: string, type = "reference", body = "The rule.\n", extra = "") =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n${extra}---\n\n${body}`
 
@@ -289,7 +295,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
         execFileSync("mkfifo", [`${memoryDir}/${MemoryIndex.INDEX_LOCK}/owner.planted.json`])
         const error = yield* Effect.flip(
           writeMemory({ memoryDir, type: "user", name: "Alex", description: "d", body: "b" }).pipe(
-            Effect.provide(MemoryIndex.layerWith({ lock: { timeout: "1 second" } }))
+            Effect.provide(shortLock)
           )
         )
         assert.strictEqual(error._tag, "LockTimeoutError")

@@ -104,6 +104,8 @@ const realPathOfDeepestExisting = (absolute: string): Effect.Effect<string, Memo
     const op = "resolve"
     const missingTail: Array<string> = []
     let current = absolute
+    // another process may create `current` between realpath and lstat: look again, a few times
+    let retries = 3
     while (true) {
       const real = yield* Effect.either(sys(op, current, () => fsp.realpath(current)))
       if (Either.isRight(real)) return NodePath.join(real.right, ...[...missingTail].reverse())
@@ -113,7 +115,10 @@ const realPathOfDeepestExisting = (absolute: string): Effect.Effect<string, Memo
       // ENOENT: either `current` does not exist (walk up), or it is a link whose target does not
       const entry = yield* Effect.either(sys("lstat", current, () => fsp.lstat(current)))
       if (Either.isRight(entry)) {
-        if (!entry.right.isSymbolicLink()) return yield* fail(op, current, "Changed", "changed while checked")
+        if (!entry.right.isSymbolicLink()) {
+          if (retries-- > 0) continue
+          return yield* fail(op, current, "Changed", "changed while checked")
+        }
         const target = yield* Effect.either(sys("readlink", current, () => fsp.readlink(current)))
         return yield* fail(op, current, "DanglingSymlink", `-> ${Either.getOrElse(target, () => "?")} (missing)`)
       }
