@@ -31,8 +31,6 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import { constants } from "node:fs"
-import * as fsp from "node:fs/promises"
 import { type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import {
   currentPid,
@@ -43,7 +41,7 @@ import {
   writeFileAtomic
 } from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
-import { describeKind, sys } from "./internal/teamGuardFs.js"
+import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
 
 export const DREAM_LOCK_FILE = ".consolidate-lock"
 /** The short cross-process mutex around inspect-write-reread (a directory, gone when released). */
@@ -105,35 +103,23 @@ const notRegular = (file: string, kind: string) =>
   })
 
 /**
- * The lock's content (its first `LOCK_READ_MAX_BYTES`), `None` when there is no lock file. Opened without
- * blocking and without following a link, and read only when it is a regular file.
+ * The lock's content (its first `LOCK_READ_MAX_BYTES`), `None` when there is no lock file. Read through `MemoryFs`:
+ * opened without blocking and without following a link, and read only when it is a regular file.
  */
-export const readLockContent = (file: string): Effect.Effect<Option.Option<string>, MemoryIoError> =>
-  Effect.acquireUseRelease(
-    sys(() => fsp.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)).pipe(
-      Effect.map(Option.some),
-      Effect.catchIf((error) => error.code === "ENOENT", () => Effect.succeedNone),
-      Effect.mapError((error) =>
-        error.code === "ELOOP" || error.code === "EMLINK"
-          ? notRegular(file, "a symbolic link")
-          : error.code === "ENXIO" || error.code === "ENODEV"
-          ? notRegular(file, "a socket or a device")
-          : new MemoryIoError({ op: "open", path: file, detail: error.code })
-      )
-    ),
-    (handle) =>
-      Option.isNone(handle) ? Effect.succeedNone : Effect.gen(function*() {
-        const stats = yield* sys(() => handle.value.stat()).pipe(
-          Effect.mapError((error) => new MemoryIoError({ op: "stat", path: file, detail: error.code }))
-        )
-        if (!stats.isFile()) return yield* notRegular(file, describeKind(stats))
-        const buffer = new Uint8Array(LOCK_READ_MAX_BYTES)
-        const { bytesRead } = yield* sys(() => handle.value.read(buffer, 0, buffer.length, 0)).pipe(
-          Effect.mapError((error) => new MemoryIoError({ op: "read", path: file, detail: error.code }))
-        )
-        return Option.some(new TextDecoder().decode(buffer.subarray(0, bytesRead)))
-      }),
-    (handle) => Option.isNone(handle) ? Effect.void : Effect.promise(() => handle.value.close().catch(() => undefined))
+export const readLockContent = (
+  memoryFs: MemoryFs["Type"],
+  file: string
+): Effect.Effect<Option.Option<string>, MemoryIoError> =>
+  memoryFs.readHead(file, LOCK_READ_MAX_BYTES).pipe(
+    Effect.map((head) => Option.some(head.text)),
+    Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeedNone),
+    Effect.mapError((error) =>
+      error.reason === "SymbolicLink" || error.reason === "SymlinkLoop" || error.reason === "DanglingSymlink"
+        ? notRegular(file, "a symbolic link")
+        : error.reason === "NotRegularFile"
+        ? notRegular(file, /^E[A-Z]+$/.test(error.detail) ? "a socket or a device" : error.detail)
+        : new MemoryIoError({ op: error.op, path: file, detail: `${error.reason} (${error.detail})` })
+    )
   )
 
 /** The PID in the lock's content; `undefined` for an empty or unreadable content (a free lock). */
@@ -190,16 +176,18 @@ export interface DreamLockOptions {
   readonly guardTimeout?: Duration.DurationInput | undefined
 }
 
-export const makeWith = (options: DreamLockOptions = {}) =>
+/** The lock over a given `MemoryFs` (its lock file is read through it). */
+export const makeOver = (options: DreamLockOptions = {}) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    const memoryFs = yield* MemoryFs
     const platform = Context.make(FileSystem.FileSystem, fs).pipe(Context.add(Path.Path, path))
     const staleAfterMs = Duration.toMillis(options.staleAfter ?? DREAM_LOCK_STALE_AFTER)
     const ownPid = options.pid ?? currentPid()
     const lockPath = (memoryDir: string) => path.join(memoryDir, DREAM_LOCK_FILE)
 
-    const readContent = readLockContent
+    const readContent = (file: string) => readLockContent(memoryFs, file)
 
     const setMtime = (file: string, at: number) =>
       fs.utimes(file, new Date(at), new Date(at)).pipe(Effect.mapError(toMemoryIoError("set mtime of", file)))
@@ -298,6 +286,9 @@ export const makeWith = (options: DreamLockOptions = {}) =>
 
     return DreamLock.of({ inspect, tryAcquire, release, rollback })
   })
+
+/** The lock on the real file system: the live `MemoryFs` built in (needs FileSystem and Path). */
+export const makeWith = (options: DreamLockOptions = {}) => makeOver(options).pipe(Effect.provide(MemoryFsLayer))
 
 export const make = makeWith()
 

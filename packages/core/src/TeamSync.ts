@@ -37,7 +37,6 @@ import { type CommandExecutor, FileSystem, Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as fsp from "node:fs/promises"
 import { hostname } from "node:os"
 import {
   type LockTimeoutError,
@@ -51,7 +50,7 @@ import {
 } from "./Errors.js"
 import * as Git from "./Git.js"
 import { currentPid, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
-import { sys } from "./internal/teamGuardFs.js"
+import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
 import { TEAM_DIR, TEAM_FILE_MAX_BYTES, TeamGuard } from "./TeamGuard.js"
 import { ensureTeamDir, type TeamLocation, withTeamLock } from "./TeamMemory.js"
 import {
@@ -132,6 +131,7 @@ const INFO_EXCLUDE = ".*\n*~\n"
 interface Clone {
   readonly git: Context.Tag.Service<Git.Git>
   readonly fs: FileSystem.FileSystem
+  readonly memoryFs: Context.Tag.Service<MemoryFs>
   readonly path: Path.Path
   readonly guard: Context.Tag.Service<TeamGuard>
   readonly gitDir: string
@@ -167,17 +167,19 @@ const runOk = (c: Clone, step: string, args: ReadonlyArray<string>, options?: Gi
       ))
 
 /** What is at `file`, not following a link. */
-const kindOf = (file: string) =>
-  sys(() => fsp.lstat(file)).pipe(
-    Effect.map((stats) => stats.isDirectory() ? "directory" as const : stats.isFile() ? "file" as const : "other"),
-    Effect.catchIf((error) => error.code === "ENOENT", () => Effect.succeed("missing" as const)),
-    Effect.mapError((error) => new MemoryIoError({ op: "stat", path: file, detail: error.code }))
+const kindOf = (c: Clone, file: string) =>
+  c.memoryFs.lstat(file).pipe(
+    Effect.map((info) =>
+      info.kind === "Directory" ? "directory" as const : info.kind === "File" ? "file" as const : "other"
+    ),
+    Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed("missing" as const)),
+    Effect.mapError((error) => new MemoryIoError({ op: "stat", path: file, detail: error.detail }))
   )
 
 /** The clone, created if need be, with memdir's own config and info files written whole. */
 const ensureClone = (c: Clone) =>
   Effect.gen(function*() {
-    const gitDirKind = yield* kindOf(c.gitDir)
+    const gitDirKind = yield* kindOf(c, c.gitDir)
     if (gitDirKind !== "missing" && gitDirKind !== "directory") {
       return yield* syncError(
         c,
@@ -185,12 +187,12 @@ const ensureClone = (c: Clone) =>
         `${c.gitDir} is not a directory (a link or a file): memdir keeps its clone there; move it away and sync again`
       )
     }
-    const fresh = (yield* kindOf(c.path.join(c.gitDir, "HEAD"))) === "missing"
+    const fresh = (yield* kindOf(c, c.path.join(c.gitDir, "HEAD"))) === "missing"
     if (fresh) yield* runOk(c, "init", ["init", "-q", "--bare", c.gitDir], { gitDir: undefined, workTree: undefined })
     yield* writeFileAtomic(c.path.join(c.gitDir, "config"), CLONE_CONFIG)
     if (fresh) yield* runOk(c, "init", ["symbolic-ref", "HEAD", `refs/heads/${TEAM_BRANCH}`])
     const info = c.path.join(c.gitDir, "info")
-    const infoKind = yield* kindOf(info)
+    const infoKind = yield* kindOf(c, info)
     if (infoKind !== "directory") {
       if (infoKind !== "missing") yield* c.fs.remove(info).pipe(Effect.mapError(toMemoryIoError("remove", info)))
       yield* c.fs.makeDirectory(info, { recursive: true }).pipe(Effect.mapError(toMemoryIoError("create", info)))
@@ -525,10 +527,11 @@ const notConfigured = (detail: string) => new TeamSyncError({ step: "configure",
 export const make: Effect.Effect<
   Context.Tag.Service<TeamSync>,
   never,
-  Git.Git | FileSystem.FileSystem | Path.Path | TeamGuard
+  Git.Git | FileSystem.FileSystem | Path.Path | TeamGuard | MemoryFs
 > = Effect.gen(function*() {
   const git = yield* Git.Git
   const fs = yield* FileSystem.FileSystem
+  const memoryFs = yield* MemoryFs
   const path = yield* Path.Path
   const guard = yield* TeamGuard
   const services = Context.make(FileSystem.FileSystem, fs).pipe(
@@ -557,6 +560,7 @@ export const make: Effect.Effect<
       const clone: Clone = {
         git,
         fs,
+        memoryFs,
         path,
         guard,
         gitDir: path.join(path.resolve(memoryDir), TEAM_GIT_DIR),
@@ -576,7 +580,7 @@ export const layerWithoutDependencies: Layer.Layer<
   TeamSync,
   never,
   Git.Git | FileSystem.FileSystem | Path.Path | TeamGuard
-> = Layer.effect(TeamSync, make)
+> = Layer.effect(TeamSync, make).pipe(Layer.provide(MemoryFsLayer))
 
 /** Live sync: git as a child process through `Git.layer` (needs `CommandExecutor`, e.g. from `NodeContext.layer`). */
 export const layer: Layer.Layer<

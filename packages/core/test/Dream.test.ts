@@ -32,6 +32,7 @@ import { serializeFrontmatter } from "../src/Frontmatter.js"
 import { type MemoryType } from "../src/Memory.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import { INDEX_MAX_BYTES, INDEX_MAX_LINES } from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import * as Model from "../src/Model.js"
 import * as Scanner from "../src/Scanner.js"
 
@@ -87,12 +88,12 @@ const world = Effect.gen(function*() {
 })
 
 const services = (script: Model.ModelScript = [], options: Model.TestModelOptions = {}) =>
-  Layer.mergeAll(
-    DreamLock.layer,
-    MemoryIndex.layer,
-    Scanner.layer,
-    Model.layerTest(script, options)
-  ).pipe(Layer.provideMerge(NodeContext.layer))
+  MemoryStore.layerNode.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(DreamLock.layer, MemoryIndex.layer, Scanner.layer, Model.layerTest(script, options))
+    ),
+    Layer.provideMerge(NodeContext.layer)
+  )
 
 type Services = Layer.Layer.Success<ReturnType<typeof services>>
 

@@ -12,6 +12,8 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as NodeFs from "node:fs"
 import type { MemoryHeader } from "../src/Memory.js"
+import * as MemoryIndex from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import {
   capBody,
   layerTest,
@@ -88,7 +90,8 @@ const sessionLayer = (
     Layer.provide(Layer.mergeAll(
       options.scanner ?? probedScanner(probe),
       options.script === undefined ? SelectorModule.layer : SelectorModule.layerTest(options.script),
-      StalenessModule.layer
+      StalenessModule.layer,
+      MemoryStore.layerNode.pipe(Layer.provide(MemoryIndex.layer))
     )),
     Layer.provideMerge(NodeContext.layer)
   )

@@ -17,6 +17,7 @@ import * as Doctor from "../src/Doctor.js"
 import * as Git from "../src/Git.js"
 import { conflictCopyPath } from "../src/internal/teamConflict.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import * as Scanner from "../src/Scanner.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 import { type TeamLocation, writeTeamMemory } from "../src/TeamMemory.js"
@@ -193,6 +194,7 @@ const plantRecorder = (root: string): { readonly script: string; readonly marker
 }
 
 const TestLayer = Layer.mergeAll(TeamSyncModule.layer, Scanner.layer, MemoryIndex.layer).pipe(
+  Layer.provideMerge(MemoryStore.layerNode.pipe(Layer.provide(MemoryIndex.layer))),
   Layer.provideMerge(TeamGuard.layer),
   Layer.provideMerge(NodeContext.layer)
 )
