@@ -224,9 +224,13 @@ const utf8 = new TextEncoder()
 const utf8Decoder = new TextDecoder("utf-8")
 const utf8Length = (text: string): number => utf8.encode(text).length
 
-const checkSize = (key: string, text: string) => {
+/**
+ * A memory holds at most `MEMORY_MAX_BYTES`. A file that is already over it (hand-written, or from before the cap)
+ * may still be rewritten as long as the rewrite does not grow it, so it can be cleaned up or split.
+ */
+const checkSize = (key: string, text: string, before: string | undefined) => {
   const size = utf8Length(text)
-  return size > MEMORY_MAX_BYTES ?
+  return size > MEMORY_MAX_BYTES && (before === undefined || size > utf8Length(before)) ?
     Effect.fail(
       new InvalidMemoryInputError({
         field: "content",
@@ -438,7 +442,7 @@ export const make = Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* teamText(located.teamDir, located.teamKey)
         const text = typeof content === "string" ? content : content(before)
-        yield* checkSize(key, text)
+        yield* checkSize(key, text, before)
         const fields = yield* memoryFields(key, text)
         yield* refuseSecret(key, text)
         const planned = upsertIndexText(currentIndex, {
@@ -467,7 +471,7 @@ export const make = Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* orUndefined(readPrivate(located))
         const text = typeof content === "string" ? content : content(before)
-        yield* checkSize(key, text)
+        yield* checkSize(key, text, before)
         const fields = yield* memoryFields(key, text)
         // Cap check first: an over-cap write changes nothing, not even the memory file.
         const planned = upsertIndexText(current.text, { title: fields.name, file: key, hook: fields.description })

@@ -25,6 +25,7 @@ import { type AgentTool, defineTool, ToolFailure } from "./Agent.js"
 import { Containment } from "./Containment.js"
 import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
+import { compileSafeRegex, makeLineSearch } from "./internal/safeRegex.js"
 import { TEAM_DIR } from "./Memory.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import { checkIndexCaps, INDEX_FILE, MemoryIndex } from "./MemoryIndex.js"
@@ -477,10 +478,10 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           "grep",
           input.path ?? ".",
           Effect.gen(function*() {
-            const regex = yield* Effect.try({
-              try: () => new RegExp(input.pattern, input.ignore_case === true ? "i" : ""),
-              catch: (error) => new ToolFailure({ message: `invalid pattern: ${String(error)}` })
-            })
+            // A linear-time matcher: a model's pattern cannot block the event loop (no backtracking).
+            const regex = yield* compileSafeRegex(input.pattern, { ignoreCase: input.ignore_case === true }).pipe(
+              Effect.mapError((error) => new ToolFailure({ message: `invalid pattern: ${error.message}` }))
+            )
             const located = yield* locate(input.path ?? ".", true)
             const info = yield* fs.lstat(located.real).pipe(Effect.mapError(ioFailure(input.path ?? ".")))
             const files: Array<string> = []
@@ -494,30 +495,17 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
                 if (entry.info.kind === "File" && entry.info.size <= GREP_MAX_FILE_BYTES) files.push(entry.absolute)
               }
             }
-            const matches: Array<string> = []
-            let more = 0
+            const search = makeLineSearch(regex, { maxMatches: GREP_MAX_MATCHES })
             for (const file of files) {
               const text = yield* fs.readFile(file, { maxBytes: GREP_MAX_FILE_BYTES }).pipe(
                 Effect.map((read) => read.text),
                 Effect.orElseSucceed(() => "")
               )
               if (looksBinary(text)) continue
-              const lines = text.split("\n")
-              for (let i = 0; i < lines.length; i++) {
-                // Long lines are matched on their head only: bounded work per line.
-                const line = lines[i]!.slice(0, 4000)
-                if (!regex.test(line)) continue
-                if (matches.length >= GREP_MAX_MATCHES) {
-                  more++
-                  continue
-                }
-                const shown = line.length > 300 ? line.slice(0, 300) + "…" : line
-                matches.push(`${toPosix(NodePath.relative(located.realRoot, file))}:${i + 1}: ${shown}`)
-              }
+              if (!search.scan(toPosix(NodePath.relative(located.realRoot, file)), text)) break
               yield* Effect.yieldNow()
             }
-            if (matches.length === 0) return "(no matches)"
-            return matches.join("\n") + (more > 0 ? `\n[… ${more} more matches: narrow the pattern or path]` : "")
+            return search.render()
           })
         )
     })

@@ -718,7 +718,7 @@ describe("runDream (scripted model, real files)", () => {
       Model.textReply("nothing to do")
     ])))
 
-  it.scoped("a 1.2 MB memory the dream deletes, and one it edits in place, keep byte-exact previous versions", () =>
+  it.scoped("a 1.2 MB memory the dream deletes, and a 600 KB one it edits in place, keep byte-exact previous versions", () =>
     Effect.gen(function*() {
       const w = yield* world
       w.write(
@@ -731,11 +731,12 @@ describe("runDream (scripted model, real files)", () => {
       )
       for (let i = 0; i < 6; i++) w.session(`s${i}`, NOW - HOUR)
       // Over the 1 MiB the snapshot holds in memory: copied byte for byte, compared by digest.
-      const bigBody = (day: string) =>
-        Array.from({ length: 30_000 }, (_, i) => `${String(i).padStart(5, "0")} release notes, freeze ${day} ok`)
+      const bigBody = (day: string, lines = 30_000) =>
+        Array.from({ length: lines }, (_, i) => `${String(i).padStart(5, "0")} release notes, freeze ${day} ok`)
           .join("\n") + "\n"
       const huge = memoryText("project", "Release history", "Every release note ever", bigBody("Thursday"))
-      const edited = memoryText("project", "Freeze history", "Every freeze ever", bigBody("Thursday"))
+      // Over the write cap (hand-written), under the 1 MiB a memory tool reads: edited without growing.
+      const edited = memoryText("project", "Freeze history", "Every freeze ever", bigBody("Thursday", 15_000))
       const untouched = memoryText("project", "Big but kept", "Not touched by the dream", bigBody("Monday"))
       assert.isAbove(Buffer.byteLength(huge), 1_200_000)
       w.write("project_release_history.md", huge)
@@ -754,7 +755,7 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual(deleted.backup, `${report.backupDir}/project_release_history.md`)
       assert.strictEqual(NodeFs.readFileSync(NodePath.join(w.memoryDir, deleted.backup!), "utf8"), huge)
 
-      // Edited without changing its size: seen (by digest), and its previous version kept.
+      // Edited without changing its size (so over the cap is allowed): seen, and its previous version kept.
       const after = w.read("project_freeze_history.md")
       assert.strictEqual(after.length, edited.length)
       assert.notStrictEqual(after, edited)

@@ -359,6 +359,41 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
       assert.strictEqual(team._tag, "InvalidMemoryInputError")
       assert.notInclude(yield* read(`${memoryDir}/project_small.md`), "xxxx")
     }).pipe(Effect.provide(live)))
+
+  it.scoped("a memory already over the cap (hand-written) may be rewritten without growing, never grown", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const pfs = yield* FileSystem.FileSystem
+      const old = memoryFile(
+        "Old",
+        "o",
+        "project",
+        "y".repeat(MemoryStore.MEMORY_MAX_BYTES + 1000) + " old note Thursday"
+      )
+      yield* pfs.writeFileString(`${memoryDir}/project_old.md`, old)
+      const tools = yield* toolsFor({ memoryDir, team: false })
+      const same = yield* tools.call("memory_edit", {
+        path: "project_old.md",
+        old_string: "Thursday",
+        new_string: "Saturday"
+      })
+      assert.isFalse(same.isError, same.content)
+      const shrunk = yield* tools.call("memory_edit", {
+        path: "project_old.md",
+        old_string: " old note",
+        new_string: ""
+      })
+      assert.isFalse(shrunk.isError, shrunk.content)
+      const grown = yield* tools.call("memory_edit", {
+        path: "project_old.md",
+        old_string: "Saturday",
+        new_string: "Saturday, and Sunday"
+      })
+      assert.isTrue(grown.isError)
+      assert.include(grown.content, "too-large")
+      const after = yield* read(`${memoryDir}/project_old.md`)
+      assert.strictEqual(after, old.replace("Thursday", "Saturday").replace(" old note", ""))
+    }).pipe(Effect.provide(live)))
 })
 
 describe("MemoryFs", () => {
