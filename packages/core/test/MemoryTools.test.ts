@@ -454,6 +454,13 @@ describe("MemoryTools: read-only project tools", () => {
       const invalid = yield* tools.call("grep", { pattern: "(" })
       assert.isTrue(invalid.isError)
       assert.include(invalid.content, "invalid pattern")
+      // A catastrophic-backtracking pattern (hangs a backtracking engine forever) answers at once.
+      yield* fs.writeFileString(`${project}/src/aaa.txt`, "a".repeat(40) + "!\n")
+      const hostile = yield* tools.call("grep", { pattern: "^(a+)+$", path: "src" })
+      assert.strictEqual(hostile.content, "(no matches)")
+      const lookaround = yield* tools.call("grep", { pattern: "foo(?=bar)" })
+      assert.isTrue(lookaround.isError)
+      assert.include(lookaround.content, "lookaround")
 
       for (
         const [tool, input, reason] of [
