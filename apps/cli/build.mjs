@@ -1,11 +1,13 @@
-// Bundle the CLI into one ESM file: unbundled ESM start-up costs ~1 s (module resolution of effect and
-// friends), a bundle ~0.2 s. The library stays importable per module from @memdir/core.
+// Bundle the CLI into one self-contained dist/ (an ESM entry and its chunks): unbundled ESM start-up costs ~1 s
+// (module resolution of effect and friends), a bundle a fraction. The entry holds what parsing argv needs; each
+// command, the SDK and @effect/cli's file parsers are chunks a run loads only when it uses them.
+// The library stays importable per module from @memdir/core.
 // Outputs are written to a temp name and renamed, so a concurrent build never exposes a half-written bundle
 // to a process that is starting it (chunks are content-hashed, so an older entry still finds its chunks).
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -15,7 +17,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
  * This rewrites that module so each parser is imported when a file of its format is parsed: the helpers keep
  * working, and the parsers land in chunks of their own.
  */
-const lazyCliFileParsers = {
+export const lazyCliFileParsers = {
   name: "lazy-cli-file-parsers",
   setup(build) {
     build.onLoad({ filter: /[\\/]@effect[\\/]cli[\\/]dist[\\/]esm[\\/]internal[\\/]files\.js$/ }, async (args) => {
@@ -34,13 +36,15 @@ const lazyCliFileParsers = {
       for (const line of eager) contents = contents.replace(line, "")
       contents = contents.replace(
         /export const fileParsers = \{[\s\S]*?\n\};/,
-        `export const fileParsers = {
+        // a CommonJS parser's namespace may hold its exports only under `default`
+        `const parserOf = (module) => (module.parse ?? module.default.parse);
+export const fileParsers = {
   json: () => Promise.resolve((content) => JSON.parse(content)),
-  yaml: () => import("yaml").then((Yaml) => (content) => Yaml.parse(content)),
-  yml: () => import("yaml").then((Yaml) => (content) => Yaml.parse(content)),
-  ini: () => import("ini").then((Ini) => (content) => Ini.parse(content)),
-  toml: () => import("toml").then((Toml) => (content) => Toml.parse(content)),
-  tml: () => import("toml").then((Toml) => (content) => Toml.parse(content))
+  yaml: () => import("yaml").then(parserOf),
+  yml: () => import("yaml").then(parserOf),
+  ini: () => import("ini").then(parserOf),
+  toml: () => import("toml").then(parserOf),
+  tml: () => import("toml").then(parserOf)
 };`
       )
       contents = contents.slice(0, contents.indexOf("export const parse = ")) +
@@ -63,12 +67,13 @@ const lazyCliFileParsers = {
   }
 }
 
-const result = await esbuild.build({
+/** The bundle's esbuild options (also used by the start-up tests, which bundle into a directory of their own). */
+export const bundleOptions = (outdir) => ({
   absWorkingDir: here,
-  // the SDK is imported with import() only when a model is configured: as its own chunk, a run without a
-  // key never parses it
+  // every command module and the SDK are imported with import(): as chunks of their own, a run evaluates only
+  // the command it runs, and a run without a model never parses the SDK
   entryPoints: { memdir: "src/main.ts" },
-  outdir: path.join(here, "dist"),
+  outdir,
   splitting: true,
   chunkNames: "chunks/[name]-[hash]",
   bundle: true,
@@ -79,19 +84,38 @@ const result = await esbuild.build({
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
-  write: false,
   metafile: true,
   plugins: [lazyCliFileParsers],
   // gray-matter and js-yaml are CommonJS and call require() on node built-ins
   banner: { js: "import { createRequire as __cr } from \"node:module\"; const require = __cr(import.meta.url);" }
 })
 
-// MEMDIR_BUNDLE_META=file writes esbuild's metafile (what each chunk holds) for size analysis
-if (process.env.MEMDIR_BUNDLE_META) fs.writeFileSync(process.env.MEMDIR_BUNDLE_META, JSON.stringify(result.metafile))
+/** Chunks of earlier builds are removed once no process can still be starting from them. */
+const STALE_CHUNK_AGE_MS = 60 * 60 * 1000
 
-for (const file of result.outputFiles) {
-  fs.mkdirSync(path.dirname(file.path), { recursive: true })
-  const temp = `${file.path}.${process.pid}.tmp`
-  fs.writeFileSync(temp, file.contents)
-  fs.renameSync(temp, file.path)
+const build = async () => {
+  const outdir = path.join(here, "dist")
+  const result = await esbuild.build({ ...bundleOptions(outdir), write: false })
+  // MEMDIR_BUNDLE_META=file writes esbuild's metafile (what each chunk holds) for size analysis
+  if (process.env.MEMDIR_BUNDLE_META) {
+    fs.writeFileSync(process.env.MEMDIR_BUNDLE_META, JSON.stringify(result.metafile))
+  }
+  for (const file of result.outputFiles) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true })
+    const temp = `${file.path}.${process.pid}.tmp`
+    fs.writeFileSync(temp, file.contents)
+    fs.renameSync(temp, file.path)
+  }
+  const current = new Set(result.outputFiles.map((file) => file.path))
+  const chunks = path.join(outdir, "chunks")
+  for (const name of fs.readdirSync(chunks)) {
+    const file = path.join(chunks, name)
+    if (current.has(file) || name.endsWith(".tmp")) continue
+    const stat = fs.statSync(file, { throwIfNoEntry: false })
+    if (stat !== undefined && Date.now() - stat.mtimeMs > STALE_CHUNK_AGE_MS) fs.rmSync(file, { force: true })
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  await build()
 }
