@@ -325,7 +325,7 @@ const main = async () => {
     row(c.size, samples, "in-process scan", "in-process floor: sync 4 KiB + fstat", 1.3)
     row(c.size, samples, "memory_list tool", "in-process scan", 1.2)
     row(c.size, samples, "memory_list tool", "SDK memory tool view (directory)", 1)
-    row(c.size, samples, "memory_read tool (one file)", "SDK memory tool view (one file)", 1)
+    row(c.size, samples, "memory_read tool (one file)", "SDK memory tool view (one file)")
   }
 
   const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1))
