@@ -6,8 +6,8 @@
  *     directory and of one file) and `@modelcontextprotocol/server-memory` (`search_nodes` over the same
  *     memories through the MCP client over stdio, cold = server start + first call, warm = a later call).
  * Every case of a size runs once per round, in a rotated order (alternated runs), after a warm-up round (a case
- * slower than 1.5 s, in the first 3 rounds only, to keep `pnpm bench` short); the table gives medians, the
- * spread (min–max) and each ratio against its baseline with the target beside it.
+ * slower than 1.5 s, in the first 2 rounds only, to keep `pnpm bench` short); the table gives medians, the
+ * spread (min–max) and each ratio against its baseline (the median of per-round ratios), target beside it.
  * Ratios only, never timed assertions. Writes `.bench/peers.json` at the repo root.
  *
  *   tsx apps/cli/bench/peers.bench.ts            sizes 200, 1k, 20k
@@ -148,15 +148,18 @@ const inProcess = (run: () => Promise<unknown>): Case => async () => {
 
 /** A case whose warm-up takes longer than this is sampled in the first HEAVY_ROUNDS rounds only. */
 const HEAVY_MS = 1_500
-const HEAVY_ROUNDS = 3
+const HEAVY_ROUNDS = 2
 
 /** Every case once per round, the order rotated each round, after one warm-up round. */
-const alternate = async (cases: Record<string, Case>): Promise<Record<string, Array<number>>> => {
+const alternate = async (
+  cases: Record<string, Case>,
+  rounds: number = ROUNDS
+): Promise<Record<string, Array<number>>> => {
   const names = Object.keys(cases)
   const samples: Record<string, Array<number>> = Object.fromEntries(names.map((n) => [n, []]))
   const heavy = new Set<string>()
   for (const name of names) if ((await cases[name]!()) > HEAVY_MS) heavy.add(name)
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < names.length; i++) {
       const name = names[(i + round) % names.length]!
       if (round >= HEAVY_ROUNDS && heavy.has(name)) continue
@@ -165,6 +168,13 @@ const alternate = async (cases: Record<string, Case>): Promise<Record<string, Ar
   }
   return samples
 }
+
+/**
+ * A case over its baseline, round by round (samples of round i were taken next to each other, so a load change
+ * on the shared machine moves both), then the median of those ratios.
+ */
+const pairedRatio = (xs: ReadonlyArray<number>, baseline: ReadonlyArray<number>) =>
+  median(Array.from({ length: Math.min(xs.length, baseline.length) }, (_, i) => xs[i]! / baseline[i]!))
 
 const median = (xs: ReadonlyArray<number>) => {
   const sorted = [...xs].sort((a, b) => a - b)
@@ -246,7 +256,7 @@ const row = (
 ) => {
   const ms = median(samples[name]!)
   const baselineMs = median(samples[baseline]!)
-  const ratio = ms / baselineMs
+  const ratio = pairedRatio(samples[name]!, samples[baseline]!)
   rows.push({
     size,
     case: name,
@@ -269,14 +279,14 @@ const main = async () => {
   const { ANTHROPIC_API_KEY: _key, ...baseEnv } = process.env
   const envFor = (c: Corpus): NodeJS.ProcessEnv => ({ ...baseEnv, MEMDIR_MEMORY_DIR: c.memoryDir, MEMDIR_HOME: home })
 
-  // start-up: size-independent commands, on the smallest corpus
+  // start-up: size-independent commands, on the smallest corpus; cheap, so twice the rounds
   const small = corpora[0]!
   const startup = await alternate({
     "node -e 0": spawnCase(["-e", "0"], baseEnv),
     "memdir --version": spawnCase([cli, "--version"], envFor(small)),
     "memdir path": spawnCase([cli, "path"], envFor(small)),
     "memdir --help": spawnCase([cli, "--help"], envFor(small))
-  })
+  }, 2 * ROUNDS)
   row(null, startup, "memdir --version", "node -e 0", 3)
   row(null, startup, "memdir path", "node -e 0", 3)
   row(null, startup, "memdir --help", "node -e 0")
@@ -330,8 +340,8 @@ const main = async () => {
 
   const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1))
   console.log(
-    `\npeers (median of ${ROUNDS} alternated runs, ${HEAVY_ROUNDS} for cases over ${HEAVY_MS} ms, after a warm-up; ` +
-      `${path.relative(repoRoot, cli)})`
+    `\npeers (median of ${ROUNDS} alternated runs, ${2 * ROUNDS} for start-up, ${HEAVY_ROUNDS} for cases over ` +
+      `${HEAVY_MS} ms, after a warm-up; ratio = median of per-round ratios; ${path.relative(repoRoot, cli)})`
   )
   const header = "size".padStart(6) + "  " + "case".padEnd(32) + "ms".padStart(9) + "  " + "min–max".padEnd(16) +
     "baseline".padEnd(38) + "ms".padStart(9) + "ratio".padStart(9) + "target".padStart(8) + "  met"
