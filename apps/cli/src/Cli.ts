@@ -1,35 +1,60 @@
 /**
  * The `memdir` command line: one module per command under `commands/`. Every command takes `--cwd DIR` and
- * `--memory-dir DIR`; the memory directory comes from the priority chain of SPEC §1 (MemoryPaths).
+ * `--memory-dir DIR`; the memory directory comes from the priority chain (flag, environment, settings, project).
+ *
+ * A process evaluates only the command it runs: each command module is loaded with `import()` (its own chunk in
+ * the bundle), and `load` builds the `memdir` command with just the subcommand argv names. Help, completions,
+ * the wizard and anything that names no known command get every subcommand, so their text is unchanged.
  */
-import { Command } from "@effect/cli"
-import { doctorCommand } from "./commands/doctor.js"
-import { dreamCommand } from "./commands/dream.js"
-import { extractCommand } from "./commands/extract.js"
-import { initCommand } from "./commands/init.js"
-import { logCommand } from "./commands/log.js"
-import { lsCommand } from "./commands/ls.js"
-import { pathCommand } from "./commands/path.js"
-import { promptCommand } from "./commands/prompt.js"
-import { recallCommand } from "./commands/recall.js"
-import { showCommand } from "./commands/show.js"
-import { teamCommand } from "./commands/team.js"
-import { writeCommand } from "./commands/write.js"
+import * as Command from "@effect/cli/Command"
+import type { NodeContext } from "@effect/platform-node/NodeContext"
 
-export const memdir = Command.make("memdir").pipe(
-  Command.withDescription("File-based memory for AI agents: Markdown files per git repository"),
-  Command.withSubcommands([
-    pathCommand,
-    initCommand,
-    writeCommand,
-    lsCommand,
-    showCommand,
-    recallCommand,
-    promptCommand,
-    doctorCommand,
-    dreamCommand,
-    extractCommand,
-    logCommand,
-    teamCommand
-  ])
-)
+/** A subcommand of `memdir`: whatever its config and errors, it needs no more than Node's context (`main`). */
+
+export type Subcommand = Command.Command<any, NodeContext, unknown, any>
+
+/** Each subcommand's name and the module that defines it, in help order. */
+export const subcommands: ReadonlyArray<readonly [name: string, load: () => Promise<Subcommand>]> = [
+  ["path", () => import("./commands/path.js").then((m) => m.pathCommand)],
+  ["init", () => import("./commands/init.js").then((m) => m.initCommand)],
+  ["write", () => import("./commands/write.js").then((m) => m.writeCommand)],
+  ["ls", () => import("./commands/ls.js").then((m) => m.lsCommand)],
+  ["show", () => import("./commands/show.js").then((m) => m.showCommand)],
+  ["recall", () => import("./commands/recall.js").then((m) => m.recallCommand)],
+  ["prompt", () => import("./commands/prompt.js").then((m) => m.promptCommand)],
+  ["doctor", () => import("./commands/doctor.js").then((m) => m.doctorCommand)],
+  ["dream", () => import("./commands/dream.js").then((m) => m.dreamCommand)],
+  ["extract", () => import("./commands/extract.js").then((m) => m.extractCommand)],
+  ["log", () => import("./commands/log.js").then((m) => m.logCommand)],
+  ["team", () => import("./commands/team.js").then((m) => m.teamCommand)]
+]
+
+const description = "File-based memory for AI agents: Markdown files per git repository"
+
+const withSubcommands = (loaded: ReadonlyArray<Subcommand>): Subcommand => {
+  const root = Command.make("memdir").pipe(Command.withDescription(description))
+  const [first, ...rest] = loaded
+  return first === undefined ? root : root.pipe(Command.withSubcommands([first, ...rest]))
+}
+
+/**
+ * Which subcommands a run needs, from its argv (`node`, the script, then memdir's arguments): the one named by
+ * the first argument, none for a bare `memdir --version`, every one otherwise (an option before the command,
+ * whose value could look like a command name, help, completions, the wizard, a typo).
+ */
+export const neededSubcommands = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const args = argv.slice(2)
+  if (args.length === 1 && args[0] === "--version") return []
+  const named = subcommands.find(([name]) => name === args[0])
+  return named !== undefined ? [named[0]] : subcommands.map(([name]) => name)
+}
+
+/** The `memdir` command with the subcommands argv needs, their modules loaded (and evaluated) now. */
+export const load = async (argv: ReadonlyArray<string>): Promise<Subcommand> => {
+  const needed = new Set(neededSubcommands(argv))
+  const loaded = await Promise.all(subcommands.filter(([name]) => needed.has(name)).map(([, load]) => load()))
+  return withSubcommands(loaded)
+}
+
+/** Every subcommand loaded: what tests and tools that inspect the whole command tree use. */
+export const loadAll = (): Promise<Subcommand> => load(["node", "memdir", "--help"])

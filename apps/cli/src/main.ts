@@ -2,8 +2,10 @@
  * The `memdir` process: parse argv, run the command with Node's FileSystem/Path, render typed errors as one
  * line + hint (or JSON with `--json`) and exit with the error's documented code.
  */
-import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { isPlatformError } from "@effect/platform/Error"
 import { SettingsError } from "@memdir/core/Errors"
 import * as ConfigError from "effect/ConfigError"
@@ -11,11 +13,9 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
-import { memdir } from "./Cli.js"
+import * as Cli from "./Cli.js"
 import { DEFECT_EXIT_CODE, isMemdirError, renderError, toIoError, USAGE_EXIT_CODE } from "./Output.js"
 import { version } from "./Version.js"
-
-const run = Command.run(memdir, { name: "memdir", version })
 
 const wantsJson = process.argv.includes("--json")
 
@@ -50,7 +50,9 @@ const logToStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       (logger) => logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? stderrLogger : logger
     ))
 
-const program = Effect.suspend(() => run(process.argv)).pipe(
+// only the command argv names is loaded and evaluated (see Cli.load)
+const program = Effect.promise(() => Cli.load(process.argv)).pipe(
+  Effect.flatMap((memdir) => Command.run(memdir, { name: "memdir", version })(process.argv)),
   Effect.catchAll(handleFailure),
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
   Effect.provide(NodeContext.layer),

@@ -1,4 +1,5 @@
-import { Command, Options } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Doctor from "@memdir/core/Doctor"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"

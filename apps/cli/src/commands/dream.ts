@@ -3,7 +3,8 @@
  * prints the one that stopped it, or runs the dream and prints memdir's report of every file created, updated,
  * merged or deleted, with the text removed. `--dry-run` writes nothing and shows what would be sent.
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Dream from "@memdir/core/Dream"
 import { Settings } from "@memdir/core/Settings"
 import * as Console from "effect/Console"

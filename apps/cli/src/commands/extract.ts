@@ -5,7 +5,8 @@
  * without one it exits with ModelError "not-configured" (13). A backlog larger than one run's budget is read in
  * several runs, one after the other.
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Extract from "@memdir/core/Extract"
 import { Model } from "@memdir/core/Model"
 import { TeamGuard } from "@memdir/core/TeamGuard"

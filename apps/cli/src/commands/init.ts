@@ -1,4 +1,4 @@
-import { Command } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { common, ensureMemoryDir, locate, memdirHandler, requireEnabled } from "../Common.js"

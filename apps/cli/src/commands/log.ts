@@ -2,7 +2,9 @@
  * `memdir log TEXT`: append a timestamped bullet to today's daily log (`logs/YYYY/MM/YYYY-MM-DD.md`, UTC), for
  * sessions that run for days (SPEC §9). `--prompt` prints the daily-log section of the system prompt.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import { appendLog, renderLogsPrompt } from "@memdir/core/DailyLog"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"

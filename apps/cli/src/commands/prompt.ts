@@ -1,4 +1,4 @@
-import { Command } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
 import { MemoryIndex } from "@memdir/core/MemoryIndex"
 import { buildMemoryPrompt } from "@memdir/core/Prompt"
 import { teamPromptInput } from "@memdir/core/TeamMemory"

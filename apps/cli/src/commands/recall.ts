@@ -1,4 +1,6 @@
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import type { SelectorChoice } from "@memdir/core/ModelSelector"
 import { RecallSession } from "@memdir/core/Recall"

@@ -1,4 +1,5 @@
-import { Args, Command } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
 import { parseFrontmatter } from "@memdir/core/Frontmatter"
 import { MemoryStore } from "@memdir/core/MemoryStore"
 import { Staleness } from "@memdir/core/Staleness"

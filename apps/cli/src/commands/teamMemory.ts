@@ -2,7 +2,9 @@
  * `memdir team write | ls | sync` (SPEC §8), and what the other commands need to know about team memory: its
  * switch, its directory, its remote. Every path under team/ goes through TeamGuard (in `@memdir/core`).
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError, MemoryDisabledError, TeamMemoryDisabledError } from "@memdir/core/Errors"
 import { Staleness } from "@memdir/core/Staleness"
 import {

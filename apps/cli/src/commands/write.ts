@@ -1,4 +1,5 @@
-import { Command, Options } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import { isMemoryType, type MemoryType, memoryTypes } from "@memdir/core/Memory"
 import { writePrivateMemory, writeTeamMemory } from "@memdir/core/TeamMemory"

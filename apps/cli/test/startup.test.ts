@@ -1,0 +1,212 @@
+/**
+ * Start-up: a `memdir` process evaluates only what its command runs. The bundle is built (with the options of
+ * build.mjs) into a scratch directory with esbuild's metafile, run under a module hook that records every file
+ * Node loads, and the loaded chunks are mapped back to the source modules they hold.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as esbuild from "esbuild"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+// @ts-expect-error build.mjs is plain JavaScript without declarations
+import { bundleOptions, lazyCliFileParsers } from "../build.mjs"
+
+const cliRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+
+let scratch: string
+let outdir: string
+let metafile: esbuild.Metafile
+
+/** A hook (registered with --import) that appends each loaded file: URL to $MEMDIR_TEST_LOADED. */
+const hooks = `
+import { appendFileSync } from "node:fs"
+export async function load(url, context, next) {
+  if (url.startsWith("file:")) appendFileSync(process.env.MEMDIR_TEST_LOADED, url + "\\n")
+  return next(url, context)
+}
+`
+
+/** The source modules (paths as the metafile names them) a run of the bundle with `args` evaluated. */
+const loadedSources = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const log = path.join(scratch, `loaded-${Math.random().toString(36).slice(2)}.txt`)
+  fs.writeFileSync(log, "")
+  const result = spawnSync(process.execPath, [
+    "--import",
+    pathToFileURL(path.join(scratch, "register.mjs")).href,
+    path.join(outdir, "memdir.js"),
+    ...args
+  ], {
+    cwd: scratch,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: scratch,
+      MEMDIR_HOME: path.join(scratch, "home"),
+      ...env,
+      MEMDIR_TEST_LOADED: log
+    },
+    encoding: "utf8"
+  })
+  const files = fs.readFileSync(log, "utf8").split("\n").filter((line) => line !== "").map((url) =>
+    path.relative(cliRoot, fileURLToPath(url)).split(path.sep).join("/")
+  )
+  const sources = new Set<string>()
+  for (const file of files) {
+    const output = metafile.outputs[file]
+    if (output !== undefined) { for (const input of Object.keys(output.inputs)) sources.add(input) }
+  }
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, files, sources: [...sources] }
+}
+
+const matching = (sources: ReadonlyArray<string>, pattern: RegExp) => sources.filter((s) => pattern.test(s))
+
+/** What no start of `--version` or `path` may evaluate. */
+const heavy = [
+  /src\/commands\/(dream|extract|team|teamMemory|recall|write|show|ls|prompt|doctor|log|init)\.ts$/,
+  /packages\/core\/src\/(Dream|Extract|Agent|Transcript|TeamSync|TeamSyncTree|MemoryTools)\.ts$/,
+  /node_modules\/(yaml|toml|ini|undici|@anthropic-ai\/sdk)\//
+]
+
+beforeAll(async () => {
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-startup-"))
+  outdir = path.join(scratch, "dist")
+  fs.writeFileSync(path.join(scratch, "hooks.mjs"), hooks)
+  fs.writeFileSync(
+    path.join(scratch, "register.mjs"),
+    `import { register } from "node:module"\nregister(${
+      JSON.stringify(pathToFileURL(path.join(scratch, "hooks.mjs")).href)
+    })\n`
+  )
+  const result = await esbuild.build({ ...bundleOptions(outdir), sourcemap: false })
+  metafile = result.metafile!
+  // metafile outputs are named relative to the working directory (apps/cli); the run's files are too
+  metafile = {
+    ...metafile,
+    outputs: Object.fromEntries(
+      Object.entries(metafile.outputs).map(([name, output]) => [
+        path.relative(cliRoot, path.resolve(cliRoot, name)).split(path.sep).join("/"),
+        output
+      ])
+    )
+  }
+  fs.mkdirSync(path.join(scratch, "home"))
+})
+
+afterAll(() => {
+  fs.rmSync(scratch, { recursive: true, force: true })
+})
+
+describe("start-up", () => {
+  it("the hook sees the bundle: --version loads the entry and prints the version", () => {
+    const run = loadedSources(["--version"])
+    assert.strictEqual(run.status, 0, run.stderr)
+    assert.match(run.stdout, /^\d+\.\d+\.\d+/)
+    assert.include(run.files.map((f) => path.basename(f)), "memdir.js")
+    assert.isNotEmpty(matching(run.sources, /src\/main\.ts$/))
+  })
+
+  it("--version evaluates no command module, no core service, no parser of @effect/cli's file helpers, no SDK", () => {
+    const run = loadedSources(["--version"])
+    assert.strictEqual(run.status, 0, run.stderr)
+    assert.deepStrictEqual(matching(run.sources, /src\/commands\//), [])
+    // the error types main renders are the only core module a start needs
+    assert.deepStrictEqual(matching(run.sources, /packages\/core\/src\//), ["../../packages/core/src/Errors.ts"])
+    for (const pattern of heavy) assert.deepStrictEqual(matching(run.sources, pattern), [], String(pattern))
+  })
+
+  it("path evaluates its own module and none of the other commands, model, team or dream code", () => {
+    const memoryDir = path.join(scratch, "memory")
+    const run = loadedSources(["path", "--json"], { MEMDIR_MEMORY_DIR: memoryDir })
+    assert.strictEqual(run.status, 0, run.stderr)
+    assert.strictEqual(JSON.parse(run.stdout).memoryDir, `${memoryDir}/`)
+    assert.isNotEmpty(matching(run.sources, /src\/commands\/path\.ts$/))
+    for (const pattern of heavy) assert.deepStrictEqual(matching(run.sources, pattern), [], String(pattern))
+  })
+
+  it("help lists every command, so it loads every command module", () => {
+    const run = loadedSources(["--help"])
+    assert.strictEqual(run.status, 0, run.stderr)
+    for (
+      const name of [
+        "path",
+        "init",
+        "write",
+        "ls",
+        "show",
+        "recall",
+        "prompt",
+        "doctor",
+        "dream",
+        "extract",
+        "log",
+        "team"
+      ]
+    ) {
+      assert.isNotEmpty(matching(run.sources, new RegExp(`src/commands/${name}\\.ts$`)), name)
+      assert.include(run.stdout, name)
+    }
+  })
+
+  it("no static import pulls undici, yaml, toml or ini into the entry: they are never in a start", () => {
+    const entry = Object.entries(metafile.outputs).find(([name]) => name.endsWith("dist/memdir.js"))!
+    const staticGraph = new Set<string>()
+    const visit = (name: string) => {
+      if (staticGraph.has(name)) return
+      staticGraph.add(name)
+      for (const imported of metafile.outputs[name]!.imports) {
+        if (imported.kind === "import-statement" && !imported.external) visit(imported.path)
+      }
+    }
+    visit(entry[0])
+    const inputs = [...staticGraph].flatMap((name) => Object.keys(metafile.outputs[name]!.inputs))
+    assert.deepStrictEqual(matching(inputs, /node_modules\/(undici|yaml|toml|ini|@anthropic-ai\/sdk)\//), [])
+  })
+
+  it("@effect/cli's file helpers still parse yaml, toml, ini and json once their parsers are loaded on use", async () => {
+    // memdir has no file option today; the rewrite must not break one added later
+    const dir = path.join(scratch, "file-helpers")
+    fs.mkdirSync(dir)
+    fs.writeFileSync(
+      path.join(dir, "entry.ts"),
+      `import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+const command = Command.make("probe", { config: Options.fileParse("config") }, ({ config }) =>
+  Console.log(JSON.stringify(config)))
+Command.run(command, { name: "probe", version: "0" })(process.argv).pipe(
+  Effect.provide(NodeContext.layer),
+  Effect.runPromise
+)
+`
+    )
+    await esbuild.build({
+      ...bundleOptions(path.join(dir, "out")),
+      entryPoints: { probe: path.join(dir, "entry.ts") },
+      nodePaths: [path.join(cliRoot, "node_modules")],
+      plugins: [lazyCliFileParsers],
+      sourcemap: false
+    })
+    const files = {
+      "a.yaml": "name: memdir\nlimit: 3\n",
+      "a.toml": "name = \"memdir\"\nlimit = 3\n",
+      "a.ini": "name=memdir\nlimit=3\n",
+      "a.json": "{\"name\":\"memdir\",\"limit\":3}"
+    }
+    for (const [name, text] of Object.entries(files)) {
+      fs.writeFileSync(path.join(dir, name), text)
+      const run = spawnSync(process.execPath, [path.join(dir, "out", "probe.js"), "--config", path.join(dir, name)], {
+        encoding: "utf8"
+      })
+      assert.strictEqual(run.status, 0, `${name}: ${run.stderr}`)
+      const parsed = JSON.parse(run.stdout)
+      assert.strictEqual(parsed.name, "memdir", name)
+      assert.strictEqual(String(parsed.limit), "3", name)
+    }
+    const entry = fs.readFileSync(path.join(dir, "out", "probe.js"), "utf8")
+    // the parsers are chunks of their own, imported by the helper only
+    assert.notInclude(entry, "YAMLParseError")
+  })
+})
