@@ -7,12 +7,12 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readCassette } from "./Cassette.js"
-import { InvalidRunOptionError } from "./Errors.js"
+import { InvalidRunOptionError, InvalidSuitesError } from "./Errors.js"
 import { harnessCatalog, suiteNeedsModel } from "./Harness.js"
 import type { Price } from "./Pricing.js"
 import { formatCost, formatMs, formatTokens, renderTerminal } from "./Report.js"
 import { summarize } from "./Results.js"
-import { runCommand, writeReport } from "./Run.js"
+import { rerecordSuite, runCommand, writeReport } from "./Run.js"
 import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
 import { SCRIPTED_NOTE } from "./Scripted.js"
 import { listSuites, loadSuite } from "./Suite.js"
@@ -79,7 +79,15 @@ const listCommand = Command.make(
             }
         })
       }
-      if (json) return yield* Console.log(JSON.stringify({ directory: evalsDir, suites: rows }, null, 2))
+      const invalid = rows.flatMap((row) => "error" in row ? [row.name] : [])
+      // Every suite is listed first; an invalid one then fails the command, so a script or CI step sees it.
+      const failIfInvalid = invalid.length === 0 ?
+        Effect.void :
+        Effect.fail(new InvalidSuitesError({ directory: evalsDir, suites: invalid }))
+      if (json) {
+        yield* Console.log(JSON.stringify({ directory: evalsDir, suites: rows }, null, 2))
+        return yield* failIfInvalid
+      }
       if (rows.length === 0) return yield* Console.log(`no suites in ${evalsDir}`)
       for (const row of rows) {
         if ("error" in row) {
@@ -101,6 +109,7 @@ const listCommand = Command.make(
             `  ${row.description}\n  variants: ${row.variants.join(", ")}\n  ${runnable}; ${cassette}\n`
         )
       }
+      return yield* failIfInvalid
     })
 ).pipe(Command.withDescription("List the suites, their variants and how they can run"))
 
@@ -295,18 +304,19 @@ const rerecordCommand = Command.make(
           )
           continue
         }
-        const result = yield* runCommand({
+        const result = yield* rerecordSuite({
           evalsDir,
           suite: name,
-          scripted: true,
-          record: true,
           ...(meta === undefined ? {} : { variants: meta.variants, trials: meta.trials })
-        })
+        }).pipe(Effect.scoped)
         const summary = summarize(result.run)
+        const shown = path.relative(process.cwd(), cassettePath)
         yield* Console.log(
-          `${name}: re-recorded ${result.run.results.length} trials with the scripted responder → ${
-            path.relative(process.cwd(), cassettePath)
-          } (${summary.variants.map((v) => `${v.name} ${v.passed}/${v.total}`).join(", ")})`
+          result.status === "unchanged" ?
+            `${name}: unchanged, the requests are the recorded ones; ${shown} left as it was` :
+            `${name}: ${result.status} ${result.run.results.length} trials with the scripted responder → ${shown} (${
+              summary.variants.map((v) => `${v.name} ${v.passed}/${v.total}`).join(", ")
+            })`
         )
       }
     })

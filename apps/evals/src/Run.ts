@@ -21,6 +21,7 @@ import {
   layerRecord,
   layerReplay,
   readCassette,
+  sameRequests,
   sourceOfEndpoint,
   writeCassette
 } from "./Cassette.js"
@@ -180,7 +181,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   const endpoint = yield* endpointConfig
   if (options.replay === true) {
     if (!(yield* fs.exists(cassettePath).pipe(Effect.mapError(ioError("read", cassettePath))))) {
-      return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath })
+      return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath, cassetteExists: false })
     }
     const file = yield* readCassette(cassettePath)
     recorded = file.meta.outcomes
@@ -215,7 +216,8 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
           )
         }
       } else {
-        return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath })
+        const cassetteExists = yield* fs.exists(cassettePath).pipe(Effect.mapError(ioError("read", cassettePath)))
+        return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath, cassetteExists })
       }
     } else {
       mode = options.record === true ? "record" : "live"
@@ -328,4 +330,57 @@ export const writeReport = Effect.fn("Run.writeReport")(function*(directory: str
 export const writeRunFiles = Effect.fn("Run.writeRunFiles")(function*(directory: string, run: RunResults) {
   yield* writeIn(directory, RESULTS_FILE, JSON.stringify(run, null, 1) + "\n")
   yield* writeReport(directory, run)
+})
+
+export interface RerecordResult {
+  readonly suite: string
+  /** `unchanged`: the requests are the recorded ones, so the file was left as it was (byte for byte). */
+  readonly status: "recorded" | "rewritten" | "unchanged"
+  readonly cassette: string
+  readonly run: RunResults
+}
+
+/**
+ * Re-records a suite's scripted cassette with the scripted responder, into a scratch file first: the committed
+ * cassette is replaced only when its requests changed (a prompt, a scenario, a tool), so re-recording after an
+ * unrelated change leaves every file byte for byte as it was.
+ */
+export const rerecordSuite = Effect.fn("Run.rerecordSuite")(function*(options: {
+  readonly evalsDir: string
+  readonly suite: string
+  readonly runsDir?: string | undefined
+  readonly variants?: ReadonlyArray<string> | undefined
+  readonly trials?: number | undefined
+}) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const cassettePath = path.join(options.evalsDir, options.suite, "cassette.json")
+  const exists = yield* fs.exists(cassettePath).pipe(Effect.mapError(ioError("read", cassettePath)))
+  const before = exists ? yield* readCassette(cassettePath) : undefined
+  const scratch = yield* fs.makeTempDirectoryScoped({ prefix: "memdir-rerecord-" }).pipe(
+    Effect.mapError(ioError("mkdir", "a scratch directory"))
+  )
+  const fresh = path.join(scratch, "cassette.json")
+  const result = yield* runCommand({
+    evalsDir: options.evalsDir,
+    runsDir: options.runsDir,
+    suite: options.suite,
+    scripted: true,
+    record: true,
+    cassette: fresh,
+    variants: options.variants,
+    trials: options.trials
+  })
+  const after = yield* readCassette(fresh)
+  if (before !== undefined && sameRequests(before, after)) {
+    return { suite: options.suite, status: "unchanged", cassette: cassettePath, run: result.run } as RerecordResult
+  }
+  const text = yield* fs.readFileString(fresh).pipe(Effect.mapError(ioError("read", fresh)))
+  yield* fs.writeFileString(cassettePath, text).pipe(Effect.mapError(ioError("write", cassettePath)))
+  return {
+    suite: options.suite,
+    status: before === undefined ? "recorded" : "rewritten",
+    cassette: cassettePath,
+    run: result.run
+  } as RerecordResult
 })
