@@ -71,8 +71,9 @@ export class ModelUnavailableError extends Schema.TaggedError<ModelUnavailableEr
     return this.cassetteExists ?
       `suite ${this.suite} needs a model: ${live}, or replay its recorded answers with --replay ` +
       `(the cassette ${this.cassette} exists).` :
-      `suite ${this.suite} needs a model: ${live}; there is no cassette at ${this.cassette} yet to replay ` +
-      `(record one with a key and --record, or with the scripted responder: --scripted --record).`
+      `suite ${this.suite} needs a model: ${live}; --replay needs a cassette and there is no cassette at ` +
+      `${this.cassette} yet (record one with a key and --record, or with the scripted responder: ` +
+      `--scripted --record).`
   }
 }
 
