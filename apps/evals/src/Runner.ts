@@ -15,6 +15,7 @@ import { InvalidRunOptionError } from "./Errors.js"
 import { metered, meterUsage } from "./Metering.js"
 import { costOf, type Price } from "./Pricing.js"
 import { type Provenance, RESULTS_FORMAT, type RunResults, type TrialResult } from "./Results.js"
+import { scenarioInputs, variantPrompts } from "./RunInputs.js"
 import type { ScoreOutput } from "./Scoring.js"
 import type { LoadedSuite } from "./Suite.js"
 
@@ -157,6 +158,8 @@ export const runTrials = <R>(options: {
         return result
       }), { concurrency: options.concurrency })
     const finishedAt = yield* Clock.currentTimeMillis
+    const prompts = variantPrompts(suite)
+    const inputs = scenarioInputs(suite)
     const models = [...new Set(results.flatMap((r) => r.model === undefined ? [] : r.model.split(", ")))].sort()
     const run: RunResults = {
       format: RESULTS_FORMAT,
@@ -169,12 +172,18 @@ export const runTrials = <R>(options: {
       trials: options.trials,
       variants: options.variants.map((name) => {
         const v = suite.variants.find((x) => x.name === name)!
-        return { name, ...(v.description === undefined ? {} : { description: v.description }) }
+        const prompt = prompts[name]
+        return {
+          name,
+          ...(v.description === undefined ? {} : { description: v.description }),
+          ...(prompt === undefined ? {} : { prompt })
+        }
       }),
       baseline: baselineOf(suite, options.variants),
       scenarios: suite.scenarios.map((s) => ({
         id: s.id,
-        ...("kind" in s && typeof s.kind === "string" ? { kind: s.kind } : {})
+        ...("kind" in s && typeof s.kind === "string" ? { kind: s.kind } : {}),
+        ...(inputs[s.id] === undefined ? {} : { inputs: inputs[s.id] })
       })),
       provenance: yield* options.provenance(models),
       results

@@ -316,6 +316,8 @@ export type SelectorVariant = typeof SelectorVariant.Type
 export const Scenario = Schema.Struct({
   id: Identifier,
   description: Schema.optional(Schema.String),
+  /** Labels the report filters by (e.g. "stale-path", "control"). */
+  tags: Schema.optional(Schema.Array(Identifier)),
   /** "Now" for this scenario (ages of memory files, dates in prompts); default: the suite's. */
   now: Schema.optional(IsoDate),
   memories: Schema.optional(MemoryDirFixture),
