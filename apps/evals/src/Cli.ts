@@ -1,5 +1,5 @@
 /**
- * `pnpm evals list | run SUITE | report RUN`.
+ * `pnpm evals list | run SUITE | report RUN | compare RUN_A RUN_B | rerecord [SUITE…]`.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
@@ -7,14 +7,16 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readCassette } from "./Cassette.js"
-import { InvalidRunOptionError, InvalidSuitesError } from "./Errors.js"
+import { renderComparisonTerminal, significantDrops } from "./Compare.js"
+import { GateFailedError, InvalidRunOptionError, InvalidSuitesError } from "./Errors.js"
 import { harnessCatalog, suiteNeedsModel } from "./Harness.js"
 import type { Price } from "./Pricing.js"
 import { formatCost, formatMs, formatTokens, renderTerminal } from "./Report.js"
 import { summarize } from "./Results.js"
-import { rerecordSuite, runCommand, writeReport } from "./Run.js"
+import { compareCommandProgram, rerecordSuite, runCommand, writeReport } from "./Run.js"
 import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
 import { SCRIPTED_NOTE } from "./Scripted.js"
+import { formatPValue } from "./Stats.js"
 import { listSuites, loadSuite } from "./Suite.js"
 
 /** The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`). */
@@ -237,8 +239,15 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
       ))
     } else {
       yield* Console.log(renderTerminal(result.run))
+      if (result.comparison !== undefined) {
+        yield* Console.log(`\nAgainst the baseline:\n${renderComparisonTerminal(result.comparison)}`)
+      }
       const shown = path.relative(process.cwd(), result.directory) || result.directory
-      yield* Console.log(`\nresults: ${shown}/results.json\nreport:  ${shown}/report.html`)
+      yield* Console.log(
+        `\nresults: ${shown}/results.json\nreport:  ${shown}/report.html${
+          result.comparison === undefined ? "" : `\ncompare: ${shown}/compare.html`
+        }`
+      )
       if (result.cassette !== undefined) {
         yield* Console.log(`cassette: ${path.relative(process.cwd(), result.cassette) || result.cassette}`)
       }
@@ -276,6 +285,58 @@ const reportCommand = Command.make(
       }
     })
 ).pipe(Command.withDescription("Show a run again (RUN: a run directory, its results.json, a run id or latest)"))
+
+// ---------------------------------------------------------------------------------------------------------------
+// compare
+// ---------------------------------------------------------------------------------------------------------------
+
+const compareCommand = Command.make(
+  "compare",
+  {
+    dir: dirOption,
+    json: jsonOption,
+    html: Options.file("html").pipe(
+      Options.withDescription("Where to write the HTML comparison (default: compare.html beside RUN_B's results)"),
+      Options.optional
+    ),
+    failOnDrop: Options.boolean("fail-on-drop").pipe(
+      Options.withDescription("Exit 2 when a variant's pass rate dropped significantly (the CI gate)")
+    ),
+    before: Args.text({ name: "RUN_A" }).pipe(Args.withDescription("The earlier run or a stored baseline")),
+    after: Args.text({ name: "RUN_B" }).pipe(Args.withDescription("The later run (latest: the newest)"))
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const path = yield* Path.Path
+      const evalsDir = yield* evalsDirOf(args.dir)
+      const runsDir = path.join(evalsDir, "runs")
+      const result = yield* compareCommandProgram({
+        before: args.before,
+        after: args.after,
+        runsDir,
+        html: Option.getOrUndefined(args.html)
+      })
+      if (args.json) {
+        yield* Console.log(JSON.stringify({ ...result.comparison, html: result.html }, null, 2))
+      } else {
+        yield* Console.log(renderComparisonTerminal(result.comparison))
+        yield* Console.log(`\ncomparison: ${path.relative(process.cwd(), result.html) || result.html}`)
+      }
+      const drops = significantDrops(result.comparison)
+      if (args.failOnDrop && drops.length > 0) {
+        return yield* new GateFailedError({
+          reasons: drops.map((v) =>
+            `${v.variant}: ${v.before!.passed}/${v.before!.total} → ${v.after!.passed}/${v.after!.total}, ` +
+            `lost ${v.lost.length} pair(s), p = ${formatPValue(v.paired!.pValue)} (exact McNemar)`
+          )
+        })
+      }
+    })
+).pipe(
+  Command.withDescription(
+    "Compare two runs of a suite: per variant and per scenario, with a paired test where the scenarios match"
+  )
+)
 
 // ---------------------------------------------------------------------------------------------------------------
 // rerecord
@@ -328,5 +389,5 @@ const rerecordCommand = Command.make(
 
 export const evals = Command.make("evals").pipe(
   Command.withDescription("Evaluate memdir's prompt variants and selectors: suites as data, intervals, paired tests"),
-  Command.withSubcommands([listCommand, runCommandCli, reportCommand, rerecordCommand])
+  Command.withSubcommands([listCommand, runCommandCli, reportCommand, compareCommand, rerecordCommand])
 )

@@ -25,6 +25,7 @@ import {
   sourceOfEndpoint,
   writeCassette
 } from "./Cassette.js"
+import { compareRuns, renderComparisonHtml, type RunComparison } from "./Compare.js"
 import { EvalIoError, GateFailedError, InvalidRunOptionError, ModelUnavailableError } from "./Errors.js"
 import { gateFailures } from "./Gate.js"
 import { harnessCatalog, prepareHarness, suiteNeedsModel } from "./Harness.js"
@@ -33,7 +34,7 @@ import type { Price } from "./Pricing.js"
 import { renderChart } from "./Report.js"
 import { renderHtml } from "./ReportHtml.js"
 import type { Provenance, RunResults } from "./Results.js"
-import { readRun, RESULTS_FILE } from "./RunFiles.js"
+import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
 import { runTrials, selectVariants, trialKeyOf, type TrialProgress } from "./Runner.js"
 import { SCRIPTED_MODEL, SCRIPTED_NOTE, scriptedResponder } from "./Scripted.js"
 import { type LoadedSuite, loadSuite } from "./Suite.js"
@@ -73,6 +74,8 @@ export interface RunCommandResult {
   readonly directory: string
   /** The cassette written (record) or read (replay). */
   readonly cassette?: string | undefined
+  /** With `baseline`: what changed against it. */
+  readonly comparison?: RunComparison | undefined
 }
 
 const ioError = (op: string, path: string) => (error: { readonly message: string }) =>
@@ -274,17 +277,28 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   )
 
   const runsDir = options.runsDir ?? path.join(options.evalsDir, "runs")
-  const directory = path.join(runsDir, `${runStamp(Date.parse(run.startedAt))}-${suite.name}`)
+  // Two runs started in the same second get their own directories (a comparison of them must not read one twice).
+  const stem = path.join(runsDir, `${runStamp(Date.parse(run.startedAt))}-${suite.name}`)
+  let directory = stem
+  for (let n = 2; yield* fs.exists(directory).pipe(Effect.mapError(ioError("read", directory))); n++) {
+    directory = `${stem}-${n}`
+  }
   yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(ioError("mkdir", directory)))
   yield* writeRunFiles(directory, run)
   const failures = [
     ...(recorded === undefined ? [] : replayDrift(run, recorded, cassettePath)),
     ...gateFailures(run, { minPassRate: options.minPassRate, baseline, baselinePath: options.baseline })
   ]
+  // Against a baseline, the comparison is written beside the report (and shown by the CLI).
+  const comparison = baseline === undefined || baseline.suite !== run.suite ?
+    undefined :
+    compareRuns(baseline, run, { before: options.baseline!, after: "this run" })
+  if (comparison !== undefined) yield* writeIn(directory, "compare.html", renderComparisonHtml(comparison))
   const result: RunCommandResult = {
     run,
     directory,
-    ...(mode === "record" || mode === "replay" ? { cassette: cassettePath } : {})
+    ...(mode === "record" || mode === "replay" ? { cassette: cassettePath } : {}),
+    ...(comparison === undefined ? {} : { comparison })
   }
   return { ...result, gate: failures.length === 0 ? undefined : new GateFailedError({ reasons: failures }) }
 })
@@ -384,4 +398,55 @@ export const rerecordSuite = Effect.fn("Run.rerecordSuite")(function*(options: {
     cassette: cassettePath,
     run: result.run
   } as RerecordResult
+})
+
+/**
+ * Reads two runs, compares them and writes the HTML comparison (default: `compare.html` beside RUN_B's
+ * results.json, or under the runs directory when RUN_B is a stored baseline file). Suites must match.
+ */
+export const compareCommandProgram = Effect.fn("Run.compare")(function*(options: {
+  readonly before: string
+  readonly after: string
+  readonly runsDir: string
+  readonly html?: string | undefined
+}) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const fileBefore = yield* resolveRun(options.before, options.runsDir)
+  const fileAfter = yield* resolveRun(options.after, options.runsDir)
+  const before = yield* readRun(fileBefore)
+  const after = yield* readRun(fileAfter)
+  if (before.suite !== after.suite) {
+    return yield* new InvalidRunOptionError({
+      option: "RUN_B",
+      value: options.after,
+      reason: `is a run of suite ${after.suite}, RUN_A of ${before.suite}: compare two runs of the same suite`
+    })
+  }
+  const label = (reference: string, file: string) =>
+    path.basename(file) === RESULTS_FILE ? path.basename(path.dirname(file)) : reference
+  const comparison = compareRuns(before, after, {
+    before: label(options.before, fileBefore),
+    after: label(options.after, fileAfter)
+  })
+  const html = path.resolve(
+    options.html ?? (path.basename(fileAfter) === RESULTS_FILE ?
+      path.join(path.dirname(fileAfter), "compare.html") :
+      path.join(options.runsDir, `compare-${runStamp(Date.parse(after.startedAt))}-${after.suite}.html`))
+  )
+  yield* fs.makeDirectory(path.dirname(html), { recursive: true }).pipe(Effect.mapError(ioError("mkdir", html)))
+  const reportOf = (file: string) => {
+    const report = path.join(path.dirname(file), "report.html")
+    return fs.exists(report).pipe(
+      Effect.map((exists) =>
+        exists && path.basename(file) === RESULTS_FILE ? path.relative(path.dirname(html), report) : undefined
+      ),
+      Effect.mapError(ioError("read", report))
+    )
+  }
+  yield* fs.writeFileString(
+    html,
+    renderComparisonHtml(comparison, { before: yield* reportOf(fileBefore), after: yield* reportOf(fileAfter) })
+  ).pipe(Effect.mapError(ioError("write", html)))
+  return { comparison, html }
 })
