@@ -3,6 +3,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -11,12 +12,13 @@ import { renderComparisonTerminal, significantDrops } from "./Compare.js"
 import { GateFailedError, InvalidRunOptionError, InvalidSuitesError } from "./Errors.js"
 import { harnessCatalog, suiteNeedsModel } from "./Harness.js"
 import type { Price } from "./Pricing.js"
-import { formatCost, formatMs, formatTokens, renderTerminal } from "./Report.js"
+import { makeProgressState, progressLine } from "./Progress.js"
+import { formatCost, formatMs, formatTokens, renderPlan, renderTerminal } from "./Report.js"
 import { summarize } from "./Results.js"
 import { compareCommandProgram, rerecordSuite, runCommand, writeReport } from "./Run.js"
 import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
 import { SCRIPTED_NOTE } from "./Scripted.js"
-import { formatPValue } from "./Stats.js"
+import { formatPValue, trialsToDetect } from "./Stats.js"
 import { listSuites, loadSuite } from "./Suite.js"
 
 /** The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`). */
@@ -182,6 +184,26 @@ const runOptions = {
     Options.withDescription("USD per million input,output tokens for every model (default: the built-in table)"),
     Options.optional
   ),
+  detect: Options.float("detect").pipe(
+    Options.withDescription(
+      "Planning: say how many trials detect a pass-rate difference of this size (0–1) at 80% power"
+    ),
+    Options.optional
+  ),
+  assumeRate: Options.float("assume-rate").pipe(
+    Options.withDescription("Planning: the pass rate to plan from (default: the baseline variant's observed rate)"),
+    Options.optional
+  ),
+  untilCiWidth: Options.float("until-ci-width").pipe(
+    Options.withDescription(
+      "Add one trial per scenario until every variant's 95% interval is at most this wide (0–1); live runs"
+    ),
+    Options.optional
+  ),
+  maxTrials: Options.integer("max-trials").pipe(
+    Options.withDescription("The most trials per scenario --until-ci-width may reach (default 30)"),
+    Options.optional
+  ),
   json: jsonOption,
   suite: Args.text({ name: "SUITE" })
 }
@@ -192,6 +214,12 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
     const evalsDir = yield* evalsDirOf(args.dir)
     const price = Option.isSome(args.price) ? yield* parsePrice(args.price.value) : undefined
     const tty = process.stderr.isTTY === true
+    for (const [option, value] of [["--detect", args.detect], ["--assume-rate", args.assumeRate]] as const) {
+      if (Option.isSome(value) && !(value.value > 0 && value.value <= 1)) {
+        return yield* new InvalidRunOptionError({ option, value: String(value.value), reason: "must be from 0 to 1" })
+      }
+    }
+    const progress = makeProgressState(yield* Clock.currentTimeMillis)
     const result = yield* runCommand({
       evalsDir,
       runsDir: Option.getOrUndefined(args.runsDir),
@@ -207,22 +235,33 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
       minPassRate: Option.getOrUndefined(args.minPassRate),
       baseline: Option.getOrUndefined(args.baseline),
       price,
-      onNote: (note) => Console.error(`note: ${note}`),
-      onTrial: ({ done, result, total }) => {
-        const status = result.error !== undefined ? "errored" : result.passed ? "pass" : "FAIL"
-        const usage = result.usage === undefined ?
-          "" :
-          `, ${
-            formatTokens(
-              result.usage.inputTokens + result.usage.cacheReadInputTokens + result.usage.cacheCreationInputTokens
+      untilCiWidth: Option.getOrUndefined(args.untilCiWidth),
+      maxTrials: Option.getOrUndefined(args.maxTrials),
+      onNote: (note) => Console.error(`${tty ? "\r\x1b[2K" : ""}note: ${note}`),
+      onTrial: (trial) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const { done, result, total } = trial
+          const counts = progressLine(progress, trial, now)
+          const status = result.error !== undefined ? "errored" : result.passed ? "pass" : "FAIL"
+          const usage = result.usage === undefined ?
+            "" :
+            `, ${
+              formatTokens(
+                result.usage.inputTokens + result.usage.cacheReadInputTokens + result.usage.cacheCreationInputTokens
+              )
+            } in / ${formatTokens(result.usage.outputTokens)} out, ${formatCost(result.costUsd ?? null)}`
+          const line = `${result.variant} · ${result.scenario} #${result.trial}: ${status}` +
+            ` (${formatMs(result.latencyMs)}${result.calls === undefined ? "" : `, ${result.calls} calls`}${usage})`
+          // On a terminal one line, rewritten: the last trial, then the counts per variant and the time left.
+          if (tty) {
+            return Console.error(
+              `\r\x1b[2K${done === total ? counts : `${counts} · last: ${line}`}${done === total ? "\n" : ""}`
             )
-          } in / ${formatTokens(result.usage.outputTokens)} out, ${formatCost(result.costUsd ?? null)}`
-        const line = `[${done}/${total}] ${result.variant} · ${result.scenario} #${result.trial}: ${status}` +
-          ` (${formatMs(result.latencyMs)}${result.calls === undefined ? "" : `, ${result.calls} calls`}${usage})`
-        // Offline trials take microseconds: on a pipe, one line per trial would only be noise.
-        if (tty) return Console.error(`\r\x1b[2K${line}${done === total ? "\n" : ""}`).pipe(Effect.asVoid)
-        return result.calls === undefined && done !== total ? Effect.void : Console.error(line)
-      }
+              .pipe(Effect.asVoid)
+          }
+          // Offline trials take microseconds: on a pipe, one line per trial would only be noise.
+          return result.calls === undefined && done !== total ? Effect.void : Console.error(`${line}\n  ${counts}`)
+        })
     })
     if (args.json) {
       const summary = summarize(result.run)
@@ -232,6 +271,16 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
           provenance: result.run.provenance,
           variants: summary.variants,
           comparisons: summary.comparisons,
+          ...(Option.isNone(args.detect) ? {} : {
+            planning: trialsToDetect(
+              Option.getOrElse(
+                args.assumeRate,
+                () => summary.variants.find((v) => v.name === result.run.baseline)?.passRate ?? 0.5
+              ),
+              args.detect.value
+            )
+          }),
+          ...(result.comparison === undefined ? {} : { againstBaseline: result.comparison }),
           gate: result.gate === undefined ? { passed: true } : { passed: false, reasons: result.gate.reasons }
         },
         null,
@@ -239,6 +288,9 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
       ))
     } else {
       yield* Console.log(renderTerminal(result.run))
+      if (Option.isSome(args.detect)) {
+        yield* Console.log(`\n${renderPlan(result.run, args.detect.value, Option.getOrUndefined(args.assumeRate))}`)
+      }
       if (result.comparison !== undefined) {
         yield* Console.log(`\nAgainst the baseline:\n${renderComparisonTerminal(result.comparison)}`)
       }

@@ -8,7 +8,7 @@
  */
 import type { RunResults, RunSummary, VariantSummary } from "./Results.js"
 import { summarize } from "./Results.js"
-import { formatInterval, formatPValue, formatRate } from "./Stats.js"
+import { formatInterval, formatPValue, formatRate, trialsToDetect } from "./Stats.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared wording
@@ -20,7 +20,7 @@ export const formatTokens = (n: number): string =>
   n < 1000 ? String(n) : n < 1_000_000 ? `${(n / 1000).toFixed(1)}k` : `${(n / 1_000_000).toFixed(2)}M`
 
 export const formatCost = (usd: number | null): string =>
-  usd === null ? "?" : usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`
+  usd === null ? "unpriced" : usd === 0 ? "$0" : usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`
 
 /** Every input token a variant sent: uncached, read from the cache and written to it. */
 export const totalInput = (v: VariantSummary): number =>
@@ -134,6 +134,15 @@ export const renderTerminal = (run: RunResults, options: { readonly maxDisagreem
     )
     if (disagreements.length > max) out.push(`  … and ${disagreements.length - max} more (see the HTML report)`)
   }
+  const unpriced = [
+    ...new Set(run.results.filter((r) => r.costUsd === null).flatMap((r) => (r.model ?? "?").split(", ")))
+  ]
+  if (unpriced.length > 0) {
+    out.push(
+      "",
+      `cost: no built-in price for ${unpriced.join(", ")}; give one with --price IN,OUT (USD per million tokens)`
+    )
+  }
   if (summary.errored > 0) {
     const first = run.results.find((r) => r.error !== undefined)!
     out.push("", `${plural(summary.errored, "trial")} errored (not counted); first: ${first.error}`)
@@ -208,4 +217,25 @@ export const renderChart = (run: RunResults, summary: RunSummary = summarize(run
   })
   parts.push("</svg>")
   return parts.join("\n")
+}
+
+/** Pure: how many trials would detect a difference of `difference` at 80% power, for the terminal. */
+export const renderPlan = (run: RunResults, difference: number, assumedRate?: number | undefined): string => {
+  const summary = summarize(run)
+  const base = summary.variants.find((v) => v.name === run.baseline) ?? summary.variants[0]
+  const rate = assumedRate ?? base?.passRate ?? 0.5
+  const plan = trialsToDetect(rate, difference)
+  const scenarios = Math.max(1, run.scenarios.length)
+  const source = assumedRate === undefined
+    ? `${base?.name ?? "?"}'s observed ${formatRate(rate)}`
+    : `an assumed ${formatRate(rate)}`
+  if (!Number.isFinite(plan.trialsPerVariant)) return `planning: a difference of 0 cannot be detected`
+  const perScenario = Math.ceil(plan.trialsPerVariant / scenarios)
+  const scored = summary.variants.map((v) => v.total)
+  const have = scored.length === 0 ? 0 : Math.min(...scored)
+  return `planning: to detect ${formatRate(rate)} → ${formatRate(plan.otherRate)} (a ${formatRate(plan.difference)} ` +
+    `difference from ${source}) at 80% power, two-sided α = 0.05, each variant needs ≈ ${plan.trialsPerVariant} scored ` +
+    `trials: --trials ${perScenario} over ${plural(scenarios, "scenario")} (this run has ${have} per variant${
+      have >= plan.trialsPerVariant ? ", enough" : ""
+    }). Paired on the same scenarios, fewer usually suffice.`
 }

@@ -33,10 +33,11 @@ import { meterModel } from "./Metering.js"
 import type { Price } from "./Pricing.js"
 import { renderChart } from "./Report.js"
 import { renderHtml } from "./ReportHtml.js"
-import type { Provenance, RunResults } from "./Results.js"
+import { type Provenance, type RunResults, summarize } from "./Results.js"
 import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
 import { runTrials, selectVariants, trialKeyOf, type TrialProgress } from "./Runner.js"
 import { SCRIPTED_MODEL, SCRIPTED_NOTE, scriptedResponder } from "./Scripted.js"
+import { formatRate, widestInterval } from "./Stats.js"
 import { type LoadedSuite, loadSuite } from "./Suite.js"
 
 export interface RunCommandOptions {
@@ -63,6 +64,13 @@ export interface RunCommandOptions {
   readonly minPassRate?: number | undefined
   readonly baseline?: string | undefined
   readonly price?: Price | undefined
+  /**
+   * Keep adding one trial per scenario until every variant's 95% interval is at most this wide (0–1), or
+   * `maxTrials` is reached. Live and recorded runs only: offline and replayed answers do not vary.
+   */
+  readonly untilCiWidth?: number | undefined
+  /** The most trials per scenario `untilCiWidth` may reach (default 30). */
+  readonly maxTrials?: number | undefined
   readonly onTrial?: ((progress: TrialProgress) => Effect.Effect<void>) | undefined
   /** Said when something about the run is worth knowing (variants skipped…). */
   readonly onNote?: ((note: string) => Effect.Effect<void>) | undefined
@@ -169,6 +177,17 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
       reason: "must be a share from 0 to 1 (0.8 for 80%)"
     })
   }
+  if (options.untilCiWidth !== undefined && !(options.untilCiWidth > 0 && options.untilCiWidth < 1)) {
+    return yield* new InvalidRunOptionError({
+      option: "--until-ci-width",
+      value: String(options.untilCiWidth),
+      reason: "must be a width between 0 and 1 (0.3 for ±15 points)"
+    })
+  }
+  const maxTrials = options.maxTrials ?? 30
+  if (!Number.isInteger(maxTrials) || maxTrials < 1) {
+    return yield* new InvalidRunOptionError({ option: "--max-trials", value: String(maxTrials), reason: "must be ≥ 1" })
+  }
   const baseline = options.baseline === undefined ? undefined : yield* readRun(options.baseline)
   let variants = yield* selectVariants(suite, options.variants)
   let trials = options.trials ?? suite.trials
@@ -233,21 +252,64 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   if (variants.length === 0) {
     return yield* new InvalidRunOptionError({ option: "--variants", value: "", reason: "no variant left to run" })
   }
+  if (options.untilCiWidth !== undefined && (mode === "offline" || mode === "replay")) {
+    return yield* new InvalidRunOptionError({
+      option: "--until-ci-width",
+      value: String(options.untilCiWidth),
+      reason: `a ${mode} run gives the same answer to every trial, so more trials only narrow the interval ` +
+        `artificially; use it on a live or --record run`
+    })
+  }
 
   const program = Effect.gen(function*() {
     const model = yield* Model
     const run = yield* Effect.gen(function*() {
       const runTrial = yield* prepareHarness(suite)
-      return yield* runTrials({
-        suite,
-        variants,
-        trials,
-        concurrency,
-        runTrial,
-        provenance,
-        price: options.price,
-        onTrial: options.onTrial
-      })
+      const round = (fromTrial: number, upTo: number) =>
+        runTrials({
+          suite,
+          variants,
+          trials: upTo,
+          fromTrial,
+          concurrency,
+          runTrial,
+          provenance,
+          price: options.price,
+          onTrial: options.onTrial
+        })
+      let run = yield* round(1, trials)
+      // Early stop: one more trial per scenario while some variant's interval is wider than asked.
+      while (options.untilCiWidth !== undefined && run.trials < maxTrials) {
+        const width = widestInterval(summarize(run).variants)
+        if (width <= options.untilCiWidth) break
+        if (options.onNote !== undefined) {
+          yield* options.onNote(
+            `after ${run.trials} trial(s) per scenario the widest 95% interval is ${formatRate(width)} wide ` +
+              `(asked: ≤ ${formatRate(options.untilCiWidth)}): one more trial per scenario`
+          )
+        }
+        const more = yield* round(run.trials + 1, run.trials + 1)
+        run = {
+          ...more,
+          startedAt: run.startedAt,
+          results: [...run.results, ...more.results],
+          provenance: {
+            ...more.provenance,
+            models: [...new Set([...run.provenance.models, ...more.provenance.models])].sort()
+          }
+        }
+      }
+      if (options.untilCiWidth !== undefined && options.onNote !== undefined) {
+        const width = widestInterval(summarize(run).variants)
+        yield* options.onNote(
+          width <= options.untilCiWidth ?
+            `stopped after ${run.trials} trial(s) per scenario: every 95% interval is at most ${
+              formatRate(width)
+            } wide` :
+            `reached --max-trials ${maxTrials} with the widest 95% interval still ${formatRate(width)} wide`
+        )
+      }
+      return run
     }).pipe(Effect.provideService(Model, meterModel(model)))
     const cassette = yield* Effect.serviceOption(Cassette)
     if (Option.isSome(cassette) && cassette.value.mode === "record") {
@@ -262,7 +324,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
         recordedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
         suite: suite.name,
         variants,
-        trials,
+        trials: run.trials,
         note: run.provenance.note,
         outcomes: Object.fromEntries(run.results.map((r) => [trialKeyOf(suite.name, r), r.passed]))
       }

@@ -55,6 +55,8 @@ export interface RunOptions {
 export interface TrialProgress {
   readonly done: number
   readonly total: number
+  /** Trials of each variant in this round (the same for every variant). */
+  readonly perVariant: number
   readonly result: TrialResult
 }
 
@@ -105,6 +107,8 @@ export const runTrials = <R>(options: {
   readonly suite: LoadedSuite
   readonly variants: ReadonlyArray<string>
   readonly trials: number
+  /** The first trial number to run (default 1): a later round of `--until-ci-width` continues the numbering. */
+  readonly fromTrial?: number | undefined
   readonly concurrency: number
   readonly runTrial: TrialRunner<R>
   readonly provenance: (models: ReadonlyArray<string>) => Effect.Effect<Provenance>
@@ -118,7 +122,9 @@ export const runTrials = <R>(options: {
     const specs: Array<TrialSpec> = []
     for (const variant of options.variants) {
       for (const scenario of suite.scenarios) {
-        for (let trial = 1; trial <= options.trials; trial++) specs.push({ variant, scenario: scenario.id, trial })
+        for (let trial = options.fromTrial ?? 1; trial <= options.trials; trial++) {
+          specs.push({ variant, scenario: scenario.id, trial })
+        }
       }
     }
     const done = yield* Ref.make(0)
@@ -154,7 +160,14 @@ export const runTrials = <R>(options: {
           ...(outcome.output === undefined ? {} : { output: outcome.output })
         }
         const n = yield* Ref.updateAndGet(done, (x) => x + 1)
-        if (options.onTrial !== undefined) yield* options.onTrial({ done: n, total: specs.length, result })
+        if (options.onTrial !== undefined) {
+          yield* options.onTrial({
+            done: n,
+            total: specs.length,
+            perVariant: specs.length / options.variants.length,
+            result
+          })
+        }
         return result
       }), { concurrency: options.concurrency })
     const finishedAt = yield* Clock.currentTimeMillis
