@@ -187,7 +187,7 @@ const renderPrompt = (name: string, prompt: VariantPrompt | undefined): string =
         `<span class="${line.op}">${line.op === "added" ? "+ " : line.op === "removed" ? "− " : "  "}${
           h(line.text)
         }</span>`
-      ).join("\n")
+      ).join("")
     }</pre>` :
     `<p class="note">Identical to the default (${h(prompt.defaultName)}).</p>`
   return `<details class="prompt" id="${h(`prompt--${name}`)}"${hasChanges(diff) ? " open" : ""}><summary><b>${
@@ -230,7 +230,7 @@ li.pass, li.relevant { color: #2e7d32; } li.fail, p.fail, li.irrelevant { color:
 .graded { background: #6a3d9a; color: #fff; font-size: 11px; padding: 0 4px; border-radius: 3px; }
 .tag { background: #eef; border: 1px solid #ccd; border-radius: 3px; padding: 0 4px; font-size: 12px; }
 pre { background: #f7f7f7; padding: .5rem; overflow-x: auto; white-space: pre-wrap; }
-pre.diff span { display: block; } pre.diff .added { background: #e3f4e1; } pre.diff .removed { background: #fbe3e1; text-decoration: line-through; }
+pre.diff span { display: block; min-height: 1.2em; } pre.diff .added { background: #e3f4e1; } pre.diff .removed { background: #fbe3e1; text-decoration: line-through; }
 .msg { margin: .1rem 0; }
 .note { color: #555; font-size: 13px; }
 .filters { position: sticky; top: 0; background: #fff; padding: .5rem 0; border-bottom: 1px solid #ddd; z-index: 1; }
