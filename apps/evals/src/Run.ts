@@ -438,6 +438,9 @@ export const rerecordSuite = Effect.fn("Run.rerecordSuite")(function*(options: {
     Effect.mapError(ioError("mkdir", "a scratch directory"))
   )
   const fresh = path.join(scratch, "cassette.json")
+  // The variants recorded before that the suite still has (a variant removed from the suite is dropped).
+  const suite = yield* loadSuite(options.evalsDir, options.suite, harnessCatalog)
+  const kept = options.variants?.filter((name) => suite.variants.some((v) => v.name === name))
   const result = yield* runCommand({
     evalsDir: options.evalsDir,
     runsDir: options.runsDir,
@@ -445,7 +448,7 @@ export const rerecordSuite = Effect.fn("Run.rerecordSuite")(function*(options: {
     scripted: true,
     record: true,
     cassette: fresh,
-    variants: options.variants,
+    variants: kept === undefined || kept.length === 0 ? undefined : kept,
     trials: options.trials
   })
   const after = yield* readCassette(fresh)

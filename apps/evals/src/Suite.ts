@@ -573,7 +573,12 @@ export const checkSuite = (
   }
   const variantNames = suite.variants.map((v) => v.name)
   for (const i of duplicates(variantNames)) {
-    problems.push({ path: ["variants", i, "name"], message: `duplicate variant name ${variantNames[i]}` })
+    const first = variantNames.indexOf(variantNames[i]!)
+    problems.push({
+      path: ["variants", i, "name"],
+      message: `duplicate variant name ${variantNames[i]}: variants[${first}] already has it; rename this one ` +
+        `or edit that one (names are report columns and cassette keys)`
+    })
   }
   if (suite.baseline !== undefined && !variantNames.includes(suite.baseline)) {
     problems.push({
