@@ -8,7 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readCassette } from "./Cassette.js"
-import { renderComparisonTerminal, significantDrops } from "./Compare.js"
+import { pText, renderComparisonTerminal, significantDrops } from "./Compare.js"
 import { GateFailedError, InvalidRunOptionError, InvalidSuitesError } from "./Errors.js"
 import { harnessCatalog, suiteNeedsModel } from "./Harness.js"
 import type { Price } from "./Pricing.js"
@@ -18,7 +18,7 @@ import { summarize } from "./Results.js"
 import { compareCommandProgram, rerecordSuite, runCommand, writeReport } from "./Run.js"
 import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
 import { SCRIPTED_NOTE } from "./Scripted.js"
-import { formatPValue, trialsToDetect } from "./Stats.js"
+import { trialsToDetect } from "./Stats.js"
 import { listSuites, loadSuite } from "./Suite.js"
 
 /** The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`). */
@@ -379,7 +379,7 @@ const compareCommand = Command.make(
         return yield* new GateFailedError({
           reasons: drops.map((v) =>
             `${v.variant}: ${v.before!.passed}/${v.before!.total} → ${v.after!.passed}/${v.after!.total}, ` +
-            `lost ${v.lost.length} pair(s), p = ${formatPValue(v.paired!.pValue)} (exact McNemar)`
+            `lost ${v.lost.length} pair(s), ${pText(v.paired!.pValue)} (exact McNemar)`
           )
         })
       }

@@ -159,10 +159,13 @@ const deltaText = (v: VariantChange): string =>
     "—" :
     `${v.paired.difference >= 0 ? "+" : "−"}${formatRate(Math.abs(v.paired.difference))}`
 
+/** "p = 0.031", "p < 0.001". */
+export const pText = (p: number): string => p < 0.001 ? "p < 0.001" : `p = ${formatPValue(p)}`
+
 const pairedText = (v: VariantChange): string =>
   v.paired === undefined ?
     "—" :
-    `${v.paired.pairs} pairs, lost ${v.lost.length}, gained ${v.gained.length}, p = ${formatPValue(v.paired.pValue)}`
+    `${v.paired.pairs} pairs, lost ${v.lost.length}, gained ${v.gained.length}, ${pText(v.paired.pValue)}`
 
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)))
