@@ -7,6 +7,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { renderTerminal } from "../src/Report.js"
 import { renderHtml, trialAnchor } from "../src/ReportHtml.js"
 import { RESULTS_FORMAT, type RunResults } from "../src/Results.js"
 import { runCommand } from "../src/Run.js"
@@ -70,6 +71,20 @@ const selectorRun: RunResults = {
     { variant: "loose", scenario: "nothing", trial: 1, passed: true, scores: [], metrics: {}, latencyMs: 1 }
   ]
 }
+
+describe("renderTerminal", () => {
+  it("a model without a price shows as unpriced, with how to give one", () => {
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
+    const priced: RunResults = {
+      ...selectorRun,
+      results: selectorRun.results.map((r) => ({ ...r, model: "model-x", usage, costUsd: null, calls: 1 }))
+    }
+    const text = renderTerminal(priced)
+    assert.include(text, "unpriced")
+    assert.notInclude(text, " ? ")
+    assert.include(text, "no built-in price for model-x; give one with --price IN,OUT")
+  })
+})
 
 describe("renderHtml", () => {
   it("a failing selector trial shows the query, the expected and the chosen memories, and the grid links to it", () => {
