@@ -3,11 +3,12 @@
  * Checks the machine-readable contract of every command, the exit codes and the trust rules.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath as cli, parseJson, repoRoot, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath as cli, parseJson, repoRoot, runCli, scratchHomeEnv } from "./support/cli.js"
 
 let scratch: string
 let home: string
@@ -267,5 +268,73 @@ describe("memdir CLI", () => {
       env: { MEMDIR_DISABLE_AUTO_MEMORY: "1" }
     })
     assert.strictEqual(write.status, 9)
+  })
+
+  // These run the CLI without blocking the event loop (runCli), so the test worker keeps answering its runner.
+  const memdirAsync = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+    Effect.runPromise(runCli(args, { cwd: project, env: scratchHomeEnv(home, env) }).pipe(Effect.timeout("60 seconds")))
+  const writeFile = (file: string, body = "b", env: Record<string, string> = {}) =>
+    memdirAsync(
+      ["write", "--type", "project", "--name", "P", "--description", "d", "--body", body, "--file", file, "--json"],
+      env
+    )
+
+  it("write --file goes through the one door: logs/, MEMORY.md, .dream/, .team.git/ and forged names refused", async () => {
+    const dir = expectedDir()
+    fs.mkdirSync(path.join(dir, "logs/2026/03"), { recursive: true })
+    const log = path.join(dir, "logs/2026/03/2026-03-05.md")
+    fs.writeFileSync(log, "- 10:00:00 first\n")
+    const write = writeFile
+    for (const file of ["logs/2026/03/2026-03-05.md", "MEMORY.md", ".dream/state.md", ".team.git/config.md"]) {
+      const run = await write(file)
+      assert.strictEqual(run.status, 2, `${file}: ${run.stdout}`)
+      assert.strictEqual(json(run).error._tag, "InvalidMemoryInputError", file)
+    }
+    assert.strictEqual(fs.readFileSync(log, "utf8"), "- 10:00:00 first\n")
+    assert.isFalse(fs.existsSync(path.join(dir, ".dream")))
+    assert.isFalse(fs.existsSync(path.join(dir, ".team.git")))
+    // names that forge index lines or terminal output
+    const forged = await write("a\n## INJECTED\nb.md")
+    assert.strictEqual(forged.status, 8, forged.stdout)
+    assert.notInclude(fs.readFileSync(path.join(dir, "MEMORY.md"), "utf8"), "INJECTED")
+  })
+
+  it("write --file team/… obeys the team rules: off → refused, on → secret refused, team/MEMORY.md line kept", async () => {
+    const dir = expectedDir()
+    const write = writeFile
+    // team/ through --file: refused while team memory is off; on, the team rules hold (secret, index)
+    assert.strictEqual((await write("team/k.md")).status, 14)
+    const on = { MEMDIR_TEAM_MEMORY: "1" }
+    const secret = await write("team/k.md", `deploy key AKIA${"2Z3Y4X5W6V7UTSRQ"}`, on)
+    assert.strictEqual(secret.status, 15, secret.stdout)
+    assert.strictEqual(json(secret).error._tag, "SecretDetectedError")
+    assert.isFalse(fs.existsSync(path.join(dir, "team/k.md")))
+    assert.strictEqual((await write("team/MEMORY.md", "b", on)).status, 2)
+    const teamWrite = await write("team/project_k.md", "shared", on)
+    assert.strictEqual(teamWrite.status, 0, teamWrite.stderr)
+    assert.include(fs.readFileSync(path.join(dir, "team/MEMORY.md"), "utf8"), "(project_k.md)")
+    fs.rmSync(path.join(dir, "team"), { recursive: true })
+  })
+
+  it("show answers a FIFO at once and refuses a link out of the memory directory", async () => {
+    const dir = expectedDir()
+    // show: a FIFO answers at once, a link out is refused
+    const pipe = path.join(dir, "feedback_pipe.md")
+    execFileSync("mkfifo", [pipe])
+    const outside = path.join(scratch, "outside-secret.md")
+    fs.writeFileSync(outside, "---\nname: S\ndescription: s\ntype: user\n---\n\nsecret\n")
+    const link = path.join(dir, "reference_out.md")
+    fs.symlinkSync(outside, link)
+    try {
+      const fifo = await memdirAsync(["show", "feedback_pipe.md", "--json"])
+      assert.strictEqual(fifo.status, 8, fifo.stdout)
+      const out = await memdirAsync(["show", "reference_out.md", "--json"])
+      assert.strictEqual(out.status, 8, out.stdout)
+      assert.strictEqual(json(out).error.reason, "symlink-escape")
+      assert.notInclude(out.stdout, "secret\n")
+    } finally {
+      fs.rmSync(pipe)
+      fs.rmSync(link)
+    }
   })
 })

@@ -278,6 +278,7 @@ describe("memdir dream (CLI, real SDK, local Messages API server)", () => {
       const server = yield* MessagesApiServer.make({
         replies: [
           MessagesApiServer.toolUse("memory_delete", { path: "user_b.md" }),
+          MessagesApiServer.toolUse("memory_edit", { path: "user_a.md", old_string: "Vim,", new_string: "Neovim," }),
           MessagesApiServer.text("Removed a duplicate.")
         ]
       })
@@ -289,10 +290,37 @@ describe("memdir dream (CLI, real SDK, local Messages API server)", () => {
       assert.include(run.stdout, "dream: consolidated")
       assert.match(run.stdout, /deleted {2}user_b\.md \(copy: \.dream\/[^)]+\/user_b\.md\)/)
       assert.include(run.stdout, "  | Vim, dark theme daily.")
+      assert.match(run.stdout, /updated {2}user_a\.md \(previous: \.dream\/[^)]+\/user_a\.md\)/)
+      assert.include(run.stdout, "  + Neovim, dark theme.")
       assert.include(run.stdout, "Removed a duplicate.")
       assert.notInclude(run.stdout, "commit:")
       // --no-commit: the new file stays uncommitted
       assert.include(git(memoryDir, "status", "--porcelain"), "?? user_a.md")
+    })))
+
+  it.live("progress on stderr while the model is slow to answer; stdout stays one JSON document", () =>
+    Effect.scoped(Effect.gen(function*() {
+      write("user_c.md", memoryText("user", "Shell", "Uses fish as the login shell", "fish.\n"))
+      const server = yield* MessagesApiServer.make({
+        replies: [MessagesApiServer.slow(MessagesApiServer.text("Nothing to consolidate."), 1_600)]
+      })
+      const run = yield* memdir(["dream", "--force", "--no-commit", "--json"], {
+        ANTHROPIC_API_KEY: "sk-test",
+        ANTHROPIC_BASE_URL: server.url,
+        MEMDIR_PROGRESS_EVERY: "400 millis"
+      })
+      assert.strictEqual(run.status, 0, run.stderr)
+      assert.isTrue(json(run).ran)
+      assert.notInclude(run.stdout, "waiting")
+      assert.match(run.stderr, /^memdir dream: model call 1 to claude-\S+ started, waiting…$/m)
+      const waited = [...run.stderr.matchAll(/^memdir dream: still waiting on claude-\S+ \(call 1\): (\d+\.\d) s$/gm)]
+        .map((m) => Number(m[1]))
+      assert.isAtLeast(waited.length, 2, run.stderr)
+      assert.isAtLeast(waited[0]!, 0.3)
+      for (let i = 1; i < waited.length; i++) assert.isAbove(waited[i]!, waited[i - 1]!)
+      const answered = /^memdir dream: claude-\S+ answered call 1 in (\d+\.\d) s$/m.exec(run.stderr)
+      assert.isNotNull(answered, run.stderr)
+      assert.isAtLeast(Number(answered![1]), 1.5)
     })))
 })
 

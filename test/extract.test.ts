@@ -201,4 +201,28 @@ describe("memdir extract (CLI, real SDK, local Messages API server)", () => {
       const off = yield* memdir(["extract", "--transcript", file], { ...env, MEMDIR_DISABLE_AUTO_MEMORY: "1" })
       assert.strictEqual(off.status, 9, off.stderr)
     }))
+
+  it.live("progress on stderr while the model is slow to answer; stdout stays one JSON document", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const file = transcript("claude-code-session.jsonl", "slow-model.jsonl")
+      const server = yield* MessagesApiServer.make({
+        replies: [MessagesApiServer.slow(MessagesApiServer.text("Nothing worth saving."), 1_600)]
+      })
+      const run = yield* memdir(["extract", "--transcript", file, "--session", "slow-model", "--json"], {
+        ANTHROPIC_API_KEY: "sk-test",
+        ANTHROPIC_BASE_URL: server.url,
+        MEMDIR_PROGRESS_EVERY: "400 millis"
+      })
+      assert.strictEqual(run.status, 0, run.stderr)
+      assert.strictEqual(json(run).status, "extracted")
+      assert.notInclude(run.stdout, "waiting")
+      assert.match(run.stderr, /^memdir extract: model call 1 to claude-\S+ started, waiting…$/m)
+      const waited = [...run.stderr.matchAll(/^memdir extract: still waiting on claude-\S+ \(call 1\): (\d+\.\d) s$/gm)]
+        .map((m) => Number(m[1]))
+      assert.isAtLeast(waited.length, 2, run.stderr)
+      for (let i = 1; i < waited.length; i++) assert.isAbove(waited[i]!, waited[i - 1]!)
+      const answered = /^memdir extract: claude-\S+ answered call 1 in (\d+\.\d) s$/m.exec(run.stderr)
+      assert.isNotNull(answered, run.stderr)
+      assert.isAtLeast(Number(answered![1]), 1.5)
+    })))
 })

@@ -314,4 +314,35 @@ describe("memdir team (end to end)", () => {
       assert.deepStrictEqual(listTree(teamDirOf(who)).filter((f) => f.endsWith(".md")), files.slice().sort())
     }
   })
+  it("run from a project's post-commit hook (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE set): syncs, project untouched", async () => {
+    const dave = teammate("dave", { teamMemory: true, teamRemote: remote })
+    await writeTeam(dave, "reference", "Hooked", "Synced from a post-commit hook", "via the hook")
+    const projectGit = (args: ReadonlyArray<string>) =>
+      execFileSync("git", ["-c", "user.name=dave", "-c", "user.email=d@memdir.invalid", ...args], {
+        cwd: dave.project,
+        encoding: "utf8",
+        env: envOf(dave)
+      })
+    projectGit(["init", "-q", "-b", "main"])
+    const out = path.join(scratch, "dave-hook")
+    fs.writeFileSync(
+      path.join(dave.project, ".git", "hooks", "post-commit"),
+      "#!/bin/sh\n" +
+        `export GIT_DIR="$PWD/.git" GIT_WORK_TREE="$PWD" GIT_INDEX_FILE="$PWD/.git/index"\n` +
+        `"${process.execPath}" "${cli}" team sync --json > "${out}.json" 2> "${out}.err"\n` +
+        `echo $? > "${out}.code"\n`,
+      { mode: 0o755 }
+    )
+    fs.writeFileSync(path.join(dave.project, "README.md"), "the project\n")
+    projectGit(["add", "README.md"])
+    projectGit(["commit", "-qm", "project"])
+    const stderr = fs.readFileSync(`${out}.err`, "utf8")
+    assert.strictEqual(fs.readFileSync(`${out}.code`, "utf8").trim(), "0", stderr)
+    assert.isTrue(JSON.parse(fs.readFileSync(`${out}.json`, "utf8")).pushed, stderr)
+    assert.include(remoteFiles(), "reference_hooked.md")
+    // The project's repository holds its one commit and README.md, nothing of memdir's.
+    assert.strictEqual(projectGit(["rev-list", "--count", "HEAD"]).trim(), "1")
+    assert.strictEqual(projectGit(["ls-files"]), "README.md\n")
+    assert.strictEqual(projectGit(["status", "--porcelain"]), "")
+  })
 })

@@ -1,9 +1,10 @@
 /**
- * Running the bundled `memdir` CLI from system tests: one bundle build per test process, a child environment
- * with none of the caller's memdir or Anthropic settings, and JSON output parsed with a readable failure.
+ * Running the bundled `memdir` CLI from system tests: the bundle the global setup built once per run, a child
+ * environment with none of the caller's memdir or Anthropic settings, and JSON output parsed with a readable failure.
  */
 import * as Effect from "effect/Effect"
-import { execFile, execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -16,12 +17,17 @@ export interface CliRun {
   readonly stderr: string
 }
 
-let built = false
-/** Bundles the CLI once per test process (the bundle script writes atomically, so parallel files are safe). */
+/**
+ * The bundle is built once per run by the global setup (test/support/global-setup.ts); a test file only checks
+ * that it is there, with a clear message when a file is run outside vitest's `test` project.
+ */
 export const buildCli = (): void => {
-  if (built) return
-  execFileSync(process.execPath, [path.join(repoRoot, "apps/cli/build.mjs")])
-  built = true
+  if (!fs.existsSync(cliPath)) {
+    throw new Error(
+      `${cliPath} is missing: run the tests through vitest (its global setup bundles the CLI) or ` +
+        "run `node apps/cli/build.mjs` first"
+    )
+  }
 }
 
 /** process.env without MEMDIR_* and ANTHROPIC_*: a developer's own settings or key never reach a test run. */

@@ -56,7 +56,7 @@ export const projectDir = (cwd: Option.Option<string>) =>
 export const locate = (cwd: Option.Option<string>) =>
   Effect.gen(function*() {
     const paths = yield* MemoryPaths
-    return yield* paths.resolve(yield* projectDir(cwd))
+    return yield* paths.locate(yield* projectDir(cwd))
   })
 
 export const requireEnabled = (location: MemoryLocation) =>

@@ -2,15 +2,19 @@
  * Which harness runs a suite, which prompt sections suites may vary, and whether a run needs a model.
  */
 import * as DreamLockModule from "@memdir/core/DreamLock"
+import * as MemoryFsModule from "@memdir/core/MemoryFs"
 import * as MemoryIndexModule from "@memdir/core/MemoryIndex"
+import * as MemoryStoreModule from "@memdir/core/MemoryStore"
 import type { Model } from "@memdir/core/Model"
 import * as ScannerModule from "@memdir/core/Scanner"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { prepareAgentSuite } from "./AgentHarness.js"
 import { prepareDreamSuite } from "./DreamHarness.js"
 import { InvalidRunOptionError } from "./Errors.js"
 import { prepareExtractionSuite } from "./ExtractHarness.js"
-import type { TrialRunner } from "./Runner.js"
+import type { TrialRunner, TrialSpec } from "./Runner.js"
 import { prepareSelectorSuite, selectorNeedsModel } from "./SelectorHarness.js"
 import type { LoadedSuite } from "./Suite.js"
 import { harnessCatalog } from "./Variants.js"
@@ -24,6 +28,17 @@ export const suiteNeedsModel = (suite: LoadedSuite, variants: ReadonlyArray<stri
     selectorNeedsModel(suite.variants.filter((v) => variants.includes(v.name))) :
     true
 
+/** The live memory store (file system, containment, team guard) over the harness's index, built in this scope. */
+const storeFor = (index: MemoryIndexModule.MemoryIndex["Type"]) =>
+  Layer.build(MemoryStoreModule.layerNode.pipe(Layer.provide(Layer.succeed(MemoryIndexModule.MemoryIndex, index))))
+
+/** Trials run their memory tools through the store: provide it to every trial. */
+const withStore = <A, E, R>(
+  store: Context.Context<R>,
+  run: (spec: TrialSpec, trialKey: string) => Effect.Effect<A, E, R>
+) =>
+(spec: TrialSpec, trialKey: string): Effect.Effect<A, E> => Effect.provide(run(spec, trialKey), store)
+
 /** Prepare the suite's harness (fixtures, scans) in the current scope; returns its trial runner. */
 export const prepareHarness = (suite: LoadedSuite) =>
   Effect.gen(function*() {
@@ -36,30 +51,45 @@ export const prepareHarness = (suite: LoadedSuite) =>
     }
     if (suite.kind === "agent") {
       const scanner = yield* ScannerModule.make
-      const index = yield* MemoryIndexModule.make
-      const runTrial: TrialRunner<never> = yield* prepareAgentSuite(suite, harnessCatalog).pipe(
-        Effect.provideService(ScannerModule.Scanner, scanner),
-        Effect.provideService(MemoryIndexModule.MemoryIndex, index)
+      const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
+      const store = yield* storeFor(index)
+      const runTrial: TrialRunner<never> = withStore(
+        store,
+        yield* prepareAgentSuite(suite, harnessCatalog).pipe(
+          Effect.provideService(ScannerModule.Scanner, scanner),
+          Effect.provideService(MemoryIndexModule.MemoryIndex, index),
+          Effect.provide(store)
+        )
       )
       return runTrial
     }
     if (suite.kind === "dream") {
       const scanner = yield* ScannerModule.make
-      const index = yield* MemoryIndexModule.make
+      const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const lock = yield* DreamLockModule.make
-      const runTrial: TrialRunner<never> = yield* prepareDreamSuite(suite).pipe(
-        Effect.provideService(ScannerModule.Scanner, scanner),
-        Effect.provideService(MemoryIndexModule.MemoryIndex, index),
-        Effect.provideService(DreamLockModule.DreamLock, lock)
+      const store = yield* storeFor(index)
+      const runTrial: TrialRunner<never> = withStore(
+        store,
+        yield* prepareDreamSuite(suite).pipe(
+          Effect.provideService(ScannerModule.Scanner, scanner),
+          Effect.provideService(MemoryIndexModule.MemoryIndex, index),
+          Effect.provide(store),
+          Effect.provideService(DreamLockModule.DreamLock, lock)
+        )
       )
       return runTrial
     }
     if (suite.kind === "extraction") {
       const scanner = yield* ScannerModule.make
-      const index = yield* MemoryIndexModule.make
-      const runTrial: TrialRunner<never> = yield* prepareExtractionSuite(suite).pipe(
-        Effect.provideService(ScannerModule.Scanner, scanner),
-        Effect.provideService(MemoryIndexModule.MemoryIndex, index)
+      const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
+      const store = yield* storeFor(index)
+      const runTrial: TrialRunner<never> = withStore(
+        store,
+        yield* prepareExtractionSuite(suite).pipe(
+          Effect.provideService(ScannerModule.Scanner, scanner),
+          Effect.provideService(MemoryIndexModule.MemoryIndex, index),
+          Effect.provide(store)
+        )
       )
       return runTrial
     }

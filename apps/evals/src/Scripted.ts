@@ -96,9 +96,9 @@ const selectorReply = (body: Body): Reply => {
   })
   const system = systemText(body)
   const options = /usually none, one or two/.test(system) ?
-    { ...defaultOfflineOptions, relativeToTop: 0.9, minCoverage: 0.3 } :
+    { ...defaultOfflineOptions, relativeToTop: 0.9, minEvidence: 0.6 } :
     /every memory that is plausibly relevant/.test(system) ?
-    { ...defaultOfflineOptions, relativeToTop: 0.4, minCoverage: 0.1 } :
+    { ...defaultOfflineOptions, relativeToTop: 0.4, minEvidence: 0.25, clearEvidence: 0.5 } :
     defaultOfflineOptions
   const recentTools = tools === "(none)" ? [] : tools.split(",").map((t) => t.trim())
   const selected = selectRelevantMemories({ query, candidates, recentTools }, options)

@@ -1,12 +1,15 @@
 /**
- * Selector suites: labelled queries over a realistic memory directory. The fixture is written to a scratch
+ * Selector suites: labelled queries over realistic memory directories (one, or several as sub-directories with
+ * each query naming its own). The fixture is written to a scratch
  * directory with its ages and read back by the real scanner (so the real frontmatter parser and the real
  * newest-first order), then each variant selects for each query:
- * - `offline`: core's offline selector (BM25F with a relevance bar), with the variant's knobs; no key, no network;
+ * - `offline`: core's offline selector (multilingual term evidence with a relevance bar), with the variant's knobs;
+ *   no key, no network;
  * - `llm`: core's model selector alone (no offline fallback: a model error is an errored trial, not a silent
  *   offline answer), with the variant's system prompt.
  */
 import { Path } from "@effect/platform"
+import type { MemoryHeader } from "@memdir/core/Memory"
 import { Model } from "@memdir/core/Model"
 import { selectWithModel } from "@memdir/core/ModelSelector"
 import { Scanner } from "@memdir/core/Scanner"
@@ -45,13 +48,33 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
   const nowMs = Date.parse(suite.now)
   const sandbox = yield* makeSandbox({ suiteDirectory: suite.directory, nowMs, memories: suite.memories })
   const scan = yield* scanner.scan(sandbox.memoryDir)
-  if (scan.problems.length > 0) {
+  // A file without a readable header is still a candidate (by its name and first lines), as in a real recall;
+  // any other problem is a broken fixture.
+  const headerless = scan.headerless ?? []
+  const offered = new Set(headerless.map((m) => m.path))
+  const broken = scan.problems.filter((p) => !offered.has(p.path))
+  if (broken.length > 0) {
     return yield* new InvalidSuiteError({
       file: path.join(suite.directory, suite.memories.dir ?? "suite"),
-      problems: scan.problems.map((p) => ({ path: p.path, message: `${p.code}: ${p.message}` }))
+      problems: broken.map((p) => ({ path: p.path, message: `${p.code}: ${p.message}` }))
     })
   }
-  const candidates = scan.memories
+  const everything = [...scan.memories, ...headerless]
+  /** The candidates of a scenario: its directory's files, with paths relative to that directory. */
+  const byDir = new Map<string, ReadonlyArray<MemoryHeader>>()
+  const candidatesIn = (dir: string | undefined): ReadonlyArray<MemoryHeader> => {
+    if (dir === undefined) return everything
+    let inDir = byDir.get(dir)
+    if (inDir === undefined) {
+      const prefix = dir.replace(/\/+$/, "") + "/"
+      inDir = everything.filter((m) => m.path.startsWith(prefix)).map((m) => ({
+        ...m,
+        path: m.path.slice(prefix.length)
+      }))
+      byDir.set(dir, inDir)
+    }
+    return inDir
+  }
   const scenarios = new Map(suite.scenarios.map((s) => [s.id, s]))
   const variants = new Map(suite.variants.map((v) => [v.name, v]))
   const systemPrompts = new Map<string, string>()
@@ -67,7 +90,11 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
     Effect.gen(function*() {
       const scenario = scenarios.get(spec.scenario)!
       const variant = variants.get(spec.variant)!
-      const request = { query: scenario.query, candidates, recentTools: scenario.recentTools }
+      const request = {
+        query: scenario.query,
+        candidates: candidatesIn(scenario.dir),
+        recentTools: scenario.recentTools
+      }
       if (variant.selector === "offline") {
         const selected = selectRelevantMemories(request, offlineOptionsFor(variant))
         const score = scoreSelection(suite.scorer, "selection", scenario, selected)

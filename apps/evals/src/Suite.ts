@@ -65,6 +65,9 @@ const NonNegativeInt = Schema.Number.pipe(
 const PositiveInt = Schema.Number.pipe(
   Schema.filter((n) => (Number.isInteger(n) && n >= 1) || `expected a whole number ≥ 1, got ${n}`)
 )
+const NonNegativeNumber = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isFinite(n) && n >= 0) || `expected a non-negative number, got ${n}`)
+)
 const Rate = Schema.Number.pipe(Schema.filter((n) => (n >= 0 && n <= 1) || `expected a number from 0 to 1, got ${n}`))
 
 /** An ISO date or date-time ("2026-03-10", "2026-03-10T09:00:00Z"): the scenario's "now". */
@@ -292,9 +295,10 @@ export type PromptVariant = typeof PromptVariant.Type
 
 /** Knobs of the offline selector a variant may change (see Selector.defaultOfflineOptions). */
 export const OfflineSelectorPatch = Schema.Struct({
-  minCoverage: Schema.optional(Rate),
+  minEvidence: Schema.optional(NonNegativeNumber),
   relativeToTop: Schema.optional(Rate),
-  recentToolWarningBonus: Schema.optional(Rate)
+  clearEvidence: Schema.optional(NonNegativeNumber),
+  recentToolWarningBonus: Schema.optional(NonNegativeNumber)
 })
 export type OfflineSelectorPatch = typeof OfflineSelectorPatch.Type
 
@@ -366,6 +370,13 @@ export const SelectorScenario = Schema.Struct({
   /** Free-form category for breakdowns (direct, paraphrase, none, negation, tools…). */
   kind: Schema.optional(Schema.String),
   query: NonEmptyString,
+  /**
+   * For a suite whose `memories` holds several memory directories: the one (a sub-directory) this query is asked
+   * in. Its files are the only candidates, and `relevant`/`acceptable` are relative to it. Default: all files.
+   */
+  dir: Schema.optional(RelativePath),
+  /** The language of the query and of its memories (for breakdowns). */
+  language: Schema.optional(Schema.String),
   /** Memories a selector should surface. Empty with no `acceptable`: nothing should be surfaced. */
   relevant: Schema.Array(RelativePath),
   /** Memories whose selection is not an error. */
@@ -635,8 +646,9 @@ export const checkSuite = (
     suite.scenarios.forEach((scenario, i) => {
       for (const key of ["relevant", "acceptable"] as const) {
         scenario[key].forEach((p, j) => {
-          if (!memories.has(p)) {
-            problems.push({ path: ["scenarios", i, key, j], message: `no memory ${p} in the fixture` })
+          const inFixture = scenario.dir === undefined ? p : `${scenario.dir.replace(/\/+$/, "")}/${p}`
+          if (!memories.has(inFixture)) {
+            problems.push({ path: ["scenarios", i, key, j], message: `no memory ${inFixture} in the fixture` })
           }
         })
       }

@@ -60,7 +60,7 @@ layer(NodeContext.layer)("selector suite, offline", (it) => {
 
       const summary = summarize(run)
       const offline = summary.variants.find((v) => v.name === "offline")!
-      // floors well under what the shipped selector measures (precision 0.83, recall 0.75, empty 0.93)
+      // floors well under what the shipped selector measures (precision 0.91, recall 0.86, empty 0.94)
       assert.isAtLeast(offline.retrieval!.precision, 0.75)
       assert.isAtLeast(offline.retrieval!.recall, 0.65)
       assert.isAtLeast(offline.emptyWhenNothingRelevant!, 0.8)

@@ -9,6 +9,7 @@
  * (`ModelError`) end a run early.
  */
 import type Anthropic from "@anthropic-ai/sdk"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -80,6 +81,8 @@ export interface AgentOptions {
   readonly temperature?: number | undefined
   /** A tool result longer than this is cut, with a note (default `TOOL_RESULT_MAX_CHARS`). */
   readonly toolResultMaxChars?: number | undefined
+  /** A tool call still running after this is interrupted and answered as an error (default `TOOL_TIMEOUT`). */
+  readonly toolTimeout?: Duration.DurationInput | undefined
 }
 
 /** One tool call of a run, as the model made it and as it was answered. */
@@ -115,6 +118,13 @@ export interface AgentResult {
 
 /** Cap on one tool result sent back to the model (tools bound their own output; this is the safety net). */
 export const TOOL_RESULT_MAX_CHARS = 32_000
+
+/**
+ * Time one tool call may take: past it the call is interrupted and the model told to narrow it. Interruption
+ * reaches a tool at its next asynchronous step, so tools also bound their own synchronous work (a linear-time
+ * matcher for `grep`).
+ */
+export const TOOL_TIMEOUT = Duration.seconds(60)
 
 const emptyUsage: ModelUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
 
@@ -181,6 +191,7 @@ const unknownTool = (name: string, known: ReadonlyArray<string>): ToolResult =>
 export const run = Effect.fn("Agent.run")(function*(options: AgentOptions) {
   const model = yield* Model
   const maxChars = options.toolResultMaxChars ?? TOOL_RESULT_MAX_CHARS
+  const toolTimeout = Duration.decode(options.toolTimeout ?? TOOL_TIMEOUT)
   const toolsByName = new Map(options.tools.map((tool) => [tool.definition.name, tool]))
   const definitions = options.tools.map((tool) => tool.definition)
   const messages: Array<Anthropic.MessageParam> = [...options.messages]
@@ -219,7 +230,19 @@ export const run = Effect.fn("Agent.run")(function*(options: AgentOptions) {
       const tool = toolsByName.get(use.name)
       const outcome = tool === undefined ?
         Effect.succeed(unknownTool(use.name, [...toolsByName.keys()])) :
-        Effect.withSpan(tool.run(use.input), "Agent.tool", { attributes: { tool: use.name } })
+        Effect.withSpan(
+          tool.run(use.input).pipe(Effect.timeoutTo({
+            duration: toolTimeout,
+            onSuccess: (result) => result,
+            onTimeout: () =>
+              toolError(
+                `${use.name} did not finish within ${Duration.format(toolTimeout)} and was stopped: ` +
+                  `ask for less (a narrower path, pattern or range)`
+              )
+          })),
+          "Agent.tool",
+          { attributes: { tool: use.name } }
+        )
       return Effect.map(
         outcome,
         (result) => ({ use, result: { ...result, content: cutToolResult(result.content, maxChars) } })

@@ -1,5 +1,5 @@
 /**
- * DreamLock (the design card's `Lock`): `<memdir>/.consolidate-lock`, one file with two jobs (SPEC §10).
+ * DreamLock (the design card's `Lock`): `<memdir>/.consolidate-lock`, one file with two jobs.
  *
  * - Its **content is the holder's PID** (mutual exclusion): empty content, a dead PID (signal 0 → ESRCH) or a
  *   file older than one hour (PID reuse, a hung holder) means the lock is free to take.
@@ -17,6 +17,10 @@
  * removes a lock that did not exist before: a failed dream does not count as a consolidation. A holder that was
  * killed leaves its PID and its start time behind: the next dream takes the lock over, and the crashed attempt
  * counts as the last consolidation (so a dream that keeps crashing is retried once a day, not in a loop).
+ *
+ * The lock file is read without blocking and without following a link (`O_NONBLOCK | O_NOFOLLOW`), only when it
+ * is a regular file, and only its first bytes (a PID is short): a FIFO, a device or a link planted as
+ * `.consolidate-lock` fails at once with a `MemoryIoError` that says to remove it, instead of hanging the dream.
  */
 import { FileSystem, Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
@@ -27,7 +31,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
+import { type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import {
   currentPid,
   ensureDir,
@@ -37,11 +41,12 @@ import {
   writeFileAtomic
 } from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
+import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
 
 export const DREAM_LOCK_FILE = ".consolidate-lock"
 /** The short cross-process mutex around inspect-write-reread (a directory, gone when released). */
 export const DREAM_LOCK_GUARD = ".consolidate-lock.guard"
-/** A lock held longer than this is taken over even when its PID is alive (SPEC §10: PID reuse). */
+/** A lock held longer than this is taken over even when its PID is alive (the PID may have been reused). */
 export const DREAM_LOCK_STALE_AFTER: Duration.Duration = Duration.hours(1)
 
 /**
@@ -86,6 +91,36 @@ export class DreamLock extends Context.Tag("@memdir/core/DreamLock")<DreamLock, 
   /** Failure: restore the previous mtime (or remove a lock that did not exist). A no-op if someone took it over. */
   readonly rollback: (held: HeldDreamLock) => Effect.Effect<void, MemoryIoError>
 }>() {}
+
+/** At most this much of the lock file is read: its content is a PID. */
+const LOCK_READ_MAX_BYTES = 64
+
+const notRegular = (file: string, kind: string) =>
+  new MemoryIoError({
+    op: "read",
+    path: file,
+    detail: `it is ${kind}, not a regular file: the dream lock is memdir's own file; remove it and run the dream again`
+  })
+
+/**
+ * The lock's content (its first `LOCK_READ_MAX_BYTES`), `None` when there is no lock file. Read through `MemoryFs`:
+ * opened without blocking and without following a link, and read only when it is a regular file.
+ */
+export const readLockContent = (
+  memoryFs: MemoryFs["Type"],
+  file: string
+): Effect.Effect<Option.Option<string>, MemoryIoError> =>
+  memoryFs.readHead(file, LOCK_READ_MAX_BYTES).pipe(
+    Effect.map((head) => Option.some(head.text)),
+    Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeedNone),
+    Effect.mapError((error) =>
+      error.reason === "SymbolicLink" || error.reason === "SymlinkLoop" || error.reason === "DanglingSymlink"
+        ? notRegular(file, "a symbolic link")
+        : error.reason === "NotRegularFile"
+        ? notRegular(file, /^E[A-Z]+$/.test(error.detail) ? "a socket or a device" : error.detail)
+        : new MemoryIoError({ op: error.op, path: file, detail: `${error.reason} (${error.detail})` })
+    )
+  )
 
 /** The PID in the lock's content; `undefined` for an empty or unreadable content (a free lock). */
 export const parseHolderPid = (content: string): number | undefined => {
@@ -141,21 +176,18 @@ export interface DreamLockOptions {
   readonly guardTimeout?: Duration.DurationInput | undefined
 }
 
-export const makeWith = (options: DreamLockOptions = {}) =>
+/** The lock over a given `MemoryFs` (its lock file is read through it). */
+export const makeOver = (options: DreamLockOptions = {}) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    const memoryFs = yield* MemoryFs
     const platform = Context.make(FileSystem.FileSystem, fs).pipe(Context.add(Path.Path, path))
     const staleAfterMs = Duration.toMillis(options.staleAfter ?? DREAM_LOCK_STALE_AFTER)
     const ownPid = options.pid ?? currentPid()
     const lockPath = (memoryDir: string) => path.join(memoryDir, DREAM_LOCK_FILE)
 
-    const readContent = (file: string) =>
-      fs.readFileString(file).pipe(
-        Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeedNone),
-        Effect.mapError(toMemoryIoError("read", file))
-      )
+    const readContent = (file: string) => readLockContent(memoryFs, file)
 
     const setMtime = (file: string, at: number) =>
       fs.utimes(file, new Date(at), new Date(at)).pipe(Effect.mapError(toMemoryIoError("set mtime of", file)))
@@ -254,6 +286,9 @@ export const makeWith = (options: DreamLockOptions = {}) =>
 
     return DreamLock.of({ inspect, tryAcquire, release, rollback })
   })
+
+/** The lock on the real file system: the live `MemoryFs` built in (needs FileSystem and Path). */
+export const makeWith = (options: DreamLockOptions = {}) => makeOver(options).pipe(Effect.provide(MemoryFsLayer))
 
 export const make = makeWith()
 

@@ -70,7 +70,12 @@ export class IndexOverCapError extends Schema.TaggedError<IndexOverCapError>()("
 export class InvalidMemoryInputError extends Schema.TaggedError<InvalidMemoryInputError>()("InvalidMemoryInputError", {
   field: Schema.String,
   value: Schema.String,
-  reason: Schema.String
+  reason: Schema.String,
+  /**
+   * Which rule of the memory store refused a file key, when one did: `not-markdown`, `index-file`, `hidden`
+   * (memdir's own state: locks, cursors, `.dream/`, `.team.git/`), `logs-append-only`, `too-large`.
+   */
+  rule: Schema.optional(Schema.String)
 }) {
   override get message(): string {
     return `invalid ${this.field} ${JSON.stringify(this.value)}: ${this.reason}`

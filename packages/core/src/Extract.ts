@@ -186,7 +186,13 @@ export type ExtractError =
   | InvalidMemoryInputError
 
 /** What `extract` needs: the model, the file system and the memory services. */
-export type ExtractRequirements = Model | FileSystem.FileSystem | Path.Path | MemoryIndex | Scanner
+export type ExtractRequirements =
+  | Model
+  | FileSystem.FileSystem
+  | Path.Path
+  | MemoryIndex
+  | Scanner
+  | MemoryTools.MemoryToolsRequirements
 
 /** How long a second extraction of the same session waits for the first (another process) before giving up. */
 const SESSION_LOCK = { timeout: Duration.seconds(5), staleAfter: Duration.minutes(15) }
@@ -307,7 +313,7 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
       return { ...base, status: "skipped-main-agent-wrote" as const, range, remaining, mainAgentWrites }
     }
 
-    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, teamGuard: input.teamGuard })
+    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, team: input.teamGuard !== undefined })
     // The manifest lists what the tools can read: team/ only with team memory on.
     const scan = yield* scanner.scan(memoryDir, {
       limit: DEFAULT_CANDIDATE_CAP,
@@ -408,7 +414,7 @@ interface ExtractorState {
  */
 export const make = Effect.fn("Extractor.make")(function*(input: ExtractInput) {
   const scope = yield* Effect.scope
-  const context = yield* Effect.context<Model | FileSystem.FileSystem | Path.Path | MemoryIndex | Scanner>()
+  const context = yield* Effect.context<ExtractRequirements>()
   const done = yield* Deferred.make<void>()
   yield* Deferred.succeed(done, undefined)
   const state = yield* SynchronizedRef.make<ExtractorState>({ running: false, trailing: false, idle: done })
@@ -462,5 +468,4 @@ export const make = Effect.fn("Extractor.make")(function*(input: ExtractInput) {
 /** The Extractor of one session, living as long as the layer's scope. */
 export const layer = (
   input: ExtractInput
-): Layer.Layer<Extractor, never, Model | FileSystem.FileSystem | Path.Path | MemoryIndex | Scanner> =>
-  Layer.scoped(Extractor, make(input))
+): Layer.Layer<Extractor, never, ExtractRequirements> => Layer.scoped(Extractor, make(input))

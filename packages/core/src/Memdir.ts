@@ -9,10 +9,13 @@
 import type { FileSystem, Path } from "@effect/platform"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import type * as Containment from "./Containment.js"
 import * as DreamLock from "./DreamLock.js"
 import * as GitRoot from "./GitRoot.js"
+import * as MemoryFs from "./MemoryFs.js"
 import * as MemoryIndex from "./MemoryIndex.js"
 import * as MemoryPaths from "./MemoryPaths.js"
+import * as MemoryStore from "./MemoryStore.js"
 import * as Model from "./Model.js"
 import * as ModelSelector from "./ModelSelector.js"
 import * as Recall from "./Recall.js"
@@ -30,6 +33,9 @@ export type MemdirServices =
   | Settings.Settings
   | MemoryPaths.MemoryPaths
   | MemoryIndex.MemoryIndex
+  | MemoryFs.MemoryFs
+  | Containment.Containment
+  | MemoryStore.MemoryStore
   | Model.Model
   | Scanner.Scanner
   | Selector.Selector
@@ -62,6 +68,7 @@ export const layer = (
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
   const base = Layer.mergeAll(
+    MemoryFs.layer,
     DreamLock.layer,
     GitRoot.layer,
     settings,
@@ -76,7 +83,9 @@ export const layer = (
       options.model ?? Model.layer
     )
   )
+  // The one door to memory files, over the base (file system, index, team guard).
+  const store = Layer.provideMerge(MemoryStore.layerWithContainment, base)
   const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer)
   // TeamMemory needs MemoryPaths: one more step.
-  return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, base))
+  return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, store))
 }

@@ -14,12 +14,39 @@ export type MemoryKind = MemoryType | "untyped"
 
 export const isMemoryType = Schema.is(MemoryType)
 
+/** The shared directory of team memory, inside the memory directory. */
+export const TEAM_DIR = "team"
+
+/** Where a memory lives: the user's own directory, or the shared `team/`. */
+export type MemoryScope = "private" | "team"
+
+/** `team/x.md` → "team"; anything else → "private". Keys are relative to the memory directory, `/`-separated. */
+export const scopeOf = (key: string): MemoryScope =>
+  key === TEAM_DIR || key.startsWith(`${TEAM_DIR}/`) ? "team" : "private"
+
+/** Control characters (newline, ESC…) and invisible format characters (bidi overrides, zero-width…). */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}]/u
+
+/** The first control or invisible character of `text`, as `U+XXXX`, if any: such text forges lines and terminals. */
+export const unprintableIn = (text: string): string | undefined => {
+  const found = UNPRINTABLE.exec(text)
+  return found === null ? undefined : `U+${found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`
+}
+
 /** The three required frontmatter fields, as memdir writes them. Extra keys are kept when read. */
 export const Frontmatter = Schema.Struct({
-  name: Schema.Trim.pipe(Schema.minLength(1, { message: () => "name must not be empty" })),
+  name: Schema.Trim.pipe(
+    Schema.minLength(1, { message: () => "name must not be empty" }),
+    Schema.filter((s) => unprintableIn(s.replace(/\t/g, " ")) === undefined, {
+      message: () => "name must not contain control or invisible characters"
+    })
+  ),
   description: Schema.Trim.pipe(
     Schema.minLength(1, { message: () => "description must not be empty" }),
-    Schema.filter((s) => !/[\r\n]/.test(s), { message: () => "description must be a single line" })
+    Schema.filter((s) => !/[\r\n]/.test(s), { message: () => "description must be a single line" }),
+    Schema.filter((s) => unprintableIn(s.replace(/\t/g, " ")) === undefined, {
+      message: () => "description must not contain control or invisible characters"
+    })
   ),
   type: MemoryType
 })
@@ -40,6 +67,13 @@ export interface MemoryHeader {
   readonly extra: Readonly<Record<string, unknown>>
   /** Set when the header was recovered leniently (e.g. YAML a strict parser rejects); says what was off. */
   readonly warning?: string | undefined
+  /**
+   * The start of the body, from the bytes the header scan read anyway (up to line 30, at most 1 KiB): what the
+   * offline selector reads besides the header. Absent when the scanner did not keep it.
+   */
+  readonly bodyHead?: string | undefined
+  /** Set for a file without a readable header, offered to recall by its file name and first lines. */
+  readonly headerless?: true | undefined
 }
 
 /** A file the scanner could not turn into a memory: reported, then skipped. */

@@ -9,17 +9,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { IndexOverCapError, type LockTimeoutError, type MemoryIoError } from "./Errors.js"
-import {
-  ensureDir,
-  isNotFound,
-  sweepAbandoned,
-  tempFileOwner,
-  toMemoryIoError,
-  writeFileAtomic
-} from "./internal/atomicFile.js"
+import { IndexOverCapError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
+import { sweepAbandoned, tempFileOwner } from "./internal/atomicFile.js"
 import { DEFAULT_LOCK_STALE_AFTER, DEFAULT_LOCK_TIMEOUT, type LockOptions, withLock } from "./internal/fileLock.js"
 import { formatIndexEntry, type IndexEntry, memoryTypes, parseIndexLine } from "./Memory.js"
+import { layer as memoryFsLayer, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 export const INDEX_FILE = "MEMORY.md"
 export const INDEX_MAX_LINES = 200
@@ -330,20 +324,41 @@ export interface MemoryIndexOptions {
   readonly lock?: LockOptions | undefined
 }
 
+/**
+ * MEMORY.md is read without following a link, without blocking (a FIFO never hangs a prompt or a write) and with
+ * this bound; a bigger index is refused (the caps are 25,000 bytes: this is far past any real index).
+ */
+export const INDEX_READ_MAX_BYTES = 4 * 1024 * 1024
+
+const indexIoError = (op: string, file: string) => (error: MemoryFsError): MemoryIoError =>
+  new MemoryIoError({
+    op,
+    path: file,
+    detail: error.reason === "SymbolicLink" ?
+      "MEMORY.md is a symbolic link: memdir reads only a regular file (replace the link with the file)" :
+      error.reason === "NotRegularFile" ?
+      `MEMORY.md is ${error.detail}, not a regular file: remove it (\`memdir init\` creates an empty one)` :
+      `${error.reason} (${error.detail})`
+  })
+
 export const makeWith = (options: MemoryIndexOptions = {}) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    const memoryFs = yield* MemoryFs
     const platform = Context.make(FileSystem.FileSystem, fs).pipe(Context.add(Path.Path, path))
 
     const indexPath = (memoryDir: string) => path.join(memoryDir, INDEX_FILE)
 
     const read = Effect.fn("MemoryIndex.read")(function*(memoryDir: string) {
       const file = indexPath(memoryDir)
-      return yield* fs.readFileString(file).pipe(
-        Effect.map((text): IndexText => ({ path: file, exists: true, text })),
-        Effect.catchIf(isNotFound, () => Effect.succeed<IndexText>({ path: file, exists: false, text: "" })),
-        Effect.mapError(toMemoryIoError("read", file))
+      return yield* memoryFs.readFile(file, { maxBytes: INDEX_READ_MAX_BYTES }).pipe(
+        Effect.map((read): IndexText => ({ path: file, exists: true, text: read.text })),
+        Effect.catchIf(
+          (error) => error.reason === "NotFound",
+          () => Effect.succeed<IndexText>({ path: file, exists: false, text: "" })
+        ),
+        Effect.mapError(indexIoError("read", file))
       )
     })
 
@@ -357,13 +372,17 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
       f: (current: IndexText) => Effect.Effect<IndexUpdate<A>, E, R>
     ): Effect.Effect<A, E | LockTimeoutError | MemoryIoError, R> =>
       Effect.gen(function*() {
-        yield* ensureDir(memoryDir)
+        yield* memoryFs.makeDirectory(memoryDir).pipe(Effect.mapError(indexIoError("create directory", memoryDir)))
         const step = Effect.gen(function*() {
           // Under the lock: temp files of writers killed mid-write (dead pid, over a minute old) go away.
           yield* sweepAbandoned(memoryDir, tempFileOwner, ABANDONED_TEMP_AGE_MS)
           const current = yield* read(memoryDir)
           const update = yield* f(current)
-          if (update.text !== current.text) yield* writeFileAtomic(current.path, update.text)
+          if (update.text !== current.text) {
+            yield* memoryFs.writeFileAtomic(current.path, update.text).pipe(
+              Effect.mapError(indexIoError("write", current.path))
+            )
+          }
           return update.result
         })
         return yield* withLock(path.join(memoryDir, INDEX_LOCK), step, options.lock)
@@ -375,7 +394,7 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
 
     const remove = Effect.fn("MemoryIndex.remove")(function*(memoryDir: string, file: string) {
       // Nothing to remove from a directory that does not exist; do not create it just to say so.
-      const exists = yield* fs.exists(memoryDir).pipe(Effect.mapError(toMemoryIoError("stat", memoryDir)))
+      const exists = yield* memoryFs.exists(memoryDir).pipe(Effect.mapError(indexIoError("stat", memoryDir)))
       if (!exists) return 0
       return yield* modify(memoryDir, removeStep(file))
     })
@@ -385,10 +404,19 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
 
 export const make = makeWith()
 
-/** MEMORY.md on the real file system (needs FileSystem and Path). */
-export const layer = Layer.effect(MemoryIndex, make)
+/** MEMORY.md over the given `MemoryFs` (its lock files through `FileSystem`). */
+export const layerOver: Layer.Layer<MemoryIndex, never, MemoryFs | FileSystem.FileSystem | Path.Path> = Layer.effect(
+  MemoryIndex,
+  make
+)
 
-export const layerWith = (options: MemoryIndexOptions) => Layer.effect(MemoryIndex, makeWith(options))
+/** MEMORY.md on the real file system: the live `MemoryFs` built in (the lock files need FileSystem and Path). */
+export const layer: Layer.Layer<MemoryIndex, never, FileSystem.FileSystem | Path.Path> = layerOver.pipe(
+  Layer.provide(memoryFsLayer)
+)
+
+export const layerWith = (options: MemoryIndexOptions) =>
+  Layer.effect(MemoryIndex, makeWith(options)).pipe(Layer.provide(memoryFsLayer))
 
 /** Lock timing from config: `MEMDIR_INDEX_LOCK_TIMEOUT` and `MEMDIR_INDEX_LOCK_STALE_AFTER` (e.g. "10 seconds"). */
 export const layerConfig = Layer.effect(
@@ -400,7 +428,7 @@ export const layerConfig = Layer.effect(
     }),
     (lock) => makeWith({ lock })
   )
-)
+).pipe(Layer.provide(memoryFsLayer))
 
 // ---------------------------------------------------------------------------------------------------------------
 // In-memory implementation (deterministic, no file system)

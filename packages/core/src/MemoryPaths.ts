@@ -26,6 +26,7 @@ import {
   type PathOps,
   validateMemoryDirOverrideWith
 } from "./internal/paths.js"
+import { resolveTeamSwitch, type TeamSwitch } from "./internal/teamSwitch.js"
 import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, Settings } from "./Settings.js"
 
 export {
@@ -47,10 +48,17 @@ export interface MemoryLocation {
   readonly enabled: boolean
   /** Which link of the enable chain decided (e.g. "env MEMDIR_DISABLE_AUTO_MEMORY", "default"). */
   readonly enabledBy: string
+  /** The team switch and remote, resolved from the same settings (absent on a location built by hand). */
+  readonly team?: TeamSwitch | undefined
+  /** Team memory is on (auto memory on and the team switch on): `team/…` keys are team memories. */
+  readonly teamEnabled?: boolean | undefined
 }
 
 export class MemoryPaths extends Context.Tag("@memdir/core/MemoryPaths")<MemoryPaths, {
+  /** The memory directory of `cwd` and its enable chain. */
   readonly resolve: (cwd: string) => Effect.Effect<MemoryLocation, InvalidMemoryDirError | SettingsError>
+  /** `resolve` plus the team switch and remote (`team`, `teamEnabled`), from the same settings (read once). */
+  readonly locate: (cwd: string) => Effect.Effect<MemoryLocation, InvalidMemoryDirError | SettingsError>
 }>() {}
 
 /** `<base>/projects/<sanitizeProjectName(root)>/memory/` (base: `MEMDIR_HOME`, e.g. `~/.memdir` or `~/.claude`). */
@@ -137,18 +145,38 @@ export const make = Effect.gen(function*() {
   const settings = yield* Settings
   const path = yield* Path.Path
 
+  const resolveWith = (cwd: string) =>
+    Effect.gen(function*() {
+      const root = yield* gitRoot.canonicalRoot(cwd)
+      const loaded = yield* settings.load(root.root)
+      const directory = yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
+      const location: MemoryLocation = { root, ...directory, ...resolveEnabled(settings.env, loaded.sources) }
+      return { location, sources: loaded.sources }
+    })
+
   const resolve = Effect.fn("MemoryPaths.resolve")(function*(cwd: string) {
-    const root = yield* gitRoot.canonicalRoot(cwd)
-    const loaded = yield* settings.load(root.root)
-    const directory = yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
-    return { root, ...directory, ...resolveEnabled(settings.env, loaded.sources) } satisfies MemoryLocation
+    return (yield* resolveWith(cwd)).location
   })
 
-  return MemoryPaths.of({ resolve })
+  const locate = Effect.fn("MemoryPaths.locate")(function*(cwd: string) {
+    const { location, sources } = yield* resolveWith(cwd)
+    const team = yield* resolveTeamSwitch(location, settings.env.teamMemory, sources)
+    const located: MemoryLocation = { ...location, team, teamEnabled: location.enabled && team.enabled }
+    return located
+  })
+
+  return MemoryPaths.of({ resolve, locate })
 })
 
 export const layer: Layer.Layer<MemoryPaths, never, GitRoot | Settings | Path.Path> = Layer.effect(MemoryPaths, make)
 
-/** Always answers `location`, whatever the cwd. */
+/** Always answers `location`, whatever the cwd (team memory off unless the location says otherwise). */
 export const layerTest = (location: MemoryLocation): Layer.Layer<MemoryPaths> =>
-  Layer.succeed(MemoryPaths, MemoryPaths.of({ resolve: () => Effect.succeed(location) }))
+  Layer.succeed(
+    MemoryPaths,
+    MemoryPaths.of({
+      resolve: () => Effect.succeed(location),
+      // a hand-made location without a team switch: TeamMemory then resolves it from the settings
+      locate: () => Effect.succeed(location)
+    })
+  )

@@ -1,46 +1,42 @@
 /**
- * MemoryTools: the tools a background agent (extraction, dream) gets, sandboxed by code, never by the prompt
- * (SPEC §11).
+ * MemoryTools: the tools a background agent (extraction, dream) gets, sandboxed by code, never by the prompt.
  *
- * - Read-only project tools over the project root: `read_file`, `list_dir`, `grep`. Paths must stay inside the
- *   root, also through symlinks; output is bounded.
+ * - Read-only project tools over the project root: `read_file`, `list_dir`, `grep`. Paths pass `Containment`
+ *   (inside the root, also through links); files are opened through `MemoryFs` (no link followed, no FIFO
+ *   waited on); output is bounded.
  * - Memory tools over the memory directory: `memory_list`, `memory_read`, `memory_write` (a whole file with
- *   frontmatter, through the write program: validated, atomic, its index line kept), `memory_edit` (exact string
- *   replace, then the same validation and write), and `memory_delete` only when the caller enables it (dream).
+ *   frontmatter), `memory_edit` (exact string replace, then the same write), and `memory_delete` only when the
+ *   caller enables it (dream). Every one goes through the `MemoryStore`, the door every other writer uses: the
+ *   same containment, the same refusals (`MEMORY.md`, hidden entries, `logs/`), the same size cap, every
+ *   frontmatter key kept, and for `team/…` (only with `team: true`) the team rules: the guard, the secret
+ *   refusal, the team lock and the `team/MEMORY.md` line. `MEMORY.md` itself is edited only when the caller
+ *   allows it, and only under its caps.
  *
- * Every path is checked before anything touches the disk: no null bytes, backslashes or percent-encoded
- * separators; an absolute path only when it lies inside the directory; `..` resolved, then compared with a trailing
- * separator; then the real path of the target (or of its deepest existing ancestor) must lie inside the real
- * directory, so a symlink pointing out is refused, and a dangling symlink or a loop too. Memory writes are also
- * refused for `MEMORY.md` (the index is maintained by code: edits only when the caller allows it, and only under its
- * caps), hidden entries (memdir's locks, cursors, temp files), `logs/` (append-only) and `team/` unless a
- * `TeamGuard` is given (then every team path goes through it). A refused call is answered to the model as an error
- * that names why, and recorded in `refusals` for the run's report.
+ * A refused call is answered to the model as an error that names why, and recorded in `refusals` for the run's
+ * report; a failure the model cannot fix (disk, lock) is kept in `ioFailures`.
  */
-import { FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as NodePath from "node:path"
 import { type AgentTool, defineTool, ToolFailure } from "./Agent.js"
-import type {
-  IndexOverCapError,
-  InvalidMemoryInputError,
-  LockTimeoutError,
-  MemoryIoError,
-  MemoryNotFoundError,
-  PathTraversalError
-} from "./Errors.js"
+import { Containment } from "./Containment.js"
+import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
-import { isNotFound } from "./internal/atomicFile.js"
-import { LOGS_DIR_NAME as LOGS_DIR } from "./internal/scanPaths.js"
+import { compileSafeRegex, makeLineSearch } from "./internal/safeRegex.js"
+import { TEAM_DIR } from "./Memory.js"
+import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import { checkIndexCaps, INDEX_FILE, MemoryIndex } from "./MemoryIndex.js"
+import {
+  type MemoryRoot,
+  MemoryStore,
+  type StoreReadError,
+  type StoreRemoveError,
+  type StoreWriteError
+} from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
-import { TEAM_DIR, type TeamGuard } from "./TeamGuard.js"
-import { deleteMemory, validateWriteInput, writeMemory } from "./Write.js"
 
 /** Lines of one `read_file` / `memory_read` answer at most. */
 export const READ_MAX_LINES = 2000
@@ -65,8 +61,8 @@ export interface MemoryToolsOptions {
   readonly allowDelete?: boolean | undefined
   /** Let `memory_edit` change MEMORY.md itself, within its caps (dream's prune phase). Default false. */
   readonly allowIndexEdit?: boolean | undefined
-  /** Team memory is on: paths under `team/` go through this guard. Without it they are refused. */
-  readonly teamGuard?: Context.Tag.Service<TeamGuard> | undefined
+  /** Team memory is on: paths under `team/` are team memories (the store's team rules). Default off: refused. */
+  readonly team?: boolean | undefined
 }
 
 /** A memory file a tool created, updated or deleted, with the text before and after (nothing vanishes untraced). */
@@ -111,13 +107,6 @@ class Refused extends Schema.TaggedError<Refused>()("Refused", {
 
 const fail = (message: string) => Effect.fail(new ToolFailure({ message }))
 
-/** Where a memory path points once checked. */
-type MemoryTarget =
-  | { readonly kind: "private"; readonly absolute: string; readonly relative: string }
-  | { readonly kind: "team"; readonly relative: string; readonly teamKey: string }
-
-type Access = "read" | "write"
-
 /** Text cut to the read caps, with a note saying how to get the rest. */
 export const boundText = (text: string, options: { readonly offset?: number; readonly limit?: number } = {}) => {
   const lines = text.split("\n")
@@ -147,124 +136,28 @@ const looksBinary = (text: string): boolean => text.slice(0, 8192).includes("\u0
 
 const toPosix = (relative: string): string => relative.split(/[\\/]/).join("/")
 
+/** What the tools run on: the memory store (every memory path), the file system and containment (project tools). */
+export type MemoryToolsRequirements = MemoryStore | MemoryFs | Containment | MemoryIndex | Scanner
+
 export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryToolsOptions) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
+  const store = yield* MemoryStore
+  const fs = yield* MemoryFs
+  const containment = yield* Containment
   const scanner = yield* Scanner
   const index = yield* MemoryIndex
-  const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | MemoryIndex | Scanner>()
   const changes = yield* Ref.make<ReadonlyArray<MemoryChange>>([])
   const refusals = yield* Ref.make<ReadonlyArray<ToolRefusal>>([])
   const ioFailures = yield* Ref.make<ReadonlyArray<ToolIoFailure>>([])
 
-  const memoryRoot = path.resolve(options.memoryDir)
-  const teamDir = path.join(memoryRoot, TEAM_DIR)
-  const guard = options.teamGuard
+  const memoryRoot = NodePath.resolve(options.memoryDir)
+  const root: MemoryRoot = {
+    memoryDir: memoryRoot,
+    teamEnabled: options.team === true
+  }
   const record = (change: MemoryChange) => Ref.update(changes, (all) => [...all, change])
   // Writes of one turn run in parallel; each reads, then writes: one at a time, so no edit is lost to another.
   const mutation = yield* Effect.makeSemaphore(1)
   const serialized = mutation.withPermits(1)
-
-  // -------------------------------------------------------------------------------------------------------------
-  // Containment
-  // -------------------------------------------------------------------------------------------------------------
-
-  const inside = (root: string, candidate: string, allowRoot: boolean): boolean =>
-    (allowRoot && candidate === root) || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
-
-  /** The lexical checks: the absolute path `key` names under `root`, or why not. */
-  const lexical = (root: string, key: string, allowRoot: boolean): Either.Either<string, Refused> => {
-    const refuse = (reason: string, detail: string) => Either.left(new Refused({ path: key, reason, detail }))
-    if (key.includes("\0")) return refuse("null-byte", "the path contains a null byte")
-    if (key.includes("\\")) return refuse("backslash", "use / as the separator")
-    if (/%(?:2e|2f|5c|25)/i.test(key)) return refuse("encoded-traversal", "percent-encoded path characters")
-    if (key.startsWith("~")) return refuse("absolute", "home-relative paths are outside the sandbox")
-    if (key === "" && !allowRoot) return refuse("empty", "give a file path")
-    const absolute = path.resolve(root, key === "" ? "." : key)
-    if (path.isAbsolute(key) && !inside(root, absolute, allowRoot)) {
-      return refuse("absolute", `an absolute path outside ${root}`)
-    }
-    if (!inside(root, absolute, allowRoot)) return refuse("escapes-root", `it resolves outside ${root}`)
-    return Either.right(absolute)
-  }
-
-  /** The real path, None when nothing is there; any other failure means the path cannot be verified. */
-  const realPathOf = (at: string, key: string) =>
-    fs.realPath(at).pipe(
-      Effect.map(Option.some),
-      Effect.catchIf(isNotFound, () => Effect.succeedNone),
-      Effect.mapError((error) =>
-        new Refused({
-          path: key,
-          reason: error.message.includes("ELOOP") ? "symlink-loop" : "unverifiable",
-          detail: error.message
-        })
-      )
-    )
-
-  /**
-   * The real path of the target, or of its deepest existing ancestor with the missing tail re-joined, must lie
-   * inside the real root. A dangling symlink, a loop or an error that prevents the check refuses.
-   */
-  const realContainment = (root: string, absolute: string, key: string, allowRoot: boolean) =>
-    Effect.gen(function*() {
-      const realRoot = yield* realPathOf(root, key)
-      // No root yet: nothing below it can be a symlink.
-      if (Option.isNone(realRoot)) return
-      let current = absolute
-      for (;;) {
-        const real = yield* realPathOf(current, key)
-        if (Option.isSome(real)) {
-          if (!inside(realRoot.value, real.value, allowRoot || current !== absolute)) {
-            return yield* new Refused({ path: key, reason: "symlink-escape", detail: "a symlink points outside" })
-          }
-          return
-        }
-        const dangling = yield* fs.readLink(current).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-        if (dangling) {
-          return yield* new Refused({ path: key, reason: "dangling-symlink", detail: "a symlink points nowhere" })
-        }
-        if (current === root || path.dirname(current) === current) return
-        current = path.dirname(current)
-      }
-    })
-
-  const checked = (root: string, key: string, allowRoot: boolean) =>
-    Effect.gen(function*() {
-      const absolute = yield* lexical(root, key, allowRoot)
-      yield* realContainment(root, absolute, key, allowRoot)
-      return absolute
-    })
-
-  /** A memory path checked for `access`; `allowRoot` for listings. */
-  const locateMemory = (key: string, access: Access, allowRoot = false) =>
-    Effect.gen(function*() {
-      const absolute = yield* lexical(memoryRoot, key.trim(), allowRoot)
-      const relative = toPosix(path.relative(memoryRoot, absolute))
-      const segments = relative === "" ? [] : relative.split("/")
-      const refuse = (reason: string, detail: string) => new Refused({ path: key, reason, detail })
-      if (segments.some((segment) => segment.startsWith("."))) {
-        return yield* refuse("hidden", "hidden entries hold memdir's own state (locks, cursors, temp files)")
-      }
-      if (segments[0] === TEAM_DIR) {
-        if (guard === undefined) return yield* refuse("team-disabled", "team memory is off for this run")
-        const teamKey = segments.slice(1).join("/")
-        // team/ itself must not lead out of the memory directory; below it the guard applies all three layers.
-        yield* realContainment(memoryRoot, absolute, key, allowRoot)
-        if (teamKey !== "") {
-          yield* guard.resolve(teamDir, teamKey).pipe(Effect.mapError((error) => refuse(error.reason, error.message)))
-        }
-        return { kind: "team", relative, teamKey } satisfies MemoryTarget
-      }
-      if (access === "write") {
-        if (segments[0] === LOGS_DIR) return yield* refuse("logs-append-only", "daily logs are never rewritten")
-        if (relative.toLowerCase() === INDEX_FILE.toLowerCase() && !options.allowIndexEdit) {
-          return yield* refuse("index-file", `${INDEX_FILE} is maintained by memdir: write the memory file instead`)
-        }
-      }
-      yield* realContainment(memoryRoot, absolute, key, allowRoot)
-      return { kind: "private", absolute, relative } satisfies MemoryTarget
-    })
 
   // -------------------------------------------------------------------------------------------------------------
   // Error mapping: refusals are logged, infrastructure failures are kept for the caller, all reach the model
@@ -281,19 +174,25 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       })
     )
 
-  type WriteFailure =
-    | IndexOverCapError
-    | LockTimeoutError
-    | MemoryIoError
-    | InvalidMemoryInputError
-    | PathTraversalError
-    | MemoryNotFoundError
+  type StoreFailure =
+    | StoreWriteError
+    | StoreRemoveError
+    | StoreReadError
 
-  const fromWriteFailure =
-    (tool: string, key: string) => (error: WriteFailure): Effect.Effect<never, ToolFailure | Refused> => {
+  /** A store failure as the model sees it: a refusal (logged), an I/O failure (kept for the caller), or advice. */
+  const fromStore =
+    (tool: string, key: string) => (error: StoreFailure): Effect.Effect<never, ToolFailure | Refused> => {
       switch (error._tag) {
         case "PathTraversalError":
           return Effect.fail(new Refused({ path: key, reason: error.reason, detail: error.message }))
+        case "TeamMemoryDisabledError":
+          return Effect.fail(
+            new Refused({ path: key, reason: "team-disabled", detail: "team memory is off for this run" })
+          )
+        case "InvalidMemoryInputError":
+          return error.rule !== undefined ?
+            Effect.fail(new Refused({ path: key, reason: error.rule, detail: error.reason })) :
+            fail(error.message)
         case "MemoryIoError":
         case "LockTimeoutError":
           return Ref.update(ioFailures, (all) => [...all, { tool, path: key, error }]).pipe(
@@ -304,63 +203,40 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       }
     }
 
-  const ioFailure = (op: string, at: string) => (error: PlatformError) =>
-    new ToolFailure({ message: `${op} ${at} failed: ${error.message}` })
+  const hiddenRefusal = (key: string) => {
+    const relative = key.trim()
+    const segments = relative.split("/")
+    return segments.some((segment) => segment.startsWith(".") && segment !== "." && segment !== "..") ?
+      Effect.fail(
+        new Refused({
+          path: key,
+          reason: "hidden",
+          detail: "hidden entries hold memdir's own state (locks, cursors, temp files)"
+        })
+      ) :
+      Effect.void
+  }
 
-  const readPrivate = (absolute: string) =>
-    fs.readFileString(absolute).pipe(
-      Effect.map(Option.some),
-      Effect.catchIf(isNotFound, () => Effect.succeedNone),
-      Effect.mapError(ioFailure("read", absolute))
+  /** The current text of a memory, `None` when there is no file. */
+  const readMemory = (tool: string, key: string) =>
+    store.read(root, key).pipe(
+      Effect.map((stored) => Option.some(stored.text)),
+      Effect.catchTag("MemoryNotFoundError", () => Effect.succeedNone),
+      Effect.catchAll(fromStore(tool, key))
     )
 
-  const readTarget = (target: MemoryTarget): Effect.Effect<Option.Option<string>, ToolFailure | Refused> =>
-    target.kind === "private" ?
-      readPrivate(target.absolute) :
-      guard!.read(teamDir, target.teamKey).pipe(
-        Effect.map(Option.some),
-        Effect.catchTags({
-          MemoryNotFoundError: () => Effect.succeedNone,
-          PathTraversalError: (error) =>
-            Effect.fail(new Refused({ path: target.relative, reason: error.reason, detail: error.message })),
-          MemoryIoError: (error) => fail(error.message)
-        })
-      )
+  const isIndexKey = (key: string) => key.trim().toLowerCase() === INDEX_FILE.toLowerCase()
 
-  /** Validate a whole memory file and write it (private: the write program, index line included). */
-  const writeWhole = (
-    tool: string,
-    key: string,
-    target: MemoryTarget,
-    content: string,
-    before: Option.Option<string>
-  ) =>
+  /** Write a whole memory file through the store (validated, its index line kept) and record the change. */
+  const writeWhole = (tool: string, key: string, content: string) =>
     Effect.gen(function*() {
-      const parsed = parseMemoryFile(content, target.relative)
-      if (Either.isLeft(parsed)) return yield* fail(parsed.left.message)
-      const { description, name, type } = parsed.right.frontmatter
-      const fields = yield* validateWriteInput({ type, name, description }).pipe(
-        Effect.mapError((error) => new ToolFailure({ message: error.message }))
-      )
-      let after: string
-      if (target.kind === "team") {
-        yield* guard!.write(teamDir, target.teamKey, content).pipe(
-          Effect.mapError((error) =>
-            error._tag === "PathTraversalError" ?
-              new Refused({ path: key, reason: error.reason, detail: error.message }) :
-              new ToolFailure({ message: error.message })
-          )
-        )
-        after = content
-      } else {
-        const written = yield* writeMemory({ memoryDir: memoryRoot, ...fields, body: parsed.right.body, file: key })
-          .pipe(Effect.provide(context), Effect.catchAll(fromWriteFailure(tool, key)))
-        after = yield* readPrivate(written.path).pipe(Effect.map(Option.getOrElse(() => content)))
-      }
-      const op = Option.isNone(before) ? "created" : "updated"
-      yield* record({ tool, op, file: target.relative, before: Option.getOrUndefined(before), after })
-      const indexNote = target.kind === "private" ? " and its line in MEMORY.md" : ""
-      return `${op} ${target.relative}${indexNote} (${fields.type}: ${fields.name})`
+      const written = yield* store.write(root, key, content).pipe(Effect.catchAll(fromStore(tool, key)))
+      const op = written.created ? "created" : "updated"
+      yield* record({ tool, op, file: written.key, before: written.before, after: written.after })
+      const parsed = parseMemoryFile(written.after, written.key)
+      const what = Either.isRight(parsed) ? ` (${parsed.right.frontmatter.type}: ${parsed.right.frontmatter.name})` : ""
+      const indexFile = written.scope === "team" ? `${TEAM_DIR}/${INDEX_FILE}` : INDEX_FILE
+      return `${op} ${written.key} and its line in ${indexFile}${what}`
     })
 
   // -------------------------------------------------------------------------------------------------------------
@@ -369,29 +245,6 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
 
   const describeByPath = (memoryDir: string) =>
     Effect.map(scanner.scan(memoryDir), (scan) => new Map(scan.memories.map((m) => [m.path, m])))
-
-  /** Walk under `start` (absolute), never following symlinks nor entering hidden entries. */
-  const walk = (root: string, start: string, visit: (relative: string, absolute: string, size: number) => boolean) =>
-    Effect.gen(function*() {
-      const queue = [start]
-      while (queue.length > 0) {
-        const directory = queue.shift()!
-        const names = yield* fs.readDirectory(directory).pipe(Effect.orElseSucceed(() => [] as Array<string>))
-        for (const name of names.sort()) {
-          if (name.startsWith(".")) continue
-          const absolute = path.join(directory, name)
-          const isLink = yield* fs.readLink(absolute).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-          if (isLink) continue
-          const info = yield* fs.stat(absolute).pipe(Effect.option)
-          if (Option.isNone(info)) continue
-          if (info.value.type === "Directory") {
-            queue.push(absolute)
-          } else if (info.value.type === "File") {
-            if (!visit(toPosix(path.relative(root, absolute)), absolute, Number(info.value.size))) return
-          }
-        }
-      }
-    })
 
   const memoryList = defineTool({
     name: "memory_list",
@@ -407,26 +260,16 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         "memory_list",
         dir ?? "",
         Effect.gen(function*() {
-          const target = yield* locateMemory(dir ?? "", "read", true)
-          const start = target.kind === "private" ? target.absolute : path.join(teamDir, target.teamKey)
+          yield* hiddenRefusal(dir ?? "")
+          const entries = yield* store.list(root, dir ?? "").pipe(Effect.catchAll(fromStore("memory_list", dir ?? "")))
           const described = yield* describeByPath(memoryRoot)
-          const lines: Array<string> = []
-          let more = 0
-          yield* walk(memoryRoot, start, (relative, _absolute, size) => {
-            if (guard === undefined && (relative === TEAM_DIR || relative.startsWith(`${TEAM_DIR}/`))) return true
-            if (relative.split("/").some((segment) => segment.startsWith("."))) return true
-            if (lines.length >= LIST_MAX_ENTRIES) {
-              more++
-              return true
-            }
-            const memory = described.get(relative)
-            lines.push(
-              memory === undefined ?
-                `- ${relative} (${size} bytes)` :
-                `- [${memory.type}] ${relative} (${new Date(memory.mtime).toISOString()}): ${memory.description}`
-            )
-            return true
+          const lines = entries.slice(0, LIST_MAX_ENTRIES).map((entry) => {
+            const memory = described.get(entry.key)
+            return memory === undefined ?
+              `- ${entry.key} (${entry.size} bytes)` :
+              `- [${memory.type}] ${entry.key} (${new Date(memory.mtime).toISOString()}): ${memory.description}`
           })
+          const more = entries.length - lines.length
           if (lines.length === 0) return "(no files)"
           return lines.join("\n") + (more > 0 ? `\n[… ${more} more files not shown]` : "")
         })
@@ -447,10 +290,10 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         "memory_read",
         key,
         Effect.gen(function*() {
-          const target = yield* locateMemory(key, "read")
-          const content = yield* readTarget(target)
-          if (Option.isNone(content)) return yield* fail(`no file ${target.relative} in the memory directory`)
-          if (looksBinary(content.value)) return yield* fail(`${target.relative} is not a text file`)
+          yield* hiddenRefusal(key)
+          const content = yield* readMemory("memory_read", key)
+          if (Option.isNone(content)) return yield* fail(`no file ${key.trim()} in the memory directory`)
+          if (looksBinary(content.value)) return yield* fail(`${key.trim()} is not a text file`)
           return boundText(content.value, {
             ...(offset === undefined ? {} : { offset }),
             ...(limit === undefined ? {} : { limit })
@@ -469,31 +312,20 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       content: Schema.String.annotations({ description: "the whole file: frontmatter, blank line, body" })
     }),
     run: ({ content, path: key }) =>
-      sandboxed(
-        "memory_write",
-        key,
-        serialized(Effect.gen(function*() {
-          const target = yield* locateMemory(key, "write")
-          if (target.kind === "private" && target.relative.toLowerCase() === INDEX_FILE.toLowerCase()) {
-            return yield* new Refused({ path: key, reason: "index-file", detail: "MEMORY.md is not a memory" })
-          }
-          const before = yield* readTarget(target)
-          return yield* writeWhole("memory_write", target.relative, target, content, before)
-        }))
-      )
+      sandboxed("memory_write", key, serialized(writeWhole("memory_write", key, content)))
   })
 
   const editIndex = (key: string, before: string, after: string) =>
     Effect.gen(function*() {
-      const over = checkIndexCaps(path.join(memoryRoot, INDEX_FILE), before, after)
+      const over = checkIndexCaps(NodePath.join(memoryRoot, INDEX_FILE), before, after)
       if (over !== undefined) return yield* fail(over.message)
       yield* index.modify(memoryRoot, (current) =>
         current.text === before ?
           Effect.succeed({ text: after, result: undefined }) :
           fail(`${INDEX_FILE} changed while you were editing it: read it again`)).pipe(
           Effect.catchTags({
-            LockTimeoutError: fromWriteFailure("memory_edit", key),
-            MemoryIoError: fromWriteFailure("memory_edit", key)
+            LockTimeoutError: fromStore("memory_edit", key),
+            MemoryIoError: fromStore("memory_edit", key)
           })
         )
       yield* record({ tool: "memory_edit", op: "updated", file: INDEX_FILE, before, after })
@@ -515,25 +347,27 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         "memory_edit",
         input.path,
         serialized(Effect.gen(function*() {
-          const target = yield* locateMemory(input.path, "write")
-          const current = yield* readTarget(target)
-          if (Option.isNone(current)) {
-            return yield* fail(`no file ${target.relative}: create it with memory_write`)
+          yield* hiddenRefusal(input.path)
+          if (isIndexKey(input.path) && options.allowIndexEdit !== true) {
+            return yield* new Refused({
+              path: input.path,
+              reason: "index-file",
+              detail: `${INDEX_FILE} is maintained by memdir: write the memory file instead`
+            })
           }
+          const current = yield* readMemory("memory_edit", input.path)
+          const shown = input.path.trim()
+          if (Option.isNone(current)) return yield* fail(`no file ${shown}: create it with memory_write`)
           const occurrences = current.value.split(input.old_string).length - 1
-          if (occurrences === 0) return yield* fail(`old_string does not occur in ${target.relative}: read it again`)
+          if (occurrences === 0) return yield* fail(`old_string does not occur in ${shown}: read it again`)
           if (occurrences > 1 && input.replace_all !== true) {
-            return yield* fail(
-              `old_string occurs ${occurrences} times in ${target.relative}: add context, or set replace_all`
-            )
+            return yield* fail(`old_string occurs ${occurrences} times in ${shown}: add context, or set replace_all`)
           }
           const next = input.replace_all === true ?
             current.value.split(input.old_string).join(input.new_string) :
             current.value.replace(input.old_string, () => input.new_string)
-          if (target.kind === "private" && target.relative.toLowerCase() === INDEX_FILE.toLowerCase()) {
-            return yield* editIndex(input.path, current.value, next)
-          }
-          return yield* writeWhole("memory_edit", target.relative, target, next, current)
+          if (isIndexKey(input.path)) return yield* editIndex(input.path, current.value, next)
+          return yield* writeWhole("memory_edit", input.path, next)
         }))
       )
   })
@@ -548,30 +382,12 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         "memory_delete",
         key,
         serialized(Effect.gen(function*() {
-          const target = yield* locateMemory(key, "write")
-          if (target.kind === "private" && target.relative.toLowerCase() === INDEX_FILE.toLowerCase()) {
+          if (isIndexKey(key)) {
             return yield* new Refused({ path: key, reason: "index-file", detail: "the index is never deleted" })
           }
-          const before = yield* readTarget(target)
-          if (target.kind === "team") {
-            if (Option.isNone(before)) return yield* fail(`no file ${target.relative}`)
-            const absolute = yield* guard!.resolve(teamDir, target.teamKey).pipe(
-              Effect.mapError((error) => new Refused({ path: key, reason: error.reason, detail: error.message }))
-            )
-            yield* fs.remove(absolute).pipe(Effect.mapError(ioFailure("remove", target.relative)))
-          } else {
-            yield* deleteMemory({ memoryDir: memoryRoot, file: target.relative }).pipe(
-              Effect.provide(context),
-              Effect.catchAll(fromWriteFailure("memory_delete", key))
-            )
-          }
-          yield* record({
-            tool: "memory_delete",
-            op: "deleted",
-            file: target.relative,
-            before: Option.getOrUndefined(before)
-          })
-          return `deleted ${target.relative}`
+          const removed = yield* store.remove(root, key).pipe(Effect.catchAll(fromStore("memory_delete", key)))
+          yield* record({ tool: "memory_delete", op: "deleted", file: removed.key, before: removed.before })
+          return `deleted ${removed.key}`
         }))
       )
   })
@@ -581,8 +397,12 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   // -------------------------------------------------------------------------------------------------------------
 
   const projectTools = (projectRoot: string): ReadonlyArray<AgentTool> => {
-    const root = path.resolve(projectRoot)
-    const locate = (key: string, allowRoot: boolean) => checked(root, key.trim() === "" ? "." : key.trim(), allowRoot)
+    const rootDir = NodePath.resolve(projectRoot)
+    const locate = (key: string, allowRoot: boolean) =>
+      containment.resolve(rootDir, key.trim() === "" ? "." : key.trim(), { allowRoot, allowAbsolute: true }).pipe(
+        Effect.mapError((error) => new Refused({ path: key, reason: error.reason, detail: error.message }))
+      )
+    const ioFailure = (at: string) => (error: MemoryFsError) => new ToolFailure({ message: `${at}: ${error.message}` })
 
     const readFile = defineTool({
       name: "read_file",
@@ -598,14 +418,27 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           "read_file",
           key,
           Effect.gen(function*() {
-            const absolute = yield* locate(key, false)
-            const info = yield* fs.stat(absolute).pipe(Effect.mapError(ioFailure("stat", key)))
-            if (info.type !== "File") return yield* fail(`${key} is not a file`)
-            if (Number(info.size) > GREP_MAX_FILE_BYTES * 8) return yield* fail(`${key} is too large to read`)
-            const text = yield* fs.readFileString(absolute).pipe(Effect.mapError(ioFailure("read", key)))
-            if (looksBinary(text)) return yield* fail(`${key} is not a text file`)
+            const located = yield* locate(key, false)
+            const file = yield* fs.readFile(located.real, {
+              maxBytes: GREP_MAX_FILE_BYTES * 8,
+              within: located.realRoot
+            })
+              .pipe(
+                Effect.mapError((error) =>
+                  new ToolFailure({
+                    message: error.reason === "NotFound" ?
+                      `no file ${key} in the project` :
+                      error.reason === "TooLarge" ?
+                      `${key} is too large to read` :
+                      error.reason === "NotRegularFile" ?
+                      `${key} is not a file` :
+                      `${key}: ${error.message}`
+                  })
+                )
+              )
+            if (looksBinary(file.text)) return yield* fail(`${key} is not a text file`)
             const first = Math.max(1, offset ?? 1)
-            const numbered = text.split("\n").map((line, i) => `${String(i + 1).padStart(6)}\t${line}`).join("\n")
+            const numbered = file.text.split("\n").map((line, i) => `${String(i + 1).padStart(6)}\t${line}`).join("\n")
             return boundText(numbered, { offset: first, ...(limit === undefined ? {} : { limit }) })
           })
         )
@@ -620,18 +453,13 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           "list_dir",
           key ?? ".",
           Effect.gen(function*() {
-            const absolute = yield* locate(key ?? ".", true)
-            const names = yield* fs.readDirectory(absolute).pipe(Effect.mapError(ioFailure("list", key ?? ".")))
-            const entries: Array<string> = []
-            for (const name of names.sort().slice(0, LIST_MAX_ENTRIES)) {
-              const entry = path.join(absolute, name)
-              const isLink = yield* fs.readLink(entry).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-              const info = yield* fs.stat(entry).pipe(Effect.option)
-              const kind = isLink ? "@" : Option.isSome(info) && info.value.type === "Directory" ? "/" : ""
-              entries.push(name + kind)
-            }
-            const more = names.length > LIST_MAX_ENTRIES ? `\n[… ${names.length - LIST_MAX_ENTRIES} more]` : ""
-            return entries.length === 0 ? "(empty)" : entries.join("\n") + more
+            const located = yield* locate(key ?? ".", true)
+            const entries = yield* fs.readDirectory(located.real).pipe(Effect.mapError(ioFailure(key ?? ".")))
+            const shown = entries.slice(0, LIST_MAX_ENTRIES).map((entry) =>
+              entry.name + (entry.kind === "SymbolicLink" ? "@" : entry.kind === "Directory" ? "/" : "")
+            )
+            const more = entries.length > LIST_MAX_ENTRIES ? `\n[… ${entries.length - LIST_MAX_ENTRIES} more]` : ""
+            return shown.length === 0 ? "(empty)" : shown.join("\n") + more
           })
         )
     })
@@ -650,56 +478,34 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           "grep",
           input.path ?? ".",
           Effect.gen(function*() {
-            const regex = yield* Effect.try({
-              try: () => new RegExp(input.pattern, input.ignore_case === true ? "i" : ""),
-              catch: (error) => new ToolFailure({ message: `invalid pattern: ${String(error)}` })
-            })
-            const start = yield* locate(input.path ?? ".", true)
-            const info = yield* fs.stat(start).pipe(Effect.mapError(ioFailure("stat", input.path ?? ".")))
+            // A linear-time matcher: a model's pattern cannot block the event loop (no backtracking).
+            const regex = yield* compileSafeRegex(input.pattern, { ignoreCase: input.ignore_case === true }).pipe(
+              Effect.mapError((error) => new ToolFailure({ message: `invalid pattern: ${error.message}` }))
+            )
+            const located = yield* locate(input.path ?? ".", true)
+            const info = yield* fs.lstat(located.real).pipe(Effect.mapError(ioFailure(input.path ?? ".")))
             const files: Array<string> = []
-            if (info.type === "File") {
-              files.push(start)
+            if (info.kind === "File") {
+              files.push(located.real)
             } else {
-              const queue = [start]
-              while (queue.length > 0 && files.length < GREP_MAX_FILES) {
-                const directory = queue.shift()!
-                const names = yield* fs.readDirectory(directory).pipe(Effect.orElseSucceed(() => [] as Array<string>))
-                for (const name of names.sort()) {
-                  if (GREP_SKIPPED_DIRS.has(name)) continue
-                  const entry = path.join(directory, name)
-                  const isLink = yield* fs.readLink(entry).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-                  if (isLink) continue
-                  const stat = yield* fs.stat(entry).pipe(Effect.option)
-                  if (Option.isNone(stat)) continue
-                  if (stat.value.type === "Directory") queue.push(entry)
-                  else if (stat.value.type === "File" && Number(stat.value.size) <= GREP_MAX_FILE_BYTES) {
-                    files.push(entry)
-                  }
-                  if (files.length >= GREP_MAX_FILES) break
-                }
+              const entries = yield* fs.walk(located.real, { enter: (_relative, name) => !GREP_SKIPPED_DIRS.has(name) })
+                .pipe(Effect.mapError(ioFailure(input.path ?? ".")))
+              for (const entry of entries) {
+                if (files.length >= GREP_MAX_FILES) break
+                if (entry.info.kind === "File" && entry.info.size <= GREP_MAX_FILE_BYTES) files.push(entry.absolute)
               }
             }
-            const matches: Array<string> = []
-            let more = 0
+            const search = makeLineSearch(regex, { maxMatches: GREP_MAX_MATCHES })
             for (const file of files) {
-              const text = yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => ""))
+              const text = yield* fs.readFile(file, { maxBytes: GREP_MAX_FILE_BYTES }).pipe(
+                Effect.map((read) => read.text),
+                Effect.orElseSucceed(() => "")
+              )
               if (looksBinary(text)) continue
-              const lines = text.split("\n")
-              for (let i = 0; i < lines.length; i++) {
-                // Long lines are matched on their head only: bounded work per line.
-                const line = lines[i]!.slice(0, 4000)
-                if (!regex.test(line)) continue
-                if (matches.length >= GREP_MAX_MATCHES) {
-                  more++
-                  continue
-                }
-                const shown = line.length > 300 ? line.slice(0, 300) + "…" : line
-                matches.push(`${toPosix(path.relative(root, file))}:${i + 1}: ${shown}`)
-              }
+              if (!search.scan(toPosix(NodePath.relative(located.realRoot, file)), text)) break
               yield* Effect.yieldNow()
             }
-            if (matches.length === 0) return "(no matches)"
-            return matches.join("\n") + (more > 0 ? `\n[… ${more} more matches: narrow the pattern or path]` : "")
+            return search.render()
           })
         )
     })

@@ -23,7 +23,7 @@
  * is discarded: nothing is marked surfaced and no budget is spent, so the same memories can surface on a
  * later turn — the model never saw them.
  */
-import { Error as PlatformError, FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -39,8 +39,11 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { MemoryIoError } from "./Errors.js"
+import { MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
 import type { MemoryHeader, MemoryKind } from "./Memory.js"
+import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
+import { MemoryStore } from "./MemoryStore.js"
 import { DEFAULT_CANDIDATE_CAP, Scanner } from "./Scanner.js"
 import * as ScannerModule from "./Scanner.js"
 import { effectiveMax, Selector } from "./Selector.js"
@@ -48,8 +51,6 @@ import * as SelectorModule from "./Selector.js"
 import type { SelectorScript } from "./Selector.js"
 import { Staleness } from "./Staleness.js"
 import * as StalenessModule from "./Staleness.js"
-import { TEAM_DIR, TeamGuard } from "./TeamGuard.js"
-import { type MemoryScope, scopeOf } from "./TeamMemory.js"
 
 /** Reference limits (SPEC §6.4). */
 export const RECALL_MAX_LINES_PER_MEMORY = 200
@@ -82,7 +83,9 @@ export interface RecallInput {
   readonly alreadyRead?: ReadonlyArray<string> | undefined
   /** At most this many memories (default and ceiling: 5). */
   readonly max?: number | undefined
-  /** Team memory is on: recall covers `team/` too. Default false: `team/` is skipped. */
+  /** Team memory is on (a resolved location's `teamEnabled`): recall covers `team/` too. Default false. */
+  readonly teamEnabled?: boolean | undefined
+  /** @deprecated the same as `teamEnabled` (kept for callers of the first version). */
   readonly team?: boolean | undefined
 }
 
@@ -298,17 +301,15 @@ export const makeWith = (
 ): Effect.Effect<
   Context.Tag.Service<RecallSession>,
   never,
-  Scanner | Selector | Staleness | FileSystem.FileSystem | Path.Path | Scope.Scope
+  Scanner | Selector | Staleness | MemoryStore | Path.Path | Scope.Scope
 > =>
   Effect.gen(function*() {
     const config: RecallOptions = { ...defaultRecallOptions, ...options }
     const scanner = yield* Scanner
     const selector = yield* Selector
     const staleness = yield* Staleness
-    const fs = yield* FileSystem.FileSystem
+    const store = yield* MemoryStore
     const path = yield* Path.Path
-    // Team files come from other people: read only through the guard. Without one, they are unreadable.
-    const guard = yield* Effect.serviceOption(TeamGuard)
     const fibers = yield* FiberSet.make<PendingRecall>()
     const state = yield* Ref.make<SessionState>({ surfaced: new Set(), usedBytes: 0, exhausted: false })
     const history = yield* Ref.make(Chunk.empty<RecallTelemetry>())
@@ -316,51 +317,29 @@ export const makeWith = (
 
     /** The file's head, enough for the largest frontmatter plus the capped body; `partial` if there is more. */
     const headBytes = FRONTMATTER_MAX_BYTES + config.maxBytesPerMemory + 4096
-    const readHead = (absolutePath: string) =>
-      fs.stream(absolutePath, { bytesToRead: headBytes + 1 }).pipe(
-        Stream.runCollect,
-        Effect.map((chunks) => {
-          const all = new Uint8Array(Chunk.reduce(chunks, 0, (n, c) => n + c.length))
-          let offset = 0
-          for (const c of chunks) {
-            all.set(c, offset)
-            offset += c.length
-          }
-          const partial = all.length > headBytes
-          const text = utf8Decoder.decode(partial ? all.subarray(0, headBytes) : all)
-          // The last line of a partial read may end in half a character: drop it, it is past the cap anyway.
-          return { text: partial ? text.slice(0, text.lastIndexOf("\n") + 1) : text, partial }
-        })
-      )
-
-    /** A team file's head through the guard: the whole file (at most 250,000 bytes), cut like `readHead`. */
-    const readTeamHead = (memoryDir: string, memory: MemoryHeader) =>
-      Effect.gen(function*() {
-        if (Option.isNone(guard)) {
-          return yield* new MemoryIoError({
-            op: "read",
-            path: memory.absolutePath,
-            detail: "team memories are read only through TeamGuard, and none is provided"
-          })
-        }
-        const text = yield* guard.value.read(path.join(memoryDir, TEAM_DIR), memory.path.slice(TEAM_DIR.length + 1))
-        const bytes = utf8.encode(text)
-        if (bytes.length <= headBytes) return { text, partial: false }
-        const head = utf8Decoder.decode(bytes.subarray(0, headBytes))
-        return { text: head.slice(0, head.lastIndexOf("\n") + 1), partial: true }
-      })
+    /** Through the one door: containment, team files through the guard, no FIFO or link opened. */
+    const readHead = (memoryDir: string, teamEnabled: boolean, memory: MemoryHeader) =>
+      Effect.map(store.readHead({ memoryDir, teamEnabled }, memory.path, headBytes), (head) => ({
+        // The last line of a partial read may end in half a character: drop it, it is past the cap anyway.
+        text: head.truncated ? head.text.slice(0, head.text.lastIndexOf("\n") + 1) : head.text,
+        partial: head.truncated
+      }))
 
     const readMemory = (
       memoryDir: string,
+      teamEnabled: boolean,
       memory: MemoryHeader
     ): Effect.Effect<Either.Either<DeliverableMemory, UnreadableMemory>> =>
       Effect.gen(function*() {
         const scope = scopeOf(memory.path)
-        const head = yield* (scope === "team" ? readTeamHead(memoryDir, memory) : readHead(memory.absolutePath))
+        const head = yield* readHead(memoryDir, teamEnabled, memory)
         const parsed = parseMemoryFile(head.text, memory.path)
-        if (Either.isLeft(parsed)) return Either.left({ path: memory.path, detail: parsed.left.message })
-        const body = parsed.right.body
         const source = head.text.replace(/^\uFEFF/, "")
+        // A file offered without a readable header (the scan's `headerless`) is delivered whole.
+        if (Either.isLeft(parsed) && memory.headerless !== true) {
+          return Either.left({ path: memory.path, detail: parsed.left.message })
+        }
+        const body = Either.isRight(parsed) ? parsed.right.body : source
         const firstLine = source.slice(0, source.length - body.length).split("\n").length
         const capped = capBody(body.replace(/\r\n/g, "\n"), {
           absolutePath: memory.absolutePath,
@@ -404,6 +383,7 @@ export const makeWith = (
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const memoryDir = path.resolve(input.memoryDir)
+        const teamEnabled = input.teamEnabled === true || input.team === true
         const base = { input, source, startedAt, memoryDir, memories: [], candidates: 0, unreadable: [] }
         const skipped = skipReasonFor(input.query) ??
           ((yield* Ref.get(state)).exhausted ? "budget-exhausted" : undefined)
@@ -427,10 +407,11 @@ export const makeWith = (
         const scan = yield* scanner.scan(memoryDir, {
           limit: config.candidateLimit,
           exclude,
-          skipDirs: input.team === true ? [] : [TEAM_DIR]
+          skipDirs: teamEnabled ? [] : [TEAM_DIR]
         })
         // Defensive: a scanner that ignores `exclude` must not make us surface a memory twice.
-        const candidates = scan.memories.filter((m) => !exclude.has(m.path))
+        // Files without a readable header are candidates too, by their file name and first lines.
+        const candidates = [...scan.memories, ...(scan.headerless ?? [])].filter((m) => !exclude.has(m.path))
         const selection = candidates.length === 0
           ? { selected: [], selector: "none" }
           : yield* selector.select({
@@ -445,7 +426,7 @@ export const makeWith = (
           .map((p) => byPath.get(p))
           .filter((m): m is MemoryHeader => m !== undefined && !surfacedNow.has(path.resolve(memoryDir, m.path)))
           .slice(0, effectiveMax(input.max))
-        const read = yield* Effect.forEach(chosen, (m) => readMemory(memoryDir, m), { concurrency: 5 })
+        const read = yield* Effect.forEach(chosen, (m) => readMemory(memoryDir, teamEnabled, m), { concurrency: 5 })
         return {
           ...base,
           candidates: candidates.length,
@@ -621,7 +602,7 @@ export const make = makeWith()
 export const layer: Layer.Layer<
   RecallSession,
   never,
-  Scanner | Selector | Staleness | FileSystem.FileSystem | Path.Path
+  Scanner | Selector | Staleness | MemoryStore | Path.Path
 > = Layer.scoped(RecallSession, make)
 
 export const layerWith = (options: Partial<RecallOptions>) => Layer.scoped(RecallSession, makeWith(options))
@@ -646,29 +627,40 @@ export const layerTest = (
     const key = Object.keys(files).find((k) => normalized === k || normalized.endsWith("/" + k))
     return key === undefined ? undefined : utf8.encode(files[key]!.content)
   }
-  const fileSystem = FileSystem.layerNoop({
-    stream: (p, streamOptions) => {
-      const bytes = bytesOf(p)
-      if (bytes === undefined) {
-        return Stream.fail(
-          new PlatformError.SystemError({
-            reason: "NotFound",
-            module: "FileSystem",
-            method: "stream",
-            pathOrDescriptor: p
-          })
-        )
-      }
-      const limit = streamOptions?.bytesToRead === undefined ? bytes.length : Number(streamOptions.bytesToRead)
-      return Stream.succeed(bytes.subarray(0, limit))
-    }
-  })
+  // A store that serves the same files by key (only `readHead` is used by recall; the rest is not offered).
+  const notOffered = (what: string) => Effect.dieMessage(`Recall.layerTest: MemoryStore.${what} is not offered`)
+  const store = Layer.succeed(
+    MemoryStore,
+    MemoryStore.of({
+      readHead: (root, key, maxBytes) => {
+        const bytes = bytesOf(key)
+        if (bytes === undefined) return Effect.fail(new MemoryNotFoundError({ path: key }))
+        if (key.startsWith(`${TEAM_DIR}/`) && root.teamEnabled !== true) {
+          return Effect.fail(new PathTraversalError({ key, reason: "unverifiable", detail: "team memory is off" }))
+        }
+        return Effect.succeed({
+          key,
+          scope: scopeOf(key),
+          path: key,
+          text: utf8Decoder.decode(bytes.subarray(0, maxBytes)),
+          mtimeMs: 0,
+          truncated: bytes.length > maxBytes
+        })
+      },
+      read: () => notOffered("read"),
+      write: () => notOffered("write"),
+      remove: () => notOffered("remove"),
+      rename: () => notOffered("rename"),
+      list: () => notOffered("list"),
+      locate: () => notOffered("locate")
+    })
+  )
   return layerWith(options.recall ?? {}).pipe(
     Layer.provide(Layer.mergeAll(
       ScannerModule.layerTest(files),
       options.script === undefined ? SelectorModule.layer : SelectorModule.layerTest(options.script),
       StalenessModule.layer,
-      fileSystem
+      store
     ))
   )
 }

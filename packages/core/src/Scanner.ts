@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
+import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
 import { readHead } from "./internal/scanHead.js"
 import {
   compareNewestFirst,
@@ -50,6 +51,11 @@ export interface ScanResult {
   readonly problems: ReadonlyArray<ScanProblem>
   /** Number of memories found before the cap (excluded paths and problems not counted). */
   readonly total: number
+  /**
+   * Text files among `problems` whose header cannot be read (no frontmatter, broken YAML): still offered to the
+   * selector by their file name and first lines. Newest first, capped like `memories`; absent when there are none.
+   */
+  readonly headerless?: ReadonlyArray<MemoryHeader> | undefined
 }
 
 export class Scanner extends Context.Tag("@memdir/core/Scanner")<Scanner, {
@@ -75,33 +81,46 @@ const resolveOptions = (options: ScanOptions | undefined): ResolvedOptions => ({
   skipDirs: (options?.skipDirs ?? []).map(normalizeRelativePath)
 })
 
-/** Files a parsed header as a memory, or its failure as a problem. */
+/**
+ * Files a parsed header as a memory, or its failure as a problem (and, for a text file, as a headerless memory).
+ * `head` holds the first `length` bytes of the file, as the header scan read them.
+ */
 const collect = (
   parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError>,
   relativePath: string,
   absolutePath: string,
   mtime: number,
-  memories: Array<MemoryHeader>,
-  problems: Array<ScanProblem>
+  head: Buffer,
+  length: number,
+  found: Found
 ): void => {
   if (Either.isLeft(parsed)) {
     const error = parsed.left
-    problems.push({ path: relativePath, code: error.reason, message: error.message, line: error.line })
+    const problem = { path: relativePath, code: error.reason, message: error.message, line: error.line }
+    found.problems.push(problem)
+    const headerless = headerlessMemory(problem, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0))
+    if (headerless !== undefined) found.headerless.push(headerless)
     return
   }
-  const { description, extra, name, type, warning } = parsed.right
-  memories.push({ path: relativePath, absolutePath, name, description, type, mtime, extra, warning })
+  const { description, endLine, extra, name, type, warning } = parsed.right
+  const bodyHead = bodyHeadOf(head, length, endLine)
+  found.memories.push({ path: relativePath, absolutePath, name, description, type, mtime, extra, warning, bodyHead })
 }
 
-const finish = (
-  memories: Array<MemoryHeader>,
-  problems: Array<ScanProblem>,
-  limit: number | undefined
-): ScanResult => {
+interface Found {
+  readonly memories: Array<MemoryHeader>
+  readonly problems: Array<ScanProblem>
+  readonly headerless: Array<MemoryHeader>
+}
+
+const finish = ({ headerless, memories, problems }: Found, limit: number | undefined): ScanResult => {
   memories.sort(compareNewestFirst)
+  headerless.sort(compareNewestFirst)
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const total = memories.length
-  return { memories: limit === undefined || limit >= total ? memories : memories.slice(0, limit), problems, total }
+  const cap = <A>(list: Array<A>) => limit === undefined || limit >= list.length ? list : list.slice(0, limit)
+  const result = { memories: cap(memories), problems, total }
+  return headerless.length === 0 ? result : { ...result, headerless: cap(headerless) }
 }
 
 const unreadable = (relativePath: string, detail: string): ScanProblem => ({
@@ -228,19 +247,29 @@ const readFile = (
   buffer: Buffer,
   candidate: Candidate
 ):
-  | { readonly mtime: number; readonly parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError> }
+  | {
+    readonly mtime: number
+    readonly parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError>
+    /** Bytes of the file now at the start of `buffer`. */
+    readonly length: number
+  }
   | undefined =>
 {
   const fd = NodeFs.openSync(candidate.absolutePath, OPEN_FLAGS)
   try {
     const stats = NodeFs.fstatSync(fd)
     if (!stats.isFile()) return undefined
+    let length = 0
     const parsed = readHead(
       buffer,
-      (offset, length) => NodeFs.readSync(fd, buffer, offset, length, offset),
+      (offset, size) => {
+        const read = NodeFs.readSync(fd, buffer, offset, size, offset)
+        length = Math.max(length, offset + read)
+        return read
+      },
       candidate.relativePath
     )
-    return { mtime: stats.mtimeMs, parsed }
+    return { mtime: stats.mtimeMs, parsed, length }
   } finally {
     NodeFs.closeSync(fd)
   }
@@ -249,8 +278,7 @@ const readFile = (
 const readBatch = (
   buffer: Buffer,
   batch: ReadonlyArray<Candidate>,
-  memories: Array<MemoryHeader>,
-  problems: Array<ScanProblem>
+  found: Found
 ): void => {
   for (const candidate of batch) {
     // node:fs reports failure by throwing; this is the boundary where that becomes a problem entry.
@@ -260,11 +288,12 @@ const readBatch = (
     } catch (error) {
       const code = errorCode(error)
       // Deleted between listing and reading: no longer a memory, nothing to report.
-      if (code !== "ENOENT") problems.push(unreadable(candidate.relativePath, code))
+      if (code !== "ENOENT") found.problems.push(unreadable(candidate.relativePath, code))
       continue
     }
     if (file !== undefined) {
-      collect(file.parsed, candidate.relativePath, candidate.absolutePath, file.mtime, memories, problems)
+      const { length, mtime, parsed } = file
+      collect(parsed, candidate.relativePath, candidate.absolutePath, mtime, buffer, length, found)
     }
   }
 }
@@ -279,13 +308,13 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path>
     const resolved = resolveOptions(options)
     const root = path.resolve(memoryDir)
     const { candidates, problems } = yield* Effect.sync(() => walkTree(root, path.sep, resolved))
-    const memories: Array<MemoryHeader> = []
+    const found: Found = { memories: [], problems, headerless: [] }
     for (let start = 0; start < candidates.length; start += BATCH_SIZE) {
       if (start > 0) yield* Effect.yieldNow()
       const batch = candidates.slice(start, start + BATCH_SIZE)
-      yield* Effect.sync(() => readBatch(buffer, batch, memories, problems))
+      yield* Effect.sync(() => readBatch(buffer, batch, found))
     }
-    return finish(memories, problems, resolved.limit)
+    return finish(found, resolved.limit)
   })
 
   return Scanner.of({ scan })
@@ -316,15 +345,16 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
         Effect.sync(() => {
           const resolved = resolveOptions(options)
           const base = memoryDir.replace(/[\\/]+$/, "")
-          const memories: Array<MemoryHeader> = []
-          const problems: Array<ScanProblem> = []
+          const found: Found = { memories: [], problems: [], headerless: [] }
           for (const [key, file] of Object.entries(files)) {
             const relativePath = normalizeRelativePath(key)
             if (!isCandidatePath(relativePath, resolved.skipDirs) || resolved.exclude.has(relativePath)) continue
             const parsed = parseFrontmatter(file.content, relativePath)
-            collect(parsed, relativePath, `${base}/${relativePath}`, file.mtime, memories, problems)
+            // The live scanner's view of the file: its head, as far as the header scan would read it.
+            const head = Buffer.from(file.content.slice(0, FRONTMATTER_MAX_BYTES), "utf8")
+            collect(parsed, relativePath, `${base}/${relativePath}`, file.mtime, head, head.length, found)
           }
-          return finish(memories, problems, resolved.limit)
+          return finish(found, resolved.limit)
         })
     })
   )

@@ -1,21 +1,26 @@
 /**
- * Selector: which memories will clearly help with this query (SPEC §6.3).
+ * Selector: which memories will clearly help with this query.
  *
- * `layer` is the offline selector, the default when no model is configured: no key, no network. It ranks
- * the candidates' headers (name, description, type, path) with BM25F and keeps only those that clear a
- * relevance bar both relative to the best match and in absolute terms, because surfacing nothing is better
- * than surfacing noise. Its quality is measured against a labelled set in `test/Selector.test.ts`
- * (fixtures `selector-memories/` + `selector-labels.json`).
+ * `layer` is the offline selector, the default when no model is configured: no key, no network, any language.
+ * It analyses each candidate (name, description, path, type and the head of the body the scan already read) with
+ * Unicode word segmentation, per-language stopwords and stemming, and Hangul/CJK bigrams (internal/textAnalysis),
+ * weighs each query term by a general word-frequency prior blended with the candidate set's own statistics, and
+ * scores with saturated, field-weighted term frequencies (internal/selectorIndex). A memory is kept only on
+ * absolute evidence (enough informative words matched, whatever the length of the request) and when it scores
+ * close enough to the best one, because surfacing nothing is better than surfacing noise. Its quality is measured
+ * on labelled sets in `test/Selector.test.ts` (`fixtures/selector-set/`, ten directories in five languages).
  *
  * What it cannot do, and an LLM selector can: understand intent beyond shared words ("ship on Friday" vs a
- * memory about release days), and negation beyond the explicit "not about X" / "ignore X" phrasing.
+ * memory about release days), and negation beyond the explicit "not about X" / "ignore X" phrasing. A request
+ * to do what a memory forbids shares its words, so that memory is surfaced: which is what it is for.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { buildCorpus, scoreCorpus } from "./internal/bm25.js"
-import type { Bm25Options } from "./internal/bm25.js"
-import { analyze, removeExcludedTopics } from "./internal/bm25Text.js"
+import { removeExcludedTopics } from "./internal/bm25Text.js"
+import { type FieldWeight, indexCandidates } from "./internal/selectorIndex.js"
+import { analyzeText, gramPriorWeight, priorWeight } from "./internal/textAnalysis.js"
+import { stemWord } from "./internal/textLanguage.js"
 import type { MemoryHeader } from "./Memory.js"
 
 export const MAX_SELECTED = 5
@@ -48,36 +53,54 @@ export const OFFLINE_SELECTOR = "offline"
 export const effectiveMax = (max: number | undefined): number =>
   max === undefined || Number.isNaN(max) ? MAX_SELECTED : Math.max(0, Math.min(MAX_SELECTED, Math.floor(max)))
 
-type MemoryField = "name" | "description" | "type" | "path"
-
 export interface OfflineSelectorOptions {
-  readonly bm25: Bm25Options<MemoryField>
-  /** A memory is kept only if it explains at least this share of the query (0 … 1). */
-  readonly minCoverage: number
-  /** …and scores at least this fraction of the best candidate's score (0 … 1). */
-  readonly relativeToTop: number
+  /** Fields scored, with their weight and length normalisation. */
+  readonly fields: ReadonlyArray<FieldWeight>
+  /** Term-frequency saturation. */
+  readonly k1: number
   /**
-   * A warning/gotcha about a tool the agent is using right now counts as if it matched this share of the
-   * query (0 … 1) on top of its own score: the tool in use is context the query text does not repeat.
+   * Evidence a memory needs to be relevant: the sum, over the query terms it matches, of each term's weight
+   * (0 … 1: how informative the word is) times how strongly it matches (0 … 1). Absolute, so a long request
+   * needs no more of it than a short one.
+   */
+  readonly minEvidence: number
+  /** …and at least this fraction of the best candidate's evidence (0 … 1)… */
+  readonly relativeToTop: number
+  /** …unless it has this much evidence of its own: then it is clearly relevant, however well the best one did. */
+  readonly clearEvidence: number
+  /**
+   * A warning/gotcha about a tool the agent is using right now gets this much evidence on top of its own: the
+   * tool in use is context the query text does not repeat.
    */
   readonly recentToolWarningBonus: number
+  /** Weight of a gram (Hangul/CJK bigram, German/Dutch 4-gram) relative to a whole word. */
+  readonly gramWeight: number
+  /** Weight of a weak request word ("fix", "add", "file"…) relative to an ordinary one. */
+  readonly weakTermWeight: number
+  /**
+   * How far the candidate set's own statistics count against the general prior: a term's local IDF gets the
+   * share N / (N + localHalfSize) of N candidates (little in a 5-file directory, most in a large one).
+   */
+  readonly localHalfSize: number
 }
 
-/** Measured on the labelled set (see the test); change only with the measurement. */
+/** Chosen on the tuning half of the labelled set (see the test); change only with the measurement. */
 export const defaultOfflineOptions: OfflineSelectorOptions = {
-  bm25: {
-    fields: [
-      { field: "description", weight: 1.5, b: 0.5 },
-      { field: "name", weight: 1, b: 0.3 },
-      { field: "path", weight: 0.6, b: 0.3 },
-      { field: "type", weight: 0.2, b: 0 }
-    ],
-    k1: 1.2,
-    weakTermWeight: 0.35
-  },
-  minCoverage: 0.2,
-  relativeToTop: 0.7,
-  recentToolWarningBonus: 0.25
+  fields: [
+    { field: "description", weight: 1.5, b: 0.5 },
+    { field: "name", weight: 1, b: 0.3 },
+    { field: "path", weight: 0.6, b: 0.3 },
+    { field: "body", weight: 0.35, b: 0.5 },
+    { field: "type", weight: 0.2, b: 0 }
+  ],
+  k1: 1.2,
+  minEvidence: 0.4,
+  relativeToTop: 0.8,
+  clearEvidence: 0.9,
+  recentToolWarningBonus: 0.5,
+  gramWeight: 0.3,
+  weakTermWeight: 0.35,
+  localHalfSize: 20
 }
 
 /**
@@ -131,13 +154,160 @@ export const isWarningMemory = (memory: Pick<MemoryHeader, "name" | "description
 
 export interface ScoredMemory {
   readonly path: string
+  /** Evidence for this memory (see `minEvidence`), with any recent-tool bonus. */
   readonly score: number
+  /** Share of the query explained, 0 … 1: the score over what matching every query term fully would give. */
   readonly coverage: number
+  /** Query terms this memory matched. */
   readonly matched: ReadonlyArray<string>
   /** Usage docs for a tool in `recentTools`: never selected. */
   readonly droppedAsToolDoc: boolean
   /** Whether it clears the relevance bar (before the `max` cut). */
   readonly relevant: boolean
+}
+
+/** Request words that carry little topical signal in a coding session; they count, but weakly. */
+const WEAK_TERMS: ReadonlySet<string> = new Set(
+  `fix add make use change update create new get set work code file run write check look try show explain help
+  tell see go keep put find start take give know think good right today day week first last next old call stuff`
+    .split(/\s+/)
+    .map((word) => stemWord("en", word))
+)
+
+interface QueryWord {
+  readonly term: string
+  /** Prior weight times the weak-word factor (before the local statistics). */
+  readonly weight: number
+  /** The word's Hangul/CJK bigrams with their weights: they stand in for it where it does not match whole. */
+  readonly grams: ReadonlyArray<{ readonly term: string; readonly weight: number }>
+}
+
+const queryWords = (query: string, options: OfflineSelectorOptions): ReadonlyArray<QueryWord> => {
+  const analyzed = analyzeText(removeExcludedTopics(query))
+  const byTerm = new Map<string, QueryWord>()
+  analyzed.words.forEach((word, i) => {
+    const grams = analyzed.grams[i]!.map((term) => ({
+      term,
+      weight: gramPriorWeight(analyzed.language, term) * options.gramWeight
+    }))
+    const weight = priorWeight(analyzed.language, word) * (WEAK_TERMS.has(word) ? options.weakTermWeight : 1)
+    const previous = byTerm.get(word)
+    if (previous === undefined || previous.weight < weight) byTerm.set(word, { term: word, weight, grams })
+  })
+  return [...byTerm.values()]
+}
+
+interface Evidence {
+  /** Per candidate, before any recent-tool bonus. */
+  readonly scores: Float64Array
+  readonly matched: ReadonlyArray<ReadonlyArray<string> | undefined>
+  /** Candidates with any evidence, in candidate order. */
+  readonly touched: ReadonlyArray<number>
+  /** What matching every query term fully would give. */
+  readonly bestPossible: number
+}
+
+const NO_EVIDENCE = { matched: [], touched: [], bestPossible: 0 }
+
+/** Each query word's evidence in each candidate sharing it: only those candidates are touched. */
+const gatherEvidence = (
+  request: Pick<SelectionRequest, "query" | "candidates">,
+  options: OfflineSelectorOptions
+): Evidence => {
+  const candidates = request.candidates
+  const n = candidates.length
+  const scores = new Float64Array(n)
+  const words = n === 0 ? [] : queryWords(request.query, options)
+  if (words.length === 0) return { scores, ...NO_EVIDENCE }
+  const index = indexCandidates(candidates, options.fields)
+  const localShare = n / (n + options.localHalfSize)
+  const rarest = Math.log(1 + (n - 0.5) / 1.5)
+  const weightOf = (term: string, prior: number): number => {
+    const df = index.postings.get(term)?.docs.length ?? 0
+    // Local IDF relative to a term in one candidate only: 1 for a rare term, less the more candidates share it.
+    const localIdf = df === 0 || rarest <= 0 ? 1 : Math.log(1 + (n - df + 0.5) / (df + 0.5)) / rarest
+    return prior * (1 - localShare + localShare * Math.min(1, localIdf))
+  }
+  const whole = new Float64Array(n)
+  const parts = new Float64Array(n)
+  const stamp = new Int32Array(n)
+  const touchedByWord: Array<number> = []
+  const touched: Array<number> = []
+  const matched: Array<Array<string> | undefined> = []
+  let bestPossible = 0
+  let mark = 0
+  const add = (term: string, weight: number, into: Float64Array): void => {
+    const postings = index.postings.get(term)
+    if (postings === undefined) return
+    for (let i = 0; i < postings.docs.length; i++) {
+      const doc = postings.docs[i]!
+      if (stamp[doc] !== mark) {
+        stamp[doc] = mark
+        whole[doc] = 0
+        parts[doc] = 0
+        touchedByWord.push(doc)
+      }
+      const tf = postings.weighted[i]!
+      into[doc] += weight * (tf / (options.k1 + tf))
+    }
+  }
+  for (const word of words) {
+    mark++
+    touchedByWord.length = 0
+    const weight = weightOf(word.term, word.weight)
+    bestPossible += weight
+    add(word.term, weight, whole)
+    for (const gram of word.grams) add(gram.term, weightOf(gram.term, gram.weight), parts)
+    for (const doc of touchedByWord) {
+      // A word counts once: whole, or through its grams (never more than most of the whole word's weight).
+      const value = Math.max(whole[doc]!, Math.min(parts[doc]!, 0.8 * weight))
+      if (value <= 0) continue
+      if (scores[doc] === 0) touched.push(doc)
+      scores[doc] += value
+      ;(matched[doc] ??= []).push(word.term)
+    }
+  }
+  touched.sort((a, b) => a - b)
+  return { scores, matched, touched, bestPossible }
+}
+
+/** The decision for the candidates with evidence, best first (ties keep the candidates' order). */
+const decide = (
+  request: Pick<SelectionRequest, "candidates" | "recentTools">,
+  options: OfflineSelectorOptions,
+  evidence: Evidence,
+  positions: ReadonlyArray<number>
+): Array<ScoredMemory> => {
+  const toolMatchers = (request.recentTools ?? []).flatMap((tool) => toolMatcher(tool) ?? [])
+  const scored = positions.map((i) => {
+    const memory = request.candidates[i]!
+    const text = toolMatchers.length === 0 ? "" : headerText(memory)
+    const aboutRecentTool = toolMatchers.some((matcher) => matcher.test(text))
+    const warning = aboutRecentTool && isWarningMemory(memory)
+    const own = evidence.scores[i]!
+    const score = own + (warning && own > 0 ? options.recentToolWarningBonus : 0)
+    return {
+      position: i,
+      path: memory.path,
+      score,
+      coverage: evidence.bestPossible > 0 ? Math.min(1, score / evidence.bestPossible) : 0,
+      matched: evidence.matched[i] ?? [],
+      droppedAsToolDoc: aboutRecentTool && !warning
+    }
+  })
+  scored.sort((a, b) => b.score - a.score || a.position - b.position)
+  const eligible = (s: typeof scored[number]) => !s.droppedAsToolDoc && s.score > 0
+  // The best match sets the relative bar even when it is a usage doc left out: what trails it is weak evidence.
+  const top = scored[0]?.score ?? 0
+  return scored.map((s) => ({
+    path: s.path,
+    score: s.score,
+    coverage: s.coverage,
+    matched: s.matched,
+    droppedAsToolDoc: s.droppedAsToolDoc,
+    relevant: eligible(s) && s.score >= options.minEvidence &&
+      (s.score >= options.relativeToTop * top || s.score >= options.clearEvidence)
+  }))
 }
 
 /**
@@ -147,62 +317,21 @@ export interface ScoredMemory {
 export const scoreMemories = (
   request: Pick<SelectionRequest, "query" | "candidates" | "recentTools">,
   options: OfflineSelectorOptions = defaultOfflineOptions
-): ReadonlyArray<ScoredMemory> => {
-  const queryTerms = analyze(removeExcludedTopics(request.query))
-  if (queryTerms.length === 0 || request.candidates.length === 0) {
-    return request.candidates.map((m) => ({
-      path: m.path,
-      score: 0,
-      coverage: 0,
-      matched: [],
-      droppedAsToolDoc: false,
-      relevant: false
-    }))
-  }
-  const corpus = buildCorpus(
-    request.candidates.map((m) => ({
-      id: m.path,
-      fields: { name: m.name, description: m.description, type: m.type, path: m.path.replace(/\.md$/i, "") }
-    })),
-    options.bm25
-  )
-  const toolMatchers = (request.recentTools ?? []).flatMap((tool) => toolMatcher(tool) ?? [])
-  const { bestPossible, scores } = scoreCorpus(corpus, queryTerms)
-  const scored = scores.map((s, i) => {
-    const memory = request.candidates[i]!
-    const text = toolMatchers.length === 0 ? "" : headerText(memory)
-    const aboutRecentTool = toolMatchers.some((matcher) => matcher.test(text))
-    const warning = aboutRecentTool && isWarningMemory(memory)
-    const score = s.score + (warning ? options.recentToolWarningBonus * bestPossible : 0)
-    return {
-      path: s.id,
-      score,
-      coverage: bestPossible > 0 ? Math.min(1, score / bestPossible) : 0,
-      matched: s.matched,
-      droppedAsToolDoc: aboutRecentTool && !warning
-    }
-  })
-  const order = scored.map((_, i) => i).sort((a, b) => scored[b]!.score - scored[a]!.score || a - b)
-  const eligible = (s: typeof scored[number]) => !s.droppedAsToolDoc && s.score > 0
-  const top = order.map((i) => scored[i]!).find(eligible)?.score ?? 0
-  return order.map((i) => {
-    const s = scored[i]!
-    return {
-      ...s,
-      relevant: eligible(s) && s.coverage >= options.minCoverage && s.score >= options.relativeToTop * top
-    }
-  })
-}
+): ReadonlyArray<ScoredMemory> =>
+  decide(request, options, gatherEvidence(request, options), request.candidates.map((_, i) => i))
 
 /** Pure: the offline decision, best first, at most `max` (≤ 5), only candidate paths, possibly empty. */
 export const selectRelevantMemories = (
   request: SelectionRequest,
   options: OfflineSelectorOptions = defaultOfflineOptions
-): ReadonlyArray<string> =>
-  scoreMemories(request, options)
+): ReadonlyArray<string> => {
+  // Only candidates with evidence can be relevant (a recent-tool bonus needs some evidence of its own).
+  const evidence = gatherEvidence(request, options)
+  return decide(request, options, evidence, evidence.touched)
     .filter((s) => s.relevant)
     .slice(0, effectiveMax(request.max))
     .map((s) => s.path)
+}
 
 /** The offline selector. Never fails. */
 export const make: Effect.Effect<Context.Tag.Service<Selector>> = Effect.sync(() => ({

@@ -55,6 +55,8 @@ export interface MemdirEnv {
   readonly policyFile: string
   /** The `--memory-dir` CLI flag, when given. */
   readonly flagMemoryDir?: string | undefined
+  /** MEMDIR_TEAM_MEMORY raw value (truthy → team memory on, defined-falsy → off). */
+  readonly teamMemory?: string | undefined
 }
 
 export interface LoadedSettings {
@@ -86,7 +88,8 @@ const rawEnv = Config.all({
   simple: nonEmpty("MEMDIR_SIMPLE"),
   remote: nonEmpty("MEMDIR_REMOTE"),
   remoteMemoryDir: nonEmpty("MEMDIR_REMOTE_MEMORY_DIR"),
-  policyFile: nonEmpty("MEMDIR_POLICY_FILE")
+  policyFile: nonEmpty("MEMDIR_POLICY_FILE"),
+  teamMemory: Config.option(Config.string("MEMDIR_TEAM_MEMORY"))
 })
 
 /** Reads `MemdirEnv` from `Config` (HOME falls back to `os.homedir()`); directories are made absolute. */
@@ -104,7 +107,8 @@ export const readEnv: Effect.Effect<MemdirEnv, ConfigError.ConfigError, Path.Pat
     disableAutoMemory: Option.getOrUndefined(raw.disableAutoMemory),
     simpleMode: isEnvTruthy(Option.getOrUndefined(raw.simple)),
     remoteWithoutStorage: isEnvTruthy(Option.getOrUndefined(raw.remote)) && Option.isNone(raw.remoteMemoryDir),
-    policyFile: Option.match(raw.policyFile, { onNone: () => DEFAULT_POLICY_FILE, onSome: absolute })
+    policyFile: Option.match(raw.policyFile, { onNone: () => DEFAULT_POLICY_FILE, onSome: absolute }),
+    ...Option.match(raw.teamMemory, { onNone: () => ({}), onSome: (teamMemory) => ({ teamMemory }) })
   }
 })
 

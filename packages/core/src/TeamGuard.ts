@@ -19,14 +19,17 @@ import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
+import * as Containment from "./Containment.js"
 import { type MemoryIoError, MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { auditTeamDir, type AuditViolation, inspectText } from "./internal/teamGuardAudit.js"
 import { readTeamFile, resolveTeamPath, TEAM_FILE_MAX_BYTES, writeTeamFile } from "./internal/teamGuardFs.js"
 import { checkKeyWith, percentDecodeFully, sanitizeKey } from "./internal/teamGuardKey.js"
+import { TEAM_DIR } from "./Memory.js"
+import { layer as MemoryFsLayer, type MemoryFs } from "./MemoryFs.js"
 
 export { type AuditViolation, percentDecodeFully, sanitizeKey, TEAM_FILE_MAX_BYTES }
 
-export const TEAM_DIR = "team"
+export { TEAM_DIR }
 
 /** The CLI exit code of `memdir team audit` when it found at least one violation (README "Exit codes"). */
 export const AUDIT_VIOLATIONS_EXIT_CODE = 21
@@ -56,23 +59,35 @@ export class TeamGuard extends Context.Tag("@memdir/core/TeamGuard")<TeamGuard, 
   readonly audit: (teamDir: string) => Effect.Effect<ReadonlyArray<AuditViolation>, MemoryIoError>
 }>() {}
 
-export const make: Effect.Effect<Context.Tag.Service<TeamGuard>> = Effect.sync(() => ({
-  resolve: Effect.fn("TeamGuard.resolve")(function*(teamDir: string, key: string) {
-    return (yield* resolveTeamPath(teamDir, key)).path
-  }),
-  read: Effect.fn("TeamGuard.read")(function*(teamDir: string, key: string) {
-    return yield* readTeamFile(teamDir, key)
-  }),
-  write: Effect.fn("TeamGuard.write")(function*(teamDir: string, key: string, content: string) {
-    return yield* writeTeamFile(teamDir, key, content)
-  }),
-  audit: Effect.fn("TeamGuard.audit")(function*(teamDir: string) {
-    return yield* auditTeamDir(teamDir)
-  })
-}))
+/** The guard over the given file system and containment (policy: keys, sizes, file kinds). */
+export const make: Effect.Effect<Context.Tag.Service<TeamGuard>, never, MemoryFs | Containment.Containment> = Effect
+  .gen(
+    function*() {
+      const parts = yield* Effect.context<MemoryFs | Containment.Containment>()
+      return {
+        resolve: Effect.fn("TeamGuard.resolve")(function*(teamDir: string, key: string) {
+          return (yield* resolveTeamPath(teamDir, key).pipe(Effect.provide(parts))).path
+        }),
+        read: Effect.fn("TeamGuard.read")(function*(teamDir: string, key: string) {
+          return yield* readTeamFile(teamDir, key).pipe(Effect.provide(parts))
+        }),
+        write: Effect.fn("TeamGuard.write")(function*(teamDir: string, key: string, content: string) {
+          return yield* writeTeamFile(teamDir, key, content).pipe(Effect.provide(parts))
+        }),
+        audit: Effect.fn("TeamGuard.audit")(function*(teamDir: string) {
+          return yield* auditTeamDir(teamDir).pipe(Effect.provide(parts))
+        })
+      }
+    }
+  )
 
-/** The real guard, on the real file system (node:fs: it needs lstat, O_NOFOLLOW and errno codes). */
-export const layer: Layer.Layer<TeamGuard> = Layer.effect(TeamGuard, make)
+/** The guard over a given `MemoryFs` (and its `Containment`): the in-memory world builds it this way. */
+export const layerOver: Layer.Layer<TeamGuard, never, MemoryFs> = Layer.effect(TeamGuard, make).pipe(
+  Layer.provide(Containment.layer)
+)
+
+/** The real guard on the real file system: the live `MemoryFs` built in. */
+export const layer: Layer.Layer<TeamGuard> = layerOver.pipe(Layer.provide(MemoryFsLayer))
 
 /**
  * In memory, deterministic: layers 1 and 2 exactly as in `layer` (there are no symlinks in memory), files in a

@@ -1,18 +1,9 @@
 /**
- * Team memory (SPEC §8): `<memdir>/team/`, memories shared with the people you work with, with its own
- * `team/MEMORY.md`. This module holds the switch, the paths, and the programs that write and list team memories
- * and cross-check private feedback against team feedback. Every path under `team/` goes through `TeamGuard`.
- *
- * The switch, first that speaks:
- * 1. auto memory off (SPEC §1 enable chain) → off: disabling auto memory disables team memory, its prompt
- *    section and its sync;
- * 2. `MEMDIR_TEAM_MEMORY` (truthy → on, defined-falsy → off);
- * 3. `teamMemory` in the policy file (on or off);
- * 4. `teamMemory: false` in the project settings (a repository may always opt out);
- * 5. `teamMemory` in the local, then the user settings (on or off);
- * 6. default off. A project's `teamMemory: true` is ignored: a cloned repository must not switch on the reading
- *    of other people's files into your agent's context, nor the pushing of your team notes.
- * `teamRemote` (the git URL of `memdir team sync`) likewise comes from policy, local or user settings only.
+ * Team memory: `<memdir>/team/`, memories shared with the people you work with, with its own `team/MEMORY.md`.
+ * This module holds the team location (directory, switch, remote), the programs that write and list team
+ * memories, and the team part of the prompt. Every path under `team/` goes through the `MemoryStore` and so
+ * through `TeamGuard`; the switch itself is resolved once with the other settings (`internal/teamSwitch.ts`, by
+ * `MemoryPaths`), and the contradiction check lives in `TeamContradiction.ts`.
  *
  * Every change to `team/` (writes, the team index, sync) happens under one lock, `<memdir>/.team.lock`, which
  * lives outside `team/` so it is never committed.
@@ -21,7 +12,6 @@ import { FileSystem, Path } from "@effect/platform"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -30,60 +20,57 @@ import {
   type IndexOverCapError,
   InvalidFrontmatterError,
   type InvalidMemoryDirError,
-  InvalidMemoryInputError,
+  type InvalidMemoryInputError,
   type LockTimeoutError,
   MemoryIoError,
   type MemoryNotFoundError,
   PathTraversalError,
   SecretDetectedError,
-  SettingsError
+  type SettingsError,
+  type TeamMemoryDisabledError
 } from "./Errors.js"
-import { parseMemoryFile, serializeFrontmatter } from "./Frontmatter.js"
+import { parseMemoryFile } from "./Frontmatter.js"
 import { toMemoryIoError } from "./internal/atomicFile.js"
-import { analyze, WEAK_STEMS } from "./internal/bm25Text.js"
-import { type LockOptions, withLock } from "./internal/fileLock.js"
-import { isEnvDefinedFalsy, isEnvTruthy } from "./internal/paths.js"
+import { withLock } from "./internal/fileLock.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
-import type { MemoryHeader, ScanProblem } from "./Memory.js"
-import {
-  checkIndexCaps,
-  INDEX_FILE,
-  indexEntries,
-  type LoadedIndex,
-  truncateIndex,
-  upsertIndexText
-} from "./MemoryIndex.js"
+import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
+import { type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
+import { INDEX_FILE, indexEntries, type LoadedIndex, truncateIndex } from "./MemoryIndex.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
+import { type MemoryRoot, MemoryStore, type StoreWriteResult, TEAM_LOCK, TEAM_LOCK_OPTIONS } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
 import { findSecret } from "./SecretScan.js"
-import { type LoadedSettings, Settings, type SettingsSource } from "./Settings.js"
-import { TEAM_DIR, TeamGuard } from "./TeamGuard.js"
+import { Settings } from "./Settings.js"
+import { checkTeamContradictions, type Contradiction } from "./TeamContradiction.js"
+import { TeamGuard } from "./TeamGuard.js"
 import {
   memoryFileName,
+  memoryText,
   shortHash,
   validateWriteInput,
+  writeMemory,
   type WriteMemoryInput,
   type WriteMemoryResult
 } from "./Write.js"
-import { writeMemory } from "./Write.js"
 
-export { TEAM_DIR }
-
-export const TEAM_MEMORY_ENV = "MEMDIR_TEAM_MEMORY"
-/** The lock serialising every change to team/ (writes, its index, sync); outside team/ so it is never committed. */
-export const TEAM_LOCK = ".team.lock"
-/**
- * A sync holds the lock across network round trips, so it is stale only after 10 minutes (a crashed holder is
- * still taken over at once: its pid is dead). Writers wait up to a minute.
- */
-export const TEAM_LOCK_OPTIONS: LockOptions = { timeout: Duration.minutes(1), staleAfter: Duration.minutes(10) }
-
-/** Where a memory lives: the user's own directory, or the shared `team/`. */
-export type MemoryScope = "private" | "team"
-
-/** `team/x.md` → "team"; anything else → "private". Paths are relative to the memory directory, `/`-separated. */
-export const scopeOf = (relativePath: string): MemoryScope =>
-  relativePath === TEAM_DIR || relativePath.startsWith(`${TEAM_DIR}/`) ? "team" : "private"
+export { type MemoryScope, scopeOf, TEAM_DIR, TEAM_LOCK, TEAM_LOCK_OPTIONS }
+export {
+  readTeamSettings,
+  resolveTeamEnabled,
+  resolveTeamRemote,
+  TEAM_MEMORY_ENV,
+  type TeamSettings,
+  validateTeamRemote
+} from "./internal/teamSwitch.js"
+export {
+  checkTeamContradictions,
+  type Contradiction,
+  CONTRADICTION_MIN_SHARED,
+  CONTRADICTION_MIN_SIMILARITY,
+  type FeedbackText,
+  findContradictions,
+  isProhibition
+} from "./TeamContradiction.js"
 
 export interface TeamLocation {
   readonly memory: MemoryLocation
@@ -105,104 +92,6 @@ export class TeamMemory extends Context.Tag("@memdir/core/TeamMemory")<TeamMemor
   readonly locate: (memory: MemoryLocation) => Effect.Effect<TeamLocation, SettingsError>
 }>() {}
 
-// ---------------------------------------------------------------------------------------------------------------
-// The switch and the remote (pure)
-// ---------------------------------------------------------------------------------------------------------------
-
-interface TeamSettingValue<A> {
-  readonly source: SettingsSource
-  readonly path: string
-  readonly value: A
-}
-
-export interface TeamSettings {
-  /** `teamMemory` of every settings file that sets it, in priority order. */
-  readonly switches: ReadonlyArray<TeamSettingValue<boolean>>
-  /** `teamRemote` of every settings file that sets it, in priority order (project included, for reporting). */
-  readonly remotes: ReadonlyArray<TeamSettingValue<string>>
-}
-
-/**
- * Refuses remotes git would read as an option (`-u…`, `--upload-pack=…`) or that hide a control character; any
- * real git URL (https, ssh, scp-like, a local path) passes.
- */
-export const validateTeamRemote = (path: string, value: string): Either.Either<string, SettingsError> => {
-  const remote = value.trim()
-  const refuse = (detail: string) => Either.left(new SettingsError({ path, key: "teamRemote", detail }))
-  if (remote.length === 0) return refuse("must not be empty")
-  if (remote.startsWith("-")) return refuse("must not start with '-' (git would read it as an option)")
-
-  if (/[\u0000-\u001f\u007f]/.test(remote)) return refuse("must not contain control characters")
-  return Either.right(remote)
-}
-
-/** The team keys of the loaded settings files, type-checked (a wrong type is a `SettingsError` naming the file). */
-export const readTeamSettings = (
-  sources: LoadedSettings["sources"]
-): Either.Either<TeamSettings, SettingsError> => {
-  const switches: Array<TeamSettingValue<boolean>> = []
-  const remotes: Array<TeamSettingValue<string>> = []
-  for (const { path, settings, source } of sources) {
-    const enabled = settings.teamMemory
-    if (enabled !== undefined) {
-      if (typeof enabled !== "boolean") {
-        return Either.left(
-          new SettingsError({
-            path,
-            key: "teamMemory",
-            detail: `wrong type: expected boolean, found ${typeof enabled}`
-          })
-        )
-      }
-      switches.push({ source, path, value: enabled })
-    }
-    const remote = settings.teamRemote
-    if (remote !== undefined) {
-      if (typeof remote !== "string") {
-        return Either.left(
-          new SettingsError({ path, key: "teamRemote", detail: `wrong type: expected string, found ${typeof remote}` })
-        )
-      }
-      const valid = validateTeamRemote(path, remote)
-      if (Either.isLeft(valid)) return Either.left(valid.left)
-      remotes.push({ source, path, value: valid.right })
-    }
-  }
-  return Either.right({ switches, remotes })
-}
-
-/** The team switch (see the module comment for the chain). */
-export const resolveTeamEnabled = (
-  autoMemory: { readonly enabled: boolean; readonly enabledBy: string },
-  envValue: string | undefined,
-  switches: TeamSettings["switches"]
-): { readonly enabled: boolean; readonly enabledBy: string } => {
-  if (!autoMemory.enabled) return { enabled: false, enabledBy: `auto memory is disabled (${autoMemory.enabledBy})` }
-  if (isEnvTruthy(envValue)) return { enabled: true, enabledBy: `env ${TEAM_MEMORY_ENV}` }
-  if (isEnvDefinedFalsy(envValue)) return { enabled: false, enabledBy: `env ${TEAM_MEMORY_ENV}` }
-  const said = (entry: TeamSettingValue<boolean>) => ({
-    enabled: entry.value,
-    enabledBy: `${entry.source} settings ${entry.path}`
-  })
-  const policy = switches.find((entry) => entry.source === "policy")
-  if (policy !== undefined) return said(policy)
-  const projectOptOut = switches.find((entry) => entry.source === "project" && !entry.value)
-  if (projectOptOut !== undefined) return said(projectOptOut)
-  const trusted = switches.find((entry) => entry.source === "local" || entry.source === "user")
-  if (trusted !== undefined) return said(trusted)
-  return { enabled: false, enabledBy: "default (off)" }
-}
-
-/** `teamRemote` from the first trusted source (policy, local, user) that sets it; project settings never count. */
-export const resolveTeamRemote = (
-  remotes: TeamSettings["remotes"]
-): { readonly remote: string; readonly source: string } | undefined => {
-  const trusted = remotes.find((entry) =>
-    entry.source === "policy" || entry.source === "local" || entry.source === "user"
-  )
-  return trusted === undefined ? undefined : { remote: trusted.value, source: trusted.path }
-}
-
 /** `<memoryDir>team/` with a trailing separator. */
 export const teamDirOf = (path: Path.Path, memoryDir: string): string =>
   path.join(path.resolve(memoryDir), TEAM_DIR) + path.sep
@@ -222,21 +111,15 @@ export const make: Effect.Effect<
   const envValue = Option.getOrUndefined(yield* Config.option(Config.string(TEAM_MEMORY_ENV)))
 
   const locate = Effect.fn("TeamMemory.locate")(function*(memory: MemoryLocation) {
-    const loaded = yield* settings.load(memory.root.root)
-    const team = yield* readTeamSettings(loaded.sources)
-    const switched = resolveTeamEnabled(memory, envValue, team.switches)
-    const remote = resolveTeamRemote(team.remotes)
-    const location: TeamLocation = {
-      memory,
-      teamDir: teamDirOf(path, memory.memoryDir),
-      ...switched,
-      ...(remote === undefined ? {} : { remote: remote.remote, remoteSource: remote.source })
-    }
+    // A location resolved by MemoryPaths carries its team switch (settings read once); one built by hand does not.
+    const team = memory.team ??
+      (yield* resolveTeamSwitch(memory, envValue, (yield* settings.load(memory.root.root)).sources))
+    const location: TeamLocation = { memory, teamDir: teamDirOf(path, memory.memoryDir), ...team }
     return location
   })
 
   const resolve = Effect.fn("TeamMemory.resolve")(function*(cwd: string) {
-    return yield* locate(yield* paths.resolve(cwd))
+    return yield* locate(yield* paths.locate(cwd))
   })
 
   return TeamMemory.of({ resolve, locate })
@@ -351,30 +234,8 @@ export const teamPromptInput = Effect.fn("TeamMemory.teamPromptInput")(function*
   return { teamDir, index }
 })
 
-/**
- * Read-modify-write of `team/MEMORY.md` (through the guard) and whatever `f` writes beside it, under the team
- * lock. The caller must hold no team lock.
- */
-const modifyTeamIndex = <A, E, R>(
-  memoryDir: string,
-  f: (teamDir: string, current: string) => Effect.Effect<{ readonly text: string; readonly result: A }, E, R>
-) =>
-  Effect.gen(function*() {
-    const guard = yield* TeamGuard
-    const teamDir = yield* ensureTeamDir(memoryDir)
-    return yield* withTeamLock(
-      memoryDir,
-      Effect.gen(function*() {
-        const current = (yield* readTeamText(teamDir, INDEX_FILE)) ?? ""
-        const update = yield* f(teamDir, current)
-        if (update.text !== current) yield* guard.write(teamDir, INDEX_FILE, update.text)
-        return update.result
-      })
-    )
-  })
-
 // ---------------------------------------------------------------------------------------------------------------
-// Writing team memories
+// Writing team memories (through the MemoryStore: guard, team lock, team/MEMORY.md line, secret refusal, size)
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Refuses text holding a likely secret: team files are shared, so memdir never writes one there. */
@@ -398,68 +259,48 @@ export interface TeamWriteResult extends WriteMemoryResult {
 
 export type TeamWriteInput = WriteMemoryInput
 
-/** The key relative to team/, `/`-separated, for an absolute path the guard returned. */
-const keyOf = (path: Path.Path, teamDir: string, absolute: string): string =>
-  path.relative(path.resolve(teamDir), absolute).split(path.sep).join("/")
+const teamRoot = (memoryDir: string): MemoryRoot => ({ memoryDir, teamEnabled: true })
 
-const checkMemoryKey = (key: string, value: string) =>
-  !key.toLowerCase().endsWith(".md")
-    ? Effect.fail(new InvalidMemoryInputError({ field: "file", value, reason: "a memory file must end in .md" }))
-    : key === INDEX_FILE
-    ? Effect.fail(new InvalidMemoryInputError({ field: "file", value, reason: `${INDEX_FILE} is the index` }))
-    : Effect.void
+const teamResult = (written: StoreWriteResult): TeamWriteResult => ({
+  path: written.path,
+  file: written.key,
+  key: written.key.slice(TEAM_DIR.length + 1),
+  created: written.created,
+  indexCreated: written.indexCreated,
+  scope: "team"
+})
 
 /**
- * `memdir write --team`: a memory in team/ and its line in team/MEMORY.md, all through the guard, under the team
- * lock, the cap check first. Without `file`, a team memory with the same name and type is updated (no duplicate),
- * else `<type>_<slug>.md` is created. A body or description holding a likely secret is refused before anything.
+ * `memdir write --team`: a memory in team/ and its line in team/MEMORY.md, through the store (guard, team lock,
+ * cap check first, secrets refused). Without `file`, a team memory with the same name and type is updated (no
+ * duplicate), else `<type>_<slug>.md` is created. Every other frontmatter key of an existing file is kept.
  */
 export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*(input: TeamWriteInput) {
-  const guard = yield* TeamGuard
+  const store = yield* MemoryStore
   const scanner = yield* Scanner
   const path = yield* Path.Path
   const frontmatter = yield* validateWriteInput(input)
-  const body = input.body.length === 0 || input.body.endsWith("\n") ? input.body : `${input.body}\n`
-
-  return yield* modifyTeamIndex(input.memoryDir, (teamDir, current) =>
-    Effect.gen(function*() {
-      let key: string
-      if (input.file !== undefined) {
-        key = keyOf(path, teamDir, yield* guard.resolve(teamDir, input.file))
-        yield* checkMemoryKey(key, input.file)
-      } else {
-        const scan = yield* scanner.scan(teamDir)
-        const sameName = scan.memories.find((m) =>
-          m.type === frontmatter.type && m.name.trim().toLowerCase() === frontmatter.name.trim().toLowerCase()
-        )
-        const conventional = memoryFileName(frontmatter.type, frontmatter.name)
-        const taken = scan.memories.some((m) => m.path === conventional) ||
-          scan.problems.some((p) => p.path === conventional)
-        key = sameName?.path ??
-          (taken ? `${conventional.slice(0, -".md".length)}_${shortHash(frontmatter.name)}.md` : conventional)
-      }
-      const planned = upsertIndexText(current, { title: frontmatter.name, file: key, hook: frontmatter.description })
-      const overCap = checkIndexCaps(path.join(teamDir, INDEX_FILE), current, planned.text)
-      if (overCap !== undefined) return yield* overCap
-
-      const existing = yield* readTeamText(teamDir, key)
-      const extra = existing === undefined ? {} : Either.match(parseMemoryFile(existing, key), {
-        onLeft: () => ({}),
-        onRight: (parsed) => parsed.frontmatter.extra
-      })
-      const text = serializeFrontmatter({ ...extra, ...frontmatter }, body)
-      yield* refuseSecret(`${TEAM_DIR}/${key}`, text)
-      const absolute = yield* guard.write(teamDir, key, text)
-      const result: TeamWriteResult = {
-        path: absolute,
-        file: `${TEAM_DIR}/${key}`,
-        key,
-        created: existing === undefined,
-        indexCreated: planned.created,
-        scope: "team"
-      }
-      return { text: planned.text, result }
-    }))
+  let key: string
+  if (input.file !== undefined) {
+    key = input.file
+  } else {
+    const scan = yield* scanner.scan(teamDirOf(path, input.memoryDir))
+    const sameName = scan.memories.find((m) =>
+      m.type === frontmatter.type && m.name.trim().toLowerCase() === frontmatter.name.trim().toLowerCase()
+    )
+    const conventional = memoryFileName(frontmatter.type, frontmatter.name)
+    const taken = scan.memories.some((m) => m.path === conventional) ||
+      scan.problems.some((p) => p.path === conventional)
+    key = sameName?.path ??
+      (taken ? `${conventional.slice(0, -".md".length)}_${shortHash(frontmatter.name)}.md` : conventional)
+  }
+  const file = `${TEAM_DIR}/${key}`
+  const written = yield* store.write(
+    teamRoot(input.memoryDir),
+    file,
+    (existing) => memoryText(frontmatter, input.body, existing, file)
+  )
+  return teamResult(written)
 })
 
 export interface TeamFileInput {
@@ -471,42 +312,21 @@ export interface TeamFileInput {
 }
 
 /**
- * `memdir team write KEY`: a raw memory file (frontmatter + body) at `team/KEY`, through the guard, and its line
+ * `memdir team write KEY`: a raw memory file (frontmatter + body) at `team/KEY`, through the store, and its line
  * in team/MEMORY.md from the file's own name and description. The frontmatter must parse; secrets are refused.
  */
 export const writeTeamFile = Effect.fn("TeamMemory.writeTeamFile")(function*(input: TeamFileInput) {
-  const guard = yield* TeamGuard
-  const path = yield* Path.Path
+  const store = yield* MemoryStore
   const parsed = yield* parseMemoryFile(input.content, input.key)
-  const { description, name, type } = parsed.frontmatter
-  if (type === "untyped") {
+  if (parsed.frontmatter.type === "untyped") {
     return yield* new InvalidFrontmatterError({
       path: input.key,
       reason: "invalid-type",
       detail: "a team memory needs a type: user, feedback, project or reference"
     })
   }
-
-  return yield* modifyTeamIndex(input.memoryDir, (teamDir, current) =>
-    Effect.gen(function*() {
-      const key = keyOf(path, teamDir, yield* guard.resolve(teamDir, input.key))
-      yield* checkMemoryKey(key, input.key)
-      const planned = upsertIndexText(current, { title: name, file: key, hook: description })
-      const overCap = checkIndexCaps(path.join(teamDir, INDEX_FILE), current, planned.text)
-      if (overCap !== undefined) return yield* overCap
-      yield* refuseSecret(`${TEAM_DIR}/${key}`, input.content)
-      const existing = yield* readTeamText(teamDir, key)
-      const absolute = yield* guard.write(teamDir, key, input.content)
-      const result: TeamWriteResult = {
-        path: absolute,
-        file: `${TEAM_DIR}/${key}`,
-        key,
-        created: existing === undefined,
-        indexCreated: planned.created,
-        scope: "team"
-      }
-      return { text: planned.text, result }
-    }))
+  const written = yield* store.write(teamRoot(input.memoryDir), `${TEAM_DIR}/${input.key}`, input.content)
+  return teamResult(written)
 })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -543,119 +363,9 @@ export const listTeamMemories = Effect.fn("TeamMemory.listTeamMemories")(functio
   return listing
 })
 
-// ---------------------------------------------------------------------------------------------------------------
-// Cross-check: private feedback against team feedback
-// ---------------------------------------------------------------------------------------------------------------
-
-/** A team feedback memory that a private feedback memory seems to contradict. */
-export interface Contradiction {
-  /** `team/…`. */
-  readonly path: string
-  readonly name: string
-  readonly description: string
-  /** Share of the smaller memory's topic words that the other one has too (0–1). */
-  readonly similarity: number
-  /** The topic words both mention (stems). */
-  readonly shared: ReadonlyArray<string>
-  /** Which one prohibits: "private says never/avoid…, team says to do it", or the reverse. */
-  readonly reason: string
-}
-
-export interface FeedbackText {
-  readonly name: string
-  readonly description: string
-  readonly body: string
-}
-
-/** Words that turn a rule into a prohibition. */
-const PROHIBITION =
-  /\b(?:never|don'?t|do not|does not|doesn'?t|must not|mustn'?t|should not|shouldn'?t|shall not|cannot|can'?t|avoid(?:s|ed|ing)?|no longer|stop(?:ped)? (?:using|doing|adding|writing)|refrain|forbid(?:den)?|prohibit(?:ed)?|disallow(?:ed)?|not allowed|instead of)\b/i
-
-/** The rule of a feedback memory: name, description and the body before **Why:** / **How to apply:**. */
-const ruleText = (memory: FeedbackText): string => {
-  const rule = memory.body.split(/\*\*(?:why|how to apply)\b/i)[0] ?? ""
-  return `${memory.name}\n${memory.description}\n${rule}`
-}
-
-/** Whether a rule prohibits (never/don't/avoid/must not…) rather than prescribes. */
-export const isProhibition = (memory: FeedbackText): boolean =>
-  PROHIBITION.test(`${memory.description}\n${memory.body.split(/\*\*(?:why|how to apply)\b/i)[0] ?? ""}`)
-
-/** Topic words of a rule (stemmed; stopwords, negations and weak verbs such as "use" or "make" removed). */
-const topicWords = (memory: FeedbackText): ReadonlySet<string> =>
-  new Set(analyze(ruleText(memory)).filter((word) => !WEAK_STEMS.has(word)))
-
-/** Similarity at or above which two rules are about the same thing. */
-export const CONTRADICTION_MIN_SIMILARITY = 0.5
-/** And at least this many shared topic words (one shared word is a coincidence). */
-export const CONTRADICTION_MIN_SHARED = 2
-
-/**
- * The offline cross-check (transparent on purpose): two feedback rules contradict when they are about the same
- * thing (overlap of topic words ≥ 0.5 of the smaller rule, at least 2 words) and exactly one of them prohibits
- * (never / don't / avoid / must not …). "Never mock the DB" vs "mock the DB in unit tests" is caught; "never mock
- * the DB" vs "don't mock the database" agree. A model-backed check can replace it later.
- */
-export const findContradictions = (
-  candidate: FeedbackText,
-  team: ReadonlyArray<FeedbackText & { readonly path: string }>
-): Array<Contradiction> => {
-  const words = topicWords(candidate)
-  const prohibits = isProhibition(candidate)
-  const found: Array<Contradiction> = []
-  for (const memory of team) {
-    if (isProhibition(memory) === prohibits) continue
-    const theirs = topicWords(memory)
-    const shared = [...words].filter((word) => theirs.has(word))
-    const smaller = Math.min(words.size, theirs.size)
-    const similarity = smaller === 0 ? 0 : shared.length / smaller
-    if (shared.length < CONTRADICTION_MIN_SHARED || similarity < CONTRADICTION_MIN_SIMILARITY) continue
-    found.push({
-      path: memory.path,
-      name: memory.name,
-      description: memory.description,
-      similarity: Math.round(similarity * 100) / 100,
-      shared: shared.sort(),
-      reason: prohibits
-        ? "the new memory prohibits what this team memory prescribes"
-        : "the new memory prescribes what this team memory prohibits"
-    })
-  }
-  return found.sort((a, b) => b.similarity - a.similarity || (a.path < b.path ? -1 : 1))
-}
-
-/** Team feedback memories read at most: the cross-check must stay cheap on a large team directory. */
-const CROSS_CHECK_MAX_MEMORIES = 200
-
-/**
- * The team feedback memories (read through the guard) that `candidate` seems to contradict. Files the guard
- * refuses or that do not parse are skipped: the check advises, it never blocks a write.
- */
-export const checkTeamContradictions = Effect.fn("TeamMemory.checkTeamContradictions")(function*(
-  memoryDir: string,
-  candidate: FeedbackText
-) {
-  const scanner = yield* Scanner
-  const guard = yield* TeamGuard
-  const path = yield* Path.Path
-  const teamDir = teamDirOf(path, memoryDir)
-  const scan = yield* scanner.scan(teamDir, { limit: CROSS_CHECK_MAX_MEMORIES })
-  const feedback = scan.memories.filter((m) => m.type === "feedback")
-  const team = yield* Effect.forEach(feedback, (m) =>
-    guard.read(teamDir, m.path).pipe(
-      Effect.map((text) =>
-        Either.match(parseMemoryFile(text, m.path), {
-          onLeft: () => [],
-          onRight: (parsed) => [{ path: inTeam(m.path), name: m.name, description: m.description, body: parsed.body }]
-        })
-      ),
-      Effect.orElseSucceed(() => [])
-    ))
-  return findContradictions(candidate, team.flat())
-})
-
 export interface PrivateWriteResult extends WriteMemoryResult {
-  readonly scope: "private"
+  /** "team" when the file named a `team/…` key while team memory is on (the same door, the team rules). */
+  readonly scope: MemoryScope
   /** Team feedback the new feedback memory seems to contradict (empty unless team memory is on). */
   readonly contradictions: ReadonlyArray<Contradiction>
 }
@@ -668,16 +378,16 @@ export interface PrivateWriteResult extends WriteMemoryResult {
 export const writePrivateMemory = Effect.fn("TeamMemory.writePrivateMemory")(function*(
   input: WriteMemoryInput & { readonly teamEnabled: boolean }
 ) {
-  const { teamEnabled, ...write } = input
-  const contradictions = teamEnabled && input.type === "feedback"
+  const contradictions = input.teamEnabled && input.type === "feedback" && scopeOf(input.file ?? "") === "private"
     ? yield* checkTeamContradictions(input.memoryDir, input)
     : []
-  const written = yield* writeMemory(write)
-  const result: PrivateWriteResult = { ...written, scope: "private", contradictions }
+  const written = yield* writeMemory(input)
+  const result: PrivateWriteResult = { ...written, scope: scopeOf(written.file), contradictions }
   return result
 })
 
 export type TeamWriteError =
+  | TeamMemoryDisabledError
   | InvalidMemoryInputError
   | InvalidFrontmatterError
   | PathTraversalError

@@ -4,30 +4,16 @@
  * writers (other processes included) never lose each other's lines. A second write of the same memory updates
  * its file: no duplicates, unknown frontmatter keys kept.
  */
-import { FileSystem, Path } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import {
-  type IndexOverCapError,
-  InvalidMemoryInputError,
-  type LockTimeoutError,
-  type MemoryIoError,
-  MemoryNotFoundError,
-  PathTraversalError
-} from "./Errors.js"
+import * as NodePath from "node:path"
+import { InvalidMemoryInputError, MemoryIoError } from "./Errors.js"
 import { parseMemoryFile, serializeFrontmatter } from "./Frontmatter.js"
-import { ensureDir, isNotFound, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
-import { Frontmatter, type MemoryHeader, type MemoryType } from "./Memory.js"
-import {
-  checkIndexCaps,
-  INDEX_FILE,
-  MemoryIndex,
-  normalizeIndexLink,
-  removeFromIndexText,
-  upsertIndexText
-} from "./MemoryIndex.js"
+import { Frontmatter, type MemoryHeader, type MemoryType, TEAM_DIR } from "./Memory.js"
+import { MemoryFs } from "./MemoryFs.js"
+import { MemoryStore, type StoreWriteError } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
 
 export interface WriteMemoryInput {
@@ -40,6 +26,8 @@ export interface WriteMemoryInput {
   readonly body: string
   /** Relative `.md` path inside the memory directory; default `<type>_<slug of name>.md` (or the existing memory). */
   readonly file?: string | undefined
+  /** Team memory is on: a `team/…` file is then a team memory (default false: such a file is refused). */
+  readonly teamEnabled?: boolean | undefined
 }
 
 export interface WriteMemoryResult {
@@ -56,6 +44,7 @@ export interface WriteMemoryResult {
 export interface DeleteMemoryInput {
   readonly memoryDir: string
   readonly file: string
+  readonly teamEnabled?: boolean | undefined
 }
 
 export interface DeleteMemoryResult {
@@ -69,7 +58,7 @@ export interface DeleteMemoryResult {
 export const SLUG_MAX_LENGTH = 60
 
 /** Sub-directories whose memories are not the user's own and are never matched by name (SPEC §8, §9). */
-const FOREIGN_DIRS: ReadonlyArray<string> = ["team", "logs"]
+const FOREIGN_DIRS: ReadonlyArray<string> = [TEAM_DIR, "logs"]
 
 /** FNV-1a 32-bit, hex: a short stable hash, the same on every runtime. */
 export const shortHash = (text: string): string => {
@@ -126,68 +115,23 @@ export const validateWriteInput = (
   })
 }
 
-/**
- * Resolve an explicit memory file against the memory directory: a relative `.md` path that stays inside it
- * (resolved, then compared with a trailing separator, so `memory-evil/` never matches `memory/`).
- */
-export const resolveMemoryFile = Effect.fn("resolveMemoryFile")(function*(memoryDir: string, file: string) {
-  const path = yield* Path.Path
-  if (file.includes("\0")) return yield* new PathTraversalError({ key: file, reason: "null-byte" })
-  if (file.includes("\\")) return yield* new PathTraversalError({ key: file, reason: "backslash" })
-  if (path.isAbsolute(file) || /^[a-zA-Z]:/.test(file)) {
-    return yield* new PathTraversalError({ key: file, reason: "absolute" })
-  }
-  const root = path.resolve(memoryDir)
-  const absolute = path.resolve(root, file)
-  if (!absolute.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) {
-    return yield* new PathTraversalError({ key: file, reason: "escapes-root" })
-  }
-  const relative = path.relative(root, absolute).split(path.sep).join("/")
-  if (!relative.toLowerCase().endsWith(".md")) {
-    return yield* new InvalidMemoryInputError({ field: "file", value: file, reason: "a memory file must end in .md" })
-  }
-  if (relative === INDEX_FILE) {
-    return yield* new InvalidMemoryInputError({
-      field: "file",
-      value: file,
-      reason: `${INDEX_FILE} is the index, not a memory`
-    })
-  }
-  return { absolute, relative }
-})
-
-/**
- * The memory file's directory must not reach outside the memory directory through a symlink: check the real path
- * of its deepest existing ancestor before creating anything below it.
- */
-const checkRealContainment = Effect.fn("checkRealContainment")(function*(memoryDir: string, absolute: string) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  const realPath = (at: string) => fs.realPath(at).pipe(Effect.mapError(toMemoryIoError("resolve", at)))
-  const exists = (at: string) => fs.exists(at).pipe(Effect.mapError(toMemoryIoError("stat", at)))
-  const root = path.resolve(memoryDir)
-  let ancestor = path.dirname(absolute)
-  while (ancestor !== root && ancestor !== path.dirname(ancestor) && !(yield* exists(ancestor))) {
-    ancestor = path.dirname(ancestor)
-  }
-  const realRoot = yield* realPath(root)
-  const realAncestor = yield* realPath(ancestor)
-  const inside = realAncestor === realRoot ||
-    realAncestor.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep)
-  if (!inside) {
-    return yield* new PathTraversalError({ key: path.relative(root, absolute), reason: "symlink-escape" })
-  }
-})
-
-const readIfExists = (absolute: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    return yield* fs.readFileString(absolute).pipe(
-      Effect.map((text): string | undefined => text),
-      Effect.catchIf(isNotFound, () => Effect.succeed(undefined)),
-      Effect.mapError(toMemoryIoError("read", absolute))
-    )
+/** The frontmatter keys of an existing memory other than the three fields (kept when it is rewritten). */
+const extraKeysOf = (existing: string | undefined, file: string): Readonly<Record<string, unknown>> =>
+  existing === undefined ? {} : Either.match(parseMemoryFile(existing, file), {
+    onLeft: () => ({}),
+    onRight: (parsed) => parsed.frontmatter.extra
   })
+
+/** The text of a memory written from its fields: every other frontmatter key of the existing file is kept. */
+export const memoryText = (
+  frontmatter: Frontmatter,
+  body: string,
+  existing: string | undefined,
+  file: string
+): string => {
+  const ended = body.length === 0 || body.endsWith("\n") ? body : `${body}\n`
+  return serializeFrontmatter({ ...extraKeysOf(existing, file), ...frontmatter }, ended)
+}
 
 const sameName = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase()
 
@@ -198,8 +142,7 @@ const sameName = (a: string, b: string): boolean => a.trim().toLowerCase() === b
  */
 const chooseTarget = Effect.fn("chooseTarget")(function*(memoryDir: string, frontmatter: Frontmatter) {
   const scanner = yield* Scanner
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
+  const fs = yield* MemoryFs
   const scan = yield* scanner.scan(memoryDir, { skipDirs: FOREIGN_DIRS })
   const conventional = memoryFileName(frontmatter.type, frontmatter.name)
   const matches = scan.memories.filter((m: MemoryHeader) =>
@@ -208,7 +151,9 @@ const chooseTarget = Effect.fn("chooseTarget")(function*(memoryDir: string, fron
   const match = matches.find((m) => m.path === conventional) ?? matches[0]
   if (match !== undefined) return match.path
   const taken = (file: string) =>
-    fs.exists(path.join(memoryDir, file)).pipe(Effect.mapError(toMemoryIoError("stat", file)))
+    fs.exists(NodePath.join(memoryDir, file)).pipe(
+      Effect.mapError((error) => new MemoryIoError({ op: "stat", path: file, detail: error.message }))
+    )
   if (!(yield* taken(conventional))) return conventional
   const stem = conventional.slice(0, -".md".length)
   for (let attempt = 0;; attempt++) {
@@ -218,78 +163,40 @@ const chooseTarget = Effect.fn("chooseTarget")(function*(memoryDir: string, fron
 })
 
 /**
- * Write (create or update) one memory and its index line. Fails with `InvalidMemoryInputError`,
- * `PathTraversalError`, `IndexOverCapError` (nothing written), `LockTimeoutError` or `MemoryIoError`.
+ * Write (create or update) one memory and its index line, through the `MemoryStore` (its rules hold: a `team/…`
+ * file is a team memory, refused while team memory is off). Fails with `InvalidMemoryInputError`,
+ * `PathTraversalError`, `IndexOverCapError` (nothing written), `LockTimeoutError`, `MemoryIoError`, or for team
+ * files `TeamMemoryDisabledError` / `SecretDetectedError`.
  */
 export const writeMemory = Effect.fn("writeMemory")(function*(input: WriteMemoryInput) {
-  const index = yield* MemoryIndex
-  const path = yield* Path.Path
+  const store = yield* MemoryStore
   const frontmatter = yield* validateWriteInput(input)
-  const explicit = input.file === undefined ? undefined : yield* resolveMemoryFile(input.memoryDir, input.file)
-
-  return yield* index.modify(input.memoryDir, (current) =>
-    Effect.gen(function*() {
-      const file = explicit?.relative ?? (yield* chooseTarget(input.memoryDir, frontmatter))
-      const absolute = explicit?.absolute ?? path.join(path.resolve(input.memoryDir), file)
-
-      // Cap check first: an over-cap write changes nothing, not even the memory file.
-      const planned = upsertIndexText(current.text, { title: frontmatter.name, file, hook: frontmatter.description })
-      const overCap = checkIndexCaps(current.path, current.text, planned.text)
-      if (overCap !== undefined) return yield* overCap
-
-      yield* checkRealContainment(input.memoryDir, absolute)
-      yield* ensureDir(path.dirname(absolute))
-      const existing = yield* readIfExists(absolute)
-      const extra = existing === undefined ? {} : Either.match(parseMemoryFile(existing, file), {
-        onLeft: () => ({}),
-        onRight: (parsed) => parsed.frontmatter.extra
-      })
-      const body = input.body.length === 0 || input.body.endsWith("\n") ? input.body : `${input.body}\n`
-      yield* writeFileAtomic(absolute, serializeFrontmatter({ ...extra, ...frontmatter }, body))
-
-      const result: WriteMemoryResult = {
-        path: absolute,
-        file,
-        created: existing === undefined,
-        indexCreated: planned.created
-      }
-      return { text: planned.text, result }
-    }))
+  const root = { memoryDir: input.memoryDir, teamEnabled: input.teamEnabled ?? false }
+  const file = input.file === undefined ? yield* chooseTarget(input.memoryDir, frontmatter) : input.file
+  const written = yield* store.write(root, file, (existing) => memoryText(frontmatter, input.body, existing, file))
+  const result: WriteMemoryResult = {
+    path: written.path,
+    file: written.key,
+    created: written.created,
+    indexCreated: written.indexCreated
+  }
+  return result
 })
 
 /** Remove a memory file and its index line(s) ("forget X"). Fails with `MemoryNotFoundError` if neither exists. */
 export const deleteMemory = Effect.fn("deleteMemory")(function*(input: DeleteMemoryInput) {
-  const index = yield* MemoryIndex
-  const fs = yield* FileSystem.FileSystem
-  const target = yield* resolveMemoryFile(input.memoryDir, input.file)
-  const dirExists = yield* fs.exists(input.memoryDir).pipe(Effect.mapError(toMemoryIoError("stat", input.memoryDir)))
-  if (!dirExists) return yield* new MemoryNotFoundError({ path: target.absolute })
-  yield* checkRealContainment(input.memoryDir, target.absolute)
-
-  return yield* index.modify(input.memoryDir, (current) =>
-    Effect.gen(function*() {
-      const planned = removeFromIndexText(current.text, normalizeIndexLink(target.relative) ?? target.relative)
-      const fileRemoved = yield* fs.remove(target.absolute).pipe(
-        Effect.as(true),
-        Effect.catchIf(isNotFound, () => Effect.succeed(false)),
-        Effect.mapError(toMemoryIoError("remove", target.absolute))
-      )
-      if (!fileRemoved && planned.removed === 0) {
-        return yield* new MemoryNotFoundError({ path: target.absolute })
-      }
-      const result: DeleteMemoryResult = {
-        path: target.absolute,
-        file: target.relative,
-        fileRemoved,
-        indexLinesRemoved: planned.removed
-      }
-      return { text: planned.text, result }
-    }))
+  const store = yield* MemoryStore
+  const removed = yield* store.remove(
+    { memoryDir: input.memoryDir, teamEnabled: input.teamEnabled ?? false },
+    input.file
+  )
+  const result: DeleteMemoryResult = {
+    path: removed.path,
+    file: removed.key,
+    fileRemoved: removed.fileRemoved,
+    indexLinesRemoved: removed.indexLinesRemoved
+  }
+  return result
 })
 
-export type WriteMemoryError =
-  | InvalidMemoryInputError
-  | PathTraversalError
-  | IndexOverCapError
-  | LockTimeoutError
-  | MemoryIoError
+export type WriteMemoryError = StoreWriteError

@@ -32,6 +32,7 @@ import { serializeFrontmatter } from "../src/Frontmatter.js"
 import { type MemoryType } from "../src/Memory.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import { INDEX_MAX_BYTES, INDEX_MAX_LINES } from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import * as Model from "../src/Model.js"
 import * as Scanner from "../src/Scanner.js"
 
@@ -87,12 +88,12 @@ const world = Effect.gen(function*() {
 })
 
 const services = (script: Model.ModelScript = [], options: Model.TestModelOptions = {}) =>
-  Layer.mergeAll(
-    DreamLock.layer,
-    MemoryIndex.layer,
-    Scanner.layer,
-    Model.layerTest(script, options)
-  ).pipe(Layer.provideMerge(NodeContext.layer))
+  MemoryStore.layerNode.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(DreamLock.layer, MemoryIndex.layer, Scanner.layer, Model.layerTest(script, options))
+    ),
+    Layer.provideMerge(NodeContext.layer)
+  )
 
 type Services = Layer.Layer.Success<ReturnType<typeof services>>
 
@@ -348,6 +349,15 @@ describe("transcript_search", () => {
       assert.strictEqual((yield* tool.run({ query: "staging", session: "b" })).content, "(no matches)")
       assert.isTrue((yield* tool.run({ query: "staging", session: "zzz" })).isError)
       assert.isTrue((yield* tool.run({ query: "ab" })).isError, "too short a query is refused")
+      assert.isTrue((yield* tool.run({ query: "x".repeat(201) })).isError, "too long a query is refused")
+      // A transcript over the size bound is skipped, and the answer names it (a sparse file: nothing is read).
+      const huge = NodePath.join(w.transcriptsDir, "huge.jsonl")
+      NodeFs.writeFileSync(huge, "")
+      NodeFs.truncateSync(huge, 33 * 1024 * 1024)
+      const withHuge = yield* transcriptSearchTool([...sessions, { id: "huge", path: huge, mtime: NOW }])
+      const answer = (yield* withHuge.run({ query: "staging database" })).content
+      assert.include(answer, "a:1: ")
+      assert.include(answer, `[skipped, over ${32 * 1024 * 1024} bytes: huge]`)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 
@@ -560,6 +570,75 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual((yield* (yield* Model.ModelRequests).all).length, 6)
     }).pipe(withServices(dreamScript())))
 
+  it.scoped("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE from the caller: the dream never commits into the project", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      seedDirectory(w)
+      const project = NodePath.join(w.root, "project")
+      NodeFs.mkdirSync(project)
+      git(project, "init", "-q", "-b", "main")
+      NodeFs.writeFileSync(NodePath.join(project, "README.md"), "the project\n")
+      git(project, "add", "README.md")
+      git(project, "commit", "-qm", "project")
+      const projectHead = git(project, "rev-parse", "HEAD")
+      const inherited = {
+        GIT_DIR: NodePath.join(project, ".git"),
+        GIT_WORK_TREE: project,
+        GIT_INDEX_FILE: NodePath.join(project, ".git", "index")
+      }
+      const saved = Object.fromEntries(Object.keys(inherited).map((k) => [k, process.env[k]]))
+      const outcome = yield* Effect.acquireUseRelease(
+        Effect.sync(() => Object.assign(process.env, inherited)),
+        () => runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true }),
+        () =>
+          Effect.sync(() => {
+            for (const [k, v] of Object.entries(saved)) {
+              if (v === undefined) delete process.env[k]
+              else process.env[k] = v
+            }
+          })
+      )
+      assert.strictEqual(outcome._tag, "Completed")
+      if (outcome._tag !== "Completed") return
+      // The memory directory is no repository of its own: nothing to commit to, whatever GIT_DIR says.
+      assert.deepStrictEqual(outcome.report.commit, {
+        status: "skipped",
+        reason: "the memory directory is not a git repository"
+      })
+      assert.strictEqual(git(project, "rev-parse", "HEAD"), projectHead)
+      assert.strictEqual(git(project, "ls-files"), "README.md\n")
+      assert.strictEqual(git(project, "status", "--porcelain"), "")
+    }).pipe(withServices([Model.textReply("Nothing to consolidate.")])))
+
+  it.scoped("the memory repository's hooks and filters run nothing during the dream's commit", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      seedDirectory(w)
+      git(w.memoryDir, "init", "-q", "-b", "main")
+      git(w.memoryDir, "add", ".")
+      git(w.memoryDir, "commit", "-qm", "before the dream")
+      const markers = NodePath.join(w.root, "markers")
+      NodeFs.mkdirSync(markers)
+      const recorder = NodePath.join(w.root, "recorder.sh")
+      NodeFs.writeFileSync(recorder, `#!/bin/sh\ntouch "${markers}/$1"\nsed s/e/E/g\n`, { mode: 0o755 })
+      for (const hook of ["pre-commit", "commit-msg", "post-commit", "post-index-change", "reference-transaction"]) {
+        NodeFs.writeFileSync(NodePath.join(w.memoryDir, ".git", "hooks", hook), `#!/bin/sh\n"${recorder}" ${hook}\n`, {
+          mode: 0o755
+        })
+      }
+      git(w.memoryDir, "config", "filter.evil.clean", `"${recorder}" clean`)
+      git(w.memoryDir, "config", "filter.evil.process", `"${recorder}" process`)
+      git(w.memoryDir, "config", "filter.evil.required", "true")
+      NodeFs.writeFileSync(NodePath.join(w.memoryDir, ".gitattributes"), "* filter=evil\n")
+      const outcome = yield* runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true })
+      assert.strictEqual(outcome._tag, "Completed")
+      if (outcome._tag !== "Completed") return
+      assert.strictEqual(outcome.report.commit?.status, "committed", JSON.stringify(outcome.report.commit))
+      assert.deepStrictEqual(NodeFs.readdirSync(markers), [])
+      // committed as it is on disk, through no filter
+      assert.strictEqual(git(w.memoryDir, "show", "HEAD:MEMORY.md"), w.read("MEMORY.md"))
+    }).pipe(withServices([Model.textReply("Nothing to consolidate.")])))
+
   it.scoped("dry run: gates and the exact request, nothing written, no model called (also without a key)", () =>
     Effect.gen(function*() {
       const w = yield* world
@@ -637,5 +716,74 @@ describe("runDream (scripted model, real files)", () => {
         { name: "memory_write", input: { path: "logs/2026/12/x.md", content: memoryText("user", "x", "y", "z\n") } }
       ),
       Model.textReply("nothing to do")
+    ])))
+
+  it.scoped("a 1.2 MB memory the dream deletes, and a 600 KB one it edits in place, keep byte-exact previous versions", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      w.write(
+        "MEMORY.md",
+        [
+          "- [Release history](project_release_history.md) — every release note ever",
+          "- [Freeze history](project_freeze_history.md) — every freeze ever",
+          "- [Big but kept](project_big_kept.md) — not touched by the dream"
+        ].join("\n") + "\n"
+      )
+      for (let i = 0; i < 6; i++) w.session(`s${i}`, NOW - HOUR)
+      // Over the 1 MiB the snapshot holds in memory: copied byte for byte, compared by digest.
+      const bigBody = (day: string, lines = 30_000) =>
+        Array.from({ length: lines }, (_, i) => `${String(i).padStart(5, "0")} release notes, freeze ${day} ok`)
+          .join("\n") + "\n"
+      const huge = memoryText("project", "Release history", "Every release note ever", bigBody("Thursday"))
+      // Over the write cap (hand-written), under the 1 MiB a memory tool reads: edited without growing.
+      const edited = memoryText("project", "Freeze history", "Every freeze ever", bigBody("Thursday", 15_000))
+      const untouched = memoryText("project", "Big but kept", "Not touched by the dream", bigBody("Monday"))
+      assert.isAbove(Buffer.byteLength(huge), 1_200_000)
+      w.write("project_release_history.md", huge)
+      w.write("project_freeze_history.md", edited)
+      w.write("project_big_kept.md", untouched)
+
+      const outcome = yield* runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true })
+      assert.strictEqual(outcome._tag, "Completed")
+      if (outcome._tag !== "Completed") return
+      const report = outcome.report
+      assert.isFalse(NodeFs.existsSync(NodePath.join(w.memoryDir, "project_release_history.md")))
+
+      // Deleted: its full text is in the backup, byte for byte, and the report says where.
+      const deleted = report.deleted.find((d) => d.file === "project_release_history.md")!
+      assert.isTrue(deleted.byDream)
+      assert.strictEqual(deleted.backup, `${report.backupDir}/project_release_history.md`)
+      assert.strictEqual(NodeFs.readFileSync(NodePath.join(w.memoryDir, deleted.backup!), "utf8"), huge)
+
+      // Edited without changing its size (so over the cap is allowed): seen, and its previous version kept.
+      const after = w.read("project_freeze_history.md")
+      assert.strictEqual(after.length, edited.length)
+      assert.notStrictEqual(after, edited)
+      const updated = report.updated.find((u) => u.file === "project_freeze_history.md")!
+      assert.isTrue(updated.byDream)
+      assert.strictEqual(updated.backup, `${report.backupDir}/project_freeze_history.md`)
+      assert.strictEqual(NodeFs.readFileSync(NodePath.join(w.memoryDir, updated.backup!), "utf8"), edited)
+
+      // Untouched: no backup, and no copy left behind.
+      assert.isUndefined(report.updated.find((u) => u.file === "project_big_kept.md"))
+      assert.deepStrictEqual(NodeFs.readdirSync(NodePath.join(w.memoryDir, report.backupDir)).sort(), [
+        "MEMORY.md",
+        "project_freeze_history.md",
+        "project_release_history.md",
+        "report.json"
+      ])
+      assert.strictEqual(w.read("project_big_kept.md"), untouched)
+      assert.strictEqual(NodeFs.statSync(NodePath.join(w.memoryDir, deleted.backup!)).mode & 0o777, 0o600)
+    }).pipe(withServices([
+      toolUses({ name: "memory_delete", input: { path: "project_release_history.md" } }),
+      toolUses({
+        name: "memory_edit",
+        input: {
+          path: "project_freeze_history.md",
+          old_string: "00042 release notes, freeze Thursday",
+          new_string: "00042 release notes, freeze Saturday"
+        }
+      }),
+      Model.textReply("Dropped the release history; fixed one freeze day.")
     ])))
 })

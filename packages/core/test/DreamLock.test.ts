@@ -9,6 +9,8 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import { spawn, spawnSync } from "node:child_process"
+import { constants } from "node:fs"
+import * as fsp from "node:fs/promises"
 import {
   DREAM_LOCK_FILE,
   DREAM_LOCK_GUARD,
@@ -241,6 +243,36 @@ describe("withDreamLock", () => {
       const result = yield* withDreamLock(dir, () => Effect.sync(() => (ran = true)))
       assert.isTrue(Option.isNone(result))
       assert.isFalse(ran)
+    })))
+})
+
+describe("DreamLock against special files", () => {
+  it.live("a FIFO as .consolidate-lock fails inspect and acquire at once, saying to remove it; nothing waits on it", () =>
+    Effect.scoped(live(Effect.gen(function*() {
+      const { dir, file, lock } = yield* setupWith({ testClock: false })
+      const made = spawnSync("mkfifo", [file])
+      assert.strictEqual(made.status, 0, "mkfifo")
+      // Should a reader block on the FIFO anyway, a writer opening it releases that reader when the test ends.
+      yield* Effect.addFinalizer(() =>
+        Effect.promise(() =>
+          fsp.open(file, constants.O_WRONLY | constants.O_NONBLOCK).then((h) => h.close()).catch(() => undefined)
+        )
+      )
+      const inspected = yield* Effect.flip(lock.inspect(dir)).pipe(Effect.timeout("5 seconds"))
+      assert.strictEqual(inspected._tag, "MemoryIoError")
+      assert.include(inspected.message, "a FIFO")
+      assert.include(inspected.message, "remove it")
+      const acquired = yield* Effect.flip(lock.tryAcquire(dir)).pipe(Effect.timeout("5 seconds"))
+      assert.strictEqual(acquired._tag, "MemoryIoError")
+    }))))
+
+  it.scoped("a lock file of garbage is read only in part and counts as free", () =>
+    live(Effect.gen(function*() {
+      const { dir, writeLock } = yield* setup
+      yield* writeLock("9".repeat(1_000_000), NOW - HOUR)
+      const state = yield* (yield* DreamLock).inspect(dir)
+      assert.strictEqual(state.status, "free")
+      assert.isUndefined(state.holder)
     })))
 })
 

@@ -34,6 +34,7 @@ import {
   layer as memoryIndexLayer,
   layerWith as memoryIndexLayerWith
 } from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import * as Model from "../src/Model.js"
 import { layer as scannerLayer } from "../src/Scanner.js"
 import { parseTranscript, toJsonl } from "../src/Transcript.js"
@@ -43,7 +44,10 @@ const sessionFixture = fs.readFileSync(`${fixtures}claude-code-session.jsonl`, "
 const SESSION_ID = "6b0d9a4e-2f7c-4c1e-8d35-91a2f0e7c3d1"
 const NOW = Date.parse("2026-03-05T10:00:00.000Z")
 
-const services = Layer.mergeAll(memoryIndexLayer, scannerLayer).pipe(Layer.provideMerge(NodeContext.layer))
+const services = MemoryStore.layerNode.pipe(
+  Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer)),
+  Layer.provideMerge(NodeContext.layer)
+)
 
 const memoryFile = (name: string, description: string, type: string, body: string) =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`

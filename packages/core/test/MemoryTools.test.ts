@@ -6,17 +6,22 @@ import * as Layer from "effect/Layer"
 import type { AgentTool } from "../src/Agent.js"
 import { PathTraversalError } from "../src/Errors.js"
 import { acquireLock, releaseLock } from "../src/internal/fileLock.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import {
   INDEX_FILE,
   INDEX_LOCK,
   layer as memoryIndexLayer,
   layerWith as memoryIndexLayerWith
 } from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import { boundText, make, type MemoryToolsOptions, READ_MAX_LINES } from "../src/MemoryTools.js"
 import { layer as scannerLayer } from "../src/Scanner.js"
 import { layer as teamGuardLayer, type TeamGuard, TeamGuard as TeamGuardTag } from "../src/TeamGuard.js"
 
-const services = Layer.mergeAll(memoryIndexLayer, scannerLayer).pipe(Layer.provideMerge(NodeContext.layer))
+const services = MemoryStore.layerNode.pipe(
+  Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer)),
+  Layer.provideMerge(NodeContext.layer)
+)
 
 const memoryFile = (name: string, description: string, type = "feedback", body = "The rule.\n") =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}`
@@ -329,7 +334,14 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
           }),
         audit: () => Effect.succeed([])
       }
-      const tools = yield* toolsetFor({ memoryDir, teamGuard: guard })
+      // the guard reaches the tools through the memory store (the one door), team memory on
+      const storeContext = yield* Layer.build(
+        MemoryStore.layerWithContainment.pipe(
+          Layer.provide(Layer.mergeAll(MemoryFs.layer, Layer.succeed(TeamGuardTag, guard), memoryIndexLayer)),
+          Layer.provide(NodeContext.layer)
+        )
+      )
+      const tools = yield* toolsetFor({ memoryDir, team: true }).pipe(Effect.provide(storeContext))
       const written = yield* tools.call("memory_write", {
         path: "team/reference_tracker.md",
         content: memoryFile("Tracker", "Bugs are in LINEAR project ENG", "reference")
@@ -351,8 +363,7 @@ describe("MemoryTools: team memory through the real TeamGuard", () => {
       const { memoryDir, outside } = yield* sandbox
       yield* fs.makeDirectory(`${memoryDir}/team`)
       yield* fs.symlink(outside, `${memoryDir}/team/evil`)
-      const guard = yield* TeamGuardTag
-      const tools = yield* toolsetFor({ memoryDir, teamGuard: guard })
+      const tools = yield* toolsetFor({ memoryDir, team: true })
       const content = memoryFile("Tracker", "Bugs are in Linear project SHOP", "reference")
       const written = yield* tools.call("memory_write", { path: "team/reference_tracker.md", content })
       assert.isFalse(written.isError, written.content)

@@ -12,6 +12,8 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as NodeFs from "node:fs"
 import type { MemoryHeader } from "../src/Memory.js"
+import * as MemoryIndex from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import {
   capBody,
   layerTest,
@@ -88,7 +90,8 @@ const sessionLayer = (
     Layer.provide(Layer.mergeAll(
       options.scanner ?? probedScanner(probe),
       options.script === undefined ? SelectorModule.layer : SelectorModule.layerTest(options.script),
-      StalenessModule.layer
+      StalenessModule.layer,
+      MemoryStore.layerNode.pipe(Layer.provide(MemoryIndex.layer))
     )),
     Layer.provideMerge(NodeContext.layer)
   )
@@ -183,6 +186,19 @@ describe("recall", () => {
       assert.strictEqual(result.telemetry.selected, 1)
       assert.strictEqual(result.telemetry.bytes, Buffer.byteLength(memory.content))
       assert.deepStrictEqual(yield* session.telemetry, [result.telemetry])
+    }).pipe(Effect.provide(sessionLayer(probe0))))
+
+  it.scoped("offers a file without frontmatter by its name and first lines, and delivers it whole", () =>
+    Effect.gen(function*() {
+      const notes = "# Config file format\n\nThe config is TOML; never switch it to YAML.\n"
+      const dir = yield* memoryDirWith({ "reference_deploy.md": DEPLOY, "notes_config.md": notes })
+      const session = yield* RecallSession
+      const result = yield* session.recall({ memoryDir: dir, query: "let's move the config file to YAML" })
+      assert.strictEqual(result.candidates, 2)
+      assert.deepStrictEqual(result.selected.map((m) => m.path), ["notes_config.md"])
+      assert.strictEqual(result.selected[0]!.content, notes)
+      assert.strictEqual(result.selected[0]!.type, "untyped")
+      assert.deepStrictEqual(result.unreadable, [])
     }).pipe(Effect.provide(sessionLayer(probe0))))
 
   it.scoped("records telemetry when nothing is selected (0 of N)", () =>

@@ -165,6 +165,60 @@ layer(Scanner.layer.pipe(Layer.provideMerge(NodeContext.layer)))("Scanner.layer"
       for (const problem of result.problems) assert.include(problem.message, problem.path)
     }))
 
+  it.scoped("keeps the start of each body from the bytes already read: up to line 30, at most 1 KiB", () =>
+    Effect.gen(function*() {
+      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+      const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 7}`)
+      yield* writeFiles(dir, {
+        "short.md": header("Short", "one body line"),
+        "long.md": header("Long", "forty body lines").replace("Body of Long.\n", lines.join("\n") + "\n"),
+        "wide.md": header("Wide", "one huge line").replace("Body of Wide.", "ü".repeat(3000)),
+        "empty.md": "---\nname: Empty\ndescription: no body\ntype: user\n---\n"
+      })
+      const result = yield* scanDir(dir)
+      const byPath = new Map(result.memories.map((m) => [m.path, m]))
+      assert.strictEqual(byPath.get("short.md")!.bodyHead, "Body of Short.")
+      // Lines 1-5 are the header, line 6 is blank, so the body starts on line 7; the body head ends with line 30.
+      const long = byPath.get("long.md")!.bodyHead!.split("\n")
+      assert.strictEqual(long[0], "line 7")
+      assert.strictEqual(long.at(-1), "line 30")
+      // Cut at 1 KiB on a whole character: the blank line after the header, then 511 "ü" of two bytes each.
+      assert.strictEqual(byPath.get("wide.md")!.bodyHead, "ü".repeat(511))
+      assert.strictEqual(byPath.get("empty.md")!.bodyHead, "")
+      assert.isUndefined(result.headerless)
+    }))
+
+  it.scoped("offers text files without a readable header to the selector, and still reports them", () =>
+    Effect.gen(function*() {
+      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+      yield* writeFiles(dir, {
+        "good.md": [header("Good", "fine"), 3000],
+        "notes_config.md": ["\n# Config file format\n\nKeys are kebab-case.\nNever YAML.\n", 2000],
+        "broken.md": ["---\nname: x\ndescription: y\n- item\n---\n\nThe body.\n", 1000],
+        "binary.md": new Uint8Array([0x2D, 0x2D, 0x2D, 0x0A, 0x00, 0x01, 0x02, 0x0A, 0x2D, 0x2D, 0x2D, 0x0A])
+      })
+      const result = yield* scanDir(dir)
+      assert.deepStrictEqual(paths(result.memories), ["good.md"])
+      assert.deepStrictEqual(result.problems.map((p) => [p.path, p.code]), [
+        ["binary.md", "binary"],
+        ["broken.md", "yaml-error"],
+        ["notes_config.md", "missing-frontmatter"]
+      ])
+      assert.strictEqual(result.total, 1)
+      const headerless = result.headerless ?? []
+      assert.deepStrictEqual(paths(headerless), ["notes_config.md", "broken.md"])
+      const notes = headerless[0]!
+      assert.strictEqual(notes.name, "notes_config")
+      assert.strictEqual(notes.description, "Config file format")
+      assert.strictEqual(notes.bodyHead, "Keys are kebab-case.\nNever YAML.")
+      assert.strictEqual(notes.type, "untyped")
+      assert.isTrue(notes.headerless)
+      assert.match(notes.warning ?? "", /file name and first lines/)
+      assert.include(headerless[1]!.bodyHead ?? "", "The body.")
+      // Capped like the memories.
+      assert.deepStrictEqual(paths((yield* scanDir(dir, { limit: 1 })).headerless ?? []), ["notes_config.md"])
+    }))
+
   it.scoped("an absent directory is an empty scan; a file instead of a directory is a problem", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
@@ -313,6 +367,14 @@ describe("Scanner.layerTest", () => {
       assert.deepStrictEqual(paths(capped.memories), ["c.md"])
       assert.strictEqual(capped.total, 2)
       assert.deepStrictEqual(paths((yield* scanDir("/memory", { skipDirs: ["team"] })).memories), ["c.md", "a.md"])
+    }).pipe(Effect.provide(Scanner.layerTest(files))))
+
+  it.effect("keeps body heads and offers headerless files as the live scanner does", () =>
+    Effect.gen(function*() {
+      const result = yield* scanDir("/memory")
+      assert.strictEqual(result.memories.find((m) => m.path === "a.md")!.bodyHead, "Body of A.")
+      assert.deepStrictEqual(paths(result.headerless ?? []), ["bad.md"])
+      assert.strictEqual(result.headerless![0]!.absolutePath, "/memory/bad.md")
     }).pipe(Effect.provide(Scanner.layerTest(files))))
 })
 

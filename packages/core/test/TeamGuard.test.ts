@@ -11,15 +11,18 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Containment from "../src/Containment.js"
 import { MemoryNotFoundError, PathTraversalError } from "../src/Errors.js"
 import { readTeamFile, resolveTeamPath, writeTeamFile } from "../src/internal/teamGuardFs.js"
 import { percentDecodeOnce } from "../src/internal/teamGuardKey.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures")
@@ -80,7 +83,10 @@ const makeSandbox = (): Sandbox => {
 }
 
 /** Runs `body` in a fresh sandbox, then asserts nothing outside team/ changed. */
-const inSandbox = <A, E>(body: (box: Sandbox) => Effect.Effect<A, E>) =>
+/** The live file system and containment the guard's operations run on. */
+const guardParts = Containment.layer.pipe(Layer.provideMerge(MemoryFs.layer))
+
+const inSandbox = <A, E, R>(body: (box: Sandbox) => Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
     Effect.sync(makeSandbox),
     (box) =>
@@ -91,10 +97,10 @@ const inSandbox = <A, E>(body: (box: Sandbox) => Effect.Effect<A, E>) =>
         return result
       }),
     (box) => Effect.sync(box.cleanup)
-  )
+  ).pipe(Effect.provide(guardParts))
 
 /** The PathTraversalError `effect` fails with; anything else (a success too) fails the test with a short message. */
-const refusal = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<PathTraversalError> =>
+const refusal = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<PathTraversalError, never, R> =>
   Effect.flatMap(Effect.either(effect), (result) => {
     if (Either.isLeft(result) && result.left instanceof PathTraversalError) return Effect.succeed(result.left)
     const got = Either.isLeft(result) ? result.left : result.right

@@ -11,10 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
+import * as GitRoot from "../src/GitRoot.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import { truncateIndex } from "../src/MemoryIndex.js"
 import * as MemoryPaths from "../src/MemoryPaths.js"
 import type { MemoryLocation } from "../src/MemoryPaths.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import { renderMemoryPrompt } from "../src/Prompt.js"
 import * as Recall from "../src/Recall.js"
 import { RecallSession } from "../src/Recall.js"
@@ -141,6 +143,37 @@ describe("TeamMemory.layer", () => {
     }))
 })
 
+describe("the team switch is resolved once, with the other settings", () => {
+  it.effect("MemoryPaths.locate says whether team memory is on; TeamMemory.locate then reads no settings file", () =>
+    Effect.gen(function*() {
+      const root = "/home/memdir-test/code/app"
+      const user = "/home/memdir-test/.memdir/settings.json"
+      const loads: Array<string> = []
+      const counting = Layer.effect(
+        Settings.Settings,
+        Effect.map(Settings.Settings, (settings) =>
+          Settings.Settings.of({
+            ...settings,
+            load: (at) => Effect.zipRight(Effect.sync(() => loads.push(at)), settings.load(at))
+          }))
+      ).pipe(Layer.provide(Settings.layerTest({}, { [user]: { teamMemory: true, teamRemote: "/srv/team.git" } })))
+      const services = TeamMemoryModule.layer.pipe(
+        Layer.provideMerge(MemoryPaths.layer),
+        Layer.provide(GitRoot.layerTest({ [root]: { root, kind: "repository" } })),
+        Layer.provideMerge(counting),
+        Layer.provide(NodeContext.layer)
+      )
+      yield* Effect.gen(function*() {
+        const location = yield* (yield* MemoryPaths.MemoryPaths).locate(root)
+        assert.isTrue(location.teamEnabled)
+        assert.strictEqual(location.team?.enabledBy, `user settings ${user}`)
+        const team = yield* (yield* TeamMemory).locate(location)
+        assert.deepStrictEqual([team.enabled, team.remote], [true, "/srv/team.git"])
+        assert.deepStrictEqual(loads, [root], "one read of the settings files for the whole command")
+      }).pipe(Effect.provide(services))
+    }))
+})
+
 describe("cross-check (pure)", () => {
   const team = (path: string, description: string, body = "") => ({ path, name: "Team rule", description, body })
   it("flags a rule that prescribes what team feedback prohibits, and the reverse, but not agreement", () => {
@@ -207,7 +240,8 @@ const feedbackText = (name: string, description: string, body: string) =>
 
 const FAKE_AWS_KEY = "AKIA" + "2Z3Y4X5W6V7UTSRQ"
 
-const LiveLayer = Layer.mergeAll(Scanner.layer, MemoryIndex.layer, TeamGuard.layer, Staleness.layer).pipe(
+const LiveLayer = MemoryStore.layerNode.pipe(
+  Layer.provideMerge(Layer.mergeAll(Scanner.layer, MemoryIndex.layer, TeamGuard.layer, Staleness.layer)),
   Layer.provideMerge(NodeContext.layer)
 )
 

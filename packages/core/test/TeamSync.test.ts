@@ -11,17 +11,35 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
+import * as NodeNet from "node:net"
+import * as NodeOs from "node:os"
 import * as Doctor from "../src/Doctor.js"
+import * as Git from "../src/Git.js"
+import { conflictCopyPath } from "../src/internal/teamConflict.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import * as Scanner from "../src/Scanner.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 import { type TeamLocation, writeTeamMemory } from "../src/TeamMemory.js"
-import { parseLsTree, parseMergeTree, resolveConflicts, TEAM_GIT_DIR, TeamSync } from "../src/TeamSync.js"
+import {
+  entryViolations,
+  parseLsTree,
+  parseMergeTree,
+  resolveConflicts,
+  TEAM_GIT_DIR,
+  TEAM_SYNC_MAX_DEPTH,
+  TEAM_SYNC_MAX_NAME_BYTES,
+  TEAM_SYNC_MAX_TOTAL_BYTES,
+  TeamSync
+} from "../src/TeamSync.js"
 import * as TeamSyncModule from "../src/TeamSync.js"
 
 // Isolated from the machine's git configuration: memdir's own identity fallback is used for sync commits.
+// memdir's git never inherits GIT_* variables, so its global config is kept out by an empty scratch HOME.
 process.env.GIT_CONFIG_GLOBAL = "/dev/null"
 process.env.GIT_CONFIG_NOSYSTEM = "1"
+process.env.HOME = NodeFs.mkdtempSync(`${NodeOs.tmpdir()}/memdir-teamsync-home-`)
+delete process.env.XDG_CONFIG_HOME
 
 const git = (cwd: string, args: ReadonlyArray<string>, input?: string): string =>
   execFileSync("git", args, {
@@ -131,7 +149,52 @@ const pushHostileTree = (w: World, parent: string, base: string, hostile: Readon
 const blob = (w: World, content: string | Buffer) =>
   git(w.root, [...w.mallory, "hash-object", "-w", "--stdin"], content as string).trim()
 
+/** Sets variables in this process's environment for the scope, as a calling git hook would have them. */
+const inheritedFromHook = (variables: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const saved = Object.fromEntries(Object.keys(variables).map((k) => [k, process.env[k]]))
+      Object.assign(process.env, variables)
+      return saved
+    }),
+    (saved) =>
+      Effect.sync(() => {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k]
+          else process.env[k] = v
+        }
+      })
+  )
+
+/** A TCP server that accepts connections and never says a word (a remote that hangs). */
+const silentServer = Effect.acquireRelease(
+  Effect.async<{ server: NodeNet.Server; sockets: Array<NodeNet.Socket>; port: number }>((resume) => {
+    const sockets: Array<NodeNet.Socket> = []
+    const server = NodeNet.createServer((socket) => void sockets.push(socket))
+    server.listen(
+      0,
+      "127.0.0.1",
+      () => resume(Effect.succeed({ server, sockets, port: (server.address() as NodeNet.AddressInfo).port }))
+    )
+  }),
+  ({ server, sockets }) =>
+    Effect.sync(() => {
+      for (const socket of sockets) socket.destroy()
+      server.close()
+    })
+)
+
+/** A script that records each call in `markers/<first argument>` and passes stdin through (a filter's job). */
+const plantRecorder = (root: string): { readonly script: string; readonly markers: string } => {
+  const markers = `${root}/markers`
+  NodeFs.mkdirSync(markers, { recursive: true })
+  const script = `${root}/recorder.sh`
+  NodeFs.writeFileSync(script, `#!/bin/sh\ntouch "${markers}/$1"\ncat\n`, { mode: 0o755 })
+  return { script, markers }
+}
+
 const TestLayer = Layer.mergeAll(TeamSyncModule.layer, Scanner.layer, MemoryIndex.layer).pipe(
+  Layer.provideMerge(MemoryStore.layerNode.pipe(Layer.provide(MemoryIndex.layer))),
   Layer.provideMerge(TeamGuard.layer),
   Layer.provideMerge(NodeContext.layer)
 )
@@ -174,6 +237,55 @@ describe("TeamSync pure parts", () => {
       "team/y.md",
       "theirs"
     ]])
+  })
+})
+
+describe("TeamSync push outcomes", () => {
+  it("a push that lost the race to another pusher is retried (fetch, merge, push), other failures are errors", () => {
+    // receive-pack's words when another sync moved the ref between our fetch and our push (captured on git 2.39)
+    const lostRef = "remote: error: cannot lock ref 'refs/heads/main': is at 1a2b3c4d but expected 5e6f7a8b\n" +
+      "To /tmp/remote.git\n!\tHEAD:refs/heads/main\t[remote rejected] (failed to update ref)\nDone"
+    assert.isTrue(TeamSyncModule.isLostPushRace(lostRef))
+    assert.isTrue(TeamSyncModule.isLostPushRace("!\tHEAD:refs/heads/main\t[rejected] (fetch first)"))
+    assert.isTrue(TeamSyncModule.isLostPushRace(" ! [rejected]        HEAD -> main (non-fast-forward)"))
+    assert.isFalse(TeamSyncModule.isLostPushRace("fatal: '/nowhere.git' does not appear to be a git repository"))
+    assert.isFalse(TeamSyncModule.isLostPushRace("remote: error: hook declined to update refs/heads/main"))
+  })
+})
+
+describe("TeamSyncTree bounds (the same both ways)", () => {
+  const entry = (path: string, size = 10) => ({ mode: "100644", type: "blob", sha: "a".repeat(40), size, path })
+  const reasons = (entries: ReadonlyArray<ReturnType<typeof entry>>) =>
+    entryViolations("/m/team", entries).map((v) => [v.path, v.reason])
+
+  it("depth: 64 levels pass, 65 are refused", () => {
+    const at = (levels: number) => `${"d/".repeat(levels - 1)}x.md`
+    assert.deepStrictEqual(reasons([entry(at(TEAM_SYNC_MAX_DEPTH))]), [])
+    assert.deepStrictEqual(reasons([entry(at(TEAM_SYNC_MAX_DEPTH + 1))]), [[at(65), "too-deep"]])
+  })
+
+  it("names: room is left for a conflict copy within the 255-byte file-name limit (bytes, not characters)", () => {
+    const fits = `${"n".repeat(TEAM_SYNC_MAX_NAME_BYTES - 3)}.md`
+    assert.deepStrictEqual(reasons([entry(fits)]), [])
+    assert.isAtMost(Buffer.byteLength(conflictCopyPath(fits, "f".repeat(40))), 255)
+    const long = `${"n".repeat(TEAM_SYNC_MAX_NAME_BYTES - 2)}.md`
+    assert.deepStrictEqual(reasons([entry(long)]), [[long, "name-too-long"]])
+    const wide = `${"é".repeat(120)}.md` // 243 bytes in 123 characters
+    assert.deepStrictEqual(reasons([entry(`dir/${wide}`)]), [[`dir/${wide}`, "name-too-long"]])
+  })
+
+  it("the index stays a file: nothing under MEMORY.md, in any case", () => {
+    assert.deepStrictEqual(reasons([entry("MEMORY.md/x.md"), entry("memory.MD/y.md"), entry("MEMORY.md")]), [
+      ["MEMORY.md/x.md", "index-not-a-file"],
+      ["memory.MD/y.md", "index-not-a-file"]
+    ])
+  })
+
+  it("the whole tree: its total size is bounded, not only each blob", () => {
+    const copies = Array.from({ length: 300 }, (_, i) => entry(`project_${i}.md`, 240_000))
+    assert.deepStrictEqual(reasons(copies), [[".", "too-large"]])
+    assert.deepStrictEqual(reasons(copies.slice(0, 200)), [])
+    assert.strictEqual(TEAM_SYNC_MAX_TOTAL_BYTES, 64 * 1024 * 1024)
   })
 })
 
@@ -289,6 +401,34 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       entries: (w) => [`160000 commit ${remoteHead(w)}\tvendor`],
       path: "vendor",
       reason: "submodule"
+    },
+    {
+      name: "a path 65 levels deep (the outgoing side stops at 64)",
+      entries: (w) => {
+        let tree = git(w.root, [...w.mallory, "mktree"], `100644 blob ${blob(w, memoryText("D", "deep", "x"))}\tx.md\n`)
+          .trim()
+        for (let level = 0; level < 63; level++) {
+          tree = git(w.root, [...w.mallory, "mktree"], `040000 tree ${tree}\td\n`).trim()
+        }
+        return [`040000 tree ${tree}\td`]
+      },
+      path: `${"d/".repeat(64)}x.md`,
+      reason: "too-deep"
+    },
+    {
+      name: "a 241-byte name (its conflict copy would pass the 255-byte file-name limit)",
+      entries: (w) => [`100644 blob ${blob(w, memoryText("L", "long", "x"))}\t${"n".repeat(238)}.md`],
+      path: `${"n".repeat(238)}.md`,
+      reason: "name-too-long"
+    },
+    {
+      name: "a small commit naming one 240 KB blob 300 times (72 MB once checked out)",
+      entries: (w) => {
+        const big = blob(w, memoryText("Big", "big", "x".repeat(239_000)))
+        return Array.from({ length: 300 }, (_, i) => `100644 blob ${big}\tproject_copy${i}.md`)
+      },
+      path: ".",
+      reason: "too-large"
     },
     {
       name: "a .gitattributes that would change how git treats the tree",
@@ -487,5 +627,174 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
           ""
         )
       }
+    }))
+  it.scoped("a shared-folder remote's planted hooks never run, over a path or a file:// URL", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const { markers, script } = plantRecorder(w.root)
+      const hooks = [
+        "pre-receive",
+        "update",
+        "post-receive",
+        "post-update",
+        "reference-transaction",
+        "push-to-checkout",
+        "proc-receive",
+        "pre-auto-gc"
+      ]
+      for (const hook of hooks) {
+        NodeFs.writeFileSync(`${w.remote}/hooks/${hook}`, `#!/bin/sh\n"${script}" ${hook} </dev/null\n`, {
+          mode: 0o755
+        })
+      }
+      for (const [who, remote] of [[w.alice, w.remote], [w.bob, `file://${w.remote}`]] as const) {
+        yield* writeTeamMemory({
+          memoryDir: who.memory.memoryDir,
+          type: "project",
+          name: `Note of ${remote.slice(0, 4)}`,
+          description: "a note",
+          body: "hi"
+        })
+        const result = yield* sync({ ...who, remote })
+        assert.isTrue(result.pushed, remote)
+      }
+      assert.deepStrictEqual(NodeFs.readdirSync(markers), [])
+      const tree = git(w.root, ["--git-dir", w.remote, "ls-tree", "-r", "--name-only", "main"]).trim().split("\n")
+      assert.strictEqual(tree.length, 3, tree.join(" "))
+    }))
+
+  it.scoped("filters, drivers, an attributes file and fsmonitor planted in .team.git/config never run; a link at info/attributes is replaced, not written through", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const { markers, script } = plantRecorder(w.root)
+      const write = (team: TeamLocation, body: string) =>
+        writeTeamMemory({
+          memoryDir: team.memory.memoryDir,
+          type: "project",
+          name: "Release",
+          description: "Release train is weekly",
+          body
+        })
+      yield* write(w.alice, "Ships on Tuesdays.")
+      yield* sync(w.alice)
+      yield* sync(w.bob)
+      const attributes = `${w.root}/planted-attributes`
+      NodeFs.writeFileSync(attributes, "* filter=evil merge=evil diff=evil\n")
+      const victim = `${w.root}/victim`
+      NodeFs.writeFileSync(victim, "precious\n")
+      for (const team of [w.alice, w.bob]) {
+        const gitDir = `${team.memory.memoryDir}${TEAM_GIT_DIR}`
+        NodeFs.appendFileSync(
+          `${gitDir}/config`,
+          `[core]\n\tattributesFile = ${attributes}\n\tfsmonitor = "${script}" fsmonitor\n` +
+            `[filter "evil"]\n\tclean = "${script}" clean\n\tsmudge = "${script}" smudge\n\trequired = true\n` +
+            `[merge "evil"]\n\tdriver = "${script}" merge %O %A %B\n` +
+            `[diff "evil"]\n\ttextconv = "${script}" textconv\n` +
+            `[credential]\n\thelper = "!${script} credential"\n`
+        )
+        NodeFs.writeFileSync(`${team.teamDir}.gitattributes`, "* filter=evil merge=evil\n")
+        NodeFs.rmSync(`${gitDir}/info/attributes`)
+        NodeFs.symlinkSync(victim, `${gitDir}/info/attributes`)
+      }
+      // Both edit the memory: the sync merges, the case where a merge driver would run.
+      yield* write(w.alice, "Ships on Wednesdays now (alice).")
+      yield* write(w.bob, "Ships on Thursdays now (bob).")
+      yield* sync(w.alice)
+      const merged = yield* sync(w.bob)
+      assert.strictEqual(merged.merge, "merged")
+      assert.isTrue(merged.pushed)
+      yield* sync(w.alice)
+
+      assert.deepStrictEqual(NodeFs.readdirSync(markers), [])
+      assert.strictEqual(NodeFs.readFileSync(victim, "utf8"), "precious\n")
+      for (const team of [w.alice, w.bob]) {
+        const gitDir = `${team.memory.memoryDir}${TEAM_GIT_DIR}`
+        assert.isTrue(NodeFs.lstatSync(`${gitDir}/info/attributes`).isFile())
+        assert.notInclude(NodeFs.readFileSync(`${gitDir}/config`, "utf8"), "evil")
+        assert.include(NodeFs.readFileSync(`${team.teamDir}project_release.md`, "utf8"), "Thursdays now (bob)")
+      }
+    }))
+
+  it.scoped("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE from a calling hook do not redirect the sync", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const project = `${w.root}/project`
+      NodeFs.mkdirSync(project)
+      git(project, ["init", "-q", "-b", "main"])
+      NodeFs.writeFileSync(`${project}/README.md`, "the project\n")
+      git(project, ["add", "README.md"])
+      git(project, ["commit", "-qm", "project"])
+      const projectHead = git(project, ["rev-parse", "HEAD"])
+      yield* writeTeamMemory({
+        memoryDir: w.alice.memory.memoryDir,
+        type: "project",
+        name: "Hooked",
+        description: "synced from a post-commit hook",
+        body: "hi"
+      })
+      const synced = yield* Effect.scoped(Effect.gen(function*() {
+        yield* inheritedFromHook({
+          GIT_DIR: `${project}/.git`,
+          GIT_WORK_TREE: project,
+          GIT_INDEX_FILE: `${project}/.git/index`
+        })
+        return yield* sync(w.alice)
+      }))
+      assert.isTrue(synced.pushed)
+      assert.deepStrictEqual(
+        git(w.root, ["--git-dir", w.remote, "ls-tree", "-r", "--name-only", "main"]).trim().split("\n"),
+        ["MEMORY.md", "project_hooked.md"]
+      )
+      assert.strictEqual(git(project, ["rev-parse", "HEAD"]), projectHead)
+      assert.strictEqual(git(project, ["ls-files"]), "README.md\n")
+      assert.strictEqual(git(project, ["status", "--porcelain"]), "")
+    }))
+
+  it.scoped("a remote that never answers fails the sync at the timeout and leaves the team lock free", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const { port } = yield* silentServer
+      const shortTimeout = TeamSyncModule.layerWithoutDependencies.pipe(
+        Layer.provide(Git.layerWith({ timeout: "1500 millis" }))
+      )
+      yield* writeTeamMemory({
+        memoryDir: w.alice.memory.memoryDir,
+        type: "project",
+        name: "Waiting",
+        description: "a note",
+        body: "hi"
+      })
+      const started = Date.now()
+      const error = yield* Effect.flip(
+        sync({ ...w.alice, remote: `git://127.0.0.1:${port}/team.git` }).pipe(Effect.provide(shortTimeout))
+      )
+      assert.isBelow(Date.now() - started, 20_000)
+      assert.strictEqual(error._tag, "TeamSyncError")
+      if (error._tag !== "TeamSyncError") return
+      assert.strictEqual(error.step, "fetch")
+      assert.include(error.detail, "did not finish")
+      // The lock was given back: a team write goes through at once.
+      yield* writeTeamMemory({
+        memoryDir: w.alice.memory.memoryDir,
+        type: "project",
+        name: "After",
+        description: "written after the failed sync",
+        body: "hi"
+      }).pipe(Effect.timeout("5 seconds"))
+    }))
+
+  it.scoped("remotes git would run code for, or read as an option, are refused without hanging", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      const { markers, script } = plantRecorder(w.root)
+      for (const remote of ["fd::3", `ext::${script} ext`]) {
+        const error = yield* Effect.flip(sync({ ...w.alice, remote }))
+        assert.strictEqual(error._tag, "TeamSyncError", remote)
+        if (error._tag === "TeamSyncError") assert.strictEqual(error.step, "fetch", remote)
+      }
+      const option = yield* Effect.flip(sync({ ...w.alice, remote: `--upload-pack=${script} option` }))
+      assert.strictEqual(option._tag, "TeamSyncError")
+      if (option._tag === "TeamSyncError") assert.strictEqual(option.step, "configure")
+      assert.deepStrictEqual(NodeFs.readdirSync(markers), [])
     }))
 })

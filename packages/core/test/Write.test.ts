@@ -8,8 +8,11 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import { parseMemoryFile } from "../src/Frontmatter.js"
 import { TEMP_FILE_PATTERN } from "../src/internal/atomicFile.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import { INDEX_FILE, INDEX_LOCK, INDEX_MAX_LINES, layer as memoryIndexLayer } from "../src/MemoryIndex.js"
+import * as MemoryStore from "../src/MemoryStore.js"
 import { layer as scannerLayer } from "../src/Scanner.js"
+import * as TeamGuard from "../src/TeamGuard.js"
 import {
   deleteMemory,
   memoryFileName,
@@ -98,7 +101,10 @@ const testing = {
   body: "Use the real database.\n\n**Why:** mocks hid a broken migration.\n\n**How to apply:** any test touching SQL."
 }
 
-const live = Layer.mergeAll(memoryIndexLayer, scannerLayer).pipe(Layer.provideMerge(NodeContext.layer))
+const live = MemoryStore.layerNode.pipe(
+  Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer)),
+  Layer.provideMerge(NodeContext.layer)
+)
 
 layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
   it.scoped("writes the file with frontmatter (0600, dir 0700 created on demand) and one index line", () =>
@@ -365,7 +371,23 @@ const failingRename = Layer.effect(
     }))
 ).pipe(Layer.provide(NodeFileSystem.layer))
 
-const withFailingRename = Layer.mergeAll(memoryIndexLayer, scannerLayer).pipe(
+/** The memory store's file system, failing the same way when a memory file (not the index) is replaced. */
+const failingMemoryFs = Layer.effect(
+  MemoryFs.MemoryFs,
+  Effect.map(MemoryFs.MemoryFs, (fs) =>
+    MemoryFs.MemoryFs.of({
+      ...fs,
+      writeFileAtomic: (target, data, options) =>
+        target.endsWith(".md") && !target.endsWith(INDEX_FILE)
+          ? Effect.fail(
+            new MemoryFs.MemoryFsError({ op: "rename", path: target, reason: "Unknown", detail: "injected failure" })
+          )
+          : fs.writeFileAtomic(target, data, options)
+    }))
+).pipe(Layer.provide(MemoryFs.layer))
+
+const withFailingRename = MemoryStore.layerWithContainment.pipe(
+  Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer, failingMemoryFs, TeamGuard.layer)),
   Layer.provideMerge(Layer.mergeAll(failingRename, NodePath.layer))
 )
 

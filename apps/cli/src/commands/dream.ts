@@ -1,5 +1,5 @@
 /**
- * `memdir dream`: consolidate the memory directory (SPEC §10). Evaluates the gates (24 h, > 5 sessions, lock) and
+ * `memdir dream`: consolidate the memory directory. Evaluates the gates (24 h, > 5 sessions, lock) and
  * prints the one that stopped it, or runs the dream and prints memdir's report of every file created, updated,
  * merged or deleted, with the text removed. `--dry-run` writes nothing and shows what would be sent.
  */
@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
 import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { withModelProgress } from "../ModelProgress.js"
 import { printJson } from "../Output.js"
 
 const indent = (text: string, prefix: string): Array<string> =>
@@ -30,7 +31,10 @@ const printReport = (report: Dream.DreamReport) =>
     const mergedInto = new Map(report.merged.map((m) => [m.from, m.into]))
     for (const c of report.created) yield* Console.log(`created  ${c.file}${c.byDream ? "" : " (by another session)"}`)
     for (const u of report.updated) {
-      yield* Console.log(`updated  ${u.file}${u.byDream ? "" : " (by another session)"}`)
+      yield* Console.log(
+        `updated  ${u.file}${u.byDream ? "" : " (by another session)"}` +
+          (u.backup === undefined ? "" : ` (previous: ${u.backup})`)
+      )
       for (const line of [...indent(u.removed, "  - "), ...indent(u.added, "  + ")]) {
         if (line.trim() !== "-" && line.trim() !== "+") yield* Console.log(line)
       }
@@ -41,7 +45,7 @@ const printReport = (report: Dream.DreamReport) =>
         `${into === undefined ? "deleted " : "merged  "} ${d.file}${into === undefined ? "" : ` → ${into}`}` +
           (d.backup === undefined ? "" : ` (copy: ${d.backup})`)
       )
-      for (const line of indent(d.text ?? "(too large to show)", "  | ")) yield* Console.log(line)
+      for (const line of indent(d.text ?? "(too large to show: see the copy)", "  | ")) yield* Console.log(line)
     }
     if (report.index !== undefined) {
       const removed = report.index.removed.length
@@ -120,7 +124,7 @@ export const dreamCommand = Command.make(
         variant: Option.getOrUndefined(args.variant),
         maxTurns: Option.getOrUndefined(args.maxTurns),
         commit: !args.noCommit
-      })
+      }).pipe(withModelProgress("dream"))
       if (args.json) {
         return yield* printJson({
           ran: outcome._tag === "Completed",

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
 import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { withModelProgress } from "../ModelProgress.js"
 import { printJson } from "../Output.js"
 
 /** Runs at most, for one invocation (each reads up to `DEFAULT_MAX_MESSAGE_CHARS` of messages). */
@@ -117,7 +118,7 @@ export const extractCommand = Command.make(
       }
       const runs: Array<Extract.ExtractResult> = []
       for (let i = 0; i < MAX_RUNS; i++) {
-        const result = yield* Extract.extract(input)
+        const result = yield* Extract.extract(input).pipe(withModelProgress("extract"))
         runs.push(result)
         if (!args.json) yield* printRun(result)
         if (result.remaining === 0 || result.range.to === result.range.from) break

@@ -49,7 +49,7 @@ export const recallCommand = Command.make(
         query,
         max: args.max,
         // Team memory on: team/ is recalled too (each result says its scope); off: team/ is skipped.
-        team: team.enabled,
+        teamEnabled: team.enabled,
         ...(Option.isSome(args.recentTools) ?
           { recentTools: args.recentTools.value.split(",").map((s) => s.trim()).filter((s) => s !== "") } :
           {})

@@ -1,28 +1,12 @@
 import { Args, Command } from "@effect/cli"
-import { FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import { type MemoryIoError, MemoryNotFoundError, PathTraversalError } from "@memdir/core/Errors"
 import { parseFrontmatter } from "@memdir/core/Frontmatter"
-import { isMemoryPath } from "@memdir/core/MemoryPaths"
+import { MemoryStore } from "@memdir/core/MemoryStore"
 import { Staleness } from "@memdir/core/Staleness"
-import { TEAM_DIR, TeamGuard } from "@memdir/core/TeamGuard"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import { common, jsonOption, locate, memdirHandler } from "../Common.js"
-import { printJson, toIoError } from "../Output.js"
-
-/** Resolve FILE (relative to the memory dir, or absolute inside it) and refuse anything outside it. */
-export const memoryFile = (memoryDir: string, file: string) =>
-  Effect.gen(function*() {
-    const path = yield* Path.Path
-    if (file.includes("\0")) return yield* new PathTraversalError({ key: file, reason: "null-byte" })
-    const absolute = path.resolve(memoryDir, file)
-    if (!isMemoryPath(memoryDir, absolute) || absolute === path.resolve(memoryDir)) {
-      return yield* new PathTraversalError({ key: file, reason: path.isAbsolute(file) ? "absolute" : "escapes-root" })
-    }
-    return absolute
-  })
+import { common, jsonOption, memdirHandler } from "../Common.js"
+import { printJson } from "../Output.js"
+import { locateTeam } from "./teamMemory.js"
 
 export const showCommand = Command.make(
   "show",
@@ -33,21 +17,15 @@ export const showCommand = Command.make(
   },
   memdirHandler(({ cwd, file, json }) =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const location = yield* locate(cwd)
-      const absolute = yield* memoryFile(location.memoryDir, file)
-      const relative = path.relative(location.memoryDir, absolute).split(path.sep).join("/")
-      const notFoundOrIo = (e: PlatformError): Effect.Effect<never, MemoryNotFoundError | MemoryIoError> =>
-        e._tag === "SystemError" && e.reason === "NotFound" ?
-          Effect.fail(new MemoryNotFoundError({ path: relative })) :
-          Effect.fail(toIoError("read", absolute)(e))
-      // Team files come from other people: read them only through the guard (no links, FIFOs, oversized files).
-      const text = relative.startsWith(`${TEAM_DIR}/`)
-        ? yield* (yield* TeamGuard).read(path.join(location.memoryDir, TEAM_DIR), relative.slice(TEAM_DIR.length + 1))
-        : yield* fs.readFileString(absolute).pipe(Effect.catchAll(notFoundOrIo))
-      const info = yield* fs.stat(absolute).pipe(Effect.catchAll(notFoundOrIo))
-      const mtime = Option.getOrElse(info.mtime, () => new Date(0)).getTime()
+      const team = yield* locateTeam(cwd)
+      // The one door: containment (also through links), team files through the guard, no FIFO or device opened.
+      const stored = yield* (yield* MemoryStore).read({
+        memoryDir: team.memory.memoryDir,
+        teamEnabled: team.memory.enabled && team.enabled
+      }, file)
+      const relative = stored.key
+      const text = stored.text
+      const mtime = stored.mtimeMs
       const age = yield* (yield* Staleness).age(mtime)
       const parsed = parseFrontmatter(text, relative)
       const header = parsed._tag === "Right" ? parsed.right : undefined

@@ -1,5 +1,5 @@
 /**
- * `memdir team …`: team memory (SPEC §8). `audit` inspects `<memdir>/team/` as it is on disk; the other
+ * `memdir team …`: team memory. `audit` inspects `<memdir>/team/` as it is on disk; the other
  * subcommands (write, ls, sync) live beside it in this command.
  */
 import { Command } from "@effect/cli"

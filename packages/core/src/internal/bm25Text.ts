@@ -28,7 +28,7 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
  * Developer abbreviations and spelling variants, mapped to one canonical token before stemming.
  * Only true equivalences: "translate" is NOT "i18n" (translating a paragraph is not localising the app).
  */
-const CANONICAL: ReadonlyMap<string, ReadonlyArray<string>> = new Map(Object.entries({
+export const CANONICAL: ReadonlyMap<string, ReadonlyArray<string>> = new Map(Object.entries({
   db: ["database"],
   dbs: ["database"],
   databases: ["database"],
@@ -86,7 +86,7 @@ const CANONICAL: ReadonlyMap<string, ReadonlyArray<string>> = new Map(Object.ent
 }))
 
 /** Two-word phrases that mean one thing ("pull request" is a PR, not an HTTP request). */
-const PHRASES: ReadonlyArray<readonly [string, string, string]> = [
+export const PHRASES: ReadonlyArray<readonly [string, string, string]> = [
   ["pull", "request", "pr"],
   ["pull", "requests", "pr"],
   ["merge", "request", "pr"],

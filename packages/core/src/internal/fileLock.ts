@@ -77,6 +77,8 @@ const lockLeftoverOwner = (lockName: string) => (name: string): number | undefin
   return match === null ? undefined : Number(match[1])
 }
 const ownerFileName = (token: string): string => `owner.${token}.json`
+/** An owner record is one short line of JSON; a bigger "owner file" is not read. */
+const OWNER_MAX_BYTES = 4096
 
 /** Internal: the lock is held by someone else right now. */
 class LockBusy extends Data.TaggedError("LockBusy")<{ readonly holder: string | undefined }> {}
@@ -149,7 +151,9 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
         continue
       }
       const modifiedAt = Option.getOrElse(info.value.mtime, () => new Date(now)).getTime()
-      const owner = OWNER_FILE.test(entry)
+      // Only a regular file is read (a FIFO planted as the owner file would block the reader forever), and
+      // only its head: an owner record is a line of JSON. Anything else has no readable owner: stale by mtime.
+      const owner = OWNER_FILE.test(entry) && info.value.type === "File" && Number(info.value.size) <= OWNER_MAX_BYTES
         ? parseOwner(yield* fs.readFileString(entryPath).pipe(Effect.orElseSucceed(() => "")))
         : undefined
       if (isStale(owner, modifiedAt, now)) {

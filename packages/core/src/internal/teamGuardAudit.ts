@@ -6,12 +6,24 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
 import { MemoryIoError } from "../Errors.js"
+import { type FileKind, MemoryFs, type MemoryFsError } from "../MemoryFs.js"
 import { scanSecrets } from "../SecretScan.js"
-import { describeKind, readRegularFileNoFollow, sys, TEAM_FILE_MAX_BYTES } from "./teamGuardFs.js"
+import { readRegularFileNoFollow, TEAM_FILE_MAX_BYTES } from "./teamGuardFs.js"
 import { checkKeyWith } from "./teamGuardKey.js"
+
+const describeKind = (kind: FileKind): string =>
+  ({
+    File: "a regular file",
+    Directory: "a directory",
+    SymbolicLink: "a symbolic link",
+    FIFO: "a FIFO",
+    Socket: "a socket",
+    CharacterDevice: "a character device",
+    BlockDevice: "a block device",
+    Unknown: "not a regular file"
+  })[kind]
 
 export interface AuditViolation {
   /** Relative to the team directory, `/` separators (`.` for the team directory itself). */
@@ -62,69 +74,77 @@ const secretViolations = (relative: string, content: string): ReadonlyArray<Audi
 const byPath = (a: AuditViolation, b: AuditViolation): number =>
   a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0
 
-export const auditTeamDir = (teamDir: string): Effect.Effect<ReadonlyArray<AuditViolation>, MemoryIoError> =>
+export const auditTeamDir = (
+  teamDir: string
+): Effect.Effect<ReadonlyArray<AuditViolation>, MemoryIoError, MemoryFs> =>
   Effect.gen(function*() {
+    const fs = yield* MemoryFs
     const root = NodePath.resolve(teamDir)
     const violations: Array<AuditViolation> = []
-    const rootStats = yield* Effect.either(sys(() => fsp.lstat(root)))
+    const rootStats = yield* Effect.either(fs.lstat(root))
     if (Either.isLeft(rootStats)) {
-      if (rootStats.left.code === "ENOENT") return violations
-      return yield* new MemoryIoError({ op: "audit", path: root, detail: rootStats.left.code })
+      if (rootStats.left.reason === "NotFound") return violations
+      return yield* new MemoryIoError({ op: "audit", path: root, detail: rootStats.left.detail })
     }
-    if (rootStats.right.isSymbolicLink()) {
-      const target = yield* Effect.orElseSucceed(sys(() => fsp.readlink(root)), () => "?")
+    if (rootStats.right.kind === "SymbolicLink") {
+      const target = yield* linkText(fs, root)
       // memdir never makes team/ a link; whoever did may have pointed it anywhere: report, do not walk it
       violations.push({ path: ".", reason: "symlink", detail: `the team directory is a link to ${target}` })
       return violations
     }
-    const realTeam = yield* sys(() => fsp.realpath(root)).pipe(
-      Effect.mapError((e) => new MemoryIoError({ op: "audit", path: root, detail: e.code }))
+    const realTeam = yield* fs.realPathOfDeepestExisting(root).pipe(
+      Effect.mapError((e) => new MemoryIoError({ op: "audit", path: root, detail: e.detail }))
     )
-    yield* walk(root, realTeam, "", 0, false, violations).pipe(
-      Effect.catchAll((e) => Effect.fail(new MemoryIoError({ op: "audit", path: root, detail: e.code })))
+    yield* walk(fs, root, realTeam, "", 0, false, violations).pipe(
+      Effect.catchAll((e) => Effect.fail(new MemoryIoError({ op: "audit", path: root, detail: e.detail })))
     )
     return violations.sort(byPath)
   })
 
+/** A link's text for a report; a link that cannot be read says so. */
+const linkText = (fs: MemoryFs["Type"], path: string) =>
+  fs.readLink(path).pipe(Effect.catchAll((error) => Effect.succeed(`? (${error.detail})`)))
+
 const walk = (
+  fs: MemoryFs["Type"],
   root: string,
   realTeam: string,
   relativeDir: string,
   depth: number,
   parentRefused: boolean,
   violations: Array<AuditViolation>
-): Effect.Effect<void, { readonly code: string }> =>
+): Effect.Effect<void, MemoryFsError, MemoryFs> =>
   Effect.gen(function*() {
     const absoluteDir = relativeDir === "" ? root : NodePath.join(root, ...relativeDir.split("/"))
-    const listed = yield* Effect.either(sys(() => fsp.readdir(absoluteDir)))
+    const listed = yield* Effect.either(fs.readDirectory(absoluteDir))
     if (Either.isLeft(listed)) {
       if (relativeDir === "") return yield* Effect.fail(listed.left)
-      violations.push({ path: relativeDir, reason: "unverifiable", detail: `cannot list: ${listed.left.code}` })
+      violations.push({ path: relativeDir, reason: "unverifiable", detail: `cannot list: ${listed.left.detail}` })
       return
     }
-    for (const name of listed.right.toSorted()) {
+    for (const { name } of listed.right) {
       if (relativeDir === "" && SKIPPED_TOP_LEVEL.has(name)) continue
       const relative = relativeDir === "" ? name : `${relativeDir}/${name}`
       const absolute = NodePath.join(absoluteDir, name)
       // report a refused name once, at the outermost entry that carries it
       const refused = parentRefused ? undefined : refusedName(root, relative)
       if (refused !== undefined) violations.push(refused)
-      const stats = yield* Effect.either(sys(() => fsp.lstat(absolute)))
+      const stats = yield* Effect.either(fs.lstat(absolute))
       if (Either.isLeft(stats)) {
-        violations.push({ path: relative, reason: "unverifiable", detail: `lstat: ${stats.left.code}` })
+        violations.push({ path: relative, reason: "unverifiable", detail: `lstat: ${stats.left.detail}` })
         continue
       }
       const entry = stats.right
-      if (entry.isSymbolicLink()) {
-        violations.push(yield* describeLink(absolute, relative, realTeam))
-      } else if (entry.isDirectory()) {
+      if (entry.kind === "SymbolicLink") {
+        violations.push(yield* describeLink(fs, absolute, relative, realTeam))
+      } else if (entry.kind === "Directory") {
         if (depth + 1 >= MAX_DEPTH) {
           violations.push({ path: relative, reason: "unverifiable", detail: `deeper than ${MAX_DEPTH} levels` })
         } else {
-          yield* walk(root, realTeam, relative, depth + 1, parentRefused || refused !== undefined, violations)
+          yield* walk(fs, root, realTeam, relative, depth + 1, parentRefused || refused !== undefined, violations)
         }
-      } else if (!entry.isFile()) {
-        violations.push({ path: relative, reason: "special-file", detail: describeKind(entry) })
+      } else if (entry.kind !== "File") {
+        violations.push({ path: relative, reason: "special-file", detail: describeKind(entry.kind) })
       } else if (entry.nlink > 1) {
         violations.push({
           path: relative,
@@ -138,31 +158,33 @@ const walk = (
           detail: `${entry.size} bytes (limit ${TEAM_FILE_MAX_BYTES})`
         })
       } else {
-        const bytes = yield* Effect.either(readRegularFileNoFollow(relative, absolute, TEAM_FILE_MAX_BYTES, realTeam))
-        if (Either.isLeft(bytes)) {
-          const error = bytes.left
+        const text = yield* Effect.either(readRegularFileNoFollow(relative, absolute, TEAM_FILE_MAX_BYTES, realTeam))
+        if (Either.isLeft(text)) {
+          const error = text.left
           violations.push(
             error._tag === "PathTraversalError" ?
               { path: relative, reason: error.reason, detail: error.detail ?? "changed during the audit" } :
               { path: relative, reason: "unverifiable", detail: error.message }
           )
         } else {
-          violations.push(...secretViolations(relative, new TextDecoder("utf-8").decode(bytes.right)))
+          violations.push(...secretViolations(relative, text.right))
         }
       }
     }
   })
 
 /** Where a link points, and whether that is inside the team directory (a loop or a dangling link says so). */
-const describeLink = (absolute: string, relative: string, realTeam: string) =>
+const describeLink = (fs: MemoryFs["Type"], absolute: string, relative: string, realTeam: string) =>
   Effect.gen(function*() {
-    const target = yield* Effect.orElseSucceed(sys(() => fsp.readlink(absolute)), () => "?")
-    const real = yield* Effect.either(sys(() => fsp.realpath(absolute)))
+    const target = yield* linkText(fs, absolute)
+    const real = yield* Effect.either(fs.realPathOfDeepestExisting(absolute))
     if (Either.isLeft(real)) {
-      const code = real.left.code
-      if (code === "ELOOP") return { path: relative, reason: "symlink-loop", detail: `-> ${target} (loops)` }
-      if (code === "ENOENT") return { path: relative, reason: "dangling-symlink", detail: `-> ${target} (missing)` }
-      return { path: relative, reason: "unverifiable", detail: `-> ${target} (${code})` }
+      const reason = real.left.reason
+      if (reason === "SymlinkLoop") return { path: relative, reason: "symlink-loop", detail: `-> ${target} (loops)` }
+      if (reason === "DanglingSymlink") {
+        return { path: relative, reason: "dangling-symlink", detail: `-> ${target} (missing)` }
+      }
+      return { path: relative, reason: "unverifiable", detail: `-> ${target} (${real.left.detail})` }
     }
     const inside = real.right.startsWith(realTeam + NodePath.sep)
     return inside ?

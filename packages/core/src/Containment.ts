@@ -1,0 +1,140 @@
+/**
+ * Containment: the one check that a key names a path inside a root. A key is what a caller names a file with,
+ * relative to the root and `/`-separated. It is refused (typed `PathTraversalError`, fail closed) when it holds a
+ * NUL, a backslash, a control or invisible (bidi, zero-width) character, a Unicode look-alike of `/`, `\` or `..`,
+ * a percent-encoding that decodes to any of those, or names an absolute or home path (unless `allowAbsolute` and
+ * inside the root); then `..` is collapsed and the root plus a trailing separator must prefix the result
+ * (`memory-evil/` is not `memory/`); then, when following, the real path of the target (or of its deepest
+ * existing ancestor, the missing tail re-joined) must lie inside the root's real path: a link that leads out,
+ * a dangling link or a loop refuses.
+ *
+ * The result is a `ContainedPath`, a branded string made only here: code that receives one does not re-check it.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as NodePath from "node:path"
+import { PathTraversalError } from "./Errors.js"
+import { sanitizeKey } from "./internal/teamGuardKey.js"
+import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
+
+/** An absolute path verified inside its root. */
+export const ContainedPath = Schema.String.pipe(Schema.brand("ContainedPath"))
+export type ContainedPath = typeof ContainedPath.Type
+
+export interface Contained {
+  /** The root, resolved (no trailing separator). */
+  readonly root: string
+  /** Relative to the root, `/`-separated, `..` collapsed; `""` is the root itself. */
+  readonly key: string
+  /** Absolute, under the root as given. */
+  readonly path: ContainedPath
+}
+
+export interface ContainedReal extends Contained {
+  /** Real path of the root (or of its deepest existing ancestor, the tail re-joined). */
+  readonly realRoot: string
+  /** Real path of `path`, verified inside `realRoot`. */
+  readonly real: string
+}
+
+export interface ContainOptions {
+  /** The key may name the root itself (`""`, `.`): listings. Default false. */
+  readonly allowRoot?: boolean | undefined
+  /** An absolute key is accepted when it lies inside the root (and turned into a relative one). Default false. */
+  readonly allowAbsolute?: boolean | undefined
+}
+
+const withSep = (dir: string): string => dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
+
+/** `candidate` is `root` or below it (compared with a trailing separator). */
+export const isInside = (root: string, candidate: string, allowRoot = false): boolean =>
+  (allowRoot && candidate === root) || candidate.startsWith(withSep(root))
+
+/** What can be decided without the disk: the key's characters, then lexical containment. */
+export const lexical = (
+  root: string,
+  rawKey: string,
+  options: ContainOptions = {}
+): Either.Either<Contained, PathTraversalError> => {
+  const refuse = (reason: PathTraversalError["reason"], detail: string) =>
+    Either.left(new PathTraversalError({ key: rawKey, reason, detail }))
+  const resolvedRoot = NodePath.resolve(root)
+  let key = rawKey
+  if (key.includes("\0")) return refuse("null-byte", "contains a NUL character")
+  // the characters of the key are judged by sanitizeKey below (in its order: absolute before backslash…); here
+  // only an absolute path inside the root becomes a relative key when the caller allows it
+  if (options.allowAbsolute === true && NodePath.isAbsolute(key) && !key.includes("\\")) {
+    const absolute = NodePath.resolve(key)
+    if (options.allowAbsolute !== true || !isInside(resolvedRoot, absolute, options.allowRoot === true)) {
+      return refuse("absolute", `an absolute path outside ${resolvedRoot}`)
+    }
+    key = NodePath.relative(resolvedRoot, absolute).split(NodePath.sep).join("/")
+  }
+  if (key === "" || key === ".") {
+    if (options.allowRoot === true) {
+      return Either.right({ root: resolvedRoot, key: "", path: ContainedPath.make(resolvedRoot) })
+    }
+    return refuse("escapes-root", "names the directory itself: give a file path")
+  }
+  const sane = sanitizeKey(key)
+  if (Either.isLeft(sane)) return Either.left(new PathTraversalError({ ...sane.left, key: rawKey }))
+  const absolute = NodePath.resolve(resolvedRoot, key)
+  if (!isInside(resolvedRoot, absolute, options.allowRoot === true)) {
+    return refuse("escapes-root", `resolves to ${absolute}, outside ${resolvedRoot}`)
+  }
+  const relative = NodePath.relative(resolvedRoot, absolute).split(NodePath.sep).join("/")
+  return Either.right({ root: resolvedRoot, key: relative, path: ContainedPath.make(absolute) })
+}
+
+const fromFsError = (key: string) => (error: MemoryFsError): PathTraversalError =>
+  new PathTraversalError({
+    key,
+    reason: error.reason === "SymlinkLoop" ?
+      "symlink-loop" :
+      error.reason === "DanglingSymlink" ?
+      "dangling-symlink" :
+      "unverifiable",
+    detail: `${error.path}: ${error.detail}`
+  })
+
+export class Containment extends Context.Tag("@memdir/core/Containment")<Containment, {
+  /** The key checked by its characters and lexically only (no disk access). */
+  readonly lexical: (
+    root: string,
+    key: string,
+    options?: ContainOptions
+  ) => Effect.Effect<Contained, PathTraversalError>
+  /** The key checked lexically, then through links: its real path must stay inside the root's real path. */
+  readonly resolve: (
+    root: string,
+    key: string,
+    options?: ContainOptions
+  ) => Effect.Effect<ContainedReal, PathTraversalError>
+}>() {}
+
+export const make = Effect.gen(function*() {
+  const fs = yield* MemoryFs
+  const resolve = Effect.fn("Containment.resolve")(function*(root: string, key: string, options?: ContainOptions) {
+    const contained = yield* lexical(root, key, options)
+    const realRoot = yield* fs.realPathOfDeepestExisting(contained.root).pipe(Effect.mapError(fromFsError(key)))
+    const real = yield* fs.realPathOfDeepestExisting(contained.path).pipe(Effect.mapError(fromFsError(key)))
+    if (!isInside(realRoot, real, contained.key === "")) {
+      return yield* new PathTraversalError({
+        key,
+        reason: "symlink-escape",
+        detail: `resolves to ${real}, outside ${realRoot}`
+      })
+    }
+    const result: ContainedReal = { ...contained, realRoot, real }
+    return result
+  })
+  return Containment.of({
+    lexical: (root, key, options) => lexical(root, key, options),
+    resolve
+  })
+})
+
+export const layer: Layer.Layer<Containment, never, MemoryFs> = Layer.effect(Containment, make)

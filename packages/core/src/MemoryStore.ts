@@ -1,0 +1,613 @@
+/**
+ * MemoryStore: the only door to memory files. Every read, write, delete, rename and listing of a memory, private
+ * or team, passes through it, so the rules hold on every path (the CLI, the write program, the agents' memory
+ * tools, team memory):
+ *
+ * - keys are relative to the memory directory and pass `Containment` (no NUL, backslash, control or invisible
+ *   character, look-alike or encoded traversal; inside the directory, also through links);
+ * - `team/…` keys exist only while team memory is on and go through `TeamGuard`; a team write refuses a likely
+ *   secret (`SecretDetectedError`), runs under the team lock and keeps its `team/MEMORY.md` line;
+ * - writes name a `.md` memory: never `MEMORY.md` (the index is maintained here), never a hidden entry
+ *   (memdir's own state: locks, cursors, `.dream/`, `.team.git/`), never `logs/` (daily logs are append-only);
+ * - a memory holds at most `MEMORY_MAX_BYTES`; its frontmatter must be valid, and it is written exactly as given
+ *   (every frontmatter key kept), atomically, 0600 in 0700 directories, with its index line in the same step;
+ * - reads open without following a link and without blocking, insist on a regular file and are size-bounded.
+ */
+import { FileSystem, Path } from "@effect/platform"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as NodePath from "node:path"
+import { type Contained, type ContainedReal, Containment, layer as containmentLayer } from "./Containment.js"
+import {
+  type IndexOverCapError,
+  type InvalidFrontmatterError,
+  InvalidMemoryInputError,
+  type LockTimeoutError,
+  MemoryIoError,
+  MemoryNotFoundError,
+  PathTraversalError,
+  SecretDetectedError,
+  TeamMemoryDisabledError
+} from "./Errors.js"
+import { parseMemoryFile } from "./Frontmatter.js"
+import { type LockOptions, withLock } from "./internal/fileLock.js"
+import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
+import { Frontmatter, type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
+import { layer as MemoryFsLayer, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
+import {
+  checkIndexCaps,
+  INDEX_FILE,
+  MemoryIndex,
+  normalizeIndexLink,
+  removeFromIndexText,
+  upsertIndexText
+} from "./MemoryIndex.js"
+import { findSecret } from "./SecretScan.js"
+import { layer as teamGuardLayer, TeamGuard } from "./TeamGuard.js"
+
+/** Largest memory memdir writes (private or team): the team's limit, for every memory. */
+export const MEMORY_MAX_BYTES = 250_000
+/** Largest private memory file memdir reads (older, hand-made files may exceed the write cap). */
+export const MEMORY_READ_MAX_BYTES = 1024 * 1024
+/** The lock serialising every change to team/ (writes, its index, sync); outside team/ so it is never committed. */
+export const TEAM_LOCK = ".team.lock"
+/**
+ * A sync holds the lock across network round trips, so it is stale only after 10 minutes (a crashed holder is
+ * still taken over at once: its pid is dead). Writers wait up to a minute.
+ */
+export const TEAM_LOCK_OPTIONS: LockOptions = { timeout: Duration.minutes(1), staleAfter: Duration.minutes(10) }
+
+/** A memory directory and whether team memory is on for it (a resolved location carries both). */
+export interface MemoryRoot {
+  readonly memoryDir: string
+  /** Default false: `team/…` keys are refused. */
+  readonly teamEnabled?: boolean | undefined
+}
+
+export interface StoredMemory {
+  /** Relative to the memory directory, `/`-separated (`team/…` for team memories). */
+  readonly key: string
+  readonly scope: MemoryScope
+  /** Absolute. */
+  readonly path: string
+  readonly text: string
+  readonly mtimeMs: number
+}
+
+export interface StoreWriteResult {
+  readonly key: string
+  readonly scope: MemoryScope
+  readonly path: string
+  /** The memory file is new (false: it replaced an existing one). */
+  readonly created: boolean
+  /** A new index line was added (false: the existing line for this file was replaced). */
+  readonly indexCreated: boolean
+  /** The text replaced, when there was one. */
+  readonly before: string | undefined
+  readonly after: string
+}
+
+export interface StoreRemoveResult {
+  readonly key: string
+  readonly scope: MemoryScope
+  readonly path: string
+  readonly fileRemoved: boolean
+  readonly indexLinesRemoved: number
+  readonly before: string | undefined
+}
+
+export interface StoreEntry {
+  readonly key: string
+  readonly scope: MemoryScope
+  readonly path: string
+  readonly size: number
+  readonly mtimeMs: number
+}
+
+/** The new text of a memory, given the current one (`undefined`: no file yet). Runs under the lock. */
+export type WriteContent = string | ((existing: string | undefined) => string)
+
+export type StoreReadError = PathTraversalError | MemoryNotFoundError | MemoryIoError | TeamMemoryDisabledError
+
+export type StoreWriteError =
+  | PathTraversalError
+  | InvalidMemoryInputError
+  | InvalidFrontmatterError
+  | TeamMemoryDisabledError
+  | SecretDetectedError
+  | IndexOverCapError
+  | LockTimeoutError
+  | MemoryIoError
+
+export type StoreRemoveError =
+  | PathTraversalError
+  | InvalidMemoryInputError
+  | TeamMemoryDisabledError
+  | MemoryNotFoundError
+  | LockTimeoutError
+  | MemoryIoError
+
+export class MemoryStore extends Context.Tag("@memdir/core/MemoryStore")<MemoryStore, {
+  /** A memory file (or MEMORY.md, a daily log: anything readable inside the directory). */
+  readonly read: (root: MemoryRoot, key: string) => Effect.Effect<StoredMemory, StoreReadError>
+  /**
+   * At most the first `maxBytes` of a memory (`truncated` when there is more): recall reads the bodies it
+   * selected this way. A team memory is read whole through the guard (it is at most 250,000 bytes), then cut.
+   */
+  readonly readHead: (
+    root: MemoryRoot,
+    key: string,
+    maxBytes: number
+  ) => Effect.Effect<StoredMemory & { readonly truncated: boolean }, StoreReadError>
+  /** Creates or replaces a memory and its index line, under the rules above. */
+  readonly write: (
+    root: MemoryRoot,
+    key: string,
+    content: WriteContent
+  ) => Effect.Effect<StoreWriteResult, StoreWriteError>
+  /** Removes a memory and its index line(s); `MemoryNotFoundError` when neither exists. */
+  readonly remove: (root: MemoryRoot, key: string) => Effect.Effect<StoreRemoveResult, StoreRemoveError>
+  /** Moves a memory (and its index line) to another key: a write of the new key, then a removal of the old. */
+  readonly rename: (
+    root: MemoryRoot,
+    from: string,
+    to: string
+  ) => Effect.Effect<StoreWriteResult, StoreWriteError | StoreRemoveError>
+  /**
+   * The regular files under `dir` (default: the whole directory), never following links, hidden entries left
+   * out, `team/` only while team memory is on. Sorted by key.
+   */
+  readonly list: (
+    root: MemoryRoot,
+    dir?: string
+  ) => Effect.Effect<ReadonlyArray<StoreEntry>, PathTraversalError | TeamMemoryDisabledError | MemoryIoError>
+  /** The checked location of a key (containment, team switch), without touching the file. */
+  readonly locate: (
+    root: MemoryRoot,
+    key: string
+  ) => Effect.Effect<Located, PathTraversalError | TeamMemoryDisabledError>
+}>() {}
+
+/** Where a key points once checked. */
+export type Located =
+  | { readonly scope: "private"; readonly contained: ContainedReal }
+  | { readonly scope: "team"; readonly contained: Contained; readonly teamDir: string; readonly teamKey: string }
+
+/** Why a key may not be written, or `undefined`; the rule names match `InvalidMemoryInputError.rule`. */
+export const writeRefusal = (
+  key: string
+): { readonly rule: string; readonly reason: string } | undefined => {
+  const segments = key.split("/")
+  if (segments.some((segment) => segment.startsWith("."))) {
+    return { rule: "hidden", reason: "hidden entries hold memdir's own state (locks, cursors, .dream/, .team.git/)" }
+  }
+  if (segments[0] === LOGS_DIR_NAME) return { rule: "logs-append-only", reason: "daily logs are never rewritten" }
+  const inScope = segments[0] === TEAM_DIR ? segments.slice(1).join("/") : key
+  if (inScope.toLowerCase() === INDEX_FILE.toLowerCase()) {
+    return { rule: "index-file", reason: `${INDEX_FILE} is the index, maintained by memdir: write the memory file` }
+  }
+  if (!key.toLowerCase().endsWith(".md")) return { rule: "not-markdown", reason: "a memory file must end in .md" }
+  return undefined
+}
+
+const refuseKey = (key: string): Effect.Effect<void, InvalidMemoryInputError> => {
+  const refusal = writeRefusal(key)
+  return refusal === undefined ?
+    Effect.void :
+    Effect.fail(new InvalidMemoryInputError({ field: "file", value: key, reason: refusal.reason, rule: refusal.rule }))
+}
+
+const decodeFrontmatter = Schema.decodeUnknownEither(Frontmatter)
+
+/** The three fields of a memory file to write, validated (its index line is rendered from them). */
+const memoryFields = (key: string, text: string) =>
+  Effect.gen(function*() {
+    const parsed = yield* parseMemoryFile(text, key)
+    const { description, name, type } = parsed.frontmatter
+    return yield* decodeFrontmatter({ name, description, type }).pipe(
+      Effect.mapError((error) =>
+        new InvalidMemoryInputError({
+          field: "frontmatter",
+          value: key,
+          reason: type === "untyped" || !["user", "feedback", "project", "reference"].includes(String(type)) ?
+            "type must be one of user, feedback, project, reference" :
+            error.message.split("\n").slice(-1)[0] ?? "invalid frontmatter"
+        })
+      )
+    )
+  })
+
+const utf8 = new TextEncoder()
+const utf8Decoder = new TextDecoder("utf-8")
+const utf8Length = (text: string): number => utf8.encode(text).length
+
+/**
+ * A memory holds at most `MEMORY_MAX_BYTES`. A file that is already over it (hand-written, or from before the cap)
+ * may still be rewritten as long as the rewrite does not grow it, so it can be cleaned up or split.
+ */
+const checkSize = (key: string, text: string, before: string | undefined) => {
+  const size = utf8Length(text)
+  return size > MEMORY_MAX_BYTES && (before === undefined || size > utf8Length(before)) ?
+    Effect.fail(
+      new InvalidMemoryInputError({
+        field: "content",
+        value: key,
+        reason: `${size} bytes is over the limit of ${MEMORY_MAX_BYTES} per memory: keep one topic per file`,
+        rule: "too-large"
+      })
+    ) :
+    Effect.void
+}
+
+const refuseSecret = (key: string, text: string): Effect.Effect<void, SecretDetectedError> => {
+  const found = findSecret(text)
+  return found === undefined ? Effect.void : Effect.fail(
+    new SecretDetectedError({
+      path: key,
+      pattern: `${found.description} (${found.pattern})`,
+      line: found.line,
+      action: "write"
+    })
+  )
+}
+
+/** A file-system failure, as what the caller can act on. */
+const fromFsError =
+  (key: string) => (error: MemoryFsError): PathTraversalError | MemoryNotFoundError | MemoryIoError => {
+    switch (error.reason) {
+      case "NotFound":
+        return new MemoryNotFoundError({ path: key })
+      case "SymbolicLink":
+        return new PathTraversalError({ key, reason: "not-regular-file", detail: "a symbolic link" })
+      case "NotRegularFile":
+        if (error.detail === "a directory") {
+          return new MemoryIoError({ op: error.op, path: error.path, detail: "is a directory, not a memory file" })
+        }
+        return new PathTraversalError({ key, reason: "not-regular-file", detail: error.detail })
+      case "TooLarge":
+        return new PathTraversalError({ key, reason: "too-large", detail: error.detail })
+      case "Escapes":
+        return new PathTraversalError({ key, reason: "symlink-escape", detail: error.detail })
+      case "SymlinkLoop":
+        return new PathTraversalError({ key, reason: "symlink-loop", detail: error.detail })
+      case "DanglingSymlink":
+        return new PathTraversalError({ key, reason: "dangling-symlink", detail: error.detail })
+      default:
+        return new MemoryIoError({ op: error.op, path: error.path, detail: `${error.reason} (${error.detail})` })
+    }
+  }
+
+const ioOnly = (key: string) => (error: MemoryFsError): PathTraversalError | MemoryIoError => {
+  const mapped = fromFsError(key)(error)
+  return mapped._tag === "MemoryNotFoundError" ?
+    new MemoryIoError({ op: error.op, path: error.path, detail: error.detail }) :
+    mapped
+}
+
+export const make = Effect.gen(function*() {
+  const fs = yield* MemoryFs
+  const containment = yield* Containment
+  const index = yield* MemoryIndex
+  const guard = yield* TeamGuard
+  const platform = Context.make(FileSystem.FileSystem, yield* FileSystem.FileSystem).pipe(
+    Context.add(Path.Path, yield* Path.Path)
+  )
+
+  const locate = Effect.fn("MemoryStore.locate")(function*(root: MemoryRoot, key: string) {
+    const lexical = yield* containment.lexical(root.memoryDir, key.trim(), { allowAbsolute: true, allowRoot: true })
+    if (scopeOf(lexical.key) === "team") {
+      if (root.teamEnabled !== true) {
+        return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })
+      }
+      // team/ itself must not lead out of the memory directory; below it the guard applies all its layers
+      yield* containment.resolve(root.memoryDir, TEAM_DIR)
+      const teamKey = lexical.key.slice(TEAM_DIR.length + 1)
+      const teamDir = NodePath.join(lexical.root, TEAM_DIR)
+      if (teamKey !== "") yield* guard.resolve(teamDir, teamKey)
+      const located: Located = { scope: "team", contained: lexical, teamDir, teamKey }
+      return located
+    }
+    const contained = yield* containment.resolve(root.memoryDir, lexical.key, { allowRoot: true })
+    const located: Located = { scope: "private", contained }
+    return located
+  })
+
+  /** A file key (not the directory itself). */
+  const locateFile = (root: MemoryRoot, key: string) =>
+    Effect.flatMap(
+      locate(root, key),
+      (located) =>
+        located.contained.key === "" || (located.scope === "team" && located.teamKey === "") ?
+          Effect.fail(
+            new PathTraversalError({ key, reason: "escapes-root", detail: "names a directory: give a file" })
+          ) :
+          Effect.succeed(located)
+    )
+
+  const readPrivate = (located: Extract<Located, { scope: "private" }>) =>
+    fs.readFile(located.contained.real, { maxBytes: MEMORY_READ_MAX_BYTES, within: located.contained.realRoot }).pipe(
+      Effect.mapError(fromFsError(located.contained.key))
+    )
+
+  const readTeam = (located: Extract<Located, { scope: "team" }>) =>
+    Effect.gen(function*() {
+      const text = yield* guard.read(located.teamDir, located.teamKey)
+      // the guard is the authority on the text; the time is the file's when the file system knows it
+      const mtimeMs = yield* fs.lstat(located.contained.path).pipe(
+        Effect.map((info) => info.mtimeMs),
+        Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(0)),
+        Effect.mapError(ioOnly(located.contained.key))
+      )
+      return { text, info: { mtimeMs } }
+    })
+
+  const read = Effect.fn("MemoryStore.read")(function*(root: MemoryRoot, key: string) {
+    const located = yield* locateFile(root, key)
+    const file = located.scope === "private" ? yield* readPrivate(located) : yield* readTeam(located)
+    const stored: StoredMemory = {
+      key: located.contained.key,
+      scope: located.scope,
+      path: located.contained.path,
+      text: file.text,
+      mtimeMs: file.info.mtimeMs
+    }
+    return stored
+  })
+
+  const readHead = Effect.fn("MemoryStore.readHead")(function*(root: MemoryRoot, key: string, maxBytes: number) {
+    const located = yield* locateFile(root, key)
+    if (located.scope === "team") {
+      const file = yield* readTeam(located)
+      const bytes = utf8.encode(file.text)
+      const truncated = bytes.length > maxBytes
+      return {
+        key: located.contained.key,
+        scope: located.scope,
+        path: located.contained.path,
+        text: truncated ? utf8Decoder.decode(bytes.subarray(0, maxBytes)) : file.text,
+        mtimeMs: file.info.mtimeMs,
+        truncated
+      }
+    }
+    const head = yield* fs.readHead(located.contained.real, maxBytes).pipe(
+      Effect.mapError(fromFsError(located.contained.key))
+    )
+    return {
+      key: located.contained.key,
+      scope: located.scope,
+      path: located.contained.path,
+      text: head.text,
+      mtimeMs: head.info.mtimeMs,
+      truncated: head.truncated
+    }
+  })
+
+  const orUndefined = <E extends { readonly _tag: string }>(
+    effect: Effect.Effect<{ readonly text: string }, E>
+  ) =>
+    effect.pipe(
+      Effect.map((file): string | undefined => file.text),
+      Effect.catchIf((error): error is Extract<E, MemoryNotFoundError> => error._tag === "MemoryNotFoundError", () =>
+        Effect.succeed(undefined))
+    )
+
+  const teamText = (teamDir: string, teamKey: string) =>
+    orUndefined(Effect.map(guard.read(teamDir, teamKey), (text) => ({ text })))
+
+  /** Creates team/ (0700) and checks it is a real directory of the memory directory, not a link elsewhere. */
+  const ensureTeamDir = (memoryDir: string, teamDir: string) =>
+    Effect.gen(function*() {
+      yield* fs.makeDirectory(teamDir).pipe(Effect.mapError(ioOnly(TEAM_DIR)))
+      const realRoot = yield* fs.realPathOfDeepestExisting(memoryDir).pipe(Effect.mapError(ioOnly(TEAM_DIR)))
+      const realTeam = yield* fs.realPathOfDeepestExisting(teamDir).pipe(Effect.mapError(ioOnly(TEAM_DIR)))
+      if (realTeam !== NodePath.join(realRoot, TEAM_DIR)) {
+        return yield* new PathTraversalError({
+          key: TEAM_DIR,
+          reason: "symlink-escape",
+          detail: `the team directory resolves to ${realTeam}, not inside ${realRoot}`
+        })
+      }
+      const info = yield* fs.lstat(realTeam).pipe(Effect.mapError(ioOnly(TEAM_DIR)))
+      if (info.kind !== "Directory") {
+        return yield* new MemoryIoError({ op: "stat", path: teamDir, detail: "the team directory is not a directory" })
+      }
+    })
+
+  /** Read-modify-write of team/MEMORY.md and whatever `f` writes beside it, under the team lock. */
+  const modifyTeamIndex = <A, E>(
+    memoryDir: string,
+    teamDir: string,
+    f: (current: string) => Effect.Effect<{ readonly text: string; readonly result: A }, E>
+  ) =>
+    Effect.gen(function*() {
+      yield* ensureTeamDir(memoryDir, teamDir)
+      return yield* withLock(
+        NodePath.join(memoryDir, TEAM_LOCK),
+        Effect.gen(function*() {
+          const current = (yield* teamText(teamDir, INDEX_FILE)) ?? ""
+          const update = yield* f(current)
+          if (update.text !== current) yield* guard.write(teamDir, INDEX_FILE, update.text)
+          return update.result
+        }),
+        TEAM_LOCK_OPTIONS
+      ).pipe(Effect.provide(platform))
+    })
+
+  const writeTeam = (located: Extract<Located, { scope: "team" }>, content: WriteContent) =>
+    modifyTeamIndex(located.contained.root, located.teamDir, (currentIndex) =>
+      Effect.gen(function*() {
+        const key = located.contained.key
+        const before = yield* teamText(located.teamDir, located.teamKey)
+        const text = typeof content === "string" ? content : content(before)
+        yield* checkSize(key, text, before)
+        const fields = yield* memoryFields(key, text)
+        yield* refuseSecret(key, text)
+        const planned = upsertIndexText(currentIndex, {
+          title: fields.name,
+          file: located.teamKey,
+          hook: fields.description
+        })
+        const overCap = checkIndexCaps(NodePath.join(located.teamDir, INDEX_FILE), currentIndex, planned.text)
+        if (overCap !== undefined) return yield* overCap
+        const path = yield* guard.write(located.teamDir, located.teamKey, text)
+        const result: StoreWriteResult = {
+          key,
+          scope: "team",
+          path,
+          created: before === undefined,
+          indexCreated: planned.created,
+          before,
+          after: text
+        }
+        return { text: planned.text, result }
+      }))
+
+  const writePrivate = (located: Extract<Located, { scope: "private" }>, content: WriteContent) =>
+    index.modify(located.contained.root, (current) =>
+      Effect.gen(function*() {
+        const key = located.contained.key
+        const before = yield* orUndefined(readPrivate(located))
+        const text = typeof content === "string" ? content : content(before)
+        yield* checkSize(key, text, before)
+        const fields = yield* memoryFields(key, text)
+        // Cap check first: an over-cap write changes nothing, not even the memory file.
+        const planned = upsertIndexText(current.text, { title: fields.name, file: key, hook: fields.description })
+        const overCap = checkIndexCaps(current.path, current.text, planned.text)
+        if (overCap !== undefined) return yield* overCap
+        yield* fs.writeFileAtomic(located.contained.path, text, { within: located.contained.realRoot }).pipe(
+          Effect.mapError(ioOnly(key))
+        )
+        const result: StoreWriteResult = {
+          key,
+          scope: "private",
+          path: located.contained.path,
+          created: before === undefined,
+          indexCreated: planned.created,
+          before,
+          after: text
+        }
+        return { text: planned.text, result }
+      }))
+
+  const write = Effect.fn("MemoryStore.write")(function*(root: MemoryRoot, key: string, content: WriteContent) {
+    const located = yield* locateFile(root, key)
+    yield* refuseKey(located.contained.key)
+    return located.scope === "team" ? yield* writeTeam(located, content) : yield* writePrivate(located, content)
+  })
+
+  const remove = Effect.fn("MemoryStore.remove")(function*(root: MemoryRoot, key: string) {
+    const located = yield* locateFile(root, key)
+    yield* refuseKey(located.contained.key)
+    const relative = located.contained.key
+    if (located.scope === "team") {
+      return yield* modifyTeamIndex(located.contained.root, located.teamDir, (current) =>
+        Effect.gen(function*() {
+          const before = yield* teamText(located.teamDir, located.teamKey).pipe(
+            Effect.catchTag("PathTraversalError", () => Effect.succeed(undefined))
+          )
+          const planned = removeFromIndexText(current, normalizeIndexLink(located.teamKey) ?? located.teamKey)
+          const fileRemoved = yield* fs.remove(located.contained.path).pipe(
+            Effect.as(true),
+            Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false)),
+            Effect.mapError(ioOnly(relative))
+          )
+          if (!fileRemoved && planned.removed === 0) {
+            return yield* new MemoryNotFoundError({ path: located.contained.path })
+          }
+          const result: StoreRemoveResult = {
+            key: relative,
+            scope: "team",
+            path: located.contained.path,
+            fileRemoved,
+            indexLinesRemoved: planned.removed,
+            before
+          }
+          return { text: planned.text, result }
+        }))
+    }
+    const dirExists = yield* fs.exists(located.contained.root).pipe(Effect.mapError(ioOnly(relative)))
+    if (!dirExists) return yield* new MemoryNotFoundError({ path: located.contained.path })
+    return yield* index.modify(located.contained.root, (current) =>
+      Effect.gen(function*() {
+        const before = yield* orUndefined(readPrivate(located)).pipe(
+          Effect.catchTag("PathTraversalError", () => Effect.succeed(undefined))
+        )
+        const planned = removeFromIndexText(current.text, normalizeIndexLink(relative) ?? relative)
+        const fileRemoved = yield* fs.remove(located.contained.path).pipe(
+          Effect.as(true),
+          Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false)),
+          Effect.mapError(ioOnly(relative))
+        )
+        if (!fileRemoved && planned.removed === 0) {
+          return yield* new MemoryNotFoundError({ path: located.contained.path })
+        }
+        const result: StoreRemoveResult = {
+          key: relative,
+          scope: "private",
+          path: located.contained.path,
+          fileRemoved,
+          indexLinesRemoved: planned.removed,
+          before
+        }
+        return { text: planned.text, result }
+      }))
+  })
+
+  const rename = Effect.fn("MemoryStore.rename")(function*(root: MemoryRoot, from: string, to: string) {
+    const source = yield* read(root, from)
+    const written = yield* write(root, to, source.text)
+    if (written.key !== source.key) yield* remove(root, source.key)
+    return written
+  })
+
+  const list = Effect.fn("MemoryStore.list")(function*(root: MemoryRoot, dir?: string) {
+    const located = yield* locate(root, dir ?? "")
+    const start = located.contained.path
+    const memoryRoot = located.contained.root
+    const entries = yield* fs.walk(start, {
+      enter: (_relative, name) => !name.startsWith(".")
+    }).pipe(
+      Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed([])),
+      Effect.mapError(ioOnly(dir ?? ""))
+    )
+    const out: Array<StoreEntry> = []
+    for (const entry of entries) {
+      if (entry.info.kind !== "File") continue
+      const key = start === memoryRoot ? entry.relative : `${located.contained.key}/${entry.relative}`
+      if (key.split("/").some((segment) => segment.startsWith("."))) continue
+      const scope = scopeOf(key)
+      if (scope === "team" && root.teamEnabled !== true) continue
+      out.push({ key, scope, path: entry.absolute, size: entry.info.size, mtimeMs: entry.info.mtimeMs })
+    }
+    return out.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+  })
+
+  return MemoryStore.of({ read, readHead, write, remove, rename, list, locate })
+})
+
+/** The store over the given file system, containment, index and team guard (the lock files use `FileSystem`). */
+export const layer: Layer.Layer<
+  MemoryStore,
+  never,
+  MemoryFs | Containment | MemoryIndex | TeamGuard | FileSystem.FileSystem | Path.Path
+> = Layer.effect(MemoryStore, make)
+
+/** `layer` with its `Containment` (over the given `MemoryFs`) built in. */
+export const layerWithContainment: Layer.Layer<
+  MemoryStore | Containment,
+  never,
+  MemoryFs | MemoryIndex | TeamGuard | FileSystem.FileSystem | Path.Path
+> = layer.pipe(Layer.provideMerge(containmentLayer))
+
+/**
+ * The store on the real disk: live `MemoryFs`, `Containment` and `TeamGuard` built in (it still needs the index,
+ * and the platform's `FileSystem`/`Path` for its lock files).
+ */
+export const layerNode: Layer.Layer<
+  MemoryStore | Containment | MemoryFs | TeamGuard,
+  never,
+  MemoryIndex | FileSystem.FileSystem | Path.Path
+> = layerWithContainment.pipe(Layer.provideMerge(Layer.mergeAll(MemoryFsLayer, teamGuardLayer)))

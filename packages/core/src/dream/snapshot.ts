@@ -1,0 +1,345 @@
+/**
+ * What a dream changed, told from the files rather than from the model: the memory files are snapshotted before
+ * and after and diffed — every file created, updated (with the text removed), merged (a deleted file whose
+ * content went into another) or deleted (with its full text). Nothing disappears without a trace, whatever its
+ * size: the previous version of every updated or deleted file is copied to `<memdir>/.dream/<timestamp>/`. Files
+ * too large to hold and diff in memory are byte-copied into that directory before the dream starts (a kernel copy,
+ * never read into memory) and compared by content digest; the copies of those the dream did not touch are removed
+ * afterwards.
+ */
+import { FileSystem, Path } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { createHash } from "node:crypto"
+import { LOGS_DIR } from "../DailyLog.js"
+import type { MemoryIoError } from "../Errors.js"
+import { DIR_MODE, ensureDir, FILE_MODE, isNotFound, toMemoryIoError, writeFileAtomic } from "../internal/atomicFile.js"
+import { INDEX_FILE } from "../MemoryIndex.js"
+import { TEAM_DIR } from "../TeamGuard.js"
+
+/** Backups and reports of every dream: `<memdir>/.dream/<timestamp>/`. */
+export const DREAM_BACKUP_DIR = ".dream"
+/** Memory files larger than this are compared by digest (never sent, never diffed) and backed up as byte copies. */
+export const SNAPSHOT_MAX_FILE_BYTES = 1024 * 1024
+/** Inside a dream's backup directory: the byte copies of large files taken before the dream, until it is over. */
+export const LARGE_COPIES_DIR = ".large"
+/** Sub-directories the dream leaves alone: daily logs are append-only, team memory belongs to the team. */
+export const UNTOUCHED_DIRS: ReadonlyArray<string> = [LOGS_DIR, TEAM_DIR]
+
+// ---------------------------------------------------------------------------------------------------------------
+// Snapshots and the diff (pure parts exported)
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface SnapshotFile {
+  /** Undefined when the file is larger than `SNAPSHOT_MAX_FILE_BYTES`. */
+  readonly content: string | undefined
+  readonly size: number
+  /** SHA-256 of the bytes of a file larger than `SNAPSHOT_MAX_FILE_BYTES` (what it is compared by). */
+  readonly digest?: string | undefined
+  /** Absolute path of the byte copy of a large file, when the snapshot was asked to keep copies. */
+  readonly copy?: string | undefined
+}
+
+/** Relative path (`/` separators) → file, for every `.md` file the dream may touch. */
+export type Snapshot = ReadonlyMap<string, SnapshotFile>
+
+export interface SnapshotOptions {
+  /** Byte-copy every file over `SNAPSHOT_MAX_FILE_BYTES` under this directory (same relative path). */
+  readonly copyLargeTo?: string | undefined
+}
+
+/**
+ * Every `*.md` file under the memory directory that the dream may touch: not hidden (memdir's state, `.git`,
+ * `.dream`), not under `logs/` or `team/`, not through a symlink.
+ */
+export const snapshotMemoryDir = Effect.fn("Dream.snapshot")(function*(
+  memoryDir: string,
+  options: SnapshotOptions = {}
+) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const root = path.resolve(memoryDir)
+  const files = new Map<string, SnapshotFile>()
+  /** SHA-256 of a file, streamed: a large memory is never held in memory whole. */
+  const digestOf = (file: string) =>
+    fs.stream(file).pipe(
+      Stream.runFold(createHash("sha256"), (hash, chunk) => hash.update(chunk)),
+      Effect.map((hash) => hash.digest("hex"))
+    )
+  /** A large file: its copy (when asked) and the digest of what was copied, so both describe the same bytes. */
+  const large = (absolute: string, rel: string) =>
+    Effect.gen(function*() {
+      if (options.copyLargeTo === undefined) return { digest: yield* digestOf(absolute), copy: undefined }
+      const copy = path.join(options.copyLargeTo, ...rel.split("/"))
+      yield* fs.makeDirectory(path.dirname(copy), { recursive: true, mode: DIR_MODE })
+      yield* fs.copyFile(absolute, copy)
+      yield* fs.chmod(copy, FILE_MODE)
+      return { digest: yield* digestOf(copy), copy }
+    }).pipe(
+      Effect.map(Option.some),
+      // Deleted between listing and copying: not part of this snapshot.
+      Effect.catchIf(isNotFound, () => Effect.succeedNone),
+      Effect.mapError(toMemoryIoError("copy", absolute))
+    )
+  const walk = (directory: string, relative: string): Effect.Effect<void, MemoryIoError> =>
+    Effect.gen(function*() {
+      const names = yield* fs.readDirectory(directory).pipe(
+        Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
+        Effect.mapError(toMemoryIoError("list", directory))
+      )
+      for (const name of names.sort()) {
+        if (name.startsWith(".")) continue
+        const rel = relative === "" ? name : `${relative}/${name}`
+        if (relative === "" && UNTOUCHED_DIRS.includes(name)) continue
+        const absolute = path.join(directory, name)
+        const isLink = yield* fs.readLink(absolute).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+        if (isLink) continue
+        const info = yield* fs.stat(absolute).pipe(Effect.option)
+        if (Option.isNone(info)) continue
+        if (info.value.type === "Directory") {
+          yield* walk(absolute, rel)
+        } else if (info.value.type === "File" && name.toLowerCase().endsWith(".md")) {
+          const size = Number(info.value.size)
+          if (size > SNAPSHOT_MAX_FILE_BYTES) {
+            const kept = yield* large(absolute, rel)
+            if (Option.isSome(kept)) files.set(rel, { content: undefined, size, ...kept.value })
+            continue
+          }
+          const content = yield* fs.readFileString(absolute).pipe(
+            Effect.map((text): string | undefined => text),
+            // Deleted between listing and reading: not part of this snapshot.
+            Effect.catchIf(isNotFound, () => Effect.succeed(null)),
+            Effect.mapError(toMemoryIoError("read", absolute))
+          )
+          if (content !== null) files.set(rel, { content, size })
+        }
+      }
+    })
+  yield* walk(root, "")
+  return files as Snapshot
+})
+
+/** Lines removed and added from `before` to `after` (a longest-common-subsequence diff, in file order). */
+export const lineDiff = (
+  before: string,
+  after: string
+): { readonly removed: ReadonlyArray<string>; readonly added: ReadonlyArray<string> } => {
+  const a = before.split("\n")
+  const b = after.split("\n")
+  if (a.length * b.length > 4_000_000) {
+    // Too large for the table: a multiset difference (order kept, moves not detected).
+    const count = (lines: ReadonlyArray<string>) => {
+      const map = new Map<string, number>()
+      for (const line of lines) map.set(line, (map.get(line) ?? 0) + 1)
+      return map
+    }
+    const minus = (lines: ReadonlyArray<string>, other: Map<string, number>) =>
+      lines.filter((line) => {
+        const n = other.get(line) ?? 0
+        if (n > 0) other.set(line, n - 1)
+        return n === 0
+      })
+    return { removed: minus(a, count(b)), added: minus(b, count(a)) }
+  }
+  const table: Array<Uint32Array> = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1))
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!)
+    }
+  }
+  const removed: Array<string> = []
+  const added: Array<string> = []
+  let i = 0
+  let j = 0
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      i++
+      j++
+    } else if (table[i + 1]![j]! >= table[i]![j + 1]!) removed.push(a[i++]!)
+    else added.push(b[j++]!)
+  }
+  while (i < a.length) removed.push(a[i++]!)
+  while (j < b.length) added.push(b[j++]!)
+  return { removed, added }
+}
+
+/** Words (4+ letters or digits, lower case) that carry the content of a memory, frontmatter keys aside. */
+const contentWords = (text: string): Set<string> =>
+  new Set(
+    (text.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []).filter((word) =>
+      word !== "name" && word !== "description" && word !== "type"
+    )
+  )
+
+/** Share of `source`'s content words that appear in `target`. */
+export const contentOverlap = (source: string, target: string): number => {
+  const words = contentWords(source)
+  if (words.size === 0) return 0
+  const into = contentWords(target)
+  let shared = 0
+  for (const word of words) if (into.has(word)) shared++
+  return shared / words.size
+}
+
+/** A deleted file counts as merged into a created or updated one when half its content words went there. */
+export const MERGE_OVERLAP = 0.5
+
+export interface CreatedFile {
+  readonly file: string
+  readonly text: string
+  /** False: not written by the dream's tools (a concurrent session wrote it meanwhile). */
+  readonly byDream: boolean
+}
+export interface UpdatedFile {
+  readonly file: string
+  /** Lines the update removed (nothing disappears without a trace), and lines it added. */
+  readonly removed: string
+  readonly added: string
+  /** Where its previous version was kept (relative to the memory directory), once backed up. */
+  readonly backup?: string | undefined
+  readonly byDream: boolean
+}
+export interface DeletedFile {
+  readonly file: string
+  /** The whole file as it was (undefined for a file over `SNAPSHOT_MAX_FILE_BYTES`: see `backup` for its copy). */
+  readonly text: string | undefined
+  /** Where its copy was kept (relative to the memory directory), once backed up. */
+  readonly backup?: string | undefined
+  readonly byDream: boolean
+}
+export interface MergedFile {
+  readonly from: string
+  readonly into: string
+  /** Share of the deleted file's content words found in the file it was merged into. */
+  readonly overlap: number
+}
+
+export interface DreamDiff {
+  readonly created: ReadonlyArray<CreatedFile>
+  readonly updated: ReadonlyArray<UpdatedFile>
+  readonly deleted: ReadonlyArray<DeletedFile>
+  readonly merged: ReadonlyArray<MergedFile>
+  /** MEMORY.md's change, when it changed. */
+  readonly index: { readonly removed: string; readonly added: string } | undefined
+}
+
+const joinLines = (lines: ReadonlyArray<string>): string => lines.length === 0 ? "" : lines.join("\n") + "\n"
+
+/**
+ * Pure: what changed between two snapshots. `byDream` names the files the dream's tools changed (others changed
+ * concurrently, e.g. by a live session, are reported with `byDream: false`).
+ */
+export const diffSnapshots = (
+  before: Snapshot,
+  after: Snapshot,
+  byDream: ReadonlySet<string> = new Set()
+): DreamDiff => {
+  const created: Array<CreatedFile> = []
+  const updated: Array<UpdatedFile> = []
+  const deleted: Array<DeletedFile> = []
+  let index: DreamDiff["index"] = undefined
+  const describe = (file: SnapshotFile | undefined) =>
+    file?.content ?? `(${file?.size ?? 0} bytes, too large to compare line by line; its previous version is copied)`
+  for (const [file, now] of [...after].sort(([a], [b]) => a < b ? -1 : 1)) {
+    const was = before.get(file)
+    if (was === undefined) {
+      if (file !== INDEX_FILE) created.push({ file, text: describe(now), byDream: byDream.has(file) })
+      else index = { removed: "", added: describe(now) }
+      continue
+    }
+    // Large files by their digest: an edit that keeps the size is still an update.
+    const same = was.content !== undefined && now.content !== undefined
+      ? was.content === now.content
+      : was.size === now.size && was.content === now.content && was.digest === now.digest
+    if (same) continue
+    const { added, removed } = lineDiff(describe(was), describe(now))
+    if (file === INDEX_FILE) index = { removed: joinLines(removed), added: joinLines(added) }
+    else updated.push({ file, removed: joinLines(removed), added: joinLines(added), byDream: byDream.has(file) })
+  }
+  for (const [file, was] of [...before].sort(([a], [b]) => a < b ? -1 : 1)) {
+    if (after.has(file)) continue
+    if (file === INDEX_FILE) index = { removed: describe(was), added: "" }
+    else deleted.push({ file, text: was.content, byDream: byDream.has(file) })
+  }
+  const merged: Array<MergedFile> = []
+  for (const gone of deleted) {
+    if (gone.text === undefined) continue
+    let best: MergedFile | undefined
+    const targets = [
+      ...created.map((c) => ({ file: c.file, text: c.text })),
+      ...updated.map((u) => ({ file: u.file, text: u.added }))
+    ]
+    for (const target of targets) {
+      const overlap = contentOverlap(gone.text, target.text)
+      if (overlap >= MERGE_OVERLAP && (best === undefined || overlap > best.overlap)) {
+        best = { from: gone.file, into: target.file, overlap: Math.round(overlap * 100) / 100 }
+      }
+    }
+    if (best !== undefined) merged.push(best)
+  }
+  return { created, updated, deleted, merged, index }
+}
+
+/** `2026-03-05T12-00-00Z`: a timestamp usable as a directory name everywhere. */
+export const stampOf = (now: number): string => new Date(now).toISOString().replace(/\.\d+Z$/, "Z").replace(/:/g, "-")
+
+/** Where one dream keeps its trace: `.dream/<stamp>/` (relative), and that directory's absolute path. */
+export interface DreamTrace {
+  readonly backupDir: string
+  readonly absolute: string
+  /** Where the snapshot before the dream byte-copies large files (`snapshotMemoryDir`'s `copyLargeTo`). */
+  readonly largeCopies: string
+}
+
+/** Reserve `.dream/<stamp>/` before the dream starts (a new name when a dream of the same second has one). */
+export const reserveTrace = (memoryDir: string, startedAt: number) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    let stamp = stampOf(startedAt)
+    for (
+      let n = 2;
+      yield* fs.exists(path.join(memoryDir, DREAM_BACKUP_DIR, stamp)).pipe(Effect.orElseSucceed(() => false));
+      n++
+    ) {
+      stamp = `${stampOf(startedAt)}-${n}`
+    }
+    const backupDir = `${DREAM_BACKUP_DIR}/${stamp}`
+    const absolute = path.join(memoryDir, backupDir)
+    yield* ensureDir(absolute)
+    return { backupDir, absolute, largeCopies: path.join(absolute, LARGE_COPIES_DIR) } satisfies DreamTrace
+  })
+
+/**
+ * Keep the previous version of every updated or deleted file and of MEMORY.md under the trace's directory: the
+ * text from the snapshot, or for a large file its byte copy moved into place. Copies of large files the dream did
+ * not change are removed.
+ */
+export const keepTrace = (trace: DreamTrace, before: Snapshot, diff: DreamDiff) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    // MEMORY.md always: memdir's own repair of the index (after this) changes it too.
+    const previous = [...diff.updated.map((u) => u.file), ...diff.deleted.map((d) => d.file), INDEX_FILE]
+    const backups = new Map<string, string>()
+    for (const file of previous) {
+      const was = before.get(file)
+      if (was === undefined) continue
+      const target = path.join(trace.absolute, ...file.split("/"))
+      if (was.content !== undefined) {
+        yield* ensureDir(path.dirname(target))
+        yield* writeFileAtomic(target, was.content)
+      } else if (was.copy !== undefined) {
+        yield* ensureDir(path.dirname(target))
+        yield* fs.rename(was.copy, target).pipe(Effect.mapError(toMemoryIoError("move", was.copy)))
+      } else {
+        continue
+      }
+      backups.set(file, `${trace.backupDir}/${file}`)
+    }
+    yield* fs.remove(trace.largeCopies, { recursive: true, force: true }).pipe(
+      Effect.mapError(toMemoryIoError("remove", trace.largeCopies))
+    )
+    return { backupDir: trace.backupDir, backups }
+  })

@@ -1,0 +1,108 @@
+/** `transcript_search`: the dream's narrow, read-only search of the sessions touched since the last dream. */
+import { FileSystem } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Agent from "../Agent.js"
+import type { TouchedSession } from "./gates.js"
+
+export const TRANSCRIPT_SEARCH_MAX_MATCHES = 40
+/** Larger transcripts are skipped (named in the answer). */
+export const TRANSCRIPT_MAX_BYTES = 32 * 1024 * 1024
+/** Bytes of transcripts one search reads in all, at most: later sessions are left out (and the answer says so). */
+export const TRANSCRIPT_SEARCH_MAX_TOTAL_BYTES = 128 * 1024 * 1024
+/** Characters of a query at most. */
+export const TRANSCRIPT_QUERY_MAX_CHARS = 200
+
+/** The conversational text of one JSONL line (ours or the reference agent's); tool inputs as JSON. */
+export const transcriptLineText = (line: string): string => {
+  let value: any
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return ""
+  }
+  const content = value?.message?.content ?? value?.content
+  const parts: Array<string> = []
+  const collect = (c: unknown): void => {
+    if (typeof c === "string") parts.push(c)
+    else if (Array.isArray(c)) {
+      for (const block of c) {
+        if (block?.type === "text" && typeof block.text === "string") parts.push(block.text)
+        else if (block?.type === "tool_use") parts.push(`${block.name}(${JSON.stringify(block.input)})`)
+        else if (block?.type === "tool_result") collect(block.content)
+      }
+    }
+  }
+  collect(content)
+  return parts.join(" ").replace(/\s+/g, " ").trim()
+}
+
+/** The tool over `sessions`: case-insensitive literal search, answers `session:line: …snippet…`. */
+export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    return Agent.defineTool({
+      name: "transcript_search",
+      description: "Search the transcripts of the sessions since the last consolidation for a word or phrase " +
+        "(case-insensitive, literal). Answers session:line: snippet. Use a specific term; read-only.",
+      input: Schema.Struct({
+        query: Schema.String.pipe(Schema.minLength(3), Schema.maxLength(TRANSCRIPT_QUERY_MAX_CHARS)),
+        session: Schema.optional(Schema.String).annotations({ description: "limit the search to this session id" })
+      }),
+      run: ({ query, session }) =>
+        Effect.gen(function*() {
+          const needle = query.toLowerCase()
+          const matches: Array<string> = []
+          let more = 0
+          let read = 0
+          const skipped: Array<string> = []
+          const left: Array<string> = []
+          const chosen = sessions.filter((s) => session === undefined || s.id === session)
+          if (chosen.length === 0) {
+            return yield* new Agent.ToolFailure({ message: `no session ${JSON.stringify(session)} in the list` })
+          }
+          for (const s of chosen) {
+            const info = yield* fs.stat(s.path).pipe(Effect.option)
+            if (Option.isNone(info)) continue
+            const size = Number(info.value.size)
+            if (size > TRANSCRIPT_MAX_BYTES) {
+              skipped.push(s.id)
+              continue
+            }
+            if (read + size > TRANSCRIPT_SEARCH_MAX_TOTAL_BYTES) {
+              left.push(s.id)
+              continue
+            }
+            read += size
+            const text = yield* fs.readFileString(s.path).pipe(Effect.orElseSucceed(() => ""))
+            const rows = text.split("\n")
+            for (let i = 0; i < rows.length; i++) {
+              if (!rows[i]!.toLowerCase().includes(needle)) continue
+              const said = transcriptLineText(rows[i]!)
+              const at = said.toLowerCase().indexOf(needle)
+              if (at < 0) continue
+              if (matches.length >= TRANSCRIPT_SEARCH_MAX_MATCHES) {
+                more++
+                continue
+              }
+              const start = Math.max(0, at - 140)
+              const snippet = said.slice(start, at + needle.length + 140)
+              matches.push(`${s.id}:${i + 1}: ${start > 0 ? "…" : ""}${snippet}${at + 140 < said.length ? "…" : ""}`)
+            }
+            yield* Effect.yieldNow()
+          }
+          const notes = [
+            ...(more > 0 ? [`[… ${more} more matches: use a more specific term]`] : []),
+            ...(skipped.length > 0 ? [`[skipped, over ${TRANSCRIPT_MAX_BYTES} bytes: ${skipped.join(", ")}]`] : []),
+            ...(left.length > 0 ?
+              [
+                `[not searched, over this search's ${TRANSCRIPT_SEARCH_MAX_TOTAL_BYTES} bytes: ${left.join(", ")}; ` +
+                `search them one at a time with session]`
+              ] :
+              [])
+          ]
+          return [matches.length === 0 ? "(no matches)" : matches.join("\n"), ...notes].join("\n")
+        })
+    })
+  })

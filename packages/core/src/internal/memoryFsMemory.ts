@@ -1,0 +1,347 @@
+/**
+ * The in-memory `MemoryFs`: directories, regular files, symbolic links and FIFOs in a map keyed by absolute
+ * POSIX path. It answers like the live one (same reasons, same refusals: a link in the last component is never
+ * followed by a read, a FIFO is "not a regular file", `within` is verified), so the live services over it make a
+ * memdir world with no disk. Times come from `Clock`, so `TestClock` drives them.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as NodePath from "node:path"
+import {
+  type DirectoryEntry,
+  type FileInfo,
+  type FileKind,
+  type MemoryFs,
+  MemoryFsError,
+  type MemoryFsReason,
+  type ReadOptions,
+  type WalkEntry,
+  type WalkOptions,
+  type WriteOptions
+} from "../MemoryFs.js"
+
+type Node =
+  | { readonly kind: "File"; data: Uint8Array; mtimeMs: number; readonly ino: number }
+  | { readonly kind: "Directory"; mtimeMs: number; readonly ino: number }
+  | { readonly kind: "SymbolicLink"; readonly target: string; mtimeMs: number; readonly ino: number }
+  | { readonly kind: "FIFO"; mtimeMs: number; readonly ino: number }
+
+/** Absolute path → file content, or a link / FIFO to plant. */
+export type MemoryFsSeed = Readonly<Record<string, string | { readonly symlink: string } | { readonly fifo: true }>>
+
+const posix = NodePath.posix
+const MAX_LINK_HOPS = 40
+const encoder = new TextEncoder()
+const decoder = new TextDecoder("utf-8")
+
+const fail = (op: string, path: string, reason: MemoryFsReason, detail: string) =>
+  Effect.fail(new MemoryFsError({ op, path, reason, detail }))
+
+const describeKind = (kind: FileKind): string =>
+  kind === "Directory" ? "a directory" : kind === "SymbolicLink" ? "a symbolic link" : kind === "FIFO" ?
+    "a FIFO" :
+    "not a regular file"
+
+const isInsideOrEqual = (root: string, candidate: string): boolean =>
+  candidate === root || candidate.startsWith(root === "/" ? "/" : `${root}/`)
+
+export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] => {
+  const nodes = new Map<string, Node>()
+  let nextIno = 1
+  nodes.set("/", { kind: "Directory", mtimeMs: 0, ino: nextIno++ })
+
+  const normalize = (path: string): string => posix.resolve("/", path.split("\\").join("/"))
+
+  const infoOf = (node: Node): FileInfo => ({
+    kind: node.kind,
+    size: node.kind === "File" ? node.data.length : node.kind === "SymbolicLink" ? node.target.length : 0,
+    mtimeMs: node.mtimeMs,
+    ino: node.ino,
+    dev: 1,
+    nlink: 1
+  })
+
+  type Resolved =
+    | { readonly _tag: "Found"; readonly path: string; readonly node: Node }
+    | { readonly _tag: "Missing"; readonly path: string; readonly reason: MemoryFsReason; readonly detail: string }
+
+  /** Follows links in every component (and in the last one when `followLast`). */
+  const resolvePath = (path: string, followLast: boolean): Resolved => {
+    let pending = normalize(path).split("/").filter((s) => s !== "")
+    let current = "/"
+    let hops = 0
+    while (pending.length > 0) {
+      const [name, ...rest] = pending
+      pending = rest
+      if (name === "..") {
+        current = posix.dirname(current)
+        continue
+      }
+      if (name === ".") continue
+      const next = current === "/" ? `/${name}` : `${current}/${name}`
+      const node = nodes.get(next)
+      if (node === undefined) return { _tag: "Missing", path: next, reason: "NotFound", detail: "ENOENT" }
+      if (node.kind === "SymbolicLink" && (pending.length > 0 || followLast)) {
+        hops++
+        if (hops > MAX_LINK_HOPS) return { _tag: "Missing", path: next, reason: "SymlinkLoop", detail: "ELOOP" }
+        const target = node.target.startsWith("/") ? node.target : posix.join(current, node.target)
+        pending = [...target.split("/").filter((s) => s !== ""), ...pending]
+        current = "/"
+        continue
+      }
+      if (pending.length > 0 && node.kind !== "Directory") {
+        return { _tag: "Missing", path: next, reason: "NotDirectory", detail: "ENOTDIR" }
+      }
+      current = next
+    }
+    const node = nodes.get(current)!
+    return { _tag: "Found", path: current, node }
+  }
+
+  /** The entry named by `path` itself (the parent resolved, the last component not followed). */
+  const entryOf = (
+    op: string,
+    path: string
+  ): Effect.Effect<{ path: string; node: Node | undefined }, MemoryFsError> => {
+    const absolute = normalize(path)
+    if (absolute === "/") return Effect.succeed({ path: "/", node: nodes.get("/") })
+    const parent = resolvePath(posix.dirname(absolute), true)
+    if (parent._tag === "Missing") return fail(op, path, parent.reason, parent.detail)
+    if (parent.node.kind !== "Directory") return fail(op, path, "NotDirectory", "ENOTDIR")
+    const at = posix.join(parent.path, posix.basename(absolute))
+    return Effect.succeed({ path: at, node: nodes.get(at) })
+  }
+
+  const lstat = (path: string) =>
+    Effect.flatMap(
+      entryOf("lstat", path),
+      ({ node }) => node === undefined ? fail("lstat", path, "NotFound", "ENOENT") : Effect.succeed(infoOf(node))
+    )
+
+  const exists = (path: string) =>
+    lstat(path).pipe(
+      Effect.as(true),
+      Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false))
+    )
+
+  const realPathOfDeepestExisting = (path: string): Effect.Effect<string, MemoryFsError> =>
+    Effect.gen(function*() {
+      const tail: Array<string> = []
+      let current = normalize(path)
+      while (true) {
+        const resolved = resolvePath(current, true)
+        if (resolved._tag === "Found") return posix.join(resolved.path, ...[...tail].reverse())
+        if (resolved.reason === "SymlinkLoop") {
+          return yield* fail("resolve", current, "SymlinkLoop", "too many levels of symbolic links")
+        }
+        if (resolved.reason !== "NotFound") return yield* fail("resolve", current, resolved.reason, resolved.detail)
+        const entry = yield* Effect.either(entryOf("lstat", current))
+        if (entry._tag === "Right" && entry.right.node !== undefined) {
+          const node = entry.right.node
+          if (node.kind !== "SymbolicLink") return yield* fail("resolve", current, "Changed", "changed while checked")
+          return yield* fail("resolve", current, "DanglingSymlink", `-> ${node.target} (missing)`)
+        }
+        const parent = posix.dirname(current)
+        if (parent === current) return yield* fail("resolve", path, "Unknown", "no ancestor exists")
+        tail.push(posix.basename(current))
+        current = parent
+      }
+    })
+
+  const regularFile = (op: string, path: string) =>
+    Effect.flatMap(entryOf(op, path), ({ node, path: at }) => {
+      if (node === undefined) return fail(op, path, "NotFound", "ENOENT")
+      if (node.kind === "SymbolicLink") return fail(op, path, "SymbolicLink", "a symbolic link (ELOOP)")
+      if (node.kind !== "File") return fail(op, path, "NotRegularFile", describeKind(node.kind))
+      return Effect.succeed({ node, at })
+    })
+
+  const readFile = (path: string, options: ReadOptions) =>
+    Effect.gen(function*() {
+      const { node } = yield* regularFile("open", path)
+      if (node.data.length > options.maxBytes) {
+        return yield* fail("read", path, "TooLarge", `${node.data.length} bytes (limit ${options.maxBytes})`)
+      }
+      if (options.within !== undefined) {
+        const real = yield* realPathOfDeepestExisting(path)
+        if (!isInsideOrEqual(options.within, real)) {
+          return yield* fail("open", path, "Escapes", `resolves to ${real}, outside ${options.within}`)
+        }
+      }
+      return { text: decoder.decode(node.data), info: infoOf(node) }
+    })
+
+  const readHead = (path: string, maxBytes: number) =>
+    Effect.map(regularFile("open", path), ({ node }) => ({
+      text: decoder.decode(node.data.subarray(0, maxBytes)),
+      info: infoOf(node),
+      truncated: node.data.length > maxBytes
+    }))
+
+  const readDirectory = (path: string) =>
+    Effect.gen(function*() {
+      const resolved = resolvePath(path, true)
+      if (resolved._tag === "Missing") return yield* fail("list", path, resolved.reason, resolved.detail)
+      if (resolved.node.kind !== "Directory") return yield* fail("list", path, "NotDirectory", "ENOTDIR")
+      const prefix = resolved.path === "/" ? "/" : `${resolved.path}/`
+      const entries: Array<DirectoryEntry> = []
+      for (const [key, node] of nodes) {
+        if (key === resolved.path || !key.startsWith(prefix)) continue
+        const name = key.slice(prefix.length)
+        if (name.includes("/")) continue
+        entries.push({ name, kind: node.kind })
+      }
+      return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    })
+
+  const walk = (root: string, options: WalkOptions = {}) =>
+    Effect.gen(function*() {
+      const out: Array<WalkEntry> = []
+      const max = options.maxEntries ?? Number.POSITIVE_INFINITY
+      const queue: Array<readonly [string, string]> = [[normalize(root), ""]]
+      while (queue.length > 0 && out.length < max) {
+        const [directory, prefix] = queue.shift()!
+        for (const entry of yield* readDirectory(directory)) {
+          const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+          const absolute = posix.join(directory, entry.name)
+          if (entry.kind === "Directory" && options.enter !== undefined && !options.enter(relative, entry.name)) {
+            continue
+          }
+          out.push({ relative, absolute, info: yield* lstat(absolute) })
+          if (out.length >= max) break
+          if (entry.kind === "Directory") queue.push([absolute, relative])
+        }
+      }
+      return out
+    })
+
+  const makeDirectory = (path: string, options: { readonly within?: string | undefined } = {}) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const segments = normalize(path).split("/").filter((s) => s !== "")
+      let current = "/"
+      for (const segment of segments) {
+        const next = posix.join(current, segment)
+        const resolved = resolvePath(next, true)
+        if (resolved._tag === "Found") {
+          if (resolved.node.kind !== "Directory") {
+            return yield* fail("create directory", next, "NotDirectory", describeKind(resolved.node.kind))
+          }
+          current = resolved.path
+          continue
+        }
+        if (resolved.reason !== "NotFound" || resolved.path !== posix.join(current, segment)) {
+          return yield* fail(
+            "create directory",
+            next,
+            resolved.reason === "NotFound" ? "DanglingSymlink" : resolved.reason,
+            resolved.detail
+          )
+        }
+        if (options.within !== undefined && !isInsideOrEqual(options.within, current)) {
+          return yield* fail("create directory", next, "Escapes", `${current} is outside ${options.within}`)
+        }
+        nodes.set(resolved.path, { kind: "Directory", mtimeMs: now, ino: nextIno++ })
+        current = resolved.path
+      }
+      if (options.within !== undefined && !isInsideOrEqual(options.within, current)) {
+        return yield* fail("create directory", path, "Escapes", `resolves to ${current}, outside ${options.within}`)
+      }
+    })
+
+  const writeFileAtomic = (path: string, data: string | Uint8Array, options: WriteOptions = {}) =>
+    Effect.gen(function*() {
+      const absolute = normalize(path)
+      yield* makeDirectory(posix.dirname(absolute), { within: options.within })
+      const { node, path: at } = yield* entryOf("write", absolute)
+      if (node !== undefined && node.kind === "Directory") {
+        return yield* fail("write", path, "NotRegularFile", "a directory")
+      }
+      if (options.within !== undefined && !isInsideOrEqual(options.within, posix.dirname(at))) {
+        return yield* fail("write", path, "Escapes", `resolves outside ${options.within}`)
+      }
+      const now = yield* Clock.currentTimeMillis
+      nodes.set(at, {
+        kind: "File",
+        data: typeof data === "string" ? encoder.encode(data) : Uint8Array.from(data),
+        mtimeMs: now,
+        ino: nextIno++
+      })
+    })
+
+  const append = (path: string, data: string) =>
+    Effect.gen(function*() {
+      const { node, path: at } = yield* entryOf("append", path)
+      const now = yield* Clock.currentTimeMillis
+      if (node === undefined) {
+        nodes.set(at, { kind: "File", data: encoder.encode(data), mtimeMs: now, ino: nextIno++ })
+        return
+      }
+      if (node.kind === "SymbolicLink") return yield* fail("append", path, "SymbolicLink", "ELOOP")
+      if (node.kind !== "File") return yield* fail("append", path, "NotRegularFile", describeKind(node.kind))
+      const extra = encoder.encode(data)
+      const joined = new Uint8Array(node.data.length + extra.length)
+      joined.set(node.data)
+      joined.set(extra, node.data.length)
+      node.data = joined
+      node.mtimeMs = now
+    })
+
+  const remove = (path: string) =>
+    Effect.gen(function*() {
+      const { node, path: at } = yield* entryOf("remove", path)
+      if (node === undefined) return yield* fail("remove", path, "NotFound", "ENOENT")
+      if (node.kind === "Directory") return yield* fail("remove", path, "NotRegularFile", "a directory")
+      nodes.delete(at)
+    })
+
+  const rename = (from: string, to: string) =>
+    Effect.gen(function*() {
+      const source = yield* entryOf("rename", from)
+      if (source.node === undefined) return yield* fail("rename", from, "NotFound", "ENOENT")
+      const target = yield* entryOf("rename", to)
+      if (target.node?.kind === "Directory") return yield* fail("rename", to, "NotRegularFile", "a directory")
+      const moved: Array<readonly [string, Node]> = []
+      for (const [key, node] of nodes) {
+        if (key === source.path || key.startsWith(`${source.path}/`)) moved.push([key, node])
+      }
+      for (const [key] of moved) nodes.delete(key)
+      for (const [key, node] of moved) nodes.set(target.path + key.slice(source.path.length), node)
+    })
+
+  const readLink = (path: string) =>
+    Effect.flatMap(entryOf("readlink", path), ({ node }) =>
+      node === undefined ?
+        fail("readlink", path, "NotFound", "ENOENT") :
+        node.kind !== "SymbolicLink" ?
+        fail("readlink", path, "Unknown", "EINVAL") :
+        Effect.succeed(node.target))
+
+  // seed
+  for (const [path, content] of Object.entries(seed)) {
+    const absolute = normalize(path)
+    Effect.runSync(makeDirectory(posix.dirname(absolute)))
+    const node: Node = typeof content === "string" ?
+      { kind: "File", data: encoder.encode(content), mtimeMs: 0, ino: nextIno++ } :
+      "symlink" in content ?
+      { kind: "SymbolicLink", target: content.symlink, mtimeMs: 0, ino: nextIno++ } :
+      { kind: "FIFO", mtimeMs: 0, ino: nextIno++ }
+    nodes.set(absolute, node)
+  }
+
+  return {
+    lstat,
+    exists,
+    readFile,
+    readHead,
+    readDirectory,
+    walk,
+    makeDirectory,
+    writeFileAtomic,
+    append,
+    remove,
+    rename,
+    readLink,
+    realPathOfDeepestExisting
+  }
+}

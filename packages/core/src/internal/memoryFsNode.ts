@@ -1,0 +1,410 @@
+/**
+ * The live `MemoryFs`, on `node:fs` directly: `@effect/platform`'s FileSystem has no `lstat`, no
+ * `O_NOFOLLOW`/`O_NONBLOCK` and hides errno codes, which are exactly what memdir's checks are made of. Every
+ * failure is mapped here, once, from its errno code into a `MemoryFsError` that keeps the cause.
+ *
+ * Residual race: Node has no `openat`/`renameat`, so between re-verifying a parent directory's real path and the
+ * `rename` into it, a LOCAL process with write access to the directory could still swap it for a symlink. The
+ * final component is never followed.
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { constants, type Stats } from "node:fs"
+import * as fsp from "node:fs/promises"
+import * as NodePath from "node:path"
+import {
+  DIR_MODE,
+  type DirectoryEntry,
+  FILE_MODE,
+  type FileInfo,
+  type FileKind,
+  type MemoryFs,
+  MemoryFsError,
+  type MemoryFsReason,
+  type ReadOptions,
+  type WalkEntry,
+  type WalkOptions,
+  type WriteOptions
+} from "../MemoryFs.js"
+import { tempFileName, uniqueToken } from "./atomicFile.js"
+
+const REASONS: Readonly<Record<string, MemoryFsReason>> = {
+  ENOENT: "NotFound",
+  EEXIST: "AlreadyExists",
+  // Linux and macOS answer ELOOP, FreeBSD EMLINK, when O_NOFOLLOW meets a symlink
+  ELOOP: "SymbolicLink",
+  EMLINK: "SymbolicLink",
+  // opening a socket, or a device without a driver
+  ENXIO: "NotRegularFile",
+  ENODEV: "NotRegularFile",
+  EISDIR: "NotRegularFile",
+  ENOTDIR: "NotDirectory",
+  EACCES: "PermissionDenied",
+  EPERM: "PermissionDenied",
+  ENOSPC: "NoSpace",
+  EDQUOT: "NoSpace"
+}
+
+/** The one errno mapper. */
+const toError = (op: string, path: string) => (cause: unknown): MemoryFsError => {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? "UNKNOWN"
+  return new MemoryFsError({ op, path, reason: REASONS[code] ?? "Unknown", detail: code, cause })
+}
+
+const sys = <A>(op: string, path: string, operation: () => Promise<A>): Effect.Effect<A, MemoryFsError> =>
+  Effect.tryPromise({ try: operation, catch: toError(op, path) })
+
+const fail = (op: string, path: string, reason: MemoryFsReason, detail: string) =>
+  Effect.fail(new MemoryFsError({ op, path, reason, detail }))
+
+const kindOf = (stats: Stats): FileKind =>
+  stats.isFile()
+    ? "File"
+    : stats.isDirectory()
+    ? "Directory"
+    : stats.isSymbolicLink()
+    ? "SymbolicLink"
+    : stats.isFIFO()
+    ? "FIFO"
+    : stats.isSocket()
+    ? "Socket"
+    : stats.isCharacterDevice()
+    ? "CharacterDevice"
+    : stats.isBlockDevice()
+    ? "BlockDevice"
+    : "Unknown"
+
+const infoOf = (stats: Stats): FileInfo => ({
+  kind: kindOf(stats),
+  size: stats.size,
+  mtimeMs: stats.mtimeMs,
+  ino: stats.ino,
+  dev: stats.dev,
+  nlink: stats.nlink
+})
+
+const describeKind = (kind: FileKind): string =>
+  ({
+    File: "a regular file",
+    Directory: "a directory",
+    SymbolicLink: "a symbolic link",
+    FIFO: "a FIFO",
+    Socket: "a socket",
+    CharacterDevice: "a character device",
+    BlockDevice: "a block device",
+    Unknown: "not a regular file"
+  })[kind]
+
+const withSep = (dir: string): string => dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
+const isInsideOrEqual = (root: string, candidate: string): boolean =>
+  candidate === root || candidate.startsWith(withSep(root))
+
+const realPathOfDeepestExisting = (absolute: string): Effect.Effect<string, MemoryFsError> =>
+  Effect.gen(function*() {
+    const op = "resolve"
+    const missingTail: Array<string> = []
+    let current = absolute
+    // another process may create `current` between realpath and lstat: look again, a few times
+    let retries = 3
+    while (true) {
+      const real = yield* Effect.either(sys(op, current, () => fsp.realpath(current)))
+      if (Either.isRight(real)) return NodePath.join(real.right, ...[...missingTail].reverse())
+      const error = real.left
+      if (error.detail === "ELOOP") return yield* fail(op, current, "SymlinkLoop", "too many levels of symbolic links")
+      if (error.reason !== "NotFound") return yield* Effect.fail(error)
+      // ENOENT: either `current` does not exist (walk up), or it is a link whose target does not
+      const entry = yield* Effect.either(sys("lstat", current, () => fsp.lstat(current)))
+      if (Either.isRight(entry)) {
+        if (!entry.right.isSymbolicLink()) {
+          if (retries-- > 0) continue
+          return yield* fail(op, current, "Changed", "changed while checked")
+        }
+        const target = yield* Effect.either(sys("readlink", current, () => fsp.readlink(current)))
+        return yield* fail(op, current, "DanglingSymlink", `-> ${Either.getOrElse(target, () => "?")} (missing)`)
+      }
+      if (entry.left.reason !== "NotFound") return yield* Effect.fail(entry.left)
+      const parent = NodePath.dirname(current)
+      if (parent === current) return yield* fail(op, absolute, "Unknown", "no ancestor exists")
+      missingTail.push(NodePath.basename(current))
+      current = parent
+    }
+  })
+
+const closeQuietly = (handle: fsp.FileHandle) => Effect.promise(() => handle.close().catch(() => undefined))
+
+/** Open for reading without following the last component, without blocking; then insist on a regular file. */
+const openRegular = <A>(
+  path: string,
+  use: (handle: fsp.FileHandle, stats: Stats) => Effect.Effect<A, MemoryFsError>
+): Effect.Effect<A, MemoryFsError> =>
+  Effect.acquireUseRelease(
+    sys("open", path, () => fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)).pipe(
+      Effect.mapError((error) =>
+        error.reason === "SymbolicLink" ?
+          new MemoryFsError({ ...error, detail: `a symbolic link (${error.detail})`, cause: error.cause }) :
+          error.detail === "ENXIO" || error.detail === "ENODEV" ?
+          new MemoryFsError({ ...error, detail: `a socket or device (${error.detail})`, cause: error.cause }) :
+          error
+      )
+    ),
+    (handle) =>
+      Effect.gen(function*() {
+        const stats = yield* sys("stat", path, () => handle.stat())
+        if (!stats.isFile()) return yield* fail("open", path, "NotRegularFile", describeKind(kindOf(stats)))
+        return yield* use(handle, stats)
+      }),
+    closeQuietly
+  )
+
+const readInto = (handle: fsp.FileHandle, path: string, buffer: Uint8Array) =>
+  Effect.gen(function*() {
+    let filled = 0
+    while (filled < buffer.length) {
+      const { bytesRead } = yield* sys("read", path, () => handle.read(buffer, filled, buffer.length - filled, filled))
+      if (bytesRead === 0) break
+      filled += bytesRead
+    }
+    return filled
+  })
+
+const decoder = new TextDecoder("utf-8")
+
+const readFile = (path: string, options: ReadOptions) =>
+  openRegular(path, (handle, stats) =>
+    Effect.gen(function*() {
+      if (options.singleLink === true && stats.nlink > 1) {
+        return yield* fail("open", path, "NotRegularFile", `has ${stats.nlink} hard links (may alias a file elsewhere)`)
+      }
+      if (stats.size > options.maxBytes) {
+        return yield* fail("read", path, "TooLarge", `${stats.size} bytes (limit ${options.maxBytes})`)
+      }
+      if (options.within !== undefined) {
+        // The open path may have gone through a parent swapped after a check: the inode must be the one that
+        // the verified real path names now.
+        const real = yield* realPathOfDeepestExisting(path)
+        if (!isInsideOrEqual(options.within, real)) {
+          return yield* fail("open", path, "Escapes", `resolves to ${real}, outside ${options.within}`)
+        }
+        const named = yield* sys("lstat", real, () => fsp.lstat(real))
+        if (named.ino !== stats.ino || named.dev !== stats.dev) {
+          return yield* fail("open", path, "Changed", "changed while it was opened")
+        }
+      }
+      // the file may grow between fstat and read: read one byte past the limit to notice
+      const buffer = new Uint8Array(options.maxBytes + 1)
+      const filled = yield* readInto(handle, path, buffer)
+      if (filled > options.maxBytes) {
+        return yield* fail("read", path, "TooLarge", `grew past ${options.maxBytes} bytes while read`)
+      }
+      return { text: decoder.decode(buffer.subarray(0, filled)), info: infoOf(stats) }
+    }))
+
+const readHead = (path: string, maxBytes: number) =>
+  openRegular(path, (handle, stats) =>
+    Effect.gen(function*() {
+      const buffer = new Uint8Array(Math.max(0, Math.min(maxBytes, stats.size)))
+      const filled = yield* readInto(handle, path, buffer)
+      return {
+        text: decoder.decode(buffer.subarray(0, filled)),
+        info: infoOf(stats),
+        truncated: stats.size > filled
+      }
+    }))
+
+const lstat = (path: string) => Effect.map(sys("lstat", path, () => fsp.lstat(path)), infoOf)
+
+const exists = (path: string) =>
+  lstat(path).pipe(
+    Effect.as(true),
+    Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false))
+  )
+
+const readDirectory = (path: string) =>
+  Effect.map(
+    sys("list", path, () => fsp.readdir(path, { withFileTypes: true })),
+    (entries): ReadonlyArray<DirectoryEntry> =>
+      entries.map((entry): DirectoryEntry => ({
+        name: entry.name,
+        kind: entry.isFile()
+          ? "File"
+          : entry.isDirectory()
+          ? "Directory"
+          : entry.isSymbolicLink()
+          ? "SymbolicLink"
+          : entry.isFIFO()
+          ? "FIFO"
+          : entry.isSocket()
+          ? "Socket"
+          : entry.isCharacterDevice()
+          ? "CharacterDevice"
+          : entry.isBlockDevice()
+          ? "BlockDevice"
+          : "Unknown"
+      })).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  )
+
+const walk = (root: string, options: WalkOptions = {}) =>
+  Effect.gen(function*() {
+    const out: Array<WalkEntry> = []
+    const max = options.maxEntries ?? Number.POSITIVE_INFINITY
+    const queue: Array<readonly [string, string]> = [[root, ""]]
+    while (queue.length > 0 && out.length < max) {
+      const [directory, prefix] = queue.shift()!
+      const entries = yield* readDirectory(directory).pipe(
+        Effect.catchIf((error) => error.reason === "NotFound" && directory !== root, () => Effect.succeed([]))
+      )
+      for (const entry of entries) {
+        const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+        const absolute = NodePath.join(directory, entry.name)
+        if (entry.kind === "Directory" && options.enter !== undefined && !options.enter(relative, entry.name)) continue
+        const info = yield* lstat(absolute).pipe(
+          Effect.map((i): FileInfo | undefined => i),
+          Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(undefined))
+        )
+        if (info === undefined) continue
+        out.push({ relative, absolute, info })
+        if (out.length >= max) break
+        if (info.kind === "Directory") queue.push([absolute, relative])
+      }
+    }
+    return out
+  })
+
+const makeDirectory = (path: string, options: { readonly within?: string | undefined } = {}) =>
+  Effect.gen(function*() {
+    const within = options.within
+    if (within === undefined) {
+      yield* sys("create directory", path, () => fsp.mkdir(path, { recursive: true, mode: DIR_MODE }))
+      return
+    }
+    // one level at a time, checking before each step that what exists so far resolves inside `within`
+    const missing: Array<string> = []
+    let current = NodePath.resolve(path)
+    while (!(yield* exists(current))) {
+      missing.push(current)
+      const parent = NodePath.dirname(current)
+      if (parent === current) break
+      current = parent
+    }
+    for (const directory of missing.reverse()) {
+      const realParent = yield* realPathOfDeepestExisting(NodePath.dirname(directory))
+      if (!isInsideOrEqual(within, realParent) && !isInsideOrEqual(realParent, within)) {
+        return yield* fail("create directory", directory, "Escapes", `${realParent} is outside ${within}`)
+      }
+      // mkdir never follows a symlink in its last component: an existing link makes it fail with EEXIST
+      yield* sys("create directory", directory, () => fsp.mkdir(directory, { mode: DIR_MODE })).pipe(
+        Effect.catchIf((error) => error.reason === "AlreadyExists", () => Effect.void)
+      )
+    }
+    const real = yield* realPathOfDeepestExisting(path)
+    if (!isInsideOrEqual(within, real)) {
+      return yield* fail("create directory", path, "Escapes", `resolves to ${real}, outside ${within}`)
+    }
+    const stats = yield* sys("lstat", real, () => fsp.lstat(real))
+    if (!stats.isDirectory()) return yield* fail("create directory", path, "NotDirectory", describeKind(kindOf(stats)))
+  })
+
+/** Best effort: some file systems cannot fsync a directory; the data is already durable. */
+const syncDirectory = (directory: string) =>
+  Effect.acquireUseRelease(
+    sys("open", directory, () => fsp.open(directory, constants.O_RDONLY | constants.O_DIRECTORY)),
+    (handle) => sys("sync", directory, () => handle.sync()),
+    closeQuietly
+  ).pipe(Effect.ignore)
+
+const writeFileAtomic = (path: string, data: string | Uint8Array, options: WriteOptions = {}) =>
+  Effect.gen(function*() {
+    const target = NodePath.resolve(path)
+    const parent = NodePath.dirname(target)
+    const within = options.within
+    const hooks = options.hooks ?? {}
+    yield* makeDirectory(parent, { within })
+    const realParent = within === undefined ? parent : yield* realPathOfDeepestExisting(parent)
+    const name = NodePath.basename(target)
+    const temp = NodePath.join(realParent, tempFileName(name, yield* uniqueToken))
+    const finalTarget = NodePath.join(realParent, name)
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data
+
+    hooks.beforeTempOpen?.(temp)
+    // The temp file stays open until after the rename: while we hold it, its inode cannot be freed and handed to
+    // a file planted under the same name, so comparing inode numbers below is sound.
+    yield* Effect.acquireUseRelease(
+      sys("create", temp, () =>
+        fsp.open(
+          temp,
+          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+          options.mode ?? FILE_MODE
+        )),
+      (handle) =>
+        Effect.gen(function*() {
+          if (bytes.length > 0) yield* sys("write", temp, () => handle.writeFile(bytes))
+          yield* sys("sync", temp, () => handle.sync())
+          const ours = yield* sys("stat", temp, () => handle.stat())
+          const isOurs = (now: Stats) => now.isFile() && now.ino === ours.ino && now.dev === ours.dev
+
+          const verifyAndRename = Effect.gen(function*() {
+            hooks.beforeRename?.(target, temp)
+            if (within !== undefined) {
+              const parentNow = yield* realPathOfDeepestExisting(parent)
+              if (parentNow !== realParent) {
+                return yield* fail("rename", target, "Escapes", `${parent} now resolves to ${parentNow}`)
+              }
+            }
+            const tempNow = yield* sys("lstat", temp, () => fsp.lstat(temp))
+            if (!isOurs(tempNow)) return yield* fail("rename", temp, "Changed", "the temp file was replaced")
+            yield* sys("rename", finalTarget, () => fsp.rename(temp, finalTarget))
+          })
+
+          // Remove the temp file only if the name still holds the inode we wrote (never someone else's file).
+          const removeOurTemp = sys("lstat", temp, () => fsp.lstat(temp)).pipe(
+            Effect.flatMap((now) => isOurs(now) ? sys("remove", temp, () => fsp.unlink(temp)) : Effect.void),
+            Effect.ignore
+          )
+          yield* verifyAndRename.pipe(Effect.onError(() => removeOurTemp))
+        }),
+      closeQuietly
+    )
+    yield* syncDirectory(realParent)
+  })
+
+const append = (path: string, data: string) =>
+  Effect.acquireUseRelease(
+    sys("open", path, () =>
+      fsp.open(
+        path,
+        constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        FILE_MODE
+      )),
+    (handle) =>
+      Effect.gen(function*() {
+        const stats = yield* sys("stat", path, () => handle.stat())
+        if (!stats.isFile()) return yield* fail("append", path, "NotRegularFile", describeKind(kindOf(stats)))
+        yield* sys("append", path, () => handle.appendFile(data, "utf8"))
+        yield* sys("sync", path, () => handle.sync())
+      }),
+    closeQuietly
+  )
+
+const remove = (path: string) => sys("remove", path, () => fsp.unlink(path))
+
+const rename = (from: string, to: string) => sys("rename", to, () => fsp.rename(from, to))
+
+const readLink = (path: string) => sys("readlink", path, () => fsp.readlink(path))
+
+export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
+  lstat: (path) => lstat(path).pipe(Effect.withSpan("MemoryFs.lstat")),
+  exists: (path) => exists(path).pipe(Effect.withSpan("MemoryFs.exists")),
+  readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
+  readHead: (path, maxBytes) => readHead(path, maxBytes).pipe(Effect.withSpan("MemoryFs.readHead")),
+  readDirectory: (path) => readDirectory(path).pipe(Effect.withSpan("MemoryFs.readDirectory")),
+  walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),
+  makeDirectory: (path, options) => makeDirectory(path, options).pipe(Effect.withSpan("MemoryFs.makeDirectory")),
+  writeFileAtomic: (path, data, options) =>
+    writeFileAtomic(path, data, options).pipe(Effect.withSpan("MemoryFs.writeFileAtomic")),
+  append: (path, data) => append(path, data).pipe(Effect.withSpan("MemoryFs.append")),
+  remove: (path) => remove(path).pipe(Effect.withSpan("MemoryFs.remove")),
+  rename: (from, to) => rename(from, to).pipe(Effect.withSpan("MemoryFs.rename")),
+  readLink: (path) => readLink(path).pipe(Effect.withSpan("MemoryFs.readLink")),
+  realPathOfDeepestExisting: (path) =>
+    realPathOfDeepestExisting(NodePath.resolve(path)).pipe(Effect.withSpan("MemoryFs.realPathOfDeepestExisting"))
+})

@@ -1,0 +1,71 @@
+/**
+ * What the selector gets from the bytes the scan already read, beyond the header: the first lines of the body
+ * (up to line 30 of the file, at most BODY_HEAD_MAX_BYTES), and for a file whose header cannot be read a stand-in
+ * header made from its file name and first lines. Never reads anything itself.
+ */
+import type { MemoryHeader, ScanProblem } from "../Memory.js"
+import { fileStem, FRONTMATTER_MAX_LINES } from "./scanFrontmatter.js"
+
+/** Enough for the "Why / How to apply" lines of a typical memory; bounds the decoding work per file. */
+export const BODY_HEAD_MAX_BYTES = 1024
+
+const NEWLINE = 10
+
+/**
+ * The text after line `afterLine` (1-based; 0 for the whole head) up to the end of line 30, of the first `length`
+ * bytes of `head`, at most BODY_HEAD_MAX_BYTES and cut back to a whole UTF-8 character. Trimmed.
+ */
+export const bodyHeadOf = (head: Buffer, length: number, afterLine: number): string => {
+  let start = 0
+  for (let line = 0; line < afterLine && start < length; start++) if (head[start] === NEWLINE) line++
+  let end = start
+  const limit = Math.min(length, start + BODY_HEAD_MAX_BYTES)
+  for (let line = afterLine; end < limit; end++) {
+    if (head[end] === NEWLINE && ++line === FRONTMATTER_MAX_LINES) break
+  }
+  // Never split a multi-byte character: back off continuation bytes (10xxxxxx) and the lead byte they follow.
+  if (end === limit && end < length) {
+    let cut = end
+    while (cut > start && (head[cut]! & 0xC0) === 0x80) cut--
+    end = cut
+  }
+  return end <= start ? "" : head.toString("utf8", start, end).trim()
+}
+
+/** Problems that still leave a text file the selector can read (not binary, not unreadable). */
+const TEXT_PROBLEMS: ReadonlySet<string> = new Set([
+  "missing-frontmatter",
+  "unclosed-frontmatter",
+  "yaml-error",
+  "not-a-map"
+])
+
+/**
+ * A memory whose header could not be read, as the selector still sees it: named after its file, described by its
+ * first non-empty line (a Markdown heading's text), with the next lines as its body head. `undefined` for problems
+ * that leave no text (binary content) or a head with no text at all.
+ */
+export const headerlessMemory = (
+  problem: Pick<ScanProblem, "code" | "message">,
+  relativePath: string,
+  absolutePath: string,
+  mtime: number,
+  text: string
+): MemoryHeader | undefined => {
+  if (!TEXT_PROBLEMS.has(problem.code)) return undefined
+  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/)
+  const first = lines.findIndex((line) => line.trim().length > 0 && !/^-{3,}\s*$/.test(line))
+  if (first === -1) return undefined
+  return {
+    path: relativePath,
+    absolutePath,
+    name: fileStem(relativePath),
+    description: lines[first]!.replace(/^\s*#+\s*/, "").trim(),
+    type: "untyped",
+    mtime,
+    extra: {},
+    warning: `${problem.message} Offered to recall by its file name and first lines only.`,
+    bodyHead: lines.slice(first + 1).join("\n").trim(),
+    headerless: true
+  }
+}

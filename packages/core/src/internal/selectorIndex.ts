@@ -1,0 +1,183 @@
+/**
+ * The offline selector's index: each memory analysed once (name, description, path, type and the head of its body
+ * that the scan already read), kept while its mtime and header are unchanged, and per candidate set an inverted
+ * index with the field-weighted, length-normalised term frequencies, so scoring a query touches only the memories
+ * that share a term with it. Pure apart from the two bounded caches.
+ */
+import type { MemoryHeader } from "../Memory.js"
+import { type AnalyzedText, analyzeWords, detectLanguage, type Language, segmentWords } from "./textAnalysis.js"
+
+export type MemoryField = "name" | "description" | "path" | "body" | "type"
+
+export interface FieldWeight {
+  readonly field: MemoryField
+  /** How much a match in this field counts. */
+  readonly weight: number
+  /** Length normalisation, 0 (none) … 1 (full). */
+  readonly b: number
+}
+
+/** What the index needs of a memory header (the body head is optional: in-memory headers may lack it). */
+export type IndexableMemory = Pick<MemoryHeader, "path" | "name" | "description" | "type" | "mtime"> & {
+  readonly absolutePath?: string | undefined
+  readonly bodyHead?: string | undefined
+}
+
+export interface IndexedMemory {
+  readonly source: IndexableMemory
+  readonly language: Language
+  /** Term counts per field (words and bigrams together), in MemoryField order of `FIELDS`. */
+  readonly fields: ReadonlyArray<ReadonlyMap<string, number>>
+  readonly lengths: ReadonlyArray<number>
+}
+
+const FIELDS: ReadonlyArray<MemoryField> = ["name", "description", "path", "body", "type"]
+
+const fieldText = (memory: IndexableMemory, field: MemoryField): string => {
+  switch (field) {
+    case "name":
+      return memory.name
+    case "description":
+      return memory.description
+    case "path":
+      return memory.path.replace(/\.md$/i, "").replace(/[_/-]+/g, " ")
+    case "body":
+      return memory.bodyHead ?? ""
+    case "type":
+      return memory.type === "untyped" ? "" : memory.type
+  }
+}
+
+const counts = (analyzed: AnalyzedText): Map<string, number> => {
+  const map = new Map<string, number>()
+  for (const term of analyzed.words) map.set(term, (map.get(term) ?? 0) + 1)
+  for (const pieces of analyzed.grams) for (const term of pieces) map.set(term, (map.get(term) ?? 0) + 1)
+  return map
+}
+
+const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
+  const tokens = FIELDS.map((field) => segmentWords(fieldText(memory, field)))
+  // One language per memory, guessed from its name, description and body, so a short name is stemmed like its body.
+  const language = detectLanguage([...tokens[0]!, ...tokens[1]!, ...tokens[3]!])
+  const analyzed = tokens.map((words) => analyzeWords(words, language))
+  const fields = analyzed.map(counts)
+  // Length in words: grams are stand-ins, not more text.
+  const lengths = analyzed.map((a) => a.words.length)
+  return { source: memory, language, fields, lengths }
+}
+
+/**
+ * Same file, same version: a changed mtime or header text is a new version. The body head changes only with the
+ * file, so with a real mtime only its length is compared, not its text (the costly part of checking 10k
+ * candidates); headers without one (mtime 0, built in memory) are compared whole.
+ */
+const sameVersion = (a: IndexableMemory, b: IndexableMemory): boolean =>
+  a === b ||
+  (a.mtime === b.mtime && a.path === b.path && a.absolutePath === b.absolutePath && a.name === b.name &&
+    a.description === b.description && a.type === b.type &&
+    (a.mtime > 0
+      ? (a.bodyHead?.length ?? 0) === (b.bodyHead?.length ?? 0)
+      : (a.bodyHead ?? "") === (b.bodyHead ?? "")))
+
+const MEMORY_CACHE_LIMIT = 100_000
+const memoryCache = new Map<string, IndexedMemory>()
+
+export const indexMemory = (memory: IndexableMemory): IndexedMemory => {
+  const key = memory.absolutePath ?? memory.path
+  const cached = memoryCache.get(key)
+  if (cached !== undefined && sameVersion(cached.source, memory)) return cached
+  if (memoryCache.size >= MEMORY_CACHE_LIMIT) memoryCache.clear()
+  const indexed = analyzeMemory(memory)
+  memoryCache.set(key, indexed)
+  return indexed
+}
+
+export interface Postings {
+  /** Candidate positions holding the term. */
+  readonly docs: Array<number>
+  /** Field-weighted, length-normalised term frequency in each of those candidates. */
+  readonly weighted: Array<number>
+}
+
+export interface CandidateIndex {
+  readonly memories: ReadonlyArray<IndexedMemory>
+  readonly postings: ReadonlyMap<string, Postings>
+  readonly fieldWeights: ReadonlyArray<FieldWeight>
+}
+
+const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: ReadonlyArray<FieldWeight>) => {
+  const slots = fieldWeights.map((w) => FIELDS.indexOf(w.field))
+  const averages = slots.map((slot) => {
+    let total = 0
+    for (const m of memories) total += m.lengths[slot]!
+    return Math.max(1, total / Math.max(1, memories.length))
+  })
+  const postings = new Map<string, Postings>()
+  memories.forEach((memory, doc) => {
+    const weighted = new Map<string, number>()
+    fieldWeights.forEach(({ b, weight }, f) => {
+      const slot = slots[f]!
+      const norm = 1 - b + b * (memory.lengths[slot]! / averages[f]!)
+      for (const [term, tf] of memory.fields[slot]!) {
+        weighted.set(term, (weighted.get(term) ?? 0) + (weight * tf) / norm)
+      }
+    })
+    for (const [term, value] of weighted) {
+      let list = postings.get(term)
+      if (list === undefined) {
+        list = { docs: [], weighted: [] }
+        postings.set(term, list)
+      }
+      list.docs.push(doc)
+      list.weighted.push(value)
+    }
+  })
+  return { memories, postings, fieldWeights }
+}
+
+// A few candidate sets (one per memory directory and scope) stay indexed between recalls.
+const INDEX_CACHE_LIMIT = 8
+const indexCache: Array<CandidateIndex> = []
+const byList = new WeakMap<ReadonlyArray<IndexableMemory>, CandidateIndex>()
+
+/**
+ * The index of this candidate set: reused while every candidate is the same version of the same memory, in the
+ * same order (so a changed mtime, an added or a removed file builds a new one).
+ */
+export const indexCandidates = (
+  candidates: ReadonlyArray<IndexableMemory>,
+  fieldWeights: ReadonlyArray<FieldWeight>
+): CandidateIndex => {
+  // The very same (read-only) candidate list as last time: nothing to check.
+  const known = byList.get(candidates)
+  if (known !== undefined && known.fieldWeights === fieldWeights) return known
+  // A new scan of an unchanged directory: the same versions in the same order (no lookups, no allocation).
+  for (let i = 0; i < indexCache.length; i++) {
+    const index = indexCache[i]!
+    if (index.fieldWeights !== fieldWeights || index.memories.length !== candidates.length) continue
+    let same = true
+    for (let j = 0; j < candidates.length && same; j++) same = sameVersion(index.memories[j]!.source, candidates[j]!)
+    if (!same) continue
+    byList.set(candidates, index)
+    return index
+  }
+  const memories = candidates.map(indexMemory)
+  for (let i = 0; i < indexCache.length; i++) {
+    const index = indexCache[i]!
+    if (index.fieldWeights !== fieldWeights || index.memories.length !== memories.length) continue
+    let same = true
+    for (let j = 0; j < memories.length && same; j++) same = index.memories[j] === memories[j]
+    if (!same) continue
+    if (i > 0) {
+      indexCache.splice(i, 1)
+      indexCache.unshift(index)
+    }
+    byList.set(candidates, index)
+    return index
+  }
+  const index = buildIndex(memories, fieldWeights)
+  indexCache.unshift(index)
+  if (indexCache.length > INDEX_CACHE_LIMIT) indexCache.pop()
+  byList.set(candidates, index)
+  return index
+}

