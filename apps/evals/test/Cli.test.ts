@@ -35,28 +35,32 @@ layer(NodeContext.layer)("the evals command line", (it) => {
     return { root, runsDir: path.join(root, "runs"), cassette: path.join(root, "demo", "cassette.json"), fs, path }
   })
 
-  it.scoped("`evals list` exits 3 on an invalid suite, after listing every suite, and 0 when all load", () =>
-    Effect.gen(function*() {
-      const { fs, path, root } = yield* setUp
-      const good = yield* runEvals(["list", "--dir", root])
-      assert.strictEqual(good.code, 0, good.stderr)
-      assert.include(good.stdout, "demo  [agent, section recall-trust]")
+  it.scoped(
+    "`evals list` exits 3 on an invalid suite, after listing every suite, and 0 when all load",
+    () =>
+      Effect.gen(function*() {
+        const { fs, path, root } = yield* setUp
+        const good = yield* runEvals(["list", "--dir", root])
+        assert.strictEqual(good.code, 0, good.stderr)
+        assert.include(good.stdout, "demo  [agent, section recall-trust]")
 
-      yield* fs.makeDirectory(path.join(root, "broken"))
-      yield* fs.writeFileString(
-        path.join(root, "broken", "suite.yaml"),
-        demoSuite({ patchField: "heding" }).replace("name: demo", "name: broken")
-      )
-      const bad = yield* runEvals(["list", "--dir", root])
-      assert.strictEqual(bad.code, 3, bad.stdout + bad.stderr)
-      assert.include(bad.stdout, "broken  INVALID")
-      assert.include(bad.stdout, "variants[1].patch.heding: unknown field")
-      assert.include(bad.stdout, "demo  [agent") // the valid suite is still listed
-      assert.include(bad.stderr, "1 invalid suite")
-      const json = yield* runEvals(["list", "--dir", root, "--json"])
-      assert.strictEqual(json.code, 3)
-      assert.strictEqual(JSON.parse(json.stdout).suites.length, 2)
-    }))
+        yield* fs.makeDirectory(path.join(root, "broken"))
+        yield* fs.writeFileString(
+          path.join(root, "broken", "suite.yaml"),
+          demoSuite({ patchField: "heding" }).replace("name: demo", "name: broken")
+        )
+        const bad = yield* runEvals(["list", "--dir", root])
+        assert.strictEqual(bad.code, 3, bad.stdout + bad.stderr)
+        assert.include(bad.stdout, "broken  INVALID")
+        assert.include(bad.stdout, "variants[1].patch.heding: unknown field")
+        assert.include(bad.stdout, "demo  [agent") // the valid suite is still listed
+        assert.include(bad.stderr, "1 invalid suite")
+        const json = yield* runEvals(["list", "--dir", root, "--json"])
+        assert.strictEqual(json.code, 3)
+        assert.strictEqual(JSON.parse(json.stdout).suites.length, 2)
+      }),
+    240_000
+  )
 
   it.scoped("with no key, the error says whether the cassette exists", () =>
     Effect.gen(function*() {

@@ -80,53 +80,57 @@ describe("compareRuns", () => {
 })
 
 layer(NodeContext.layer)("comparing two real runs", (it) => {
-  it.scoped("a deliberately worsened variant is a significant drop: in compare, its HTML, and the CLI gate", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const root = yield* fs.makeTempDirectoryScoped()
-      const runsDir = path.join(root, "runs")
-      const suiteFile = path.join(root, "demo", "suite.yaml")
-      yield* fs.makeDirectory(path.join(root, "demo"))
-      const withTrials = (text: string) => text.replace("trials: 1", "trials: 6")
-      yield* fs.writeFileString(suiteFile, withTrials(demoSuite()))
-      const good = yield* runCommand({ evalsDir: root, runsDir, suite: "demo", scripted: true })
-      // the candidate's heading worsened to the wording the scripted responder does not verify under
-      yield* fs.writeFileString(suiteFile, withTrials(demoSuite({ heading: "Trusting what you recall" })))
-      const worse = yield* runCommand({ evalsDir: root, runsDir, suite: "demo", scripted: true })
+  it.scoped(
+    "a deliberately worsened variant is a significant drop: in compare, its HTML, and the CLI gate",
+    () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const root = yield* fs.makeTempDirectoryScoped()
+        const runsDir = path.join(root, "runs")
+        const suiteFile = path.join(root, "demo", "suite.yaml")
+        yield* fs.makeDirectory(path.join(root, "demo"))
+        const withTrials = (text: string) => text.replace("trials: 1", "trials: 6")
+        yield* fs.writeFileString(suiteFile, withTrials(demoSuite()))
+        const good = yield* runCommand({ evalsDir: root, runsDir, suite: "demo", scripted: true })
+        // the candidate's heading worsened to the wording the scripted responder does not verify under
+        yield* fs.writeFileString(suiteFile, withTrials(demoSuite({ heading: "Trusting what you recall" })))
+        const worse = yield* runCommand({ evalsDir: root, runsDir, suite: "demo", scripted: true })
 
-      const { comparison, html } = yield* compareCommandProgram({
-        before: good.directory,
-        after: worse.directory,
-        runsDir
-      })
-      const candidate = comparison.variants.find((v) => v.variant === "candidate")!
-      assert.strictEqual(candidate.verdict, "significant drop")
-      assert.strictEqual(candidate.lost.length, 6)
-      assert.approximately(candidate.paired!.pValue, 2 * 0.5 ** 6, 1e-12)
-      assert.strictEqual(comparison.variants.find((v) => v.variant === "before")!.verdict, "no significant change")
-      const page = yield* fs.readFileString(html)
-      assert.include(page, "significant drop")
-      assert.include(page, "report.html#trial--candidate--pool--1")
+        const { comparison, html } = yield* compareCommandProgram({
+          before: good.directory,
+          after: worse.directory,
+          runsDir
+        })
+        const candidate = comparison.variants.find((v) => v.variant === "candidate")!
+        assert.strictEqual(candidate.verdict, "significant drop")
+        assert.strictEqual(candidate.lost.length, 6)
+        assert.approximately(candidate.paired!.pValue, 2 * 0.5 ** 6, 1e-12)
+        assert.strictEqual(comparison.variants.find((v) => v.variant === "before")!.verdict, "no significant change")
+        const page = yield* fs.readFileString(html)
+        assert.include(page, "significant drop")
+        assert.include(page, "report.html#trial--candidate--pool--1")
 
-      // run --baseline: the same comparison, and the gate fails
-      const gated = yield* runCommand({
-        evalsDir: root,
-        runsDir,
-        suite: "demo",
-        scripted: true,
-        baseline: path.join(good.directory, "results.json")
-      })
-      assert.strictEqual(significantDrops(gated.comparison!).map((v) => v.variant)[0], "candidate")
-      assert.isDefined(gated.gate)
-      assert.include(gated.gate!.message, "candidate: pass rate fell from 100% to 0%")
-      assert.isTrue(yield* fs.exists(path.join(gated.directory, "compare.html")))
+        // run --baseline: the same comparison, and the gate fails
+        const gated = yield* runCommand({
+          evalsDir: root,
+          runsDir,
+          suite: "demo",
+          scripted: true,
+          baseline: path.join(good.directory, "results.json")
+        })
+        assert.strictEqual(significantDrops(gated.comparison!).map((v) => v.variant)[0], "candidate")
+        assert.isDefined(gated.gate)
+        assert.include(gated.gate!.message, "candidate: pass rate fell from 100% to 0%")
+        assert.isTrue(yield* fs.exists(path.join(gated.directory, "compare.html")))
 
-      const cli = yield* runEvals(["compare", "--dir", root, good.directory, worse.directory, "--fail-on-drop"])
-      assert.strictEqual(cli.code, 2, cli.stderr)
-      assert.include(cli.stdout, "SIGNIFICANT DROP")
-      assert.include(cli.stderr, "candidate: 6/6 → 0/6")
-      const noGate = yield* runEvals(["compare", "--dir", root, good.directory, worse.directory])
-      assert.strictEqual(noGate.code, 0, noGate.stderr)
-    }))
+        const cli = yield* runEvals(["compare", "--dir", root, good.directory, worse.directory, "--fail-on-drop"])
+        assert.strictEqual(cli.code, 2, cli.stderr)
+        assert.include(cli.stdout, "SIGNIFICANT DROP")
+        assert.include(cli.stderr, "candidate: 6/6 → 0/6")
+        const noGate = yield* runEvals(["compare", "--dir", root, good.directory, worse.directory])
+        assert.strictEqual(noGate.code, 0, noGate.stderr)
+      }),
+    240_000
+  )
 })
