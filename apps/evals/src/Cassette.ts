@@ -421,6 +421,17 @@ export const readCassette = Effect.fn("Cassette.read")(function*(path: string) {
   )
 })
 
+/**
+ * Pure: whether two cassettes hold the same requests (trial, request hash, occurrence), whatever the order, the
+ * date, the port of the local server or the latencies: re-recording such a cassette would change only noise.
+ */
+export const sameRequests = (a: Pick<CassetteFile, "entries">, b: Pick<CassetteFile, "entries">): boolean => {
+  const keys = (file: Pick<CassetteFile, "entries">) =>
+    file.entries.map((e) => `${e.trial}\u0000${e.hash}\u0000${e.occurrence}`).sort()
+  const [x, y] = [keys(a), keys(b)]
+  return x.length === y.length && x.every((key, i) => key === y[i])
+}
+
 /** Entries sorted by trial, then request order within the trial: stable diffs when a cassette is re-recorded. */
 export const writeCassette = Effect.fn("Cassette.write")(function*(
   path: string,

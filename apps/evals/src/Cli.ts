@@ -1,20 +1,24 @@
 /**
- * `pnpm evals list | run SUITE | report RUN`.
+ * `pnpm evals list | run SUITE | report RUN | compare RUN_A RUN_B | rerecord [SUITE…]`.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readCassette } from "./Cassette.js"
-import { InvalidRunOptionError } from "./Errors.js"
+import { pText, renderComparisonTerminal, significantDrops } from "./Compare.js"
+import { GateFailedError, InvalidRunOptionError, InvalidSuitesError } from "./Errors.js"
 import { harnessCatalog, suiteNeedsModel } from "./Harness.js"
 import type { Price } from "./Pricing.js"
-import { formatCost, formatMs, formatTokens, renderTerminal } from "./Report.js"
+import { makeProgressState, progressLine } from "./Progress.js"
+import { formatCost, formatMs, formatTokens, renderPlan, renderTerminal } from "./Report.js"
 import { summarize } from "./Results.js"
-import { runCommand, writeReport } from "./Run.js"
+import { compareCommandProgram, rerecordSuite, runCommand, writeReport } from "./Run.js"
 import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
 import { SCRIPTED_NOTE } from "./Scripted.js"
+import { trialsToDetect } from "./Stats.js"
 import { listSuites, loadSuite } from "./Suite.js"
 
 /** The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`). */
@@ -79,7 +83,15 @@ const listCommand = Command.make(
             }
         })
       }
-      if (json) return yield* Console.log(JSON.stringify({ directory: evalsDir, suites: rows }, null, 2))
+      const invalid = rows.flatMap((row) => "error" in row ? [row.name] : [])
+      // Every suite is listed first; an invalid one then fails the command, so a script or CI step sees it.
+      const failIfInvalid = invalid.length === 0 ?
+        Effect.void :
+        Effect.fail(new InvalidSuitesError({ directory: evalsDir, suites: invalid }))
+      if (json) {
+        yield* Console.log(JSON.stringify({ directory: evalsDir, suites: rows }, null, 2))
+        return yield* failIfInvalid
+      }
       if (rows.length === 0) return yield* Console.log(`no suites in ${evalsDir}`)
       for (const row of rows) {
         if ("error" in row) {
@@ -101,6 +113,7 @@ const listCommand = Command.make(
             `  ${row.description}\n  variants: ${row.variants.join(", ")}\n  ${runnable}; ${cassette}\n`
         )
       }
+      return yield* failIfInvalid
     })
 ).pipe(Command.withDescription("List the suites, their variants and how they can run"))
 
@@ -171,6 +184,26 @@ const runOptions = {
     Options.withDescription("USD per million input,output tokens for every model (default: the built-in table)"),
     Options.optional
   ),
+  detect: Options.float("detect").pipe(
+    Options.withDescription(
+      "Planning: say how many trials detect a pass-rate difference of this size (0–1) at 80% power"
+    ),
+    Options.optional
+  ),
+  assumeRate: Options.float("assume-rate").pipe(
+    Options.withDescription("Planning: the pass rate to plan from (default: the baseline variant's observed rate)"),
+    Options.optional
+  ),
+  untilCiWidth: Options.float("until-ci-width").pipe(
+    Options.withDescription(
+      "Add one trial per scenario until every variant's 95% interval is at most this wide (0–1); live runs"
+    ),
+    Options.optional
+  ),
+  maxTrials: Options.integer("max-trials").pipe(
+    Options.withDescription("The most trials per scenario --until-ci-width may reach (default 30)"),
+    Options.optional
+  ),
   json: jsonOption,
   suite: Args.text({ name: "SUITE" })
 }
@@ -181,6 +214,12 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
     const evalsDir = yield* evalsDirOf(args.dir)
     const price = Option.isSome(args.price) ? yield* parsePrice(args.price.value) : undefined
     const tty = process.stderr.isTTY === true
+    for (const [option, value] of [["--detect", args.detect], ["--assume-rate", args.assumeRate]] as const) {
+      if (Option.isSome(value) && !(value.value > 0 && value.value <= 1)) {
+        return yield* new InvalidRunOptionError({ option, value: String(value.value), reason: "must be from 0 to 1" })
+      }
+    }
+    const progress = makeProgressState(yield* Clock.currentTimeMillis)
     const result = yield* runCommand({
       evalsDir,
       runsDir: Option.getOrUndefined(args.runsDir),
@@ -196,22 +235,33 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
       minPassRate: Option.getOrUndefined(args.minPassRate),
       baseline: Option.getOrUndefined(args.baseline),
       price,
-      onNote: (note) => Console.error(`note: ${note}`),
-      onTrial: ({ done, result, total }) => {
-        const status = result.error !== undefined ? "errored" : result.passed ? "pass" : "FAIL"
-        const usage = result.usage === undefined ?
-          "" :
-          `, ${
-            formatTokens(
-              result.usage.inputTokens + result.usage.cacheReadInputTokens + result.usage.cacheCreationInputTokens
+      untilCiWidth: Option.getOrUndefined(args.untilCiWidth),
+      maxTrials: Option.getOrUndefined(args.maxTrials),
+      onNote: (note) => Console.error(`${tty ? "\r\x1b[2K" : ""}note: ${note}`),
+      onTrial: (trial) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const { done, result, total } = trial
+          const counts = progressLine(progress, trial, now)
+          const status = result.error !== undefined ? "errored" : result.passed ? "pass" : "FAIL"
+          const usage = result.usage === undefined ?
+            "" :
+            `, ${
+              formatTokens(
+                result.usage.inputTokens + result.usage.cacheReadInputTokens + result.usage.cacheCreationInputTokens
+              )
+            } in / ${formatTokens(result.usage.outputTokens)} out, ${formatCost(result.costUsd ?? null)}`
+          const line = `${result.variant} · ${result.scenario} #${result.trial}: ${status}` +
+            ` (${formatMs(result.latencyMs)}${result.calls === undefined ? "" : `, ${result.calls} calls`}${usage})`
+          // On a terminal one line, rewritten: the last trial, then the counts per variant and the time left.
+          if (tty) {
+            return Console.error(
+              `\r\x1b[2K${done === total ? counts : `${counts} · last: ${line}`}${done === total ? "\n" : ""}`
             )
-          } in / ${formatTokens(result.usage.outputTokens)} out, ${formatCost(result.costUsd ?? null)}`
-        const line = `[${done}/${total}] ${result.variant} · ${result.scenario} #${result.trial}: ${status}` +
-          ` (${formatMs(result.latencyMs)}${result.calls === undefined ? "" : `, ${result.calls} calls`}${usage})`
-        // Offline trials take microseconds: on a pipe, one line per trial would only be noise.
-        if (tty) return Console.error(`\r\x1b[2K${line}${done === total ? "\n" : ""}`).pipe(Effect.asVoid)
-        return result.calls === undefined && done !== total ? Effect.void : Console.error(line)
-      }
+              .pipe(Effect.asVoid)
+          }
+          // Offline trials take microseconds: on a pipe, one line per trial would only be noise.
+          return result.calls === undefined && done !== total ? Effect.void : Console.error(`${line}\n  ${counts}`)
+        })
     })
     if (args.json) {
       const summary = summarize(result.run)
@@ -221,6 +271,16 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
           provenance: result.run.provenance,
           variants: summary.variants,
           comparisons: summary.comparisons,
+          ...(Option.isNone(args.detect) ? {} : {
+            planning: trialsToDetect(
+              Option.getOrElse(
+                args.assumeRate,
+                () => summary.variants.find((v) => v.name === result.run.baseline)?.passRate ?? 0.5
+              ),
+              args.detect.value
+            )
+          }),
+          ...(result.comparison === undefined ? {} : { againstBaseline: result.comparison }),
           gate: result.gate === undefined ? { passed: true } : { passed: false, reasons: result.gate.reasons }
         },
         null,
@@ -228,8 +288,18 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
       ))
     } else {
       yield* Console.log(renderTerminal(result.run))
+      if (Option.isSome(args.detect)) {
+        yield* Console.log(`\n${renderPlan(result.run, args.detect.value, Option.getOrUndefined(args.assumeRate))}`)
+      }
+      if (result.comparison !== undefined) {
+        yield* Console.log(`\nAgainst the baseline:\n${renderComparisonTerminal(result.comparison)}`)
+      }
       const shown = path.relative(process.cwd(), result.directory) || result.directory
-      yield* Console.log(`\nresults: ${shown}/results.json\nreport:  ${shown}/report.html`)
+      yield* Console.log(
+        `\nresults: ${shown}/results.json\nreport:  ${shown}/report.html${
+          result.comparison === undefined ? "" : `\ncompare: ${shown}/compare.html`
+        }`
+      )
       if (result.cassette !== undefined) {
         yield* Console.log(`cassette: ${path.relative(process.cwd(), result.cassette) || result.cassette}`)
       }
@@ -269,6 +339,58 @@ const reportCommand = Command.make(
 ).pipe(Command.withDescription("Show a run again (RUN: a run directory, its results.json, a run id or latest)"))
 
 // ---------------------------------------------------------------------------------------------------------------
+// compare
+// ---------------------------------------------------------------------------------------------------------------
+
+const compareCommand = Command.make(
+  "compare",
+  {
+    dir: dirOption,
+    json: jsonOption,
+    html: Options.file("html").pipe(
+      Options.withDescription("Where to write the HTML comparison (default: compare.html beside RUN_B's results)"),
+      Options.optional
+    ),
+    failOnDrop: Options.boolean("fail-on-drop").pipe(
+      Options.withDescription("Exit 2 when a variant's pass rate dropped significantly (the CI gate)")
+    ),
+    before: Args.text({ name: "RUN_A" }).pipe(Args.withDescription("The earlier run or a stored baseline")),
+    after: Args.text({ name: "RUN_B" }).pipe(Args.withDescription("The later run (latest: the newest)"))
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const path = yield* Path.Path
+      const evalsDir = yield* evalsDirOf(args.dir)
+      const runsDir = path.join(evalsDir, "runs")
+      const result = yield* compareCommandProgram({
+        before: args.before,
+        after: args.after,
+        runsDir,
+        html: Option.getOrUndefined(args.html)
+      })
+      if (args.json) {
+        yield* Console.log(JSON.stringify({ ...result.comparison, html: result.html }, null, 2))
+      } else {
+        yield* Console.log(renderComparisonTerminal(result.comparison))
+        yield* Console.log(`\ncomparison: ${path.relative(process.cwd(), result.html) || result.html}`)
+      }
+      const drops = significantDrops(result.comparison)
+      if (args.failOnDrop && drops.length > 0) {
+        return yield* new GateFailedError({
+          reasons: drops.map((v) =>
+            `${v.variant}: ${v.before!.passed}/${v.before!.total} → ${v.after!.passed}/${v.after!.total}, ` +
+            `lost ${v.lost.length} pair(s), ${pText(v.paired!.pValue)} (exact McNemar)`
+          )
+        })
+      }
+    })
+).pipe(
+  Command.withDescription(
+    "Compare two runs of a suite: per variant and per scenario, with a paired test where the scenarios match"
+  )
+)
+
+// ---------------------------------------------------------------------------------------------------------------
 // rerecord
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -295,18 +417,19 @@ const rerecordCommand = Command.make(
           )
           continue
         }
-        const result = yield* runCommand({
+        const result = yield* rerecordSuite({
           evalsDir,
           suite: name,
-          scripted: true,
-          record: true,
           ...(meta === undefined ? {} : { variants: meta.variants, trials: meta.trials })
-        })
+        }).pipe(Effect.scoped)
         const summary = summarize(result.run)
+        const shown = path.relative(process.cwd(), cassettePath)
         yield* Console.log(
-          `${name}: re-recorded ${result.run.results.length} trials with the scripted responder → ${
-            path.relative(process.cwd(), cassettePath)
-          } (${summary.variants.map((v) => `${v.name} ${v.passed}/${v.total}`).join(", ")})`
+          result.status === "unchanged" ?
+            `${name}: unchanged, the requests are the recorded ones; ${shown} left as it was` :
+            `${name}: ${result.status} ${result.run.results.length} trials with the scripted responder → ${shown} (${
+              summary.variants.map((v) => `${v.name} ${v.passed}/${v.total}`).join(", ")
+            })`
         )
       }
     })
@@ -318,5 +441,5 @@ const rerecordCommand = Command.make(
 
 export const evals = Command.make("evals").pipe(
   Command.withDescription("Evaluate memdir's prompt variants and selectors: suites as data, intervals, paired tests"),
-  Command.withSubcommands([listCommand, runCommandCli, reportCommand, rerecordCommand])
+  Command.withSubcommands([listCommand, runCommandCli, reportCommand, compareCommand, rerecordCommand])
 )

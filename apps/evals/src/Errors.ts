@@ -25,6 +25,17 @@ export class InvalidSuiteError extends Schema.TaggedError<InvalidSuiteError>()("
   }
 }
 
+/** `evals list` found suites that do not load: each was printed with its problems. */
+export class InvalidSuitesError extends Schema.TaggedError<InvalidSuitesError>()("InvalidSuitesError", {
+  directory: Schema.String,
+  suites: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `${this.suites.length} invalid suite${this.suites.length === 1 ? "" : "s"} in ${this.directory}: ` +
+      `${this.suites.join(", ")}. Fix the problems listed above (file:line: field: message), then list again.`
+  }
+}
+
 export class SuiteNotFoundError extends Schema.TaggedError<SuiteNotFoundError>()("SuiteNotFoundError", {
   name: Schema.String,
   directory: Schema.String,
@@ -51,11 +62,18 @@ export class InvalidRunOptionError extends Schema.TaggedError<InvalidRunOptionEr
 /** A suite that needs a model, run with neither a key nor a cassette to replay. */
 export class ModelUnavailableError extends Schema.TaggedError<ModelUnavailableError>()("ModelUnavailableError", {
   suite: Schema.String,
-  cassette: Schema.String
+  cassette: Schema.String,
+  /** Whether the cassette file exists: the advice differs (replay it, or record one first). */
+  cassetteExists: Schema.Boolean
 }) {
   override get message(): string {
-    return `suite ${this.suite} needs a model: set ANTHROPIC_API_KEY for a live run (add --record to keep a ` +
-      `cassette), or replay a recorded run with --replay (no cassette at ${this.cassette} yet).`
+    const live = `set ANTHROPIC_API_KEY for a live run (add --record to keep a cassette)`
+    return this.cassetteExists ?
+      `suite ${this.suite} needs a model: ${live}, or replay its recorded answers with --replay ` +
+      `(the cassette ${this.cassette} exists).` :
+      `suite ${this.suite} needs a model: ${live}; --replay needs a cassette and there is no cassette at ` +
+      `${this.cassette} yet (record one with a key and --record, or with the scripted responder: ` +
+      `--scripted --record).`
   }
 }
 
@@ -114,6 +132,7 @@ export class EvalIoError extends Schema.TaggedError<EvalIoError>()("EvalIoError"
 
 export type EvalError =
   | InvalidSuiteError
+  | InvalidSuitesError
   | SuiteNotFoundError
   | InvalidRunOptionError
   | ModelUnavailableError
@@ -127,6 +146,7 @@ export type EvalError =
 export const evalExitCodes: Record<EvalError["_tag"], number> = {
   GateFailedError: 2,
   InvalidSuiteError: 3,
+  InvalidSuitesError: 3,
   SuiteNotFoundError: 4,
   InvalidRunOptionError: 5,
   ModelUnavailableError: 6,

@@ -93,9 +93,45 @@ export const Provenance = Schema.Struct({
 })
 export type Provenance = typeof Provenance.Type
 
+export const ScenarioInputs = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  /** Labels to filter by (a selector query's kind, a model scenario's tags). */
+  tags: Schema.Array(Schema.String),
+  /** The selector's query, or the agent's task (the user's message). */
+  query: Schema.optional(Schema.String),
+  conversation: Schema.optional(Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String }))),
+  recentTools: Schema.optional(Schema.Array(Schema.String)),
+  /** Selector suites: what should be surfaced, and what may be. */
+  relevant: Schema.optional(Schema.Array(Schema.String)),
+  acceptable: Schema.optional(Schema.Array(Schema.String)),
+  /** Model suites: one line per scorer, what a pass means. */
+  expected: Schema.optional(Schema.Array(Schema.String)),
+  /** The memory fixture (path, age, description) and the project's files. */
+  memories: Schema.optional(
+    Schema.Array(Schema.Struct({ path: Schema.String, ageDays: Schema.Number, description: Schema.String }))
+  ),
+  recalled: Schema.optional(Schema.Array(Schema.String)),
+  projectFiles: Schema.optional(Schema.Array(Schema.String)),
+  note: Schema.optional(Schema.String)
+})
+export type ScenarioInputs = typeof ScenarioInputs.Type
+
+/** A variant's text, and the default it is diffed against in the report. */
+export const VariantPrompt = Schema.Struct({
+  /** What the text is: "section recall-trust", "selector prompt", "offline selector options". */
+  of: Schema.String,
+  text: Schema.String,
+  /** The default's name and text. */
+  defaultName: Schema.String,
+  defaultText: Schema.String
+})
+export type VariantPrompt = typeof VariantPrompt.Type
+
 export const RunVariant = Schema.Struct({
   name: Schema.String,
-  description: Schema.optional(Schema.String)
+  description: Schema.optional(Schema.String),
+  /** Its text and the default's (runs made before this field have none). */
+  prompt: Schema.optional(VariantPrompt)
 })
 
 export const RunResults = Schema.Struct({
@@ -110,7 +146,12 @@ export const RunResults = Schema.Struct({
   variants: Schema.Array(RunVariant),
   /** The variant the others are compared with. */
   baseline: Schema.String,
-  scenarios: Schema.Array(Schema.Struct({ id: Schema.String, kind: Schema.optional(Schema.String) })),
+  scenarios: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    kind: Schema.optional(Schema.String),
+    /** What the scenario gave the variant and expected of it (runs made before this field have none). */
+    inputs: Schema.optional(ScenarioInputs)
+  })),
   provenance: Provenance,
   results: Schema.Array(TrialResult)
 })

@@ -21,19 +21,23 @@ import {
   layerRecord,
   layerReplay,
   readCassette,
+  sameRequests,
   sourceOfEndpoint,
   writeCassette
 } from "./Cassette.js"
+import { compareRuns, renderComparisonHtml, type RunComparison } from "./Compare.js"
 import { EvalIoError, GateFailedError, InvalidRunOptionError, ModelUnavailableError } from "./Errors.js"
 import { gateFailures } from "./Gate.js"
 import { harnessCatalog, prepareHarness, suiteNeedsModel } from "./Harness.js"
 import { meterModel } from "./Metering.js"
 import type { Price } from "./Pricing.js"
-import { renderChart, renderHtml } from "./Report.js"
-import type { Provenance, RunResults } from "./Results.js"
-import { readRun, RESULTS_FILE } from "./RunFiles.js"
+import { renderChart } from "./Report.js"
+import { renderHtml } from "./ReportHtml.js"
+import { type Provenance, type RunResults, summarize } from "./Results.js"
+import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
 import { runTrials, selectVariants, trialKeyOf, type TrialProgress } from "./Runner.js"
 import { SCRIPTED_MODEL, SCRIPTED_NOTE, scriptedResponder } from "./Scripted.js"
+import { formatRate, widestInterval } from "./Stats.js"
 import { type LoadedSuite, loadSuite } from "./Suite.js"
 
 export interface RunCommandOptions {
@@ -60,6 +64,13 @@ export interface RunCommandOptions {
   readonly minPassRate?: number | undefined
   readonly baseline?: string | undefined
   readonly price?: Price | undefined
+  /**
+   * Keep adding one trial per scenario until every variant's 95% interval is at most this wide (0–1), or
+   * `maxTrials` is reached. Live and recorded runs only: offline and replayed answers do not vary.
+   */
+  readonly untilCiWidth?: number | undefined
+  /** The most trials per scenario `untilCiWidth` may reach (default 30). */
+  readonly maxTrials?: number | undefined
   readonly onTrial?: ((progress: TrialProgress) => Effect.Effect<void>) | undefined
   /** Said when something about the run is worth knowing (variants skipped…). */
   readonly onNote?: ((note: string) => Effect.Effect<void>) | undefined
@@ -71,6 +82,8 @@ export interface RunCommandResult {
   readonly directory: string
   /** The cassette written (record) or read (replay). */
   readonly cassette?: string | undefined
+  /** With `baseline`: what changed against it. */
+  readonly comparison?: RunComparison | undefined
 }
 
 const ioError = (op: string, path: string) => (error: { readonly message: string }) =>
@@ -164,6 +177,17 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
       reason: "must be a share from 0 to 1 (0.8 for 80%)"
     })
   }
+  if (options.untilCiWidth !== undefined && !(options.untilCiWidth > 0 && options.untilCiWidth < 1)) {
+    return yield* new InvalidRunOptionError({
+      option: "--until-ci-width",
+      value: String(options.untilCiWidth),
+      reason: "must be a width between 0 and 1 (0.3 for ±15 points)"
+    })
+  }
+  const maxTrials = options.maxTrials ?? 30
+  if (!Number.isInteger(maxTrials) || maxTrials < 1) {
+    return yield* new InvalidRunOptionError({ option: "--max-trials", value: String(maxTrials), reason: "must be ≥ 1" })
+  }
   const baseline = options.baseline === undefined ? undefined : yield* readRun(options.baseline)
   let variants = yield* selectVariants(suite, options.variants)
   let trials = options.trials ?? suite.trials
@@ -180,7 +204,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   const endpoint = yield* endpointConfig
   if (options.replay === true) {
     if (!(yield* fs.exists(cassettePath).pipe(Effect.mapError(ioError("read", cassettePath))))) {
-      return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath })
+      return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath, cassetteExists: false })
     }
     const file = yield* readCassette(cassettePath)
     recorded = file.meta.outcomes
@@ -215,7 +239,8 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
           )
         }
       } else {
-        return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath })
+        const cassetteExists = yield* fs.exists(cassettePath).pipe(Effect.mapError(ioError("read", cassettePath)))
+        return yield* new ModelUnavailableError({ suite: suite.name, cassette: cassettePath, cassetteExists })
       }
     } else {
       mode = options.record === true ? "record" : "live"
@@ -227,21 +252,64 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   if (variants.length === 0) {
     return yield* new InvalidRunOptionError({ option: "--variants", value: "", reason: "no variant left to run" })
   }
+  if (options.untilCiWidth !== undefined && (mode === "offline" || mode === "replay")) {
+    return yield* new InvalidRunOptionError({
+      option: "--until-ci-width",
+      value: String(options.untilCiWidth),
+      reason: `a ${mode} run gives the same answer to every trial, so more trials only narrow the interval ` +
+        `artificially; use it on a live or --record run`
+    })
+  }
 
   const program = Effect.gen(function*() {
     const model = yield* Model
     const run = yield* Effect.gen(function*() {
       const runTrial = yield* prepareHarness(suite)
-      return yield* runTrials({
-        suite,
-        variants,
-        trials,
-        concurrency,
-        runTrial,
-        provenance,
-        price: options.price,
-        onTrial: options.onTrial
-      })
+      const round = (fromTrial: number, upTo: number) =>
+        runTrials({
+          suite,
+          variants,
+          trials: upTo,
+          fromTrial,
+          concurrency,
+          runTrial,
+          provenance,
+          price: options.price,
+          onTrial: options.onTrial
+        })
+      let run = yield* round(1, trials)
+      // Early stop: one more trial per scenario while some variant's interval is wider than asked.
+      while (options.untilCiWidth !== undefined && run.trials < maxTrials) {
+        const width = widestInterval(summarize(run).variants)
+        if (width <= options.untilCiWidth) break
+        if (options.onNote !== undefined) {
+          yield* options.onNote(
+            `after ${run.trials} trial(s) per scenario the widest 95% interval is ${formatRate(width)} wide ` +
+              `(asked: ≤ ${formatRate(options.untilCiWidth)}): one more trial per scenario`
+          )
+        }
+        const more = yield* round(run.trials + 1, run.trials + 1)
+        run = {
+          ...more,
+          startedAt: run.startedAt,
+          results: [...run.results, ...more.results],
+          provenance: {
+            ...more.provenance,
+            models: [...new Set([...run.provenance.models, ...more.provenance.models])].sort()
+          }
+        }
+      }
+      if (options.untilCiWidth !== undefined && options.onNote !== undefined) {
+        const width = widestInterval(summarize(run).variants)
+        yield* options.onNote(
+          width <= options.untilCiWidth ?
+            `stopped after ${run.trials} trial(s) per scenario: every 95% interval is at most ${
+              formatRate(width)
+            } wide` :
+            `reached --max-trials ${maxTrials} with the widest 95% interval still ${formatRate(width)} wide`
+        )
+      }
+      return run
     }).pipe(Effect.provideService(Model, meterModel(model)))
     const cassette = yield* Effect.serviceOption(Cassette)
     if (Option.isSome(cassette) && cassette.value.mode === "record") {
@@ -256,7 +324,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
         recordedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
         suite: suite.name,
         variants,
-        trials,
+        trials: run.trials,
         note: run.provenance.note,
         outcomes: Object.fromEntries(run.results.map((r) => [trialKeyOf(suite.name, r), r.passed]))
       }
@@ -271,17 +339,28 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   )
 
   const runsDir = options.runsDir ?? path.join(options.evalsDir, "runs")
-  const directory = path.join(runsDir, `${runStamp(Date.parse(run.startedAt))}-${suite.name}`)
+  // Two runs started in the same second get their own directories (a comparison of them must not read one twice).
+  const stem = path.join(runsDir, `${runStamp(Date.parse(run.startedAt))}-${suite.name}`)
+  let directory = stem
+  for (let n = 2; yield* fs.exists(directory).pipe(Effect.mapError(ioError("read", directory))); n++) {
+    directory = `${stem}-${n}`
+  }
   yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(ioError("mkdir", directory)))
   yield* writeRunFiles(directory, run)
   const failures = [
     ...(recorded === undefined ? [] : replayDrift(run, recorded, cassettePath)),
     ...gateFailures(run, { minPassRate: options.minPassRate, baseline, baselinePath: options.baseline })
   ]
+  // Against a baseline, the comparison is written beside the report (and shown by the CLI).
+  const comparison = baseline === undefined || baseline.suite !== run.suite ?
+    undefined :
+    compareRuns(baseline, run, { before: options.baseline!, after: "this run" })
+  if (comparison !== undefined) yield* writeIn(directory, "compare.html", renderComparisonHtml(comparison))
   const result: RunCommandResult = {
     run,
     directory,
-    ...(mode === "record" || mode === "replay" ? { cassette: cassettePath } : {})
+    ...(mode === "record" || mode === "replay" ? { cassette: cassettePath } : {}),
+    ...(comparison === undefined ? {} : { comparison })
   }
   return { ...result, gate: failures.length === 0 ? undefined : new GateFailedError({ reasons: failures }) }
 })
@@ -328,4 +407,111 @@ export const writeReport = Effect.fn("Run.writeReport")(function*(directory: str
 export const writeRunFiles = Effect.fn("Run.writeRunFiles")(function*(directory: string, run: RunResults) {
   yield* writeIn(directory, RESULTS_FILE, JSON.stringify(run, null, 1) + "\n")
   yield* writeReport(directory, run)
+})
+
+export interface RerecordResult {
+  readonly suite: string
+  /** `unchanged`: the requests are the recorded ones, so the file was left as it was (byte for byte). */
+  readonly status: "recorded" | "rewritten" | "unchanged"
+  readonly cassette: string
+  readonly run: RunResults
+}
+
+/**
+ * Re-records a suite's scripted cassette with the scripted responder, into a scratch file first: the committed
+ * cassette is replaced only when its requests changed (a prompt, a scenario, a tool), so re-recording after an
+ * unrelated change leaves every file byte for byte as it was.
+ */
+export const rerecordSuite = Effect.fn("Run.rerecordSuite")(function*(options: {
+  readonly evalsDir: string
+  readonly suite: string
+  readonly runsDir?: string | undefined
+  readonly variants?: ReadonlyArray<string> | undefined
+  readonly trials?: number | undefined
+}) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const cassettePath = path.join(options.evalsDir, options.suite, "cassette.json")
+  const exists = yield* fs.exists(cassettePath).pipe(Effect.mapError(ioError("read", cassettePath)))
+  const before = exists ? yield* readCassette(cassettePath) : undefined
+  const scratch = yield* fs.makeTempDirectoryScoped({ prefix: "memdir-rerecord-" }).pipe(
+    Effect.mapError(ioError("mkdir", "a scratch directory"))
+  )
+  const fresh = path.join(scratch, "cassette.json")
+  // The variants recorded before that the suite still has (a variant removed from the suite is dropped).
+  const suite = yield* loadSuite(options.evalsDir, options.suite, harnessCatalog)
+  const kept = options.variants?.filter((name) => suite.variants.some((v) => v.name === name))
+  const result = yield* runCommand({
+    evalsDir: options.evalsDir,
+    runsDir: options.runsDir,
+    suite: options.suite,
+    scripted: true,
+    record: true,
+    cassette: fresh,
+    variants: kept === undefined || kept.length === 0 ? undefined : kept,
+    trials: options.trials
+  })
+  const after = yield* readCassette(fresh)
+  if (before !== undefined && sameRequests(before, after)) {
+    return { suite: options.suite, status: "unchanged", cassette: cassettePath, run: result.run } as RerecordResult
+  }
+  const text = yield* fs.readFileString(fresh).pipe(Effect.mapError(ioError("read", fresh)))
+  yield* fs.writeFileString(cassettePath, text).pipe(Effect.mapError(ioError("write", cassettePath)))
+  return {
+    suite: options.suite,
+    status: before === undefined ? "recorded" : "rewritten",
+    cassette: cassettePath,
+    run: result.run
+  } as RerecordResult
+})
+
+/**
+ * Reads two runs, compares them and writes the HTML comparison (default: `compare.html` beside RUN_B's
+ * results.json, or under the runs directory when RUN_B is a stored baseline file). Suites must match.
+ */
+export const compareCommandProgram = Effect.fn("Run.compare")(function*(options: {
+  readonly before: string
+  readonly after: string
+  readonly runsDir: string
+  readonly html?: string | undefined
+}) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const fileBefore = yield* resolveRun(options.before, options.runsDir)
+  const fileAfter = yield* resolveRun(options.after, options.runsDir)
+  const before = yield* readRun(fileBefore)
+  const after = yield* readRun(fileAfter)
+  if (before.suite !== after.suite) {
+    return yield* new InvalidRunOptionError({
+      option: "RUN_B",
+      value: options.after,
+      reason: `is a run of suite ${after.suite}, RUN_A of ${before.suite}: compare two runs of the same suite`
+    })
+  }
+  const label = (reference: string, file: string) =>
+    path.basename(file) === RESULTS_FILE ? path.basename(path.dirname(file)) : reference
+  const comparison = compareRuns(before, after, {
+    before: label(options.before, fileBefore),
+    after: label(options.after, fileAfter)
+  })
+  const html = path.resolve(
+    options.html ?? (path.basename(fileAfter) === RESULTS_FILE ?
+      path.join(path.dirname(fileAfter), "compare.html") :
+      path.join(options.runsDir, `compare-${runStamp(Date.parse(after.startedAt))}-${after.suite}.html`))
+  )
+  yield* fs.makeDirectory(path.dirname(html), { recursive: true }).pipe(Effect.mapError(ioError("mkdir", html)))
+  const reportOf = (file: string) => {
+    const report = path.join(path.dirname(file), "report.html")
+    return fs.exists(report).pipe(
+      Effect.map((exists) =>
+        exists && path.basename(file) === RESULTS_FILE ? path.relative(path.dirname(html), report) : undefined
+      ),
+      Effect.mapError(ioError("read", report))
+    )
+  }
+  yield* fs.writeFileString(
+    html,
+    renderComparisonHtml(comparison, { before: yield* reportOf(fileBefore), after: yield* reportOf(fileAfter) })
+  ).pipe(Effect.mapError(ioError("write", html)))
+  return { comparison, html }
 })

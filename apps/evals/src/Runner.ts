@@ -15,6 +15,7 @@ import { InvalidRunOptionError } from "./Errors.js"
 import { metered, meterUsage } from "./Metering.js"
 import { costOf, type Price } from "./Pricing.js"
 import { type Provenance, RESULTS_FORMAT, type RunResults, type TrialResult } from "./Results.js"
+import { scenarioInputs, variantPrompts } from "./RunInputs.js"
 import type { ScoreOutput } from "./Scoring.js"
 import type { LoadedSuite } from "./Suite.js"
 
@@ -54,6 +55,8 @@ export interface RunOptions {
 export interface TrialProgress {
   readonly done: number
   readonly total: number
+  /** Trials of each variant in this round (the same for every variant). */
+  readonly perVariant: number
   readonly result: TrialResult
 }
 
@@ -104,6 +107,8 @@ export const runTrials = <R>(options: {
   readonly suite: LoadedSuite
   readonly variants: ReadonlyArray<string>
   readonly trials: number
+  /** The first trial number to run (default 1): a later round of `--until-ci-width` continues the numbering. */
+  readonly fromTrial?: number | undefined
   readonly concurrency: number
   readonly runTrial: TrialRunner<R>
   readonly provenance: (models: ReadonlyArray<string>) => Effect.Effect<Provenance>
@@ -117,7 +122,9 @@ export const runTrials = <R>(options: {
     const specs: Array<TrialSpec> = []
     for (const variant of options.variants) {
       for (const scenario of suite.scenarios) {
-        for (let trial = 1; trial <= options.trials; trial++) specs.push({ variant, scenario: scenario.id, trial })
+        for (let trial = options.fromTrial ?? 1; trial <= options.trials; trial++) {
+          specs.push({ variant, scenario: scenario.id, trial })
+        }
       }
     }
     const done = yield* Ref.make(0)
@@ -153,10 +160,19 @@ export const runTrials = <R>(options: {
           ...(outcome.output === undefined ? {} : { output: outcome.output })
         }
         const n = yield* Ref.updateAndGet(done, (x) => x + 1)
-        if (options.onTrial !== undefined) yield* options.onTrial({ done: n, total: specs.length, result })
+        if (options.onTrial !== undefined) {
+          yield* options.onTrial({
+            done: n,
+            total: specs.length,
+            perVariant: specs.length / options.variants.length,
+            result
+          })
+        }
         return result
       }), { concurrency: options.concurrency })
     const finishedAt = yield* Clock.currentTimeMillis
+    const prompts = variantPrompts(suite)
+    const inputs = scenarioInputs(suite)
     const models = [...new Set(results.flatMap((r) => r.model === undefined ? [] : r.model.split(", ")))].sort()
     const run: RunResults = {
       format: RESULTS_FORMAT,
@@ -169,12 +185,18 @@ export const runTrials = <R>(options: {
       trials: options.trials,
       variants: options.variants.map((name) => {
         const v = suite.variants.find((x) => x.name === name)!
-        return { name, ...(v.description === undefined ? {} : { description: v.description }) }
+        const prompt = prompts[name]
+        return {
+          name,
+          ...(v.description === undefined ? {} : { description: v.description }),
+          ...(prompt === undefined ? {} : { prompt })
+        }
       }),
       baseline: baselineOf(suite, options.variants),
       scenarios: suite.scenarios.map((s) => ({
         id: s.id,
-        ...("kind" in s && typeof s.kind === "string" ? { kind: s.kind } : {})
+        ...("kind" in s && typeof s.kind === "string" ? { kind: s.kind } : {}),
+        ...(inputs[s.id] === undefined ? {} : { inputs: inputs[s.id] })
       })),
       provenance: yield* options.provenance(models),
       results

@@ -47,8 +47,15 @@ const blocksOf = (content: string | ReadonlyArray<any>): ReadonlyArray<any> =>
 const textOf = (content: string | ReadonlyArray<any>): string =>
   blocksOf(content).filter((b) => b.type === "text").map((b) => b.text as string).join("\n")
 
+/**
+ * A trial's scratch directory (`<tmp>/memdir-eval-XXXXXX`) differs on every run: tool-use ids digest the messages
+ * without it, so recording the same trial twice gives the same ids, the same next requests and the same cassette.
+ */
+const SCRATCH_PATH = /[^\s"'`]*memdir-eval-[A-Za-z0-9]+/g
+
 const reply = (body: Body, content: ReadonlyArray<ReplyContent>): Reply => {
-  const digest = createHash("sha256").update(JSON.stringify(body.messages)).digest("hex").slice(0, 16)
+  const messages = JSON.stringify(body.messages).replace(SCRATCH_PATH, "<sandbox>")
+  const digest = createHash("sha256").update(messages).digest("hex").slice(0, 16)
   return {
     kind: "message",
     model: SCRIPTED_MODEL,

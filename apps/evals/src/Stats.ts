@@ -138,3 +138,47 @@ export const formatInterval = (interval: Interval): string =>
 
 /** "0.25", "0.031", "< 0.001". */
 export const formatPValue = (p: number): string => p < 0.001 ? "< 0.001" : p >= 0.1 ? p.toFixed(2) : p.toFixed(3)
+
+/** The normal quantile for 80% power (one-sided β = 0.2). */
+export const Z_80 = 0.8416212335729143
+
+export interface PowerPlan {
+  /** The pass rate assumed for the variant compared with (observed or given). */
+  readonly rate: number
+  /** The other rate the difference leads to (rate − difference, or rate + difference when that would be < 0). */
+  readonly otherRate: number
+  readonly difference: number
+  readonly power: number
+  /** Scored trials each variant needs. */
+  readonly trialsPerVariant: number
+}
+
+/**
+ * How many scored trials per variant detect a difference in pass rate of `difference` from `rate` at 80% power
+ * with a two-sided test at α = 0.05: the two-proportion sample size (normal approximation). Pairing the trials
+ * on the same scenarios (McNemar) needs no more than this, usually fewer, so it is a safe plan.
+ */
+export const trialsToDetect = (rate: number, difference: number): PowerPlan => {
+  const p1 = Math.min(1, Math.max(0, rate))
+  const d = Math.min(1, Math.abs(difference))
+  const p2 = p1 - d >= 0 ? p1 - d : Math.min(1, p1 + d)
+  const mean = (p1 + p2) / 2
+  const n = d === 0 ?
+    Infinity :
+    (Z_95 * Math.sqrt(2 * mean * (1 - mean)) + Z_80 * Math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))) ** 2 /
+    (p1 - p2) ** 2
+  return {
+    rate: p1,
+    otherRate: p2,
+    difference: d,
+    power: 0.8,
+    trialsPerVariant: Number.isFinite(n) ? Math.max(1, Math.ceil(n)) : Infinity
+  }
+}
+
+/** Width of the widest Wilson interval among `rates` (passed, total). */
+export const widestInterval = (rates: ReadonlyArray<{ readonly passed: number; readonly total: number }>): number =>
+  rates.reduce((w, r) => {
+    const i = wilsonInterval(r.passed, r.total)
+    return Math.max(w, i.high - i.low)
+  }, 0)

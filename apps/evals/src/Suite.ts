@@ -320,6 +320,8 @@ export type SelectorVariant = typeof SelectorVariant.Type
 export const Scenario = Schema.Struct({
   id: Identifier,
   description: Schema.optional(Schema.String),
+  /** Labels the report filters by (e.g. "stale-path", "control"). */
+  tags: Schema.optional(Schema.Array(Identifier)),
   /** "Now" for this scenario (ages of memory files, dates in prompts); default: the suite's. */
   now: Schema.optional(IsoDate),
   memories: Schema.optional(MemoryDirFixture),
@@ -471,8 +473,13 @@ const decodeWith = <A, I>(
   parsed: ParsedText
 ): Either.Either<A, ReadonlyArray<SuiteProblem>> =>
   Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })(parsed.value).pipe(
-    Either.mapLeft((error) =>
-      ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
+    Either.mapLeft((error) => {
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+      // An optional field is a union with `undefined`: a mistake inside it also reports "Expected undefined" at
+      // the field itself. Keep the most specific issue only (the misspelt key, not its parent).
+      const isPrefix = (short: ReadonlyArray<PropertyKey>, long: ReadonlyArray<PropertyKey>) =>
+        short.length < long.length && short.every((key, i) => key === long[i])
+      return issues.filter((issue) => !issues.some((other) => isPrefix(issue.path, other.path))).map((issue) => {
         const line = parsed.lineOf(issue.path)
         return {
           path: formatFieldPath(issue.path),
@@ -480,7 +487,7 @@ const decodeWith = <A, I>(
           message: issue._tag === "Unexpected" ? "unknown field (check its spelling)" : issue.message
         }
       })
-    )
+    })
   )
 
 /** Pure: decode a suite file's text; problems name the field and the line. */
@@ -492,8 +499,21 @@ export const parseSuiteText = (
 > =>
   Either.flatMap(
     parseText(text),
-    (parsed) => Either.map(decodeWith(SuiteDefinition, parsed), (definition) => ({ definition, lineOf: parsed.lineOf }))
+    (parsed) => Either.map(decodeByKind(parsed), (definition) => ({ definition, lineOf: parsed.lineOf }))
   )
+
+/**
+ * Decodes against the member of the union the file's `kind` picks: decoding against the whole union would report
+ * a misspelt field of an agent suite as "kind: Expected selector" (the other member's complaint) instead of
+ * naming the field.
+ */
+const decodeByKind = (parsed: ParsedText): Either.Either<SuiteDefinition, ReadonlyArray<SuiteProblem>> => {
+  const value = parsed.value
+  const kind = typeof value === "object" && value !== null ? (value as Record<string, unknown>)["kind"] : undefined
+  if (kind === "selector") return decodeWith(SelectorSuite, parsed)
+  if (kind === "agent" || kind === "extraction" || kind === "dream") return decodeWith(ModelSuite, parsed)
+  return decodeWith(SuiteDefinition, parsed)
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Semantic checks (what a schema cannot see)
@@ -564,7 +584,12 @@ export const checkSuite = (
   }
   const variantNames = suite.variants.map((v) => v.name)
   for (const i of duplicates(variantNames)) {
-    problems.push({ path: ["variants", i, "name"], message: `duplicate variant name ${variantNames[i]}` })
+    const first = variantNames.indexOf(variantNames[i]!)
+    problems.push({
+      path: ["variants", i, "name"],
+      message: `duplicate variant name ${variantNames[i]}: variants[${first}] already has it; rename this one ` +
+        `or edit that one (names are report columns and cassette keys)`
+    })
   }
   if (suite.baseline !== undefined && !variantNames.includes(suite.baseline)) {
     problems.push({

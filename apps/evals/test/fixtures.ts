@@ -1,0 +1,60 @@
+/** Shared by the command-line and report tests: a small agent suite and `pnpm evals` as a child process. */
+import * as Effect from "effect/Effect"
+import { execFile } from "node:child_process"
+import { fileURLToPath } from "node:url"
+
+const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
+const mainTs = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url))
+
+/** Runs `pnpm evals ARGS` as a child process: its exit code and output. */
+export const runEvals = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
+    execFile(
+      tsx,
+      [mainTs, ...args],
+      { cwd: repoRoot, env: { ...process.env, ANTHROPIC_API_KEY: "", ...env }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        resume(Effect.succeed({ code, stdout, stderr }))
+      }
+    )
+  })
+
+/** A small agent suite: one stale-memory scenario, two variants (the second a patch of the default). */
+export const demoSuite = (options: { readonly heading?: string; readonly patchField?: string } = {}) => `
+name: demo
+kind: agent
+description: Stale memory demo
+section: recall-trust
+baseline: before
+now: "2026-03-10T09:00:00Z"
+trials: 1
+maxTurns: 5
+variants:
+  - name: before
+    builtin: before-recommending
+  - name: candidate
+    patch:
+      ${options.patchField ?? "heading"}: ${options.heading ?? "Check the code before you act on a memory"}
+scenarios:
+  - id: pool
+    memories:
+      files:
+        - path: project_pool.md
+          ageDays: 40
+          name: Pool size
+          description: The pool size is set in src/db/pool.ts:3
+          type: project
+          body: "The pool size is set in \`src/db/pool.ts:3\`: max 10."
+    project:
+      files:
+        src/db/pool.ts: |
+          // Moved to the environment: set DB_POOL_MAX (default 25).
+          export const max = Number(process.env.DB_POOL_MAX ?? 25)
+    task: Where do I raise the pool size?
+    recall: [project_pool.md]
+    scorers:
+      - type: tool-before-answer
+        path: src/db/pool.ts
+`
