@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { common, jsonOption, locate, memdirHandler } from "../Common.js"
 import { printJson, toIoError } from "../Output.js"
+import { terminalLine, terminalText } from "../Terminal.js"
 
 /** Resolve FILE (relative to the memory dir, or absolute inside it) and refuse anything outside it. */
 export const memoryFile = (memoryDir: string, file: string) =>
@@ -65,10 +66,10 @@ export const showCommand = Command.make(
         })
       }
       const title = header === undefined ? relative : `${header.name} [${header.type}]`
-      yield* Console.log(`# ${title} — ${relative}, saved ${age.age}`)
+      yield* Console.log(terminalLine(`# ${title} — ${relative}, saved ${age.age}`))
       if (age.caveat !== null) yield* Console.log(`> ${age.caveat}`)
       yield* Console.log("")
-      yield* Console.log(text.replace(/\n$/, ""))
+      yield* Console.log(terminalText(text.replace(/\n$/, "")))
     })
   )
 ).pipe(
