@@ -249,26 +249,6 @@ describe("memdir CLI", () => {
     assert.include(fs.readFileSync(path.join(dir, "MEMORY.md"), "utf8"), "(reference_dashboards.md)")
   })
 
-  it("ls reports bad files as problems and still lists the good ones", () => {
-    const dir = expectedDir()
-    fs.writeFileSync(path.join(dir, "notes.md"), "just text, no frontmatter\n")
-    const ls = json(memdir(["ls", "--json"]))
-    assert.isTrue(ls.memories.length >= 2)
-    const problem = ls.problems.find((p: any) => p.path === "notes.md")
-    assert.isDefined(problem)
-    assert.strictEqual(problem.code, "missing-frontmatter")
-    fs.rmSync(path.join(dir, "notes.md"))
-  })
-
-  it("disabled auto memory: prompt prints nothing, write refuses", () => {
-    const prompt = memdir(["prompt"], { env: { MEMDIR_DISABLE_AUTO_MEMORY: "1" } })
-    assert.strictEqual(prompt.status, 0)
-    assert.strictEqual(prompt.stdout, "")
-    const write = memdir(["write", "--type", "user", "--name", "x", "--description", "y", "--body", "z"], {
-      env: { MEMDIR_DISABLE_AUTO_MEMORY: "1" }
-    })
-    assert.strictEqual(write.status, 9)
-  })
   it("doctor --fix says what it changed, line by line, and where it backed up MEMORY.md (text and JSON)", () => {
     const dir = expectedDir()
     const index = path.join(dir, "MEMORY.md")
@@ -378,5 +358,25 @@ describe("memdir CLI", () => {
     const team = memdir(["team", "ls"])
     assert.include(team.stderr, "see docs/team-memory.md")
     assert.isTrue(fs.existsSync(path.join(repoRoot, "docs/team-memory.md")))
+  })
+  it("ls reports bad files as problems and still lists the good ones", () => {
+    const dir = expectedDir()
+    fs.writeFileSync(path.join(dir, "notes.md"), "just text, no frontmatter\n")
+    const ls = json(memdir(["ls", "--json"]))
+    assert.isTrue(ls.memories.length >= 2)
+    const problem = ls.problems.find((p: any) => p.path === "notes.md")
+    assert.isDefined(problem)
+    assert.strictEqual(problem.code, "missing-frontmatter")
+    fs.rmSync(path.join(dir, "notes.md"))
+  })
+
+  it("disabled auto memory: prompt prints nothing, write refuses", () => {
+    const prompt = memdir(["prompt"], { env: { MEMDIR_DISABLE_AUTO_MEMORY: "1" } })
+    assert.strictEqual(prompt.status, 0)
+    assert.strictEqual(prompt.stdout, "")
+    const write = memdir(["write", "--type", "user", "--name", "x", "--description", "y", "--body", "z"], {
+      env: { MEMDIR_DISABLE_AUTO_MEMORY: "1" }
+    })
+    assert.strictEqual(write.status, 9)
   })
 })
