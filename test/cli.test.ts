@@ -294,7 +294,10 @@ describe("memdir CLI", () => {
     const prose = memdir(["doctor"], { env })
     assert.strictEqual(prose.status, 0, prose.stderr)
     assert.notInclude(prose.stdout, "is healthy")
-    assert.match(prose.stdout, /^warning prose-index MEMORY\.md: MEMORY\.md holds \d+ line\(s\) of prose/m)
+    assert.match(
+      prose.stdout,
+      /^warning prose-index MEMORY\.md: MEMORY\.md is 162 lines of notes without one index line/m
+    )
     assert.match(prose.stdout, /^ {2}fix: Split the prose into one memory file per topic/m)
     assert.include(memdir(["ls"], { env }).stdout, "no memories in")
 

@@ -224,7 +224,8 @@ export const findingsOf = ({ dead, memories, outside, problems, text }: Inspecti
       code: "prose-index",
       severity: "warning",
       path: INDEX_FILE,
-      message: `${INDEX_FILE} holds ${prose} line(s) of prose and there is no memory file beside it: memdir ` +
+      message:
+        `${INDEX_FILE} is ${lines} lines of notes without one index line, and no memory file is beside it: memdir ` +
         `expects ${INDEX_FILE} to be an index, one line per memory (\`- [Title](file.md) — hook\`), and each ` +
         `memory in its own file with a frontmatter (name, description, type), so \`memdir ls\` and recall find ` +
         `nothing here (only the prompt loads the prose, up to ${INDEX_MAX_LINES} lines)`,

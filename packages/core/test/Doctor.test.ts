@@ -264,7 +264,10 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       const finding = findings[0]!
       assert.strictEqual(finding.severity, "warning")
       assert.isFalse(finding.fixable)
-      assert.include(finding.message, "line(s) of prose and there is no memory file")
+      assert.include(
+        finding.message,
+        `${INDEX_FILE} is ${countLines(prose)} lines of notes without one index line, and no memory file`
+      )
       assert.include(finding.message, "- [Title](file.md) — hook")
       assert.include(finding.message, "frontmatter (name, description, type)")
       assert.include(finding.fix, "memdir write")
