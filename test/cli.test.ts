@@ -3,11 +3,12 @@
  * Checks the machine-readable contract of every command, the exit codes and the trust rules.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath as cli, parseJson, repoRoot, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath as cli, parseJson, repoRoot, runCli, scratchHomeEnv } from "./support/cli.js"
 
 let scratch: string
 let home: string
@@ -31,6 +32,10 @@ const memdir = (args: ReadonlyArray<string>, options: { input?: string; env?: Re
 }
 
 const json = parseJson
+
+/** Like `memdir`, without blocking the event loop, so the test worker keeps answering its runner meanwhile. */
+const runMemdir = (args: ReadonlyArray<string>, options: { env?: Record<string, string> } = {}): Promise<Run> =>
+  Effect.runPromise(runCli(args, { cwd: project, env: scratchHomeEnv(home, options.env) }))
 
 const git = (cwd: string, ...args: Array<string>) => execFileSync("git", args, { cwd, encoding: "utf8" })
 
@@ -249,13 +254,13 @@ describe("memdir CLI", () => {
     assert.include(fs.readFileSync(path.join(dir, "MEMORY.md"), "utf8"), "(reference_dashboards.md)")
   })
 
-  it("doctor --fix says what it changed, line by line, and where it backed up MEMORY.md (text and JSON)", () => {
+  it("doctor --fix says what it changed, line by line, and where it backed up MEMORY.md (text and JSON)", async () => {
     const dir = expectedDir()
     const index = path.join(dir, "MEMORY.md")
     fs.appendFileSync(index, "- [Gone](user_gone_again.md) — deleted by hand\n")
     const before = fs.readFileSync(index, "utf8")
     const gone = before.split("\n").indexOf("- [Gone](user_gone_again.md) — deleted by hand") + 1
-    const text = memdir(["doctor", "--fix"])
+    const text = await runMemdir(["doctor", "--fix"])
     assert.notInclude(text.stdout, "[object Object]")
     assert.include(
       text.stdout,
@@ -270,7 +275,7 @@ describe("memdir CLI", () => {
 
     fs.appendFileSync(index, "- [Gone](user_gone_twice.md) — deleted twice\n")
     const again = fs.readFileSync(index, "utf8")
-    const out = json(memdir(["doctor", "--fix", "--json"]))
+    const out = json(await runMemdir(["doctor", "--fix", "--json"]))
     assert.deepStrictEqual(out.fixed.changes.map((c: any) => [c.action, c.code, c.path]), [
       ["removed-line", "dead-link", "user_gone_twice.md"]
     ])
@@ -278,12 +283,12 @@ describe("memdir CLI", () => {
     assert.match(out.fixed.backup, /^\.doctor\/[^/]+\/MEMORY\.md$/)
     assert.strictEqual(fs.readFileSync(path.join(dir, out.fixed.backup), "utf8"), again)
 
-    const idle = memdir(["doctor", "--fix"])
+    const idle = await runMemdir(["doctor", "--fix"])
     assert.include(idle.stdout, "fixed: nothing to repair")
     assert.notInclude(idle.stdout, "backup:")
   })
 
-  it("doctor explains a directory not in memdir's shape: prose index, name prefix vs type, links out", () => {
+  it("doctor explains a directory not in memdir's shape: prose index, name prefix vs type, links out", async () => {
     const memoryDir = path.join(scratch, "old-style", "memory")
     fs.mkdirSync(memoryDir, { recursive: true })
     const env = { MEMDIR_MEMORY_DIR: memoryDir }
@@ -291,7 +296,7 @@ describe("memdir CLI", () => {
       path.join(repoRoot, "packages/core/test/fixtures/prose-index/MEMORY.md"),
       path.join(memoryDir, "MEMORY.md")
     )
-    const prose = memdir(["doctor"], { env })
+    const prose = await runMemdir(["doctor"], { env })
     assert.strictEqual(prose.status, 0, prose.stderr)
     assert.notInclude(prose.stdout, "is healthy")
     assert.match(
@@ -299,7 +304,7 @@ describe("memdir CLI", () => {
       /^warning prose-index MEMORY\.md: MEMORY\.md is 162 lines of notes without one index line/m
     )
     assert.match(prose.stdout, /^ {2}fix: Split the prose into one memory file per topic/m)
-    assert.include(memdir(["ls"], { env }).stdout, "no memories in")
+    assert.include((await runMemdir(["ls"], { env })).stdout, "no memories in")
 
     fs.writeFileSync(
       path.join(memoryDir, "feedback_deploys.md"),
@@ -309,7 +314,7 @@ describe("memdir CLI", () => {
       path.join(memoryDir, "MEMORY.md"),
       "- [Deploys](feedback_deploys.md) — Fridays\n- [Secrets](../../home/.ssh/notes.md) — elsewhere\n"
     )
-    const shape = json(memdir(["doctor", "--json"], { env }))
+    const shape = json(await runMemdir(["doctor", "--json"], { env }))
     const byCode = (code: string) => shape.findings.find((f: any) => f.code === code)
     assert.deepStrictEqual(shape.findings.map((f: any) => f.code).sort(), ["link-outside", "type-prefix-mismatch"])
     assert.strictEqual(byCode("type-prefix-mismatch").path, "feedback_deploys.md")
@@ -318,7 +323,7 @@ describe("memdir CLI", () => {
     assert.include(byCode("link-outside").message, "outside the memory directory")
   })
 
-  it("terminal escapes from memory files never reach the terminal raw; JSON keeps the exact text", () => {
+  it("terminal escapes from memory files never reach the terminal raw; JSON keeps the exact text", async () => {
     const memoryDir = path.join(scratch, "hostile", "memory")
     fs.mkdirSync(path.join(memoryDir, "team"), { recursive: true })
     const env = { MEMDIR_MEMORY_DIR: memoryDir, MEMDIR_TEAM_MEMORY: "1" }
@@ -330,10 +335,10 @@ describe("memdir CLI", () => {
     fs.writeFileSync(path.join(memoryDir, "team", "project_teammate.md"), hostile("Teammate"))
     fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), "")
     const runs = {
-      ls: memdir(["ls"], { env }),
-      "team ls": memdir(["team", "ls"], { env }),
-      show: memdir(["show", "project_hostile.md"], { env }),
-      doctor: memdir(["doctor"], { env })
+      ls: await runMemdir(["ls"], { env }),
+      "team ls": await runMemdir(["team", "ls"], { env }),
+      show: await runMemdir(["show", "project_hostile.md"], { env }),
+      doctor: await runMemdir(["doctor"], { env })
     }
     for (const [command, run] of Object.entries(runs)) {
       assert.strictEqual(run.status, 0, `${command}: ${run.stderr}`)
@@ -347,18 +352,21 @@ describe("memdir CLI", () => {
     assert.include(runs.show.stdout, "body ␛[2J \\u{202e}evil")
     assert.include(runs.doctor.stdout, "missing-from-index project_hostile.md: project_hostile.md (Hostile␛[2J)")
 
-    const listing = json(memdir(["ls", "--json"], { env }))
+    const listing = json(await runMemdir(["ls", "--json"], { env }))
     assert.strictEqual(listing.memories.find((m: any) => m.path === "project_hostile.md").description, description)
-    assert.include(json(memdir(["show", "project_hostile.md", "--json"], { env })).content, "body \u001b[2J \u202eevil")
+    assert.include(
+      json(await runMemdir(["show", "project_hostile.md", "--json"], { env })).content,
+      "body \u001b[2J \u202eevil"
+    )
   })
 
-  it("hints name the docs that exist", () => {
-    const disabled = memdir(["write", "--type", "user", "--name", "x", "--description", "y", "--body", "z"], {
+  it("hints name the docs that exist", async () => {
+    const disabled = await runMemdir(["write", "--type", "user", "--name", "x", "--description", "y", "--body", "z"], {
       env: { MEMDIR_DISABLE_AUTO_MEMORY: "1" }
     })
     assert.include(disabled.stderr, "hint: auto memory is off for this project; see docs/configuration.md")
     assert.isTrue(fs.existsSync(path.join(repoRoot, "docs/configuration.md")))
-    const team = memdir(["team", "ls"])
+    const team = await runMemdir(["team", "ls"])
     assert.include(team.stderr, "see docs/team-memory.md")
     assert.isTrue(fs.existsSync(path.join(repoRoot, "docs/team-memory.md")))
   })
