@@ -1,5 +1,5 @@
-import { Command, Options } from "@effect/cli"
-import { Path } from "@effect/platform"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Doctor from "@memdir/core/Doctor"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import * as Console from "effect/Console"
@@ -30,7 +30,6 @@ export const doctorCommand = Command.make(
   },
   memdirHandler(({ cwd, fix, json }) =>
     Effect.gen(function*() {
-      const path = yield* Path.Path
       const location = yield* locate(cwd)
       const fixed = fix ? yield* Doctor.fix(location.memoryDir) : undefined
       const report = yield* Doctor.diagnose(location.memoryDir)
@@ -43,7 +42,7 @@ export const doctorCommand = Command.make(
           for (const n of fixed.notAdded) yield* Console.log(`not added: ${terminalLine(n.path)}: ${n.reason}`)
           if (fixed.backup !== undefined) {
             yield* Console.log(
-              `backup: the previous ${INDEX_FILE} is at ${path.join(location.memoryDir, fixed.backup)}`
+              `backup: the previous ${INDEX_FILE} is at ${`${location.memoryDir}${fixed.backup}`}`
             )
           } else if (fixed.changes.length === 0) {
             yield* Console.log("fixed: nothing to repair")
