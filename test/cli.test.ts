@@ -33,6 +33,10 @@ const memdir = (args: ReadonlyArray<string>, options: { input?: string; env?: Re
 
 const json = parseJson
 
+/** Like `memdir`, without blocking the event loop, so the test worker keeps answering its runner meanwhile. */
+const runMemdir = (args: ReadonlyArray<string>, options: { env?: Record<string, string> } = {}): Promise<Run> =>
+  Effect.runPromise(runCli(args, { cwd: project, env: scratchHomeEnv(home, options.env) }))
+
 const git = (cwd: string, ...args: Array<string>) => execFileSync("git", args, { cwd, encoding: "utf8" })
 
 const setMtimeDaysAgo = (file: string, days: number) => {
@@ -245,10 +249,127 @@ describe("memdir CLI", () => {
     const after = json(fixed).findings.map((f: any) => f.code)
     assert.notInclude(after, "dead-link")
     assert.notInclude(after, "missing-from-index")
-    assert.deepStrictEqual(fs.readdirSync(dir).sort(), files)
+    // nothing deleted; the one new entry holds the backup of the MEMORY.md the fix rewrote
+    assert.deepStrictEqual(fs.readdirSync(dir).sort(), [...files, ".doctor"].sort())
     assert.include(fs.readFileSync(path.join(dir, "MEMORY.md"), "utf8"), "(reference_dashboards.md)")
   })
 
+  it("doctor --fix says what it changed, line by line, and where it backed up MEMORY.md (text and JSON)", async () => {
+    const dir = expectedDir()
+    const index = path.join(dir, "MEMORY.md")
+    fs.appendFileSync(index, "- [Gone](user_gone_again.md) — deleted by hand\n")
+    const before = fs.readFileSync(index, "utf8")
+    const gone = before.split("\n").indexOf("- [Gone](user_gone_again.md) — deleted by hand") + 1
+    const text = await runMemdir(["doctor", "--fix"])
+    assert.notInclude(text.stdout, "[object Object]")
+    assert.include(
+      text.stdout,
+      `fixed: removed MEMORY.md:${gone} (dead-link user_gone_again.md): - [Gone](user_gone_again.md) — deleted by hand\n`
+    )
+    const backupLine = text.stdout.split("\n").find((l) => l.startsWith("backup: the previous MEMORY.md is at "))!
+    const backup = backupLine.slice("backup: the previous MEMORY.md is at ".length)
+    assert.isTrue(backup.startsWith(path.join(dir, ".doctor") + "/"), backup)
+    assert.strictEqual(fs.readFileSync(backup, "utf8"), before)
+    assert.strictEqual(fs.statSync(backup).mode & 0o777, 0o600)
+    assert.notInclude(fs.readFileSync(index, "utf8"), "user_gone_again.md")
+
+    fs.appendFileSync(index, "- [Gone](user_gone_twice.md) — deleted twice\n")
+    const again = fs.readFileSync(index, "utf8")
+    const out = json(await runMemdir(["doctor", "--fix", "--json"]))
+    assert.deepStrictEqual(out.fixed.changes.map((c: any) => [c.action, c.code, c.path]), [
+      ["removed-line", "dead-link", "user_gone_twice.md"]
+    ])
+    assert.strictEqual(out.fixed.changes[0].text, "- [Gone](user_gone_twice.md) — deleted twice")
+    assert.match(out.fixed.backup, /^\.doctor\/[^/]+\/MEMORY\.md$/)
+    assert.strictEqual(fs.readFileSync(path.join(dir, out.fixed.backup), "utf8"), again)
+
+    const idle = await runMemdir(["doctor", "--fix"])
+    assert.include(idle.stdout, "fixed: nothing to repair")
+    assert.notInclude(idle.stdout, "backup:")
+  })
+
+  it("doctor explains a directory not in memdir's shape: prose index, name prefix vs type, links out", async () => {
+    const memoryDir = path.join(scratch, "old-style", "memory")
+    fs.mkdirSync(memoryDir, { recursive: true })
+    const env = { MEMDIR_MEMORY_DIR: memoryDir }
+    fs.copyFileSync(
+      path.join(repoRoot, "packages/core/test/fixtures/prose-index/MEMORY.md"),
+      path.join(memoryDir, "MEMORY.md")
+    )
+    const prose = await runMemdir(["doctor"], { env })
+    assert.strictEqual(prose.status, 0, prose.stderr)
+    assert.notInclude(prose.stdout, "is healthy")
+    assert.match(
+      prose.stdout,
+      /^warning prose-index MEMORY\.md: MEMORY\.md is 162 lines of notes without one index line/m
+    )
+    assert.match(prose.stdout, /^ {2}fix: Split the prose into one memory file per topic/m)
+    assert.include((await runMemdir(["ls"], { env })).stdout, "no memories in")
+
+    fs.writeFileSync(
+      path.join(memoryDir, "feedback_deploys.md"),
+      "---\nname: Deploys\ndescription: Deploys happen on Fridays\ntype: project\n---\nFridays.\n"
+    )
+    fs.writeFileSync(
+      path.join(memoryDir, "MEMORY.md"),
+      "- [Deploys](feedback_deploys.md) — Fridays\n- [Secrets](../../home/.ssh/notes.md) — elsewhere\n"
+    )
+    const shape = json(await runMemdir(["doctor", "--json"], { env }))
+    const byCode = (code: string) => shape.findings.find((f: any) => f.code === code)
+    assert.deepStrictEqual(shape.findings.map((f: any) => f.code).sort(), ["link-outside", "type-prefix-mismatch"])
+    assert.strictEqual(byCode("type-prefix-mismatch").path, "feedback_deploys.md")
+    assert.include(byCode("type-prefix-mismatch").fix, "project_deploys.md")
+    assert.deepStrictEqual([byCode("link-outside").path, byCode("link-outside").line], ["../../home/.ssh/notes.md", 2])
+    assert.include(byCode("link-outside").message, "outside the memory directory")
+  })
+
+  it("terminal escapes from memory files never reach the terminal raw; JSON keeps the exact text", async () => {
+    const memoryDir = path.join(scratch, "hostile", "memory")
+    fs.mkdirSync(path.join(memoryDir, "team"), { recursive: true })
+    const env = { MEMDIR_MEMORY_DIR: memoryDir, MEMDIR_TEAM_MEMORY: "1" }
+    const hyperlink = "\u001b]8;;http://evil\u0007click\u001b]8;;\u0007"
+    const description = `${hyperlink} then \u001b[2J cleared`
+    const hostile = (name: string) =>
+      `---\nname: ${name}\u001b[2J\ndescription: ${description}\ntype: project\n---\nbody \u001b[2J \u202eevil\n`
+    fs.writeFileSync(path.join(memoryDir, "project_hostile.md"), hostile("Hostile"))
+    fs.writeFileSync(path.join(memoryDir, "team", "project_teammate.md"), hostile("Teammate"))
+    fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), "")
+    const runs = {
+      ls: await runMemdir(["ls"], { env }),
+      "team ls": await runMemdir(["team", "ls"], { env }),
+      show: await runMemdir(["show", "project_hostile.md"], { env }),
+      doctor: await runMemdir(["doctor"], { env })
+    }
+    for (const [command, run] of Object.entries(runs)) {
+      assert.strictEqual(run.status, 0, `${command}: ${run.stderr}`)
+      for (const raw of ["\u001b", "\u0007", "\u202e"]) {
+        assert.notInclude(run.stdout + run.stderr, raw, `${command} printed ${JSON.stringify(raw)} raw`)
+      }
+    }
+    assert.include(runs.ls.stdout, "Hostile␛[2J (today) — ␛]8;;http://evil␇click␛]8;;␇ then ␛[2J cleared")
+    assert.include(runs["team ls"].stdout, "Teammate␛[2J")
+    assert.include(runs["team ls"].stdout, "␛]8;;http://evil␇click")
+    assert.include(runs.show.stdout, "body ␛[2J \\u{202e}evil")
+    assert.include(runs.doctor.stdout, "missing-from-index project_hostile.md: project_hostile.md (Hostile␛[2J)")
+
+    const listing = json(await runMemdir(["ls", "--json"], { env }))
+    assert.strictEqual(listing.memories.find((m: any) => m.path === "project_hostile.md").description, description)
+    assert.include(
+      json(await runMemdir(["show", "project_hostile.md", "--json"], { env })).content,
+      "body \u001b[2J \u202eevil"
+    )
+  })
+
+  it("hints name the docs that exist", async () => {
+    const disabled = await runMemdir(["write", "--type", "user", "--name", "x", "--description", "y", "--body", "z"], {
+      env: { MEMDIR_DISABLE_AUTO_MEMORY: "1" }
+    })
+    assert.include(disabled.stderr, "hint: auto memory is off for this project; see docs/configuration.md")
+    assert.isTrue(fs.existsSync(path.join(repoRoot, "docs/configuration.md")))
+    const team = await runMemdir(["team", "ls"])
+    assert.include(team.stderr, "see docs/team-memory.md")
+    assert.isTrue(fs.existsSync(path.join(repoRoot, "docs/team-memory.md")))
+  })
   it("ls reports bad files as problems and still lists the good ones", () => {
     const dir = expectedDir()
     fs.writeFileSync(path.join(dir, "notes.md"), "just text, no frontmatter\n")

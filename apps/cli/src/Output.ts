@@ -1,6 +1,6 @@
 /**
  * How the CLI talks: JSON for machines (`--json`), short lines for people, and one line + a hint for every
- * typed error, with its own exit code (README "Exit codes").
+ * typed error, with its own exit code (docs/cli.md, "Exit codes").
  */
 import type { PlatformError } from "@effect/platform/Error"
 import { exitCodes, type MemdirError, MemoryIoError } from "@memdir/core/Errors"
@@ -23,10 +23,10 @@ const hints: Partial<Record<MemdirError["_tag"], string>> = {
   IndexOverCapError: "run `memdir doctor --fix`, or merge memories so MEMORY.md stays under 200 lines / 25 KB",
   MemoryNotFoundError: "`memdir ls` lists the memories",
   PathTraversalError: "give a path relative to the memory directory (see `memdir path`)",
-  MemoryDisabledError: "auto memory is off for this project; see README \"Configuration\"",
+  MemoryDisabledError: "auto memory is off for this project; see docs/configuration.md",
   LockTimeoutError: "another memdir process is writing; retry, or remove a lock left by a crashed process",
   MemoryIoError: "check permissions and free space of the memory directory",
-  TeamMemoryDisabledError: "see README \"Team memory\": teamMemory in user/local settings, or MEMDIR_TEAM_MEMORY=1",
+  TeamMemoryDisabledError: "see docs/team-memory.md: teamMemory in user/local settings, or MEMDIR_TEAM_MEMORY=1",
   SecretDetectedError:
     "memdir never writes, commits or pushes a likely secret into team/; `memdir team audit` lists them",
   TeamSyncError: "check teamRemote in your user/local settings and that `git fetch <teamRemote>` works",

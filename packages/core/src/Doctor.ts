@@ -2,12 +2,19 @@
  * Doctor: what is wrong with a memory directory, and the safe repairs (SPEC §2, §5). `diagnose` only reads.
  * `fix` only edits MEMORY.md (under the index lock, atomically): it drops dead links and duplicate lines, shortens
  * over-long entries and adds lines for memories missing from the index while the caps allow. It never deletes or
- * rewrites a memory file.
+ * rewrites a memory file, and before it rewrites MEMORY.md it copies the old text to
+ * `<memdir>/.doctor/<stamp>/MEMORY.md` (0600), so no repair loses a line for good.
+ *
+ * It also explains directories not in memdir's shape: an index of prose with no memory files beside it, a file
+ * whose name prefix (`feedback_…`) says another type than its frontmatter, and index links that lead out of the
+ * memory directory (memdir never reads those).
  */
 import { FileSystem, Path } from "@effect/platform"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { stampOf } from "./dream/snapshot.js"
 import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
-import { toMemoryIoError } from "./internal/atomicFile.js"
+import { DIR_MODE, FILE_MODE, toMemoryIoError } from "./internal/atomicFile.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
 import {
   formatIndexEntry,
@@ -25,6 +32,7 @@ import {
   MemoryIndex,
   normalizeIndexLink,
   truncateIndex,
+  typePrefix,
   upsertIndexText,
   utf8ByteLength
 } from "./MemoryIndex.js"
@@ -40,6 +48,9 @@ export type DoctorCode =
   | "entry-too-long"
   | "duplicate-entry"
   | "team-conflict"
+  | "prose-index"
+  | "type-prefix-mismatch"
+  | "link-outside"
 
 export interface DoctorFinding {
   readonly code: DoctorCode
@@ -76,7 +87,15 @@ export interface DoctorFixResult {
   readonly notAdded: ReadonlyArray<{ readonly path: string; readonly reason: string }>
   /** The findings after the fix. */
   readonly remaining: ReadonlyArray<DoctorFinding>
+  /**
+   * Where the previous MEMORY.md was copied before the fix rewrote it (relative to the memory directory, e.g.
+   * `.doctor/2026-03-05T12-00-00Z/MEMORY.md`); absent when nothing was rewritten.
+   */
+  readonly backup?: string | undefined
 }
+
+/** Copies of every file `doctor --fix` rewrote: `<memdir>/.doctor/<stamp>/`. */
+export const DOCTOR_BACKUP_DIR = ".doctor"
 
 /** Sub-directories with their own index (team) or no memories (logs): not checked against MEMORY.md. */
 const SKIP_DIRS: ReadonlyArray<string> = ["team", "logs"]
@@ -98,10 +117,22 @@ interface Inspection {
   readonly problems: ReadonlyArray<ScanProblem>
   /** Normalised local links of the index whose target does not exist. */
   readonly dead: ReadonlySet<string>
+  /** Index links (as written) that lead out of the memory directory: absolute, `../`, or through a symlink. */
+  readonly outside: ReadonlySet<string>
 }
 
+/** The link target as written, without `<…>`, anchor or query: what decides whether it leaves the directory. */
+const linkTarget = (link: string): string => link.trim().replace(/^<(.*)>$/, "$1").replace(/[#?].*$/, "")
+
+/** Non-blank lines of the index that are neither headings nor link entries. */
+const proseLines = (text: string): number =>
+  text.split("\n").filter((raw) => {
+    const line = raw.trim()
+    return line.length > 0 && !line.startsWith("#") && parseIndexLine(raw) === undefined
+  }).length
+
 /** The pure part of `diagnose`: findings from the index text, the scan, and which links are dead. */
-export const findingsOf = ({ dead, memories, problems, text }: Inspection): Array<DoctorFinding> => {
+export const findingsOf = ({ dead, memories, outside, problems, text }: Inspection): Array<DoctorFinding> => {
   const findings: Array<DoctorFinding> = []
   const lines = countLines(text)
   const bytes = utf8ByteLength(text)
@@ -136,6 +167,20 @@ export const findingsOf = ({ dead, memories, problems, text }: Inspection): Arra
     const entry = parseIndexLine(raw)
     if (entry === undefined) return
     const line = i + 1
+    if (outside.has(entry.file)) {
+      findings.push({
+        code: "link-outside",
+        severity: "warning",
+        path: entry.file,
+        line,
+        message: `${INDEX_FILE}:${line} links to ${entry.file}, outside the memory directory: memdir reads only ` +
+          `files inside it, so recall, ls and the agents never see that file`,
+        fix: "Move the note into the memory directory as a memory file and link it by its relative name, or " +
+          "drop the line",
+        fixable: false
+      })
+      return
+    }
     const file = normalizeIndexLink(entry.file)
     if (file !== undefined && dead.has(file)) {
       findings.push({
@@ -173,6 +218,40 @@ export const findingsOf = ({ dead, memories, problems, text }: Inspection): Arra
     }
   })
 
+  const prose = proseLines(text)
+  if (memories.length === 0 && problems.length === 0 && firstLineOf.size === 0 && outside.size === 0 && prose > 0) {
+    findings.push({
+      code: "prose-index",
+      severity: "warning",
+      path: INDEX_FILE,
+      message:
+        `${INDEX_FILE} is ${lines} lines of notes without one index line, and no memory file is beside it: memdir ` +
+        `expects ${INDEX_FILE} to be an index, one line per memory (\`- [Title](file.md) — hook\`), and each ` +
+        `memory in its own file with a frontmatter (name, description, type), so \`memdir ls\` and recall find ` +
+        `nothing here (only the prompt loads the prose, up to ${INDEX_MAX_LINES} lines)`,
+      fix: "Split the prose into one memory file per topic (`memdir write --type project --name … --description " +
+        "… --body …` writes the file and its index line), then keep in MEMORY.md only the index lines",
+      fixable: false
+    })
+  }
+
+  for (const memory of memories) {
+    const prefix = typePrefix(memory.path)
+    if (prefix !== undefined && memory.type !== "untyped" && prefix !== memory.type) {
+      const base = memory.path.split("/").pop()!
+      const renamed = `${memory.type}${base.slice(prefix.length)}`
+      findings.push({
+        code: "type-prefix-mismatch",
+        severity: "warning",
+        path: memory.path,
+        message: `${memory.path} is named as a ${prefix} memory but its frontmatter says type: ${memory.type}; ` +
+          `recall and the index go by the frontmatter, a reader by the name`,
+        fix: `Rename it to ${renamed} (and its ${INDEX_FILE} line), or set \`type: ${prefix}\` if the name is right`,
+        fixable: false
+      })
+    }
+  }
+
   for (const memory of memories) {
     if (!firstLineOf.has(normalizeIndexLink(memory.path) ?? memory.path)) {
       findings.push({
@@ -187,6 +266,17 @@ export const findingsOf = ({ dead, memories, problems, text }: Inspection): Arra
   }
 
   for (const problem of problems) {
+    if (problem.code === "symlink-escape") {
+      findings.push({
+        code: "link-outside",
+        severity: "error",
+        path: problem.path,
+        message: problem.message,
+        fix: "Replace the symlink by the file itself: memdir never follows a link out of the memory directory",
+        fixable: false
+      })
+      continue
+    }
     findings.push({
       code: "invalid-frontmatter",
       severity: "error",
@@ -237,20 +327,38 @@ const inspect = (memoryDir: string, text: string) =>
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const scan = yield* scanner.scan(memoryDir, { skipDirs: SKIP_DIRS })
-    const links = new Set(
-      text.split("\n").flatMap((raw) => {
-        const entry = parseIndexLine(raw)
-        const file = entry === undefined ? undefined : normalizeIndexLink(entry.file)
-        return file === undefined || file.length === 0 ? [] : [file]
-      })
-    )
+    const outside = new Set<string>()
+    /** Each normalised local link, with the forms the index writes it in. */
+    const links = new Map<string, Array<string>>()
+    for (const raw of text.split("\n")) {
+      const entry = parseIndexLine(raw)
+      const file = entry === undefined ? undefined : normalizeIndexLink(entry.file)
+      if (entry === undefined || file === undefined || file.length === 0) continue
+      const target = linkTarget(entry.file)
+      // normalizeIndexLink drops a leading `/`; an absolute or home-relative link names a file elsewhere
+      if (path.isAbsolute(target) || target.startsWith("~") || file === ".." || file.startsWith("../")) {
+        outside.add(entry.file)
+      } else {
+        links.set(file, [...(links.get(file) ?? []), entry.file])
+      }
+    }
     const dead = new Set<string>()
-    for (const file of links) {
+    let realRoot: string | undefined
+    for (const [file, forms] of links) {
       const absolute = path.resolve(memoryDir, file)
       const exists = yield* fs.exists(absolute).pipe(Effect.mapError(toMemoryIoError("stat", absolute)))
-      if (!exists) dead.add(file)
+      if (!exists) {
+        dead.add(file)
+        continue
+      }
+      // a link inside the directory to a symlink that leads out of it: memdir does not follow it either
+      realRoot ??= yield* fs.realPath(memoryDir).pipe(Effect.mapError(toMemoryIoError("realpath", memoryDir)))
+      const real = yield* fs.realPath(absolute).pipe(Effect.mapError(toMemoryIoError("realpath", absolute)))
+      if (real !== realRoot && !real.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep)) {
+        for (const form of forms) outside.add(form)
+      }
     }
-    const inspection: Inspection = { text, memories: scan.memories, problems: scan.problems, dead }
+    const inspection: Inspection = { text, memories: scan.memories, problems: scan.problems, dead, outside }
     return inspection
   })
 
@@ -288,6 +396,33 @@ export const diagnose = Effect.fn("Doctor.diagnose")(function*(memoryDir: string
   return report
 })
 
+/**
+ * Copy the MEMORY.md about to be rewritten to `.doctor/<stamp>/MEMORY.md` (0600, in a 0700 directory; a new
+ * stamp when a fix of the same second has one). Runs under the index lock, before the rewrite.
+ */
+const backUp = (memoryDir: string, text: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const now = yield* Clock.currentTimeMillis
+    let stamp = stampOf(now)
+    for (let n = 2;; n++) {
+      const candidate = path.join(memoryDir, DOCTOR_BACKUP_DIR, stamp)
+      const taken = yield* fs.exists(candidate).pipe(Effect.mapError(toMemoryIoError("stat", candidate)))
+      if (!taken) break
+      stamp = `${stampOf(now)}-${n}`
+    }
+    const relative = `${DOCTOR_BACKUP_DIR}/${stamp}/${INDEX_FILE}`
+    const absolute = path.join(memoryDir, relative)
+    yield* fs.makeDirectory(path.dirname(absolute), { recursive: true, mode: DIR_MODE }).pipe(
+      Effect.mapError(toMemoryIoError("mkdir", path.dirname(absolute)))
+    )
+    yield* fs.writeFileString(absolute, text, { mode: FILE_MODE, flag: "wx" }).pipe(
+      Effect.mapError(toMemoryIoError("write", absolute))
+    )
+    return relative
+  })
+
 /** Apply the safe repairs to MEMORY.md; returns what changed, what could not be added, and what remains. */
 export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
   const index = yield* MemoryIndex
@@ -300,14 +435,15 @@ export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
 
   const repaired = yield* index.modify(memoryDir, (current) =>
     Effect.gen(function*() {
-      const { dead, memories } = yield* inspect(memoryDir, current.text)
+      const { dead, memories, outside } = yield* inspect(memoryDir, current.text)
       const changes: Array<DoctorChange> = []
       const notAdded: Array<{ path: string; reason: string }> = []
       const seen = new Set<string>()
       const kept = current.text.split("\n").flatMap((raw, i): Array<string> => {
         const entry = parseIndexLine(raw)
         const file = entry === undefined ? undefined : normalizeIndexLink(entry.file)
-        if (entry === undefined || file === undefined) return [raw]
+        // a link out of the directory is the user's to move or drop: reported, never removed
+        if (entry === undefined || file === undefined || outside.has(entry.file)) return [raw]
         const line = i + 1
         if (dead.has(file)) {
           changes.push({ code: "dead-link", action: "removed-line", path: entry.file, line, text: raw })
@@ -341,7 +477,8 @@ export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
         const written = formatIndexEntry({ title: memory.name, file: memory.path, hook: memory.description })
         changes.push({ code: "missing-from-index", action: "added-line", path: memory.path, text: written })
       }
-      return { text, result: { changes, notAdded } }
+      const backup = text !== current.text && current.exists ? yield* backUp(memoryDir, current.text) : undefined
+      return { text, result: { changes, notAdded, ...(backup === undefined ? {} : { backup }) } }
     }))
 
   const after = yield* diagnose(memoryDir)

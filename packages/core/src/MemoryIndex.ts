@@ -205,7 +205,7 @@ export const indexEntries = (text: string): Array<IndexEntry & { readonly line: 
   })
 
 /** `feedback_testing.md` → "feedback": the type a file name announces by convention (SPEC §2). */
-const typePrefix = (file: string): string | undefined => {
+export const typePrefix = (file: string): string | undefined => {
   const base = (normalizeIndexLink(file) ?? file).split("/").pop() ?? ""
   const prefix = base.split("_")[0]!
   return (memoryTypes as ReadonlyArray<string>).includes(prefix) && base.includes("_") ? prefix : undefined

@@ -3,7 +3,9 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { diagnose, type DoctorFinding, fix } from "../src/Doctor.js"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { diagnose, DOCTOR_BACKUP_DIR, type DoctorFinding, fix } from "../src/Doctor.js"
 import { INDEX_ENTRY_MAX_CHARS } from "../src/Memory.js"
 import {
   countLines,
@@ -55,12 +57,14 @@ const writeTree = (dir: string, files: Record<string, string>) =>
     }
   })
 
-/** Every file except MEMORY.md, with its content: fix must leave these alone. */
+/** Every file except MEMORY.md and fix's own backups, with its content: fix must leave these alone. */
 const memoryFiles = (dir: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const names = (yield* fs.readDirectory(dir, { recursive: true })).filter((n) => n !== INDEX_FILE).sort()
+    const names = (yield* fs.readDirectory(dir, { recursive: true }))
+      .filter((n) => n !== INDEX_FILE && n.split(path.sep)[0] !== DOCTOR_BACKUP_DIR)
+      .sort()
     const files: Record<string, string> = {}
     for (const name of names) {
       if ((yield* fs.stat(path.join(dir, name))).type === "File") {
@@ -206,5 +210,152 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.deepStrictEqual((yield* diagnose(dir)).findings, [])
       assert.deepStrictEqual(yield* fix(dir), { changes: [], notAdded: [], remaining: [] })
       assert.isFalse(yield* fs.exists(dir))
+    }))
+  it.scoped("fix copies the MEMORY.md it rewrites to .doctor/<stamp>/ (0600) first, and says where", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      yield* writeTree(dir, fixture)
+      const original = fixture[INDEX_FILE]!
+
+      const first = yield* fix(dir)
+      assert.match(first.backup ?? "", /^\.doctor\/\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-\d+)?\/MEMORY\.md$/)
+      const copy = path.join(dir, first.backup!)
+      assert.strictEqual(yield* fs.readFileString(copy), original)
+      assert.strictEqual(NodeFs.statSync(copy).mode & 0o777, 0o600)
+      assert.strictEqual(NodeFs.statSync(path.dirname(copy)).mode & 0o777, 0o700)
+      assert.notStrictEqual(yield* fs.readFileString(path.join(dir, INDEX_FILE)), original)
+      // the backup is not a memory: nothing reports or indexes it
+      assert.isFalse(first.remaining.some((f) => (f.path ?? "").startsWith(DOCTOR_BACKUP_DIR)))
+
+      // nothing to repair: no rewrite, no new backup
+      const idle = yield* fix(dir)
+      assert.isUndefined(idle.backup)
+      assert.strictEqual((yield* fs.readDirectory(path.join(dir, DOCTOR_BACKUP_DIR))).length, 1)
+
+      // a second repair within the same second gets its own directory, holding the text it replaced
+      const repaired = yield* fs.readFileString(path.join(dir, INDEX_FILE))
+      yield* fs.writeFileString(path.join(dir, INDEX_FILE), `${repaired}- [Gone again](user_gone.md) — deleted\n`)
+      const second = yield* fix(dir)
+      assert.isDefined(second.backup)
+      assert.notStrictEqual(second.backup, first.backup)
+      assert.strictEqual(
+        yield* fs.readFileString(path.join(dir, second.backup!)),
+        `${repaired}- [Gone again](user_gone.md) — deleted\n`
+      )
+      assert.strictEqual(yield* fs.readFileString(path.join(dir, INDEX_FILE)), repaired)
+    }))
+
+  it.scoped("a prose MEMORY.md with no memory files is explained: what memdir expects and the fix", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      // 162 lines of notes in the style of an old agent's memory: sections of bullet facts, no memory files
+      const prose = NodeFs.readFileSync(
+        NodePath.join(import.meta.dirname, "fixtures", "prose-index", INDEX_FILE),
+        "utf8"
+      )
+      assert.isAbove(countLines(prose), 150)
+      yield* writeTree(dir, { [INDEX_FILE]: prose })
+      const { findings } = yield* diagnose(dir)
+      assert.deepStrictEqual(codes(findings), [`prose-index ${INDEX_FILE}`])
+      const finding = findings[0]!
+      assert.strictEqual(finding.severity, "warning")
+      assert.isFalse(finding.fixable)
+      assert.include(
+        finding.message,
+        `${INDEX_FILE} is ${countLines(prose)} lines of notes without one index line, and no memory file`
+      )
+      assert.include(finding.message, "- [Title](file.md) — hook")
+      assert.include(finding.message, "frontmatter (name, description, type)")
+      assert.include(finding.fix, "memdir write")
+      // fix neither rewrites the prose nor invents memories from it
+      const result = yield* fix(dir)
+      assert.deepStrictEqual(result.changes, [])
+      assert.isUndefined(result.backup)
+      assert.strictEqual(yield* fs.readFileString(path.join(dir, INDEX_FILE)), prose)
+
+      // once one memory file exists and is indexed, the directory is in memdir's shape
+      yield* writeTree(dir, {
+        "project_bootstrap.md": memory("Bootstrap stages", "project", "Three stages; done at the fixed point"),
+        [INDEX_FILE]: `${prose}- [Bootstrap stages](project_bootstrap.md) — three stages, fixed point\n`
+      })
+      assert.isFalse((yield* diagnose(dir)).findings.some((f) => f.code === "prose-index"))
+    }))
+
+  it.scoped("an empty or heading-only MEMORY.md is not prose", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* writeTree(dir, { [INDEX_FILE]: "# Memory index\n\n" })
+      assert.deepStrictEqual((yield* diagnose(dir)).findings, [])
+    }))
+
+  it.scoped("a file whose name prefix disagrees with its frontmatter type is reported with the rename", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* writeTree(dir, {
+        [INDEX_FILE]: "- [Deploys](feedback_deploys.md) — deploy on Fridays\n- [Mine](notes/user_me.md) — me\n" +
+          "- [Free](free_form.md) — no prefix\n",
+        "feedback_deploys.md": memory("Deploys", "project", "Deploys happen on Fridays"),
+        "notes/user_me.md": memory("Mine", "user", "Right prefix, right type"),
+        "free_form.md": memory("Free", "reference", "A name without a type prefix")
+      })
+      const { findings } = yield* diagnose(dir)
+      assert.deepStrictEqual(codes(findings), ["type-prefix-mismatch feedback_deploys.md"])
+      const finding = findings[0]!
+      assert.strictEqual(finding.severity, "warning")
+      assert.include(finding.message, "named as a feedback memory but its frontmatter says type: project")
+      assert.include(finding.fix, "project_deploys.md")
+      assert.include(finding.fix, "type: feedback")
+    }))
+
+  it.scoped("index links out of the memory directory are reported as such, and fix keeps their lines", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      const memoryDir = path.join(dir, "memory")
+      const elsewhere = path.join(dir, "elsewhere")
+      yield* writeTree(elsewhere, { "notes.md": memory("Notes", "project", "outside") })
+      const lines = [
+        "- [Up](../elsewhere/notes.md) — a sibling directory",
+        `- [Absolute](${path.join(elsewhere, "notes.md")}) — an absolute path`,
+        "- [Home](~/notes.md) — the home directory",
+        "- [Through a link](linked.md) — a symlink that leads out",
+        "- [Gone](user_gone.md) — an ordinary dead link",
+        "- [Here](user_here.md) — an ordinary memory",
+        ""
+      ]
+      yield* writeTree(memoryDir, {
+        [INDEX_FILE]: lines.join("\n"),
+        "user_here.md": memory("Here", "user", "inside")
+      })
+      yield* fs.symlink(path.join(elsewhere, "notes.md"), path.join(memoryDir, "linked.md"))
+      const { findings } = yield* diagnose(memoryDir)
+      assert.deepStrictEqual(
+        codes(findings),
+        [
+          `link-outside ${path.join(elsewhere, "notes.md")}`,
+          "dead-link user_gone.md",
+          "link-outside ../elsewhere/notes.md",
+          "link-outside linked.md",
+          "link-outside linked.md",
+          "link-outside ~/notes.md"
+        ].sort()
+      )
+      const up = findings.find((f) => f.path === "../elsewhere/notes.md")!
+      assert.deepStrictEqual([up.severity, up.line, up.fixable], ["warning", 1, false])
+      assert.include(up.message, "outside the memory directory")
+      // the symlink itself: the scanner skipped it, and the fix says what to do with a link, not with frontmatter
+      const link = findings.find((f) => f.path === "linked.md" && f.line === undefined)!
+      assert.include(link.fix, "Replace the symlink by the file itself")
+      assert.notInclude(up.message, "does not exist")
+
+      const result = yield* fix(memoryDir)
+      assert.deepStrictEqual(result.changes.map((c) => `${c.action} ${c.path}`), ["removed-line user_gone.md"])
+      const after = yield* fs.readFileString(path.join(memoryDir, INDEX_FILE))
+      assert.strictEqual(after, lines.filter((l) => !l.includes("user_gone.md")).join("\n"))
     }))
 })

@@ -6,6 +6,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { common, jsonOption, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
+import { terminalLine } from "../Terminal.js"
 import { locateTeam } from "./teamMemory.js"
 
 export const lsCommand = Command.make(
@@ -47,10 +48,10 @@ export const lsCommand = Command.make(
       // one write for the whole listing: thousands of memories are common
       if (memories.length > 0) {
         yield* Console.log(
-          memories.map((m) => `${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`).join("\n")
+          memories.map((m) => terminalLine(`${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`)).join("\n")
         )
       }
-      for (const p of problems) yield* Console.error(`problem: ${p.path}: ${p.message}`)
+      for (const p of problems) yield* Console.error(`problem: ${terminalLine(p.path)}: ${terminalLine(p.message)}`)
     })
   )
 ).pipe(Command.withDescription("List memories (newest first) and files that could not be read"))

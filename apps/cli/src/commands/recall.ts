@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { common, jsonOption, memdirHandler, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
+import { terminalLine, terminalText } from "../Terminal.js"
 import { locateTeam } from "./teamMemory.js"
 
 export const recallCommand = Command.make(
@@ -84,9 +85,11 @@ export const recallCommand = Command.make(
         return yield* Console.log(`no relevant memory (${result.candidates} candidates, selector: ${result.selector})`)
       }
       for (const m of selected) {
-        yield* Console.log(`## ${m.path} [${m.type}${m.scope === "team" ? ", team" : ""}] — saved ${m.age}`)
+        yield* Console.log(
+          terminalLine(`## ${m.path} [${m.type}${m.scope === "team" ? ", team" : ""}] — saved ${m.age}`)
+        )
         if (m.caveat !== null) yield* Console.log(`> ${m.caveat}`)
-        yield* Console.log(m.content.replace(/\n$/, ""))
+        yield* Console.log(terminalText(m.content.replace(/\n$/, "")))
         yield* Console.log("")
       }
       yield* Console.log(`(${selected.length}/${result.candidates} selected by the ${result.selector} selector)`)

@@ -7,6 +7,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { common, jsonOption, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
+import { terminalLine, terminalText } from "../Terminal.js"
 import { locateTeam } from "./teamMemory.js"
 
 export const showCommand = Command.make(
@@ -44,10 +45,10 @@ export const showCommand = Command.make(
         })
       }
       const title = header === undefined ? relative : `${header.name} [${header.type}]`
-      yield* Console.log(`# ${title} — ${relative}, saved ${age.age}`)
+      yield* Console.log(terminalLine(`# ${title} — ${relative}, saved ${age.age}`))
       if (age.caveat !== null) yield* Console.log(`> ${age.caveat}`)
       yield* Console.log("")
-      yield* Console.log(text.replace(/\n$/, ""))
+      yield* Console.log(terminalText(text.replace(/\n$/, "")))
     })
   )
 ).pipe(

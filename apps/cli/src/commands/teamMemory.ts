@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { common, jsonOption, locate, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
+import { terminalLine } from "../Terminal.js"
 
 /** The memory location of `cwd` and its team switch, directory and remote. */
 export const locateTeam = (cwd: Option.Option<string>) =>
@@ -119,10 +120,14 @@ export const teamLsCommand = Command.make(
       if (memories.length === 0 && listing.problems.length === 0) {
         yield* Console.log(`no team memories in ${listing.teamDir}`)
       }
-      for (const m of memories) yield* Console.log(`${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`)
-      for (const p of listing.problems) yield* Console.error(`problem: ${p.path}: ${p.message}`)
+      for (const m of memories) {
+        yield* Console.log(terminalLine(`${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`))
+      }
+      for (const p of listing.problems) yield* Console.error(`problem: ${terminalLine(`${p.path}: ${p.message}`)}`)
       for (const c of listing.conflicts) {
-        yield* Console.error(`conflict: ${c.path} is another version of ${c.conflictsWith}: merge them (memdir doctor)`)
+        yield* Console.error(
+          terminalLine(`conflict: ${c.path} is another version of ${c.conflictsWith}: merge them (memdir doctor)`)
+        )
       }
     })
   )
@@ -151,7 +156,7 @@ export const teamSyncCommand = Command.make(
         const what = c.kept === "both"
           ? `both versions kept: ${c.path} (yours) and ${c.copy} (theirs); merge them, then delete ${c.copy}`
           : `${c.path} was deleted on one side and changed on the other: kept the changed version`
-        yield* Console.error(`conflict: ${what}`)
+        yield* Console.error(`conflict: ${terminalLine(what)}`)
       }
     }).pipe(Effect.provide(TeamSync.layer))
   )
