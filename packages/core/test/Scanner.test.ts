@@ -486,11 +486,26 @@ describe("partial selection of the newest", () => {
   it("reads limit heads plus the headerless look-ahead, one further per bad head, newest first", () => {
     const items = Array.from({ length: 1000 }, (_, rank) => ({ path: `m${rank}`, mtime: 1000 - rank }))
     const reads: Array<string> = []
-    readNewest(200, (count, olderThan) => newest(items, count, olderThan), (item) => {
+    let pages = 0
+    const select = (count: number, olderThan: (typeof items)[number] | undefined) => {
+      pages++
+      return newest(items, count, olderThan)
+    }
+    readNewest(200, select, (item) => {
       reads.push(item.path)
       return "memory"
     })
     assert.strictEqual(reads.length, 200 + headerlessLookahead(200))
+    assert.strictEqual(pages, 1)
+
+    // The look-ahead never costs another listing: 75 bad heads fill the first page exactly to the 200th memory.
+    pages = 0
+    let firstPage = 0
+    readNewest(200, select, (item) => {
+      firstPage++
+      return 1000 - item.mtime < 75 ? "none" : "memory"
+    })
+    assert.deepStrictEqual([pages, firstPage], [1, 275])
     assert.deepStrictEqual(reads, items.slice(0, reads.length).map((item) => item.path))
 
     // Bad heads (every third of the newest 450) are skipped over: the next pages are selected as needed.

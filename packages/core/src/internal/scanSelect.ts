@@ -92,9 +92,11 @@ export const headerlessLookahead = (limit: number): number => Math.ceil(limit / 
 /**
  * Reads heads newest first until `limit` of them are memories; a head that is not a valid memory does not count,
  * so each one makes the scan read one further. Then at most `headerlessLookahead(limit)` more heads while fewer
- * than `limit` headerless files were found. `select(count, olderThan)` is the listing's next page: the newest
- * `count` after `olderThan` (all of them when fewer); pages double in size, so a directory full of bad heads
- * costs a few listings, not one per file.
+ * than `limit` headerless files were found, within the page already selected. `select(count, olderThan)` is the
+ * listing's next page: the newest `count` after `olderThan` (all of them when fewer). The first page has room for
+ * the look-ahead and a quarter more bad heads; only when that is not enough is a next page selected (a new
+ * listing, for the live scanner), and pages double in size, so a directory full of bad heads costs a few
+ * listings, not one per file.
  */
 export const readNewest = <A extends Dated>(
   limit: number,
@@ -107,7 +109,7 @@ export const readNewest = <A extends Dated>(
   let headerless = 0
   let extra = 0
   const done = () => memories >= limit && (headerless >= limit || extra >= lookahead)
-  let capacity = limit + lookahead
+  let capacity = limit + lookahead + Math.ceil(limit / 4)
   let olderThan: A | undefined = undefined
   for (;;) {
     const page = select(capacity, olderThan)
@@ -118,7 +120,8 @@ export const readNewest = <A extends Dated>(
       if (kind === "memory") memories++
       else if (kind === "headerless") headerless++
     }
-    if (page.length < capacity || done()) return
+    // The look-ahead alone never costs another page.
+    if (page.length < capacity || memories >= limit) return
     olderThan = page[page.length - 1]
     capacity *= 2
   }
