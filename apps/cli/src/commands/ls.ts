@@ -1,5 +1,4 @@
-import { Command } from "@effect/cli"
-import type { MemoryHeader } from "@memdir/core/Memory"
+import * as Command from "@effect/cli/Command"
 import { Scanner } from "@memdir/core/Scanner"
 import { Staleness } from "@memdir/core/Staleness"
 import { scopeOf, TEAM_DIR } from "@memdir/core/TeamMemory"
@@ -20,7 +19,17 @@ interface Listed {
   readonly warning?: string
 }
 
-const listed = (m: MemoryHeader, age: { readonly ageDays: number; readonly age: string }): Listed => ({
+/** The fields of a scanned memory header that a listing shows. */
+interface Shown {
+  readonly path: string
+  readonly name: string
+  readonly description: string
+  readonly type: string
+  readonly mtime: number
+  readonly warning?: string | undefined
+}
+
+const listed = (m: Shown, age: { readonly ageDays: number; readonly age: string }): Listed => ({
   path: m.path,
   scope: scopeOf(m.path),
   name: m.name,
