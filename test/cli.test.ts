@@ -381,6 +381,82 @@ describe("memdir CLI", () => {
     fs.rmSync(path.join(dir, "notes.md"))
   })
 
+  it("ls --json streams a 5k-file listing as one JSON document of the same shape, newest first", () => {
+    const dir = path.join(scratch, "big-memory")
+    fs.mkdirSync(path.join(dir, "team"), { recursive: true })
+    const now = Date.now() / 1000
+    const expected: Array<Record<string, unknown>> = []
+    for (let i = 0; i < 5000; i++) {
+      const relative = i % 10 === 3 ? `team/project_m${i}.md` : `project_m${i}.md`
+      const description = i === 7 ? "quotes \" and a tab\t and ümlauts" : `description ${i}`
+      const file = path.join(dir, relative)
+      fs.writeFileSync(
+        file,
+        `---\nname: Memory ${i}\ndescription: ${JSON.stringify(description)}\ntype: project\n---\n\nBody ${i}.\n`
+      )
+      // Memory i is i hours old (plus a minute): a distinct mtime each, newest first by index.
+      const mtime = Math.floor(now - i * 3600 - 60)
+      fs.utimesSync(file, mtime, mtime)
+      expected.push({
+        path: relative,
+        scope: i % 10 === 3 ? "team" : "private",
+        name: `Memory ${i}`,
+        description,
+        type: "project",
+        mtime: new Date(mtime * 1000).toISOString()
+      })
+    }
+    fs.writeFileSync(path.join(dir, "broken.md"), "no frontmatter\n")
+    // ~2 MB of JSON: more than spawnSync's default 1 MiB buffer.
+    const run = spawnSync(process.execPath, [cli, "ls", "--json"], {
+      cwd: project,
+      env: scratchHomeEnv(home, { MEMDIR_MEMORY_DIR: dir, MEMDIR_TEAM_MEMORY: "1" }),
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024
+    })
+    assert.strictEqual(run.status, 0, run.stderr)
+    const ls = JSON.parse(run.stdout)
+    assert.deepStrictEqual(Object.keys(ls), ["memoryDir", "memories", "problems"])
+    assert.strictEqual(ls.memories.length, 5000)
+    assert.deepStrictEqual(
+      ls.memories.map((m: any) => ({
+        path: m.path,
+        scope: m.scope,
+        name: m.name,
+        description: m.description,
+        type: m.type,
+        mtime: m.mtime
+      })),
+      expected
+    )
+    for (const m of ls.memories) {
+      assert.deepStrictEqual(Object.keys(m), [
+        "path",
+        "scope",
+        "name",
+        "description",
+        "type",
+        "mtime",
+        "ageDays",
+        "age"
+      ])
+      assert.isNumber(m.ageDays)
+      assert.isString(m.age)
+    }
+    assert.strictEqual(ls.memories[4999].ageDays, Math.floor((4999 * 3600 + 60) / 86_400))
+    assert.deepStrictEqual(ls.problems.map((p: any) => [p.path, p.code]), [["broken.md", "missing-frontmatter"]])
+    // Byte for byte what the whole-document pretty printer wrote before.
+    assert.strictEqual(run.stdout, JSON.stringify(ls, null, 2) + "\n")
+
+    const empty = path.join(scratch, "empty-memory")
+    fs.mkdirSync(empty)
+    const none = memdir(["ls", "--json"], { env: { MEMDIR_MEMORY_DIR: empty } })
+    assert.strictEqual(
+      none.stdout,
+      JSON.stringify({ memoryDir: JSON.parse(none.stdout).memoryDir, memories: [], problems: [] }, null, 2) + "\n"
+    )
+  })
+
   it("disabled auto memory: prompt prints nothing, write refuses", () => {
     const prompt = memdir(["prompt"], { env: { MEMDIR_DISABLE_AUTO_MEMORY: "1" } })
     assert.strictEqual(prompt.status, 0)

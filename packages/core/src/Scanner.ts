@@ -2,9 +2,12 @@
  * Scanner: the frontmatter of every memory file, first 30 lines only, newest first (SPEC §6.1).
  *
  * Every `*.md` under the memory directory except the `MEMORY.md` indexes, skipping `logs/` and dot-dirs, never
- * leaving the tree through a symlink. Bodies are never read: each file gets one open, one fstat (for the mtime,
- * no second path lookup), a read of its first 4 KiB (more only while 30 lines are incomplete, at most 64 KiB)
- * and one close. Bad files become `problems`; the scan itself never fails.
+ * leaving the tree through a symlink. Bodies are never read: each file read gets one open, one fstat (for the
+ * mtime, no second path lookup), a read of its first 4 KiB (more only while 30 lines are incomplete, at most
+ * 64 KiB) and one close. Bad files become `problems`; the scan itself never fails.
+ *
+ * With a `limit` (recall), the scan reads only what it keeps: it lists and stats every file, picks the newest by
+ * mtime with a bounded heap, and reads only their heads, one further for each head that is not a valid memory.
  */
 import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
@@ -28,6 +31,7 @@ import {
   normalizeLimit,
   normalizeRelativePath
 } from "./internal/scanPaths.js"
+import { type HeadKind, newest, newestSelection, readNewest } from "./internal/scanSelect.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
 
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
@@ -36,7 +40,10 @@ export const DEFAULT_CANDIDATE_CAP = 200
 export { FIRST_READ_BYTES } from "./internal/scanHead.js"
 
 export interface ScanOptions {
-  /** Keep only the newest `limit` memories (default: all). */
+  /**
+   * Keep only the newest `limit` memories (default: all). Only the newest files' heads are read: problems and
+   * headerless files are those among them (older files are not opened).
+   */
   readonly limit?: number | undefined
   /** Relative paths to leave out (already surfaced / already read). They are not read at all. */
   readonly exclude?: ReadonlySet<string> | undefined
@@ -49,7 +56,11 @@ export interface ScanResult {
   readonly memories: ReadonlyArray<MemoryHeader>
   /** Files that are not readable memories (bad frontmatter, unreadable, symlink out of the tree), by path. */
   readonly problems: ReadonlyArray<ScanProblem>
-  /** Number of memories found before the cap (excluded paths and problems not counted). */
+  /**
+   * Number of memories found before the cap (excluded paths and problems not counted). With a `limit`, files
+   * whose heads were not read count as memories: every memory file is counted, only the problems among the heads
+   * read are known.
+   */
   readonly total: number
   /**
    * Text files among `problems` whose header cannot be read (no frontmatter, broken YAML): still offered to the
@@ -93,18 +104,20 @@ const collect = (
   head: Buffer,
   length: number,
   found: Found
-): void => {
+): HeadKind => {
   if (Either.isLeft(parsed)) {
     const error = parsed.left
     const problem = { path: relativePath, code: error.reason, message: error.message, line: error.line }
     found.problems.push(problem)
     const headerless = headerlessMemory(problem, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0))
-    if (headerless !== undefined) found.headerless.push(headerless)
-    return
+    if (headerless === undefined) return "none"
+    found.headerless.push(headerless)
+    return "headerless"
   }
   const { description, endLine, extra, name, type, warning } = parsed.right
   const bodyHead = bodyHeadOf(head, length, endLine)
   found.memories.push({ path: relativePath, absolutePath, name, description, type, mtime, extra, warning, bodyHead })
+  return "memory"
 }
 
 interface Found {
@@ -113,11 +126,15 @@ interface Found {
   readonly headerless: Array<MemoryHeader>
 }
 
-const finish = ({ headerless, memories, problems }: Found, limit: number | undefined): ScanResult => {
+/** `total`: the memory count when not every file was read (a capped scan); all memories read otherwise. */
+const finish = (
+  { headerless, memories, problems }: Found,
+  limit: number | undefined,
+  total: number = memories.length
+): ScanResult => {
   memories.sort(compareNewestFirst)
   headerless.sort(compareNewestFirst)
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-  const total = memories.length
   const cap = <A>(list: Array<A>) => limit === undefined || limit >= list.length ? list : list.slice(0, limit)
   const result = { memories: cap(memories), problems, total }
   return headerless.length === 0 ? result : { ...result, headerless: cap(headerless) }
@@ -149,33 +166,34 @@ const errorCode = (error: unknown): string =>
 // O_NONBLOCK: a FIFO swapped in after the directory listing must not block the scan (no effect on files).
 const OPEN_FLAGS = NodeFs.constants.O_RDONLY | (NodeFs.constants.O_NONBLOCK ?? 0)
 
-interface Walk {
-  readonly candidates: Array<Candidate>
-  readonly problems: Array<ScanProblem>
-}
-
 /**
- * Lists the candidate files. Symlinks are followed only when they resolve inside the tree; a directory reached
- * twice (through a link, or a link loop) is walked once; a symlinked file that points at a memory the walk
- * lists anyway is dropped as a duplicate.
+ * Lists the candidate files, handing each to `onCandidate` as the walk finds it (nothing is kept here), and
+ * returns the problems met on the way. Symlinks are followed only when they resolve inside the tree; a directory
+ * reached twice (through a link, or a link loop) is walked once; a symlinked file that points at a memory the
+ * walk lists anyway is dropped as a duplicate.
  */
 const walkTree = (
   root: string,
   separator: string,
-  options: ResolvedOptions
-): Walk => {
-  const candidates: Array<Candidate> = []
+  options: ResolvedOptions,
+  onCandidate: (candidate: Candidate) => void
+): Array<ScanProblem> => {
   const problems: Array<ScanProblem> = []
   let realRoot: string
   try {
     realRoot = NodeFs.realpathSync(root)
   } catch (error) {
     if (errorCode(error) !== "ENOENT") problems.push(unreadable(".", errorCode(error)))
-    return { candidates, problems }
+    return problems
   }
   const insideRoot = (real: string) => real === realRoot || real.startsWith(realRoot + separator)
+  // A file's real path inside the tree, relative and `/`-separated: the walk lists it there when it is a
+  // candidate path (its real directories are all walked unless skipped), so a link to it is a duplicate.
+  const listedAnyway = (real: string) => {
+    const relative = real.slice(realRoot.length + 1).split(separator).join("/")
+    return isCandidatePath(relative, options.skipDirs) && !options.exclude.has(relative)
+  }
   const visitedDirs = new Set<string>()
-  const linkedFiles: Array<Candidate> = []
 
   const visit = (absoluteDir: string, realDir: string, relativeDir: string): void => {
     if (visitedDirs.has(realDir)) return
@@ -200,7 +218,7 @@ const walkTree = (
         }
       } else if (entry.isFile()) {
         if (isMemoryFileName(name) && !options.exclude.has(relativePath)) {
-          candidates.push({ relativePath, absolutePath })
+          onCandidate({ relativePath, absolutePath })
         }
       } else if (entry.isSymbolicLink()) {
         if (isSkippedDirName(name) || options.exclude.has(relativePath)) continue
@@ -223,20 +241,15 @@ const walkTree = (
           }
         } else if (stats.isDirectory()) {
           if (!isUnderSkippedDir(relativePath, options.skipDirs)) visit(absolutePath, real, relativePath)
-        } else if (stats.isFile() && isMemoryFileName(name)) {
-          linkedFiles.push({ relativePath, absolutePath, realPath: real })
+        } else if (stats.isFile() && isMemoryFileName(name) && !listedAnyway(real)) {
+          onCandidate({ relativePath, absolutePath, realPath: real })
         }
       }
     }
   }
 
   visit(root, realRoot, "")
-  if (linkedFiles.length > 0) {
-    // Regular files' real paths are only needed to spot duplicates among symlinked ones: rebuild them here.
-    const listed = new Set(candidates.map((c) => realRoot + separator + c.relativePath.split("/").join(separator)))
-    for (const linked of linkedFiles) if (!listed.has(linked.realPath!)) candidates.push(linked)
-  }
-  return { candidates, problems }
+  return problems
 }
 
 /**
@@ -275,27 +288,80 @@ const readFile = (
   }
 }
 
-const readBatch = (
-  buffer: Buffer,
-  batch: ReadonlyArray<Candidate>,
-  found: Found
-): void => {
-  for (const candidate of batch) {
-    // node:fs reports failure by throwing; this is the boundary where that becomes a problem entry.
-    let file: ReturnType<typeof readFile>
-    try {
-      file = readFile(buffer, candidate)
-    } catch (error) {
-      const code = errorCode(error)
-      // Deleted between listing and reading: no longer a memory, nothing to report.
-      if (code !== "ENOENT") found.problems.push(unreadable(candidate.relativePath, code))
-      continue
-    }
-    if (file !== undefined) {
-      const { length, mtime, parsed } = file
-      collect(parsed, candidate.relativePath, candidate.absolutePath, mtime, buffer, length, found)
-    }
+/** Reads one candidate's head and files it as a memory or a problem. */
+const readOne = (buffer: Buffer, candidate: Candidate, found: Found): HeadKind => {
+  // node:fs reports failure by throwing; this is the boundary where that becomes a problem entry.
+  let file: ReturnType<typeof readFile>
+  try {
+    file = readFile(buffer, candidate)
+  } catch (error) {
+    const code = errorCode(error)
+    // Deleted between listing and reading: no longer a memory, nothing to report.
+    if (code !== "ENOENT") found.problems.push(unreadable(candidate.relativePath, code))
+    return "none"
   }
+  if (file === undefined) return "none"
+  const { length, mtime, parsed } = file
+  return collect(parsed, candidate.relativePath, candidate.absolutePath, mtime, buffer, length, found)
+}
+
+/** A listed file with the mtime its stat gave, for the newest-first selection of a capped scan. */
+interface DatedCandidate {
+  readonly path: string
+  readonly mtime: number
+  readonly candidate: Candidate
+}
+
+/** The mtime of a listed file by one stat (no open), `undefined` when it is gone since the listing. */
+const statMtime = (candidate: Candidate): number | undefined => {
+  try {
+    return NodeFs.statSync(candidate.realPath ?? candidate.absolutePath, { throwIfNoEntry: false })?.mtimeMs
+  } catch {
+    // Listed but not stat-able (e.g. a permission change under way): still a candidate; reading it reports why.
+    return Number.NEGATIVE_INFINITY
+  }
+}
+
+/**
+ * A capped scan: one walk that stats every file and keeps the newest in a bounded heap, then the heads of those
+ * only, newest first. Only when heads turn out not to be memories is the tree listed again for the next page.
+ */
+const scanNewest = (
+  buffer: Buffer,
+  root: string,
+  separator: string,
+  options: ResolvedOptions,
+  limit: number
+): ScanResult => {
+  const found: Found = { memories: [], problems: [], headerless: [] }
+  let listed = 0
+  let first = true
+  const select = (count: number, olderThan: DatedCandidate | undefined): Array<DatedCandidate> => {
+    const selection = newestSelection<DatedCandidate>(count, olderThan)
+    const walkProblems = walkTree(root, separator, options, (candidate) => {
+      const mtime = statMtime(candidate)
+      if (mtime === undefined) return
+      if (first) listed++
+      selection.offer({ path: candidate.relativePath, mtime, candidate })
+    })
+    // Later pages walk the same tree again: its problems are reported once.
+    if (first) found.problems.push(...walkProblems)
+    first = false
+    return selection.take()
+  }
+  // Nothing to read, but the total and the tree's problems are still reported.
+  if (limit === 0) select(0, undefined)
+  const read = new Set<string>()
+  let notMemories = 0
+  readNewest(limit, select, (item) => {
+    // A file whose mtime changed between two pages can come up twice: read once.
+    if (read.has(item.path)) return "none"
+    read.add(item.path)
+    const kind = readOne(buffer, item.candidate, found)
+    if (kind !== "memory") notMemories++
+    return kind
+  })
+  return finish(found, limit, Math.max(0, listed - notMemories))
 }
 
 /** The live scanner over the real file system. */
@@ -307,14 +373,19 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path>
   const scan = Effect.fn("Scanner.scan")(function*(memoryDir: string, options?: ScanOptions) {
     const resolved = resolveOptions(options)
     const root = path.resolve(memoryDir)
-    const { candidates, problems } = yield* Effect.sync(() => walkTree(root, path.sep, resolved))
+    const limit = resolved.limit
+    if (limit !== undefined) return yield* Effect.sync(() => scanNewest(buffer, root, path.sep, resolved, limit))
+    const candidates: Array<Candidate> = []
+    const problems = yield* Effect.sync(() => walkTree(root, path.sep, resolved, (c) => candidates.push(c)))
     const found: Found = { memories: [], problems, headerless: [] }
     for (let start = 0; start < candidates.length; start += BATCH_SIZE) {
       if (start > 0) yield* Effect.yieldNow()
-      const batch = candidates.slice(start, start + BATCH_SIZE)
-      yield* Effect.sync(() => readBatch(buffer, batch, found))
+      const end = Math.min(start + BATCH_SIZE, candidates.length)
+      yield* Effect.sync(() => {
+        for (let i = start; i < end; i++) readOne(buffer, candidates[i]!, found)
+      })
     }
-    return finish(found, resolved.limit)
+    return finish(found, undefined)
   })
 
   return Scanner.of({ scan })
@@ -346,15 +417,31 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
           const resolved = resolveOptions(options)
           const base = memoryDir.replace(/[\\/]+$/, "")
           const found: Found = { memories: [], problems: [], headerless: [] }
+          const listed: Array<{ readonly path: string; readonly mtime: number; readonly content: string }> = []
           for (const [key, file] of Object.entries(files)) {
             const relativePath = normalizeRelativePath(key)
             if (!isCandidatePath(relativePath, resolved.skipDirs) || resolved.exclude.has(relativePath)) continue
-            const parsed = parseFrontmatter(file.content, relativePath)
+            listed.push({ path: relativePath, mtime: file.mtime, content: file.content })
+          }
+          const readOne = (file: (typeof listed)[number]): HeadKind => {
+            const parsed = parseFrontmatter(file.content, file.path)
             // The live scanner's view of the file: its head, as far as the header scan would read it.
             const head = Buffer.from(file.content.slice(0, FRONTMATTER_MAX_BYTES), "utf8")
-            collect(parsed, relativePath, `${base}/${relativePath}`, file.mtime, head, head.length, found)
+            return collect(parsed, file.path, `${base}/${file.path}`, file.mtime, head, head.length, found)
           }
-          return finish(found, resolved.limit)
+          const limit = resolved.limit
+          if (limit === undefined) {
+            for (const file of listed) readOne(file)
+            return finish(found, undefined)
+          }
+          // As the live scanner: only the newest heads are read, one further for each that is not a memory.
+          let notMemories = 0
+          readNewest<(typeof listed)[number]>(limit, (count, olderThan) => newest(listed, count, olderThan), (file) => {
+            const kind = readOne(file)
+            if (kind !== "memory") notMemories++
+            return kind
+          })
+          return finish(found, limit, listed.length - notMemories)
         })
     })
   )

@@ -9,6 +9,7 @@ import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { parseFrontmatter } from "../src/Frontmatter.js"
 import { readHead } from "../src/internal/scanHead.js"
+import { headerlessLookahead, isNewer, newest, readNewest } from "../src/internal/scanSelect.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as Scanner from "../src/Scanner.js"
 
@@ -39,6 +40,31 @@ const scanDir = (dir: string, options?: Scanner.ScanOptions) =>
 const paths = (memories: ReadonlyArray<MemoryHeader>) => memories.map((m) => m.path)
 
 const isRoot = process.getuid?.() === 0
+
+/**
+ * 1,000 memory files ranked by age (`m0000.md` newest): rank 50 has a broken header, ranks 300 and older all
+ * have one too. A limit of 200 must read the newest 201 heads (plus the headerless look-ahead), never the old ones.
+ */
+const limitedFiles = (): Record<string, readonly [string, number]> => {
+  const files: Record<string, readonly [string, number]> = {}
+  for (let rank = 0; rank < 1000; rank++) {
+    const name = `m${String(rank).padStart(4, "0")}.md`
+    const content = rank === 50 || rank >= 300 ? "---\nname: broken\n- item\n---\n" : header(`M${rank}`, `d${rank}`)
+    files[name] = [content, 1_700_000_000 - rank * 60]
+  }
+  return files
+}
+
+const assertLimited = (capped: Scanner.ScanResult) => {
+  const expected = Array.from({ length: 201 }, (_, rank) => `m${String(rank).padStart(4, "0")}.md`)
+    .filter((name) => name !== "m0050.md")
+  assert.deepStrictEqual(paths(capped.memories), expected)
+  // The bad head among the newest is still reported (and offered as headerless); none of the 700 old ones is.
+  assert.deepStrictEqual(capped.problems.map((p) => [p.path, p.code]), [["m0050.md", "yaml-error"]])
+  assert.deepStrictEqual(paths(capped.headerless ?? []), ["m0050.md"])
+  // Every memory file counts, read or not; only the one known problem does not.
+  assert.strictEqual(capped.total, 999)
+}
 
 layer(Scanner.layer.pipe(Layer.provideMerge(NodeContext.layer)))("Scanner.layer", (it) => {
   it.scoped("reads every memory's header, newest first, with absolute paths", () =>
@@ -329,6 +355,19 @@ layer(Scanner.layer.pipe(Layer.provideMerge(NodeContext.layer)))("Scanner.layer"
       })
   )
 
+  it.scoped("with a limit reads only the newest heads: an old broken file is not opened, a bad new one reads one further", () =>
+    Effect.gen(function*() {
+      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+      yield* writeFiles(dir, limitedFiles())
+      const capped = yield* scanDir(dir, { limit: 200 })
+      assertLimited(capped)
+      // Without a limit every head is read: the old broken files are problems, and the total is exact.
+      const all = yield* scanDir(dir)
+      assert.strictEqual(all.memories.length, 299)
+      assert.strictEqual(all.problems.length, 701)
+      assert.strictEqual(all.total, 299)
+    }))
+
   it.scoped("gives the same result to concurrent scans of many files (batches never share the buffer)", () =>
     Effect.gen(function*() {
       const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
@@ -368,6 +407,15 @@ describe("Scanner.layerTest", () => {
       assert.strictEqual(capped.total, 2)
       assert.deepStrictEqual(paths((yield* scanDir("/memory", { skipDirs: ["team"] })).memories), ["c.md", "a.md"])
     }).pipe(Effect.provide(Scanner.layerTest(files))))
+
+  it.effect("with a limit parses only the newest heads, as the live scanner does", () =>
+    Effect.gen(function*() {
+      const files = Object.fromEntries(
+        Object.entries(limitedFiles()).map(([name, [content, seconds]]) => [name, { content, mtime: seconds * 1000 }])
+      )
+      const capped = yield* Effect.provide(scanDir("/memory", { limit: 200 }), Scanner.layerTest(files))
+      assertLimited(capped)
+    }))
 
   it.effect("keeps body heads and offers headerless files as the live scanner does", () =>
     Effect.gen(function*() {
@@ -413,6 +461,75 @@ const headText = fc.tuple(
 
 const settle = <A>(either: Either.Either<A, { readonly reason: string; readonly line?: number | undefined }>) =>
   Either.match(either, { onLeft: (e) => ({ reason: e.reason, line: e.line }), onRight: (a) => ({ parsed: a }) })
+
+describe("partial selection of the newest", () => {
+  const dated = fc.array(
+    fc.record({ path: fc.stringMatching(/^[a-d]{1,3}\.md$/), mtime: fc.integer({ min: 0, max: 20 }) }),
+    { maxLength: 60 }
+  ).map((items) => [...new Map(items.map((item) => [item.path, item])).values()])
+  const sorted = <A extends { path: string; mtime: number }>(items: ReadonlyArray<A>) =>
+    [...items].sort((a, b) => (isNewer(a, b) ? -1 : isNewer(b, a) ? 1 : 0))
+
+  it.prop(
+    "picks what a full sort would, page after page",
+    { items: dated, count: fc.integer({ min: 0, max: 70 }), boundary: fc.integer({ min: 0, max: 60 }) },
+    ({ boundary, count, items }) => {
+      const all = sorted(items)
+      assert.deepStrictEqual(newest(items, count), all.slice(0, count))
+      const olderThan = all[boundary]
+      if (olderThan !== undefined) {
+        assert.deepStrictEqual(newest(items, count, olderThan), all.slice(boundary + 1, boundary + 1 + count))
+      }
+    }
+  )
+
+  it("reads limit heads plus the headerless look-ahead, one further per bad head, newest first", () => {
+    const items = Array.from({ length: 1000 }, (_, rank) => ({ path: `m${rank}`, mtime: 1000 - rank }))
+    const reads: Array<string> = []
+    let pages = 0
+    const select = (count: number, olderThan: (typeof items)[number] | undefined) => {
+      pages++
+      return newest(items, count, olderThan)
+    }
+    readNewest(200, select, (item) => {
+      reads.push(item.path)
+      return "memory"
+    })
+    assert.strictEqual(reads.length, 200 + headerlessLookahead(200))
+    assert.strictEqual(pages, 1)
+
+    // The look-ahead never costs another listing: 75 bad heads fill the first page exactly to the 200th memory.
+    pages = 0
+    let firstPage = 0
+    readNewest(200, select, (item) => {
+      firstPage++
+      return 1000 - item.mtime < 75 ? "none" : "memory"
+    })
+    assert.deepStrictEqual([pages, firstPage], [1, 275])
+    assert.deepStrictEqual(reads, items.slice(0, reads.length).map((item) => item.path))
+
+    // Bad heads (every third of the newest 450) are skipped over: the next pages are selected as needed.
+    const bad = (rank: number) => rank < 450 && rank % 3 === 0
+    const kept: Array<number> = []
+    let opened = 0
+    readNewest(200, (count, olderThan) => newest(items, count, olderThan), (item) => {
+      opened++
+      const rank = 1000 - item.mtime
+      if (bad(rank)) return "none"
+      kept.push(rank)
+      return "memory"
+    })
+    assert.deepStrictEqual(kept.slice(0, 200), Array.from({ length: 300 }, (_, r) => r).filter((r) => !bad(r)))
+    assert.strictEqual(opened, 300 + headerlessLookahead(200))
+
+    let none = 0
+    readNewest(0, () => assert.fail("a limit of 0 lists nothing to read"), () => {
+      none++
+      return "memory"
+    })
+    assert.strictEqual(none, 0)
+  })
+})
 
 describe("reading heads from bytes", () => {
   it.prop("gives what the string parser gives on the whole file", { text: headText }, ({ text }) => {
