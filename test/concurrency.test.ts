@@ -1,6 +1,6 @@
 /**
- * Concurrent writers in REAL separate processes on one memory directory (SPEC §4: "the index update must not
- * lose concurrent writers' lines"), and a writer SIGKILLed while it holds the index lock.
+ * Concurrent writers in REAL separate processes on one memory directory (docs/file-format.md: "the index update must
+ * not lose concurrent writers' lines"), and a writer SIGKILLed while it holds the index lock.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"

@@ -1,9 +1,9 @@
 /**
- * The dream lock (`.consolidate-lock`, SPEC §10) against REAL processes: the bundled CLI runs `memdir dream` as child
- * processes that talk, through the real SDK, to the local Messages API server in this test process. Two dreams at
- * once: exactly one runs. A SIGKILLed holder's lock is taken over. A lock held by a live process (a `sleep` child)
- * for more than an hour is stale and taken over (its mtime is set back rather than waited for). A failed dream rolls
- * the lock back: the previous mtime is restored, or a lock that did not exist is removed.
+ * The dream lock (`.consolidate-lock`, docs/dream-and-logs.md) against REAL processes: the bundled CLI runs `memdir
+ * dream` as child processes that talk, through the real SDK, to the local Messages API server in this test process. Two
+ * dreams at once: exactly one runs. A SIGKILLed holder's lock is taken over. A lock held by a live process (a `sleep`
+ * child) for more than an hour is stale and taken over (its mtime is set back rather than waited for). A failed dream
+ * rolls the lock back: the previous mtime is restored, or a lock that did not exist is removed.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"

@@ -85,7 +85,9 @@ const git = (cwd: string, args: ReadonlyArray<string>, input?: string) =>
     }
   })
 
-/** `<MEMDIR_HOME>/projects/<sanitized project>/memory/team` (SPEC §1), without spending a process on it. */
+/**
+ * `<MEMDIR_HOME>/projects/<sanitized project>/memory/team` (docs/configuration.md), without spending a process on it.
+ */
 const teamDirOf = (who: Teammate) =>
   path.join(who.home, ".memdir", "projects", who.project.replace(/[^A-Za-z0-9]/g, "-"), "memory", "team")
 

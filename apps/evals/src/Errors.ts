@@ -142,7 +142,7 @@ export type EvalError =
   | GateFailedError
   | EvalIoError
 
-/** `pnpm evals` exit codes (README "Evals"). 1 is a defect, 64 a usage error. */
+/** `pnpm evals` exit codes (docs/evals.md). 1 is a defect, 64 a usage error. */
 export const evalExitCodes: Record<EvalError["_tag"], number> = {
   GateFailedError: 2,
   InvalidSuiteError: 3,

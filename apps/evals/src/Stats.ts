@@ -1,5 +1,5 @@
 /**
- * The statistics an eval report stands on (SPEC §12): a pass rate is shown with its Wilson 95% interval, and
+ * The statistics an eval report stands on (docs/evals.md): a pass rate is shown with its Wilson 95% interval, and
  * two variants run on the same scenarios × trials are compared as pairs (McNemar's exact test on the
  * discordant pairs), so "3/3 vs 0/3" is shown for what it is: p = 0.25, not a proven win.
  *

@@ -1,5 +1,5 @@
 /**
- * Suites as data (SPEC §12): one directory per suite under `evals/`, with a `suite.yaml` (or `suite.json`) that a
+ * Suites as data (docs/evals.md): one directory per suite under `evals/`, with a `suite.yaml` (or `suite.json`) that a
  * prompt engineer reads and edits without TypeScript, plus its fixtures. A suite names the prompt section it
  * varies, its variants (a built-in variant, a full text, or a patch of the default), its scenarios (memory-dir
  * fixture with ages in days, a small project, a conversation, the task), its scorers and its default trials.

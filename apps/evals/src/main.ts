@@ -1,6 +1,6 @@
 /**
  * The `pnpm evals` process: parse argv, run the command with Node's platform layers, print a typed failure as its
- * message and exit with its code (README "Evals").
+ * message and exit with its code (docs/evals.md).
  */
 import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"

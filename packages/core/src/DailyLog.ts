@@ -1,5 +1,5 @@
 /**
- * Daily logs for sessions that run for days (SPEC §9): short timestamped bullets appended to
+ * Daily logs for sessions that run for days (docs/dream-and-logs.md#daily-logs): short timestamped bullets appended to
  * `<memdir>/logs/YYYY/MM/YYYY-MM-DD.md`, never rewritten or reordered (their order is the timeline the dream
  * consolidates from).
  *

@@ -1,5 +1,5 @@
 /**
- * Doctor: what is wrong with a memory directory, and the safe repairs (SPEC §2, §5). `diagnose` only reads.
+ * Doctor: what is wrong with a memory directory, and the safe repairs (docs/file-format.md). `diagnose` only reads.
  * `fix` only edits MEMORY.md (under the index lock, atomically): it drops dead links and duplicate lines, shortens
  * over-long entries and adds lines for memories missing from the index while the caps allow. It never deletes or
  * rewrites a memory file, and before it rewrites MEMORY.md it copies the old text to
@@ -363,7 +363,7 @@ const inspect = (memoryDir: string, text: string) =>
   })
 
 /**
- * Team memories two people edited at once (SPEC §8): team sync keeps theirs beside ours as
+ * Team memories two people edited at once (docs/team-memory.md): team sync keeps theirs beside ours as
  * `x.conflict-<sha>.md` until someone merges the two.
  */
 const teamConflicts = (memoryDir: string) =>

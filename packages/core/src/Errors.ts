@@ -207,7 +207,9 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   }
 }
 
-/** Team memory is off for this project; `source` names the link of the team switch that decided (README "Team memory"). */
+/**
+ * Team memory is off for this project; `source` names the link of the team switch that decided (docs/team-memory.md).
+ */
 export class TeamMemoryDisabledError extends Schema.TaggedError<TeamMemoryDisabledError>()("TeamMemoryDisabledError", {
   source: Schema.String
 }) {

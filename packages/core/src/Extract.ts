@@ -1,6 +1,6 @@
 /**
- * Background extraction (SPEC §11): after a query loop ends, an agent reads the new messages of the session and
- * writes the memories the main agent missed — the safety net beside the main path.
+ * Background extraction (docs/extraction.md): after a query loop ends, an agent reads the new messages of the session
+ * and writes the memories the main agent missed — the safety net beside the main path.
  *
  * - A cursor per session, `<memdir>/.extract/<session>.json` (atomic), remembers how far the transcript was read.
  *   It moves only after a successful run, so a failed run is retried with the same messages next time.

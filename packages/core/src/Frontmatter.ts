@@ -1,5 +1,6 @@
 /**
- * Frontmatter: the YAML header of a memory file, read from the first 30 lines only (SPEC §2, §6.1).
+ * Frontmatter: the YAML header of a memory file, read from the first 30 lines only (docs/file-format.md,
+ * docs/architecture.md#how-a-recall-flows).
  *
  * Lenient where the world is messy (BOM, CRLF, `type` under a nested `metadata:` map, unknown types, a missing
  * name or description, values strict YAML rejects), strict where it matters (no opening fence, no closing fence

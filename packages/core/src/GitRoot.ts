@@ -1,6 +1,6 @@
 /**
- * GitRoot: the canonical root that scopes a memory directory (SPEC §1). Two shells in `src/` and `tests/` of
- * one repository, and every `git worktree` of it, resolve to one root and so share one memory.
+ * GitRoot: the canonical root that scopes a memory directory (docs/configuration.md). Two shells in `src/` and `tests/`
+ * of one repository, and every `git worktree` of it, resolve to one root and so share one memory.
  *
  * Resolution reads the files git writes instead of running `git` (every CLI call resolves the root, and a
  * process spawn costs more than the whole lookup). Walking up from the real path of `cwd`, at each level:

@@ -4,7 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 
-/** The four types of the taxonomy (SPEC §3). */
+/** The four types of the taxonomy (docs/file-format.md). */
 export const MemoryType = Schema.Literal("user", "feedback", "project", "reference")
 export type MemoryType = typeof MemoryType.Type
 export const memoryTypes: ReadonlyArray<MemoryType> = MemoryType.literals
@@ -93,7 +93,7 @@ export const IndexEntry = Schema.Struct({
 })
 export type IndexEntry = typeof IndexEntry.Type
 
-/** Soft cap on one index line, in characters (SPEC §4). */
+/** Soft cap on one index line, in characters (docs/file-format.md). */
 export const INDEX_ENTRY_MAX_CHARS = 150
 
 const INDEX_LINE = /^\s*[-*]\s+\[(.*)\]\((.+?)\)(?:\s*(?:—|–|-{1,2}|:)\s*(.*))?\s*$/
@@ -117,7 +117,10 @@ export const parseIndexLine = (line: string): IndexEntry | undefined => {
   return { title: m[1]!, file: m[2]!.trim(), hook: (m[3] ?? "").trim() }
 }
 
-/** The manifest line the selector reads (SPEC §6): `- [type] path (ISO mtime): description`. */
+/**
+ * The manifest line the selector reads (docs/architecture.md#how-a-recall-flows): `- [type] path (ISO mtime):
+ * description`.
+ */
 export const manifestLine = (m: Pick<MemoryHeader, "type" | "path" | "mtime" | "description">): string =>
   `- [${m.type}] ${m.path} (${new Date(m.mtime).toISOString()}): ${oneLine(m.description)}`
 

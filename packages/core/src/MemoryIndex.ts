@@ -1,7 +1,7 @@
 /**
  * MemoryIndex (the design card's "Index" service): MEMORY.md, the table of contents loaded into every session
- * (SPEC §5). Loading enforces the caps (200 lines, 25,000 bytes) with an actionable warning; every change is a
- * read-modify-write under a cross-process lock, written atomically, preserving every line it does not own.
+ * (docs/file-format.md). Loading enforces the caps (200 lines, 25,000 bytes) with an actionable warning; every change
+ * is a read-modify-write under a cross-process lock, written atomically, preserving every line it does not own.
  */
 import { FileSystem, Path } from "@effect/platform"
 import * as Config from "effect/Config"
@@ -204,7 +204,7 @@ export const indexEntries = (text: string): Array<IndexEntry & { readonly line: 
     return entry === undefined ? [] : [{ ...entry, line: i + 1 }]
   })
 
-/** `feedback_testing.md` → "feedback": the type a file name announces by convention (SPEC §2). */
+/** `feedback_testing.md` → "feedback": the type a file name announces by convention (docs/file-format.md). */
 export const typePrefix = (file: string): string | undefined => {
   const base = (normalizeIndexLink(file) ?? file).split("/").pop() ?? ""
   const prefix = base.split("_")[0]!

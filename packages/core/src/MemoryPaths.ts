@@ -1,5 +1,5 @@
 /**
- * MemoryPaths: where the memory of a project lives and whether auto memory is on (SPEC §1).
+ * MemoryPaths: where the memory of a project lives and whether auto memory is on (docs/configuration.md).
  *
  * Directory, first that applies: `MEMDIR_MEMORY_DIR`; `autoMemoryDirectory` from the trusted sources policy,
  * `--memory-dir` flag, local, user (never project: a committed file must not point memory, and the writes

@@ -1,6 +1,6 @@
 /**
- * The LLM selector (SPEC §6 step 3): a side query to a fast model that picks the memories that will clearly
- * help with this query, as another `Selector` layer.
+ * The LLM selector (docs/architecture.md#how-a-recall-flows): a side query to a fast model that picks the memories that
+ * will clearly help with this query, as another `Selector` layer.
  *
  * It sends a conservative system prompt (named variants, swapped by the evals), the manifest (one
  * `manifestLine` per candidate, as scanned) and the recently used tools, forces one `select_memories` tool

@@ -1,6 +1,6 @@
 /**
- * The recall program (SPEC §6): for one user message, find the few memories that will clearly help, read
- * them, and hand them over with their age, inside per-file and per-session byte limits.
+ * The recall program (docs/architecture.md#how-a-recall-flows): for one user message, find the few memories that will
+ * clearly help, read them, and hand them over with their age, inside per-file and per-session byte limits.
  *
  * `RecallSession` holds one agent session's state: what it already surfaced (never surfaced twice), the bytes
  * it surfaced so far (60 KiB budget), and the telemetry of every recall. `layer` builds a fresh session; its
@@ -11,8 +11,8 @@
  * selected file, capped at 200 lines / 4 KiB of body with a note on how to read the rest → age and caveat →
  * commit: apply the session budget, remember what was surfaced, record telemetry.
  *
- * Team memory (SPEC §8): with `team: true` the scan covers `team/` too (each result says its `scope`), and team
- * files are read only through `TeamGuard` (no symlinks, no FIFOs, nothing oversized); without it `team/` is
+ * Team memory (docs/team-memory.md): with `team: true` the scan covers `team/` too (each result says its `scope`), and
+ * team files are read only through `TeamGuard` (no symlinks, no FIFOs, nothing oversized); without it `team/` is
  * skipped entirely.
  *
  * `content` is the memory's BODY: the frontmatter is stripped, because its fields are already given as
@@ -52,7 +52,7 @@ import type { SelectorScript } from "./Selector.js"
 import { Staleness } from "./Staleness.js"
 import * as StalenessModule from "./Staleness.js"
 
-/** Reference limits (SPEC §6.4). */
+/** Reference limits (docs/architecture.md#how-a-recall-flows). */
 export const RECALL_MAX_LINES_PER_MEMORY = 200
 export const RECALL_MAX_BYTES_PER_MEMORY = 4096
 export const RECALL_SESSION_BUDGET_BYTES = 60 * 1024
@@ -196,7 +196,7 @@ export const isOneWordPrompt = (query: string): boolean => query.trim().split(/\
 const IGNORE_MEMORY =
   /\b(?:ignore|disregard|don'?t use|do not use|without(?: using)?|skip)\s+(?:the |your |my |all |any )?(?:saved |stored )?memor(?:y|ies)\b/i
 
-/** "ignore memory" and its variants (SPEC §3): act as if memory were empty, so recall nothing. */
+/** "ignore memory" and its variants (docs/file-format.md): act as if memory were empty, so recall nothing. */
 export const asksToIgnoreMemory = (query: string): boolean => IGNORE_MEMORY.test(query)
 
 export const skipReasonFor = (query: string): RecallSkipReason | undefined => {

@@ -1,5 +1,6 @@
 /**
- * Scanner: the frontmatter of every memory file, first 30 lines only, newest first (SPEC §6.1).
+ * Scanner: the frontmatter of every memory file, first 30 lines only, newest first
+ * (docs/architecture.md#how-a-recall-flows).
  *
  * Every `*.md` under the memory directory except the `MEMORY.md` indexes, skipping `logs/` and dot-dirs, never
  * leaving the tree through a symlink. Bodies are never read: each file read gets one open, one fstat (for the

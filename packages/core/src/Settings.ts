@@ -1,5 +1,5 @@
 /**
- * Settings: memdir's environment and the settings files, by source, with their trust level (SPEC §1).
+ * Settings: memdir's environment and the settings files, by source, with their trust level (docs/configuration.md).
  *
  * Files, in priority order: policy (`MEMDIR_POLICY_FILE`, system-wide), the `--memory-dir` flag (not a file),
  * local (`<root>/.memdir/settings.local.json`, per checkout, git-ignored), user (`<MEMDIR_HOME>/settings.json`)

@@ -1,5 +1,5 @@
 /**
- * Staleness: how old a memory is, in words a model reasons well with (SPEC §7).
+ * Staleness: how old a memory is, in words a model reasons well with (docs/file-format.md#age-and-staleness).
  *
  * Models reason badly with raw timestamps, so age is given as `today`, `yesterday` or `N days ago`, and
  * anything older than a day carries a caveat that the memory is a point-in-time observation. Old memories

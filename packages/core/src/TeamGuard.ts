@@ -1,5 +1,5 @@
 /**
- * TeamGuard: every path that touches `<memdir>/team/` goes through here (SPEC §8). Files there come from
+ * TeamGuard: every path that touches `<memdir>/team/` goes through here (docs/team-memory.md). Files there come from
  * other people, so all checks fail closed with a `PathTraversalError` naming the check that refused:
  *
  * 1. key sanitisation (`sanitizeKey`): null bytes, absolute/home/drive/UNC paths, backslashes, Unicode
@@ -31,7 +31,7 @@ export { type AuditViolation, percentDecodeFully, sanitizeKey, TEAM_FILE_MAX_BYT
 
 export { TEAM_DIR }
 
-/** The CLI exit code of `memdir team audit` when it found at least one violation (README "Exit codes"). */
+/** The CLI exit code of `memdir team audit` when it found at least one violation (docs/cli.md#exit-codes). */
 export const AUDIT_VIOLATIONS_EXIT_CODE = 21
 
 /** Layers 1 and 2 (no disk access): the absolute path `key` names inside `teamDir`, or why it is refused. */

@@ -371,8 +371,8 @@ export interface PrivateWriteResult extends WriteMemoryResult {
 }
 
 /**
- * `writeMemory` for a private memory, with the cross-check of SPEC §8: before a feedback memory is saved, the team
- * feedback it seems to contradict is looked up (when `teamEnabled`) and returned beside the write result. The
+ * `writeMemory` for a private memory, with the cross-check in docs/team-memory.md: before a feedback memory is saved,
+ * the team feedback it seems to contradict is looked up (when `teamEnabled`) and returned beside the write result. The
  * write still happens: a private rule may rightly differ from the team's, the user decides.
  */
 export const writePrivateMemory = Effect.fn("TeamMemory.writePrivateMemory")(function*(

@@ -1,5 +1,5 @@
 /**
- * Transcripts: what background extraction reads (SPEC §11). Two JSONL formats, told apart line by line:
+ * Transcripts: what background extraction reads (docs/extraction.md). Two JSONL formats, told apart line by line:
  *
  * - memdir's own: one message per line, `{"role": "user" | "assistant", "content": string | blocks}` (Messages
  *   API shape; `toJsonl` writes it, e.g. from an `Agent` run);

@@ -1,8 +1,8 @@
 /**
- * The write program (SPEC §4): step 1 the memory file (frontmatter + body), step 2 its pointer line in MEMORY.md.
- * Both steps run under the index lock, the cap check first, so an over-cap write changes nothing and concurrent
- * writers (other processes included) never lose each other's lines. A second write of the same memory updates
- * its file: no duplicates, unknown frontmatter keys kept.
+ * The write program (docs/file-format.md): step 1 the memory file (frontmatter + body), step 2 its pointer line in
+ * MEMORY.md. Both steps run under the index lock, the cap check first, so an over-cap write changes nothing and
+ * concurrent writers (other processes included) never lose each other's lines. A second write of the same memory
+ * updates its file: no duplicates, unknown frontmatter keys kept.
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -57,7 +57,10 @@ export interface DeleteMemoryResult {
 /** Longest slug (before `.md` and the type prefix). */
 export const SLUG_MAX_LENGTH = 60
 
-/** Sub-directories whose memories are not the user's own and are never matched by name (SPEC §8, §9). */
+/**
+ * Sub-directories whose memories are not the user's own and are never matched by name (docs/team-memory.md,
+ * docs/dream-and-logs.md#daily-logs).
+ */
 const FOREIGN_DIRS: ReadonlyArray<string> = [TEAM_DIR, "logs"]
 
 /** FNV-1a 32-bit, hex: a short stable hash, the same on every runtime. */

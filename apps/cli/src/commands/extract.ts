@@ -1,5 +1,5 @@
 /**
- * `memdir extract --transcript FILE`: background extraction run by hand (SPEC §11). Reads the session's new
+ * `memdir extract --transcript FILE`: background extraction run by hand (docs/extraction.md). Reads the session's new
  * complete messages (after its cursor), skips them when the main agent wrote memory itself, else lets the extractor
  * agent save what was missed; prints what was written, refused or skipped. Needs a model (ANTHROPIC_API_KEY):
  * without one it exits with ModelError "not-configured" (13). A backlog larger than one run's budget is read in

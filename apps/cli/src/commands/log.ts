@@ -1,6 +1,7 @@
 /**
  * `memdir log TEXT`: append a timestamped bullet to today's daily log (`logs/YYYY/MM/YYYY-MM-DD.md`, UTC), for
- * sessions that run for days (SPEC §9). `--prompt` prints the daily-log section of the system prompt.
+ * sessions that run for days (docs/dream-and-logs.md#daily-logs). `--prompt` prints the daily-log section of the system
+ * prompt.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"

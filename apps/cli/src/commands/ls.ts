@@ -97,7 +97,7 @@ export const lsCommand = Command.make(
       const location = team.memory
       const scanner = yield* Scanner
       const staleness = yield* Staleness
-      // team/ is listed only while team memory is on (SPEC §8).
+      // team/ is listed only while team memory is on (docs/team-memory.md).
       const scan = yield* scanner.scan(location.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
       const ages = yield* staleness.ages(scan.memories.map((m) => m.mtime))
       const problems = scan.problems.map((p) => ({

@@ -16,10 +16,10 @@ export const promptCommand = Command.make(
       const team = yield* locateTeam(cwd)
       const location = team.memory
       if (!location.enabled) {
-        // Disabled memory means no memory section at all (SPEC §1): print nothing, say why on stderr.
+        // Disabled memory means no memory section at all (docs/configuration.md): print nothing, say why on stderr.
         return yield* Console.error(`memdir: auto memory is disabled (${location.enabledBy}); no prompt section`)
       }
-      // The directory exists before the prompt says so (SPEC §1).
+      // The directory exists before the prompt says so (docs/configuration.md).
       yield* ensureMemoryDir(location.memoryDir).pipe(Effect.mapError(toIoError("init", location.memoryDir)))
       const index = yield* (yield* MemoryIndex).load(location.memoryDir)
       // Team memory on: the team section (scope guidance, cross-check, team/MEMORY.md); off: no trace of it.

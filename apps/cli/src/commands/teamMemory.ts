@@ -1,6 +1,6 @@
 /**
- * `memdir team write | ls | sync` (SPEC §8), and what the other commands need to know about team memory: its
- * switch, its directory, its remote. Every path under team/ goes through TeamGuard (in `@memdir/core`).
+ * `memdir team write | ls | sync` (docs/team-memory.md), and what the other commands need to know about team memory:
+ * its switch, its directory, its remote. Every path under team/ goes through TeamGuard (in `@memdir/core`).
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"

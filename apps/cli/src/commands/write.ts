@@ -74,7 +74,7 @@ export const writeCommand = Command.make(
         if (args.json) return yield* printJson(result)
         return yield* Console.log(result.path)
       }
-      // Before a private feedback memory is saved: does it contradict team feedback? (SPEC §8)
+      // Before a private feedback memory is saved: does it contradict team feedback? (docs/team-memory.md)
       const result = yield* writePrivateMemory({ ...input, teamEnabled: team.enabled })
       yield* warnContradictions(result.contradictions)
       if (args.json) return yield* printJson(result)

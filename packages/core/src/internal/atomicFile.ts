@@ -1,5 +1,5 @@
 /**
- * Crash-safe writes (SPEC §4): a reader sees the old content or the new content, never half a file.
+ * Crash-safe writes (docs/file-format.md): a reader sees the old content or the new content, never half a file.
  * Write a temp file in the target's directory, fsync it, rename it over the target, fsync the directory.
  */
 import { FileSystem, Path } from "@effect/platform"

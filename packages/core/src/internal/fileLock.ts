@@ -16,7 +16,7 @@
  * - release: rename our lock dir away and remove it (or, if we held it so long that someone may have taken
  *   it over, only unlink our own owner file: an empty lock dir is a free lock).
  *
- * The dream lock (`.consolidate-lock`, SPEC §10) is a different protocol: its mtime is scheduling state.
+ * The dream lock (`.consolidate-lock`, docs/dream-and-logs.md) is a different protocol: its mtime is scheduling state.
  */
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"

@@ -1,5 +1,5 @@
 /**
- * Pure path rules behind MemoryPaths and Settings (SPEC §1). Each rule takes the path operations it
+ * Pure path rules behind MemoryPaths and Settings (docs/configuration.md). Each rule takes the path operations it
  * needs, so the services run them on the `Path` service while the public pure helpers bind `node:path`
  * (and tests can run them on `node:path`'s win32 flavour).
  */
@@ -18,7 +18,7 @@ export const MAX_SANITIZED_LENGTH = 200
 export const SANITIZED_HASH_LENGTH = 8
 
 /**
- * Directory name for a project root (SPEC §1).
+ * Directory name for a project root (docs/configuration.md).
  *
  * - The root is NFC-normalised first, so the NFC and NFD spellings of one path (both occur on macOS)
  *   name the same directory.

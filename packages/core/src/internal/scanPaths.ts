@@ -6,7 +6,7 @@ import type { MemoryHeader } from "../Memory.js"
 
 /** The index of a memory directory (or of a sub-scope such as `team/`): never a memory itself. */
 export const INDEX_FILE_NAME = "MEMORY.md"
-/** Daily logs (SPEC §9) live under `logs/`; they are not memories. */
+/** Daily logs (docs/dream-and-logs.md#daily-logs) live under `logs/`; they are not memories. */
 export const LOGS_DIR_NAME = "logs"
 
 /** A directory the scanner never enters: dot-dirs (`.git`, editor state) and `logs/`. */

@@ -1,5 +1,5 @@
 /**
- * TeamGuard layers 1 and 2 (SPEC §8), pure string logic: key sanitisation, then containment of the resolved
+ * TeamGuard layers 1 and 2 (docs/team-memory.md), pure string logic: key sanitisation, then containment of the resolved
  * path with a trailing separator. Layer 3 (real paths on disk) lives in `teamGuardFs.ts`.
  *
  * A key is what a teammate (or a sync) names a team file with: a path relative to `team/`, `/`-separated.
