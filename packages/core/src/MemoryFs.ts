@@ -32,6 +32,19 @@ export type FileKind =
   | "BlockDevice"
   | "Unknown"
 
+/** A file kind in words, for messages ("it is a FIFO, not a regular file"). */
+export const describeKind = (kind: FileKind): string =>
+  ({
+    File: "a regular file",
+    Directory: "a directory",
+    SymbolicLink: "a symbolic link",
+    FIFO: "a FIFO",
+    Socket: "a socket",
+    CharacterDevice: "a character device",
+    BlockDevice: "a block device",
+    Unknown: "not a regular file"
+  })[kind]
+
 export interface FileInfo {
   readonly kind: FileKind
   readonly size: number

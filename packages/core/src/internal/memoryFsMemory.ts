@@ -8,9 +8,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import {
+  describeKind,
   type DirectoryEntry,
   type FileInfo,
-  type FileKind,
   type MemoryFs,
   MemoryFsError,
   type MemoryFsReason,
@@ -36,11 +36,6 @@ const decoder = new TextDecoder("utf-8")
 
 const fail = (op: string, path: string, reason: MemoryFsReason, detail: string) =>
   Effect.fail(new MemoryFsError({ op, path, reason, detail }))
-
-const describeKind = (kind: FileKind): string =>
-  kind === "Directory" ? "a directory" : kind === "SymbolicLink" ? "a symbolic link" : kind === "FIFO" ?
-    "a FIFO" :
-    "not a regular file"
 
 const isInsideOrEqual = (root: string, candidate: string): boolean =>
   candidate === root || candidate.startsWith(root === "/" ? "/" : `${root}/`)

@@ -13,6 +13,7 @@ import { constants, type Stats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
 import {
+  describeKind,
   DIR_MODE,
   type DirectoryEntry,
   FILE_MODE,
@@ -82,18 +83,6 @@ const infoOf = (stats: Stats): FileInfo => ({
   dev: stats.dev,
   nlink: stats.nlink
 })
-
-const describeKind = (kind: FileKind): string =>
-  ({
-    File: "a regular file",
-    Directory: "a directory",
-    SymbolicLink: "a symbolic link",
-    FIFO: "a FIFO",
-    Socket: "a socket",
-    CharacterDevice: "a character device",
-    BlockDevice: "a block device",
-    Unknown: "not a regular file"
-  })[kind]
 
 const withSep = (dir: string): string => dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
 const isInsideOrEqual = (root: string, candidate: string): boolean =>

@@ -8,22 +8,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NodePath from "node:path"
 import { MemoryIoError } from "../Errors.js"
-import { type FileKind, MemoryFs, type MemoryFsError } from "../MemoryFs.js"
+import { describeKind, MemoryFs, type MemoryFsError } from "../MemoryFs.js"
 import { scanSecrets } from "../SecretScan.js"
 import { readRegularFileNoFollow, TEAM_FILE_MAX_BYTES } from "./teamGuardFs.js"
 import { checkKeyWith } from "./teamGuardKey.js"
-
-const describeKind = (kind: FileKind): string =>
-  ({
-    File: "a regular file",
-    Directory: "a directory",
-    SymbolicLink: "a symbolic link",
-    FIFO: "a FIFO",
-    Socket: "a socket",
-    CharacterDevice: "a character device",
-    BlockDevice: "a block device",
-    Unknown: "not a regular file"
-  })[kind]
 
 export interface AuditViolation {
   /** Relative to the team directory, `/` separators (`.` for the team directory itself). */
