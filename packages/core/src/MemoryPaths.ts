@@ -27,7 +27,7 @@ import {
   validateMemoryDirOverrideWith
 } from "./internal/paths.js"
 import { resolveTeamSwitch, type TeamSwitch } from "./internal/teamSwitch.js"
-import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, Settings } from "./Settings.js"
+import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, type RefusedSettings, Settings } from "./Settings.js"
 
 export {
   type InvalidMemoryDirReason,
@@ -52,6 +52,8 @@ export interface MemoryLocation {
   readonly team?: TeamSwitch | undefined
   /** Team memory is on (auto memory on and the team switch on): `team/…` keys are team memories. */
   readonly teamEnabled?: boolean | undefined
+  /** Settings files that exist but were not trusted, so no key of theirs applied (present only when any). */
+  readonly refusedSettings?: ReadonlyArray<RefusedSettings> | undefined
 }
 
 export class MemoryPaths extends Context.Tag("@memdir/core/MemoryPaths")<MemoryPaths, {
@@ -150,7 +152,12 @@ export const make = Effect.gen(function*() {
       const root = yield* gitRoot.canonicalRoot(cwd)
       const loaded = yield* settings.load(root.root)
       const directory = yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
-      const location: MemoryLocation = { root, ...directory, ...resolveEnabled(settings.env, loaded.sources) }
+      const location: MemoryLocation = {
+        root,
+        ...directory,
+        ...resolveEnabled(settings.env, loaded.sources),
+        ...(loaded.refused === undefined ? {} : { refusedSettings: loaded.refused })
+      }
       return { location, sources: loaded.sources }
     })
 
