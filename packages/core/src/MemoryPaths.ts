@@ -10,13 +10,13 @@
  * `MEMDIR_SIMPLE` → off; `MEMDIR_REMOTE` without `MEMDIR_REMOTE_MEMORY_DIR` → off; `autoMemoryEnabled` from any
  * source, project included (a project may opt out); else on.
  */
-import { Path } from "@effect/platform"
+import { FileSystem, Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
-import type { InvalidMemoryDirError, SettingsError } from "./Errors.js"
+import { InvalidMemoryDirError, type SettingsError } from "./Errors.js"
 import { GitRoot, type GitRootInfo } from "./GitRoot.js"
 import {
   defaultMemoryDirWith,
@@ -27,7 +27,7 @@ import {
   validateMemoryDirOverrideWith
 } from "./internal/paths.js"
 import { resolveTeamSwitch, type TeamSwitch } from "./internal/teamSwitch.js"
-import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, Settings } from "./Settings.js"
+import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, type RefusedSettings, Settings } from "./Settings.js"
 
 export {
   type InvalidMemoryDirReason,
@@ -52,6 +52,8 @@ export interface MemoryLocation {
   readonly team?: TeamSwitch | undefined
   /** Team memory is on (auto memory on and the team switch on): `team/…` keys are team memories. */
   readonly teamEnabled?: boolean | undefined
+  /** Settings files that exist but were not trusted, so no key of theirs applied (present only when any). */
+  readonly refusedSettings?: ReadonlyArray<RefusedSettings> | undefined
 }
 
 export class MemoryPaths extends Context.Tag("@memdir/core/MemoryPaths")<MemoryPaths, {
@@ -144,13 +146,48 @@ export const make = Effect.gen(function*() {
   const gitRoot = yield* GitRoot
   const settings = yield* Settings
   const path = yield* Path.Path
+  const fs = yield* FileSystem.FileSystem
+
+  /** The real path of `target`: of its deepest existing ancestor, the missing tail re-joined. */
+  const realPathOf = (target: string): Effect.Effect<string> =>
+    fs.realPath(target).pipe(
+      Effect.catchAll(() => {
+        const parent = path.dirname(target)
+        return parent === target ?
+          Effect.succeed(target) :
+          Effect.map(realPathOf(parent), (real) => path.join(real, path.basename(target)))
+      })
+    )
+
+  // The home check of an override is lexical; a link to the home (or to an ancestor of it) is refused here.
+  const refuseRealHome = (directory: Pick<MemoryLocation, "memoryDir" | "source" | "sourcePath">) =>
+    Effect.gen(function*() {
+      if (directory.source === "default") return directory
+      const real = yield* realPathOf(path.resolve(directory.memoryDir))
+      const home = yield* realPathOf(path.resolve(settings.env.userHome))
+      const inside = real === home || home.startsWith(real.endsWith(path.sep) ? real : real + path.sep)
+      if (!inside) return directory
+      const label = directory.source === "env" ?
+        `env ${ENV_MEMORY_DIR}` :
+        directory.source === "flag" ?
+        `flag ${FLAG_SOURCE_PATH}` :
+        `${directory.source} ${directory.sourcePath ?? ""}`
+      return yield* new InvalidMemoryDirError({ source: label, value: directory.memoryDir, reason: "contains-home" })
+    })
 
   const resolveWith = (cwd: string) =>
     Effect.gen(function*() {
       const root = yield* gitRoot.canonicalRoot(cwd)
       const loaded = yield* settings.load(root.root)
-      const directory = yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
-      const location: MemoryLocation = { root, ...directory, ...resolveEnabled(settings.env, loaded.sources) }
+      const directory = yield* refuseRealHome(
+        yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
+      )
+      const location: MemoryLocation = {
+        root,
+        ...directory,
+        ...resolveEnabled(settings.env, loaded.sources),
+        ...(loaded.refused === undefined ? {} : { refusedSettings: loaded.refused })
+      }
       return { location, sources: loaded.sources }
     })
 
@@ -168,7 +205,8 @@ export const make = Effect.gen(function*() {
   return MemoryPaths.of({ resolve, locate })
 })
 
-export const layer: Layer.Layer<MemoryPaths, never, GitRoot | Settings | Path.Path> = Layer.effect(MemoryPaths, make)
+export const layer: Layer.Layer<MemoryPaths, never, GitRoot | Settings | Path.Path | FileSystem.FileSystem> = Layer
+  .effect(MemoryPaths, make)
 
 /** Always answers `location`, whatever the cwd (team memory off unless the location says otherwise). */
 export const layerTest = (location: MemoryLocation): Layer.Layer<MemoryPaths> =>

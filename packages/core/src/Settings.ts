@@ -8,7 +8,6 @@
  * type is a `SettingsError` naming the file (and the key). Unknown keys are kept for later features.
  */
 import { FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -22,6 +21,7 @@ import * as Schema from "effect/Schema"
 import { homedir } from "node:os"
 import { SettingsError } from "./Errors.js"
 import { expandHome, isEnvTruthy } from "./internal/paths.js"
+import { layer as MemoryFsLayer, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 /** Where a setting came from. `project` is committed in the repo and never trusted for the directory. */
 export type SettingsSource = "policy" | "flag" | "local" | "user" | "project"
@@ -59,12 +59,25 @@ export interface MemdirEnv {
   readonly teamMemory?: string | undefined
 }
 
+/** A settings file memdir did not trust, ignored for every key: why, and what the user does about it. */
+export interface RefusedSettings {
+  readonly source: SettingsSource
+  readonly path: string
+  readonly reason: string
+  readonly fix: string
+}
+
 export interface LoadedSettings {
-  /** Files in priority order policy, flag, local, user, project; missing files are absent. */
+  /** Files in priority order policy, flag, local, user, project; missing and refused files are absent. */
   readonly sources: ReadonlyArray<
     { readonly source: SettingsSource; readonly path: string; readonly settings: SettingsFile }
   >
+  /** Files that exist but were not trusted (present only when there is one). */
+  readonly refused?: ReadonlyArray<RefusedSettings> | undefined
 }
+
+/** Settings files are small: larger ones are refused (a link to `/dev/zero` never grows memory). */
+export const MAX_SETTINGS_BYTES = 64 * 1024
 
 export class Settings extends Context.Tag("@memdir/core/Settings")<Settings, {
   readonly env: MemdirEnv
@@ -118,6 +131,47 @@ const KnownSettings = Schema.Struct({
 })
 const decodeKnownSettings = Schema.decodeUnknownEither(KnownSettings, { onExcessProperty: "preserve" })
 
+const parseError = (text: string): string | undefined => {
+  try {
+    JSON.parse(text)
+    return undefined
+  } catch (error) {
+    return (error as Error).message
+  }
+}
+
+/** Whether a parse error of a prefix of length `length` only says the text stopped early. */
+const isIncomplete = (message: string | undefined, length: number): boolean => {
+  if (message === undefined || message.includes("end of JSON input")) return true
+  const at = /at position (\d+)/.exec(message)
+  return at !== null && Number(at[1]) >= length
+}
+
+/**
+ * Where a JSON text first goes wrong, as "line L, column C". The parser's own message quotes the text (a link
+ * to a secret file would echo it), so only a position is reported: from the message when it has one, else
+ * the shortest prefix that fails for a reason other than ending early.
+ */
+const jsonErrorPosition = (text: string): string => {
+  const message = parseError(text)
+  const at = message === undefined ? null : /at position (\d+)/.exec(message)
+  let position: number
+  if (at !== null) {
+    position = Number(at[1])
+  } else {
+    let low = 1
+    let high = text.length
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2)
+      if (isIncomplete(parseError(text.slice(0, middle)), middle)) low = middle + 1
+      else high = middle
+    }
+    position = low - 1
+  }
+  const before = text.slice(0, position).split("\n")
+  return `line ${before.length}, column ${(before[before.length - 1]?.length ?? 0) + 1}`
+}
+
 /**
  * Parses one settings file. An empty file is `{}` and a leading BOM is ignored (both are what editors
  * leave behind); anything else must be a JSON object whose known keys have the right type.
@@ -127,7 +181,7 @@ export const parseSettingsFile = (path: string, text: string): Either.Either<Set
   if (body.trim() === "") return Either.right({})
   return Either.try({
     try: () => JSON.parse(body) as unknown,
-    catch: (error) => new SettingsError({ path, detail: `invalid JSON (${(error as Error).message})` })
+    catch: () => new SettingsError({ path, detail: `invalid JSON at ${jsonErrorPosition(body)}` })
   }).pipe(
     Either.filterOrLeft(
       (json): json is Record<string, unknown> => typeof json === "object" && json !== null && !Array.isArray(json),
@@ -159,8 +213,22 @@ export const parseSettingsFile = (path: string, text: string): Either.Either<Set
 /** A file reader for `makeWith`: `None` when the file does not exist. */
 export type ReadSettingsText = (path: string) => Effect.Effect<Option.Option<string>, SettingsError>
 
+/**
+ * Decides whether the local settings file of `root` may be trusted: `None` when it may (or is missing), else
+ * why not and the fix.
+ */
+export type CheckLocalSettings = (
+  file: string,
+  root: string
+) => Effect.Effect<Option.Option<{ readonly reason: string; readonly fix: string }>>
+
 /** The service over any environment and file reader (the live layer reads the disk, `layerTest` a map). */
-export const makeWith = (env: MemdirEnv, path: Path.Path, readText: ReadSettingsText): Settings["Type"] => {
+export const makeWith = (
+  env: MemdirEnv,
+  path: Path.Path,
+  readText: ReadSettingsText,
+  checkLocal: CheckLocalSettings = () => Effect.succeedNone
+): Settings["Type"] => {
   const readSource = Effect.fnUntraced(function*(source: SettingsSource, file: string) {
     const text = yield* readText(file)
     if (Option.isNone(text)) return Option.none<LoadedSettings["sources"][number]>()
@@ -177,32 +245,176 @@ export const makeWith = (env: MemdirEnv, path: Path.Path, readText: ReadSettings
       path: FLAG_SOURCE_PATH,
       settings: { autoMemoryDirectory: env.flagMemoryDir }
     })
-    const local = yield* readSource("local", path.join(root, ".memdir", "settings.local.json"))
+    const localFile = path.join(root, ".memdir", "settings.local.json")
+    const refusal = yield* checkLocal(localFile, root)
+    const refused = Option.map(refusal, (why): RefusedSettings => ({ source: "local", path: localFile, ...why }))
+    const local = Option.isSome(refused) ? Option.none() : yield* readSource("local", localFile)
     const user = yield* readSource("user", userFile)
     // With the root at the user's home, the "project" file is the user's own file: read it once, as user.
     const project = projectFile === userFile ? Option.none() : yield* readSource("project", projectFile)
-    return { sources: Arr.getSomes([policy, flag, local, user, project]) }
+    const sources = Arr.getSomes([policy, flag, local, user, project])
+    return Option.match(refused, { onNone: () => ({ sources }), onSome: (entry) => ({ sources, refused: [entry] }) })
   })
 
   return Settings.of({ env, load })
 }
 
-const isMissing = (error: PlatformError): boolean =>
-  error._tag === "SystemError" &&
-  (error.reason === "NotFound" || (error.cause as { readonly code?: unknown } | undefined)?.code === "ENOTDIR")
+const isMissing = (error: MemoryFsError): boolean =>
+  error.reason === "NotFound" || error.reason === "NotDirectory" || error.reason === "DanglingSymlink"
+
+const LOCAL_FILE_IN_ROOT = ".memdir/settings.local.json"
+
+/** At most this much of a git index is read to see whether it tracks the local settings file. */
+const MAX_INDEX_BYTES = 256 * 1024 * 1024
+
+const INDEX_SIGNATURE = 0x44495243 // "DIRC"
+
+/**
+ * Whether a git index (versions 2 to 4) lists `target` (a `/`-separated path, in any stage). `Left` says why it
+ * cannot tell: a damaged index, or a split or sparse index whose entry list here is not the whole story.
+ */
+export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<boolean, string> => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (bytes.length < 12 || view.getUint32(0) !== INDEX_SIGNATURE) return Either.left("not a git index")
+  const version = view.getUint32(4)
+  if (version < 2 || version > 4) return Either.left(`unsupported git index version ${version}`)
+  const count = view.getUint32(8)
+  const want = new TextEncoder().encode(target)
+  const same = (name: Uint8Array) => name.length === want.length && name.every((byte, i) => byte === want[i])
+  let offset = 12
+  let previous: Uint8Array = new Uint8Array(0)
+  for (let entry = 0; entry < count; entry++) {
+    const start = offset
+    if (offset + 62 > bytes.length) return Either.left("truncated git index")
+    const flags = view.getUint16(offset + 60)
+    offset += 62
+    if ((flags & 0x4000) !== 0) offset += 2
+    let name: Uint8Array
+    if (version === 4) {
+      // the name is the previous one minus a varint count of trailing bytes, plus a NUL-terminated suffix
+      let byte = bytes[offset++] ?? 0
+      let strip = byte & 0x7f
+      while ((byte & 0x80) !== 0) {
+        byte = bytes[offset++] ?? 0
+        strip = ((strip + 1) * 128) + (byte & 0x7f)
+      }
+      const end = bytes.indexOf(0, offset)
+      if (end < 0 || strip > previous.length) return Either.left("damaged git index")
+      const head = previous.subarray(0, previous.length - strip)
+      name = new Uint8Array(head.length + end - offset)
+      name.set(head)
+      name.set(bytes.subarray(offset, end), head.length)
+      offset = end + 1
+    } else {
+      const end = bytes.indexOf(0, offset)
+      if (end < 0) return Either.left("damaged git index")
+      name = bytes.subarray(offset, end)
+      offset = start + ((end - start + 8) & ~7)
+    }
+    if (same(name)) return Either.right(true)
+    previous = name
+  }
+  // extensions up to the trailing checksum: a split or sparse index keeps entries elsewhere
+  while (offset + 8 <= bytes.length - 20) {
+    const signature = String.fromCharCode(...bytes.subarray(offset, offset + 4))
+    if (signature === "link") return Either.left("a split git index")
+    if (signature === "sdir") return Either.left("a sparse git index")
+    offset += 8 + view.getUint32(offset + 4)
+  }
+  return Either.right(false)
+}
+
+const UNTRACK_FIX = `run \`git rm --cached ${LOCAL_FILE_IN_ROOT}\` and add it to .gitignore`
+
+/**
+ * The local file is trusted only when it is a regular file (not a link), owned by the current user, and not
+ * tracked by git: a repository cannot commit a "local" file that chooses where memory goes. Git's index is read
+ * directly (no process), and only when the file exists; anything that prevents the answer refuses the file.
+ */
+const checkLocalWith =
+  (fs: FileSystem.FileSystem, memoryFs: MemoryFs["Type"], path: Path.Path): CheckLocalSettings => (file, root) =>
+    Effect.gen(function*() {
+      const refuse = (reason: string, fix: string) => Effect.succeed(Option.some({ reason, fix }))
+      const entry = yield* Effect.either(memoryFs.lstat(file))
+      if (Either.isLeft(entry)) {
+        return isMissing(entry.left)
+          ? Option.none()
+          : yield* refuse(`cannot be checked (${entry.left.detail})`, "check its permissions")
+      }
+      if (entry.right.kind === "SymbolicLink") {
+        return yield* refuse("is a symbolic link", "replace the link with a file")
+      }
+      if (entry.right.kind !== "File") {
+        return yield* refuse(`is not a regular file (${entry.right.kind})`, "replace it with a regular file")
+      }
+      const uid = typeof process.getuid === "function" ? process.getuid() : undefined
+      if (uid !== undefined) {
+        const owner = yield* fs.stat(file).pipe(Effect.map((info) => Option.getOrUndefined(info.uid)), Effect.option)
+        if (Option.isNone(owner) || owner.value !== uid) {
+          return yield* refuse(
+            `is not owned by you (uid ${Option.getOrElse(owner, () => "unknown")}, you are ${uid})`,
+            "remove it, or create your own copy"
+          )
+        }
+      }
+      const tracked = yield* isTracked(fs, memoryFs, path, root)
+      if (Either.isLeft(tracked)) {
+        return yield* refuse(
+          `cannot tell whether git tracks it (${tracked.left})`,
+          `check the repository, then ${UNTRACK_FIX}`
+        )
+      }
+      return tracked.right
+        ? yield* refuse("is tracked by git (committed in the repository)", UNTRACK_FIX)
+        : Option.none()
+    })
+
+/** Whether the git repository at `root` (if any) tracks the local settings file: `Left` when it cannot tell. */
+const isTracked = (fs: FileSystem.FileSystem, memoryFs: MemoryFs["Type"], path: Path.Path, root: string) =>
+  Effect.gen(function*() {
+    const dotGit = path.join(root, ".git")
+    const kind = yield* memoryFs.lstat(dotGit).pipe(Effect.map((info) => info.kind), Effect.either)
+    if (Either.isLeft(kind)) return isMissing(kind.left) ? Either.right(false) : Either.left(kind.left.detail)
+    let gitDir = dotGit
+    if (kind.right === "File") {
+      // a submodule or `--separate-git-dir`: `.git` names the git dir
+      const text = yield* Effect.either(memoryFs.readFile(dotGit, { maxBytes: 4096 }))
+      if (Either.isLeft(text)) return Either.left(`cannot read ${dotGit} (${text.left.detail})`)
+      const line = /^gitdir:[ \t]*(.*?)[ \t]*$/m.exec(text.right.text)
+      if (line === null || line[1] === undefined) return Either.left(`${dotGit} names no git dir`)
+      gitDir = path.resolve(root, line[1])
+    } else if (kind.right !== "Directory") {
+      return Either.left(`${dotGit} is a ${kind.right}`)
+    }
+    const index = path.join(gitDir, "index")
+    const info = yield* Effect.either(memoryFs.lstat(index))
+    // a repository without an index tracks nothing yet
+    if (Either.isLeft(info)) return isMissing(info.left) ? Either.right(false) : Either.left(info.left.detail)
+    if (info.right.kind !== "File") return Either.left(`${index} is not a regular file`)
+    if (info.right.size > MAX_INDEX_BYTES) return Either.left(`${index} is over ${MAX_INDEX_BYTES} bytes`)
+    const bytes = yield* Effect.either(fs.readFile(index))
+    if (Either.isLeft(bytes)) return Either.left(`cannot read ${index} (${bytes.left.message})`)
+    return indexTracks(bytes.right, LOCAL_FILE_IN_ROOT)
+  })
 
 const makeFromEnv = (env: MemdirEnv) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    const memoryFs = yield* MemoryFs
+    // Links are followed (a dotfiles manager links the user file), then the real file is opened without
+    // blocking, must be a regular file, and is read with a size bound: `/dev/zero` or a FIFO never hangs.
     const readText: ReadSettingsText = (file) =>
-      fs.readFileString(file).pipe(
-        Effect.map(Option.some),
+      memoryFs.realPathOfDeepestExisting(file).pipe(
+        Effect.flatMap((real) => memoryFs.readFile(real, { maxBytes: MAX_SETTINGS_BYTES })),
+        Effect.map((read) => Option.some(read.text)),
         Effect.catchIf(isMissing, () => Effect.succeedNone),
-        Effect.mapError((error) => new SettingsError({ path: file, detail: `cannot read (${error.message})` }))
+        Effect.mapError((error) =>
+          new SettingsError({ path: file, detail: `cannot read (${error.reason}: ${error.detail})` })
+        )
       )
-    return makeWith(env, path, readText)
-  })
+    return makeWith(env, path, readText, checkLocalWith(fs, memoryFs, path))
+  }).pipe(Effect.provide(MemoryFsLayer))
 
 /** Reads the environment through `Config`, then the settings files from disk. */
 export const make: Effect.Effect<

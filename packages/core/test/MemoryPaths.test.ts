@@ -333,6 +333,30 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       assert.include(defaultDir, "-code-my-repo/memory/")
     }))
 
+  it.scoped("MEMDIR_MEMORY_DIR or a settings directory that is a link to the home (or above it) is refused", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const { base, config, repo, userHome } = yield* world
+      const toHome = path.join(base, "looks-harmless")
+      const aboveHome = path.join(base, "above")
+      yield* fs.symlink(userHome, toHome)
+      yield* fs.symlink(path.dirname(userHome), aboveHome)
+      for (const value of [toHome, `${toHome}/`, aboveHome]) {
+        const error = yield* Effect.flip(resolveIn({ ...config, MEMDIR_MEMORY_DIR: value }, repo))
+        assert.strictEqual(error._tag, "InvalidMemoryDirError", value)
+        if (error._tag === "InvalidMemoryDirError") assert.strictEqual(error.reason, "contains-home", value)
+      }
+      const flagged = yield* Effect.flip(resolveIn(config, repo, { flagMemoryDir: toHome }))
+      assert.strictEqual(flagged._tag, "InvalidMemoryDirError")
+      // a link to a directory inside the home is fine
+      const inside = path.join(base, "to-notes")
+      yield* fs.makeDirectory(path.join(userHome, "notes"), { recursive: true })
+      yield* fs.symlink(path.join(userHome, "notes"), inside)
+      const ok = yield* resolveIn({ ...config, MEMDIR_MEMORY_DIR: inside }, repo)
+      assert.strictEqual(ok.memoryDir, `${inside}/`)
+    }))
+
   it.scoped("two worktrees share the main checkout's memory directory", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path

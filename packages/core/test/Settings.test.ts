@@ -5,6 +5,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import { execFileSync } from "node:child_process"
 import {
   DEFAULT_POLICY_FILE,
   layer as settingsLayer,
@@ -15,6 +16,14 @@ import {
   Settings,
   testEnv
 } from "../src/Settings.js"
+
+/** Runs git in `cwd` with a fixed identity, outside the caller's git environment. */
+const git = (cwd: string, ...args: Array<string>) =>
+  execFileSync("git", ["-c", "user.email=t@memdir.invalid", "-c", "user.name=t", ...args], {
+    cwd,
+    stdio: "pipe",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" }
+  })
 
 const withConfig = (config: Record<string, string>) =>
   Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(config))))
@@ -155,6 +164,122 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       yield* write(path.join(userHome, ".memdir", "settings.json"), "{\"autoMemoryDirectory\": \"~/m\"}")
       const loaded = yield* loadWith(config, userHome)
       assert.deepStrictEqual(loaded.sources.map((source) => source.source), ["user"])
+    }))
+
+  it.scoped("a local file that git tracks is ignored for every key, with the reason and the fix", () =>
+    Effect.gen(function*() {
+      const { config, files, root, write } = yield* sandbox
+      git(root, "init", "-q")
+      yield* write(files.local, JSON.stringify({ autoMemoryDirectory: "~/.ssh", teamMemory: true }))
+      git(root, "add", ".memdir/settings.local.json")
+      const loaded = yield* loadWith(config, root)
+      assert.deepStrictEqual(loaded.sources, [])
+      assert.strictEqual(loaded.refused?.length, 1)
+      const refused = loaded.refused?.[0]
+      assert.strictEqual(refused?.source, "local")
+      assert.strictEqual(refused?.path, files.local)
+      assert.include(refused?.reason, "tracked by git")
+      assert.include(refused?.fix, "git rm --cached .memdir/settings.local.json")
+      assert.include(refused?.fix, ".gitignore")
+      // the same with a version 4 (prefix-compressed) index
+      git(root, "update-index", "--index-version", "4")
+      assert.include((yield* loadWith(config, root)).refused?.[0]?.reason, "tracked by git")
+      // untracked again: trusted again
+      git(root, "rm", "-q", "--cached", ".memdir/settings.local.json")
+      const trusted = yield* loadWith(config, root)
+      assert.deepStrictEqual(trusted.sources.map((source) => source.source), ["local"])
+      assert.strictEqual(trusted.refused, undefined)
+    }))
+
+  it.scoped("an untracked local file in a repository that tracks other files is trusted", () =>
+    Effect.gen(function*() {
+      const path = yield* Path.Path
+      const { config, files, root, write } = yield* sandbox
+      git(root, "init", "-q")
+      for (const name of ["a.txt", ".memdir/settings.json", ".memdir/settings.local.jsonx", "z/deep/file.md"]) {
+        yield* write(path.join(root, name), name.endsWith("json") ? "{}" : "x")
+      }
+      git(root, "add", ".")
+      yield* write(files.local, JSON.stringify({ autoMemoryDirectory: "/srv/mem-local" }))
+      for (const version of ["2", "3", "4"]) {
+        git(root, "update-index", "--index-version", version)
+        const loaded = yield* loadWith(config, root)
+        assert.deepStrictEqual(loaded.sources.map((source) => source.source), ["local", "project"], version)
+        assert.strictEqual(loaded.refused, undefined, version)
+      }
+    }))
+
+  it.scoped("a local file that is a symbolic link (even to a trusted-looking file) or a FIFO is ignored", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const { config, files, root, userHome, write } = yield* sandbox
+      const target = path.join(userHome, "mine.json")
+      yield* write(target, JSON.stringify({ autoMemoryDirectory: "~/.ssh" }))
+      yield* fs.makeDirectory(path.dirname(files.local), { recursive: true })
+      yield* fs.symlink(target, files.local)
+      const linked = yield* loadWith(config, root)
+      assert.deepStrictEqual(linked.sources, [])
+      assert.include(linked.refused?.[0]?.reason, "symbolic link")
+      assert.include(linked.refused?.[0]?.fix, "replace the link with a file")
+      yield* fs.remove(files.local)
+      execFileSync("mkfifo", [files.local])
+      const fifo = yield* loadWith(config, root)
+      assert.deepStrictEqual(fifo.sources, [])
+      assert.include(fifo.refused?.[0]?.reason, "not a regular file")
+    }))
+
+  it.scoped("a FIFO, /dev/zero or /dev/stdin as a settings file fails at once instead of hanging", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const { config, files, root } = yield* sandbox
+      yield* fs.makeDirectory(path.dirname(files.project), { recursive: true })
+      execFileSync("mkfifo", [files.project])
+      const fifo = yield* Effect.flip(loadWith(config, root)).pipe(Effect.timeout("5 seconds"))
+      assert.strictEqual(fifo.path, files.project)
+      assert.include(fifo.detail, "NotRegularFile")
+      yield* fs.remove(files.project)
+      yield* fs.symlink("/dev/zero", files.project)
+      const zero = yield* Effect.flip(loadWith(config, root)).pipe(Effect.timeout("5 seconds"))
+      assert.strictEqual(zero.path, files.project)
+      assert.include(zero.detail, "NotRegularFile")
+      // stdin is a pipe, a terminal or nothing: never read, whatever it is
+      yield* fs.remove(files.project)
+      yield* fs.symlink("/dev/stdin", files.project)
+      const stdin = yield* Effect.either(loadWith(config, root)).pipe(Effect.timeout("5 seconds"))
+      if (stdin._tag === "Right") assert.deepStrictEqual(stdin.right.sources, [])
+      else assert.strictEqual(stdin.left.path, files.project)
+    }))
+
+  it.scoped("a settings file that links to a secret: the JSON error gives a position, never the content", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const { config, files, root, userHome, write } = yield* sandbox
+      const secret = path.join(userHome, "shadow")
+      yield* write(secret, "root:$6$s3cretHash:19000:0:99999:7:::\nuser:$6$0therHash:19000:0:99999:7:::\n")
+      yield* fs.makeDirectory(path.dirname(files.project), { recursive: true })
+      yield* fs.symlink(secret, files.project)
+      const error = yield* Effect.flip(loadWith(config, root))
+      assert.strictEqual(error.path, files.project)
+      assert.include(error.detail, "invalid JSON at line 1, column 1")
+      assert.notInclude(error.message, "root")
+      assert.notInclude(error.message, "s3cret")
+      yield* fs.remove(files.project)
+      yield* write(files.project, "{\n  \"autoMemoryEnabled\": true,\n  \"k\": s3cret\n}")
+      const later = yield* Effect.flip(loadWith(config, root))
+      assert.include(later.detail, "invalid JSON at line 3, column 8")
+      assert.notInclude(later.message, "s3cret")
+    }))
+
+  it.scoped("a settings file over 64 KiB is refused", () =>
+    Effect.gen(function*() {
+      const { config, files, root, write } = yield* sandbox
+      yield* write(files.user, JSON.stringify({ pad: "x".repeat(70 * 1024) }))
+      const error = yield* Effect.flip(loadWith(config, root))
+      assert.strictEqual(error.path, files.user)
+      assert.include(error.detail, "TooLarge")
     }))
 
   it.scoped("the environment: defaults from HOME", () =>

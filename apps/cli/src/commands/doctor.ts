@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import { common, jsonOption, locate, memdirHandler } from "../Common.js"
 import { DOCTOR_FINDINGS_EXIT_CODE, printJson } from "../Output.js"
 import { terminalLine } from "../Terminal.js"
+import { refusedWarning } from "./path.js"
 
 /** One repair as a person reads it: where in MEMORY.md, what was done, why, and the line itself. */
 export const describeChange = (change: Doctor.DoctorChange): string => {
@@ -31,6 +32,7 @@ export const doctorCommand = Command.make(
   memdirHandler(({ cwd, fix, json }) =>
     Effect.gen(function*() {
       const location = yield* locate(cwd)
+      yield* Effect.forEach(location.refusedSettings ?? [], (entry) => Console.error(refusedWarning(entry)))
       const fixed = fix ? yield* Doctor.fix(location.memoryDir) : undefined
       const report = yield* Doctor.diagnose(location.memoryDir)
       const errors = report.findings.filter((f) => f.severity === "error").length

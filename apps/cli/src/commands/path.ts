@@ -1,8 +1,13 @@
 import * as Command from "@effect/cli/Command"
+import type { RefusedSettings } from "@memdir/core/Settings"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { common, jsonOption, locate, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
+
+/** The stderr line for a settings file memdir ignored: the file, why, and the fix. */
+export const refusedWarning = (entry: RefusedSettings): string =>
+  `memdir: warning: ignoring ${entry.source} settings ${entry.path}: it ${entry.reason}; ${entry.fix}`
 
 export const pathCommand = Command.make(
   "path",
@@ -10,6 +15,8 @@ export const pathCommand = Command.make(
   memdirHandler(({ cwd, json }) =>
     Effect.gen(function*() {
       const location = yield* locate(cwd)
+      const refused = location.refusedSettings ?? []
+      yield* Effect.forEach(refused, (entry) => Console.error(refusedWarning(entry)))
       if (json) {
         return yield* printJson({
           memoryDir: location.memoryDir,
@@ -17,7 +24,8 @@ export const pathCommand = Command.make(
           root: location.root.root,
           rootKind: location.root.kind,
           enabled: location.enabled,
-          enabledBy: location.enabledBy
+          enabledBy: location.enabledBy,
+          ...(refused.length === 0 ? {} : { refusedSettings: refused })
         })
       }
       yield* Console.log(location.memoryDir)
