@@ -498,6 +498,35 @@ export const make = Effect.gen(function*() {
     return located.scope === "team" ? yield* writeTeam(located, content) : yield* writePrivate(located, content)
   })
 
+  /** Inside the index's lock: the memory file and its index line go together; nothing there is not found. */
+  const removeLocked = (
+    located: Located,
+    indexKey: string,
+    indexText: string,
+    before: string | undefined
+  ) =>
+    Effect.gen(function*() {
+      const relative = located.contained.key
+      const planned = removeFromIndexText(indexText, normalizeIndexLink(indexKey) ?? indexKey)
+      const fileRemoved = yield* fs.remove(located.contained.path).pipe(
+        Effect.as(true),
+        Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false)),
+        Effect.mapError(ioOnly(relative))
+      )
+      if (!fileRemoved && planned.removed === 0) {
+        return yield* new MemoryNotFoundError({ path: located.contained.path })
+      }
+      const result: StoreRemoveResult = {
+        key: relative,
+        scope: located.scope,
+        path: located.contained.path,
+        fileRemoved,
+        indexLinesRemoved: planned.removed,
+        before
+      }
+      return { text: planned.text, result }
+    })
+
   const remove = Effect.fn("MemoryStore.remove")(function*(root: MemoryRoot, key: string) {
     const located = yield* locateFile(root, key)
     yield* refuseKey(located.contained.key)
@@ -508,24 +537,7 @@ export const make = Effect.gen(function*() {
           const before = yield* teamText(located.teamDir, located.teamKey).pipe(
             Effect.catchTag("PathTraversalError", () => Effect.succeed(undefined))
           )
-          const planned = removeFromIndexText(current, normalizeIndexLink(located.teamKey) ?? located.teamKey)
-          const fileRemoved = yield* fs.remove(located.contained.path).pipe(
-            Effect.as(true),
-            Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false)),
-            Effect.mapError(ioOnly(relative))
-          )
-          if (!fileRemoved && planned.removed === 0) {
-            return yield* new MemoryNotFoundError({ path: located.contained.path })
-          }
-          const result: StoreRemoveResult = {
-            key: relative,
-            scope: "team",
-            path: located.contained.path,
-            fileRemoved,
-            indexLinesRemoved: planned.removed,
-            before
-          }
-          return { text: planned.text, result }
+          return yield* removeLocked(located, located.teamKey, current, before)
         }))
     }
     const dirExists = yield* fs.exists(located.contained.root).pipe(Effect.mapError(ioOnly(relative)))
@@ -535,24 +547,7 @@ export const make = Effect.gen(function*() {
         const before = yield* orUndefined(readPrivate(located)).pipe(
           Effect.catchTag("PathTraversalError", () => Effect.succeed(undefined))
         )
-        const planned = removeFromIndexText(current.text, normalizeIndexLink(relative) ?? relative)
-        const fileRemoved = yield* fs.remove(located.contained.path).pipe(
-          Effect.as(true),
-          Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false)),
-          Effect.mapError(ioOnly(relative))
-        )
-        if (!fileRemoved && planned.removed === 0) {
-          return yield* new MemoryNotFoundError({ path: located.contained.path })
-        }
-        const result: StoreRemoveResult = {
-          key: relative,
-          scope: "private",
-          path: located.contained.path,
-          fileRemoved,
-          indexLinesRemoved: planned.removed,
-          before
-        }
-        return { text: planned.text, result }
+        return yield* removeLocked(located, relative, current.text, before)
       }))
   })
 
