@@ -9,8 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeNet from "node:net"
 import * as Git from "../src/Git.js"
+import { inheritedFromHook, silentServer } from "./support/gitAttack.js"
 
 const plainGit = (cwd: string, ...args: Array<string>) =>
   execFileSync("git", args, {
@@ -32,41 +32,6 @@ const scratch = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   return yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "memdir-git-" }))
 })
-
-/** Sets variables in this process's environment for the scope, as a calling git hook would have them. */
-const inheritedFromHook = (variables: Record<string, string>) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const saved = Object.fromEntries(Object.keys(variables).map((k) => [k, process.env[k]]))
-      Object.assign(process.env, variables)
-      return saved
-    }),
-    (saved) =>
-      Effect.sync(() => {
-        for (const [k, v] of Object.entries(saved)) {
-          if (v === undefined) delete process.env[k]
-          else process.env[k] = v
-        }
-      })
-  )
-
-/** A TCP server that accepts connections and never says a word (a remote that hangs). */
-const silentServer = Effect.acquireRelease(
-  Effect.async<{ server: NodeNet.Server; sockets: Array<NodeNet.Socket>; port: number }>((resume) => {
-    const sockets: Array<NodeNet.Socket> = []
-    const server = NodeNet.createServer((socket) => void sockets.push(socket))
-    server.listen(
-      0,
-      "127.0.0.1",
-      () => resume(Effect.succeed({ server, sockets, port: (server.address() as NodeNet.AddressInfo).port }))
-    )
-  }),
-  ({ server, sockets }) =>
-    Effect.sync(() => {
-      for (const socket of sockets) socket.destroy()
-      server.close()
-    })
-)
 
 describe("Git pure parts", () => {
   it("builds the environment from the allow-list: no inherited GIT_*, memdir's settings and the caller's on top", () => {

@@ -11,7 +11,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as Doctor from "../src/Doctor.js"
 import * as Git from "../src/Git.js"
@@ -33,6 +32,7 @@ import {
   TeamSync
 } from "../src/TeamSync.js"
 import * as TeamSyncModule from "../src/TeamSync.js"
+import { inheritedFromHook, silentServer } from "./support/gitAttack.js"
 
 // Isolated from the machine's git configuration: memdir's own identity fallback is used for sync commits.
 // memdir's git never inherits GIT_* variables, so its global config is kept out by an empty scratch HOME.
@@ -148,41 +148,6 @@ const pushHostileTree = (w: World, parent: string, base: string, hostile: Readon
 
 const blob = (w: World, content: string | Buffer) =>
   git(w.root, [...w.mallory, "hash-object", "-w", "--stdin"], content as string).trim()
-
-/** Sets variables in this process's environment for the scope, as a calling git hook would have them. */
-const inheritedFromHook = (variables: Record<string, string>) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const saved = Object.fromEntries(Object.keys(variables).map((k) => [k, process.env[k]]))
-      Object.assign(process.env, variables)
-      return saved
-    }),
-    (saved) =>
-      Effect.sync(() => {
-        for (const [k, v] of Object.entries(saved)) {
-          if (v === undefined) delete process.env[k]
-          else process.env[k] = v
-        }
-      })
-  )
-
-/** A TCP server that accepts connections and never says a word (a remote that hangs). */
-const silentServer = Effect.acquireRelease(
-  Effect.async<{ server: NodeNet.Server; sockets: Array<NodeNet.Socket>; port: number }>((resume) => {
-    const sockets: Array<NodeNet.Socket> = []
-    const server = NodeNet.createServer((socket) => void sockets.push(socket))
-    server.listen(
-      0,
-      "127.0.0.1",
-      () => resume(Effect.succeed({ server, sockets, port: (server.address() as NodeNet.AddressInfo).port }))
-    )
-  }),
-  ({ server, sockets }) =>
-    Effect.sync(() => {
-      for (const socket of sockets) socket.destroy()
-      server.close()
-    })
-)
 
 /** A script that records each call in `markers/<first argument>` and passes stdin through (a filter's job). */
 const plantRecorder = (root: string): { readonly script: string; readonly markers: string } => {
