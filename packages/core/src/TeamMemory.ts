@@ -34,7 +34,7 @@ import { toMemoryIoError } from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
 import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
-import { type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
+import { type Frontmatter, type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
 import { INDEX_FILE, indexEntries, type LoadedIndex, truncateIndex } from "./MemoryIndex.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
 import { type MemoryRoot, MemoryStore, type StoreWriteResult, TEAM_LOCK, TEAM_LOCK_OPTIONS } from "./MemoryStore.js"
@@ -271,29 +271,34 @@ const teamResult = (written: StoreWriteResult): TeamWriteResult => ({
 })
 
 /**
- * `memdir write --team`: a memory in team/ and its line in team/MEMORY.md, through the store (guard, team lock,
- * cap check first, secrets refused). Without `file`, a team memory with the same name and type is updated (no
- * duplicate), else `<type>_<slug>.md` is created. Every other frontmatter key of an existing file is kept.
+ * Where a team memory without an explicit file goes (relative to team/): the team memory with the same name and
+ * type, else `<type>_<slug>.md`, else — when that file is taken — the same name with a short hash of the name.
  */
-export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*(input: TeamWriteInput) {
-  const store = yield* MemoryStore
-  const scanner = yield* Scanner
-  const path = yield* Path.Path
-  const frontmatter = yield* validateWriteInput(input)
-  let key: string
-  if (input.file !== undefined) {
-    key = input.file
-  } else {
-    const scan = yield* scanner.scan(teamDirOf(path, input.memoryDir))
+export const chooseTeamKey = Effect.fn("TeamMemory.chooseTeamKey")(
+  function*(memoryDir: string, frontmatter: Frontmatter) {
+    const scanner = yield* Scanner
+    const path = yield* Path.Path
+    const scan = yield* scanner.scan(teamDirOf(path, memoryDir))
     const sameName = scan.memories.find((m) =>
       m.type === frontmatter.type && m.name.trim().toLowerCase() === frontmatter.name.trim().toLowerCase()
     )
     const conventional = memoryFileName(frontmatter.type, frontmatter.name)
     const taken = scan.memories.some((m) => m.path === conventional) ||
       scan.problems.some((p) => p.path === conventional)
-    key = sameName?.path ??
+    return sameName?.path ??
       (taken ? `${conventional.slice(0, -".md".length)}_${shortHash(frontmatter.name)}.md` : conventional)
   }
+)
+
+/**
+ * `memdir write --team`: a memory in team/ and its line in team/MEMORY.md, through the store (guard, team lock,
+ * cap check first, secrets refused). Without `file`, a team memory with the same name and type is updated (no
+ * duplicate), else `<type>_<slug>.md` is created. Every other frontmatter key of an existing file is kept.
+ */
+export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*(input: TeamWriteInput) {
+  const store = yield* MemoryStore
+  const frontmatter = yield* validateWriteInput(input)
+  const key = input.file ?? (yield* chooseTeamKey(input.memoryDir, frontmatter))
   const file = `${TEAM_DIR}/${key}`
   const written = yield* store.write(
     teamRoot(input.memoryDir),

@@ -143,7 +143,7 @@ const sameName = (a: string, b: string): boolean => a.trim().toLowerCase() === b
  * conventional file name if there are several, else the newest), else `<type>_<slug>.md`, else — when that file
  * belongs to another memory — the same name with a short hash of the name.
  */
-const chooseTarget = Effect.fn("chooseTarget")(function*(memoryDir: string, frontmatter: Frontmatter) {
+export const chooseTarget = Effect.fn("chooseTarget")(function*(memoryDir: string, frontmatter: Frontmatter) {
   const scanner = yield* Scanner
   const fs = yield* MemoryFs
   const scan = yield* scanner.scan(memoryDir, { skipDirs: FOREIGN_DIRS })

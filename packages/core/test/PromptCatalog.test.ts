@@ -16,7 +16,9 @@ import {
   logsSection,
   lookup,
   lookupVariant,
+  mcpInstructionsSection,
   memoryPromptSections,
+  renderMcpInstructions,
   promptCatalog,
   type PromptProgram,
   type PromptSection,
@@ -68,7 +70,8 @@ const renderers: Record<
     Extract.renderExtractionPrompt(variant, { memoryDir: "/m/memory/", projectRoot: "/p", maxTurns: 4 }),
   selector: (_section, variant) => ModelSelector.selectorPrompt(variant),
   "daily-log": (_section, variant) => DailyLog.renderLogsPrompt({ memoryDir: "/m/memory", variant }),
-  dream: (_section, variant) => Dream.renderDreamSystemPrompt({ memoryDir: "/m/memory", now: NOW, variant })
+  dream: (_section, variant) => Dream.renderDreamSystemPrompt({ memoryDir: "/m/memory", now: NOW, variant }),
+  mcp: (_section, variant) => renderMcpInstructions(variant)
 }
 
 /** What a program renders for a section and variant, thrown on failure (the variants here all exist). */
@@ -85,7 +88,7 @@ describe("the prompt catalog", () => {
       assert.isAbove(section.title.length, 0)
     }
     // every program's sections are in it
-    for (const id of [...Prompt.sectionIds, "extraction", "selector", "logs", "dream"]) {
+    for (const id of [...Prompt.sectionIds, "extraction", "selector", "logs", "dream", "mcp-instructions"]) {
       assert.isDefined(findSection(id), id)
     }
   })
@@ -160,6 +163,8 @@ describe("the prompt catalog", () => {
     for (const variant of variantNames(selectorSection)) {
       assert.strictEqual(Either.getOrThrow(ModelSelector.selectorPrompt(variant)), selectorSection.variants[variant])
     }
+    // the MCP server's instructions are the catalog's text itself (no slots)
+    assert.strictEqual(Either.getOrThrow(renderMcpInstructions()), mcpInstructionsSection.variants.default)
     // the daily-log section is the catalog's render of its template, with the program's slot values
     assert.strictEqual(
       Either.getOrThrow(DailyLog.renderLogsPrompt({ memoryDir: "/m/memory" })),

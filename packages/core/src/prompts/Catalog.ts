@@ -8,6 +8,7 @@ import { UnknownPromptVariantError } from "../Errors.js"
 import { logsSection } from "./DailyLogPrompt.js"
 import { dreamSection } from "./DreamPrompt.js"
 import { extractionSection } from "./ExtractionPrompt.js"
+import { mcpInstructionsSection } from "./McpPrompt.js"
 import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./MemoryPrompt.js"
 import { lookup, type PromptSection } from "./PromptSection.js"
 import { selectorSection } from "./SelectorPrompt.js"
@@ -20,7 +21,8 @@ export const promptCatalog: ReadonlyArray<PromptSection> = [
   extractionSection,
   selectorSection,
   logsSection,
-  dreamSection
+  dreamSection,
+  mcpInstructionsSection
 ]
 
 /** The section with this id, if there is one. */

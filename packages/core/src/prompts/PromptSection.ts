@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import { UnknownPromptVariantError } from "../Errors.js"
 
 /** The program that renders a section (and so fills its slots). */
-export type PromptProgram = "memory-prompt" | "extraction" | "selector" | "dream" | "daily-log"
+export type PromptProgram = "memory-prompt" | "extraction" | "selector" | "dream" | "daily-log" | "mcp"
 
 export interface PromptSection<Id extends string = string, Slot extends string = string> {
   readonly id: Id

@@ -1,0 +1,18 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+const transport = new StdioClientTransport({ command: process.execPath, args: ["dist/memdir.js", "mcp"], env: { PATH: process.env.PATH, HOME: "/tmp/mcpprobe/home", MEMDIR_HOME: "/tmp/mcpprobe/home/.memdir", MEMDIR_MEMORY_DIR: "/tmp/mcpprobe/mem", MEMDIR_TEAM_MEMORY: "1" }, stderr: "inherit" })
+const client = new Client({ name: "probe", version: "0" })
+await client.connect(transport)
+console.log(client.getInstructions())
+const { tools } = await client.listTools()
+console.log(JSON.stringify(tools[1], null, 1))
+const w = await client.callTool({ name: "memory_write", arguments: { type: "feedback", name: "Testing policy", description: "Integration tests hit a real database, never mocks", body: "Use the docker db.\n**Why:** mocks hid a broken migration." } })
+console.log(JSON.stringify(w))
+console.log(JSON.stringify(await client.callTool({ name: "memory_recall", arguments: { query: "how should I write the integration tests for the database" } })))
+console.log(JSON.stringify(await client.callTool({ name: "memory_recall", arguments: { query: "how should I write the integration tests for the database" } })))
+console.log(JSON.stringify(await client.callTool({ name: "memory_search", arguments: { query: "database tests", limit: 3 } })))
+console.log(JSON.stringify(await client.callTool({ name: "memory_write", arguments: { type: "bogus", name: 3 } })))
+console.log(JSON.stringify(await client.callTool({ name: "memory_write", arguments: { type: "reference", name: "CI keys", description: "the deploy key", body: "AWS key AKIAIOSFODNN7EXAMPLE secret", scope: "team" } })))
+console.log(JSON.stringify(await client.readResource({ uri: "memdir://index" })))
+console.log(JSON.stringify(await client.listResources()))
+await client.close()
