@@ -61,11 +61,16 @@ const loadedSources = (args: ReadonlyArray<string>, env: Record<string, string> 
 
 const matching = (sources: ReadonlyArray<string>, pattern: RegExp) => sources.filter((s) => pattern.test(s))
 
+/** The MCP SDK and its schema library: only `memdir mcp` evaluates them. */
+const mcpSdk = /node_modules\/(@modelcontextprotocol\/sdk|zod|ajv|zod-to-json-schema)\//
+
 /** What no start of `--version` or `path` may evaluate. */
 const heavy = [
-  /src\/commands\/(dream|extract|team|teamMemory|recall|write|show|ls|prompt|doctor|log|init)\.ts$/,
+  /src\/commands\/(dream|extract|team|teamMemory|recall|write|show|ls|prompt|doctor|log|init|mcp)\.ts$/,
+  /src\/mcp\//,
   /packages\/core\/src\/(Dream|Extract|Agent|Transcript|TeamSync|TeamSyncTree|MemoryTools)\.ts$/,
-  /node_modules\/(yaml|toml|ini|undici|@anthropic-ai\/sdk)\//
+  /node_modules\/(yaml|toml|ini|undici|@anthropic-ai\/sdk)\//,
+  mcpSdk
 ]
 
 beforeAll(async () => {
@@ -140,11 +145,29 @@ describe("start-up", () => {
         "dream",
         "extract",
         "log",
-        "team"
+        "team",
+        "mcp"
       ]
     ) {
       assert.isNotEmpty(matching(run.sources, new RegExp(`src/commands/${name}\\.ts$`)), name)
       assert.include(run.stdout, name)
+    }
+    // …but not the MCP server and its SDK: the mcp command imports them when it runs
+    assert.deepStrictEqual(matching(run.sources, mcpSdk), [])
+    assert.deepStrictEqual(matching(run.sources, /src\/mcp\//), [])
+  })
+
+  it("only mcp evaluates the MCP server and its SDK (a start with stdin closed serves nothing and exits)", () => {
+    const run = loadedSources(["mcp"], { MEMDIR_MEMORY_DIR: path.join(scratch, "memory") })
+    assert.strictEqual(run.status, 0, run.stderr)
+    assert.strictEqual(run.stdout, "")
+    assert.isNotEmpty(matching(run.sources, /src\/mcp\/McpServer\.ts$/))
+    assert.isNotEmpty(matching(run.sources, /node_modules\/@modelcontextprotocol\/sdk\//))
+    for (const args of [["path", "--json"], ["ls", "--json"], ["recall", "a query here"]]) {
+      const other = loadedSources(args, { MEMDIR_MEMORY_DIR: path.join(scratch, "memory") })
+      assert.strictEqual(other.status, 0, other.stderr)
+      assert.deepStrictEqual(matching(other.sources, mcpSdk), [], args.join(" "))
+      assert.deepStrictEqual(matching(other.sources, /src\/mcp\//), [], args.join(" "))
     }
   })
 
@@ -161,6 +184,7 @@ describe("start-up", () => {
     visit(entry[0])
     const inputs = [...staticGraph].flatMap((name) => Object.keys(metafile.outputs[name]!.inputs))
     assert.deepStrictEqual(matching(inputs, /node_modules\/(undici|yaml|toml|ini|@anthropic-ai\/sdk)\//), [])
+    assert.deepStrictEqual(matching(inputs, mcpSdk), [])
   })
 
   it("@effect/cli's file helpers still parse yaml, toml, ini and json once their parsers are loaded on use", async () => {
