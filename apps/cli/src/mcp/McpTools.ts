@@ -399,7 +399,8 @@ export const recallTool = defineTool({
       const text = result.selected.length > 0 ?
         result.selected.map(renderRecalledMemory).join("\n\n---\n\n") :
         result.skipped === undefined ?
-        `No relevant memory (${result.candidates} looked at).` :
+        `No relevant memory (${result.candidates} looked at; a memory this session already got is not ` +
+        `returned again).` :
         `Memory was not consulted: ${result.skipped}` +
         (result.skipped === "one-word-prompt" ? " (give the request in a few words)." : ".")
       return {
