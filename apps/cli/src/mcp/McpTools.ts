@@ -643,7 +643,7 @@ export const editTool = defineTool({
         existing !== undefined && occurrences(existing, input.old_str) === 1 ?
           replaceOnce(existing, input.old_str, input.new_str) :
           existing ?? stored.text)
-      if (written.before !== undefined && written.after === written.before) {
+      if (written.before !== undefined && written.after === written.before && input.old_str !== input.new_str) {
         return yield* new EditMatchError({ path: stored.key, count: occurrences(written.before, input.old_str) })
       }
       const version = Browse.memoryVersion(written.after)
