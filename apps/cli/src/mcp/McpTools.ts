@@ -242,12 +242,6 @@ export const renderToolError = (error: unknown): string => {
   return `memdir could not complete the call: ${String(error)}`
 }
 
-/** What a failed call returns beside the text: the fields of a typed error, for a program to read. */
-const errorDetails = (error: unknown): Record<string, unknown> | undefined =>
-  error instanceof VersionConflictError ?
-    { error: { _tag: error._tag, path: error.path, expected: error.expected, current: error.current } } :
-    undefined
-
 const defineTool = <I, O, R>(spec: ToolSpec<I, O, R>): Tool<R> => {
   const inputSchema = jsonSchemaOf(spec.input)
   const outputSchema = jsonSchemaOf(spec.output)
@@ -268,7 +262,8 @@ const defineTool = <I, O, R>(spec: ToolSpec<I, O, R>): Tool<R> => {
       Effect.catchAllCause((cause) => {
         const failure = Cause.failureOption(cause)
         const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
-        return Effect.succeed(textResult(renderToolError(error), true, errorDetails(error)))
+        // no structuredContent: a client validates it against the output schema, which describes success
+        return Effect.succeed(textResult(renderToolError(error), true))
       })
     )
   return {
@@ -587,6 +582,8 @@ export const writeTool = defineTool({
       const file = inTeam ?
         `team/${yield* chooseTeamKey(memoryDir, frontmatter)}` :
         yield* chooseTarget(memoryDir, frontmatter)
+      // Checked right before the write program runs (not under its lock): it catches every change the model did
+      // not see, except one landing in the same instant.
       if (input.if_version !== undefined) {
         yield* checkVersion(file, input.if_version, yield* currentText(rootOf(team), file))
       }
