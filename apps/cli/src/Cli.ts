@@ -7,7 +7,10 @@
  * the wizard and anything that names no known command get every subcommand, so their text is unchanged.
  */
 import * as Command from "@effect/cli/Command"
+import * as Descriptor from "@effect/cli/CommandDescriptor"
 import type { NodeContext } from "@effect/platform-node/NodeContext"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
 
 /** A subcommand of `memdir`: whatever its config and errors, it needs no more than Node's context (`main`). */
 
@@ -58,3 +61,37 @@ export const load = async (argv: ReadonlyArray<string>): Promise<Subcommand> => 
 
 /** Every subcommand loaded: what tests and tools that inspect the whole command tree use. */
 export const loadAll = (): Promise<Subcommand> => load(["node", "memdir", "--help"])
+
+/**
+ * The (sub)command names argv runs, e.g. `["team", "sync"]` for `memdir team sync --json`: the leading arguments
+ * that name a subcommand of the one before. Empty when argv names none.
+ */
+export const commandPathOf = (root: Subcommand, argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const path: Array<string> = []
+  let children = Command.getSubcommands(root)
+  for (const arg of argv.slice(2)) {
+    const child = HashMap.get(children, arg)
+    if (Option.isNone(child)) break
+    path.push(arg)
+    const next = Descriptor.getSubcommands(child.value)
+    // a leaf answers with itself: nothing below it
+    if (HashMap.size(next) === 1 && Option.isSome(HashMap.get(next, arg))) break
+    children = next
+  }
+  return path
+}
+
+/** The descriptor of the (sub)command at `path` (`["team", "sync"]`), if there is one. */
+export const descriptorAt = (
+  root: Subcommand,
+  path: ReadonlyArray<string>
+): Option.Option<Descriptor.Command<unknown>> => {
+  let children = Command.getSubcommands(root)
+  let found: Option.Option<Descriptor.Command<unknown>> = Option.none()
+  for (const name of path) {
+    found = HashMap.get(children, name)
+    if (Option.isNone(found)) return found
+    children = Descriptor.getSubcommands(found.value)
+  }
+  return found
+}
