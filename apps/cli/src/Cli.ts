@@ -7,9 +7,8 @@
  * the wizard and anything that names no known command get every subcommand, so their text is unchanged.
  */
 import * as Command from "@effect/cli/Command"
-import * as Descriptor from "@effect/cli/CommandDescriptor"
+import type * as Descriptor from "@effect/cli/CommandDescriptor"
 import type { NodeContext } from "@effect/platform-node/NodeContext"
-import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 
 /** A subcommand of `memdir`: whatever its config and errors, it needs no more than Node's context (`main`). */
@@ -63,20 +62,34 @@ export const load = async (argv: ReadonlyArray<string>): Promise<Subcommand> => 
 export const loadAll = (): Promise<Subcommand> => load(["node", "memdir", "--help"])
 
 /**
+ * The shape of @effect/cli's command descriptors, as far as walking the tree needs it. (Its `getSubcommands`
+ * answers a nested command with its parent alone, without the children, so the tree is walked here.)
+ */
+type DescriptorNode =
+  | { readonly _tag: "Standard" | "GetUserInput"; readonly name: string }
+  | { readonly _tag: "Map"; readonly command: DescriptorNode }
+  | { readonly _tag: "Subcommands"; readonly parent: DescriptorNode; readonly children: ReadonlyArray<DescriptorNode> }
+
+const nameOf = (node: DescriptorNode): string =>
+  node._tag === "Map" ? nameOf(node.command) : node._tag === "Subcommands" ? nameOf(node.parent) : node.name
+
+const childrenOf = (node: DescriptorNode): ReadonlyArray<DescriptorNode> =>
+  node._tag === "Map" ? childrenOf(node.command) : node._tag === "Subcommands" ? node.children : []
+
+const rootNode = (root: Subcommand): DescriptorNode => (root as unknown as { descriptor: DescriptorNode }).descriptor
+
+/**
  * The (sub)command names argv runs, e.g. `["team", "sync"]` for `memdir team sync --json`: the leading arguments
  * that name a subcommand of the one before. Empty when argv names none.
  */
 export const commandPathOf = (root: Subcommand, argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const path: Array<string> = []
-  let children = Command.getSubcommands(root)
+  let node = rootNode(root)
   for (const arg of argv.slice(2)) {
-    const child = HashMap.get(children, arg)
-    if (Option.isNone(child)) break
+    const child = childrenOf(node).find((c) => nameOf(c) === arg)
+    if (child === undefined) break
     path.push(arg)
-    const next = Descriptor.getSubcommands(child.value)
-    // a leaf answers with itself: nothing below it
-    if (HashMap.size(next) === 1 && Option.isSome(HashMap.get(next, arg))) break
-    children = next
+    node = child
   }
   return path
 }
@@ -86,12 +99,11 @@ export const descriptorAt = (
   root: Subcommand,
   path: ReadonlyArray<string>
 ): Option.Option<Descriptor.Command<unknown>> => {
-  let children = Command.getSubcommands(root)
-  let found: Option.Option<Descriptor.Command<unknown>> = Option.none()
+  let node = rootNode(root)
   for (const name of path) {
-    found = HashMap.get(children, name)
-    if (Option.isNone(found)) return found
-    children = Descriptor.getSubcommands(found.value)
+    const child = childrenOf(node).find((c) => nameOf(c) === name)
+    if (child === undefined) return Option.none()
+    node = child
   }
-  return found
+  return Option.some(node as unknown as Descriptor.Command<unknown>)
 }
