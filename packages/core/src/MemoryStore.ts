@@ -196,6 +196,29 @@ export const writeRefusal = (
   return undefined
 }
 
+/**
+ * `team` or `logs` in another case as the first segment (`Team/`, `LOGS/`, `logſ/`): on a case-insensitive file
+ * system (macOS's default APFS, Windows) it is the same directory, and would skip that directory's rules (the team
+ * guard, the team switch, append-only logs). Refused on every system, so the rule does not depend on the disk.
+ */
+export const caseAliasOf = (key: string): string | undefined => {
+  const first = key.split("/")[0] ?? ""
+  const folded = first.normalize("NFC").toUpperCase().toLowerCase()
+  return [TEAM_DIR, LOGS_DIR_NAME].find((reserved) => folded === reserved && first !== reserved)
+}
+
+const refuseCaseAlias = (key: string): Effect.Effect<void, PathTraversalError> => {
+  const reserved = caseAliasOf(key)
+  return reserved === undefined ? Effect.void : Effect.fail(
+    new PathTraversalError({
+      key,
+      reason: "case-alias",
+      detail: `${JSON.stringify(key.split("/")[0])} is ${reserved}/ on a case-insensitive file system: ` +
+        `name it ${reserved}/…`
+    })
+  )
+}
+
 const refuseKey = (key: string): Effect.Effect<void, InvalidMemoryInputError> => {
   const refusal = writeRefusal(key)
   return refusal === undefined ?
@@ -301,6 +324,7 @@ export const make = Effect.gen(function*() {
 
   const locate = Effect.fn("MemoryStore.locate")(function*(root: MemoryRoot, key: string) {
     const lexical = yield* containment.lexical(root.memoryDir, key.trim(), { allowAbsolute: true, allowRoot: true })
+    yield* refuseCaseAlias(lexical.key)
     if (scopeOf(lexical.key) === "team") {
       if (root.teamEnabled !== true) {
         return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })

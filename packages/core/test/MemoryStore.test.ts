@@ -626,3 +626,25 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
       assert.include(yield* read(`${memoryDir}/MEMORY.md`), "(feedback_b.md)")
     }).pipe(Effect.provide(world)))
 })
+
+describe("MemoryStore: team/ and logs/ in another case (one directory on a case-insensitive file system)", () => {
+  it.scoped("Team/, TEAM/, LOGS/ and logſ/ are refused on every path, team memory on or off; teams/ is a name", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const store = yield* MemoryStore.MemoryStore
+      const text = memoryFile("X", "a rule", "project", `key: ${FAKE_AWS_KEY}\n`)
+      for (const teamEnabled of [false, true]) {
+        const root = { memoryDir, teamEnabled }
+        for (const key of ["Team/project_x.md", "TEAM/project_x.md", "LOGS/2026/01/2026-01-01.md", "log\u017f/x.md"]) {
+          const written = yield* Effect.flip(store.write(root, key, text))
+          assert.strictEqual(written._tag, "PathTraversalError", key)
+          assert.strictEqual(written._tag === "PathTraversalError" ? written.reason : "", "case-alias", key)
+          const read = yield* Effect.flip(store.read(root, key))
+          assert.strictEqual(read._tag, "PathTraversalError", key)
+        }
+      }
+      assert.deepStrictEqual(yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.readDirectory(memoryDir))), [])
+      const fine = yield* store.write({ memoryDir }, "teams/project_y.md", memoryFile("Y", "a rule", "project"))
+      assert.strictEqual(fine.scope, "private")
+    }).pipe(Effect.provide(live)))
+})
