@@ -30,8 +30,9 @@ const fixedHints: Partial<Record<MemdirError["_tag"], string>> = {
   MemoryDisabledError: "auto memory is off for this project; see docs/configuration.md",
   LockTimeoutError: "another memdir process is writing; retry, or remove a lock left by a crashed process",
   MemoryIoError: "check permissions and free space of the memory directory",
-  UnknownPromptVariantError: "docs/evals.md lists the prompt sections and their variants",
-  ModelError: "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL); see docs/configuration.md",
+  UnknownPromptVariantError: "`pnpm evals list` shows every suite's variants (docs/evals.md)",
+  ModelError:
+    "the model needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and a reachable API; see docs/configuration.md",
   TeamMemoryDisabledError: "see docs/team-memory.md: teamMemory in user/local settings, or MEMDIR_TEAM_MEMORY=1",
   SecretDetectedError:
     "memdir never writes, commits or pushes a likely secret into team/; `memdir team audit` lists them",
