@@ -20,7 +20,9 @@ export const cwdOption = Options.directory("cwd").pipe(
   Options.optional
 )
 export const memoryDirOption = Options.text("memory-dir").pipe(
-  Options.withDescription("Memory directory to use (a trusted source; the MEMDIR_MEMORY_DIR env var still wins)"),
+  Options.withDescription(
+    "Memory directory to use: absolute or ~/… (a trusted source; the MEMDIR_MEMORY_DIR env var still wins)"
+  ),
   Options.optional
 )
 export const jsonOption = Options.boolean("json").pipe(Options.withDescription("Machine-readable JSON output"))
