@@ -568,4 +568,94 @@ describe("memdir CLI", () => {
       fs.rmSync(link)
     }
   })
+
+  it("usage errors (exit 64) are a JSON document on stdout under --json, and text on stderr", async () => {
+    const unknown = await runMemdir(["ls", "--bogus", "--json"])
+    assert.strictEqual(unknown.status, 64)
+    const error = json(unknown).error
+    assert.strictEqual(error._tag, "UsageError")
+    assert.strictEqual(error.exitCode, 64)
+    assert.include(error.message, "--bogus")
+    assert.notMatch(error.message, /\u001b/)
+    const command = await runMemdir(["nosuch", "--json"])
+    assert.strictEqual(command.status, 64)
+    assert.include(json(command).error.message, "'recall'")
+    const missing = await runMemdir(["write", "--json", "--name"])
+    assert.strictEqual(missing.status, 64)
+    assert.strictEqual(json(missing).error._tag, "UsageError")
+    // without --json: nothing on stdout, the text on stderr
+    const text = await runMemdir(["ls", "--bogus"])
+    assert.strictEqual(text.status, 64)
+    assert.strictEqual(text.stdout, "")
+    assert.include(text.stderr, "--bogus")
+  })
+
+  it("--cwd naming a missing directory is an input error with a hint (a file: a usage error); no memory is made", async () => {
+    const projects = path.join(home, ".memdir", "projects")
+    const before = fs.existsSync(projects) ? fs.readdirSync(projects) : []
+    const missing = path.join(scratch, "no such project")
+    for (const args of [["path"], ["write", "--type", "user", "--name", "n", "--description", "d", "--body", "b"]]) {
+      const run = await runMemdir([...args, "--cwd", missing])
+      assert.strictEqual(run.status, 2, run.stderr)
+      assert.include(run.stderr, `invalid --cwd ${JSON.stringify(missing)}: no such directory`)
+      assert.include(run.stderr, "hint: --cwd names the project directory")
+    }
+    const init = await runMemdir(["init", "--cwd", missing])
+    assert.strictEqual(init.status, 2)
+    const file = path.join(project, "src/db.ts")
+    // a file: @effect/cli's directory option refuses it as a usage error, JSON under --json
+    const notDir = await runMemdir(["ls", "--json", "--cwd", file])
+    assert.strictEqual(notDir.status, 64)
+    assert.strictEqual(json(notDir).error._tag, "UsageError")
+    assert.deepStrictEqual(fs.existsSync(projects) ? fs.readdirSync(projects) : [], before)
+    assert.isFalse(fs.existsSync(missing))
+  })
+
+  it("a relative or empty --memory-dir is refused (exit 4, as docs/configuration.md says), nothing created", async () => {
+    for (const value of ["relative-mem", "./mem", ""]) {
+      const run = await runMemdir([
+        "write",
+        "--type",
+        "user",
+        "--name",
+        "n",
+        "--description",
+        "d",
+        "--body",
+        "b",
+        "--memory-dir",
+        value,
+        "--json"
+      ])
+      assert.strictEqual(run.status, 4, run.stdout)
+      assert.deepInclude(json(run).error, { _tag: "InvalidMemoryDirError", source: "flag --memory-dir", value })
+    }
+    assert.isFalse(fs.existsSync(path.join(project, "relative-mem")))
+    assert.isFalse(fs.existsSync(path.join(project, "mem")))
+    const text = await runMemdir(["path", "--memory-dir", "relative-mem"])
+    assert.include(text.stderr, "hint: give an absolute path or ~/…")
+  })
+
+  it("show of a directory says so (no EISDIR, no I/O advice); input-error hints name the command that ran", async () => {
+    const dir = path.join(expectedDir(), "some-dir")
+    fs.mkdirSync(dir, { recursive: true })
+    try {
+      const text = await runMemdir(["show", "some-dir"])
+      assert.strictEqual(text.status, 2)
+      assert.include(text.stderr, "memdir: invalid FILE \"some-dir\": is a directory, not a memory file")
+      assert.include(text.stderr, "hint: give a memory file; `memdir ls` lists the memories")
+      assert.notInclude(text.stderr, "EISDIR")
+      assert.notInclude(text.stderr, "free space")
+      assert.deepInclude(json(await runMemdir(["show", "some-dir", "--json"])).error, { rule: "directory" })
+    } finally {
+      fs.rmSync(dir, { recursive: true })
+    }
+    const recall = await runMemdir(["recall", "--max", "0", "anything"])
+    assert.strictEqual(recall.status, 2)
+    assert.include(recall.stderr, "hint: see `memdir recall --help`")
+    const write = await runMemdir(["write", "--type", "nonsense", "--name", "x", "--description", "y", "--body", "z"])
+    assert.include(write.stderr, "hint: see `memdir write --help`")
+    const teamWrite = await runMemdir(["team", "write", "x.md"], { env: { MEMDIR_TEAM_MEMORY: "1" } })
+    assert.include(teamWrite.stderr, "`memdir team write --help`")
+  })
 })

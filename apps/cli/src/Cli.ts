@@ -7,7 +7,9 @@
  * the wizard and anything that names no known command get every subcommand, so their text is unchanged.
  */
 import * as Command from "@effect/cli/Command"
+import type * as Descriptor from "@effect/cli/CommandDescriptor"
 import type { NodeContext } from "@effect/platform-node/NodeContext"
+import * as Option from "effect/Option"
 
 /** A subcommand of `memdir`: whatever its config and errors, it needs no more than Node's context (`main`). */
 
@@ -59,3 +61,50 @@ export const load = async (argv: ReadonlyArray<string>): Promise<Subcommand> => 
 
 /** Every subcommand loaded: what tests and tools that inspect the whole command tree use. */
 export const loadAll = (): Promise<Subcommand> => load(["node", "memdir", "--help"])
+
+/**
+ * The shape of @effect/cli's command descriptors, as far as walking the tree needs it. (Its `getSubcommands`
+ * answers a nested command with its parent alone, without the children, so the tree is walked here.)
+ */
+type DescriptorNode =
+  | { readonly _tag: "Standard" | "GetUserInput"; readonly name: string }
+  | { readonly _tag: "Map"; readonly command: DescriptorNode }
+  | { readonly _tag: "Subcommands"; readonly parent: DescriptorNode; readonly children: ReadonlyArray<DescriptorNode> }
+
+const nameOf = (node: DescriptorNode): string =>
+  node._tag === "Map" ? nameOf(node.command) : node._tag === "Subcommands" ? nameOf(node.parent) : node.name
+
+const childrenOf = (node: DescriptorNode): ReadonlyArray<DescriptorNode> =>
+  node._tag === "Map" ? childrenOf(node.command) : node._tag === "Subcommands" ? node.children : []
+
+const rootNode = (root: Subcommand): DescriptorNode => (root as unknown as { descriptor: DescriptorNode }).descriptor
+
+/**
+ * The (sub)command names argv runs, e.g. `["team", "sync"]` for `memdir team sync --json`: the leading arguments
+ * that name a subcommand of the one before. Empty when argv names none.
+ */
+export const commandPathOf = (root: Subcommand, argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const path: Array<string> = []
+  let node = rootNode(root)
+  for (const arg of argv.slice(2)) {
+    const child = childrenOf(node).find((c) => nameOf(c) === arg)
+    if (child === undefined) break
+    path.push(arg)
+    node = child
+  }
+  return path
+}
+
+/** The descriptor of the (sub)command at `path` (`["team", "sync"]`), if there is one. */
+export const descriptorAt = (
+  root: Subcommand,
+  path: ReadonlyArray<string>
+): Option.Option<Descriptor.Command<unknown>> => {
+  let node = rootNode(root)
+  for (const name of path) {
+    const child = childrenOf(node).find((c) => nameOf(c) === name)
+    if (child === undefined) return Option.none()
+    node = child
+  }
+  return Option.some(node as unknown as Descriptor.Command<unknown>)
+}

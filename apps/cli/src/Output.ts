@@ -15,10 +15,14 @@ export const DEFECT_EXIT_CODE = 1
 
 export const printJson = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value, null, 2))
 
-const hints: Partial<Record<MemdirError["_tag"], string>> = {
-  InvalidMemoryInputError: "see `memdir write --help`",
+/** The command that ran, as typed (`write`, `team sync`): what a hint's `--help` names. */
+export type CommandPath = string
+
+/** Hints that do not depend on the error's fields. Every `memdir …` command named in a hint parses (a test). */
+const fixedHints: Partial<Record<MemdirError["_tag"], string>> = {
   InvalidFrontmatterError: "`memdir doctor` lists every file with bad frontmatter",
-  InvalidMemoryDirError: "check MEMDIR_MEMORY_DIR, --memory-dir and autoMemoryDirectory in your settings",
+  InvalidMemoryDirError:
+    "give an absolute path or ~/… in MEMDIR_MEMORY_DIR, --memory-dir or autoMemoryDirectory (docs/configuration.md)",
   SettingsError: "memdir reads $MEMDIR_HOME/settings.json, <repo>/.memdir/settings(.local).json and the policy file",
   IndexOverCapError: "run `memdir doctor --fix`, or merge memories so MEMORY.md stays under 200 lines / 25 KB",
   MemoryNotFoundError: "`memdir ls` lists the memories",
@@ -26,6 +30,9 @@ const hints: Partial<Record<MemdirError["_tag"], string>> = {
   MemoryDisabledError: "auto memory is off for this project; see docs/configuration.md",
   LockTimeoutError: "another memdir process is writing; retry, or remove a lock left by a crashed process",
   MemoryIoError: "check permissions and free space of the memory directory",
+  UnknownPromptVariantError: "`pnpm evals list` shows every suite's variants (docs/evals.md)",
+  ModelError:
+    "the model needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and a reachable API; see docs/configuration.md",
   TeamMemoryDisabledError: "see docs/team-memory.md: teamMemory in user/local settings, or MEMDIR_TEAM_MEMORY=1",
   SecretDetectedError:
     "memdir never writes, commits or pushes a likely secret into team/; `memdir team audit` lists them",
@@ -33,11 +40,35 @@ const hints: Partial<Record<MemdirError["_tag"], string>> = {
   TeamSyncRejectedError: "nothing was merged or pushed; `memdir team sync --json` lists every refused entry"
 }
 
+/**
+ * The hint for an error raised by `command`: an input error points at that command's own help (a bad `--max`
+ * of recall is not explained by `memdir write --help`), a missing `--cwd` at the directory.
+ */
+export const hintFor = (error: MemdirError, command: CommandPath | undefined): string | undefined => {
+  if (error._tag === "InvalidMemoryInputError") {
+    if (error.field === "--cwd") return "--cwd names the project directory: give one that exists"
+    if (error.rule === "directory") return "give a memory file; `memdir ls` lists the memories"
+    return `see \`memdir ${command ?? "write"} --help\``
+  }
+  return fixedHints[error._tag]
+}
+
+/** Every hint text, for the check that each `memdir …` command a hint names exists with its flags. */
+export const allHints = (commands: ReadonlyArray<CommandPath>): ReadonlyArray<string> => [
+  ...Object.values(fixedHints),
+  "give a memory file; `memdir ls` lists the memories",
+  ...commands.map((command) => `see \`memdir ${command} --help\``)
+]
+
 export const isMemdirError = (u: unknown): u is MemdirError =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in exitCodes
 
 /** Render a typed error (stderr line + hint, or JSON on stdout) and return its exit code. */
-export const renderError = (error: MemdirError, json: boolean): Effect.Effect<number> =>
+export const renderError = (
+  error: MemdirError,
+  json: boolean,
+  command?: CommandPath | undefined
+): Effect.Effect<number> =>
   Effect.gen(function*() {
     const code = exitCodes[error._tag] ?? DEFECT_EXIT_CODE
     if (json) {
@@ -45,11 +76,23 @@ export const renderError = (error: MemdirError, json: boolean): Effect.Effect<nu
       yield* printJson({ error: { _tag, message: error.message, ...fields, exitCode: code } })
     } else {
       yield* Console.error(`memdir: ${error.message}`)
-      const hint = hints[error._tag]
+      const hint = hintFor(error, command)
       if (hint !== undefined) yield* Console.error(`hint: ${hint}`)
     }
     return code
   })
+
+/**
+ * A usage error (unknown option, missing value, unknown command) under `--json`: the same document as a typed
+ * error, on stdout (@effect/cli has already printed its text and the usage on stderr).
+ */
+export const renderUsageError = (kind: string, text: string): Effect.Effect<number> =>
+  Effect.as(
+    printJson({ error: { _tag: "UsageError", kind, message: plainText(text), exitCode: USAGE_EXIT_CODE } }),
+    USAGE_EXIT_CODE
+  )
+
+const plainText = (text: string): string => text.replace(/\u001b\[[0-9;]*m/g, "").trim()
 
 /** Wrap a platform failure at the boundary into the typed `MemoryIoError`. */
 export const toIoError = (op: string, path: string) => (error: PlatformError): MemoryIoError =>

@@ -3,18 +3,19 @@
  * line + hint (or JSON with `--json`) and exit with the error's documented code.
  */
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { isPlatformError } from "@effect/platform/Error"
-import { SettingsError } from "@memdir/core/Errors"
+import { type MemdirError, SettingsError } from "@memdir/core/Errors"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import * as Cli from "./Cli.js"
-import { DEFECT_EXIT_CODE, isMemdirError, renderError, toIoError, USAGE_EXIT_CODE } from "./Output.js"
+import { DEFECT_EXIT_CODE, isMemdirError, renderError, renderUsageError, toIoError, USAGE_EXIT_CODE } from "./Output.js"
 import { version } from "./Version.js"
 
 const wantsJson = process.argv.includes("--json")
@@ -24,20 +25,24 @@ const exitWith = (code: number) =>
     process.exitCode = code
   })
 
-/** Every failure a command can end with, rendered; each kind has its documented exit code (README). */
-const handleFailure = (error: unknown): Effect.Effect<void> => {
-  // @effect/cli has already printed usage errors, with the help text
-  if (ValidationError.isValidationError(error)) return exitWith(USAGE_EXIT_CODE)
-  if (isMemdirError(error)) return Effect.flatMap(renderError(error, wantsJson), exitWith)
-  // an environment variable memdir could not read (e.g. a malformed duration): a settings problem
-  if (ConfigError.isConfigError(error)) {
-    const asSettings = new SettingsError({ path: "environment", detail: String(error) })
-    return Effect.flatMap(renderError(asSettings, wantsJson), exitWith)
+/**
+ * Every failure a command can end with, rendered; each kind has its documented exit code (docs/cli.md).
+ * `command` is the (sub)command that ran, for hints that point at its help.
+ */
+const handleFailure = (command: string | undefined) => (error: unknown): Effect.Effect<void> => {
+  // @effect/cli has already printed usage errors with the help text on stderr; `--json` gets the document too
+  if (ValidationError.isValidationError(error)) {
+    if (!wantsJson) return exitWith(USAGE_EXIT_CODE)
+    return Effect.flatMap(renderUsageError(error._tag, HelpDoc.toAnsiText(error.error)), exitWith)
   }
+  const render = (typed: MemdirError) => Effect.flatMap(renderError(typed, wantsJson, command), exitWith)
+  if (isMemdirError(error)) return render(error)
+  // an environment variable memdir could not read (e.g. a malformed duration): a settings problem
+  if (ConfigError.isConfigError(error)) return render(new SettingsError({ path: "environment", detail: String(error) }))
   // a file-system failure no command mapped itself: still one line + hint, with the I/O exit code
   if (isPlatformError(error)) {
     const where = error._tag === "SystemError" ? String(error.pathOrDescriptor ?? "") : ""
-    return Effect.flatMap(renderError(toIoError(error.method, where)(error), wantsJson), exitWith)
+    return render(toIoError(error.method, where)(error))
   }
   return Effect.die(error)
 }
@@ -52,8 +57,12 @@ const logToStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 
 // only the command argv names is loaded and evaluated (see Cli.load)
 const program = Effect.promise(() => Cli.load(process.argv)).pipe(
-  Effect.flatMap((memdir) => Command.run(memdir, { name: "memdir", version })(process.argv)),
-  Effect.catchAll(handleFailure),
+  Effect.flatMap((memdir) => {
+    const path = Cli.commandPathOf(memdir, process.argv)
+    return Command.run(memdir, { name: "memdir", version })(process.argv).pipe(
+      Effect.catchAll(handleFailure(path.length === 0 ? undefined : path.join(" ")))
+    )
+  }),
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
   Effect.provide(NodeContext.layer),
   // logs (a lock taken over, a degraded selector, …) go to stderr: stdout carries the output, JSON included

@@ -106,7 +106,8 @@ export class PathTraversalError extends Schema.TaggedError<PathTraversalError>()
     "symlink-loop",
     "unverifiable",
     "not-regular-file",
-    "too-large"
+    "too-large",
+    "case-alias"
   ),
   /** What exactly was refused (e.g. where a symlink points), when there is more to say than the reason. */
   detail: Schema.optional(Schema.String)

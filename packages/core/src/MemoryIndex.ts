@@ -48,7 +48,49 @@ export interface IndexText {
 export interface IndexUpdate<A> {
   readonly text: string
   readonly result: A
+  /**
+   * How to take back the other work the step did under the lock (the write program's memory file), run when the
+   * new index text cannot be written (a full disk): the change is then all or nothing. `what` names that work
+   * for the error ("the memory file x.md"); when the undo fails too, the error says exactly what to repair.
+   */
+  readonly undo?: IndexUndo | undefined
 }
+
+/** The undo of a step's other work (see `IndexUpdate.undo`). */
+export interface IndexUndo {
+  readonly what: string
+  readonly effect: Effect.Effect<void, unknown>
+}
+
+/**
+ * The index write failed: take back the step's other work, and say in the error whether that worked (nothing
+ * changed) or what is left to repair (`memdir doctor --fix` adds a missing index line).
+ */
+export const undoAfterIndexFailure = (
+  failure: MemoryIoError,
+  undo: IndexUndo | undefined
+): Effect.Effect<never, MemoryIoError> =>
+  undo === undefined ? Effect.fail(failure) : undo.effect.pipe(
+    Effect.matchEffect({
+      onSuccess: () =>
+        Effect.fail(
+          new MemoryIoError({
+            op: failure.op,
+            path: failure.path,
+            detail: `${failure.detail}; ${undo.what} was put back as it was, so nothing changed`
+          })
+        ),
+      onFailure: () =>
+        Effect.fail(
+          new MemoryIoError({
+            op: failure.op,
+            path: failure.path,
+            detail: `${failure.detail}; ${undo.what} was written but its index line was not, and putting it back ` +
+              "failed too: free some space, then run `memdir doctor --fix` (it adds the missing line)"
+          })
+        )
+    })
+  )
 
 export interface UpsertResult {
   /** A new line was added (false: the line pointing at the same file was replaced). */
@@ -380,7 +422,8 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
           const update = yield* f(current)
           if (update.text !== current.text) {
             yield* memoryFs.writeFileAtomic(current.path, update.text).pipe(
-              Effect.mapError(indexIoError("write", current.path))
+              Effect.mapError(indexIoError("write", current.path)),
+              Effect.catchAll((failure) => undoAfterIndexFailure(failure, update.undo))
             )
           }
           return update.result

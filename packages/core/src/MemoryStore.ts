@@ -10,7 +10,8 @@
  * - writes name a `.md` memory: never `MEMORY.md` (the index is maintained here), never a hidden entry
  *   (memdir's own state: locks, cursors, `.dream/`, `.team.git/`), never `logs/` (daily logs are append-only);
  * - a memory holds at most `MEMORY_MAX_BYTES`; its frontmatter must be valid, and it is written exactly as given
- *   (every frontmatter key kept), atomically, 0600 in 0700 directories, with its index line in the same step;
+ *   (every frontmatter key kept), atomically, 0600 in 0700 directories, with its index line in the same step: all or
+ *   nothing (when the index cannot be written, e.g. a full disk, the file is taken back, or the error names the fix);
  * - reads open without following a link and without blocking, insist on a regular file and are size-bounded.
  */
 import { FileSystem, Path } from "@effect/platform"
@@ -40,9 +41,11 @@ import { layer as MemoryFsLayer, MemoryFs, type MemoryFsError } from "./MemoryFs
 import {
   checkIndexCaps,
   INDEX_FILE,
+  type IndexUpdate,
   MemoryIndex,
   normalizeIndexLink,
   removeFromIndexText,
+  undoAfterIndexFailure,
   upsertIndexText
 } from "./MemoryIndex.js"
 import { findSecret } from "./SecretScan.js"
@@ -193,6 +196,29 @@ export const writeRefusal = (
   return undefined
 }
 
+/**
+ * `team` or `logs` in another case as the first segment (`Team/`, `LOGS/`, `logſ/`): on a case-insensitive file
+ * system (macOS's default APFS, Windows) it is the same directory, and would skip that directory's rules (the team
+ * guard, the team switch, append-only logs). Refused on every system, so the rule does not depend on the disk.
+ */
+export const caseAliasOf = (key: string): string | undefined => {
+  const first = key.split("/")[0] ?? ""
+  const folded = first.normalize("NFC").toUpperCase().toLowerCase()
+  return [TEAM_DIR, LOGS_DIR_NAME].find((reserved) => folded === reserved && first !== reserved)
+}
+
+const refuseCaseAlias = (key: string): Effect.Effect<void, PathTraversalError> => {
+  const reserved = caseAliasOf(key)
+  return reserved === undefined ? Effect.void : Effect.fail(
+    new PathTraversalError({
+      key,
+      reason: "case-alias",
+      detail: `${JSON.stringify(key.split("/")[0])} is ${reserved}/ on a case-insensitive file system: ` +
+        `name it ${reserved}/…`
+    })
+  )
+}
+
 const refuseKey = (key: string): Effect.Effect<void, InvalidMemoryInputError> => {
   const refusal = writeRefusal(key)
   return refusal === undefined ?
@@ -298,6 +324,7 @@ export const make = Effect.gen(function*() {
 
   const locate = Effect.fn("MemoryStore.locate")(function*(root: MemoryRoot, key: string) {
     const lexical = yield* containment.lexical(root.memoryDir, key.trim(), { allowAbsolute: true, allowRoot: true })
+    yield* refuseCaseAlias(lexical.key)
     if (scopeOf(lexical.key) === "team") {
       if (root.teamEnabled !== true) {
         return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })
@@ -416,11 +443,14 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  /** Read-modify-write of team/MEMORY.md and whatever `f` writes beside it, under the team lock. */
+  /**
+   * Read-modify-write of team/MEMORY.md and whatever `f` writes beside it, under the team lock; `f`'s undo runs
+   * when the index cannot be written (as in `MemoryIndex.modify`).
+   */
   const modifyTeamIndex = <A, E>(
     memoryDir: string,
     teamDir: string,
-    f: (current: string) => Effect.Effect<{ readonly text: string; readonly result: A }, E>
+    f: (current: string) => Effect.Effect<IndexUpdate<A>, E>
   ) =>
     Effect.gen(function*() {
       yield* ensureTeamDir(memoryDir, teamDir)
@@ -429,7 +459,11 @@ export const make = Effect.gen(function*() {
         Effect.gen(function*() {
           const current = (yield* teamText(teamDir, INDEX_FILE)) ?? ""
           const update = yield* f(current)
-          if (update.text !== current) yield* guard.write(teamDir, INDEX_FILE, update.text)
+          if (update.text !== current) {
+            yield* guard.write(teamDir, INDEX_FILE, update.text).pipe(
+              Effect.catchTag("MemoryIoError", (failure) => undoAfterIndexFailure(failure, update.undo))
+            )
+          }
           return update.result
         }),
         TEAM_LOCK_OPTIONS
@@ -462,7 +496,10 @@ export const make = Effect.gen(function*() {
           before,
           after: text
         }
-        return { text: planned.text, result }
+        const undo = before === undefined ?
+          fs.remove(path) :
+          guard.write(located.teamDir, located.teamKey, before)
+        return { text: planned.text, result, undo: { what: `the memory file ${key}`, effect: undo } }
       }))
 
   const writePrivate = (located: Extract<Located, { scope: "private" }>, content: WriteContent) =>
@@ -477,9 +514,8 @@ export const make = Effect.gen(function*() {
         const planned = upsertIndexText(current.text, { title: fields.name, file: key, hook: fields.description })
         const overCap = checkIndexCaps(current.path, current.text, planned.text)
         if (overCap !== undefined) return yield* overCap
-        yield* fs.writeFileAtomic(located.contained.path, text, { within: located.contained.realRoot }).pipe(
-          Effect.mapError(ioOnly(key))
-        )
+        const within = { within: located.contained.realRoot }
+        yield* fs.writeFileAtomic(located.contained.path, text, within).pipe(Effect.mapError(ioOnly(key)))
         const result: StoreWriteResult = {
           key,
           scope: "private",
@@ -489,7 +525,11 @@ export const make = Effect.gen(function*() {
           before,
           after: text
         }
-        return { text: planned.text, result }
+        // A full disk between the file and its line: the file is taken back (removed, or its old text restored).
+        const undo = before === undefined ?
+          fs.remove(located.contained.path) :
+          fs.writeFileAtomic(located.contained.path, before, within)
+        return { text: planned.text, result, undo: { what: `the memory file ${key}`, effect: undo } }
       }))
 
   const write = Effect.fn("MemoryStore.write")(function*(root: MemoryRoot, key: string, content: WriteContent) {
@@ -524,7 +564,11 @@ export const make = Effect.gen(function*() {
         indexLinesRemoved: planned.removed,
         before
       }
-      return { text: planned.text, result }
+      // The line cannot be removed (a full disk): the file comes back, so the removal is all or nothing too.
+      const undo = fileRemoved && before !== undefined ?
+        { what: `the removed memory file ${relative}`, effect: fs.writeFileAtomic(located.contained.path, before) } :
+        undefined
+      return { text: planned.text, result, undo }
     })
 
   const remove = Effect.fn("MemoryStore.remove")(function*(root: MemoryRoot, key: string) {

@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import type { AgentTool } from "../src/Agent.js"
 import * as Containment from "../src/Containment.js"
+import * as Doctor from "../src/Doctor.js"
 import { parseMemoryFile } from "../src/Frontmatter.js"
 import { acquireLock, releaseLock } from "../src/internal/fileLock.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -500,4 +501,150 @@ describe("MemoryFs", () => {
         )
       )
     ))
+})
+
+/**
+ * A file system whose disk fills up at chosen moments (issue 13, weak 4): the live one, except that writes of
+ * `MEMORY.md` fail with `NoSpace` while `full.index` is set, and every write and removal fails while `full.all`
+ * is set (so the undo cannot run either); `full.afterWriteOf` sets `full.all` once that file has been written.
+ */
+const diskFull = () => {
+  const full: { index: boolean; all: boolean; afterWriteOf?: string | undefined } = { index: false, all: false }
+  const noSpace = (op: string, path: string) =>
+    Effect.fail(new MemoryFs.MemoryFsError({ op, path, reason: "NoSpace", detail: "ENOSPC" }))
+  const layer = Layer.effect(
+    MemoryFs.MemoryFs,
+    Effect.map(MemoryFs.MemoryFs, (live) =>
+      MemoryFs.MemoryFs.of({
+        ...live,
+        writeFileAtomic: (path, data, options) =>
+          full.all || (full.index && path.endsWith("/MEMORY.md")) ?
+            noSpace("write", path) :
+            live.writeFileAtomic(path, data, options).pipe(
+              Effect.tap(() => {
+                if (full.afterWriteOf !== undefined && path.endsWith(full.afterWriteOf)) full.all = true
+              })
+            ),
+        remove: (path) => full.all ? noSpace("remove", path) : live.remove(path)
+      }))
+  ).pipe(Layer.provide(MemoryFs.layer))
+  const world = MemoryStore.layerWithContainment.pipe(
+    Layer.provideMerge(Layer.mergeAll(MemoryIndex.layerOver, TeamGuard.layerOver, Scanner.layer)),
+    Layer.provideMerge(layer),
+    Layer.provideMerge(NodeContext.layer)
+  )
+  return { full, world }
+}
+
+describe("MemoryStore: a full disk between a memory file and its index line (all or nothing)", () => {
+  const { full, world } = diskFull()
+  const fill = (index: boolean, all = false) =>
+    Effect.sync(() => {
+      full.index = index
+      full.all = all
+      full.afterWriteOf = undefined
+    })
+
+  it.scoped("a new private memory: the index write fails, the file is taken back, nothing changed", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const store = yield* MemoryStore.MemoryStore
+      const root = { memoryDir, teamEnabled: false }
+      yield* store.write(root, "feedback_a.md", memoryFile("A", "first rule", "feedback"))
+      const indexBefore = yield* read(`${memoryDir}/MEMORY.md`)
+      yield* fill(true)
+      const error = yield* Effect.flip(store.write(root, "feedback_b.md", memoryFile("B", "second", "feedback")))
+      yield* fill(false)
+      assert.strictEqual(error._tag, "MemoryIoError")
+      assert.include(error.message, "the memory file feedback_b.md was put back as it was, so nothing changed")
+      assert.isFalse(yield* exists(`${memoryDir}/feedback_b.md`))
+      assert.strictEqual(yield* read(`${memoryDir}/MEMORY.md`), indexBefore)
+    }).pipe(Effect.provide(world)))
+
+  it.scoped("an update whose line changes: the old text comes back with the old line", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const store = yield* MemoryStore.MemoryStore
+      const root = { memoryDir, teamEnabled: false }
+      const old = memoryFile("A", "first rule", "feedback")
+      yield* store.write(root, "feedback_a.md", old)
+      yield* fill(true)
+      const error = yield* Effect.flip(store.write(root, "feedback_a.md", memoryFile("A", "changed rule", "feedback")))
+      yield* fill(false)
+      assert.include(error.message, "nothing changed")
+      assert.strictEqual(yield* read(`${memoryDir}/feedback_a.md`), old)
+      assert.include(yield* read(`${memoryDir}/MEMORY.md`), "— first rule")
+    }).pipe(Effect.provide(world)))
+
+  it.scoped("a removal whose line cannot be removed: the file comes back", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const store = yield* MemoryStore.MemoryStore
+      const root = { memoryDir, teamEnabled: false }
+      const old = memoryFile("A", "first rule", "feedback")
+      yield* store.write(root, "feedback_a.md", old)
+      yield* fill(true)
+      const error = yield* Effect.flip(store.remove(root, "feedback_a.md"))
+      yield* fill(false)
+      assert.include(error.message, "the removed memory file feedback_a.md was put back")
+      assert.strictEqual(yield* read(`${memoryDir}/feedback_a.md`), old)
+    }).pipe(Effect.provide(world)))
+
+  it.scoped("a team memory: the team index write fails, the file is taken back", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const store = yield* MemoryStore.MemoryStore
+      const root = { memoryDir, teamEnabled: true }
+      yield* store.write(root, "team/project_a.md", memoryFile("A", "shared", "project"))
+      const teamIndex = yield* read(`${memoryDir}/team/MEMORY.md`)
+      yield* fill(true)
+      const error = yield* Effect.flip(store.write(root, "team/project_b.md", memoryFile("B", "shared 2", "project")))
+      yield* fill(false)
+      assert.include(error.message, "the memory file team/project_b.md was put back")
+      assert.isFalse(yield* exists(`${memoryDir}/team/project_b.md`))
+      assert.strictEqual(yield* read(`${memoryDir}/team/MEMORY.md`), teamIndex)
+    }).pipe(Effect.provide(world)))
+
+  it.scoped("when the undo fails too, the error says exactly what to repair, and doctor's fix is the one named", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const store = yield* MemoryStore.MemoryStore
+      const root = { memoryDir, teamEnabled: false }
+      yield* store.write(root, "feedback_a.md", memoryFile("A", "first rule", "feedback"))
+      // the memory file is written, then the disk is full for everything: the index line and the undo
+      full.afterWriteOf = "/feedback_b.md"
+      const error = yield* Effect.flip(store.write(root, "feedback_b.md", memoryFile("B", "second", "feedback")))
+      yield* fill(false)
+      assert.strictEqual(error._tag, "MemoryIoError")
+      assert.include(error.message, "feedback_b.md was written but its index line was not")
+      assert.include(error.message, "run `memdir doctor --fix` (it adds the missing line)")
+      // what the message promises: doctor names the file and its fix adds the line
+      const found = yield* Doctor.diagnose(memoryDir)
+      assert.isTrue(found.findings.some((f) => f.code === "missing-from-index" && f.path === "feedback_b.md"))
+      const report = yield* Doctor.fix(memoryDir)
+      assert.isTrue(report.changes.some((c) => c.code === "missing-from-index" && c.path === "feedback_b.md"))
+      assert.include(yield* read(`${memoryDir}/MEMORY.md`), "(feedback_b.md)")
+    }).pipe(Effect.provide(world)))
+})
+
+describe("MemoryStore: team/ and logs/ in another case (one directory on a case-insensitive file system)", () => {
+  it.scoped("Team/, TEAM/, LOGS/ and logſ/ are refused on every path, team memory on or off; teams/ is a name", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const store = yield* MemoryStore.MemoryStore
+      const text = memoryFile("X", "a rule", "project", `key: ${FAKE_AWS_KEY}\n`)
+      for (const teamEnabled of [false, true]) {
+        const root = { memoryDir, teamEnabled }
+        for (const key of ["Team/project_x.md", "TEAM/project_x.md", "LOGS/2026/01/2026-01-01.md", "log\u017f/x.md"]) {
+          const written = yield* Effect.flip(store.write(root, key, text))
+          assert.strictEqual(written._tag, "PathTraversalError", key)
+          assert.strictEqual(written._tag === "PathTraversalError" ? written.reason : "", "case-alias", key)
+          const read = yield* Effect.flip(store.read(root, key))
+          assert.strictEqual(read._tag, "PathTraversalError", key)
+        }
+      }
+      assert.deepStrictEqual(yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.readDirectory(memoryDir))), [])
+      const fine = yield* store.write({ memoryDir }, "teams/project_y.md", memoryFile("Y", "a rule", "project"))
+      assert.strictEqual(fine.scope, "private")
+    }).pipe(Effect.provide(live)))
 })

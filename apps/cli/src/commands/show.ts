@@ -1,14 +1,34 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
+import { InvalidMemoryInputError, type MemoryIoError } from "@memdir/core/Errors"
 import { parseFrontmatter } from "@memdir/core/Frontmatter"
-import { MemoryStore } from "@memdir/core/MemoryStore"
+import { MemoryFs } from "@memdir/core/MemoryFs"
+import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
 import { Staleness } from "@memdir/core/Staleness"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { common, jsonOption, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
 import { terminalLine, terminalText } from "../Terminal.js"
 import { locateTeam } from "./teamMemory.js"
+
+/** `show DIR`: say it is a directory (and how to list the memories), not an I/O failure. */
+const refuseDirectory = (root: MemoryRoot, file: string, error: MemoryIoError) =>
+  Effect.gen(function*() {
+    const located = yield* (yield* MemoryStore).locate(root, file).pipe(Effect.option)
+    const kind = Option.isNone(located) ? undefined : yield* (yield* MemoryFs).lstat(located.value.contained.path).pipe(
+      Effect.map((info) => info.kind),
+      Effect.orElseSucceed(() => undefined)
+    )
+    if (kind !== "Directory") return yield* error
+    return yield* new InvalidMemoryInputError({
+      field: "FILE",
+      value: file,
+      reason: "is a directory, not a memory file",
+      rule: "directory"
+    })
+  })
 
 export const showCommand = Command.make(
   "show",
@@ -21,10 +41,10 @@ export const showCommand = Command.make(
     Effect.gen(function*() {
       const team = yield* locateTeam(cwd)
       // The one door: containment (also through links), team files through the guard, no FIFO or device opened.
-      const stored = yield* (yield* MemoryStore).read({
-        memoryDir: team.memory.memoryDir,
-        teamEnabled: team.memory.enabled && team.enabled
-      }, file)
+      const root = { memoryDir: team.memory.memoryDir, teamEnabled: team.memory.enabled && team.enabled }
+      const stored = yield* (yield* MemoryStore).read(root, file).pipe(
+        Effect.catchTag("MemoryIoError", (error) => refuseDirectory(root, file, error))
+      )
       const relative = stored.key
       const text = stored.text
       const mtime = stored.mtimeMs

@@ -33,7 +33,7 @@ export const auditCommand = Command.make(
         }
       }
       if (violations.length > 0) process.exitCode = TeamGuard.AUDIT_VIOLATIONS_EXIT_CODE
-    }).pipe(Effect.provide(TeamGuard.layer))
+    })
   )
 ).pipe(
   Command.withDescription(
