@@ -26,7 +26,9 @@ export const subcommands: ReadonlyArray<readonly [name: string, load: () => Prom
   ["dream", () => import("./commands/dream.js").then((m) => m.dreamCommand)],
   ["extract", () => import("./commands/extract.js").then((m) => m.extractCommand)],
   ["log", () => import("./commands/log.js").then((m) => m.logCommand)],
-  ["team", () => import("./commands/team.js").then((m) => m.teamCommand)]
+  ["team", () => import("./commands/team.js").then((m) => m.teamCommand)],
+  ["hook", () => import("./commands/hook.js").then((m) => m.hookCommand)],
+  ["hooks", () => import("./commands/hooks.js").then((m) => m.hooksCommand)]
 ]
 
 const description = "File-based memory for AI agents: Markdown files per git repository"
