@@ -157,7 +157,7 @@ describe("memdir hook: a Claude-Code-shaped session", () => {
 })
 
 describe("memdir hook fails open", () => {
-  const cases: ReadonlyArray<readonly [string, () => string, Record<string, string>?]> = [
+  const cases: ReadonlyArray<readonly [string, () => string, Record<string, string> | undefined]> = [
     ["not JSON", () => "{not json", undefined],
     ["an empty stdin", () => "", undefined],
     ["a JSON array", () => "[1,2]", undefined],

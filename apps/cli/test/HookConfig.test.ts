@@ -112,8 +112,9 @@ describe("HookConfig", () => {
     settings,
     FastCheck.constantFrom("claude", "codex")
   ], ([config, agent]) => {
-    const installed = HookConfig.install(config as any, agent as HookConfig.Agent).config
-    assert.deepStrictEqual(HookConfig.uninstall(installed).config, config)
+    const original = config as any
+    const installed = HookConfig.install(original, agent as HookConfig.Agent).config
+    assert.deepStrictEqual(HookConfig.uninstall(installed).config, original)
     assert.deepStrictEqual(JSON.parse(HookConfig.renderConfig(installed)), installed)
   })
 
