@@ -259,10 +259,10 @@ describe("memdir hooks install | uninstall", () => {
       assert.deepStrictEqual(installed.hooks.PreToolUse, userSettings.hooks.PreToolUse)
       assert.deepStrictEqual(installed.hooks.Stop, [
         userSettings.hooks.Stop[0],
-        { hooks: [{ type: "command", command: "memdir hook", timeout: 10 }] }
+        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
       ])
       assert.deepStrictEqual(installed.hooks.UserPromptSubmit, [
-        { hooks: [{ type: "command", command: "memdir hook", timeout: 10 }] }
+        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
       ])
 
       const again = yield* memdir(["hooks", "install", "--agent", "claude"], "", env)

@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as HookConfig from "../src/hooks/HookConfig.js"
 
-const ours = { hooks: [{ type: "command", command: "memdir hook", timeout: 10 }] }
+const ours = { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
 
 const user = {
   env: { FOO: "1" },

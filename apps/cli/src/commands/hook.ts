@@ -19,7 +19,7 @@ import { sessionStart, sessionStop, userPromptSubmit } from "../hooks/HookHandle
 import { HOOK_INPUT_MAX_BYTES, type HookInput, type HookOutput, parseHookInput } from "../hooks/HookInput.js"
 
 /** A prompt hook answers within this or answers nothing (the agent waits up to the configured timeout). */
-export const HOOK_GUARD_MS = 5_000
+export const HOOK_GUARD_MS = 8_000
 /** The detached background job (extraction, dream) stops after this. */
 const BACKGROUND_GUARD_MS = 15 * 60_000
 

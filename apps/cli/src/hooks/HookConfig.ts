@@ -22,7 +22,7 @@ export const eventsFor: Record<Agent, ReadonlyArray<string>> = {
 
 export const DEFAULT_COMMAND = "memdir hook"
 /** Seconds the agent waits for the hook; memdir's own guard answers well before (docs/hooks.md). */
-export const HOOK_TIMEOUT_SECONDS = 10
+export const HOOK_TIMEOUT_SECONDS = 15
 
 /** memdir's handler: any command that runs memdir (`memdir`, `…/memdir.js`, `@memdir/cli`) with `hook` last. */
 export const isMemdirCommand = (command: unknown): boolean =>
