@@ -141,7 +141,14 @@ const main = () => {
   fs.writeFileSync(
     path.join(benchDir, "hook.json"),
     JSON.stringify(
-      { cli: path.relative(repoRoot, cli), size: SIZE, rounds: ROUNDS, node: process.version, budgetMs: BUDGET_MS, rows },
+      {
+        cli: path.relative(repoRoot, cli),
+        size: SIZE,
+        rounds: ROUNDS,
+        node: process.version,
+        budgetMs: BUDGET_MS,
+        rows
+      },
       null,
       2
     )
