@@ -5,6 +5,7 @@
  * cap, and install/uninstall merging with the user's own hooks (also the commands of docs/hooks.md as written).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Effect from "effect/Effect"
 import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -105,7 +106,7 @@ beforeAll(() => {
 })
 
 afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true })
+  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
 })
 
 describe("memdir hook: a Claude-Code-shaped session", () => {
@@ -339,4 +340,35 @@ describe("memdir hooks install | uninstall", () => {
         JSON.parse(fs.readFileSync(path.join(h, ".claude", "settings.json"), "utf8")).hooks
       )
     }))
+})
+
+describe("memdir hook: Stop starts extraction in the background", () => {
+  it.live("returns at once with nothing; the detached job then extracts the transcript (cursor written)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const session = "e1e2e3e4-0000-4000-8000-00000000bg01"
+      const transcript = path.join(scratch, `${session}.jsonl`)
+      const fixture = path.join(repoRoot, "packages/core/test/fixtures/transcripts/claude-code-session.jsonl")
+      fs.writeFileSync(transcript, fs.readFileSync(fixture, "utf8").replaceAll("__MEMORY_DIR__", memoryDir))
+      // The model answers only once the test lets it: the hook must have returned before any extraction finished.
+      let release: () => void = () => {}
+      const gate = new Promise<void>((resolve) => (release = resolve))
+      const server = yield* MessagesApiServer.make({
+        handler: () => gate.then(() => MessagesApiServer.text("Nothing worth saving."))
+      })
+      const env = { ANTHROPIC_API_KEY: "sk-test-hook", ANTHROPIC_BASE_URL: server.url }
+      const stop = yield* hook(event("Stop", { stop_hook_active: false, transcript_path: transcript }, session), env)
+      assertSilent(stop)
+      const cursor = path.join(memoryDir, ".extract", `${session}.json`)
+      assert.isFalse(fs.existsSync(cursor))
+      release()
+      // The detached job runs on its own: wait (bounded) for its cursor.
+      for (let i = 0; i < 600 && !fs.existsSync(cursor); i++) yield* Effect.sleep("100 millis")
+      assert.isTrue(fs.existsSync(cursor), "the background extraction wrote its cursor")
+      assert.strictEqual(JSON.parse(fs.readFileSync(cursor, "utf8")).messageCount, 6)
+      assert.isAtLeast((yield* server.requests).length, 1)
+      // then the dream's gates (one session here: the session gate stops it), the job's last write
+      const scan = path.join(memoryDir, ".dream-scan.json")
+      for (let i = 0; i < 600 && !fs.existsSync(scan); i++) yield* Effect.sleep("100 millis")
+      assert.isTrue(fs.existsSync(scan), "the background job evaluated the dream's gates")
+    })))
 })
