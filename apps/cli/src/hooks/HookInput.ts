@@ -91,5 +91,5 @@ export const hookOutput = (
   additionalContext: string
 ): HookOutput => ({ hookSpecificOutput: { hookEventName, additionalContext } })
 
-/** Both agents cut injected text over this to a short preview, so memdir never sends more. */
+/** Claude Code cuts injected text over this to a short preview (docs/hooks.md): memdir never sends more, to either agent. */
 export const CONTEXT_MAX_CHARS = 10_000
