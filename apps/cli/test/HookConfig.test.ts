@@ -59,11 +59,27 @@ describe("HookConfig", () => {
 
   it("recognises memdir's commands, not look-alikes", () => {
     for (
-      const c of ["memdir hook", "npx @memdir/cli hook", "node /opt/memdir/dist/memdir.js hook", "\"/x/memdir\" hook"]
+      const c of [
+        "memdir hook",
+        "npx @memdir/cli hook",
+        "node /opt/memdir/dist/memdir.js hook",
+        "\"/x/memdir\" hook",
+        "memdir hook --selector model"
+      ]
     ) {
       assert.isTrue(HookConfig.isMemdirCommand(c), c)
     }
-    for (const c of ["memdir hooks install", "echo hook", "memdir recall hook x", "notmemdirhook", 42, undefined]) {
+    for (
+      const c of [
+        "memdir hooks install",
+        "echo hook",
+        "memdir recall hook x",
+        "memdir hook x",
+        "notmemdirhook",
+        42,
+        undefined
+      ]
+    ) {
       assert.isFalse(HookConfig.isMemdirCommand(c), String(c))
     }
   })

@@ -148,7 +148,7 @@ const installCommand = Command.make(
     dryRun: dryRunOption,
     command: Options.text("command").pipe(
       Options.withDescription(
-        `The command the hooks run (default: "${HookConfig.DEFAULT_COMMAND}"; it must end with " hook")`
+        `The command the hooks run (default: "${HookConfig.DEFAULT_COMMAND}"; memdir's \`hook\`, options after it)`
       ),
       Options.optional
     )
@@ -161,7 +161,7 @@ const installCommand = Command.make(
           at: "",
           detail: `${
             JSON.stringify(args.command.value)
-          } must run memdir with \`hook\` last (e.g. "npx @memdir/cli hook")`
+          } must run memdir's \`hook\` (e.g. "npx @memdir/cli hook", "memdir hook --selector model")`
         })
       )
       : run("install", args)

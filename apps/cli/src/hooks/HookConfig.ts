@@ -24,9 +24,12 @@ export const DEFAULT_COMMAND = "memdir hook"
 /** Seconds the agent waits for the hook; memdir's own guard answers well before (docs/hooks.md). */
 export const HOOK_TIMEOUT_SECONDS = 15
 
-/** memdir's handler: any command that runs memdir (`memdir`, `…/memdir.js`, `@memdir/cli`) with `hook` last. */
+/**
+ * memdir's handler: a command that runs memdir (`memdir`, `…/memdir.js`, `@memdir/cli`) with `hook` as its
+ * subcommand, options only after it (`memdir hook --selector model`).
+ */
 export const isMemdirCommand = (command: unknown): boolean =>
-  typeof command === "string" && /(?:^|[\s/"'@])memdir\S*\s+hook\s*$/.test(command)
+  typeof command === "string" && /(?:^|[\s/"'@])memdir\S*\s+hook(?:\s+-[^\n]*)?\s*$/.test(command)
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 type JsonObject = { readonly [key: string]: Json }
