@@ -51,7 +51,9 @@ const event = (name: string, fields: Record<string, unknown> = {}, session = SES
     ...fields
   })
 
-const hook = (input: string, env: Record<string, string> = {}) => memdir(["hook"], input, env)
+/** The time guard is tested on its own: here it is wide, so a loaded machine does not turn an answer into nothing. */
+const hook = (input: string, env: Record<string, string> = {}) =>
+  memdir(["hook"], input, { MEMDIR_HOOK_GUARD_MS: "120000", ...env })
 
 /** The additionalContext of a hook's answer; fails the test when the answer is not the documented JSON. */
 const contextOf = (run: CliRun, eventName: string): string => {
@@ -191,6 +193,13 @@ describe("memdir hook fails open", () => {
       }))
   }
 
+  it.live("a run over its time guard answers nothing and says so", () =>
+    Effect.gen(function*() {
+      const run = yield* hook(event("SessionStart", { source: "startup" }), { MEMDIR_HOOK_GUARD_MS: "1" })
+      assertSilent(run)
+      assert.match(run.stderr, /memdir hook: no answer within 1 ms; answered with nothing/)
+    }))
+
   it.live("the reason goes to stderr", () =>
     Effect.gen(function*() {
       const run = yield* hook(event("UserPromptSubmit", { prompt: "mock the database tests?" }, "bad id!"))
@@ -210,7 +219,7 @@ describe("memdir hook: the 10,000-character cap", () => {
       const bigMemory = path.join(scratch, "big-memory")
       fs.mkdirSync(bigMemory, { recursive: true })
       fs.writeFileSync(path.join(bigMemory, "MEMORY.md"), lines.join("\n") + "\n")
-      const run = yield* memdir(["hook"], event("SessionStart", { source: "startup" }), {
+      const run = yield* hook(event("SessionStart", { source: "startup" }), {
         HOME: bigHome,
         MEMDIR_MEMORY_DIR: bigMemory
       })

@@ -20,6 +20,14 @@ import { HOOK_INPUT_MAX_BYTES, type HookInput, type HookOutput, parseHookInput }
 
 /** A prompt hook answers within this or answers nothing (the agent waits up to the configured timeout). */
 export const HOOK_GUARD_MS = 8_000
+/**
+ * `MEMDIR_HOOK_GUARD_MS` (1–600000) replaces `HOOK_GUARD_MS`: a slower machine may need more; anything else in it is
+ * ignored (a hook must not fail over its own setting).
+ */
+const guardFromEnv = (): number => {
+  const value = Number(process.env.MEMDIR_HOOK_GUARD_MS)
+  return Number.isInteger(value) && value >= 1 && value <= 600_000 ? value : HOOK_GUARD_MS
+}
 /** The detached background job (extraction, dream) stops after this. */
 const BACKGROUND_GUARD_MS = 15 * 60_000
 
@@ -124,7 +132,7 @@ export const hookCommand = Command.make(
         a.background ? runBackground : answerHook,
       (a) => ({ selector: a.selector })
     )(args)
-    const guardMs = args.background ? BACKGROUND_GUARD_MS : HOOK_GUARD_MS
+    const guardMs = args.background ? BACKGROUND_GUARD_MS : guardFromEnv()
     // Belt and braces: should the runtime itself stall, the process still ends, with nothing on stdout.
     const hardStop = setTimeout(() => process.exit(0), guardMs + 2_000)
     hardStop.unref()
