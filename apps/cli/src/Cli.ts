@@ -29,7 +29,9 @@ export const subcommands: ReadonlyArray<readonly [name: string, load: () => Prom
   ["extract", () => import("./commands/extract.js").then((m) => m.extractCommand)],
   ["log", () => import("./commands/log.js").then((m) => m.logCommand)],
   ["team", () => import("./commands/team.js").then((m) => m.teamCommand)],
-  ["mcp", () => import("./commands/mcp.js").then((m) => m.mcpCommand)]
+  ["mcp", () => import("./commands/mcp.js").then((m) => m.mcpCommand)],
+  ["hook", () => import("./commands/hook.js").then((m) => m.hookCommand)],
+  ["hooks", () => import("./commands/hooks.js").then((m) => m.hooksCommand)]
 ]
 
 const description = "File-based memory for AI agents: Markdown files per git repository"

@@ -271,6 +271,20 @@ export class TeamSyncRejectedError extends Schema.TaggedError<TeamSyncRejectedEr
   }
 }
 
+/** An agent's hook configuration file (`~/.claude/settings.json`, `~/.codex/hooks.json`, …) memdir will not edit. */
+export class AgentConfigError extends Schema.TaggedError<AgentConfigError>()("AgentConfigError", {
+  path: Schema.String,
+  /** Where in the file, as a JSON pointer-ish path (`hooks.Stop[0].hooks`), or "" for the whole file. */
+  at: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    const at = this.at === "" ? "" : ` at ${this.at}`
+    return `agent configuration ${this.path}${at}: ${this.detail}. Nothing was written: fix the file (or move it ` +
+      `away) and run the command again.`
+  }
+}
+
 export type MemdirError =
   | InvalidFrontmatterError
   | InvalidMemoryDirError
@@ -288,6 +302,7 @@ export type MemdirError =
   | SecretDetectedError
   | TeamSyncError
   | TeamSyncRejectedError
+  | AgentConfigError
 
 /** The CLI's exit code for each error (documented in the README). 1 is reserved for defects. */
 export const exitCodes: Record<MemdirError["_tag"], number> = {
@@ -306,5 +321,6 @@ export const exitCodes: Record<MemdirError["_tag"], number> = {
   TeamMemoryDisabledError: 14,
   SecretDetectedError: 15,
   TeamSyncError: 16,
-  TeamSyncRejectedError: 17
+  TeamSyncRejectedError: 17,
+  AgentConfigError: 18
 }

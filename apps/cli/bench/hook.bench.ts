@@ -1,0 +1,158 @@
+/**
+ * Hook latency benchmark (docs/hooks.md): how long an agent CLI waits for `memdir hook` on 200 memories, offline (no
+ * key), as child processes fed the hook's JSON on stdin, side by side with the floor `node -e 0` and with
+ * `memdir recall --selector offline` (the same recall as a command). Each UserPromptSubmit run is a new session (so
+ * nothing is excluded as already surfaced) with a prompt that matches many memories. Every case once per round, in a
+ * rotated order, after a warm-up round; medians, spread, the ratio against `node -e 0` (median of per-round ratios)
+ * and the 1.5 s budget. Ratios and medians only, never timed assertions. Writes `.bench/hook.json` at the repo root.
+ *
+ *   tsx apps/cli/bench/hook.bench.ts
+ *   MEMDIR_BENCH_ROUNDS=15                   rounds per case (default 9)
+ *   MEMDIR_BENCH_CLI=path/to/memdir.js       another bundle
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const repoRoot = path.resolve(here, "../../..")
+const cli = path.resolve(process.env.MEMDIR_BENCH_CLI ?? path.join(repoRoot, "apps/cli/dist/memdir.js"))
+const benchDir = path.join(repoRoot, ".bench")
+const SIZE = 200
+const ROUNDS = Number(process.env.MEMDIR_BENCH_ROUNDS ?? 9)
+const PROMPT = "how should the database migration be tested before the deploy?"
+const BUDGET_MS = 1_500
+const GENERATOR_VERSION = 1
+
+const types = ["user", "feedback", "project", "reference"] as const
+const words = ["database", "pool", "migration", "deploy", "oncall", "review", "testing", "cache", "latency", "auth"]
+const sentence = "Body text that recall reads only when it selects this memory. "
+
+/** 200 memories and their index, deterministic, reused while the marker matches. */
+const corpus = (): string => {
+  const memoryDir = path.join(benchDir, `hook-${SIZE}`, "memory")
+  const marker = path.join(benchDir, `hook-${SIZE}`, ".generated")
+  if (fs.existsSync(marker) && fs.readFileSync(marker, "utf8") === `${GENERATOR_VERSION}:${SIZE}\n`) return memoryDir
+  fs.rmSync(path.dirname(memoryDir), { recursive: true, force: true })
+  fs.mkdirSync(memoryDir, { recursive: true })
+  let seed = 7
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
+  const now = Date.now() / 1000
+  const index: Array<string> = []
+  for (let i = 0; i < SIZE; i++) {
+    const type = types[next() % 4]!
+    const topic = `${words[next() % 10]} ${words[next() % 10]} ${i}`
+    const file = `${type}_${topic.replace(/ /g, "_")}.md`
+    const description = `Notes about ${topic} for the team`
+    const absolute = path.join(memoryDir, file)
+    const body = sentence.repeat(2 + (next() % 30))
+    fs.writeFileSync(absolute, `---\nname: ${topic}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`)
+    const mtime = now - (next() % (90 * 86_400))
+    fs.utimesSync(absolute, mtime, mtime)
+    if (index.length < 150) index.push(`- [${topic}](${file}) — ${description}`)
+  }
+  fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), `${index.join("\n")}\n`)
+  fs.writeFileSync(marker, `${GENERATOR_VERSION}:${SIZE}\n`)
+  return memoryDir
+}
+
+type Case = () => number
+
+let sessionCounter = 0
+const hookInput = (event: "UserPromptSubmit" | "SessionStart") =>
+  JSON.stringify({
+    session_id: `bench-${process.pid}-${sessionCounter++}`,
+    transcript_path: null,
+    cwd: repoRoot,
+    hook_event_name: event,
+    ...(event === "UserPromptSubmit" ? { prompt: PROMPT } : { source: "startup" })
+  })
+
+const spawnCase = (
+  args: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv,
+  input?: () => string,
+  expectOutput = false
+): Case =>
+() => {
+  const stdin = input?.()
+  const start = process.hrtime.bigint()
+  const result = spawnSync(process.execPath, args, { env, input: stdin, stdio: ["pipe", "pipe", "pipe"] })
+  const ms = Number(process.hrtime.bigint() - start) / 1e6
+  if (result.status !== 0 || (expectOutput && result.stdout.length === 0)) {
+    throw new Error(
+      `node ${args.join(" ")} exited ${result.status} (${result.stdout.length} bytes out): ${
+        result.stderr.toString().slice(0, 2000)
+      }`
+    )
+  }
+  return ms
+}
+
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+const main = () => {
+  if (!fs.existsSync(cli)) throw new Error(`${cli} missing: run \`pnpm --filter @memdir/cli run bundle\``)
+  const memoryDir = corpus()
+  const { ANTHROPIC_API_KEY: _key, ...baseEnv } = process.env
+  const home = path.join(benchDir, "hook-home")
+  fs.mkdirSync(home, { recursive: true })
+  const env: NodeJS.ProcessEnv = { ...baseEnv, MEMDIR_MEMORY_DIR: memoryDir, MEMDIR_HOME: home }
+  const cases: Record<string, Case> = {
+    "node -e 0": spawnCase(["-e", "0"], baseEnv),
+    "hook UserPromptSubmit": spawnCase([cli, "hook"], env, () => hookInput("UserPromptSubmit"), true),
+    "hook SessionStart": spawnCase([cli, "hook"], env, () => hookInput("SessionStart"), true),
+    "recall --selector offline": spawnCase([cli, "recall", "--selector", "offline", PROMPT], env)
+  }
+  const names = Object.keys(cases)
+  const samples: Record<string, Array<number>> = Object.fromEntries(names.map((n) => [n, []]))
+  for (const name of names) cases[name]!() // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + round) % names.length]!
+      samples[name]!.push(cases[name]!())
+    }
+  }
+  const floor = samples["node -e 0"]!
+  const rows = names.map((name) => {
+    const xs = samples[name]!
+    const ratio = median(xs.map((x, i) => x / floor[i]!))
+    return { case: name, ms: median(xs), min: Math.min(...xs), max: Math.max(...xs), ratio }
+  })
+  console.log(`\nhook latency, ${SIZE} memories, offline (median of ${ROUNDS} alternated runs after a warm-up)`)
+  console.log("case".padEnd(28) + "ms".padStart(9) + "  " + "min–max".padEnd(18) + "× node -e 0".padStart(12))
+  for (const r of rows) {
+    console.log(
+      r.case.padEnd(28) + r.ms.toFixed(1).padStart(9) + "  " + `${r.min.toFixed(1)}–${r.max.toFixed(1)}`.padEnd(18) +
+        `${r.ratio.toFixed(2)}×`.padStart(12)
+    )
+  }
+  const hook = rows.find((r) => r.case === "hook UserPromptSubmit")!
+  console.log(
+    `\nUserPromptSubmit: ${hook.ms.toFixed(0)} ms median, budget ${BUDGET_MS} ms: ${
+      hook.ms <= BUDGET_MS ? "met" : "NOT MET"
+    }`
+  )
+  fs.writeFileSync(
+    path.join(benchDir, "hook.json"),
+    JSON.stringify(
+      {
+        cli: path.relative(repoRoot, cli),
+        size: SIZE,
+        rounds: ROUNDS,
+        node: process.version,
+        budgetMs: BUDGET_MS,
+        rows
+      },
+      null,
+      2
+    )
+  )
+}
+
+main()

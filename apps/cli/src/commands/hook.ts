@@ -1,0 +1,145 @@
+/**
+ * `memdir hook`: the one command an agent CLI's hooks run (docs/hooks.md). Reads the hook's JSON on stdin, dispatches
+ * on `hook_event_name`, and answers on stdout in the agent's JSON (`hookSpecificOutput.additionalContext`), or
+ * with nothing. It never blocks or fails the agent: every failure (bad JSON, a hostile field, memory disabled, I/O,
+ * a defect, a run over its time guard) ends with exit 0 and no output, the reason on stderr (which Claude Code
+ * shows only in verbose mode).
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as HookSessionState from "@memdir/core/HookSessionState"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { common, memdirHandler } from "../Common.js"
+import { sessionStart, sessionStop, userPromptSubmit } from "../hooks/HookHandlers.js"
+import { HOOK_INPUT_MAX_BYTES, type HookInput, type HookOutput, parseHookInput } from "../hooks/HookInput.js"
+
+/** A prompt hook answers within this or answers nothing (the agent waits up to the configured timeout). */
+export const HOOK_GUARD_MS = 8_000
+/**
+ * `MEMDIR_HOOK_GUARD_MS` (1–600000) replaces `HOOK_GUARD_MS`: a slower machine may need more; anything else in it is
+ * ignored (a hook must not fail over its own setting).
+ */
+const guardFromEnv = (): number => {
+  const value = Number(process.env.MEMDIR_HOOK_GUARD_MS)
+  return Number.isInteger(value) && value >= 1 && value <= 600_000 ? value : HOOK_GUARD_MS
+}
+/** The detached background job (extraction, dream) stops after this. */
+const BACKGROUND_GUARD_MS = 15 * 60_000
+
+/** stdin, whole, up to `HOOK_INPUT_MAX_BYTES` (more is an error); a terminal is no input. */
+const readHookStdin: Effect.Effect<string, Error> = Effect.async<string, Error>((resume) => {
+  const stdin = process.stdin
+  if (stdin.isTTY) return resume(Effect.succeed(""))
+  const chunks: Array<Buffer> = []
+  let size = 0
+  const onData = (chunk: Buffer) => {
+    size += chunk.length
+    if (size > HOOK_INPUT_MAX_BYTES) {
+      cleanup()
+      stdin.destroy()
+      resume(Effect.fail(new Error(`stdin is over ${HOOK_INPUT_MAX_BYTES} bytes`)))
+    } else {
+      chunks.push(chunk)
+    }
+  }
+  const onEnd = () => {
+    cleanup()
+    resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+  }
+  const onError = (error: Error) => {
+    cleanup()
+    resume(Effect.fail(error))
+  }
+  const cleanup = () => {
+    stdin.off("data", onData).off("end", onEnd).off("error", onError)
+  }
+  stdin.on("data", onData).on("end", onEnd).on("error", onError)
+  return Effect.sync(() => {
+    cleanup()
+    stdin.pause()
+  })
+})
+
+const say = (line: string) => Console.error(`memdir hook: ${line}`)
+
+const dispatch = (input: HookInput) =>
+  Effect.gen(function*() {
+    const sessionId = HookSessionState.decodeSessionId(input.session_id)
+    if (Either.isLeft(sessionId)) return yield* Effect.fail(sessionId.left)
+    switch (input.hook_event_name) {
+      case "SessionStart":
+        return yield* sessionStart(input)
+      case "UserPromptSubmit":
+        return yield* userPromptSubmit(input, sessionId.right)
+      case "Stop":
+      case "SessionEnd":
+        return yield* sessionStop(input)
+    }
+  })
+
+const answerHook = Effect.gen(function*() {
+  const parsed = parseHookInput(yield* readHookStdin)
+  if (Either.isLeft(parsed)) {
+    const problem = parsed.left
+    return yield* problem._tag === "OtherEvent" ? Effect.void : say(`${problem.detail}; answered with nothing`)
+  }
+  const output: Option.Option<HookOutput> = yield* dispatch(parsed.right).pipe(
+    Effect.provide(HookSessionState.layer)
+  )
+  if (Option.isSome(output)) yield* Console.log(JSON.stringify(output.value))
+})
+
+const runBackground = Effect.flatMap(
+  Effect.promise(() => import("../hooks/HookBackground.js")),
+  (module) => module.runBackground
+)
+
+/** Every failure, defect included, becomes "nothing" plus one stderr line: a memory hook must never fail the agent. */
+const failOpen = <E, R>(effect: Effect.Effect<void, E, R>, guardMs: number) =>
+  effect.pipe(
+    Effect.timeoutOption(Duration.millis(guardMs)),
+    Effect.flatMap(Option.match({
+      onNone: () => say(`no answer within ${guardMs} ms; answered with nothing`),
+      onSome: () => Effect.void
+    })),
+    // The one place memdir catches every cause on purpose (docs/hooks.md: fail open); the reason is still reported.
+    Effect.catchAllCause((cause) => say(`${Cause.pretty(cause).split("\n")[0]!.slice(0, 500)}; answered with nothing`))
+  )
+
+export const hookCommand = Command.make(
+  "hook",
+  {
+    ...common,
+    selector: Options.choice("selector", ["offline", "model", "auto"]).pipe(
+      Options.withDescription(
+        "Who picks memories on UserPromptSubmit: offline (default: no network, fast), model, or auto (model when a " +
+          "key is configured)"
+      ),
+      Options.withDefault("offline" as const)
+    ),
+    background: Options.boolean("background").pipe(
+      Options.withDescription("Internal: the detached extraction + dream job a Stop/SessionEnd hook starts")
+    )
+  },
+  (args) => {
+    const handled = memdirHandler(
+      (a: typeof args): Effect.Effect<void, unknown, Effect.Effect.Context<typeof runBackground | typeof answerHook>> =>
+        a.background ? runBackground : answerHook,
+      (a) => ({ selector: a.selector })
+    )(args)
+    const guardMs = args.background ? BACKGROUND_GUARD_MS : guardFromEnv()
+    // Belt and braces: should the runtime itself stall, the process still ends, with nothing on stdout.
+    const hardStop = setTimeout(() => process.exit(0), guardMs + 2_000)
+    hardStop.unref()
+    return failOpen(handled, guardMs)
+  }
+).pipe(
+  Command.withDescription(
+    "Answer an agent CLI hook (Claude Code, Codex): JSON on stdin, context on stdout; never fails the prompt"
+  )
+)

@@ -1,0 +1,182 @@
+/**
+ * `memdir hooks install | uninstall --agent claude|codex [--user|--project] [--dry-run]` (docs/hooks.md): writes or
+ * removes memdir's entries in the agent's hook configuration — Claude Code's `settings.json`, Codex's `hooks.json`
+ * — merging with what is there (`hooks/HookConfig.ts`). The file is written atomically (a temp file beside it, then
+ * a rename; through a symlink, the file it points to), and a malformed file is refused before anything is written.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import { FileSystem, Path } from "@effect/platform"
+import { AgentConfigError, MemoryIoError } from "@memdir/core/Errors"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as NodeOs from "node:os"
+import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import * as HookConfig from "../hooks/HookConfig.js"
+import { printJson } from "../Output.js"
+
+const agentOption = Options.choice("agent", ["claude", "codex"]).pipe(
+  Options.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")
+)
+const projectOption = Options.boolean("project").pipe(
+  Options.withDescription("The project's file (<git root>/.claude/settings.json or <git root>/.codex/hooks.json)")
+)
+const userOption = Options.boolean("user").pipe(
+  Options.withDescription("Your user file (~/.claude/settings.json or ~/.codex/hooks.json): the default")
+)
+const dryRunOption = Options.boolean("dry-run").pipe(
+  Options.withDescription("Print the change as a diff; write nothing")
+)
+
+/** Where an agent keeps its hook configuration, per scope. */
+const configPath = (agent: HookConfig.Agent, scope: HookConfig.Scope, cwd: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    if (scope === "project") {
+      const root = (yield* locate(cwd)).root.root
+      return agent === "claude" ? path.join(root, ".claude", "settings.json") : path.join(root, ".codex", "hooks.json")
+    }
+    const home = NodeOs.homedir()
+    if (agent === "claude") return path.join(home, ".claude", "settings.json")
+    const codexHome = process.env.CODEX_HOME
+    return path.join(
+      codexHome !== undefined && codexHome !== "" ? path.resolve(codexHome) : path.join(home, ".codex"),
+      "hooks.json"
+    )
+  })
+
+const scopeOf = (args: { readonly project: boolean; readonly user: boolean }) =>
+  args.project && args.user
+    ? Effect.fail(new AgentConfigError({ path: "--project/--user", at: "", detail: "give one of them, not both" }))
+    : Effect.succeed<HookConfig.Scope>(args.project ? "project" : "user")
+
+/** The file's text, or undefined when there is none; the target of a symlink is the file memdir edits. */
+const readTarget = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const io = (op: string) => (error: { readonly message: string }) =>
+      new MemoryIoError({ op, path: file, detail: error.message })
+    if (!(yield* fs.exists(file).pipe(Effect.mapError(io("check"))))) return { target: file, text: undefined }
+    const target = yield* fs.realPath(file).pipe(Effect.mapError(io("resolve")))
+    const info = yield* fs.stat(target).pipe(Effect.mapError(io("stat")))
+    if (info.type !== "File") {
+      return yield* new AgentConfigError({ path: file, at: "", detail: "is not a regular file" })
+    }
+    return { target, text: yield* fs.readFileString(target).pipe(Effect.mapError(io("read"))) }
+  })
+
+/** Temp file beside the target, then rename: a reader (the agent) sees the old file or the new one. */
+const writeAtomically = (target: string, text: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const io = (op: string) => (error: { readonly message: string }) =>
+      new MemoryIoError({ op, path: target, detail: error.message })
+    yield* fs.makeDirectory(path.dirname(target), { recursive: true }).pipe(Effect.mapError(io("create directory")))
+    const temp = path.join(path.dirname(target), `.${path.basename(target)}.memdir-${process.pid}.tmp`)
+    yield* fs.writeFileString(temp, text, { mode: 0o600 }).pipe(Effect.mapError(io("write")))
+    yield* fs.rename(temp, target).pipe(
+      Effect.mapError(io("rename")),
+      Effect.tapError(() => Effect.ignore(fs.remove(temp)))
+    )
+  })
+
+type Action = "install" | "uninstall"
+
+const run = (
+  action: Action,
+  args: {
+    readonly cwd: Option.Option<string>
+    readonly agent: HookConfig.Agent
+    readonly project: boolean
+    readonly user: boolean
+    readonly dryRun: boolean
+    readonly json: boolean
+    readonly command?: Option.Option<string>
+  }
+) =>
+  Effect.gen(function*() {
+    const scope = yield* scopeOf(args)
+    const file = yield* configPath(args.agent, scope, args.cwd)
+    const { target, text } = yield* readTarget(file)
+    const config = yield* HookConfig.parseConfig(file, text)
+    const command = Option.getOrElse(args.command ?? Option.none(), () => HookConfig.DEFAULT_COMMAND)
+    const change = action === "install" ? HookConfig.install(config, args.agent, command) : HookConfig.uninstall(config)
+    const changed = change.events.length > 0
+    const after = changed ? HookConfig.renderConfig(change.config) : text ?? ""
+    const diff = changed ? HookConfig.lineDiff(file, text ?? "", after) : ""
+    if (changed && !args.dryRun) yield* writeAtomically(target, after)
+    const agent = HookConfig.agentName[args.agent]
+    if (args.json) {
+      return yield* printJson({
+        action,
+        agent: args.agent,
+        scope,
+        path: file,
+        changed,
+        dryRun: args.dryRun,
+        events: change.events,
+        diff
+      })
+    }
+    if (!changed) {
+      return yield* Console.log(
+        action === "install"
+          ? `memdir hooks for ${agent} are already in ${file}`
+          : `no memdir hooks for ${agent} in ${file}: nothing to remove`
+      )
+    }
+    if (args.dryRun) {
+      yield* Console.log(diff.replace(/\n$/, ""))
+      return yield* Console.log(`(dry run: ${file} was not written)`)
+    }
+    yield* Console.log(
+      `${action === "install" ? "installed" : "removed"} memdir hooks for ${agent} ` +
+        `(${change.events.join(", ")}) ${action === "install" ? "in" : "from"} ${file}`
+    )
+  })
+
+const installCommand = Command.make(
+  "install",
+  {
+    ...common,
+    json: jsonOption,
+    agent: agentOption,
+    project: projectOption,
+    user: userOption,
+    dryRun: dryRunOption,
+    command: Options.text("command").pipe(
+      Options.withDescription(
+        `The command the hooks run (default: "${HookConfig.DEFAULT_COMMAND}"; memdir's \`hook\`, options after it)`
+      ),
+      Options.optional
+    )
+  },
+  memdirHandler((args) =>
+    Option.isSome(args.command) && !HookConfig.isMemdirCommand(args.command.value)
+      ? Effect.fail(
+        new AgentConfigError({
+          path: "--command",
+          at: "",
+          detail: `${
+            JSON.stringify(args.command.value)
+          } must run memdir's \`hook\` (e.g. "npx @memdir/cli hook", "memdir hook --selector model")`
+        })
+      )
+      : run("install", args)
+  )
+).pipe(
+  Command.withDescription("Add memdir's hooks to Claude Code's or Codex's configuration (merged, never clobbered)")
+)
+
+const uninstallCommand = Command.make(
+  "uninstall",
+  { ...common, json: jsonOption, agent: agentOption, project: projectOption, user: userOption, dryRun: dryRunOption },
+  memdirHandler((args) => run("uninstall", args))
+).pipe(Command.withDescription("Remove exactly the hooks `memdir hooks install` added"))
+
+export const hooksCommand = Command.make("hooks").pipe(
+  Command.withDescription("Install or remove memdir's hooks in an agent CLI (Claude Code, Codex)"),
+  Command.withSubcommands([installCommand, uninstallCommand])
+)

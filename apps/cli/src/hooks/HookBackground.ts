@@ -1,0 +1,77 @@
+/**
+ * `memdir hook --background`: what a `Stop` or `SessionEnd` hook starts, detached, after the agent's turn
+ * (docs/hooks.md): background extraction of the session's transcript (docs/extraction.md), then the dream's gates
+ * and, when they are open, the dream (docs/dream-and-logs.md). Loaded only by that process, so the hook itself
+ * never evaluates the extractor or the dream. Its input (ids and paths) comes in `MEMDIR_HOOK_BACKGROUND_INPUT`.
+ */
+import * as Dream from "@memdir/core/Dream"
+import { InvalidMemoryInputError } from "@memdir/core/Errors"
+import * as Extract from "@memdir/core/Extract"
+import { decodeSessionId } from "@memdir/core/HookSessionState"
+import { Settings } from "@memdir/core/Settings"
+import { TeamGuard } from "@memdir/core/TeamGuard"
+import { TeamMemory } from "@memdir/core/TeamMemory"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as NodePath from "node:path"
+import { locate, requireEnabled } from "../Common.js"
+import { BACKGROUND_INPUT_ENV } from "./HookHandlers.js"
+import { StopInput } from "./HookInput.js"
+
+/** Extraction runs per background job at most (each reads up to one run's budget of messages). */
+const MAX_EXTRACT_RUNS = 10
+
+const Job = Schema.parseJson(StopInput.pipe(Schema.omit("hook_event_name", "stop_hook_active")))
+
+const readJob = Effect.suspend(() => {
+  const raw = process.env[BACKGROUND_INPUT_ENV] ?? ""
+  return Schema.decodeUnknown(Job)(raw).pipe(
+    Effect.mapError(() =>
+      new InvalidMemoryInputError({ field: BACKGROUND_INPUT_ENV, value: raw.slice(0, 200), reason: "not a job" })
+    )
+  )
+})
+
+const extractAll = (input: Extract.ExtractInput) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < MAX_EXTRACT_RUNS; i++) {
+      const result = yield* Extract.extract(input)
+      if (result.remaining === 0 || result.range.to === result.range.from) return
+    }
+  })
+
+export const runBackground = Effect.gen(function*() {
+  const job = yield* readJob
+  const sessionId = yield* decodeSessionId(job.session_id)
+  const location = yield* locate(Option.some(job.cwd))
+  yield* requireEnabled(location)
+  const team = yield* (yield* TeamMemory).locate(location)
+  const transcript = job.transcript_path ?? undefined
+  if (transcript !== undefined) {
+    yield* extractAll({
+      memoryDir: location.memoryDir,
+      projectRoot: location.root.root,
+      transcript,
+      sessionId,
+      teamGuard: team.enabled ? yield* TeamGuard : undefined
+    }).pipe(
+      // An extraction that failed keeps its cursor (retried next time); the dream's gates are still worth a look.
+      Effect.catchAll((error) => Effect.logWarning(`memdir hook: extraction failed: ${error.message}`))
+    )
+  }
+  const settings = yield* Settings
+  // The agent keeps a project's transcripts side by side: the dream counts the sessions there.
+  const transcriptsDir = transcript !== undefined
+    ? NodePath.dirname(transcript)
+    : Dream.defaultTranscriptsDir(settings.env.memoryBase, location.root.root)
+  yield* Dream.runDream({
+    memoryDir: location.memoryDir,
+    transcriptsDir,
+    currentSessionId: sessionId,
+    projectRoot: location.root.root,
+    force: false,
+    dryRun: false,
+    commit: true
+  })
+})

@@ -1,0 +1,174 @@
+/**
+ * `memdir hooks install | uninstall` as pure functions over an agent's configuration (docs/hooks.md): Claude Code's
+ * `settings.json` and Codex's `hooks.json` share the shape `{"hooks": {Event: [{matcher?, hooks: [{type, command,
+ * timeout}]}]}}`. Install adds one group per event running `memdir hook` unless one is already there; uninstall
+ * removes exactly memdir's handlers (found by their command) and the groups, events and `hooks` object that only
+ * they filled. Every other key, event, group and handler is kept as it was. A file of another shape is refused
+ * with an `AgentConfigError` naming where.
+ */
+import { AgentConfigError } from "@memdir/core/Errors"
+import * as Either from "effect/Either"
+
+export type Agent = "claude" | "codex"
+export type Scope = "user" | "project"
+
+export const agentName: Record<Agent, string> = { claude: "Claude Code", codex: "Codex" }
+
+/** Codex documents no SessionEnd event: its hooks end with Stop. */
+export const eventsFor: Record<Agent, ReadonlyArray<string>> = {
+  claude: ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"],
+  codex: ["SessionStart", "UserPromptSubmit", "Stop"]
+}
+
+export const DEFAULT_COMMAND = "memdir hook"
+/** Seconds the agent waits for the hook; memdir's own guard answers well before (docs/hooks.md). */
+export const HOOK_TIMEOUT_SECONDS = 15
+
+/**
+ * memdir's handler: a command that runs memdir (`memdir`, `…/memdir.js`, `@memdir/cli`) with `hook` as its
+ * subcommand, options only after it (`memdir hook --selector model`).
+ */
+export const isMemdirCommand = (command: unknown): boolean =>
+  typeof command === "string" && /(?:^|[\s/"'@])memdir\S*\s+hook(?:\s+-[^\n]*)?\s*$/.test(command)
+
+type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+type JsonObject = { readonly [key: string]: Json }
+
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** One matcher group of an event: `{matcher?, hooks: [handler…]}` (checked by `parseConfig`). */
+export type HookGroup = JsonObject & { readonly hooks: ReadonlyArray<JsonObject> }
+
+/** The hook group memdir adds for one event. */
+export const memdirGroup = (command: string = DEFAULT_COMMAND): JsonObject => ({
+  hooks: [{ type: "command", command, timeout: HOOK_TIMEOUT_SECONDS }]
+})
+
+/** The `hooks` object memdir installs for an agent (also the plugin's `hooks/hooks.json`). */
+export const memdirHooks = (agent: Agent, command: string = DEFAULT_COMMAND): JsonObject =>
+  Object.fromEntries(eventsFor[agent].map((event) => [event, [memdirGroup(command)]]))
+
+/** Parses a configuration file's text: empty or absent is `{}`; anything but a JSON object is refused. */
+export const parseConfig = (path: string, text: string | undefined): Either.Either<JsonObject, AgentConfigError> => {
+  if (text === undefined || text.trim() === "") return Either.right({})
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    return Either.left(new AgentConfigError({ path, at: "", detail: `not valid JSON (${String(error)})` }))
+  }
+  if (!isObject(parsed)) return Either.left(new AgentConfigError({ path, at: "", detail: "not a JSON object" }))
+  return Either.map(checkHooks(path, parsed), () => parsed)
+}
+
+/** The `hooks` object of a config is `{Event: [{hooks: [{…}]}]}`, or memdir does not touch the file. */
+const checkHooks = (path: string, config: JsonObject): Either.Either<void, AgentConfigError> => {
+  const fail = (at: string, detail: string) => Either.left(new AgentConfigError({ path, at, detail }))
+  const hooks = config.hooks
+  if (hooks === undefined) return Either.right(undefined)
+  if (!isObject(hooks)) return fail("hooks", "is not an object of events")
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!Array.isArray(groups)) return fail(`hooks.${event}`, "is not an array of hook groups")
+    for (const [i, group] of (groups as ReadonlyArray<Json>).entries()) {
+      if (!isObject(group)) return fail(`hooks.${event}[${i}]`, "is not an object")
+      if (!Array.isArray(group.hooks)) return fail(`hooks.${event}[${i}].hooks`, "is not an array of handlers")
+      for (const [j, handler] of (group.hooks as ReadonlyArray<Json>).entries()) {
+        if (!isObject(handler)) return fail(`hooks.${event}[${i}].hooks[${j}]`, "is not an object")
+      }
+    }
+  }
+  return Either.right(undefined)
+}
+
+const groupsOf = (hooks: JsonObject, event: string): ReadonlyArray<HookGroup> =>
+  (hooks[event] as unknown as ReadonlyArray<HookGroup> | undefined) ?? []
+
+const hasMemdir = (group: HookGroup) => group.hooks.some((handler) => isMemdirCommand(handler.command))
+
+export interface ConfigChange {
+  readonly config: JsonObject
+  /** Events memdir's handler was added to (install) or removed from (uninstall). */
+  readonly events: ReadonlyArray<string>
+}
+
+/** Pure: the config with memdir's group added to each of the agent's events that has no memdir handler yet. */
+export const install = (config: JsonObject, agent: Agent, command: string = DEFAULT_COMMAND): ConfigChange => {
+  const hooks = isObject(config.hooks) ? config.hooks : {}
+  const added = eventsFor[agent].filter((event) => !groupsOf(hooks, event).some(hasMemdir))
+  if (added.length === 0) return { config, events: [] }
+  const next: Record<string, Json> = { ...hooks }
+  for (const event of added) next[event] = [...groupsOf(hooks, event), memdirGroup(command)]
+  return { config: { ...config, hooks: next }, events: added }
+}
+
+/** Pure: the config without memdir's handlers, and without what only they filled. */
+export const uninstall = (config: JsonObject): ConfigChange => {
+  if (!isObject(config.hooks)) return { config, events: [] }
+  const removedFrom: Array<string> = []
+  const next: Record<string, Json> = {}
+  for (const [event, value] of Object.entries(config.hooks)) {
+    const groups = value as unknown as ReadonlyArray<HookGroup>
+    if (!groups.some(hasMemdir)) {
+      next[event] = value
+      continue
+    }
+    removedFrom.push(event)
+    const kept = groups.flatMap((group): Array<HookGroup> => {
+      if (!hasMemdir(group)) return [group]
+      const handlers = group.hooks.filter((handler) => !isMemdirCommand(handler.command))
+      return handlers.length === 0 ? [] : [{ ...group, hooks: handlers }]
+    })
+    if (kept.length > 0) next[event] = kept as unknown as Json
+  }
+  if (removedFrom.length === 0) return { config, events: [] }
+  const { hooks: _hooks, ...rest } = config
+  return { config: Object.keys(next).length === 0 ? rest : { ...config, hooks: next }, events: removedFrom }
+}
+
+/** How memdir writes a config: two-space JSON and a final newline. */
+export const renderConfig = (config: JsonObject): string => JSON.stringify(config, null, 2) + "\n"
+
+/**
+ * Pure: a unified line diff of two texts (a longest-common-subsequence diff with `context` lines around each
+ * change), for `--dry-run`.
+ */
+export const lineDiff = (path: string, before: string, after: string, context = 3): string => {
+  const a = before === "" ? [] : before.replace(/\n$/, "").split("\n")
+  const b = after === "" ? [] : after.replace(/\n$/, "").split("\n")
+  const lcs: Array<Array<number>> = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0))
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!)
+    }
+  }
+  const ops: Array<{ readonly op: " " | "-" | "+"; readonly line: string }> = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      ops.push({ op: " ", line: a[i]! })
+      i++
+      j++
+    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
+      ops.push({ op: "+", line: b[j]! })
+      j++
+    } else {
+      ops.push({ op: "-", line: a[i]! })
+      i++
+    }
+  }
+  const near = ops.map((_, k) => ops.slice(Math.max(0, k - context), k + context + 1).some((o) => o.op !== " "))
+  const out = [`--- ${path}`, `+++ ${path}`]
+  let skipped = false
+  for (const [k, o] of ops.entries()) {
+    if (!near[k]) {
+      skipped = true
+      continue
+    }
+    if (skipped) out.push("@@ … @@")
+    skipped = false
+    out.push(`${o.op}${o.line}`)
+  }
+  return out.join("\n") + "\n"
+}

@@ -1,0 +1,231 @@
+/**
+ * What `memdir hook` does for each event (docs/hooks.md), as effects over the live memdir services:
+ * - `SessionStart`: the memory section of the system prompt (index under its caps), fitted under the agent's
+ *   10,000-character limit (index lines left out are counted, with how to read them);
+ * - `UserPromptSubmit`: recall for the prompt, minus what this session already surfaced (`HookSessionState`),
+ *   nothing for one-word prompts;
+ * - `Stop` / `SessionEnd`: extraction and the dream gates in a detached background process (only with a key),
+ *   nothing when `stop_hook_active`.
+ * A handler answers `None` when it has nothing to say; the command turns every failure into "nothing" too.
+ */
+import { HookSessionState, type SessionId } from "@memdir/core/HookSessionState"
+import { INDEX_FILE, type LoadedIndex, MemoryIndex } from "@memdir/core/MemoryIndex"
+import * as Model from "@memdir/core/Model"
+import { type MemoryPromptInput, renderMemoryPrompt } from "@memdir/core/Prompt"
+import {
+  RECALL_SESSION_BUDGET_BYTES,
+  type RecalledMemory,
+  RecallSession,
+  renderRecalledMemory,
+  skipReasonFor
+} from "@memdir/core/Recall"
+import { teamPromptInput } from "@memdir/core/TeamMemory"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { spawn } from "node:child_process"
+import { locateTeam } from "../commands/teamMemory.js"
+import { ensureMemoryDir } from "../Common.js"
+import { toIoError } from "../Output.js"
+import {
+  CONTEXT_MAX_CHARS,
+  type HookOutput,
+  hookOutput,
+  type SessionEndInput,
+  type SessionStartInput,
+  type StopInput,
+  type UserPromptSubmitInput
+} from "./HookInput.js"
+
+// ---------------------------------------------------------------------------------------------------------------
+// SessionStart: the memory prompt, fitted under the cap
+// ---------------------------------------------------------------------------------------------------------------
+
+const thousands = (n: number) => n.toLocaleString("en-US")
+
+const leftOutNote = (left: number, total: number, file: string, path: string, max: number) =>
+  `[memdir: ${left} of ${total} lines of ${file} are left out here to keep this context under ` +
+  `${thousands(max)} characters. Read the whole index with \`memdir show ${file}\` or your file tool: ${path}]`
+
+const keepLines = (index: LoadedIndex, kept: number, file: string, max: number): LoadedIndex => {
+  const lines = index.content.replace(/\n+$/, "").split("\n")
+  if (kept >= lines.length) return index
+  const note = leftOutNote(lines.length - kept, lines.length, file, index.path, max)
+  return { ...index, content: [...lines.slice(0, kept), note].join("\n") + "\n" }
+}
+
+const lineCount = (index: LoadedIndex) => index.content.replace(/\n+$/, "").split("\n").length
+
+/** The largest `n` in [0, hi] for which `fits(n)`, given `fits` is monotone; -1 when none. */
+const largestFitting = (hi: number, fits: (n: number) => boolean): number => {
+  let lo = 0
+  let best = -1
+  let top = hi
+  while (lo <= top) {
+    const mid = (lo + top) >> 1
+    if (fits(mid)) {
+      best = mid
+      lo = mid + 1
+    } else {
+      top = mid - 1
+    }
+  }
+  return best
+}
+
+/**
+ * Pure: the memory prompt at most `max` characters long. Index lines are left out from the end (the private index
+ * first, then the team index), with a note saying how many and how to read them; a prompt still too long without
+ * any index line is cut, with a note naming `memdir prompt`.
+ */
+export const fitMemoryPrompt = (input: MemoryPromptInput, max: number = CONTEXT_MAX_CHARS): string => {
+  const render = (i: MemoryPromptInput) => Either.getOrThrow(renderMemoryPrompt(i))
+  const full = render(input)
+  if (full.length <= max) return full
+  const team = input.team
+  const withPrivate = (kept: number, teamIndex = team?.index): MemoryPromptInput => ({
+    ...input,
+    index: keepLines(input.index, kept, INDEX_FILE, max),
+    team: team === undefined || teamIndex === undefined ? team : { ...team, index: teamIndex }
+  })
+  const privateLines = lineCount(input.index)
+  const kept = largestFitting(privateLines, (n) => render(withPrivate(n)).length <= max)
+  if (kept >= 0) return render(withPrivate(kept))
+  if (team !== undefined) {
+    const teamLines = lineCount(team.index)
+    const withTeam = (n: number) => withPrivate(0, keepLines(team.index, n, `team/${INDEX_FILE}`, max))
+    const teamKept = largestFitting(teamLines, (n) => render(withTeam(n)).length <= max)
+    if (teamKept >= 0) return render(withTeam(teamKept))
+  }
+  const tail = `\n[memdir: cut at ${thousands(max)} characters; print the whole section with \`memdir prompt\`]\n`
+  return render(withPrivate(0)).slice(0, max - tail.length) + tail
+}
+
+export const sessionStart = Effect.fn("Hook.sessionStart")(function*(input: typeof SessionStartInput.Type) {
+  const team = yield* locateTeam(Option.some(input.cwd))
+  const location = team.memory
+  if (!location.enabled) return Option.none<HookOutput>()
+  // The directory exists before the prompt says so (docs/configuration.md).
+  yield* ensureMemoryDir(location.memoryDir).pipe(Effect.mapError(toIoError("init", location.memoryDir)))
+  // A new session is the moment to forget old ones; a failure here must not cost the session its memory.
+  yield* (yield* HookSessionState).cleanup(location.memoryDir).pipe(
+    Effect.catchAll((error) => Effect.logWarning(`memdir hook: session cleanup failed: ${error.message}`))
+  )
+  const index = yield* (yield* MemoryIndex).load(location.memoryDir)
+  const teamInput = yield* teamPromptInput(team)
+  const context = fitMemoryPrompt({ memoryDir: location.memoryDir, index, team: teamInput })
+  return Option.some(hookOutput("SessionStart", context))
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// UserPromptSubmit: recall, once per memory per session
+// ---------------------------------------------------------------------------------------------------------------
+
+const RECALL_HEADER = "Memories from memdir that may help with this prompt (saved earlier; check before relying on " +
+  "them):"
+
+/**
+ * Pure: the recalled memories as one context of at most `max` characters. Memories that do not fit are named
+ * with their file, so the model can read them.
+ */
+export const fitRecall = (
+  memories: ReadonlyArray<RecalledMemory>,
+  max: number = CONTEXT_MAX_CHARS
+): { readonly text: string; readonly shown: ReadonlyArray<RecalledMemory> } => {
+  const parts: Array<string> = [RECALL_HEADER]
+  const shown: Array<RecalledMemory> = []
+  const notShown: Array<RecalledMemory> = []
+  let length = RECALL_HEADER.length
+  // Room kept for the note naming what did not fit.
+  const reserve = 200 + memories.length * 300
+  for (const memory of memories) {
+    const part = renderRecalledMemory(memory)
+    if (notShown.length === 0 && length + 2 + part.length <= max - reserve) {
+      parts.push(part)
+      shown.push(memory)
+      length += 2 + part.length
+    } else {
+      notShown.push(memory)
+    }
+  }
+  if (notShown.length > 0) {
+    const names = notShown.map((m) => `- ${m.path} (${m.type}): ${m.description.slice(0, 150)} — ${m.absolutePath}`)
+    parts.push(
+      `Also relevant, not shown to stay under ${thousands(max)} characters (read with your file tool):\n` +
+        names.join("\n")
+    )
+  }
+  return { text: parts.join("\n\n").slice(0, max), shown }
+}
+
+const utf8Length = (text: string) => Buffer.byteLength(text, "utf8")
+
+export const userPromptSubmit = Effect.fn("Hook.userPromptSubmit")(
+  function*(input: typeof UserPromptSubmitInput.Type, sessionId: SessionId) {
+    // One-word, empty and "ignore memory" prompts: nothing, before touching the disk.
+    if (skipReasonFor(input.prompt) !== undefined) return Option.none<HookOutput>()
+    const team = yield* locateTeam(Option.some(input.cwd))
+    const location = team.memory
+    if (!location.enabled) return Option.none<HookOutput>()
+    const state = yield* HookSessionState
+    const before = yield* state.load(location.memoryDir, sessionId)
+    if (before.bytes >= RECALL_SESSION_BUDGET_BYTES) return Option.none<HookOutput>()
+    const result = yield* (yield* RecallSession).recall({
+      memoryDir: location.memoryDir,
+      query: input.prompt,
+      teamEnabled: team.enabled,
+      alreadyRead: before.surfaced
+    })
+    if (result.selected.length === 0) return Option.none<HookOutput>()
+    const { shown, text } = fitRecall(result.selected)
+    // Named but not shown counts as surfaced too: the model was told where it is.
+    yield* state.record(
+      location.memoryDir,
+      sessionId,
+      result.selected.map((m) => m.path),
+      shown.reduce((sum, m) => sum + utf8Length(m.content), 0)
+    )
+    return Option.some(hookOutput("UserPromptSubmit", text))
+  }
+)
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stop / SessionEnd: background extraction and dream, detached
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The environment variable that carries the background job's input (small: ids and paths only). */
+export const BACKGROUND_INPUT_ENV = "MEMDIR_HOOK_BACKGROUND_INPUT"
+
+export interface BackgroundJob {
+  readonly session_id: string
+  readonly cwd: string
+  readonly transcript_path?: string | null | undefined
+}
+
+/** Starts `memdir hook --background` detached from this process, its stdio closed, and returns at once. */
+const startBackground = (job: BackgroundJob) =>
+  Effect.sync(() => {
+    const script = process.argv[1]
+    if (script === undefined) return false
+    const child = spawn(process.execPath, [script, "hook", "--background"], {
+      detached: true,
+      stdio: "ignore",
+      cwd: job.cwd,
+      env: { ...process.env, [BACKGROUND_INPUT_ENV]: JSON.stringify(job) }
+    })
+    child.on("error", () => {}) // the parent is gone by then; nothing to report to
+    child.unref()
+    return true
+  })
+
+export const sessionStop = Effect.fn("Hook.sessionStop")(
+  function*(input: typeof StopInput.Type | typeof SessionEndInput.Type) {
+    if (input.hook_event_name === "Stop" && input.stop_hook_active === true) return Option.none<HookOutput>()
+    // Extraction and the dream need a model: without a key there is nothing to start.
+    if (!(yield* Model.isConfigured)) return Option.none<HookOutput>()
+    const team = yield* locateTeam(Option.some(input.cwd))
+    if (!team.memory.enabled) return Option.none<HookOutput>()
+    yield* startBackground({ session_id: input.session_id, cwd: input.cwd, transcript_path: input.transcript_path })
+    return Option.none<HookOutput>()
+  }
+)

@@ -1,0 +1,157 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as HookConfig from "../src/hooks/HookConfig.js"
+
+const ours = { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+
+const user = {
+  env: { FOO: "1" },
+  hooks: {
+    Stop: [{ hooks: [{ type: "command", command: "say done" }] }],
+    UserPromptSubmit: [{ matcher: "", hooks: [{ type: "command", command: "./redact.sh" }] }],
+    PostToolUse: [{ matcher: "Write|Edit", hooks: [{ type: "command", command: "prettier --write" }] }]
+  }
+}
+
+describe("HookConfig", () => {
+  it("install appends memdir's group to each event, keeping the user's groups and keys", () => {
+    const { config, events } = HookConfig.install(user, "claude")
+    assert.deepStrictEqual(events, ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
+    assert.deepStrictEqual(config, {
+      env: { FOO: "1" },
+      hooks: {
+        Stop: [user.hooks.Stop[0], ours],
+        UserPromptSubmit: [user.hooks.UserPromptSubmit[0], ours],
+        PostToolUse: user.hooks.PostToolUse,
+        SessionStart: [ours],
+        SessionEnd: [ours]
+      }
+    })
+    assert.deepStrictEqual(HookConfig.install(config, "claude"), { config, events: [] }, "idempotent")
+  })
+
+  it("codex gets three events (no SessionEnd)", () => {
+    assert.deepStrictEqual(Object.keys(HookConfig.install({}, "codex").config.hooks as object), [
+      "SessionStart",
+      "UserPromptSubmit",
+      "Stop"
+    ])
+  })
+
+  it("uninstall removes only memdir's handlers, also from a group it shares with the user", () => {
+    const shared = {
+      hooks: {
+        Stop: [{
+          matcher: "",
+          hooks: [{ type: "command", command: "say done" }, { type: "command", command: "memdir hook" }]
+        }]
+      }
+    }
+    assert.deepStrictEqual(HookConfig.uninstall(shared).config, {
+      hooks: { Stop: [{ matcher: "", hooks: [{ type: "command", command: "say done" }] }] }
+    })
+    assert.deepStrictEqual(HookConfig.uninstall(user), { config: user, events: [] })
+  })
+
+  it("recognises memdir's commands, not look-alikes", () => {
+    for (
+      const c of [
+        "memdir hook",
+        "npx @memdir/cli hook",
+        "node /opt/memdir/dist/memdir.js hook",
+        "\"/x/memdir\" hook",
+        "memdir hook --selector model"
+      ]
+    ) {
+      assert.isTrue(HookConfig.isMemdirCommand(c), c)
+    }
+    for (
+      const c of [
+        "memdir hooks install",
+        "echo hook",
+        "memdir recall hook x",
+        "memdir hook x",
+        "notmemdirhook",
+        42,
+        undefined
+      ]
+    ) {
+      assert.isFalse(HookConfig.isMemdirCommand(c), String(c))
+    }
+  })
+
+  it("refuses a file of another shape, naming where", () => {
+    const refused = (text: string) => Either.getLeft(HookConfig.parseConfig("/h/settings.json", text))
+    assert.strictEqual(refused("{").pipe((e) => e._tag === "Some" && e.value.at), "")
+    assert.strictEqual(refused("[1]").pipe((e) => e._tag === "Some" && e.value.detail), "not a JSON object")
+    assert.strictEqual(refused("{\"hooks\": []}").pipe((e) => e._tag === "Some" && e.value.at), "hooks")
+    assert.strictEqual(
+      refused("{\"hooks\": {\"Stop\": {}}}").pipe((e) => e._tag === "Some" && e.value.at),
+      "hooks.Stop"
+    )
+    assert.strictEqual(
+      refused("{\"hooks\": {\"Stop\": [{\"hooks\": \"x\"}]}}").pipe((e) => e._tag === "Some" && e.value.at),
+      "hooks.Stop[0].hooks"
+    )
+    assert.deepStrictEqual(HookConfig.parseConfig("/h/settings.json", ""), Either.right({}))
+  })
+
+  const json = FastCheck.letrec((tie) => ({
+    value: FastCheck.oneof(
+      { depthSize: "small" },
+      FastCheck.string(),
+      FastCheck.integer(),
+      FastCheck.boolean(),
+      FastCheck.constant(null),
+      FastCheck.array(tie("value"), { maxLength: 3 }),
+      FastCheck.dictionary(FastCheck.string({ maxLength: 5 }), tie("value"), { maxKeys: 3 })
+    )
+  })).value
+  const handler = FastCheck.record({
+    type: FastCheck.constant("command"),
+    command: FastCheck.string({ maxLength: 20 }).filter((c) => !HookConfig.isMemdirCommand(c))
+  })
+  const group = FastCheck.record({ hooks: FastCheck.array(handler, { minLength: 1, maxLength: 3 }) })
+  const event = FastCheck.constantFrom("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreToolUse")
+  const settings = FastCheck.record({
+    other: FastCheck.dictionary(FastCheck.string({ maxLength: 8 }).filter((k) => k !== "hooks"), json, { maxKeys: 3 }),
+    hooks: FastCheck.option(
+      FastCheck.dictionary(event, FastCheck.array(group, { minLength: 1, maxLength: 2 }), { minKeys: 1 })
+    )
+  }).map(({ hooks, other }) => (hooks === null ? other : { ...other, hooks }))
+
+  it.prop("uninstall(install(config)) is the config again, for both agents", [
+    settings,
+    FastCheck.constantFrom("claude", "codex")
+  ], ([config, agent]) => {
+    const original = config as any
+    const installed = HookConfig.install(original, agent as HookConfig.Agent).config
+    assert.deepStrictEqual(HookConfig.uninstall(installed).config, original)
+    assert.deepStrictEqual(JSON.parse(HookConfig.renderConfig(installed)), installed)
+  })
+
+  it("the dry-run diff shows the added lines and the file", () => {
+    const before = HookConfig.renderConfig(user)
+    const after = HookConfig.renderConfig(HookConfig.install(user, "codex").config)
+    const diff = HookConfig.lineDiff("/h/hooks.json", before, after)
+    assert.match(diff, /^--- \/h\/hooks\.json\n\+\+\+ \/h\/hooks\.json\n/)
+    assert.include(diff, "+            \"command\": \"memdir hook\",")
+    // only a closing bracket gains a comma: nothing of the user's is removed
+    const removed = diff.split("\n").slice(2).filter((line) => line.startsWith("-"))
+    for (const line of removed) assert.match(line, /^-\s*[\]}]$/)
+  })
+
+  it("the plugin's hooks/hooks.json is what install writes for Claude Code", () => {
+    const here = path.dirname(fileURLToPath(import.meta.url))
+    const plugin = JSON.parse(fs.readFileSync(path.join(here, "../../../plugins/claude-code/hooks/hooks.json"), "utf8"))
+    assert.deepStrictEqual(plugin.hooks, HookConfig.memdirHooks("claude"))
+    const manifest = JSON.parse(
+      fs.readFileSync(path.join(here, "../../../plugins/claude-code/.claude-plugin/plugin.json"), "utf8")
+    )
+    assert.strictEqual(manifest.name, "memdir")
+  })
+})

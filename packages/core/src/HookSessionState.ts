@@ -1,0 +1,149 @@
+/**
+ * What one agent session already got from memory, across hook processes (docs/hooks.md): an agent CLI runs
+ * `memdir hook` as a new process per prompt, so the in-process `RecallSession` forgets between prompts. This keeps,
+ * per `session_id`, the memories surfaced so far and the bytes they took, in `<memdir>/.sessions/<id>.json`
+ * (hidden: the scanner, recall and the memory tools never see it).
+ *
+ * Hostile input is expected (the session id comes from the hook's stdin): an id is a short token of letters, digits,
+ * `-` and `_` or it is refused; files are read with a size bound and written atomically, both only inside the
+ * memory directory (`MemoryFs` `within`, so a `.sessions` symlink is refused). State is bounded (at most
+ * `MAX_SURFACED` paths per session, `MAX_SESSIONS` files) and old sessions are removed (`cleanup`).
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { InvalidMemoryInputError, MemoryIoError } from "./Errors.js"
+import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
+
+export const SESSIONS_DIR = ".sessions"
+/** Paths remembered per session at most (recall surfaces ≤ 5 per prompt, so this is hundreds of prompts). */
+export const MAX_SURFACED = 1_000
+/** Session files kept at most; the oldest beyond it are removed. */
+export const MAX_SESSIONS = 200
+/** Sessions untouched for this long are removed. */
+export const SESSION_MAX_AGE_MS = 7 * 24 * 3_600_000
+const STATE_MAX_BYTES = 256 * 1024
+
+/** A session id as an agent CLI gives it (UUIDs, Codex thread ids): letters, digits, `-`, `_`; 1–128 characters. */
+export const SessionId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/),
+  Schema.brand("HookSessionId")
+)
+export type SessionId = typeof SessionId.Type
+
+export const decodeSessionId = (raw: string): Either.Either<SessionId, InvalidMemoryInputError> =>
+  Either.mapLeft(
+    Schema.decodeUnknownEither(SessionId)(raw),
+    () =>
+      new InvalidMemoryInputError({
+        field: "session_id",
+        value: raw.slice(0, 200),
+        reason: "must be 1–128 letters, digits, '-' or '_'"
+      })
+  )
+
+const StateFile = Schema.Struct({
+  version: Schema.Literal(1),
+  /** Relative to the memory directory, `/`-separated, oldest first. */
+  surfaced: Schema.Array(Schema.String.pipe(Schema.maxLength(1024))),
+  bytes: Schema.Number,
+  updatedAt: Schema.Number
+})
+const decodeState = Schema.decodeUnknownEither(Schema.parseJson(StateFile))
+
+export interface SessionState {
+  readonly surfaced: ReadonlyArray<string>
+  /** Bytes of memory content surfaced so far (the recall session budget counts them). */
+  readonly bytes: number
+}
+
+const empty: SessionState = { surfaced: [], bytes: 0 }
+
+export class HookSessionState extends Context.Tag("@memdir/core/HookSessionState")<HookSessionState, {
+  /** The session's state; a missing or unreadable file is a fresh session (the state is a cache, not data). */
+  readonly load: (memoryDir: string, sessionId: SessionId) => Effect.Effect<SessionState, MemoryIoError>
+  /** Adds what a prompt surfaced (relative paths) and its bytes, atomically. */
+  readonly record: (
+    memoryDir: string,
+    sessionId: SessionId,
+    surfaced: ReadonlyArray<string>,
+    bytes: number
+  ) => Effect.Effect<SessionState, MemoryIoError>
+  /** Removes sessions older than `SESSION_MAX_AGE_MS` and all but the newest `MAX_SESSIONS`. Returns how many. */
+  readonly cleanup: (memoryDir: string) => Effect.Effect<number, MemoryIoError>
+}>() {}
+
+const toIo = (op: string) => (error: MemoryFsError) =>
+  new MemoryIoError({ op, path: error.path, detail: error.message })
+
+export const make = Effect.gen(function*() {
+  const fs = yield* MemoryFs
+
+  /** The real memory directory and its `.sessions/` inside it (created 0700 only when writing). */
+  const where = (memoryDir: string) =>
+    Effect.map(fs.realPathOfDeepestExisting(memoryDir), (real) => {
+      const root = real.length > 1 ? real.replace(/[\\/]+$/, "") : real
+      return { root, dir: `${root}/${SESSIONS_DIR}` }
+    })
+
+  const fileOf = (dir: string, sessionId: SessionId) => `${dir}/${sessionId}.json`
+
+  const load = Effect.fn("HookSessionState.load")(function*(memoryDir: string, sessionId: SessionId) {
+    const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
+    return yield* fs.readFile(fileOf(dir, sessionId), { maxBytes: STATE_MAX_BYTES, within: root }).pipe(
+      Effect.map((file) => Either.getOrElse(decodeState(file.text), () => empty)),
+      Effect.map((state): SessionState => ({ surfaced: state.surfaced, bytes: state.bytes })),
+      Effect.catchTag(
+        "MemoryFsError",
+        (error) => error.reason === "NotFound" ? Effect.succeed(empty) : Effect.fail(toIo("read session state")(error))
+      )
+    )
+  })
+
+  const record = Effect.fn("HookSessionState.record")(
+    function*(memoryDir: string, sessionId: SessionId, surfaced: ReadonlyArray<string>, bytes: number) {
+      const before = yield* load(memoryDir, sessionId)
+      const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
+      const merged = [...new Set([...before.surfaced, ...surfaced])].slice(-MAX_SURFACED)
+      const state: SessionState = { surfaced: merged, bytes: before.bytes + Math.max(0, bytes) }
+      const now = yield* Clock.currentTimeMillis
+      const text = JSON.stringify({ version: 1, ...state, updatedAt: now }) + "\n"
+      yield* fs.makeDirectory(dir, { within: root }).pipe(
+        Effect.zipRight(fs.writeFileAtomic(fileOf(dir, sessionId), text, { mode: 0o600, within: root })),
+        Effect.mapError(toIo("write session state"))
+      )
+      return state
+    }
+  )
+
+  const cleanup = Effect.fn("HookSessionState.cleanup")(function*(memoryDir: string) {
+    const { dir } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
+    const entries = yield* fs.readDirectory(dir).pipe(
+      Effect.catchTag(
+        "MemoryFsError",
+        (error) => error.reason === "NotFound" ? Effect.succeed([]) : Effect.fail(toIo("list sessions")(error))
+      )
+    )
+    const now = yield* Clock.currentTimeMillis
+    const files: Array<{ path: string; mtime: number }> = []
+    for (const entry of entries) {
+      if (entry.kind !== "File" || !entry.name.endsWith(".json")) continue
+      const path = `${dir}/${entry.name}`
+      const info = yield* Effect.either(fs.lstat(path))
+      if (Either.isRight(info)) files.push({ path, mtime: info.right.mtimeMs })
+    }
+    files.sort((a, b) => b.mtime - a.mtime)
+    const stale = files.filter((f, i) => i >= MAX_SESSIONS || now - f.mtime > SESSION_MAX_AGE_MS)
+    // Another hook process may remove the same file at the same moment: NotFound is fine.
+    yield* Effect.forEach(stale, (f) => Effect.ignore(fs.remove(f.path)), { discard: true })
+    return stale.length
+  })
+
+  return HookSessionState.of({ load, record, cleanup })
+})
+
+/** The live state over `MemoryFs`. */
+export const layer: Layer.Layer<HookSessionState, never, MemoryFs> = Layer.effect(HookSessionState, make)

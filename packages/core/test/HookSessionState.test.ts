@@ -1,0 +1,115 @@
+import { FileSystem, Path } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import * as fsp from "node:fs/promises"
+import {
+  decodeSessionId,
+  HookSessionState,
+  layer,
+  MAX_SESSIONS,
+  MAX_SURFACED,
+  SESSION_MAX_AGE_MS,
+  type SessionId,
+  SESSIONS_DIR
+} from "../src/HookSessionState.js"
+import * as MemoryFs from "../src/MemoryFs.js"
+
+const live = layer.pipe(Layer.provideMerge(MemoryFs.layer), Layer.provideMerge(NodeContext.layer))
+const id = (raw: string): SessionId => Either.getOrThrow(decodeSessionId(raw))
+
+const scratch = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  return yield* fs.makeTempDirectoryScoped({ prefix: "memdir-hookstate-" })
+})
+
+describe("HookSessionState", () => {
+  it.effect("records what a session surfaced, across loads, without duplicates", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratch
+      const state = yield* HookSessionState
+      const s = id("3f2a9c1e-7b4d-4e8a-9c0f-5d6e7f8a9b0c")
+      assert.deepStrictEqual(yield* state.load(dir, s), { surfaced: [], bytes: 0 })
+      yield* state.record(dir, s, ["a.md", "b.md"], 100)
+      yield* state.record(dir, s, ["b.md", "team/c.md"], 50)
+      assert.deepStrictEqual(yield* state.load(dir, s), { surfaced: ["a.md", "b.md", "team/c.md"], bytes: 150 })
+      assert.deepStrictEqual(yield* state.load(dir, id("other")), { surfaced: [], bytes: 0 })
+      const mode = (yield* Effect.promise(() => fsp.stat(`${dir}/${SESSIONS_DIR}/${s}.json`))).mode & 0o777
+      assert.strictEqual(mode, 0o600)
+    }).pipe(Effect.scoped, Effect.provide(live)))
+
+  it.effect("keeps at most MAX_SURFACED paths, the newest", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratch
+      const state = yield* HookSessionState
+      const many = Array.from({ length: MAX_SURFACED + 10 }, (_, i) => `m${i}.md`)
+      const after = yield* state.record(dir, id("s1"), many, 1)
+      assert.strictEqual(after.surfaced.length, MAX_SURFACED)
+      assert.strictEqual(after.surfaced[0], "m10.md")
+    }).pipe(Effect.scoped, Effect.provide(live)))
+
+  it.effect("a corrupt state file is a fresh session", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratch
+      const state = yield* HookSessionState
+      yield* state.record(dir, id("s1"), ["a.md"], 1)
+      yield* Effect.promise(() => fsp.writeFile(`${dir}/${SESSIONS_DIR}/s1.json`, "{\"version\":1,\"surf"))
+      assert.deepStrictEqual(yield* state.load(dir, id("s1")), { surfaced: [], bytes: 0 })
+    }).pipe(Effect.scoped, Effect.provide(live)))
+
+  it.effect("a .sessions symlink leading out of the memory directory is refused, nothing written there", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratch
+      const outside = yield* scratch
+      const path = yield* Path.Path
+      yield* Effect.promise(() => fsp.symlink(outside, path.join(dir, SESSIONS_DIR)))
+      const state = yield* HookSessionState
+      const error = yield* Effect.flip(state.record(dir, id("s1"), ["a.md"], 1))
+      assert.strictEqual(error._tag, "MemoryIoError")
+      assert.deepStrictEqual(yield* Effect.promise(() => fsp.readdir(outside)), [])
+    }).pipe(Effect.scoped, Effect.provide(live)))
+
+  it.effect("cleanup removes sessions older than 7 days and all but the newest MAX_SESSIONS", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratch
+      const state = yield* HookSessionState
+      const now = Date.now()
+      yield* TestClock.setTime(now)
+      for (let i = 0; i < MAX_SESSIONS + 3; i++) yield* state.record(dir, id(`s${i}`), ["a.md"], 1)
+      const sessions = `${dir}/${SESSIONS_DIR}`
+      // s0 is old; s1…s3 are the oldest beyond the count
+      const at = (file: string, ms: number) => Effect.promise(() => fsp.utimes(file, ms / 1000, ms / 1000))
+      yield* at(`${sessions}/s0.json`, now - SESSION_MAX_AGE_MS - 60_000)
+      for (let i = 1; i <= MAX_SESSIONS + 2; i++) {
+        yield* at(`${sessions}/s${i}.json`, now - (MAX_SESSIONS + 3 - i) * 1000)
+      }
+      const removed = yield* state.cleanup(dir)
+      assert.strictEqual(removed, 3)
+      const left = yield* Effect.promise(() => fsp.readdir(sessions))
+      assert.strictEqual(left.length, MAX_SESSIONS)
+      assert.notInclude(left, "s0.json")
+      assert.notInclude(left, "s1.json")
+      assert.notInclude(left, "s2.json")
+      assert.include(left, "s3.json")
+    }).pipe(Effect.scoped, Effect.provide(live)))
+
+  it.prop(
+    "a session id that could name another path is refused",
+    [FastCheck.string({ unit: "binary", maxLength: 40 })],
+    ([raw]) => {
+      const decoded = decodeSessionId(raw)
+      if (Either.isRight(decoded)) {
+        assert.match(decoded.right, /^[A-Za-z0-9][A-Za-z0-9_-]*$/)
+      } else {
+        assert.strictEqual(decoded.left._tag, "InvalidMemoryInputError")
+      }
+      for (const bad of ["", "..", "../x", "a/b", "a\\b", "a\0b", ".hidden", "x".repeat(129)]) {
+        assert.isTrue(Either.isLeft(decodeSessionId(bad)), bad)
+      }
+    }
+  )
+})

@@ -1,0 +1,383 @@
+/**
+ * `memdir hook` and `memdir hooks install | uninstall` end to end: the bundled CLI as a child process fed the JSON an
+ * agent CLI writes on stdin (docs/hooks.md), a real git repository and a scratch HOME. Covers each event's answer,
+ * a Claude-Code-shaped session (start → three prompts → stop), failing open on hostile input, the 10,000-character
+ * cap, and install/uninstall merging with the user's own hooks (also the commands of docs/hooks.md as written).
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
+import * as Effect from "effect/Effect"
+import { execFile, execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { buildCli, cliPath, type CliRun, parseJson, repoRoot, scratchHomeEnv } from "./support/cli.js"
+import { readRepoFile } from "./support/markdown.js"
+
+let scratch: string
+let home: string
+let project: string
+let memoryDir: string
+
+/** Runs the CLI with `input` on stdin (asynchronously: nothing in this process is blocked). */
+const memdir = (
+  args: ReadonlyArray<string>,
+  input = "",
+  env: Record<string, string> = {}
+): Effect.Effect<CliRun> =>
+  Effect.async<CliRun>((resume) => {
+    const child = execFile(
+      process.execPath,
+      [cliPath, ...args],
+      { cwd: project, env: scratchHomeEnv(home, env), encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+        resume(Effect.succeed({ status, stdout, stderr }))
+      }
+    )
+    child.stdin?.end(input)
+  })
+
+const SESSION = "3f2a9c1e-7b4d-4e8a-9c0f-5d6e7f8a9b0c"
+
+/** The documented input of each event (Claude Code's hooks reference; Codex sends the same fields). */
+const event = (name: string, fields: Record<string, unknown> = {}, session = SESSION) =>
+  JSON.stringify({
+    session_id: session,
+    transcript_path: path.join(home, ".claude", "projects", "shop", `${session}.jsonl`),
+    cwd: project,
+    permission_mode: "default",
+    hook_event_name: name,
+    ...fields
+  })
+
+/** The time guard is tested on its own: here it is wide, so a loaded machine does not turn an answer into nothing. */
+const hook = (input: string, env: Record<string, string> = {}) =>
+  memdir(["hook"], input, { MEMDIR_HOOK_GUARD_MS: "120000", ...env })
+
+/** The additionalContext of a hook's answer; fails the test when the answer is not the documented JSON. */
+const contextOf = (run: CliRun, eventName: string): string => {
+  assert.strictEqual(run.status, 0, run.stderr)
+  const answer = parseJson(run)
+  assert.deepStrictEqual(Object.keys(answer), ["hookSpecificOutput"])
+  assert.deepStrictEqual(Object.keys(answer.hookSpecificOutput).sort(), ["additionalContext", "hookEventName"])
+  assert.strictEqual(answer.hookSpecificOutput.hookEventName, eventName)
+  return answer.hookSpecificOutput.additionalContext
+}
+
+const assertSilent = (run: CliRun) => {
+  assert.strictEqual(run.status, 0, run.stderr)
+  assert.strictEqual(run.stdout, "")
+}
+
+const writeMemory = (file: string, type: string, name: string, description: string, body: string) => {
+  fs.mkdirSync(memoryDir, { recursive: true })
+  fs.writeFileSync(
+    path.join(memoryDir, file),
+    `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`
+  )
+}
+
+beforeAll(() => {
+  buildCli()
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-hooks-")))
+  home = path.join(scratch, "home")
+  project = path.join(scratch, "shop")
+  fs.mkdirSync(project, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: project })
+  memoryDir = path.join(home, ".memdir", "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
+  writeMemory(
+    "feedback_database_tests.md",
+    "feedback",
+    "Database tests",
+    "integration tests must hit a real postgres database, never mocks",
+    "Use the docker compose postgres. Mocking the database hid a broken migration last quarter."
+  )
+  writeMemory(
+    "reference_release_train.md",
+    "reference",
+    "Release train",
+    "releases leave every Tuesday from the release branch after QA sign-off",
+    "Ask the release captain in #releases before merging late fixes."
+  )
+  fs.writeFileSync(
+    path.join(memoryDir, "MEMORY.md"),
+    "- [Database tests](feedback_database_tests.md) — real postgres in integration tests, never mocks\n" +
+      "- [Release train](reference_release_train.md) — releases leave every Tuesday\n"
+  )
+})
+
+afterAll(() => {
+  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
+})
+
+describe("memdir hook: a Claude-Code-shaped session", () => {
+  it.live("start → a relevant prompt → an off-topic prompt → the relevant topic again → stop", () =>
+    Effect.gen(function*() {
+      const session = "9a8b7c6d-0000-4000-8000-00000000e2e0"
+      const start = contextOf(yield* hook(event("SessionStart", { source: "startup" }, session)), "SessionStart")
+      assert.include(start, "# Memory")
+      assert.include(start, "- [Database tests](feedback_database_tests.md)")
+      assert.include(start, "- [Release train](reference_release_train.md)")
+
+      const relevant = contextOf(
+        yield* hook(event("UserPromptSubmit", { prompt: "should the new tests mock the database?" }, session)),
+        "UserPromptSubmit"
+      )
+      assert.include(relevant, "Memory feedback_database_tests.md (feedback, saved today): Database tests")
+      assert.include(relevant, "Mocking the database hid a broken migration")
+      assert.notInclude(relevant, "release_train")
+
+      assertSilent(yield* hook(event("UserPromptSubmit", { prompt: "what is the capital of Portugal?" }, session)))
+      // The same topic again: already surfaced in this session, so nothing twice.
+      assertSilent(
+        yield* hook(event("UserPromptSubmit", { prompt: "so how do I write database tests without mocks?" }, session))
+      )
+
+      // Without a key there is nothing to start in the background: Stop answers nothing, at once.
+      assertSilent(yield* hook(event("Stop", { stop_hook_active: false }, session)))
+      assert.deepStrictEqual(fs.readdirSync(path.join(memoryDir, ".sessions")), [`${session}.json`])
+    }))
+
+  it.live("another session gets the memory again; one-word prompts never recall", () =>
+    Effect.gen(function*() {
+      const other = "b1b2b3b4-0000-4000-8000-0000000000b1"
+      const again = contextOf(
+        yield* hook(event("UserPromptSubmit", { prompt: "can I mock the database in these tests?" }, other)),
+        "UserPromptSubmit"
+      )
+      assert.include(again, "feedback_database_tests.md")
+      assertSilent(
+        yield* hook(event("UserPromptSubmit", { prompt: "database" }, "c1c2c3c4-0000-4000-8000-0000000000c1"))
+      )
+    }))
+
+  it.live("SessionEnd and Stop with stop_hook_active answer nothing", () =>
+    Effect.gen(function*() {
+      assertSilent(yield* hook(event("SessionEnd", { reason: "prompt_input_exit" })))
+      assertSilent(yield* hook(event("Stop", { stop_hook_active: true }), { ANTHROPIC_API_KEY: "sk-test" }))
+    }))
+})
+
+describe("memdir hook fails open", () => {
+  const cases: ReadonlyArray<readonly [string, () => string, Record<string, string> | undefined]> = [
+    ["not JSON", () => "{not json", undefined],
+    ["an empty stdin", () => "", undefined],
+    ["a JSON array", () => "[1,2]", undefined],
+    ["another event", () => event("PreToolUse", { tool_name: "Bash", tool_input: {} }), undefined],
+    [
+      "a session id with a path",
+      () => event("UserPromptSubmit", { prompt: "mock the database tests?" }, "../../etc"),
+      undefined
+    ],
+    ["a relative cwd", () => event("UserPromptSubmit", { prompt: "mock the database tests?", cwd: "shop" }), undefined],
+    [
+      "a NUL in cwd",
+      () => event("UserPromptSubmit", { prompt: "mock the database tests?", cwd: `${project}\0x` }),
+      undefined
+    ],
+    ["a prompt of the wrong type", () => event("UserPromptSubmit", { prompt: 42 }), undefined],
+    [
+      "auto memory disabled",
+      () => event("SessionStart", { source: "startup" }),
+      { MEMDIR_DISABLE_AUTO_MEMORY: "1" }
+    ],
+    ["a malformed memdir setting", () => event("SessionStart", { source: "startup" }), {
+      MEMDIR_MEMORY_DIR: "relative/dir"
+    }]
+  ]
+  for (const [name, input, env] of cases) {
+    it.live(`${name}: exit 0, nothing on stdout`, () =>
+      Effect.gen(function*() {
+        assertSilent(yield* hook(input(), env))
+      }))
+  }
+
+  it.live("a run over its time guard answers nothing and says so", () =>
+    Effect.gen(function*() {
+      const run = yield* hook(event("SessionStart", { source: "startup" }), { MEMDIR_HOOK_GUARD_MS: "1" })
+      assertSilent(run)
+      assert.match(run.stderr, /memdir hook: no answer within 1 ms; answered with nothing/)
+    }))
+
+  it.live("the reason goes to stderr", () =>
+    Effect.gen(function*() {
+      const run = yield* hook(event("UserPromptSubmit", { prompt: "mock the database tests?" }, "bad id!"))
+      assertSilent(run)
+      assert.match(run.stderr, /memdir hook: .*session_id.*answered with nothing/)
+    }))
+})
+
+describe("memdir hook: the 10,000-character cap", () => {
+  it.live("a large index is cut to fit, saying how many lines were left out and how to read them", () =>
+    Effect.gen(function*() {
+      const bigHome = path.join(scratch, "big-home")
+      const lines = Array.from(
+        { length: 180 },
+        (_, i) => `- [Topic ${i}](project_topic_${i}.md) — notes on topic ${i}, ${"x".repeat(60)}`
+      )
+      const bigMemory = path.join(scratch, "big-memory")
+      fs.mkdirSync(bigMemory, { recursive: true })
+      fs.writeFileSync(path.join(bigMemory, "MEMORY.md"), lines.join("\n") + "\n")
+      const run = yield* hook(event("SessionStart", { source: "startup" }), {
+        HOME: bigHome,
+        MEMDIR_MEMORY_DIR: bigMemory
+      })
+      const context = contextOf(run, "SessionStart")
+      assert.isAtMost(context.length, 10_000)
+      assert.include(context, "- [Topic 0](project_topic_0.md)")
+      assert.notInclude(context, "- [Topic 179](project_topic_179.md)")
+      assert.match(context, /\[memdir: \d+ of 180 lines of MEMORY\.md are left out here .*`memdir show MEMORY\.md`/)
+    }))
+})
+
+describe("memdir hooks install | uninstall", () => {
+  const userSettings = {
+    model: "opus",
+    permissions: { allow: ["Bash(npm test)"] },
+    hooks: {
+      Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }],
+      PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./audit.sh", timeout: 5 }] }]
+    }
+  }
+  const freshHome = (name: string) => {
+    const dir = path.join(scratch, name)
+    fs.mkdirSync(dir, { recursive: true })
+    return dir
+  }
+
+  it.live("Claude Code, user scope: merged with the user's hooks, idempotent, removed exactly", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-claude")
+      const file = path.join(h, ".claude", "settings.json")
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, JSON.stringify(userSettings))
+      const env = { HOME: h }
+
+      const dry = yield* memdir(["hooks", "install", "--agent", "claude", "--dry-run"], "", env)
+      assert.strictEqual(dry.status, 0, dry.stderr)
+      assert.include(dry.stdout, `+++ ${file}`)
+      assert.include(dry.stdout, "+            \"command\": \"memdir hook\",")
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, "utf8")), userSettings, "a dry run writes nothing")
+
+      const install = yield* memdir(["hooks", "install", "--agent", "claude", "--json"], "", env)
+      assert.strictEqual(install.status, 0, install.stderr)
+      assert.deepStrictEqual(parseJson(install).events, ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
+      const installed = JSON.parse(fs.readFileSync(file, "utf8"))
+      assert.strictEqual(installed.model, "opus")
+      assert.deepStrictEqual(installed.permissions, userSettings.permissions)
+      assert.deepStrictEqual(installed.hooks.PreToolUse, userSettings.hooks.PreToolUse)
+      assert.deepStrictEqual(installed.hooks.Stop, [
+        userSettings.hooks.Stop[0],
+        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+      ])
+      assert.deepStrictEqual(installed.hooks.UserPromptSubmit, [
+        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+      ])
+
+      const again = yield* memdir(["hooks", "install", "--agent", "claude"], "", env)
+      assert.include(again.stdout, "already in")
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, "utf8")), installed)
+
+      const uninstall = yield* memdir(["hooks", "uninstall", "--agent", "claude"], "", env)
+      assert.strictEqual(uninstall.status, 0, uninstall.stderr)
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, "utf8")), userSettings)
+      assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ["settings.json"], "no temp file left behind")
+    }))
+
+  it.live("Codex: ~/.codex/hooks.json, created when missing, three events", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-codex")
+      const run = yield* memdir(["hooks", "install", "--agent", "codex"], "", { HOME: h })
+      assert.strictEqual(run.status, 0, run.stderr)
+      const file = path.join(h, ".codex", "hooks.json")
+      assert.deepStrictEqual(Object.keys(JSON.parse(fs.readFileSync(file, "utf8")).hooks), [
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop"
+      ])
+      yield* memdir(["hooks", "uninstall", "--agent", "codex"], "", { HOME: h })
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, "utf8")), {})
+    }))
+
+  it.live("--project writes <git root>/.claude/settings.json", () =>
+    Effect.gen(function*() {
+      const run = yield* memdir(["hooks", "install", "--agent", "claude", "--project"], "", {
+        HOME: freshHome("home-p")
+      })
+      assert.strictEqual(run.status, 0, run.stderr)
+      const file = path.join(project, ".claude", "settings.json")
+      assert.strictEqual(
+        JSON.parse(fs.readFileSync(file, "utf8")).hooks.SessionStart[0].hooks[0].command,
+        "memdir hook"
+      )
+      fs.rmSync(path.join(project, ".claude"), { recursive: true })
+    }))
+
+  it.live("a malformed file is refused, named, and left as it was", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-bad")
+      const file = path.join(h, ".claude", "settings.json")
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      for (const text of ["{\"hooks\": ", "[]", "{\"hooks\": {\"Stop\": {\"command\": \"x\"}}}"]) {
+        fs.writeFileSync(file, text)
+        const run = yield* memdir(["hooks", "install", "--agent", "claude"], "", { HOME: h })
+        assert.strictEqual(run.status, 18, run.stderr)
+        assert.include(run.stderr, file)
+        assert.strictEqual(fs.readFileSync(file, "utf8"), text)
+      }
+    }))
+
+  it.live("the commands of docs/hooks.md work as written", () =>
+    Effect.gen(function*() {
+      const doc = readRepoFile("docs/hooks.md")
+      const commands = [...doc.matchAll(/^(memdir hooks (?:install|uninstall) [^\n#]+?)\s*(?:#.*)?$/gm)].map((m) =>
+        m[1]!
+      )
+      assert.isAtLeast(commands.length, 4)
+      for (const command of commands) {
+        const h = freshHome(`home-doc-${commands.indexOf(command)}`)
+        const run = yield* memdir(command.split(/\s+/).slice(1), "", { HOME: h })
+        assert.strictEqual(run.status, 0, `${command}: ${run.stderr}`)
+      }
+      // the plugin's hooks.json is what `install --agent claude` writes, with the same command
+      const plugin = JSON.parse(fs.readFileSync(path.join(repoRoot, "plugins/claude-code/hooks/hooks.json"), "utf8"))
+      const h = freshHome("home-plugin")
+      yield* memdir(["hooks", "install", "--agent", "claude"], "", { HOME: h })
+      assert.deepStrictEqual(
+        plugin.hooks,
+        JSON.parse(fs.readFileSync(path.join(h, ".claude", "settings.json"), "utf8")).hooks
+      )
+    }))
+})
+
+describe("memdir hook: Stop starts extraction in the background", () => {
+  it.live("returns at once with nothing; the detached job then extracts the transcript (cursor written)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const session = "e1e2e3e4-0000-4000-8000-00000000bg01"
+      const transcript = path.join(scratch, `${session}.jsonl`)
+      const fixture = path.join(repoRoot, "packages/core/test/fixtures/transcripts/claude-code-session.jsonl")
+      fs.writeFileSync(transcript, fs.readFileSync(fixture, "utf8").replaceAll("__MEMORY_DIR__", memoryDir))
+      // The model answers only once the test lets it: the hook must have returned before any extraction finished.
+      let release: () => void = () => {}
+      const gate = new Promise<void>((resolve) => (release = resolve))
+      const server = yield* MessagesApiServer.make({
+        handler: () => gate.then(() => MessagesApiServer.text("Nothing worth saving."))
+      })
+      const env = { ANTHROPIC_API_KEY: "sk-test-hook", ANTHROPIC_BASE_URL: server.url }
+      const stop = yield* hook(event("Stop", { stop_hook_active: false, transcript_path: transcript }, session), env)
+      assertSilent(stop)
+      const cursor = path.join(memoryDir, ".extract", `${session}.json`)
+      assert.isFalse(fs.existsSync(cursor))
+      release()
+      // The detached job runs on its own: wait (bounded) for its cursor.
+      for (let i = 0; i < 600 && !fs.existsSync(cursor); i++) yield* Effect.sleep("100 millis")
+      assert.isTrue(fs.existsSync(cursor), "the background extraction wrote its cursor")
+      assert.strictEqual(JSON.parse(fs.readFileSync(cursor, "utf8")).messageCount, 6)
+      assert.isAtLeast((yield* server.requests).length, 1)
+      // then the dream's gates (one session here: the session gate stops it), the job's last write
+      const scan = path.join(memoryDir, ".dream-scan.json")
+      for (let i = 0; i < 600 && !fs.existsSync(scan); i++) yield* Effect.sleep("100 millis")
+      assert.isTrue(fs.existsSync(scan), "the background job evaluated the dream's gates")
+    })))
+})
