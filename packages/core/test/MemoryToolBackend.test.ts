@@ -4,6 +4,8 @@
  * each result must be the same string, as the SDK's tool runner would send it (`Error: …` with `is_error`).
  * `MEMDIR_REFUSES_MORE` lists, case by case, where memdir deliberately answers differently (docs/memory-tool.md).
  */
+import Anthropic from "@anthropic-ai/sdk"
+import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory"
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
@@ -13,6 +15,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Server from "../../testing/src/MessagesApiServer.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
 import * as MemoryToolBackend from "../src/MemoryToolBackend.js"
@@ -409,4 +412,68 @@ describe("MemoryToolBackend: input", () => {
       w.cleanup()
     }
   })
+})
+
+describe("MemoryToolBackend: inside the SDK's tool runner", () => {
+  it.live("answers a scripted model's memory calls; the files land on disk, the results go back to the model", () =>
+    Effect.gen(function*() {
+      const w = yield* Effect.acquireRelease(Effect.promise(() => worlds()), (w) => Effect.sync(w.cleanup))
+      const server = yield* Server.make({
+        replies: [
+          Server.toolUse("memory", { command: "view", path: "/memories" }),
+          Server.toolUse("memory", { command: "create", path: "/memories/feedback_testing.md", file_text: TESTING }),
+          Server.toolUse("memory", {
+            command: "str_replace",
+            path: "/memories/feedback_testing.md",
+            old_str: "sqlite",
+            new_str: "postgres"
+          }),
+          Server.toolUse("memory", { command: "create", path: "/memories/team/reference_ci.md", file_text: TESTING }),
+          Server.text("Saved the testing policy.")
+        ]
+      })
+      const handlers = yield* MemoryToolBackend.handlers(w.root)
+      const client = new Anthropic({ apiKey: "test-key", baseURL: server.url, maxRetries: 0 })
+      const final = yield* Effect.promise(() =>
+        client.beta.messages.toolRunner({
+          model: "claude-sonnet-4-5",
+          max_tokens: 1024,
+          betas: ["context-management-2025-06-27"],
+          messages: [{ role: "user", content: "Remember: integration tests hit a real database." }],
+          tools: [betaMemoryTool(handlers)]
+        })
+      )
+      assert.deepStrictEqual(final.content.map((b) => b.type === "text" ? b.text : b.type), [
+        "Saved the testing policy."
+      ])
+      // on disk: the memory and its index line; nothing under team/ (team memory is off)
+      assert.strictEqual(fs.readFileSync(path.join(w.memoryDir, "feedback_testing.md"), "utf8"), TESTING)
+      assert.include(fs.readFileSync(path.join(w.memoryDir, "MEMORY.md"), "utf8"), "(feedback_testing.md)")
+      assert.isFalse(fs.existsSync(path.join(w.memoryDir, "team")))
+      // what the model got back, request by request
+      const requests = yield* server.requests
+      assert.strictEqual(requests.length, 5)
+      assert.deepStrictEqual(requests[0]!.body.tools, [{ type: "memory_20250818", name: "memory" }])
+      const resultOf = (i: number) => {
+        const blocks: ReadonlyArray<any> = requests[i]!.body.messages.at(-1).content
+        const result = blocks.find((b) => b.type === "tool_result")
+        return { content: result.content, is_error: result.is_error === true }
+      }
+      assert.deepStrictEqual(resultOf(1), {
+        content: "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and " +
+          "node_modules:\n4K\t/memories",
+        is_error: false
+      })
+      assert.deepStrictEqual(resultOf(2), {
+        content: "File created successfully at: /memories/feedback_testing.md",
+        is_error: false
+      })
+      assert.deepStrictEqual(resultOf(3), {
+        content: "Error: No replacement was performed, old_str `sqlite` did not appear verbatim in " +
+          "/memories/feedback_testing.md.",
+        is_error: true
+      })
+      assert.strictEqual(resultOf(4).is_error, true)
+      assert.match(resultOf(4).content, /^Error: team memory is off/)
+    }).pipe(Effect.provide(live), Effect.scoped))
 })
