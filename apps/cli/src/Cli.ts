@@ -26,7 +26,8 @@ export const subcommands: ReadonlyArray<readonly [name: string, load: () => Prom
   ["dream", () => import("./commands/dream.js").then((m) => m.dreamCommand)],
   ["extract", () => import("./commands/extract.js").then((m) => m.extractCommand)],
   ["log", () => import("./commands/log.js").then((m) => m.logCommand)],
-  ["team", () => import("./commands/team.js").then((m) => m.teamCommand)]
+  ["team", () => import("./commands/team.js").then((m) => m.teamCommand)],
+  ["memory-tool", () => import("./commands/memoryTool.js").then((m) => m.memoryToolCommand)]
 ]
 
 const description = "File-based memory for AI agents: Markdown files per git repository"

@@ -10,6 +10,8 @@
  * `view` never shows what memdir keeps for itself: the index files (`MEMORY.md`, `team/MEMORY.md`), and the
  * hidden locks and temp files the reference hides too.
  *
+ * The memory directory is created (0700) on the first command, as the reference's `init` creates `/memories`.
+ *
  * `handlers(root)` is the SDK's `MemoryToolHandlers` object (for `betaMemoryTool(handlers)` and the tool runner):
  * a failure is thrown as an `Error` with the text above, which the runner sends as `Error: <text>` with
  * `is_error: true`; `answer` gives that same `{ content, is_error }` for runtimes that drive the tool themselves.
@@ -430,6 +432,8 @@ export const make = Effect.gen(function*() {
 
   const run = Effect.fn("MemoryToolBackend.run")(function*(root: MemoryRoot, input: unknown) {
     const command = yield* fromEither(parseCommand(input))
+    // `/memories` exists from the first command on, as after the reference's `init`
+    yield* fs.makeDirectory(root.memoryDir).pipe(Effect.mapError(ioError))
     switch (command.command) {
       case "view":
         return yield* view(root, command)
