@@ -141,7 +141,18 @@ export const keyOfToolPath = (toolPath: string): Either.Either<string, MemoryToo
   if (!resolved.startsWith(`${MEMORIES}/`)) {
     return Either.left(new MemoryToolError({ reason: "escapes-memories", path: toolPath }))
   }
-  return Either.right(resolved.slice(MEMORIES.length + 1))
+  const key = resolved.slice(MEMORIES.length + 1)
+  // the store trims keys: " notes.md" would silently become "notes.md", so such a name is refused instead
+  if (key !== key.trim()) {
+    return Either.left(
+      new MemoryToolError({
+        reason: "invalid-input",
+        path: toolPath,
+        detail: `path ${JSON.stringify(toolPath)}: a name may not start or end with white space`
+      })
+    )
+  }
+  return Either.right(key)
 }
 
 const numbered = (lines: ReadonlyArray<string>, first: number): string =>
@@ -391,6 +402,7 @@ export const make = Effect.gen(function*() {
         planned
       )
       yield* store.write(root, key, (current) => {
+        // deleted since the read: the edit is written (the reference's atomic write does the same)
         if (current === undefined) return planned.text
         outcome = apply(current)
         return Either.isRight(outcome) ? outcome.right.text : current

@@ -319,6 +319,11 @@ const MEMDIR_REFUSES_MORE: ReadonlyArray<{
     memdir: /^Error: refused path ".*": backslash/
   },
   {
+    why: "a name that starts or ends with white space is refused (memdir's keys are trimmed)",
+    input: { command: "create", path: "/memories/ notes.md", file_text: TESTING },
+    memdir: /^Error: invalid memory tool input: path "\/memories\/ notes\.md": a name may not start or end/
+  },
+  {
     why: "/memories/team exists only while team memory is on",
     input: { command: "create", path: "/memories/team/reference_ci.md", file_text: TESTING },
     memdir: /^Error: team memory is off/
