@@ -185,6 +185,9 @@ describe("MemoryToolBackend: conformance with BetaLocalFilesystemMemoryTool", ()
       assert.include(index(), "(t.md)")
       assert.notInclude(index(), "(feedback_testing.md)")
       const listing = await w.viaMemdir({ command: "view", path: "/memories" })
+      const indexView = await w.viaMemdir({ command: "view", path: "/memories/MEMORY.md" })
+      assert.isFalse(indexView.is_error, "a direct view still shows the index")
+      assert.include(indexView.content, "(t.md)")
       assert.notInclude(listing.content, "MEMORY.md")
       assert.notInclude(listing.content, ".memory-index.lock")
       assert.include(listing.content, "/memories/t.md")
@@ -349,6 +352,13 @@ const MEMDIR_REFUSES_MORE: ReadonlyArray<{
     setup: (w) => w.both((dir) => fs.mkdirSync(path.join(dir, "old"))),
     input: { command: "rename", old_path: "/memories/old", new_path: "/memories/new" },
     memdir: /^Error: \/memories\/old is a directory: memdir renames memory files one at a time/
+  },
+  {
+    why: "a file over 1 MiB is not read (memdir's read bound)",
+    setup: (w) =>
+      w.both((dir) => fs.writeFileSync(path.join(dir, "huge.md"), memory("Huge", "Huge", "x\n".repeat(600_000)))),
+    input: { command: "view", path: "/memories/huge.md", view_range: [1, 3] },
+    memdir: /^Error: refused path "huge\.md": too-large/
   },
   {
     why: "a memory is at most 250,000 bytes",
