@@ -31,7 +31,8 @@ export const subcommands: ReadonlyArray<readonly [name: string, load: () => Prom
   ["team", () => import("./commands/team.js").then((m) => m.teamCommand)],
   ["mcp", () => import("./commands/mcp.js").then((m) => m.mcpCommand)],
   ["hook", () => import("./commands/hook.js").then((m) => m.hookCommand)],
-  ["hooks", () => import("./commands/hooks.js").then((m) => m.hooksCommand)]
+  ["hooks", () => import("./commands/hooks.js").then((m) => m.hooksCommand)],
+  ["memory-tool", () => import("./commands/memoryTool.js").then((m) => m.memoryToolCommand)]
 ]
 
 const description = "File-based memory for AI agents: Markdown files per git repository"

@@ -285,6 +285,94 @@ export class AgentConfigError extends Schema.TaggedError<AgentConfigError>()("Ag
   }
 }
 
+/**
+ * A memory-tool command (`memory_20250818`) the backend answers with an error result. `message` is exactly the text
+ * the SDK's reference backend (`BetaLocalFilesystemMemoryTool`) gives for the same case, so a model sees the same
+ * thing; the memdir-only reasons say what memdir refuses and what to do instead (docs/memory-tool.md). It is a tool
+ * result, never a CLI exit.
+ */
+export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("MemoryToolError", {
+  reason: Schema.Literal(
+    "not-under-memories",
+    "escapes-memories",
+    "symlink-escape",
+    "not-found",
+    "already-exists",
+    "not-a-file",
+    "no-match",
+    "multiple-matches",
+    "invalid-insert-line",
+    "too-many-lines",
+    "unsupported-file-type",
+    "delete-root",
+    "rename-root",
+    "destination-exists",
+    "directory-refused",
+    "unknown-command",
+    "invalid-input"
+  ),
+  /** The path as the model gave it (`/memories/...`), or the command name for `unknown-command`. */
+  path: Schema.String,
+  /** The command, for the messages that name it. */
+  command: Schema.optional(Schema.String),
+  /** What the message quotes: the old_str, the matching lines, the insert line and line count, the destination. */
+  detail: Schema.optional(Schema.String),
+  /** The line numbers (several matches) or `[insert_line, lines]` (a bad insert line). */
+  numbers: Schema.optional(Schema.Array(Schema.Number))
+}) {
+  override get message(): string {
+    const detail = this.detail ?? ""
+    const numbers = this.numbers ?? []
+    switch (this.reason) {
+      case "not-under-memories":
+        return `Path must start with /memories, got: ${this.path}`
+      case "escapes-memories":
+        return `Path ${this.path} would escape /memories directory`
+      case "symlink-escape":
+        return "Path would escape /memories directory via symlink"
+      case "not-found":
+        // view, str_replace and insert ask for a valid path; delete and rename only say it is missing
+        return this.command === "delete" || this.command === "rename" ?
+          `The path ${this.path} does not exist` :
+          `The path ${this.path} does not exist. Please provide a valid path.`
+      case "already-exists":
+        return `File ${this.path} already exists`
+      case "not-a-file":
+        return `The path ${this.path} is not a file.`
+      case "no-match":
+        return `No replacement was performed, old_str \`${detail}\` did not appear verbatim in ${this.path}.`
+      case "multiple-matches":
+        return `No replacement was performed. Multiple occurrences of old_str \`${detail}\` in lines: ${
+          numbers.join(", ")
+        }. Please ensure it is unique`
+      case "invalid-insert-line":
+        return `Invalid \`insert_line\` parameter: ${
+          numbers[0]
+        }. It should be within the range of lines of the file: [0, ${numbers[1]}]`
+      case "too-many-lines":
+        return `File ${this.path} has too many lines (${numbers[0]}). Maximum is ${
+          (numbers[1] ?? 0).toLocaleString()
+        } lines.`
+      case "unsupported-file-type":
+        return `Unsupported file type for ${this.path}`
+      case "delete-root":
+        return "Cannot delete the /memories directory itself"
+      case "rename-root":
+        return "Cannot rename the /memories directory itself"
+      case "destination-exists":
+        return `The destination ${this.path} already exists`
+      case "directory-refused":
+        return `${this.path} is a directory: memdir ${this.command ?? "change"}s memory files one at a time, ` +
+          `so ${this.command ?? "change"} each file in it instead`
+      case "unknown-command":
+        return `${this.path} not implemented`
+      case "invalid-input":
+        return `invalid memory tool input: ${detail}. Give {"command": "view" | "create" | "str_replace" | ` +
+          `"insert" | "delete" | "rename", ...} with the fields of that command, paths under /memories`
+    }
+  }
+}
+
 export type MemdirError =
   | InvalidFrontmatterError
   | InvalidMemoryDirError

@@ -16,6 +16,7 @@ import * as MemoryFs from "./MemoryFs.js"
 import * as MemoryIndex from "./MemoryIndex.js"
 import * as MemoryPaths from "./MemoryPaths.js"
 import * as MemoryStore from "./MemoryStore.js"
+import * as MemoryToolBackend from "./MemoryToolBackend.js"
 import * as Model from "./Model.js"
 import * as ModelSelector from "./ModelSelector.js"
 import * as Recall from "./Recall.js"
@@ -36,6 +37,7 @@ export type MemdirServices =
   | MemoryFs.MemoryFs
   | Containment.Containment
   | MemoryStore.MemoryStore
+  | MemoryToolBackend.MemoryToolBackend
   | Model.Model
   | Scanner.Scanner
   | Selector.Selector
@@ -85,7 +87,7 @@ export const layer = (
   )
   // The one door to memory files, over the base (file system, index, team guard).
   const store = Layer.provideMerge(MemoryStore.layerWithContainment, base)
-  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer)
+  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer, MemoryToolBackend.layer)
   // TeamMemory needs MemoryPaths: one more step.
   return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, store))
 }
