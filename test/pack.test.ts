@@ -143,17 +143,9 @@ describe("@memdir/core tarball", () => {
     assert.isAbove(compiled.declarations, 10)
     assert.strictEqual(compiled.diagnostics, "", compiled.diagnostics)
     const project = gitProject("library-project")
-    const out = execFileSync(process.execPath, [path.join(consumer, "dist/quick-start.js"), project], {
-      cwd: consumer,
-      env,
-      encoding: "utf8"
-    })
+    const out = await runNode([path.join(consumer, "dist/quick-start.js"), project], consumer)
     assert.include(out, "Memory feedback_testing_policy.md (feedback, saved today): Testing policy")
-    const subpaths = execFileSync(process.execPath, [path.join(consumer, "dist/subpaths.js")], {
-      cwd: consumer,
-      env,
-      encoding: "utf8"
-    })
+    const subpaths = await runNode([path.join(consumer, "dist/subpaths.js")], consumer)
     assert.strictEqual(subpaths.trim(), "function function")
   }, 600_000)
 })
@@ -216,4 +208,13 @@ const compileConsumer = (dir: string): Promise<{ declarations: number; diagnosti
         else resolve(JSON.parse(out))
       }
     )
+  })
+
+/** node with the test's environment, without blocking the worker; its stdout. */
+const runNode = (args: ReadonlyArray<string>, cwd: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    execFile(process.execPath, [...args], { cwd, env, encoding: "utf8" }, (error, out, err) => {
+      if (error !== null) reject(new Error(`node ${args.join(" ")} failed: ${error.message}\n${err}`))
+      else resolve(out)
+    })
   })
