@@ -52,6 +52,7 @@ describe("documentation", () => {
         "evals",
         "benchmarks",
         "development",
+        "install",
         "architecture"
       ]
     ) {

@@ -1,11 +1,18 @@
 // Bundle the CLI into one self-contained dist/ (an ESM entry and its chunks): unbundled ESM start-up costs ~1 s
 // (module resolution of effect and friends), a bundle a fraction. The entry holds what parsing argv needs; each
-// command, the SDK and @effect/cli's file parsers are chunks a run loads only when it uses them.
+// command, the SDK and @effect/cli's file parsers are chunks a run loads only when it uses them (any module a
+// command loads with import() becomes a chunk of its own: a new command needs nothing here).
 // The library stays importable per module from @memdir/core.
 // Outputs are written to a temp name and renamed, so a concurrent build never exposes a half-written bundle
 // to a process that is starting it (chunks are content-hashed, so an older entry still finds its chunks).
-import * as esbuild from "esbuild"
+//
+//   node build.mjs          bundle only when an input changed since the last bundle (dist/bundle-stamp.json)
+//   node build.mjs --force  bundle unconditionally
+//   node build.mjs --pack   what `pnpm pack` ships: bundle if stale, drop chunks of earlier builds, and check
+//                           that the bundle leaves external only node built-ins and package.json dependencies
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
+import { isBuiltin } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
@@ -93,29 +100,162 @@ export const bundleOptions = (outdir) => ({
 /** Chunks of earlier builds are removed once no process can still be starting from them. */
 const STALE_CHUNK_AGE_MS = 60 * 60 * 1000
 
-const build = async () => {
-  const outdir = path.join(here, "dist")
-  const result = await esbuild.build({ ...bundleOptions(outdir), write: false })
-  // MEMDIR_BUNDLE_META=file writes esbuild's metafile (what each chunk holds) for size analysis
-  if (process.env.MEMDIR_BUNDLE_META) {
-    fs.writeFileSync(process.env.MEMDIR_BUNDLE_META, JSON.stringify(result.metafile))
+const repoRoot = path.resolve(here, "../..")
+const distDir = path.join(here, "dist")
+const stampFile = (outdir) => path.join(outdir, "bundle-stamp.json")
+
+/**
+ * Files that decide the bundle besides the modules it holds: the lockfile (every node_modules input), this
+ * file (the options) and the shared compiler options esbuild reads.
+ */
+const FIXED_INPUTS = ["pnpm-lock.yaml", "apps/cli/build.mjs", "tsconfig.base.json"]
+
+/**
+ * The repository files a bundle was made from, relative to the repository: the workspace modules esbuild read
+ * (its metafile; node_modules is covered by the lockfile), the package.json and tsconfig.json of each package
+ * they belong to (module resolution, compiler options) and FIXED_INPUTS. A module added later is imported by
+ * one of these, so it changes their digest.
+ */
+const inputsOf = (metafile) => {
+  const files = new Set(FIXED_INPUTS)
+  for (const input of Object.keys(metafile.inputs)) {
+    const absolute = path.resolve(here, input)
+    const relative = path.relative(repoRoot, absolute)
+    if (relative.startsWith("..") || relative.split(path.sep).includes("node_modules")) continue
+    files.add(relative.split(path.sep).join("/"))
+    for (let dir = path.dirname(absolute); dir.startsWith(repoRoot); dir = path.dirname(dir)) {
+      if (!fs.existsSync(path.join(dir, "package.json"))) continue
+      for (const config of ["package.json", "tsconfig.json"]) {
+        const file = path.join(dir, config)
+        if (fs.existsSync(file)) files.add(path.relative(repoRoot, file).split(path.sep).join("/"))
+      }
+      break
+    }
   }
-  for (const file of result.outputFiles) {
-    fs.mkdirSync(path.dirname(file.path), { recursive: true })
-    const temp = `${file.path}.${process.pid}.tmp`
-    fs.writeFileSync(temp, file.contents)
-    fs.renameSync(temp, file.path)
+  return [...files].sort()
+}
+
+/** The content digest of the inputs; undefined when one is gone (a deleted module: the bundle is stale). */
+const digestOf = (inputs) => {
+  const hash = createHash("sha256")
+  for (const input of inputs) {
+    let content
+    try {
+      content = fs.readFileSync(path.join(repoRoot, input))
+    } catch {
+      return undefined
+    }
+    hash.update(input).update("\0").update(content).update("\0")
   }
-  const current = new Set(result.outputFiles.map((file) => file.path))
+  return hash.digest("hex")
+}
+
+const readStamp = (outdir) => {
+  try {
+    const stamp = JSON.parse(fs.readFileSync(stampFile(outdir), "utf8"))
+    return Array.isArray(stamp.inputs) && Array.isArray(stamp.outputs) && typeof stamp.digest === "string"
+      ? stamp
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The bundle in outdir was made from the current inputs and every file it wrote is still there. */
+export const isUpToDate = (outdir = distDir) => {
+  const stamp = readStamp(outdir)
+  return stamp !== undefined && digestOf(stamp.inputs) === stamp.digest &&
+    stamp.outputs.every((output) => fs.existsSync(path.join(outdir, output)))
+}
+
+const writeAtomically = (file, contents) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  const temp = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(temp, contents)
+  fs.renameSync(temp, file)
+}
+
+const removeStaleChunks = (outdir, current, maxAgeMs) => {
   const chunks = path.join(outdir, "chunks")
   for (const name of fs.readdirSync(chunks)) {
     const file = path.join(chunks, name)
     if (current.has(file) || name.endsWith(".tmp")) continue
     const stat = fs.statSync(file, { throwIfNoEntry: false })
-    if (stat !== undefined && Date.now() - stat.mtimeMs > STALE_CHUNK_AGE_MS) fs.rmSync(file, { force: true })
+    if (stat !== undefined && Date.now() - stat.mtimeMs >= maxAgeMs) fs.rmSync(file, { force: true })
+  }
+}
+
+/** Bundles into outdir unconditionally, then records what it was made from (the stamp goes last). */
+export const build = async (outdir = distDir) => {
+  const esbuild = await import("esbuild")
+  // the digest of the known inputs is taken before esbuild reads them, so an edit during the build leaves the
+  // stamp stale (a first build, or one whose module set changed, can only hash them afterwards)
+  const previous = readStamp(outdir)
+  const before = previous === undefined ? undefined : digestOf(previous.inputs)
+  const result = await esbuild.build({ ...bundleOptions(outdir), write: false })
+  // MEMDIR_BUNDLE_META=file writes esbuild's metafile (what each chunk holds) for size analysis
+  if (process.env.MEMDIR_BUNDLE_META) {
+    fs.writeFileSync(process.env.MEMDIR_BUNDLE_META, JSON.stringify(result.metafile))
+  }
+  for (const file of result.outputFiles) writeAtomically(file.path, file.contents)
+  const current = new Set(result.outputFiles.map((file) => file.path))
+  removeStaleChunks(outdir, current, STALE_CHUNK_AGE_MS)
+  const inputs = inputsOf(result.metafile)
+  const digest = previous !== undefined && inputs.join("\n") === previous.inputs.join("\n") && before !== undefined
+    ? before
+    : digestOf(inputs)
+  const outputs = result.outputFiles.map((file) => path.relative(outdir, file.path).split(path.sep).join("/"))
+  const externals = [
+    ...new Set(
+      Object.values(result.metafile.outputs).flatMap((output) =>
+        output.imports.filter((i) => i.external).map((i) => i.path)
+      )
+    )
+  ].sort()
+  writeAtomically(stampFile(outdir), JSON.stringify({ digest, inputs, outputs, externals }, null, 2) + "\n")
+  return result
+}
+
+/** Bundles only when the inputs changed since the last bundle (or a file of it is gone); true when it bundled. */
+export const ensureBundle = async (outdir = distDir) => {
+  if (isUpToDate(outdir)) return false
+  await build(outdir)
+  return true
+}
+
+/** A bare package name of an import specifier (`@scope/name/sub` → `@scope/name`). */
+const packageNameOf = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+
+/**
+ * The package `pnpm pack` ships: no chunk of an earlier build (the files list takes every chunk), and
+ * package.json's `dependencies` exactly what the bundle leaves external besides node built-ins: a missing one
+ * would fail at run time, a bundled one would install for nothing.
+ */
+export const preparePack = async (outdir = distDir) => {
+  await ensureBundle(outdir)
+  const stamp = readStamp(outdir)
+  removeStaleChunks(outdir, new Set(stamp.outputs.map((output) => path.join(outdir, output))), 0)
+  const manifest = JSON.parse(fs.readFileSync(path.join(here, "package.json"), "utf8"))
+  const declared = Object.keys(manifest.dependencies ?? {})
+  const external = [...new Set(stamp.externals.filter((i) => !isBuiltin(i)).map(packageNameOf))]
+  const missing = external.filter((name) => !declared.includes(name))
+  const bundled = declared.filter((name) => !external.includes(name))
+  if (missing.length > 0 || bundled.length > 0) {
+    throw new Error(
+      [
+        missing.length > 0 ? `the bundle imports ${missing.join(", ")} at run time: add them to dependencies` : "",
+        bundled.length > 0
+          ? `the bundle already holds ${bundled.join(", ")}: move them to devDependencies of apps/cli/package.json`
+          : ""
+      ].filter((line) => line !== "").join("; ")
+    )
   }
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  await build()
+  const flag = process.argv[2]
+  if (flag === "--force") await build()
+  else if (flag === "--pack") await preparePack()
+  else if (flag === undefined) await ensureBundle()
+  else throw new Error(`unknown option ${flag}: node build.mjs [--force | --pack]`)
 }

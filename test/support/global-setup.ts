@@ -1,6 +1,8 @@
 /**
- * Vitest global setup of the system tests: bundles the CLI once per run, before any test file starts, so every
- * file runs the same fresh `apps/cli/dist/memdir.js` and none pays for a build of its own.
+ * Vitest global setup of the system tests: brings the CLI bundle up to date once per run, before any test file
+ * starts, so every file runs the same current `apps/cli/dist/memdir.js` and none pays for a build of its own.
+ * `node apps/cli/build.mjs` bundles only when a source changed since the last bundle (its stamp), so a run
+ * after no edit starts at once.
  */
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"

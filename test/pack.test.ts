@@ -1,0 +1,220 @@
+/**
+ * The packages as published: `pnpm pack` of @memdir/core and @memdir/cli once per run, the CLI installed with
+ * plain npm into a scratch prefix (offline: it has no runtime dependencies) and run from there, and the library
+ * compiled and run in a scratch consumer project with an ordinary strict tsconfig (no
+ * exactOptionalPropertyTypes) and only the dependencies its manifest declares. A check of another installed
+ * command is one more `it` with `runInstalled(installed, [...])`. See docs/install.md.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { execFile, execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { parseJson, repoRoot, scratchHomeEnv } from "./support/cli.js"
+import { codeBlocksIn } from "./support/markdown.js"
+import type { InstalledCli, Tarball } from "./support/pack.js"
+import { installGlobally, npmEnv, pack, runInstalled, sizeOf } from "./support/pack.js"
+
+let scratch: string
+let env: Record<string, string>
+let core: Tarball
+let cli: Tarball
+let installed: InstalledCli
+
+beforeAll(async () => {
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-pack-")))
+  env = npmEnv(scratch, scratchHomeEnv(path.join(scratch, "home")))
+  fs.mkdirSync(path.join(scratch, "home"))
+  const tarballs = path.join(scratch, "tarballs")
+  fs.mkdirSync(tarballs)
+  core = await pack("packages/core", tarballs, env)
+  cli = await pack("apps/cli", tarballs, env)
+  installed = await installGlobally(cli, path.join(scratch, "prefix"), env)
+}, 600_000)
+
+afterAll(() => {
+  if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true })
+})
+
+const repoManifest = (dir: string) => JSON.parse(fs.readFileSync(path.join(repoRoot, dir, "package.json"), "utf8"))
+
+/** A fresh git project for one test, under the scratch directory. */
+const gitProject = (name: string): string => {
+  const project = path.join(scratch, name)
+  fs.mkdirSync(project)
+  execFileSync("git", ["init", "-q"], { cwd: project })
+  return project
+}
+
+describe("@memdir/cli tarball", () => {
+  it("holds the bin, the bundle's JavaScript, README and LICENSE, and declares no runtime dependency", () => {
+    const unexpected = cli.entries.filter((entry) =>
+      !["bin/memdir.js", "dist/memdir.js", "README.md", "LICENSE", "package.json"].includes(entry) &&
+      !/^dist\/chunks\/[^/]+\.js$/.test(entry)
+    )
+    assert.deepStrictEqual(unexpected, [])
+    assert.include(cli.entries, "README.md")
+    assert.include(cli.entries, "LICENSE")
+    assert.isAbove(cli.entries.filter((entry) => entry.startsWith("dist/chunks/")).length, 0)
+    assert.deepStrictEqual(cli.manifest.dependencies ?? {}, {})
+    assert.deepStrictEqual(cli.manifest.bin, { memdir: "./bin/memdir.js" })
+    // exactly the current build's chunks: none left over from an earlier build
+    const stamp = JSON.parse(fs.readFileSync(path.join(repoRoot, "apps/cli/dist/bundle-stamp.json"), "utf8"))
+    const built = stamp.outputs.filter((output: string) => output.endsWith(".js")).map((o: string) => `dist/${o}`)
+    assert.deepStrictEqual(cli.entries.filter((entry) => entry.startsWith("dist/")), [...built].sort())
+  })
+
+  it("installs with plain npm, offline, into a prefix of the bundle's size", () => {
+    assert.isTrue(fs.existsSync(installed.bin))
+    const size = sizeOf(path.join(installed.prefix, "lib", "node_modules"))
+    assert.isBelow(size, 20 * 1024 * 1024, `installed prefix holds ${size} bytes`)
+    assert.deepStrictEqual(fs.readdirSync(path.join(installed.prefix, "lib", "node_modules")), ["@memdir"])
+  })
+
+  it("the installed memdir prints its version", async () => {
+    const run = await runInstalled(installed, ["--version"], { cwd: scratch, env })
+    assert.strictEqual(run.status, 0, run.stderr)
+    assert.strictEqual(run.stdout.trim(), repoManifest("apps/cli").version)
+  })
+
+  it("the installed memdir resolves, writes and recalls a project's memory", async () => {
+    const project = gitProject("cli-project")
+    const memoryDir = path.join(env.MEMDIR_HOME!, "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
+    const where = await runInstalled(installed, ["path"], { cwd: project, env })
+    assert.strictEqual(where.status, 0, where.stderr)
+    assert.strictEqual(where.stdout.trim(), memoryDir + "/")
+
+    const write = await runInstalled(installed, [
+      "write",
+      "--type",
+      "feedback",
+      "--name",
+      "Testing policy",
+      "--description",
+      "Integration tests must hit a real database, never mocks"
+    ], { cwd: project, env, input: "**Why:** mocked tests hid a broken migration.\n" })
+    assert.strictEqual(write.status, 0, write.stderr)
+    assert.strictEqual(write.stdout.trim(), path.join(memoryDir, "feedback_testing_policy.md"))
+
+    const recall = parseJson(
+      await runInstalled(installed, ["recall", "should integration tests mock the database?", "--json"], {
+        cwd: project,
+        env
+      })
+    )
+    assert.deepStrictEqual(recall.selected.map((m: any) => m.path), ["feedback_testing_policy.md"])
+    assert.include(recall.selected[0].content, "mocked tests hid a broken migration")
+  })
+})
+
+/** Every module of packages/core/src, as a path without extension ("Recall", "internal/paths"). */
+const coreModules = (): ReadonlyArray<string> =>
+  fs.readdirSync(path.join(repoRoot, "packages/core/src"), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
+    .map((file) => file.slice(0, -".ts".length).split(path.sep).join("/"))
+    .sort()
+
+describe("@memdir/core tarball", () => {
+  it("holds JavaScript and declarations of every module, README and LICENSE, nothing else", () => {
+    const expected = coreModules().flatMap((m) => [`dist/${m}.d.ts`, `dist/${m}.js`])
+    assert.deepStrictEqual(
+      core.entries,
+      [...expected, "LICENSE", "README.md", "package.json"].sort()
+    )
+  })
+
+  it("has effect and @effect/platform as peer dependencies, exports pointing at dist", () => {
+    assert.deepStrictEqual(Object.keys(core.manifest.peerDependencies ?? {}).sort(), ["@effect/platform", "effect"])
+    const dependencies = Object.keys(core.manifest.dependencies ?? {})
+    assert.notInclude(dependencies, "effect")
+    assert.notInclude(dependencies, "@effect/platform")
+    for (const [name, spec] of Object.entries(core.manifest.dependencies ?? {})) {
+      assert.notMatch(spec, /^(workspace|catalog):/, `${name}: ${spec}`)
+    }
+    assert.deepStrictEqual(core.manifest.exports, {
+      ".": { types: "./dist/index.d.ts", default: "./dist/index.js" },
+      "./*": { types: "./dist/*.d.ts", default: "./dist/*.js" }
+    })
+  })
+
+  it("compiles in a strict consumer without exactOptionalPropertyTypes, and runs the quick start", async () => {
+    const consumer = consumerProject()
+    const compiled = await compileConsumer(consumer)
+    assert.isAbove(compiled.declarations, 10)
+    assert.strictEqual(compiled.diagnostics, "", compiled.diagnostics)
+    const project = gitProject("library-project")
+    const out = await runNode([path.join(consumer, "dist/quick-start.js"), project], consumer)
+    assert.include(out, "Memory feedback_testing_policy.md (feedback, saved today): Testing policy")
+    const subpaths = await runNode([path.join(consumer, "dist/subpaths.js")], consumer)
+    assert.strictEqual(subpaths.trim(), "function function")
+  }, 600_000)
+})
+
+/** What a consumer installs next to @memdir/core: the Node platform the examples run on, and Node's types. */
+const CONSUMER_OWN = ["@effect/platform-node", "@types/node"]
+
+/**
+ * A scratch project with the packed core extracted into node_modules and, beside it, links to the workspace's
+ * copies of exactly the packages its manifest declares (dependencies and peers) plus CONSUMER_OWN: a module
+ * imported but not declared fails to resolve. Its sources are the library examples, the TypeScript of the
+ * package README and a file importing modules by subpath.
+ */
+const consumerProject = (): string => {
+  const dir = path.join(scratch, "consumer")
+  const installedCore = path.join(dir, "node_modules/@memdir/core")
+  fs.mkdirSync(installedCore, { recursive: true })
+  execFileSync("tar", ["-xzf", core.file, "-C", installedCore, "--strip-components=1"])
+  const declared = [
+    ...Object.keys(core.manifest.dependencies ?? {}),
+    ...Object.keys(core.manifest.peerDependencies ?? {}),
+    ...CONSUMER_OWN
+  ]
+  for (const name of declared) {
+    const link = path.join(dir, "node_modules", name)
+    fs.mkdirSync(path.dirname(link), { recursive: true })
+    fs.symlinkSync(fs.realpathSync(path.join(repoRoot, "packages/core/node_modules", name)), link, "dir")
+  }
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+  const src = path.join(dir, "src")
+  fs.mkdirSync(src)
+  const examples = path.join(repoRoot, "packages/core/examples")
+  for (const file of fs.readdirSync(examples)) fs.copyFileSync(path.join(examples, file), path.join(src, file))
+  const readme = codeBlocksIn(fs.readFileSync(path.join(installedCore, "README.md"), "utf8"))
+    .filter((block) => block.lang === "ts")
+  assert.lengthOf(readme, 1)
+  fs.writeFileSync(path.join(src, "readme.ts"), readme[0]!.code)
+  fs.writeFileSync(
+    path.join(src, "subpaths.ts"),
+    [
+      "import { renderRecalledMemory } from \"@memdir/core/Recall\"",
+      "import * as Write from \"@memdir/core/Write\"",
+      "console.log(typeof renderRecalledMemory, typeof Write.writeMemory)",
+      ""
+    ].join("\n")
+  )
+  return dir
+}
+
+/** test/support/compileConsumer.ts in a child process (a type check of this size would block the worker). */
+const compileConsumer = (dir: string): Promise<{ declarations: number; diagnostics: string }> =>
+  new Promise((resolve, reject) => {
+    const script = path.join(repoRoot, "test/support/compileConsumer.ts")
+    execFile(
+      process.execPath,
+      ["--import", "tsx", script, dir],
+      { cwd: repoRoot, encoding: "utf8" },
+      (error, out, err) => {
+        if (error !== null) reject(new Error(`${script} failed: ${error.message}\n${err}`))
+        else resolve(JSON.parse(out))
+      }
+    )
+  })
+
+/** node with the test's environment, without blocking the worker; its stdout. */
+const runNode = (args: ReadonlyArray<string>, cwd: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    execFile(process.execPath, [...args], { cwd, env, encoding: "utf8" }, (error, out, err) => {
+      if (error !== null) reject(new Error(`node ${args.join(" ")} failed: ${error.message}\n${err}`))
+      else resolve(out)
+    })
+  })
