@@ -139,7 +139,7 @@ const floor = (root: string): number => {
 }
 
 const scanner = await Effect.runPromise(
-  Effect.provide(Scanner.Scanner, Scanner.layer.pipe(Layer.provide(NodeContext.layer)))
+  Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeContext.layer)))
 )
 const scan = (root: string, limit: number | undefined) => Effect.runPromise(scanner.scan(root, { limit }))
 

@@ -248,7 +248,7 @@ const timed = async (run: () => unknown): Promise<Sample> => {
 }
 
 const scannerService = await Effect.runPromise(
-  Effect.provide(Scanner.Scanner, Scanner.layer.pipe(Layer.provide(NodeContext.layer)))
+  Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeContext.layer)))
 )
 const scanAll = (root: string) => Effect.runPromise(scannerService.scan(root))
 

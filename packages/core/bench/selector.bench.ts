@@ -41,7 +41,7 @@ const loadSet = Effect.gen(function*() {
     memories.push(...result.memories, ...(result.headerless ?? []))
   }
   return memories
-}).pipe(Effect.provide(Scanner.layer.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(Scanner.layerNode.pipe(Layer.provide(NodeContext.layer))))
 
 /** `size` distinct candidates made from the real ones; `tag` keeps sets of different runs apart. */
 const manifest = (base: ReadonlyArray<MemoryHeader>, size: number, tag: string): Array<MemoryHeader> => {

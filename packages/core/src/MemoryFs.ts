@@ -139,6 +139,21 @@ export interface WalkEntry {
   readonly info: FileInfo
 }
 
+/**
+ * Reads from the file `visitHeads` holds open: fills `buffer` at `offset` with the file's bytes from the same file
+ * offset and returns how many it read (fewer at the end of the file). A failure throws the `MemoryFsError`,
+ * which `visitHeads` hands to `failed`.
+ */
+export type ReadAt = (buffer: Uint8Array, offset: number, length: number) => number
+
+/** What `visitHeads` tells its caller, file by file (`index` into the paths it was given). */
+export interface HeadVisitor {
+  /** The file is open and is a regular file: read as much of its head as needed, synchronously, now. */
+  readonly file: (index: number, info: FileInfo, read: ReadAt) => void
+  /** The file could not be opened or read (`NotFound` when gone since it was listed, `NotRegularFile`, …). */
+  readonly failed: (index: number, error: MemoryFsError) => void
+}
+
 export interface WalkOptions {
   /** Do not enter (nor report) directories for which this answers false; `relative` is `/`-separated. */
   readonly enter?: ((relative: string, name: string) => boolean) | undefined
@@ -155,7 +170,22 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
   readonly readFile: (path: string, options: ReadOptions) => Effect.Effect<FileText, MemoryFsError>
   /** At most the first `maxBytes` of a regular file, opened like `readFile`. */
   readonly readHead: (path: string, maxBytes: number) => Effect.Effect<FileHead, MemoryFsError>
-  readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, MemoryFsError>
+  /** The entries of a directory with their kinds (a link is reported as one), sorted by name unless `sorted: false`. */
+  readonly readDirectory: (
+    path: string,
+    options?: { readonly sorted?: boolean | undefined }
+  ) => Effect.Effect<ReadonlyArray<DirectoryEntry>, MemoryFsError>
+  /**
+   * `lstat` of many paths in one synchronous batch (the scan's mtimes): per path its info or its failure, in
+   * order. Never fails as a whole.
+   */
+  readonly lstatMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<FileInfo | MemoryFsError>>
+  /**
+   * The heads of many files in one synchronous batch (the scan): each is opened like `readHead` (never following
+   * a link in its last component, never blocking, regular files only), handed to `visitor.file` to read from
+   * into the caller's buffer, and closed. Never fails as a whole: a file's failure goes to `visitor.failed`.
+   */
+  readonly visitHeads: (paths: ReadonlyArray<string>, visitor: HeadVisitor) => Effect.Effect<void>
   /** Every entry under `root`, sorted by name per directory, never following symbolic links. */
   readonly walk: (root: string, options?: WalkOptions) => Effect.Effect<ReadonlyArray<WalkEntry>, MemoryFsError>
   /** Creates `path` and its missing parents (0700). */
@@ -176,6 +206,8 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
   readonly rename: (from: string, to: string) => Effect.Effect<void, MemoryFsError>
   /** Where a symbolic link points (its text, not resolved): for reports of what a link leads to. */
   readonly readLink: (path: string) => Effect.Effect<string, MemoryFsError>
+  /** The real path of an existing `path`, every link followed (`NotFound` when it or a link's target is missing). */
+  readonly realPath: (path: string) => Effect.Effect<string, MemoryFsError>
   /**
    * The real path of `path`: realpath of its deepest existing ancestor, the missing tail re-joined. A dangling
    * link (`DanglingSymlink`), a loop (`SymlinkLoop`) or anything else that prevents the answer fails.

@@ -11,6 +11,7 @@ import {
   describeKind,
   type DirectoryEntry,
   type FileInfo,
+  type HeadVisitor,
   type MemoryFs,
   MemoryFsError,
   type MemoryFsReason,
@@ -173,7 +174,7 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
       truncated: node.data.length > maxBytes
     }))
 
-  const readDirectory = (path: string) =>
+  const readDirectory = (path: string, _options?: { readonly sorted?: boolean | undefined }) =>
     Effect.gen(function*() {
       const resolved = resolvePath(path, true)
       if (resolved._tag === "Missing") return yield* fail("list", path, resolved.reason, resolved.detail)
@@ -187,6 +188,28 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
         entries.push({ name, kind: node.kind })
       }
       return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    })
+
+  const lstatMany = (paths: ReadonlyArray<string>) => Effect.forEach(paths, (path) => Effect.merge(lstat(path)))
+
+  const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
+    Effect.forEach(paths, (path, index) =>
+      Effect.match(regularFile("open", path), {
+        onFailure: (error) => visitor.failed(index, error),
+        onSuccess: ({ node }) =>
+          visitor.file(index, infoOf(node), (buffer, offset, length) => {
+            const bytes = node.data.subarray(offset, offset + length)
+            buffer.set(bytes, offset)
+            return bytes.length
+          })
+      }), { discard: true })
+
+  const realPath = (path: string) =>
+    Effect.suspend(() => {
+      const resolved = resolvePath(path, true)
+      return resolved._tag === "Found" ?
+        Effect.succeed(resolved.path) :
+        fail("resolve", path, resolved.reason, resolved.detail)
     })
 
   const walk = (root: string, options: WalkOptions = {}) =>
@@ -330,6 +353,9 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
     readFile,
     readHead,
     readDirectory,
+    lstatMany,
+    visitHeads,
+    realPath,
     walk,
     makeDirectory,
     writeFileAtomic,
