@@ -9,14 +9,18 @@
  *
  * Two implementations: `layer` over `node:fs` (`internal/memoryFsNode.ts`, the only core module that imports it
  * for memory files) and `layerMemory`, a complete in-memory file system (directories, files, symbolic links,
- * FIFOs) for tests and for an in-memory memdir world.
+ * FIFOs) for tests; `layerMemoryWorld` adds a platform `FileSystem` over the same tree, for an in-memory memdir
+ * world.
  */
+import { FileSystem } from "@effect/platform"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { makeMemoryFsInMemory, type MemoryFsSeed } from "./internal/memoryFsMemory.js"
 import { makeMemoryFsNode } from "./internal/memoryFsNode.js"
+import { makeFileSystemInMemory } from "./internal/memoryFsPlatform.js"
+import { makeMemoryTree } from "./internal/memoryTree.js"
 
 /** Memory files are private to their owner. */
 export const FILE_MODE = 0o600
@@ -224,5 +228,17 @@ export const layer: Layer.Layer<MemoryFs> = Layer.sync(MemoryFs, makeMemoryFsNod
  */
 export const layerMemory = (seed: MemoryFsSeed = {}): Layer.Layer<MemoryFs> =>
   Layer.sync(MemoryFs, () => makeMemoryFsInMemory(seed))
+
+/**
+ * One in-memory world: the in-memory `MemoryFs` and an `@effect/platform` `FileSystem` over the same tree
+ * (`internal/memoryFsPlatform.ts`), so services on either see each other's files. Seeded like `layerMemory`.
+ */
+export const layerMemoryWorld = (seed: MemoryFsSeed = {}): Layer.Layer<MemoryFs | FileSystem.FileSystem> =>
+  Layer.syncContext(() => {
+    const tree = makeMemoryTree()
+    return Context.make(MemoryFs, makeMemoryFsInMemory(seed, tree)).pipe(
+      Context.add(FileSystem.FileSystem, makeFileSystemInMemory(tree))
+    )
+  })
 
 export type { MemoryFsSeed }
