@@ -180,10 +180,10 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
     options?: { readonly sorted?: boolean | undefined }
   ) => Effect.Effect<ReadonlyArray<DirectoryEntry>, MemoryFsError>
   /**
-   * `lstat` of many paths in one synchronous batch (the scan's mtimes): per path its info or its failure, in
-   * order. Never fails as a whole.
+   * The modification times (epoch ms, from `lstat`) of many paths in one synchronous batch (the scan's newest-first
+   * selection): per path its mtime or its failure, in order. Never fails as a whole.
    */
-  readonly lstatMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<FileInfo | MemoryFsError>>
+  readonly mtimeMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number | MemoryFsError>>
   /**
    * The heads of many files in one synchronous batch (the scan): each is opened like `readHead` (never following
    * a link in its last component, never blocking, regular files only), handed to `visitor.file` to read from

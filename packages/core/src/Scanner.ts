@@ -31,7 +31,7 @@ import {
 import { type HeadKind, newest, newestSelection, readNewest } from "./internal/scanSelect.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
-// (bench/scan.bench.ts): its I/O is `MemoryFs`'s batch calls (`lstatMany`, `visitHeads`), one synchronous
+// (bench/scan.bench.ts): its I/O is `MemoryFs`'s batch calls (`mtimeMany`, `visitHeads`), one synchronous
 // call per batch of files rather than an async round trip per file.
 import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 
@@ -336,16 +336,16 @@ const scanNewest = (
       Effect.gen(function*() {
         const selection = newestSelection<DatedCandidate>(count, olderThan)
         const walkProblems = yield* walkTree(fs, root, separator, options, (batch) =>
-          Effect.map(fs.lstatMany(batch.map(sourceOf)), (infos) => {
+          Effect.map(fs.mtimeMany(batch.map(sourceOf)), (mtimes) => {
             for (let i = 0; i < batch.length; i++) {
-              const info = infos[i]!
+              const info = mtimes[i]!
               // Gone since the listing: not a candidate. Not stat-able (e.g. a permission change under way):
               // still a candidate; reading it reports why.
               if (info instanceof MemoryFsError && info.reason === "NotFound") continue
               if (first) {
                 listed++
               }
-              const mtime = info instanceof MemoryFsError ? Number.NEGATIVE_INFINITY : info.mtimeMs
+              const mtime = info instanceof MemoryFsError ? Number.NEGATIVE_INFINITY : info
               selection.offer({ path: batch[i]!.relativePath, mtime, candidate: batch[i]! })
             }
           }))

@@ -128,7 +128,8 @@ export const makeMemoryFsInMemory = (
       return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     })
 
-  const lstatMany = (paths: ReadonlyArray<string>) => Effect.forEach(paths, (path) => Effect.merge(lstat(path)))
+  const mtimeMany = (paths: ReadonlyArray<string>) =>
+    Effect.forEach(paths, (path) => Effect.merge(Effect.map(lstat(path), (info) => info.mtimeMs)))
 
   const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
     Effect.forEach(paths, (path, index) =>
@@ -292,7 +293,7 @@ export const makeMemoryFsInMemory = (
     readFile,
     readHead,
     readDirectory,
-    lstatMany,
+    mtimeMany,
     visitHeads,
     realPath,
     walk,

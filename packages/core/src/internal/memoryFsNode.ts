@@ -239,11 +239,11 @@ const readDirectory = (path: string, options: { readonly sorted?: boolean | unde
 
 // The scan's batches: synchronous calls, one Effect per batch (an async round trip per file would cost more than
 // the file's read). Each path's failure is mapped like every other one.
-const lstatMany = (paths: ReadonlyArray<string>) =>
+const mtimeMany = (paths: ReadonlyArray<string>) =>
   Effect.sync(() =>
-    paths.map((path): FileInfo | MemoryFsError => {
+    paths.map((path): number | MemoryFsError => {
       try {
-        return infoOf(lstatSync(path))
+        return lstatSync(path).mtimeMs
       } catch (cause) {
         return toError("lstat", path)(cause)
       }
@@ -452,7 +452,7 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
   readHead: (path, maxBytes) => readHead(path, maxBytes).pipe(Effect.withSpan("MemoryFs.readHead")),
   readDirectory: (path, options) => readDirectory(path, options).pipe(Effect.withSpan("MemoryFs.readDirectory")),
-  lstatMany: (paths) => lstatMany(paths).pipe(Effect.withSpan("MemoryFs.lstatMany")),
+  mtimeMany: (paths) => mtimeMany(paths).pipe(Effect.withSpan("MemoryFs.mtimeMany")),
   visitHeads: (paths, visitor) => visitHeads(paths, visitor).pipe(Effect.withSpan("MemoryFs.visitHeads")),
   realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),
   walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),
