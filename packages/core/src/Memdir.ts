@@ -1,20 +1,16 @@
 /**
- * The whole of memdir as one layer: every live service, composed, each over the dependencies its own layer
- * declares, needing only `FileSystem`, `Path` and `CommandExecutor` (git, for team sync and dream commits) from
- * `@effect/platform-node`'s `NodeContext.layer`. An agent runtime provides it once per session:
+ * The whole of memdir as one layer: every live service, composed, needing only `FileSystem` and `Path`
+ * (from `@effect/platform-node`'s `NodeContext.layer`). An agent runtime provides it once per session:
  *
  *   const MemdirLive = Memdir.layer().pipe(Layer.provide(NodeContext.layer))
  *
- * With `extractor` (the session's transcript and project), the session's background `Extractor` is in it too.
  * Swap single services for their `layerTest` (or `@memdir/testing`) in CI.
  */
-import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import type { FileSystem, Path } from "@effect/platform"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
 import type * as Containment from "./Containment.js"
 import * as DreamLock from "./DreamLock.js"
-import * as Extract from "./Extract.js"
-import * as Git from "./Git.js"
 import * as GitRoot from "./GitRoot.js"
 import * as MemoryFs from "./MemoryFs.js"
 import * as MemoryIndex from "./MemoryIndex.js"
@@ -29,12 +25,10 @@ import * as Settings from "./Settings.js"
 import * as Staleness from "./Staleness.js"
 import * as TeamGuard from "./TeamGuard.js"
 import * as TeamMemory from "./TeamMemory.js"
-import * as TeamSync from "./TeamSync.js"
 
-/** Every service memdir's programs need (the session's `Extractor` comes on top, with `extractor`). */
+/** Every service memdir's programs need. */
 export type MemdirServices =
   | DreamLock.DreamLock
-  | Git.Git
   | GitRoot.GitRoot
   | Settings.Settings
   | MemoryPaths.MemoryPaths
@@ -49,10 +43,6 @@ export type MemdirServices =
   | Recall.RecallSession
   | TeamGuard.TeamGuard
   | TeamMemory.TeamMemory
-  | TeamSync.TeamSync
-
-/** What `Memdir.layer` needs from the platform. */
-export type MemdirPlatform = FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
 
 export interface MemdirLayerOptions {
   /** The `--memory-dir` flag: a trusted source of the directory (the env override still wins). */
@@ -70,49 +60,31 @@ export interface MemdirLayerOptions {
   readonly model?: Layer.Layer<Model.Model, ConfigError.ConfigError> | undefined
 }
 
-/** With `extractor`, the layer also holds the session's background `Extractor` (extraction after each turn). */
-export interface MemdirSessionOptions extends MemdirLayerOptions {
-  readonly extractor: Extract.ExtractInput
-}
-
-/** The services every other one builds on: file system, settings, scan, index, team guard, model, git. */
-const foundation = (options: MemdirLayerOptions) => {
+/** The live services. Environment comes from `Config` (MEMDIR_HOME, MEMDIR_MEMORY_DIR, …). */
+export const layer = (
+  options: MemdirLayerOptions = {}
+): Layer.Layer<MemdirServices, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> => {
   const settings = options.flagMemoryDir === undefined ?
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
-  const selector = typeof options.selector === "string" ?
-    ModelSelector.layerFor(options.selector) :
-    options.selector ?? Selector.layer
-  return Layer.mergeAll(
+  const base = Layer.mergeAll(
+    Layer.provideMerge(Scanner.layer, MemoryFs.layer),
     DreamLock.layer,
-    Git.layer,
     GitRoot.layer,
     settings,
-    Scanner.layer,
     MemoryIndex.layerConfig,
     Staleness.layer,
-    TeamGuard.layerOver,
-    Layer.provideMerge(selector, options.model ?? Model.layer)
-  ).pipe(Layer.provideMerge(MemoryFs.layer))
-}
-
-/** The live services. Environment comes from `Config` (MEMDIR_HOME, MEMDIR_MEMORY_DIR, …). */
-export function layer(
-  options?: MemdirLayerOptions
-): Layer.Layer<MemdirServices, ConfigError.ConfigError, MemdirPlatform>
-export function layer(
-  options: MemdirSessionOptions
-): Layer.Layer<MemdirServices | Extract.Extractor, ConfigError.ConfigError, MemdirPlatform>
-export function layer(
-  options: MemdirLayerOptions & { readonly extractor?: Extract.ExtractInput | undefined } = {}
-):
-  | Layer.Layer<MemdirServices, ConfigError.ConfigError, MemdirPlatform>
-  | Layer.Layer<MemdirServices | Extract.Extractor, ConfigError.ConfigError, MemdirPlatform>
-{
-  // The one door to memory files, over the foundation (file system, index, team guard).
-  const store = Layer.provideMerge(MemoryStore.layerWithContainment, foundation(options))
-  const programs = Layer.provideMerge(Layer.mergeAll(MemoryPaths.layer, Recall.layer, TeamSync.layerOver), store)
-  // TeamMemory resolves the team location through MemoryPaths: one more step.
-  const services = Layer.provideMerge(TeamMemory.layer, programs)
-  return options.extractor === undefined ? services : Layer.provideMerge(Extract.layer(options.extractor), services)
+    TeamGuard.layer,
+    Layer.provideMerge(
+      typeof options.selector === "string" ?
+        ModelSelector.layerFor(options.selector) :
+        options.selector ?? Selector.layer,
+      options.model ?? Model.layer
+    )
+  )
+  // The one door to memory files, over the base (file system, index, team guard).
+  const store = Layer.provideMerge(MemoryStore.layerWithContainment, base)
+  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer)
+  // TeamMemory needs MemoryPaths: one more step.
+  return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, store))
 }
