@@ -188,7 +188,7 @@ const median = (xs: ReadonlyArray<number>) => {
 // ---------------------------------------------------------------------------------------------------------------
 
 const toolsLayer = MemoryStore.layerNode.pipe(
-  Layer.provideMerge(Layer.mergeAll(Scanner.layer, MemoryIndex.layer)),
+  Layer.provideMerge(Layer.mergeAll(Scanner.layerNode, MemoryIndex.layer)),
   Layer.provideMerge(NodeContext.layer)
 )
 

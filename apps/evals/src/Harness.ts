@@ -43,14 +43,14 @@ const withStore = <A, E, R>(
 export const prepareHarness = (suite: LoadedSuite) =>
   Effect.gen(function*() {
     if (suite.kind === "selector") {
-      const scanner = yield* ScannerModule.make
+      const scanner = yield* ScannerModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const runTrial: TrialRunner<Model> = yield* prepareSelectorSuite(suite).pipe(
         Effect.provideService(ScannerModule.Scanner, scanner)
       )
       return runTrial
     }
     if (suite.kind === "agent") {
-      const scanner = yield* ScannerModule.make
+      const scanner = yield* ScannerModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const store = yield* storeFor(index)
       const runTrial: TrialRunner<never> = withStore(
@@ -64,7 +64,7 @@ export const prepareHarness = (suite: LoadedSuite) =>
       return runTrial
     }
     if (suite.kind === "dream") {
-      const scanner = yield* ScannerModule.make
+      const scanner = yield* ScannerModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const lock = yield* DreamLockModule.make
       const store = yield* storeFor(index)
@@ -80,7 +80,7 @@ export const prepareHarness = (suite: LoadedSuite) =>
       return runTrial
     }
     if (suite.kind === "extraction") {
-      const scanner = yield* ScannerModule.make
+      const scanner = yield* ScannerModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const store = yield* storeFor(index)
       const runTrial: TrialRunner<never> = withStore(

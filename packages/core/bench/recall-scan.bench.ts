@@ -26,6 +26,7 @@ import * as NodeV8 from "node:v8"
 import * as NodeVm from "node:vm"
 import { Worker } from "node:worker_threads"
 import * as Scanner from "../src/Scanner.js"
+import { listMemoryFiles, makeRandom, MEMORY_TYPES, pick, sentence } from "./corpus.js"
 
 const thisFile = fileURLToPath(import.meta.url)
 const repoRoot = NodePath.resolve(NodePath.dirname(thisFile), "../../..")
@@ -39,27 +40,12 @@ const HEAD_BYTES = 4096
 // Data
 // ---------------------------------------------------------------------------------------------------------------
 
-/** mulberry32: small, fast, the same sequence everywhere. */
-const makeRandom = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6D2B79F5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
+// Its own, smaller vocabulary: the committed sets were generated with it (a change would regenerate them).
 const words = (
   "integration tests database mocks migration deploy freeze review merge branch release pipeline latency " +
   "dashboard ticket oncall incident postgres redis queue worker cache schema api client auth token retry " +
   "timeout budget owner team frontend backend flaky lint format naming commit changelog feature flag rollout"
 ).split(" ")
-const types = ["user", "feedback", "project", "reference"] as const
-const pick = <A>(random: () => number, items: ReadonlyArray<A>): A => items[Math.floor(random() * items.length)]!
-const sentence = (random: () => number, count: number) =>
-  Array.from({ length: count }, () => pick(random, words)).join(" ")
 
 /** `count` memories, 10% under `team/`, 1% without frontmatter, bodies 0.2–8 KB, mtimes over a year. */
 const ensureSet = (count: number): string => {
@@ -77,15 +63,17 @@ const ensureSet = (count: number): string => {
   const random = makeRandom(SEED + count)
   const now = Date.UTC(2026, 11, 1) / 1000
   for (let i = 0; i < count; i++) {
-    const type = pick(random, types)
+    const type = pick(random, MEMORY_TYPES)
     const name = `${type}_${pick(random, words)}_${i}.md`
     const relative = random() < 0.1 ? `team/${name}` : name
     const bodyBytes = Math.round(200 * Math.pow(40, random()))
-    let body = `${sentence(random, 12)}.\n\n**Why:** ${sentence(random, 14)}.\n`
-    while (body.length < bodyBytes) body += `- ${sentence(random, 10)}\n`
+    let body = `${sentence(random, 12, words)}.\n\n**Why:** ${sentence(random, 14, words)}.\n`
+    while (body.length < bodyBytes) body += `- ${sentence(random, 10, words)}\n`
     const text = random() < 0.01
-      ? `# ${sentence(random, 4)}\n\n${body}`
-      : `---\nname: ${sentence(random, 3)}\ndescription: ${sentence(random, 12)}\ntype: ${type}\n---\n\n${body}`
+      ? `# ${sentence(random, 4, words)}\n\n${body}`
+      : `---\nname: ${sentence(random, 3, words)}\ndescription: ${
+        sentence(random, 12, words)
+      }\ntype: ${type}\n---\n\n${body}`
     const file = NodePath.join(memoryDir, relative)
     NodeFs.writeFileSync(file, text)
     const mtime = now - Math.floor(random() * 365 * 86_400)
@@ -100,22 +88,7 @@ const ensureSet = (count: number): string => {
 // Contenders
 // ---------------------------------------------------------------------------------------------------------------
 
-/** The memory files with the scanner's skip rules, as plain fs lists them. */
-const listFiles = (root: string): Array<string> => {
-  const files: Array<string> = []
-  const visit = (dir: string) => {
-    for (const entry of NodeFs.readdirSync(dir, { withFileTypes: true })) {
-      const name = entry.name
-      if (entry.isDirectory()) {
-        if (!name.startsWith(".") && name !== "logs") visit(dir + NodePath.sep + name)
-      } else if (name.endsWith(".md") && name !== "MEMORY.md" && !name.startsWith(".")) {
-        files.push(dir + NodePath.sep + name)
-      }
-    }
-  }
-  visit(root)
-  return files
-}
+const listFiles = listMemoryFiles
 
 const statOnly = (root: string): number => {
   let newest = 0
@@ -139,7 +112,7 @@ const floor = (root: string): number => {
 }
 
 const scanner = await Effect.runPromise(
-  Effect.provide(Scanner.Scanner, Scanner.layer.pipe(Layer.provide(NodeContext.layer)))
+  Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeContext.layer)))
 )
 const scan = (root: string, limit: number | undefined) => Effect.runPromise(scanner.scan(root, { limit }))
 

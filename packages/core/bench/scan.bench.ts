@@ -29,6 +29,7 @@ import * as NodeVm from "node:vm"
 import { Worker } from "node:worker_threads"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as Scanner from "../src/Scanner.js"
+import { hex, listMemoryFiles, makeRandom, MEMORY_TYPES, pick, sentence, WORDS } from "./corpus.js"
 
 const thisFile = fileURLToPath(import.meta.url)
 const repoRoot = NodePath.resolve(NodePath.dirname(thisFile), "../../..")
@@ -39,34 +40,6 @@ const SEED = 20_260_305
 // ---------------------------------------------------------------------------------------------------------------
 // Deterministic data
 // ---------------------------------------------------------------------------------------------------------------
-
-/** mulberry32: small, fast, and the same sequence on every machine. */
-const makeRandom = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6D2B79F5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
-const words = (
-  "integration tests database mocks migration deploy freeze review reviewer merge branch release pipeline " +
-  "latency dashboard grafana linear ticket oncall incident postgres redis queue worker cache schema api client " +
-  "auth token refresh retry timeout budget owner team frontend backend mobile flaky ci lint format style naming " +
-  "commit message changelog feature flag rollout canary metrics alert threshold customer contract legal " +
-  "compliance audit storage bucket region cost invoice weekly standup planning sprint roadmap decision why " +
-  "because always never prefer avoid check verify before after when user expert senior prefers terse answers"
-).split(" ")
-const types = ["user", "feedback", "project", "reference"] as const
-
-const pick = <A>(random: () => number, items: ReadonlyArray<A>): A => items[Math.floor(random() * items.length)]!
-const sentence = (random: () => number, count: number) =>
-  Array.from({ length: count }, () => pick(random, words)).join(" ")
-const hex = (random: () => number, length: number) =>
-  Array.from({ length }, () => Math.floor(random() * 16).toString(16)).join("")
 
 interface SetSpec {
   readonly name: string
@@ -79,8 +52,8 @@ interface SetSpec {
 }
 
 const memoryFile = (random: () => number, index: number, spec: SetSpec): { name: string; text: string } => {
-  const type = pick(random, types)
-  const topic = `${pick(random, words)}_${pick(random, words)}_${index}`
+  const type = pick(random, MEMORY_TYPES)
+  const topic = `${pick(random, WORDS)}_${pick(random, WORDS)}_${index}`
   const title = sentence(random, 2 + Math.floor(random() * 4))
   const description = sentence(random, 6 + Math.floor(random() * 16))
   const roll = random()
@@ -161,22 +134,7 @@ const ensureSet = (spec: SetSpec): { readonly dir: string; readonly generatedMs:
 // The contenders
 // ---------------------------------------------------------------------------------------------------------------
 
-/** The memory files, with the scanner's skip rules (dot-dirs, logs/, MEMORY.md), as plain fs sees them. */
-const listFiles = (root: string): Array<string> => {
-  const files: Array<string> = []
-  const visit = (dir: string) => {
-    for (const entry of NodeFs.readdirSync(dir, { withFileTypes: true })) {
-      const name = entry.name
-      if (entry.isDirectory()) {
-        if (!name.startsWith(".") && name !== "logs") visit(dir + NodePath.sep + name)
-      } else if (name.endsWith(".md") && name !== "MEMORY.md" && !name.startsWith(".")) {
-        files.push(dir + NodePath.sep + name)
-      }
-    }
-  }
-  visit(root)
-  return files
-}
+const listFiles = listMemoryFiles
 
 const headBuffer = Buffer.alloc(4096)
 
@@ -248,7 +206,7 @@ const timed = async (run: () => unknown): Promise<Sample> => {
 }
 
 const scannerService = await Effect.runPromise(
-  Effect.provide(Scanner.Scanner, Scanner.layer.pipe(Layer.provide(NodeContext.layer)))
+  Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeContext.layer)))
 )
 const scanAll = (root: string) => Effect.runPromise(scannerService.scan(root))
 

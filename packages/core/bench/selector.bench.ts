@@ -20,17 +20,7 @@ import type { MemoryHeader } from "../src/Memory.js"
 import * as Scanner from "../src/Scanner.js"
 import { selectRelevantMemories } from "../src/Selector.js"
 import { SELECTOR_SET, setLabels } from "../test/support/selectorSet.js"
-
-const makeRandom = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6D2B79F5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
+import { makeRandom } from "./corpus.js"
 
 const loadSet = Effect.gen(function*() {
   const scanner = yield* Scanner.Scanner
@@ -41,7 +31,7 @@ const loadSet = Effect.gen(function*() {
     memories.push(...result.memories, ...(result.headerless ?? []))
   }
   return memories
-}).pipe(Effect.provide(Scanner.layer.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(Scanner.layerNode.pipe(Layer.provide(NodeContext.layer))))
 
 /** `size` distinct candidates made from the real ones; `tag` keeps sets of different runs apart. */
 const manifest = (base: ReadonlyArray<MemoryHeader>, size: number, tag: string): Array<MemoryHeader> => {

@@ -3,6 +3,7 @@
  * `message` that says what to do. The CLI maps each `_tag` to its own exit code (see `exitCodes`).
  */
 import * as Schema from "effect/Schema"
+import type { MemoryFsError } from "./MemoryFs.js"
 
 /** A memory file whose frontmatter cannot be read. Reported by the scanner and `doctor`, never fatal to recall. */
 export class InvalidFrontmatterError extends Schema.TaggedError<InvalidFrontmatterError>()("InvalidFrontmatterError", {
@@ -411,4 +412,48 @@ export const exitCodes: Record<MemdirError["_tag"], number> = {
   TeamSyncError: 16,
   TeamSyncRejectedError: 17,
   AgentConfigError: 18
+}
+
+export interface FromMemoryFsErrorOptions {
+  /** The path `MemoryNotFoundError` names (default: the key). */
+  readonly notFoundPath?: string | undefined
+  /** A directory where a memory file was expected is an I/O failure (a write onto it), not a refusal. */
+  readonly directoryIsIo?: boolean | undefined
+}
+
+/**
+ * The one mapping of a `MemoryFsError` (a read or write of a memory file under `key`) into what the caller can
+ * act on: not found, a refusal naming why (a link, not a regular file, too large, escaping, unverifiable), or an
+ * I/O failure.
+ */
+export const fromMemoryFsError = (key: string, options: FromMemoryFsErrorOptions = {}) =>
+(
+  error: MemoryFsError
+): PathTraversalError | MemoryNotFoundError | MemoryIoError => {
+  const refuse = (reason: PathTraversalError["reason"], detail: string) =>
+    new PathTraversalError({ key, reason, detail })
+  switch (error.reason) {
+    case "NotFound":
+      return new MemoryNotFoundError({ path: options.notFoundPath ?? key })
+    case "SymbolicLink":
+      return refuse("not-regular-file", "a symbolic link")
+    case "NotRegularFile":
+      if (options.directoryIsIo === true && error.detail === "a directory") {
+        return new MemoryIoError({ op: error.op, path: error.path, detail: "is a directory, not a memory file" })
+      }
+      return refuse("not-regular-file", error.detail)
+    case "TooLarge":
+      return refuse("too-large", error.detail)
+    case "Escapes":
+      return refuse("symlink-escape", error.detail)
+    case "SymlinkLoop":
+      return refuse("symlink-loop", `${error.path}: ${error.detail}`)
+    case "DanglingSymlink":
+      return refuse("dangling-symlink", `${error.path} ${error.detail}`)
+    case "Changed":
+    case "NotDirectory":
+      return refuse("unverifiable", `${error.path}: ${error.detail}`)
+    default:
+      return new MemoryIoError({ op: error.op, path: error.path, detail: `${error.reason} (${error.detail})` })
+  }
 }

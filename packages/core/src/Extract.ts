@@ -47,7 +47,7 @@ import { extractionSection } from "./prompts/ExtractionPrompt.js"
 import { typesSection } from "./prompts/MemoryPrompt.js"
 import { lookup, paragraphs, renderSection } from "./prompts/PromptSection.js"
 import { DEFAULT_CANDIDATE_CAP, Scanner } from "./Scanner.js"
-import { TEAM_DIR, type TeamGuard } from "./TeamGuard.js"
+import { TEAM_DIR } from "./TeamGuard.js"
 import {
   completePrefixLength,
   type MemoryWriteEvidence,
@@ -141,8 +141,11 @@ export interface ExtractInput {
   readonly maxTokens?: number | undefined
   /** Characters of rendered messages per run at most; more is left for the next run (`remaining`). */
   readonly maxMessageChars?: number | undefined
-  /** Team memory is on: the extractor may write `team/…` through this guard. */
-  readonly teamGuard?: Context.Tag.Service<TeamGuard> | undefined
+  /**
+   * Team memory is on (the resolved team location says so): the extractor may list and write `team/…`, which the
+   * `MemoryStore` routes through the `TeamGuard` service like every other team write.
+   */
+  readonly teamEnabled?: boolean | undefined
   /** The user's home, to recognise `~/…` in the main agent's shell commands (default: `HOME`). */
   readonly homeDir?: string | undefined
 }
@@ -313,11 +316,11 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
       return { ...base, status: "skipped-main-agent-wrote" as const, range, remaining, mainAgentWrites }
     }
 
-    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, team: input.teamGuard !== undefined })
+    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, team: input.teamEnabled === true })
     // The manifest lists what the tools can read: team/ only with team memory on.
     const scan = yield* scanner.scan(memoryDir, {
       limit: DEFAULT_CANDIDATE_CAP,
-      skipDirs: input.teamGuard === undefined ? [TEAM_DIR] : []
+      skipDirs: input.teamEnabled === true ? [] : [TEAM_DIR]
     })
     const loadedIndex = yield* index.load(memoryDir)
     const today = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)

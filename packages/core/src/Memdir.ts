@@ -70,11 +70,10 @@ export const layer = (
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
   const base = Layer.mergeAll(
-    MemoryFs.layer,
+    Layer.provideMerge(Scanner.layer, MemoryFs.layer),
     DreamLock.layer,
     GitRoot.layer,
     settings,
-    Scanner.layer,
     MemoryIndex.layerConfig,
     Staleness.layer,
     TeamGuard.layer,

@@ -9,14 +9,18 @@
  *
  * Two implementations: `layer` over `node:fs` (`internal/memoryFsNode.ts`, the only core module that imports it
  * for memory files) and `layerMemory`, a complete in-memory file system (directories, files, symbolic links,
- * FIFOs) for tests and for an in-memory memdir world.
+ * FIFOs) for tests; `layerMemoryWorld` adds a platform `FileSystem` over the same tree, for an in-memory memdir
+ * world.
  */
+import { FileSystem } from "@effect/platform"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { makeMemoryFsInMemory, type MemoryFsSeed } from "./internal/memoryFsMemory.js"
 import { makeMemoryFsNode } from "./internal/memoryFsNode.js"
+import { makeFileSystemInMemory } from "./internal/memoryFsPlatform.js"
+import { makeMemoryTree } from "./internal/memoryTree.js"
 
 /** Memory files are private to their owner. */
 export const FILE_MODE = 0o600
@@ -139,6 +143,21 @@ export interface WalkEntry {
   readonly info: FileInfo
 }
 
+/**
+ * Reads from the file `visitHeads` holds open: fills `buffer` at `offset` with the file's bytes from the same file
+ * offset and returns how many it read (fewer at the end of the file). A failure throws the `MemoryFsError`,
+ * which `visitHeads` hands to `failed`.
+ */
+export type ReadAt = (buffer: Uint8Array, offset: number, length: number) => number
+
+/** What `visitHeads` tells its caller, file by file (`index` into the paths it was given). */
+export interface HeadVisitor {
+  /** The file is open and is a regular file: read as much of its head as needed, synchronously, now. */
+  readonly file: (index: number, info: FileInfo, read: ReadAt) => void
+  /** The file could not be opened or read (`NotFound` when gone since it was listed, `NotRegularFile`, …). */
+  readonly failed: (index: number, error: MemoryFsError) => void
+}
+
 export interface WalkOptions {
   /** Do not enter (nor report) directories for which this answers false; `relative` is `/`-separated. */
   readonly enter?: ((relative: string, name: string) => boolean) | undefined
@@ -155,7 +174,22 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
   readonly readFile: (path: string, options: ReadOptions) => Effect.Effect<FileText, MemoryFsError>
   /** At most the first `maxBytes` of a regular file, opened like `readFile`. */
   readonly readHead: (path: string, maxBytes: number) => Effect.Effect<FileHead, MemoryFsError>
-  readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, MemoryFsError>
+  /** The entries of a directory with their kinds (a link is reported as one), sorted by name unless `sorted: false`. */
+  readonly readDirectory: (
+    path: string,
+    options?: { readonly sorted?: boolean | undefined }
+  ) => Effect.Effect<ReadonlyArray<DirectoryEntry>, MemoryFsError>
+  /**
+   * The modification times (epoch ms, from `lstat`) of many paths in one synchronous batch (the scan's newest-first
+   * selection): per path its mtime or its failure, in order. Never fails as a whole.
+   */
+  readonly mtimeMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number | MemoryFsError>>
+  /**
+   * The heads of many files in one synchronous batch (the scan): each is opened like `readHead` (never following
+   * a link in its last component, never blocking, regular files only), handed to `visitor.file` to read from
+   * into the caller's buffer, and closed. Never fails as a whole: a file's failure goes to `visitor.failed`.
+   */
+  readonly visitHeads: (paths: ReadonlyArray<string>, visitor: HeadVisitor) => Effect.Effect<void>
   /** Every entry under `root`, sorted by name per directory, never following symbolic links. */
   readonly walk: (root: string, options?: WalkOptions) => Effect.Effect<ReadonlyArray<WalkEntry>, MemoryFsError>
   /** Creates `path` and its missing parents (0700). */
@@ -176,6 +210,8 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
   readonly rename: (from: string, to: string) => Effect.Effect<void, MemoryFsError>
   /** Where a symbolic link points (its text, not resolved): for reports of what a link leads to. */
   readonly readLink: (path: string) => Effect.Effect<string, MemoryFsError>
+  /** The real path of an existing `path`, every link followed (`NotFound` when it or a link's target is missing). */
+  readonly realPath: (path: string) => Effect.Effect<string, MemoryFsError>
   /**
    * The real path of `path`: realpath of its deepest existing ancestor, the missing tail re-joined. A dangling
    * link (`DanglingSymlink`), a loop (`SymlinkLoop`) or anything else that prevents the answer fails.
@@ -192,5 +228,17 @@ export const layer: Layer.Layer<MemoryFs> = Layer.sync(MemoryFs, makeMemoryFsNod
  */
 export const layerMemory = (seed: MemoryFsSeed = {}): Layer.Layer<MemoryFs> =>
   Layer.sync(MemoryFs, () => makeMemoryFsInMemory(seed))
+
+/**
+ * One in-memory world: the in-memory `MemoryFs` and an `@effect/platform` `FileSystem` over the same tree
+ * (`internal/memoryFsPlatform.ts`), so services on either see each other's files. Seeded like `layerMemory`.
+ */
+export const layerMemoryWorld = (seed: MemoryFsSeed = {}): Layer.Layer<MemoryFs | FileSystem.FileSystem> =>
+  Layer.syncContext(() => {
+    const tree = makeMemoryTree()
+    return Context.make(MemoryFs, makeMemoryFsInMemory(seed, tree)).pipe(
+      Context.add(FileSystem.FileSystem, makeFileSystemInMemory(tree))
+    )
+  })
 
 export type { MemoryFsSeed }

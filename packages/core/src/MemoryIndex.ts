@@ -324,7 +324,8 @@ export const checkIndexCaps = (path: string, before: string, after: string): Ind
 export const fitsIndexCaps = (text: string): boolean =>
   countLines(text) <= INDEX_MAX_LINES && utf8ByteLength(text) <= INDEX_MAX_BYTES
 
-const toLoadedIndex = (path: string, exists: boolean, text: string): LoadedIndex => {
+/** The loaded form of an index's text (the private index, and the team's `team/MEMORY.md`). */
+export const toLoadedIndex = (path: string, exists: boolean, text: string): LoadedIndex => {
   const truncated = truncateIndex(text)
   return {
     path,

@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { type Contained, type ContainedReal, Containment, layer as containmentLayer } from "./Containment.js"
 import {
+  fromMemoryFsError,
   type IndexOverCapError,
   type InvalidFrontmatterError,
   InvalidMemoryInputError,
@@ -281,30 +282,7 @@ const refuseSecret = (key: string, text: string): Effect.Effect<void, SecretDete
 }
 
 /** A file-system failure, as what the caller can act on. */
-const fromFsError =
-  (key: string) => (error: MemoryFsError): PathTraversalError | MemoryNotFoundError | MemoryIoError => {
-    switch (error.reason) {
-      case "NotFound":
-        return new MemoryNotFoundError({ path: key })
-      case "SymbolicLink":
-        return new PathTraversalError({ key, reason: "not-regular-file", detail: "a symbolic link" })
-      case "NotRegularFile":
-        if (error.detail === "a directory") {
-          return new MemoryIoError({ op: error.op, path: error.path, detail: "is a directory, not a memory file" })
-        }
-        return new PathTraversalError({ key, reason: "not-regular-file", detail: error.detail })
-      case "TooLarge":
-        return new PathTraversalError({ key, reason: "too-large", detail: error.detail })
-      case "Escapes":
-        return new PathTraversalError({ key, reason: "symlink-escape", detail: error.detail })
-      case "SymlinkLoop":
-        return new PathTraversalError({ key, reason: "symlink-loop", detail: error.detail })
-      case "DanglingSymlink":
-        return new PathTraversalError({ key, reason: "dangling-symlink", detail: error.detail })
-      default:
-        return new MemoryIoError({ op: error.op, path: error.path, detail: `${error.reason} (${error.detail})` })
-    }
-  }
+const fromFsError = (key: string) => fromMemoryFsError(key, { directoryIsIo: true })
 
 const ioOnly = (key: string) => (error: MemoryFsError): PathTraversalError | MemoryIoError => {
   const mapped = fromFsError(key)(error)

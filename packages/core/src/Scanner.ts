@@ -15,10 +15,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-// The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
-// (bench/scan.bench.ts). Batched synchronous node:fs calls are the fastest way to do it; the platform
-// FileSystem and fs.promises pay an async round trip per call, so this module reads node:fs directly.
-import * as NodeFs from "node:fs"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
 import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
@@ -34,6 +30,10 @@ import {
 } from "./internal/scanPaths.js"
 import { type HeadKind, newest, newestSelection, readNewest } from "./internal/scanSelect.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
+// The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
+// (bench/scan.bench.ts): its I/O is `MemoryFs`'s batch calls (`mtimeMany`, `visitHeads`), one synchronous
+// call per batch of files rather than an async round trip per file.
+import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
 /** Reference: 200 candidates for the selector. */
@@ -151,159 +151,161 @@ const unreadable = (relativePath: string, detail: string): ScanProblem => ({
 // Live
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Files read per synchronous batch; between batches the fiber yields so others (e.g. the main turn) run. */
+/**
+ * Files read (or stat-ed) per batch: one synchronous `MemoryFs` call each; between batches the fiber yields so
+ * others (e.g. the main turn) run.
+ */
 const BATCH_SIZE = 512
 
 interface Candidate {
   readonly relativePath: string
   readonly absolutePath: string
-  /** For a symlinked file: the real path it resolves to (inside the tree). */
+  /** For a symlinked file: the real path it resolves to (inside the tree). Its head is read there. */
   readonly realPath?: string | undefined
 }
 
-const errorCode = (error: unknown): string =>
-  typeof error === "object" && error !== null && "code" in error ? String(error.code) : String(error)
+/** Where a candidate's bytes are: its real path for a link (the read never follows a link), else its own path. */
+const sourceOf = (candidate: Candidate): string => candidate.realPath ?? candidate.absolutePath
 
-// O_NONBLOCK: a FIFO swapped in after the directory listing must not block the scan (no effect on files).
-const OPEN_FLAGS = NodeFs.constants.O_RDONLY | (NodeFs.constants.O_NONBLOCK ?? 0)
+const symlinkEscape = (relativePath: string): ScanProblem => ({
+  path: relativePath,
+  code: "symlink-escape",
+  message: `${relativePath}: symlink leads outside the memory directory; skipped.`
+})
+
+type Fs = Context.Tag.Service<MemoryFs>
 
 /**
- * Lists the candidate files, handing each to `onCandidate` as the walk finds it (nothing is kept here), and
- * returns the problems met on the way. Symlinks are followed only when they resolve inside the tree; a directory
- * reached twice (through a link, or a link loop) is walked once; a symlinked file that points at a memory the
- * walk lists anyway is dropped as a duplicate.
+ * Lists the candidate files, handing them to `onCandidates` in batches of at most `BATCH_SIZE` as the walk finds
+ * them (nothing is kept here), and returns the problems met on the way. Symlinks are followed only when they
+ * resolve inside the tree; a directory reached twice (through a link, or a link loop) is walked once; a symlinked
+ * file that points at a memory the walk lists anyway is dropped as a duplicate.
  */
-const walkTree = (
+const walkTree = <R>(
+  fs: Fs,
   root: string,
   separator: string,
   options: ResolvedOptions,
-  onCandidate: (candidate: Candidate) => void
-): Array<ScanProblem> => {
-  const problems: Array<ScanProblem> = []
-  let realRoot: string
-  try {
-    realRoot = NodeFs.realpathSync(root)
-  } catch (error) {
-    if (errorCode(error) !== "ENOENT") problems.push(unreadable(".", errorCode(error)))
-    return problems
-  }
-  const insideRoot = (real: string) => real === realRoot || real.startsWith(realRoot + separator)
-  // A file's real path inside the tree, relative and `/`-separated: the walk lists it there when it is a
-  // candidate path (its real directories are all walked unless skipped), so a link to it is a duplicate.
-  const listedAnyway = (real: string) => {
-    const relative = real.slice(realRoot.length + 1).split(separator).join("/")
-    return isCandidatePath(relative, options.skipDirs) && !options.exclude.has(relative)
-  }
-  const visitedDirs = new Set<string>()
-
-  const visit = (absoluteDir: string, realDir: string, relativeDir: string): void => {
-    if (visitedDirs.has(realDir)) return
-    visitedDirs.add(realDir)
-    let entries: Array<NodeFs.Dirent>
-    try {
-      entries = NodeFs.readdirSync(absoluteDir, { withFileTypes: true })
-    } catch (error) {
-      const code = errorCode(error)
-      if (code === "ENOTDIR" && relativeDir === "") problems.push(unreadable(".", "not a directory"))
-      else if (code !== "ENOENT") problems.push(unreadable(relativeDir === "" ? "." : relativeDir, code))
-      return
+  onCandidates: (batch: ReadonlyArray<Candidate>) => Effect.Effect<void, never, R>
+): Effect.Effect<Array<ScanProblem>, never, R> =>
+  Effect.gen(function*() {
+    const problems: Array<ScanProblem> = []
+    const rootReal = yield* Effect.either(fs.realPath(root))
+    if (Either.isLeft(rootReal)) {
+      if (rootReal.left.reason !== "NotFound") problems.push(unreadable(".", rootReal.left.detail))
+      return problems
     }
-    const prefix = relativeDir === "" ? "" : relativeDir + "/"
-    for (const entry of entries) {
-      const name = entry.name
-      const absolutePath = absoluteDir + separator + name
-      const relativePath = prefix + name
-      if (entry.isDirectory()) {
-        if (!isSkippedDirName(name) && !isUnderSkippedDir(relativePath, options.skipDirs)) {
-          visit(absolutePath, realDir + separator + name, relativePath)
+    const realRoot = rootReal.right
+    const insideRoot = (real: string) => real === realRoot || real.startsWith(realRoot + separator)
+    // A file's real path inside the tree, relative and `/`-separated: the walk lists it there when it is a
+    // candidate path (its real directories are all walked unless skipped), so a link to it is a duplicate.
+    const listedAnyway = (real: string) => {
+      const relative = real.slice(realRoot.length + 1).split(separator).join("/")
+      return isCandidatePath(relative, options.skipDirs) && !options.exclude.has(relative)
+    }
+    const visitedDirs = new Set<string>()
+    let batch: Array<Candidate> = []
+    /** Adds a candidate to the batch; true when the batch is full and must be flushed. */
+    const push = (candidate: Candidate): boolean => batch.push(candidate) >= BATCH_SIZE
+    const flush = Effect.suspend(() => {
+      const full = batch
+      batch = []
+      return full.length === 0 ? Effect.void : onCandidates(full)
+    })
+
+    /** A symbolic link in the tree: followed when it stays inside, else a problem (for a memory or a directory). */
+    const visitLink = (absolutePath: string, relativePath: string, name: string) =>
+      Effect.gen(function*() {
+        const resolved = yield* Effect.either(
+          Effect.flatMap(fs.realPath(absolutePath), (real) => Effect.map(fs.lstat(real), (info) => ({ real, info })))
+        )
+        if (Either.isLeft(resolved)) {
+          const detail = resolved.left.detail
+          if (isMemoryFileName(name)) problems.push(unreadable(relativePath, `broken symlink: ${detail}`))
+          return
         }
-      } else if (entry.isFile()) {
-        if (isMemoryFileName(name) && !options.exclude.has(relativePath)) {
-          onCandidate({ relativePath, absolutePath })
-        }
-      } else if (entry.isSymbolicLink()) {
-        if (isSkippedDirName(name) || options.exclude.has(relativePath)) continue
-        let real: string
-        let stats: NodeFs.Stats
-        try {
-          real = NodeFs.realpathSync(absolutePath)
-          stats = NodeFs.statSync(real)
-        } catch (error) {
-          if (isMemoryFileName(name)) problems.push(unreadable(relativePath, `broken symlink: ${errorCode(error)}`))
-          continue
-        }
+        const { info, real } = resolved.right
         if (!insideRoot(real)) {
-          if (stats.isDirectory() || isMemoryFileName(name)) {
-            problems.push({
-              path: relativePath,
-              code: "symlink-escape",
-              message: `${relativePath}: symlink leads outside the memory directory; skipped.`
-            })
-          }
-        } else if (stats.isDirectory()) {
-          if (!isUnderSkippedDir(relativePath, options.skipDirs)) visit(absolutePath, real, relativePath)
-        } else if (stats.isFile() && isMemoryFileName(name) && !listedAnyway(real)) {
-          onCandidate({ relativePath, absolutePath, realPath: real })
+          if (info.kind === "Directory" || isMemoryFileName(name)) problems.push(symlinkEscape(relativePath))
+        } else if (info.kind === "Directory") {
+          if (!isUnderSkippedDir(relativePath, options.skipDirs)) yield* visit(absolutePath, real, relativePath)
+        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(real)) {
+          if (push({ relativePath, absolutePath, realPath: real })) yield* flush
         }
-      }
-    }
-  }
+      })
 
-  visit(root, realRoot, "")
-  return problems
-}
+    const visit = (absoluteDir: string, realDir: string, relativeDir: string): Effect.Effect<void, never, R> =>
+      Effect.gen(function*() {
+        if (visitedDirs.has(realDir)) return
+        visitedDirs.add(realDir)
+        const listed = yield* Effect.either(fs.readDirectory(absoluteDir, { sorted: false }))
+        if (Either.isLeft(listed)) {
+          const error = listed.left
+          if (error.reason === "NotDirectory" && relativeDir === "") problems.push(unreadable(".", "not a directory"))
+          else if (error.reason !== "NotFound") {
+            problems.push(unreadable(relativeDir === "" ? "." : relativeDir, error.detail))
+          }
+          return
+        }
+        const prefix = relativeDir === "" ? "" : relativeDir + "/"
+        for (const { kind, name } of listed.right) {
+          const absolutePath = absoluteDir + separator + name
+          const relativePath = prefix + name
+          if (kind === "Directory") {
+            if (!isSkippedDirName(name) && !isUnderSkippedDir(relativePath, options.skipDirs)) {
+              yield* visit(absolutePath, realDir + separator + name, relativePath)
+            }
+          } else if (kind === "File") {
+            if (isMemoryFileName(name) && !options.exclude.has(relativePath) && push({ relativePath, absolutePath })) {
+              yield* flush
+            }
+          } else if (kind === "SymbolicLink" && !isSkippedDirName(name) && !options.exclude.has(relativePath)) {
+            yield* visitLink(absolutePath, relativePath, name)
+          }
+        }
+      })
 
-/**
- * One file: open, fstat (the mtime, from the open descriptor: no second path lookup), the head, close.
- * `undefined` when the path is no longer a regular file.
- */
-const readFile = (
+    yield* visit(root, realRoot, "")
+    yield* flush
+    return problems
+  })
+
+/** Reads a batch of candidates' heads and files each as a memory or a problem; `kinds[i]` says which. */
+const readBatch = (
+  fs: Fs,
   buffer: Buffer,
-  candidate: Candidate
-):
-  | {
-    readonly mtime: number
-    readonly parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError>
-    /** Bytes of the file now at the start of `buffer`. */
-    readonly length: number
-  }
-  | undefined =>
-{
-  const fd = NodeFs.openSync(candidate.absolutePath, OPEN_FLAGS)
-  try {
-    const stats = NodeFs.fstatSync(fd)
-    if (!stats.isFile()) return undefined
-    let length = 0
-    const parsed = readHead(
-      buffer,
-      (offset, size) => {
-        const read = NodeFs.readSync(fd, buffer, offset, size, offset)
-        length = Math.max(length, offset + read)
-        return read
+  candidates: ReadonlyArray<Candidate>,
+  found: Found
+): Effect.Effect<Array<HeadKind>> => {
+  const kinds: Array<HeadKind> = new Array(candidates.length).fill("none")
+  return Effect.as(
+    fs.visitHeads(candidates.map(sourceOf), {
+      file: (index, info, read) => {
+        const candidate = candidates[index]!
+        let length = 0
+        const parsed = readHead(buffer, (offset, size) => {
+          const got = read(buffer, offset, size)
+          length = Math.max(length, offset + got)
+          return got
+        }, candidate.relativePath)
+        kinds[index] = collect(
+          parsed,
+          candidate.relativePath,
+          candidate.absolutePath,
+          info.mtimeMs,
+          buffer,
+          length,
+          found
+        )
       },
-      candidate.relativePath
-    )
-    return { mtime: stats.mtimeMs, parsed, length }
-  } finally {
-    NodeFs.closeSync(fd)
-  }
-}
-
-/** Reads one candidate's head and files it as a memory or a problem. */
-const readOne = (buffer: Buffer, candidate: Candidate, found: Found): HeadKind => {
-  // node:fs reports failure by throwing; this is the boundary where that becomes a problem entry.
-  let file: ReturnType<typeof readFile>
-  try {
-    file = readFile(buffer, candidate)
-  } catch (error) {
-    const code = errorCode(error)
-    // Deleted between listing and reading: no longer a memory, nothing to report.
-    if (code !== "ENOENT") found.problems.push(unreadable(candidate.relativePath, code))
-    return "none"
-  }
-  if (file === undefined) return "none"
-  const { length, mtime, parsed } = file
-  return collect(parsed, candidate.relativePath, candidate.absolutePath, mtime, buffer, length, found)
+      failed: (index, error) => {
+        // Deleted, or no longer a regular file, between listing and reading: no longer a memory, nothing to report.
+        if (error.reason === "NotFound" || error.reason === "NotRegularFile") return
+        found.problems.push(unreadable(candidates[index]!.relativePath, error.detail))
+      }
+    }),
+    kinds
+  )
 }
 
 /** A listed file with the mtime its stat gave, for the newest-first selection of a capped scan. */
@@ -313,60 +315,72 @@ interface DatedCandidate {
   readonly candidate: Candidate
 }
 
-/** The mtime of a listed file by one stat (no open), `undefined` when it is gone since the listing. */
-const statMtime = (candidate: Candidate): number | undefined => {
-  try {
-    return NodeFs.statSync(candidate.realPath ?? candidate.absolutePath, { throwIfNoEntry: false })?.mtimeMs
-  } catch {
-    // Listed but not stat-able (e.g. a permission change under way): still a candidate; reading it reports why.
-    return Number.NEGATIVE_INFINITY
-  }
-}
-
 /**
- * A capped scan: one walk that stats every file and keeps the newest in a bounded heap, then the heads of those
- * only, newest first. Only when heads turn out not to be memories is the tree listed again for the next page.
+ * A capped scan: one walk that stats every file (a batch per listed batch) and keeps the newest in a bounded
+ * heap, then the heads of those only, newest first. Only when heads turn out not to be memories is the tree
+ * listed again for the next page.
  */
 const scanNewest = (
+  fs: Fs,
   buffer: Buffer,
   root: string,
   separator: string,
   options: ResolvedOptions,
   limit: number
-): ScanResult => {
-  const found: Found = { memories: [], problems: [], headerless: [] }
-  let listed = 0
-  let first = true
-  const select = (count: number, olderThan: DatedCandidate | undefined): Array<DatedCandidate> => {
-    const selection = newestSelection<DatedCandidate>(count, olderThan)
-    const walkProblems = walkTree(root, separator, options, (candidate) => {
-      const mtime = statMtime(candidate)
-      if (mtime === undefined) return
-      if (first) listed++
-      selection.offer({ path: candidate.relativePath, mtime, candidate })
-    })
-    // Later pages walk the same tree again: its problems are reported once.
-    if (first) found.problems.push(...walkProblems)
-    first = false
-    return selection.take()
-  }
-  // Nothing to read, but the total and the tree's problems are still reported.
-  if (limit === 0) select(0, undefined)
-  const read = new Set<string>()
-  let notMemories = 0
-  readNewest(limit, select, (item) => {
-    // A file whose mtime changed between two pages can come up twice: read once.
-    if (read.has(item.path)) return "none"
-    read.add(item.path)
-    const kind = readOne(buffer, item.candidate, found)
-    if (kind !== "memory") notMemories++
-    return kind
+): Effect.Effect<ScanResult> =>
+  Effect.gen(function*() {
+    const found: Found = { memories: [], problems: [], headerless: [] }
+    let listed = 0
+    let first = true
+    const select = (count: number, olderThan: DatedCandidate | undefined) =>
+      Effect.gen(function*() {
+        const selection = newestSelection<DatedCandidate>(count, olderThan)
+        const walkProblems = yield* walkTree(fs, root, separator, options, (batch) =>
+          Effect.map(fs.mtimeMany(batch.map(sourceOf)), (mtimes) => {
+            for (let i = 0; i < batch.length; i++) {
+              const info = mtimes[i]!
+              // Gone since the listing: not a candidate. Not stat-able (e.g. a permission change under way):
+              // still a candidate; reading it reports why.
+              if (info instanceof MemoryFsError && info.reason === "NotFound") continue
+              if (first) {
+                listed++
+              }
+              const mtime = info instanceof MemoryFsError ? Number.NEGATIVE_INFINITY : info
+              selection.offer({ path: batch[i]!.relativePath, mtime, candidate: batch[i]! })
+            }
+          }))
+        // Later pages walk the same tree again: its problems are reported once.
+        if (first) {
+          found.problems.push(...walkProblems)
+        }
+        first = false
+        return selection.take()
+      })
+    // Nothing to read, but the total and the tree's problems are still reported.
+    if (limit === 0) {
+      yield* select(0, undefined)
+    }
+    const read = new Set<string>()
+    let notMemories = 0
+    yield* readNewest(limit, select, (item) =>
+      Effect.gen(function*() {
+        // A file whose mtime changed between two pages can come up twice: read once.
+        if (read.has(item.path)) {
+          return "none"
+        }
+        read.add(item.path)
+        const [kind] = yield* readBatch(fs, buffer, [item.candidate], found)
+        if (kind !== "memory") {
+          notMemories++
+        }
+        return kind!
+      }))
+    return finish(found, limit, Math.max(0, listed - notMemories))
   })
-  return finish(found, limit, Math.max(0, listed - notMemories))
-}
 
-/** The live scanner over the real file system. */
-export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path> = Effect.gen(function*() {
+/** The live scanner over a `MemoryFs` (the real file system with `MemoryFs.layer`). */
+export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs | Path.Path> = Effect.gen(function*() {
+  const fs = yield* MemoryFs
   const path = yield* Path.Path
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
@@ -375,16 +389,16 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path>
     const resolved = resolveOptions(options)
     const root = path.resolve(memoryDir)
     const limit = resolved.limit
-    if (limit !== undefined) return yield* Effect.sync(() => scanNewest(buffer, root, path.sep, resolved, limit))
+    if (limit !== undefined) return yield* scanNewest(fs, buffer, root, path.sep, resolved, limit)
     const candidates: Array<Candidate> = []
-    const problems = yield* Effect.sync(() => walkTree(root, path.sep, resolved, (c) => candidates.push(c)))
+    const problems = yield* walkTree(fs, root, path.sep, resolved, (batch) =>
+      Effect.sync(() => {
+        for (const candidate of batch) candidates.push(candidate)
+      }))
     const found: Found = { memories: [], problems, headerless: [] }
     for (let start = 0; start < candidates.length; start += BATCH_SIZE) {
       if (start > 0) yield* Effect.yieldNow()
-      const end = Math.min(start + BATCH_SIZE, candidates.length)
-      yield* Effect.sync(() => {
-        for (let i = start; i < end; i++) readOne(buffer, candidates[i]!, found)
-      })
+      yield* readBatch(fs, buffer, candidates.slice(start, start + BATCH_SIZE), found)
     }
     return finish(found, undefined)
   })
@@ -392,7 +406,11 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path>
   return Scanner.of({ scan })
 })
 
-export const layer: Layer.Layer<Scanner, never, Path.Path> = Layer.effect(Scanner, make)
+/** The live scanner; its file access is the `MemoryFs` it is given (live or in memory). */
+export const layer: Layer.Layer<Scanner, never, MemoryFs | Path.Path> = Layer.effect(Scanner, make)
+
+/** The live scanner over the real file system. */
+export const layerNode: Layer.Layer<Scanner, never, Path.Path> = layer.pipe(Layer.provide(MemoryFsLayer))
 
 // ---------------------------------------------------------------------------------------------------------------
 // In memory
@@ -414,7 +432,7 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
     Scanner,
     Scanner.of({
       scan: (memoryDir, options) =>
-        Effect.sync(() => {
+        Effect.gen(function*() {
           const resolved = resolveOptions(options)
           const base = memoryDir.replace(/[\\/]+$/, "")
           const found: Found = { memories: [], problems: [], headerless: [] }
@@ -437,11 +455,16 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
           }
           // As the live scanner: only the newest heads are read, one further for each that is not a memory.
           let notMemories = 0
-          readNewest<(typeof listed)[number]>(limit, (count, olderThan) => newest(listed, count, olderThan), (file) => {
-            const kind = readOne(file)
-            if (kind !== "memory") notMemories++
-            return kind
-          })
+          yield* readNewest<(typeof listed)[number], never>(
+            limit,
+            (count, olderThan) => Effect.sync(() => newest(listed, count, olderThan)),
+            (file) =>
+              Effect.sync(() => {
+                const kind = readOne(file)
+                if (kind !== "memory") notMemories++
+                return kind
+              })
+          )
           return finish(found, limit, listed.length - notMemories)
         })
     })

@@ -35,7 +35,7 @@ import { withLock } from "./internal/fileLock.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
 import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
 import { type Frontmatter, type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
-import { INDEX_FILE, indexEntries, type LoadedIndex, truncateIndex } from "./MemoryIndex.js"
+import { INDEX_FILE, type LoadedIndex, toLoadedIndex } from "./MemoryIndex.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
 import { type MemoryRoot, MemoryStore, type StoreWriteResult, TEAM_LOCK, TEAM_LOCK_OPTIONS } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
@@ -191,19 +191,7 @@ const readTeamText = (teamDir: string, key: string) =>
 export const loadTeamIndex = Effect.fn("TeamMemory.loadTeamIndex")(function*(teamDir: string) {
   const path = yield* Path.Path
   const text = yield* readTeamText(teamDir, INDEX_FILE)
-  const truncated = truncateIndex(text ?? "")
-  const loaded: LoadedIndex = {
-    path: path.join(teamDir, INDEX_FILE),
-    exists: text !== undefined,
-    content: truncated.content,
-    lines: truncated.lines,
-    bytes: truncated.bytes,
-    truncatedByLines: truncated.truncatedByLines,
-    truncatedByBytes: truncated.truncatedByBytes,
-    warning: truncated.warning,
-    entries: indexEntries(text ?? "").map(({ file, hook, title }) => ({ title, file, hook }))
-  }
-  return loaded
+  return toLoadedIndex(path.join(teamDir, INDEX_FILE), text !== undefined, text ?? "")
 })
 
 /**

@@ -575,12 +575,19 @@ export const make: Effect.Effect<
   return TeamSync.of({ sync })
 })
 
+/** The sync over the `Git` and `MemoryFs` it is given (`Memdir.layer` composes it so). */
+export const layerOver: Layer.Layer<
+  TeamSync,
+  never,
+  Git.Git | MemoryFs | FileSystem.FileSystem | Path.Path | TeamGuard
+> = Layer.effect(TeamSync, make)
+
 /** The sync over a `Git` provided by the caller (tests give one with a short timeout or an isolated home). */
 export const layerWithoutDependencies: Layer.Layer<
   TeamSync,
   never,
   Git.Git | FileSystem.FileSystem | Path.Path | TeamGuard
-> = Layer.effect(TeamSync, make).pipe(Layer.provide(MemoryFsLayer))
+> = layerOver.pipe(Layer.provide(MemoryFsLayer))
 
 /** Live sync: git as a child process through `Git.layer` (needs `CommandExecutor`, e.g. from `NodeContext.layer`). */
 export const layer: Layer.Layer<

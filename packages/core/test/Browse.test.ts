@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { listMemories, memoryVersion, searchMemories } from "../src/Browse.js"
 import * as Scanner from "../src/Scanner.js"
 
-const live = Scanner.layer.pipe(Layer.provideMerge(NodeContext.layer))
+const live = Scanner.layerNode.pipe(Layer.provideMerge(NodeContext.layer))
 
 const memory = (name: string, description: string, type = "feedback") =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\nbody of ${name}\n`

@@ -14,7 +14,7 @@ import {
   INDEX_MAX_LINES,
   layer as memoryIndexLayer
 } from "../src/MemoryIndex.js"
-import { layer as scannerLayer } from "../src/Scanner.js"
+import { layerNode as scannerLayer } from "../src/Scanner.js"
 
 const memory = (name: string, type: string, description: string) =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\nBody of ${name}.\n`

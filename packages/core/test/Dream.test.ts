@@ -90,7 +90,7 @@ const world = Effect.gen(function*() {
 const services = (script: Model.ModelScript = [], options: Model.TestModelOptions = {}) =>
   MemoryStore.layerNode.pipe(
     Layer.provideMerge(
-      Layer.mergeAll(DreamLock.layer, MemoryIndex.layer, Scanner.layer, Model.layerTest(script, options))
+      Layer.mergeAll(DreamLock.layer, MemoryIndex.layer, Scanner.layerNode, Model.layerTest(script, options))
     ),
     Layer.provideMerge(NodeContext.layer)
   )

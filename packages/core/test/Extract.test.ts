@@ -36,7 +36,7 @@ import {
 } from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
 import * as Model from "../src/Model.js"
-import { layer as scannerLayer } from "../src/Scanner.js"
+import { layerNode as scannerLayer } from "../src/Scanner.js"
 import { parseTranscript, toJsonl } from "../src/Transcript.js"
 
 const fixtures = fileURLToPath(new URL("fixtures/transcripts/", import.meta.url))

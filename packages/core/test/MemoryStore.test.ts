@@ -28,13 +28,13 @@ import { writeMemory } from "../src/Write.js"
 const FAKE_AWS_KEY = "AKIA" + "2Z3Y4X5W6V7UTSRQ"
 
 const live = MemoryStore.layerNode.pipe(
-  Layer.provideMerge(Layer.mergeAll(MemoryIndex.layer, Scanner.layer)),
+  Layer.provideMerge(Layer.mergeAll(MemoryIndex.layer, Scanner.layerNode)),
   Layer.provideMerge(NodeContext.layer)
 )
 
 /** The same world, waiting at most a second for the index lock. */
 const shortLock = MemoryStore.layerNode.pipe(
-  Layer.provideMerge(Layer.mergeAll(MemoryIndex.layerWith({ lock: { timeout: "1 second" } }), Scanner.layer)),
+  Layer.provideMerge(Layer.mergeAll(MemoryIndex.layerWith({ lock: { timeout: "1 second" } }), Scanner.layerNode)),
   Layer.provideMerge(NodeContext.layer)
 )
 

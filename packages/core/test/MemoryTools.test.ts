@@ -15,7 +15,7 @@ import {
 } from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
 import { boundText, make, type MemoryToolsOptions, READ_MAX_LINES } from "../src/MemoryTools.js"
-import { layer as scannerLayer } from "../src/Scanner.js"
+import { layerNode as scannerLayer } from "../src/Scanner.js"
 import { layer as teamGuardLayer, type TeamGuard, TeamGuard as TeamGuardTag } from "../src/TeamGuard.js"
 
 const services = MemoryStore.layerNode.pipe(

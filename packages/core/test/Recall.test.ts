@@ -12,6 +12,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as NodeFs from "node:fs"
 import type { MemoryHeader } from "../src/Memory.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
 import {
@@ -69,7 +70,7 @@ const probedScanner = (probe: ScanProbe) =>
   Layer.effect(
     Scanner,
     Effect.gen(function*() {
-      const real = yield* ScannerModule.make
+      const real = yield* ScannerModule.make.pipe(Effect.provide(MemoryFs.layer))
       return Scanner.of({
         scan: (dir, options) =>
           Effect.gen(function*() {

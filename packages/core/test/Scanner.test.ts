@@ -9,8 +9,16 @@ import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { parseFrontmatter } from "../src/Frontmatter.js"
 import { readHead } from "../src/internal/scanHead.js"
-import { headerlessLookahead, isNewer, newest, readNewest } from "../src/internal/scanSelect.js"
+import {
+  type Dated,
+  headerlessLookahead,
+  type HeadKind,
+  isNewer,
+  newest,
+  readNewest
+} from "../src/internal/scanSelect.js"
 import type { MemoryHeader } from "../src/Memory.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import * as Scanner from "../src/Scanner.js"
 
 const header = (name: string, description: string, type = "feedback") =>
@@ -66,323 +74,326 @@ const assertLimited = (capped: Scanner.ScanResult) => {
   assert.strictEqual(capped.total, 999)
 }
 
-layer(Scanner.layer.pipe(Layer.provideMerge(NodeContext.layer)))("Scanner.layer", (it) => {
-  it.scoped("reads every memory's header, newest first, with absolute paths", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* fs.makeTempDirectoryScoped()
-      yield* writeFiles(dir, {
-        "feedback_testing.md": [header("Testing", "Hit the real DB"), 1000],
-        "sub/project_freeze.md": [header("Freeze", "Merge freeze from 2026-03-05", "project"), 3000],
-        "team/reference_tracker.md": [header("Tracker", "Bugs live in Linear INGEST", "reference"), 2000]
-      })
-      const result = yield* scanDir(dir)
-      assert.deepStrictEqual(paths(result.memories), [
-        "sub/project_freeze.md",
-        "team/reference_tracker.md",
-        "feedback_testing.md"
-      ])
-      assert.deepStrictEqual(result.problems, [])
-      assert.strictEqual(result.total, 3)
-      const freeze = result.memories[0]!
-      assert.strictEqual(freeze.absolutePath, path.join(dir, "sub", "project_freeze.md"))
-      assert.strictEqual(freeze.mtime, 3_000_000)
-      assert.strictEqual(freeze.type, "project")
-      assert.strictEqual(freeze.description, "Merge freeze from 2026-03-05")
-      // A trailing separator (as MemoryPaths returns it) changes nothing.
-      assert.deepStrictEqual(yield* scanDir(dir + path.sep), result)
-    }))
-
-  it.scoped("orders equal mtimes by path", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      yield* writeFiles(dir, {
-        "b.md": [header("B", "b"), 500],
-        "a.md": [header("A", "a"), 500],
-        "c/a.md": [header("CA", "ca"), 500],
-        "z.md": [header("Z", "z"), 900]
-      })
-      assert.deepStrictEqual(paths((yield* scanDir(dir)).memories), ["z.md", "a.md", "b.md", "c/a.md"])
-    }))
-
-  it.scoped("skips indexes, logs, dot-dirs, dot-files and other files", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      yield* writeFiles(dir, {
-        "MEMORY.md": "- [Testing](feedback_testing.md) — hit the real DB\n",
-        "team/MEMORY.md": "# Team index\n",
-        "logs/2026/03/2026-03-05.md": "- 09:12 started\n",
-        ".git/info.md": "not a memory",
-        ".tmp-write-123.md": "half written",
-        "sub/.swap.md": "editor state",
-        "notes.txt": "plain notes",
-        "feedback_testing.md": header("Testing", "Hit the real DB"),
-        "team/feedback_style.md": header("Style", "Two spaces"),
-        "sub/logs/project_x.md": header("Nested logs", "also skipped")
-      })
-      const result = yield* scanDir(dir)
-      assert.deepStrictEqual(paths(result.memories).sort(), ["feedback_testing.md", "team/feedback_style.md"])
-      assert.deepStrictEqual(result.problems, [])
-    }))
-
-  it.scoped("caps with limit, counts the total, drops excluded paths unread and skips skipDirs", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      yield* writeFiles(dir, {
-        "m1.md": [header("1", "one"), 100],
-        "m2.md": [header("2", "two"), 200],
-        "m3.md": [header("3", "three"), 300],
-        "team/m4.md": [header("4", "four"), 400],
-        "m5.md": [header("5", "five"), 500],
-        "broken.md": "no frontmatter at all"
-      })
-      const capped = yield* scanDir(dir, { limit: 2 })
-      assert.deepStrictEqual(paths(capped.memories), ["m5.md", "team/m4.md"])
-      assert.strictEqual(capped.total, 5)
-      assert.strictEqual(capped.problems.length, 1)
-      assert.deepStrictEqual((yield* scanDir(dir, { limit: 0 })).memories, [])
-
-      const excluded = yield* scanDir(dir, { exclude: new Set(["m5.md", "./team/m4.md", "broken.md"]) })
-      assert.deepStrictEqual(paths(excluded.memories), ["m3.md", "m2.md", "m1.md"])
-      // Excluded files are not even read: the broken one is not reported.
-      assert.deepStrictEqual(excluded.problems, [])
-      assert.strictEqual(excluded.total, 3)
-
-      const withoutTeam = yield* scanDir(dir, { skipDirs: ["team/"] })
-      assert.deepStrictEqual(paths(withoutTeam.memories), ["m5.md", "m3.md", "m2.md", "m1.md"])
-    }))
-
-  it.scoped("reports bad files as problems and keeps the good and the recoverable ones", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      const tooLong = ["---", ...Array.from({ length: 29 }, (_, i) => `key${i}: v`), "---", ""].join("\n")
-      yield* writeFiles(dir, {
-        "good.md": header("Good", "fine"),
-        "bom_crlf.md": ("\uFEFF" + header("Windows", "written on Windows", "user")).replace(/\n/g, "\r\n"),
-        "nested.md": "---\nname: nested\ndescription: type lives under metadata\nmetadata:\n  type: project\n---\n",
-        "colon.md": "---\nname: Colon\ndescription: Asked on 2026-05-14: never add trailers\ntype: feedback\n---\n",
-        "none.md": "# Just a title\n\nSome text.\n",
-        "unclosed.md": "---\nname: x\ndescription: y\n",
-        "too_long.md": tooLong,
-        "binary.md": new Uint8Array([0x2D, 0x2D, 0x2D, 0x0A, 0x00, 0x01, 0x02, 0x0A, 0x2D, 0x2D, 0x2D, 0x0A]),
-        "list.md": "---\n- a\n- b\n---\n",
-        "yaml.md": "---\nname: x\ndescription: y\n- item\n---\n"
-      })
-      const result = yield* scanDir(dir)
-      const byPath = new Map(result.memories.map((m) => [m.path, m]))
-      assert.deepStrictEqual([...byPath.keys()].sort(), ["bom_crlf.md", "colon.md", "good.md", "nested.md"])
-      assert.strictEqual(byPath.get("bom_crlf.md")!.name, "Windows")
-      assert.strictEqual(byPath.get("bom_crlf.md")!.type, "user")
-      assert.strictEqual(byPath.get("nested.md")!.type, "project")
-      assert.strictEqual(byPath.get("colon.md")!.description, "Asked on 2026-05-14: never add trailers")
-      assert.match(byPath.get("colon.md")!.warning ?? "", /^line 3:/)
-      assert.deepStrictEqual(
-        result.problems.map((p) => [p.path, p.code, p.line]),
-        [
-          ["binary.md", "binary", 2],
-          ["list.md", "not-a-map", 2],
-          ["none.md", "missing-frontmatter", 1],
-          ["too_long.md", "unclosed-frontmatter", 1],
-          ["unclosed.md", "unclosed-frontmatter", 1],
-          ["yaml.md", "yaml-error", 4]
-        ]
-      )
-      for (const problem of result.problems) assert.include(problem.message, problem.path)
-    }))
-
-  it.scoped("keeps the start of each body from the bytes already read: up to line 30, at most 1 KiB", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 7}`)
-      yield* writeFiles(dir, {
-        "short.md": header("Short", "one body line"),
-        "long.md": header("Long", "forty body lines").replace("Body of Long.\n", lines.join("\n") + "\n"),
-        "wide.md": header("Wide", "one huge line").replace("Body of Wide.", "ü".repeat(3000)),
-        "empty.md": "---\nname: Empty\ndescription: no body\ntype: user\n---\n"
-      })
-      const result = yield* scanDir(dir)
-      const byPath = new Map(result.memories.map((m) => [m.path, m]))
-      assert.strictEqual(byPath.get("short.md")!.bodyHead, "Body of Short.")
-      // Lines 1-5 are the header, line 6 is blank, so the body starts on line 7; the body head ends with line 30.
-      const long = byPath.get("long.md")!.bodyHead!.split("\n")
-      assert.strictEqual(long[0], "line 7")
-      assert.strictEqual(long.at(-1), "line 30")
-      // Cut at 1 KiB on a whole character: the blank line after the header, then 511 "ü" of two bytes each.
-      assert.strictEqual(byPath.get("wide.md")!.bodyHead, "ü".repeat(511))
-      assert.strictEqual(byPath.get("empty.md")!.bodyHead, "")
-      assert.isUndefined(result.headerless)
-    }))
-
-  it.scoped("offers text files without a readable header to the selector, and still reports them", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      yield* writeFiles(dir, {
-        "good.md": [header("Good", "fine"), 3000],
-        "notes_config.md": ["\n# Config file format\n\nKeys are kebab-case.\nNever YAML.\n", 2000],
-        "broken.md": ["---\nname: x\ndescription: y\n- item\n---\n\nThe body.\n", 1000],
-        "binary.md": new Uint8Array([0x2D, 0x2D, 0x2D, 0x0A, 0x00, 0x01, 0x02, 0x0A, 0x2D, 0x2D, 0x2D, 0x0A])
-      })
-      const result = yield* scanDir(dir)
-      assert.deepStrictEqual(paths(result.memories), ["good.md"])
-      assert.deepStrictEqual(result.problems.map((p) => [p.path, p.code]), [
-        ["binary.md", "binary"],
-        ["broken.md", "yaml-error"],
-        ["notes_config.md", "missing-frontmatter"]
-      ])
-      assert.strictEqual(result.total, 1)
-      const headerless = result.headerless ?? []
-      assert.deepStrictEqual(paths(headerless), ["notes_config.md", "broken.md"])
-      const notes = headerless[0]!
-      assert.strictEqual(notes.name, "notes_config")
-      assert.strictEqual(notes.description, "Config file format")
-      assert.strictEqual(notes.bodyHead, "Keys are kebab-case.\nNever YAML.")
-      assert.strictEqual(notes.type, "untyped")
-      assert.isTrue(notes.headerless)
-      assert.match(notes.warning ?? "", /file name and first lines/)
-      assert.include(headerless[1]!.bodyHead ?? "", "The body.")
-      // Capped like the memories.
-      assert.deepStrictEqual(paths((yield* scanDir(dir, { limit: 1 })).headerless ?? []), ["notes_config.md"])
-    }))
-
-  it.scoped("an absent directory is an empty scan; a file instead of a directory is a problem", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* fs.makeTempDirectoryScoped()
-      assert.deepStrictEqual(yield* scanDir(path.join(dir, "missing")), { memories: [], problems: [], total: 0 })
-      yield* writeFiles(dir, { "file.md": header("F", "f") })
-      const onFile = yield* scanDir(path.join(dir, "file.md"))
-      assert.deepStrictEqual(onFile.memories, [])
-      assert.strictEqual(onFile.problems[0]?.code, "unreadable")
-    }))
-
-  it.scoped("reads past 4 KiB only for long headers, and stops at 64 KiB", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      const longDescription = "word ".repeat(3000).trim()
-      // Files of exactly one or two first reads, with no closing fence: the reader must see their end.
-      const exactly = (bytes: number) => {
-        const start = "---\nname: x\ndescription: "
-        return start + "d".repeat(bytes - start.length - 1) + "\n"
-      }
-      yield* writeFiles(dir, {
-        "long.md": header("Long", longDescription),
-        "huge.md": header("Huge", "x".repeat(70_000)),
-        "exactly_4k.md": exactly(4096),
-        "exactly_8k.md": exactly(8192)
-      })
-      const result = yield* scanDir(dir)
-      assert.deepStrictEqual(paths(result.memories), ["long.md"])
-      assert.strictEqual(result.memories[0]!.description, longDescription)
-      assert.deepStrictEqual(
-        result.problems.map((p) => [p.path, p.code]),
-        [
-          ["exactly_4k.md", "unclosed-frontmatter"],
-          ["exactly_8k.md", "unclosed-frontmatter"],
-          ["huge.md", "unclosed-frontmatter"]
-        ]
-      )
-      assert.include(result.problems[2]?.message, "65536 bytes")
-    }))
-
-  it.scoped("never reads a body: a 1 GB sparse file is scanned without its NUL bytes or its size showing", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* fs.makeTempDirectoryScoped()
-      yield* writeFiles(dir, { "big.md": header("Big", "a memory with a huge body") })
-      const file = path.join(dir, "big.md")
-      // Holes read back as NUL bytes: a scanner that looked past the header would call this file binary.
-      yield* fs.truncate(file, 1024 ** 3)
-      const peakBefore = process.resourceUsage().maxRSS
-      const result = yield* scanDir(dir)
-      const peakGrowthKiB = process.resourceUsage().maxRSS - peakBefore
-      assert.deepStrictEqual(paths(result.memories), ["big.md"])
-      assert.deepStrictEqual(result.problems, [])
-      assert.isBelow(peakGrowthKiB, 256 * 1024, "peak RSS grew by more than 256 MiB: the body was read")
-    }))
-
-  it.scoped("skips a FIFO without blocking on it", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* fs.makeTempDirectoryScoped()
-      yield* writeFiles(dir, { "real.md": header("Real", "r") })
-      execFileSync("mkfifo", [path.join(dir, "pipe.md")])
-      const result = yield* scanDir(dir)
-      assert.deepStrictEqual(paths(result.memories), ["real.md"])
-    }))
-
-  it.scoped("follows symlinks only inside the tree, once, and reports the others", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const outside = yield* fs.makeTempDirectoryScoped()
-      const dir = yield* fs.makeTempDirectoryScoped()
-      yield* writeFiles(outside, { "secret.md": header("Secret", "outside the memory dir") })
-      yield* writeFiles(dir, {
-        "feedback_a.md": header("A", "a"),
-        ".shared/reference_b.md": header("B", "b", "reference")
-      })
-      NodeFs.symlinkSync(path.join(dir, "feedback_a.md"), path.join(dir, "alias_of_a.md"))
-      NodeFs.symlinkSync(path.join(dir, ".shared", "reference_b.md"), path.join(dir, "reference_b.md"))
-      NodeFs.symlinkSync(path.join(outside, "secret.md"), path.join(dir, "escape.md"))
-      NodeFs.symlinkSync(outside, path.join(dir, "escape_dir"))
-      NodeFs.symlinkSync(dir, path.join(dir, "loop"))
-      NodeFs.symlinkSync(path.join(dir, "nowhere.md"), path.join(dir, "dangling.md"))
-      const result = yield* scanDir(dir)
-      assert.deepStrictEqual(paths(result.memories).sort(), ["feedback_a.md", "reference_b.md"])
-      assert.deepStrictEqual(
-        result.problems.map((p) => [p.path, p.code]),
-        [["dangling.md", "unreadable"], ["escape.md", "symlink-escape"], ["escape_dir", "symlink-escape"]]
-      )
-      assert.isFalse(result.memories.some((m) => m.name === "Secret"))
-    }))
-
-  it.scoped.skipIf(isRoot)(
-    "reports an unreadable file (not as root, which reads everything)",
-    () =>
+layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, MemoryFs.layer))))(
+  "Scanner.layer",
+  (it) => {
+    it.scoped("reads every memory's header, newest first, with absolute paths", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
         const dir = yield* fs.makeTempDirectoryScoped()
-        yield* writeFiles(dir, { "locked.md": header("Locked", "l"), "open.md": header("Open", "o") })
-        yield* fs.chmod(path.join(dir, "locked.md"), 0o000)
+        yield* writeFiles(dir, {
+          "feedback_testing.md": [header("Testing", "Hit the real DB"), 1000],
+          "sub/project_freeze.md": [header("Freeze", "Merge freeze from 2026-03-05", "project"), 3000],
+          "team/reference_tracker.md": [header("Tracker", "Bugs live in Linear INGEST", "reference"), 2000]
+        })
         const result = yield* scanDir(dir)
-        assert.deepStrictEqual(paths(result.memories), ["open.md"])
-        assert.deepStrictEqual(result.problems.map((p) => [p.path, p.code]), [["locked.md", "unreadable"]])
-      })
-  )
+        assert.deepStrictEqual(paths(result.memories), [
+          "sub/project_freeze.md",
+          "team/reference_tracker.md",
+          "feedback_testing.md"
+        ])
+        assert.deepStrictEqual(result.problems, [])
+        assert.strictEqual(result.total, 3)
+        const freeze = result.memories[0]!
+        assert.strictEqual(freeze.absolutePath, path.join(dir, "sub", "project_freeze.md"))
+        assert.strictEqual(freeze.mtime, 3_000_000)
+        assert.strictEqual(freeze.type, "project")
+        assert.strictEqual(freeze.description, "Merge freeze from 2026-03-05")
+        // A trailing separator (as MemoryPaths returns it) changes nothing.
+        assert.deepStrictEqual(yield* scanDir(dir + path.sep), result)
+      }))
 
-  it.scoped("with a limit reads only the newest heads: an old broken file is not opened, a bad new one reads one further", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      yield* writeFiles(dir, limitedFiles())
-      const capped = yield* scanDir(dir, { limit: 200 })
-      assertLimited(capped)
-      // Without a limit every head is read: the old broken files are problems, and the total is exact.
-      const all = yield* scanDir(dir)
-      assert.strictEqual(all.memories.length, 299)
-      assert.strictEqual(all.problems.length, 701)
-      assert.strictEqual(all.total, 299)
-    }))
+    it.scoped("orders equal mtimes by path", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        yield* writeFiles(dir, {
+          "b.md": [header("B", "b"), 500],
+          "a.md": [header("A", "a"), 500],
+          "c/a.md": [header("CA", "ca"), 500],
+          "z.md": [header("Z", "z"), 900]
+        })
+        assert.deepStrictEqual(paths((yield* scanDir(dir)).memories), ["z.md", "a.md", "b.md", "c/a.md"])
+      }))
 
-  it.scoped("gives the same result to concurrent scans of many files (batches never share the buffer)", () =>
-    Effect.gen(function*() {
-      const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-      const files: Record<string, readonly [string, number]> = {}
-      for (let i = 0; i < 1200; i++) {
-        files[`d${i % 7}/m${i}.md`] = [header(`Memory ${i}`, `description ${"x".repeat(i % 50)} ${i}`), 1000 + i]
-      }
-      yield* writeFiles(dir, files)
-      const sequential = yield* scanDir(dir)
-      assert.strictEqual(sequential.total, 1200)
-      assert.strictEqual(sequential.memories[0]!.name, "Memory 1199")
-      const concurrent = yield* Effect.all([scanDir(dir), scanDir(dir), scanDir(dir)], { concurrency: "unbounded" })
-      for (const result of concurrent) assert.deepStrictEqual(result, sequential)
-    }))
-})
+    it.scoped("skips indexes, logs, dot-dirs, dot-files and other files", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        yield* writeFiles(dir, {
+          "MEMORY.md": "- [Testing](feedback_testing.md) — hit the real DB\n",
+          "team/MEMORY.md": "# Team index\n",
+          "logs/2026/03/2026-03-05.md": "- 09:12 started\n",
+          ".git/info.md": "not a memory",
+          ".tmp-write-123.md": "half written",
+          "sub/.swap.md": "editor state",
+          "notes.txt": "plain notes",
+          "feedback_testing.md": header("Testing", "Hit the real DB"),
+          "team/feedback_style.md": header("Style", "Two spaces"),
+          "sub/logs/project_x.md": header("Nested logs", "also skipped")
+        })
+        const result = yield* scanDir(dir)
+        assert.deepStrictEqual(paths(result.memories).sort(), ["feedback_testing.md", "team/feedback_style.md"])
+        assert.deepStrictEqual(result.problems, [])
+      }))
+
+    it.scoped("caps with limit, counts the total, drops excluded paths unread and skips skipDirs", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        yield* writeFiles(dir, {
+          "m1.md": [header("1", "one"), 100],
+          "m2.md": [header("2", "two"), 200],
+          "m3.md": [header("3", "three"), 300],
+          "team/m4.md": [header("4", "four"), 400],
+          "m5.md": [header("5", "five"), 500],
+          "broken.md": "no frontmatter at all"
+        })
+        const capped = yield* scanDir(dir, { limit: 2 })
+        assert.deepStrictEqual(paths(capped.memories), ["m5.md", "team/m4.md"])
+        assert.strictEqual(capped.total, 5)
+        assert.strictEqual(capped.problems.length, 1)
+        assert.deepStrictEqual((yield* scanDir(dir, { limit: 0 })).memories, [])
+
+        const excluded = yield* scanDir(dir, { exclude: new Set(["m5.md", "./team/m4.md", "broken.md"]) })
+        assert.deepStrictEqual(paths(excluded.memories), ["m3.md", "m2.md", "m1.md"])
+        // Excluded files are not even read: the broken one is not reported.
+        assert.deepStrictEqual(excluded.problems, [])
+        assert.strictEqual(excluded.total, 3)
+
+        const withoutTeam = yield* scanDir(dir, { skipDirs: ["team/"] })
+        assert.deepStrictEqual(paths(withoutTeam.memories), ["m5.md", "m3.md", "m2.md", "m1.md"])
+      }))
+
+    it.scoped("reports bad files as problems and keeps the good and the recoverable ones", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        const tooLong = ["---", ...Array.from({ length: 29 }, (_, i) => `key${i}: v`), "---", ""].join("\n")
+        yield* writeFiles(dir, {
+          "good.md": header("Good", "fine"),
+          "bom_crlf.md": ("\uFEFF" + header("Windows", "written on Windows", "user")).replace(/\n/g, "\r\n"),
+          "nested.md": "---\nname: nested\ndescription: type lives under metadata\nmetadata:\n  type: project\n---\n",
+          "colon.md": "---\nname: Colon\ndescription: Asked on 2026-05-14: never add trailers\ntype: feedback\n---\n",
+          "none.md": "# Just a title\n\nSome text.\n",
+          "unclosed.md": "---\nname: x\ndescription: y\n",
+          "too_long.md": tooLong,
+          "binary.md": new Uint8Array([0x2D, 0x2D, 0x2D, 0x0A, 0x00, 0x01, 0x02, 0x0A, 0x2D, 0x2D, 0x2D, 0x0A]),
+          "list.md": "---\n- a\n- b\n---\n",
+          "yaml.md": "---\nname: x\ndescription: y\n- item\n---\n"
+        })
+        const result = yield* scanDir(dir)
+        const byPath = new Map(result.memories.map((m) => [m.path, m]))
+        assert.deepStrictEqual([...byPath.keys()].sort(), ["bom_crlf.md", "colon.md", "good.md", "nested.md"])
+        assert.strictEqual(byPath.get("bom_crlf.md")!.name, "Windows")
+        assert.strictEqual(byPath.get("bom_crlf.md")!.type, "user")
+        assert.strictEqual(byPath.get("nested.md")!.type, "project")
+        assert.strictEqual(byPath.get("colon.md")!.description, "Asked on 2026-05-14: never add trailers")
+        assert.match(byPath.get("colon.md")!.warning ?? "", /^line 3:/)
+        assert.deepStrictEqual(
+          result.problems.map((p) => [p.path, p.code, p.line]),
+          [
+            ["binary.md", "binary", 2],
+            ["list.md", "not-a-map", 2],
+            ["none.md", "missing-frontmatter", 1],
+            ["too_long.md", "unclosed-frontmatter", 1],
+            ["unclosed.md", "unclosed-frontmatter", 1],
+            ["yaml.md", "yaml-error", 4]
+          ]
+        )
+        for (const problem of result.problems) assert.include(problem.message, problem.path)
+      }))
+
+    it.scoped("keeps the start of each body from the bytes already read: up to line 30, at most 1 KiB", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 7}`)
+        yield* writeFiles(dir, {
+          "short.md": header("Short", "one body line"),
+          "long.md": header("Long", "forty body lines").replace("Body of Long.\n", lines.join("\n") + "\n"),
+          "wide.md": header("Wide", "one huge line").replace("Body of Wide.", "ü".repeat(3000)),
+          "empty.md": "---\nname: Empty\ndescription: no body\ntype: user\n---\n"
+        })
+        const result = yield* scanDir(dir)
+        const byPath = new Map(result.memories.map((m) => [m.path, m]))
+        assert.strictEqual(byPath.get("short.md")!.bodyHead, "Body of Short.")
+        // Lines 1-5 are the header, line 6 is blank, so the body starts on line 7; the body head ends with line 30.
+        const long = byPath.get("long.md")!.bodyHead!.split("\n")
+        assert.strictEqual(long[0], "line 7")
+        assert.strictEqual(long.at(-1), "line 30")
+        // Cut at 1 KiB on a whole character: the blank line after the header, then 511 "ü" of two bytes each.
+        assert.strictEqual(byPath.get("wide.md")!.bodyHead, "ü".repeat(511))
+        assert.strictEqual(byPath.get("empty.md")!.bodyHead, "")
+        assert.isUndefined(result.headerless)
+      }))
+
+    it.scoped("offers text files without a readable header to the selector, and still reports them", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        yield* writeFiles(dir, {
+          "good.md": [header("Good", "fine"), 3000],
+          "notes_config.md": ["\n# Config file format\n\nKeys are kebab-case.\nNever YAML.\n", 2000],
+          "broken.md": ["---\nname: x\ndescription: y\n- item\n---\n\nThe body.\n", 1000],
+          "binary.md": new Uint8Array([0x2D, 0x2D, 0x2D, 0x0A, 0x00, 0x01, 0x02, 0x0A, 0x2D, 0x2D, 0x2D, 0x0A])
+        })
+        const result = yield* scanDir(dir)
+        assert.deepStrictEqual(paths(result.memories), ["good.md"])
+        assert.deepStrictEqual(result.problems.map((p) => [p.path, p.code]), [
+          ["binary.md", "binary"],
+          ["broken.md", "yaml-error"],
+          ["notes_config.md", "missing-frontmatter"]
+        ])
+        assert.strictEqual(result.total, 1)
+        const headerless = result.headerless ?? []
+        assert.deepStrictEqual(paths(headerless), ["notes_config.md", "broken.md"])
+        const notes = headerless[0]!
+        assert.strictEqual(notes.name, "notes_config")
+        assert.strictEqual(notes.description, "Config file format")
+        assert.strictEqual(notes.bodyHead, "Keys are kebab-case.\nNever YAML.")
+        assert.strictEqual(notes.type, "untyped")
+        assert.isTrue(notes.headerless)
+        assert.match(notes.warning ?? "", /file name and first lines/)
+        assert.include(headerless[1]!.bodyHead ?? "", "The body.")
+        // Capped like the memories.
+        assert.deepStrictEqual(paths((yield* scanDir(dir, { limit: 1 })).headerless ?? []), ["notes_config.md"])
+      }))
+
+    it.scoped("an absent directory is an empty scan; a file instead of a directory is a problem", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const dir = yield* fs.makeTempDirectoryScoped()
+        assert.deepStrictEqual(yield* scanDir(path.join(dir, "missing")), { memories: [], problems: [], total: 0 })
+        yield* writeFiles(dir, { "file.md": header("F", "f") })
+        const onFile = yield* scanDir(path.join(dir, "file.md"))
+        assert.deepStrictEqual(onFile.memories, [])
+        assert.strictEqual(onFile.problems[0]?.code, "unreadable")
+      }))
+
+    it.scoped("reads past 4 KiB only for long headers, and stops at 64 KiB", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        const longDescription = "word ".repeat(3000).trim()
+        // Files of exactly one or two first reads, with no closing fence: the reader must see their end.
+        const exactly = (bytes: number) => {
+          const start = "---\nname: x\ndescription: "
+          return start + "d".repeat(bytes - start.length - 1) + "\n"
+        }
+        yield* writeFiles(dir, {
+          "long.md": header("Long", longDescription),
+          "huge.md": header("Huge", "x".repeat(70_000)),
+          "exactly_4k.md": exactly(4096),
+          "exactly_8k.md": exactly(8192)
+        })
+        const result = yield* scanDir(dir)
+        assert.deepStrictEqual(paths(result.memories), ["long.md"])
+        assert.strictEqual(result.memories[0]!.description, longDescription)
+        assert.deepStrictEqual(
+          result.problems.map((p) => [p.path, p.code]),
+          [
+            ["exactly_4k.md", "unclosed-frontmatter"],
+            ["exactly_8k.md", "unclosed-frontmatter"],
+            ["huge.md", "unclosed-frontmatter"]
+          ]
+        )
+        assert.include(result.problems[2]?.message, "65536 bytes")
+      }))
+
+    it.scoped("never reads a body: a 1 GB sparse file is scanned without its NUL bytes or its size showing", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const dir = yield* fs.makeTempDirectoryScoped()
+        yield* writeFiles(dir, { "big.md": header("Big", "a memory with a huge body") })
+        const file = path.join(dir, "big.md")
+        // Holes read back as NUL bytes: a scanner that looked past the header would call this file binary.
+        yield* fs.truncate(file, 1024 ** 3)
+        const peakBefore = process.resourceUsage().maxRSS
+        const result = yield* scanDir(dir)
+        const peakGrowthKiB = process.resourceUsage().maxRSS - peakBefore
+        assert.deepStrictEqual(paths(result.memories), ["big.md"])
+        assert.deepStrictEqual(result.problems, [])
+        assert.isBelow(peakGrowthKiB, 256 * 1024, "peak RSS grew by more than 256 MiB: the body was read")
+      }))
+
+    it.scoped("skips a FIFO without blocking on it", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const dir = yield* fs.makeTempDirectoryScoped()
+        yield* writeFiles(dir, { "real.md": header("Real", "r") })
+        execFileSync("mkfifo", [path.join(dir, "pipe.md")])
+        const result = yield* scanDir(dir)
+        assert.deepStrictEqual(paths(result.memories), ["real.md"])
+      }))
+
+    it.scoped("follows symlinks only inside the tree, once, and reports the others", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const outside = yield* fs.makeTempDirectoryScoped()
+        const dir = yield* fs.makeTempDirectoryScoped()
+        yield* writeFiles(outside, { "secret.md": header("Secret", "outside the memory dir") })
+        yield* writeFiles(dir, {
+          "feedback_a.md": header("A", "a"),
+          ".shared/reference_b.md": header("B", "b", "reference")
+        })
+        NodeFs.symlinkSync(path.join(dir, "feedback_a.md"), path.join(dir, "alias_of_a.md"))
+        NodeFs.symlinkSync(path.join(dir, ".shared", "reference_b.md"), path.join(dir, "reference_b.md"))
+        NodeFs.symlinkSync(path.join(outside, "secret.md"), path.join(dir, "escape.md"))
+        NodeFs.symlinkSync(outside, path.join(dir, "escape_dir"))
+        NodeFs.symlinkSync(dir, path.join(dir, "loop"))
+        NodeFs.symlinkSync(path.join(dir, "nowhere.md"), path.join(dir, "dangling.md"))
+        const result = yield* scanDir(dir)
+        assert.deepStrictEqual(paths(result.memories).sort(), ["feedback_a.md", "reference_b.md"])
+        assert.deepStrictEqual(
+          result.problems.map((p) => [p.path, p.code]),
+          [["dangling.md", "unreadable"], ["escape.md", "symlink-escape"], ["escape_dir", "symlink-escape"]]
+        )
+        assert.isFalse(result.memories.some((m) => m.name === "Secret"))
+      }))
+
+    it.scoped.skipIf(isRoot)(
+      "reports an unreadable file (not as root, which reads everything)",
+      () =>
+        Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const path = yield* Path.Path
+          const dir = yield* fs.makeTempDirectoryScoped()
+          yield* writeFiles(dir, { "locked.md": header("Locked", "l"), "open.md": header("Open", "o") })
+          yield* fs.chmod(path.join(dir, "locked.md"), 0o000)
+          const result = yield* scanDir(dir)
+          assert.deepStrictEqual(paths(result.memories), ["open.md"])
+          assert.deepStrictEqual(result.problems.map((p) => [p.path, p.code]), [["locked.md", "unreadable"]])
+        })
+    )
+
+    it.scoped("with a limit reads only the newest heads: an old broken file is not opened, a bad new one reads one further", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        yield* writeFiles(dir, limitedFiles())
+        const capped = yield* scanDir(dir, { limit: 200 })
+        assertLimited(capped)
+        // Without a limit every head is read: the old broken files are problems, and the total is exact.
+        const all = yield* scanDir(dir)
+        assert.strictEqual(all.memories.length, 299)
+        assert.strictEqual(all.problems.length, 701)
+        assert.strictEqual(all.total, 299)
+      }))
+
+    it.scoped("gives the same result to concurrent scans of many files (batches never share the buffer)", () =>
+      Effect.gen(function*() {
+        const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+        const files: Record<string, readonly [string, number]> = {}
+        for (let i = 0; i < 1200; i++) {
+          files[`d${i % 7}/m${i}.md`] = [header(`Memory ${i}`, `description ${"x".repeat(i % 50)} ${i}`), 1000 + i]
+        }
+        yield* writeFiles(dir, files)
+        const sequential = yield* scanDir(dir)
+        assert.strictEqual(sequential.total, 1200)
+        assert.strictEqual(sequential.memories[0]!.name, "Memory 1199")
+        const concurrent = yield* Effect.all([scanDir(dir), scanDir(dir), scanDir(dir)], { concurrency: "unbounded" })
+        for (const result of concurrent) assert.deepStrictEqual(result, sequential)
+      }))
+  }
+)
 
 describe("Scanner.layerTest", () => {
   const files: Record<string, Scanner.TestFile> = {
@@ -462,6 +473,18 @@ const headText = fc.tuple(
 const settle = <A>(either: Either.Either<A, { readonly reason: string; readonly line?: number | undefined }>) =>
   Either.match(either, { onLeft: (e) => ({ reason: e.reason, line: e.line }), onRight: (a) => ({ parsed: a }) })
 
+/** The capped-scan loop over a synchronous listing and synchronous reads. */
+const readNewestSync = <A extends Dated>(
+  limit: number,
+  select: (count: number, olderThan: A | undefined) => ReadonlyArray<A>,
+  read: (item: A) => HeadKind
+): void =>
+  Effect.runSync(
+    readNewest(limit, (count, olderThan: A | undefined) =>
+      Effect.sync(() => select(count, olderThan)), (item: A) =>
+      Effect.sync(() => read(item)))
+  )
+
 describe("partial selection of the newest", () => {
   const dated = fc.array(
     fc.record({ path: fc.stringMatching(/^[a-d]{1,3}\.md$/), mtime: fc.integer({ min: 0, max: 20 }) }),
@@ -491,7 +514,7 @@ describe("partial selection of the newest", () => {
       pages++
       return newest(items, count, olderThan)
     }
-    readNewest(200, select, (item) => {
+    readNewestSync(200, select, (item) => {
       reads.push(item.path)
       return "memory"
     })
@@ -501,7 +524,7 @@ describe("partial selection of the newest", () => {
     // The look-ahead never costs another listing: 75 bad heads fill the first page exactly to the 200th memory.
     pages = 0
     let firstPage = 0
-    readNewest(200, select, (item) => {
+    readNewestSync(200, select, (item) => {
       firstPage++
       return 1000 - item.mtime < 75 ? "none" : "memory"
     })
@@ -512,7 +535,7 @@ describe("partial selection of the newest", () => {
     const bad = (rank: number) => rank < 450 && rank % 3 === 0
     const kept: Array<number> = []
     let opened = 0
-    readNewest(200, (count, olderThan) => newest(items, count, olderThan), (item) => {
+    readNewestSync(200, (count, olderThan) => newest(items, count, olderThan), (item) => {
       opened++
       const rank = 1000 - item.mtime
       if (bad(rank)) return "none"
@@ -523,7 +546,7 @@ describe("partial selection of the newest", () => {
     assert.strictEqual(opened, 300 + headerlessLookahead(200))
 
     let none = 0
-    readNewest(0, () => assert.fail("a limit of 0 lists nothing to read"), () => {
+    readNewestSync(0, () => assert.fail("a limit of 0 lists nothing to read"), () => {
       none++
       return "memory"
     })

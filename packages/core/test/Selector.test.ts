@@ -51,7 +51,7 @@ const loadFixtureMemories = Effect.gen(function*() {
   const result = yield* scanner.scan(path.join(FIXTURES, "selector-memories"))
   assert.deepStrictEqual(result.problems, [])
   return result.memories
-}).pipe(Effect.provide(ScannerModule.layer.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer))))
 
 interface Metrics {
   /** Selected memories that are relevant or acceptable / all selected. */
@@ -192,7 +192,7 @@ const loadSelectorSet = Effect.gen(function*() {
     dirs.set(dir, [...result.memories, ...(result.headerless ?? [])])
   }
   return { dirs, problems }
-}).pipe(Effect.provide(ScannerModule.layer.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer))))
 
 describe("the multilingual selection set (natural requests, ten directories, five languages)", () => {
   it("is big and varied enough, and its labels name files that exist", () => {

@@ -241,7 +241,7 @@ const feedbackText = (name: string, description: string, body: string) =>
 const FAKE_AWS_KEY = "AKIA" + "2Z3Y4X5W6V7UTSRQ"
 
 const LiveLayer = MemoryStore.layerNode.pipe(
-  Layer.provideMerge(Layer.mergeAll(Scanner.layer, MemoryIndex.layer, TeamGuard.layer, Staleness.layer)),
+  Layer.provideMerge(Layer.mergeAll(Scanner.layerNode, MemoryIndex.layer, TeamGuard.layer, Staleness.layer)),
   Layer.provideMerge(NodeContext.layer)
 )
 

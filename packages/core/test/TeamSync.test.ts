@@ -158,7 +158,7 @@ const plantRecorder = (root: string): { readonly script: string; readonly marker
   return { script, markers }
 }
 
-const TestLayer = Layer.mergeAll(TeamSyncModule.layer, Scanner.layer, MemoryIndex.layer).pipe(
+const TestLayer = Layer.mergeAll(TeamSyncModule.layer, Scanner.layerNode, MemoryIndex.layer).pipe(
   Layer.provideMerge(MemoryStore.layerNode.pipe(Layer.provide(MemoryIndex.layer))),
   Layer.provideMerge(TeamGuard.layer),
   Layer.provideMerge(NodeContext.layer)

@@ -11,7 +11,7 @@ import { TEMP_FILE_PATTERN } from "../src/internal/atomicFile.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import { INDEX_FILE, INDEX_LOCK, INDEX_MAX_LINES, layer as memoryIndexLayer } from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
-import { layer as scannerLayer } from "../src/Scanner.js"
+import { layerNode as scannerLayer } from "../src/Scanner.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 import {
   deleteMemory,

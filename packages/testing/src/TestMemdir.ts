@@ -1,25 +1,32 @@
 /**
- * memdir with no disk, no git and no clock of its own: every service as its test layer, over memories you
- * declare in code. For CI pipelines and unit tests of an agent loop that uses memdir.
+ * memdir with no disk, no git and no clock of its own: the live services over one in-memory world, holding
+ * memories you declare in code. A write through any service (the store, the index, the platform `FileSystem`,
+ * `MemoryFs`) is seen by recall, doctor and dream. For CI pipelines and unit tests of an agent loop that uses
+ * memdir. The example in docs/library.md#test-layers runs as a test (test/docs/test-layers.test.ts):
  *
- *   const TestLayer = TestMemdir.layer({ memories: [TestMemdir.memory({ type: "feedback", name: "…", … })] })
- *   it.effect("recalls", () => Effect.gen(function*() { … }).pipe(Effect.provide(TestLayer)))
+ *   it.effect("recalls", () => Effect.gen(function*() { … }).pipe(Effect.provide(TestMemdir.layer({ memories }))))
  *
- * Ages come from `Clock`: under `@effect/vitest`'s `it.effect` that is the `TestClock`, so
- * `TestClock.setTime(…)` decides what "today" is. For the write program and anything that must touch real
- * files, use `Fixtures` (real temp directories and git repos) instead.
+ * Ages and mtimes come from `Clock`: under `@effect/vitest`'s `it.effect` that is the `TestClock`, so
+ * `TestClock.setTime(…)` decides what "today" is. No git and no model are in it: for the team sync, dream commits
+ * and anything that must touch real files, use `Fixtures` (real temp directories and git repos) instead.
  */
-import { Path } from "@effect/platform"
+import { FileSystem, Path } from "@effect/platform"
+import type * as Containment from "@memdir/core/Containment"
+import * as DreamLock from "@memdir/core/DreamLock"
 import { serializeFrontmatter } from "@memdir/core/Frontmatter"
 import * as GitRoot from "@memdir/core/GitRoot"
 import type { MemoryType } from "@memdir/core/Memory"
+import * as MemoryFs from "@memdir/core/MemoryFs"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
 import * as MemoryPaths from "@memdir/core/MemoryPaths"
+import * as MemoryStore from "@memdir/core/MemoryStore"
 import * as Recall from "@memdir/core/Recall"
 import * as Scanner from "@memdir/core/Scanner"
 import * as Selector from "@memdir/core/Selector"
 import * as Settings from "@memdir/core/Settings"
 import * as Staleness from "@memdir/core/Staleness"
+import * as TeamGuard from "@memdir/core/TeamGuard"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 export const DEFAULT_ROOT = "/work/test-project"
@@ -74,10 +81,48 @@ export const indexText = (memories: ReadonlyArray<TestMemory>): string =>
   memories.map((m) => `- [${m.name}](${memoryPath(m)}) — ${m.description}`.slice(0, 150)).join("\n") +
   (memories.length > 0 ? "\n" : "")
 
-/** Every memdir service as a deterministic in-memory test layer. */
-export const layer = (options: TestMemdirOptions = {}) => {
+/** What `TestMemdir.layer` provides: the live services, the in-memory world they share, and its `Path`. */
+export type TestMemdirServices =
+  | MemoryFs.MemoryFs
+  | FileSystem.FileSystem
+  | Path.Path
+  | GitRoot.GitRoot
+  | Settings.Settings
+  | MemoryPaths.MemoryPaths
+  | Scanner.Scanner
+  | MemoryIndex.MemoryIndex
+  | Containment.Containment
+  | TeamGuard.TeamGuard
+  | MemoryStore.MemoryStore
+  | DreamLock.DreamLock
+  | Staleness.Staleness
+  | Selector.Selector
+  | Recall.RecallSession
+
+/** Writes the declared files into the world, each with its age as its mtime. */
+const seed = (memoryDir: string, fileMap: Record<string, Recall.RecallTestFile>, index: string) =>
+  Layer.effectDiscard(
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      yield* fs.makeDirectory(memoryDir, { recursive: true, mode: 0o700 })
+      yield* fs.writeFileString(path.join(memoryDir, MemoryIndex.INDEX_FILE), index, { mode: 0o600 })
+      for (const [relative, file] of Object.entries(fileMap)) {
+        const absolute = path.join(memoryDir, relative)
+        yield* fs.makeDirectory(path.dirname(absolute), { recursive: true, mode: 0o700 })
+        yield* fs.writeFileString(absolute, file.content, { mode: 0o600 })
+        yield* fs.utimes(absolute, file.mtime, file.mtime)
+      }
+    }).pipe(Effect.orDie)
+  )
+
+/**
+ * memdir in memory: the live scanner, index, store, recall, team guard and dream lock over one in-memory world
+ * (`MemoryFs.layerMemoryWorld`: the `MemoryFs` and the platform `FileSystem` share its files), holding the
+ * declared memories. A write through any service is seen by every other one; nothing touches the disk.
+ */
+export const layer = (options: TestMemdirOptions = {}): Layer.Layer<TestMemdirServices> => {
   const memoryDir = options.memoryDir ?? DEFAULT_MEMORY_DIR
-  const fileMap = files(options)
   const location: MemoryPaths.MemoryLocation = {
     root: { root: DEFAULT_ROOT, kind: "repository", commonDir: `${DEFAULT_ROOT}/.git` },
     memoryDir,
@@ -85,18 +130,22 @@ export const layer = (options: TestMemdirOptions = {}) => {
     enabled: options.enabled ?? true,
     enabledBy: options.enabled === false ? "test" : "default"
   }
-  const index = Layer.effect(
-    MemoryIndex.MemoryIndex,
-    MemoryIndex.makeTest({ [memoryDir]: options.index ?? indexText(options.memories ?? []) })
+  const world = Layer.merge(MemoryFs.layerMemoryWorld(), Path.layer)
+  const seeded = Layer.provideMerge(
+    seed(memoryDir, files(options), options.index ?? indexText(options.memories ?? [])),
+    world
   )
-  return Layer.mergeAll(
+  const base = Layer.mergeAll(
     GitRoot.layerTest({ [DEFAULT_ROOT]: location.root }),
     Settings.layerTest(),
     MemoryPaths.layerTest(location),
-    Scanner.layerTest(fileMap),
-    index,
+    Scanner.layer,
+    MemoryIndex.layerOver,
+    TeamGuard.layerOver,
+    DreamLock.layer,
     Staleness.layer,
-    options.selector === undefined ? Selector.layer : Selector.layerTest(options.selector),
-    Recall.layerTest(fileMap, options.selector === undefined ? {} : { script: options.selector })
-  ).pipe(Layer.provide(Path.layer))
+    options.selector === undefined ? Selector.layer : Selector.layerTest(options.selector)
+  )
+  const store = Layer.provideMerge(MemoryStore.layerWithContainment, base)
+  return Layer.provideMerge(Recall.layer, store).pipe(Layer.provideMerge(seeded))
 }

@@ -9,7 +9,6 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Extract from "@memdir/core/Extract"
 import { Model } from "@memdir/core/Model"
-import { TeamGuard } from "@memdir/core/TeamGuard"
 import { TeamMemory } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -115,7 +114,7 @@ export const extractCommand = Command.make(
         sessionId: Option.getOrUndefined(args.session),
         variant: Option.getOrUndefined(args.variant),
         maxTurns: Option.getOrUndefined(args.maxTurns),
-        teamGuard: team.enabled ? yield* TeamGuard : undefined
+        teamEnabled: team.enabled
       }
       const runs: Array<Extract.ExtractResult> = []
       for (let i = 0; i < MAX_RUNS; i++) {

@@ -9,7 +9,6 @@ import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import * as Extract from "@memdir/core/Extract"
 import { decodeSessionId } from "@memdir/core/HookSessionState"
 import { Settings } from "@memdir/core/Settings"
-import { TeamGuard } from "@memdir/core/TeamGuard"
 import { TeamMemory } from "@memdir/core/TeamMemory"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -54,7 +53,7 @@ export const runBackground = Effect.gen(function*() {
       projectRoot: location.root.root,
       transcript,
       sessionId,
-      teamGuard: team.enabled ? yield* TeamGuard : undefined
+      teamEnabled: team.enabled
     }).pipe(
       // An extraction that failed keeps its cursor (retried next time); the dream's gates are still worth a look.
       Effect.catchAll((error) => Effect.logWarning(`memdir hook: extraction failed: ${error.message}`))

@@ -2,7 +2,8 @@
  * The in-memory `MemoryFs`: directories, regular files, symbolic links and FIFOs in a map keyed by absolute
  * POSIX path. It answers like the live one (same reasons, same refusals: a link in the last component is never
  * followed by a read, a FIFO is "not a regular file", `within` is verified), so the live services over it make a
- * memdir world with no disk. Times come from `Clock`, so `TestClock` drives them.
+ * memdir world with no disk. Times come from `Clock`, so `TestClock` drives them. The tree itself is
+ * `internal/memoryTree.ts`, shared with the in-memory platform `FileSystem` (one world).
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -10,7 +11,7 @@ import * as NodePath from "node:path"
 import {
   describeKind,
   type DirectoryEntry,
-  type FileInfo,
+  type HeadVisitor,
   type MemoryFs,
   MemoryFsError,
   type MemoryFsReason,
@@ -19,18 +20,12 @@ import {
   type WalkOptions,
   type WriteOptions
 } from "../MemoryFs.js"
-
-type Node =
-  | { readonly kind: "File"; data: Uint8Array; mtimeMs: number; readonly ino: number }
-  | { readonly kind: "Directory"; mtimeMs: number; readonly ino: number }
-  | { readonly kind: "SymbolicLink"; readonly target: string; mtimeMs: number; readonly ino: number }
-  | { readonly kind: "FIFO"; mtimeMs: number; readonly ino: number }
+import { makeMemoryTree, type MemoryTree, type Node } from "./memoryTree.js"
 
 /** Absolute path → file content, or a link / FIFO to plant. */
 export type MemoryFsSeed = Readonly<Record<string, string | { readonly symlink: string } | { readonly fifo: true }>>
 
 const posix = NodePath.posix
-const MAX_LINK_HOPS = 40
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8")
 
@@ -40,71 +35,22 @@ const fail = (op: string, path: string, reason: MemoryFsReason, detail: string) 
 const isInsideOrEqual = (root: string, candidate: string): boolean =>
   candidate === root || candidate.startsWith(root === "/" ? "/" : `${root}/`)
 
-export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] => {
-  const nodes = new Map<string, Node>()
-  let nextIno = 1
-  nodes.set("/", { kind: "Directory", mtimeMs: 0, ino: nextIno++ })
-
-  const normalize = (path: string): string => posix.resolve("/", path.split("\\").join("/"))
-
-  const infoOf = (node: Node): FileInfo => ({
-    kind: node.kind,
-    size: node.kind === "File" ? node.data.length : node.kind === "SymbolicLink" ? node.target.length : 0,
-    mtimeMs: node.mtimeMs,
-    ino: node.ino,
-    dev: 1,
-    nlink: 1
-  })
-
-  type Resolved =
-    | { readonly _tag: "Found"; readonly path: string; readonly node: Node }
-    | { readonly _tag: "Missing"; readonly path: string; readonly reason: MemoryFsReason; readonly detail: string }
-
-  /** Follows links in every component (and in the last one when `followLast`). */
-  const resolvePath = (path: string, followLast: boolean): Resolved => {
-    let pending = normalize(path).split("/").filter((s) => s !== "")
-    let current = "/"
-    let hops = 0
-    while (pending.length > 0) {
-      const [name, ...rest] = pending
-      pending = rest
-      if (name === "..") {
-        current = posix.dirname(current)
-        continue
-      }
-      if (name === ".") continue
-      const next = current === "/" ? `/${name}` : `${current}/${name}`
-      const node = nodes.get(next)
-      if (node === undefined) return { _tag: "Missing", path: next, reason: "NotFound", detail: "ENOENT" }
-      if (node.kind === "SymbolicLink" && (pending.length > 0 || followLast)) {
-        hops++
-        if (hops > MAX_LINK_HOPS) return { _tag: "Missing", path: next, reason: "SymlinkLoop", detail: "ELOOP" }
-        const target = node.target.startsWith("/") ? node.target : posix.join(current, node.target)
-        pending = [...target.split("/").filter((s) => s !== ""), ...pending]
-        current = "/"
-        continue
-      }
-      if (pending.length > 0 && node.kind !== "Directory") {
-        return { _tag: "Missing", path: next, reason: "NotDirectory", detail: "ENOTDIR" }
-      }
-      current = next
-    }
-    const node = nodes.get(current)!
-    return { _tag: "Found", path: current, node }
-  }
+/** The in-memory `MemoryFs` over `tree` (a new one by default), seeded with `seed`. */
+export const makeMemoryFsInMemory = (
+  seed: MemoryFsSeed = {},
+  tree: MemoryTree = makeMemoryTree()
+): MemoryFs["Type"] => {
+  const { infoOf, newIno, nodes, normalize, resolvePath } = tree
 
   /** The entry named by `path` itself (the parent resolved, the last component not followed). */
   const entryOf = (
     op: string,
     path: string
   ): Effect.Effect<{ path: string; node: Node | undefined }, MemoryFsError> => {
-    const absolute = normalize(path)
-    if (absolute === "/") return Effect.succeed({ path: "/", node: nodes.get("/") })
-    const parent = resolvePath(posix.dirname(absolute), true)
-    if (parent._tag === "Missing") return fail(op, path, parent.reason, parent.detail)
-    if (parent.node.kind !== "Directory") return fail(op, path, "NotDirectory", "ENOTDIR")
-    const at = posix.join(parent.path, posix.basename(absolute))
-    return Effect.succeed({ path: at, node: nodes.get(at) })
+    const located = tree.locate(path)
+    return located._tag === "Missing" ?
+      fail(op, path, located.reason, located.detail) :
+      Effect.succeed({ path: located.path, node: located.node })
   }
 
   const lstat = (path: string) =>
@@ -173,20 +119,36 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
       truncated: node.data.length > maxBytes
     }))
 
-  const readDirectory = (path: string) =>
+  const readDirectory = (path: string, _options?: { readonly sorted?: boolean | undefined }) =>
     Effect.gen(function*() {
       const resolved = resolvePath(path, true)
       if (resolved._tag === "Missing") return yield* fail("list", path, resolved.reason, resolved.detail)
       if (resolved.node.kind !== "Directory") return yield* fail("list", path, "NotDirectory", "ENOTDIR")
-      const prefix = resolved.path === "/" ? "/" : `${resolved.path}/`
-      const entries: Array<DirectoryEntry> = []
-      for (const [key, node] of nodes) {
-        if (key === resolved.path || !key.startsWith(prefix)) continue
-        const name = key.slice(prefix.length)
-        if (name.includes("/")) continue
-        entries.push({ name, kind: node.kind })
-      }
+      const entries = tree.childrenOf(resolved.path).map(([name, node]): DirectoryEntry => ({ name, kind: node.kind }))
       return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    })
+
+  const mtimeMany = (paths: ReadonlyArray<string>) =>
+    Effect.forEach(paths, (path) => Effect.merge(Effect.map(lstat(path), (info) => info.mtimeMs)))
+
+  const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
+    Effect.forEach(paths, (path, index) =>
+      Effect.match(regularFile("open", path), {
+        onFailure: (error) => visitor.failed(index, error),
+        onSuccess: ({ node }) =>
+          visitor.file(index, infoOf(node), (buffer, offset, length) => {
+            const bytes = node.data.subarray(offset, offset + length)
+            buffer.set(bytes, offset)
+            return bytes.length
+          })
+      }), { discard: true })
+
+  const realPath = (path: string) =>
+    Effect.suspend(() => {
+      const resolved = resolvePath(path, true)
+      return resolved._tag === "Found" ?
+        Effect.succeed(resolved.path) :
+        fail("resolve", path, resolved.reason, resolved.detail)
     })
 
   const walk = (root: string, options: WalkOptions = {}) =>
@@ -236,7 +198,7 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
         if (options.within !== undefined && !isInsideOrEqual(options.within, current)) {
           return yield* fail("create directory", next, "Escapes", `${current} is outside ${options.within}`)
         }
-        nodes.set(resolved.path, { kind: "Directory", mtimeMs: now, ino: nextIno++ })
+        nodes.set(resolved.path, { kind: "Directory", mtimeMs: now, ino: newIno(), mode: 0o700 })
         current = resolved.path
       }
       if (options.within !== undefined && !isInsideOrEqual(options.within, current)) {
@@ -260,7 +222,8 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
         kind: "File",
         data: typeof data === "string" ? encoder.encode(data) : Uint8Array.from(data),
         mtimeMs: now,
-        ino: nextIno++
+        ino: newIno(),
+        mode: 0o600
       })
     })
 
@@ -269,7 +232,7 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
       const { node, path: at } = yield* entryOf("append", path)
       const now = yield* Clock.currentTimeMillis
       if (node === undefined) {
-        nodes.set(at, { kind: "File", data: encoder.encode(data), mtimeMs: now, ino: nextIno++ })
+        nodes.set(at, { kind: "File", data: encoder.encode(data), mtimeMs: now, ino: newIno(), mode: 0o600 })
         return
       }
       if (node.kind === "SymbolicLink") return yield* fail("append", path, "SymbolicLink", "ELOOP")
@@ -317,10 +280,10 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
     const absolute = normalize(path)
     Effect.runSync(makeDirectory(posix.dirname(absolute)))
     const node: Node = typeof content === "string" ?
-      { kind: "File", data: encoder.encode(content), mtimeMs: 0, ino: nextIno++ } :
+      { kind: "File", data: encoder.encode(content), mtimeMs: 0, ino: newIno(), mode: 0o600 } :
       "symlink" in content ?
-      { kind: "SymbolicLink", target: content.symlink, mtimeMs: 0, ino: nextIno++ } :
-      { kind: "FIFO", mtimeMs: 0, ino: nextIno++ }
+      { kind: "SymbolicLink", target: content.symlink, mtimeMs: 0, ino: newIno(), mode: 0o777 } :
+      { kind: "FIFO", mtimeMs: 0, ino: newIno(), mode: 0o600 }
     nodes.set(absolute, node)
   }
 
@@ -330,6 +293,9 @@ export const makeMemoryFsInMemory = (seed: MemoryFsSeed = {}): MemoryFs["Type"] 
     readFile,
     readHead,
     readDirectory,
+    mtimeMany,
+    visitHeads,
+    realPath,
     walk,
     makeDirectory,
     writeFileAtomic,

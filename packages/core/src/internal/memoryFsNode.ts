@@ -9,7 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { constants, type Stats } from "node:fs"
+import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
 import {
@@ -19,6 +19,7 @@ import {
   FILE_MODE,
   type FileInfo,
   type FileKind,
+  type HeadVisitor,
   type MemoryFs,
   MemoryFsError,
   type MemoryFsReason,
@@ -208,28 +209,93 @@ const exists = (path: string) =>
     Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false))
   )
 
-const readDirectory = (path: string) =>
+const direntKind = (entry: Dirent): FileKind =>
+  entry.isFile()
+    ? "File"
+    : entry.isDirectory()
+    ? "Directory"
+    : entry.isSymbolicLink()
+    ? "SymbolicLink"
+    : entry.isFIFO()
+    ? "FIFO"
+    : entry.isSocket()
+    ? "Socket"
+    : entry.isCharacterDevice()
+    ? "CharacterDevice"
+    : entry.isBlockDevice()
+    ? "BlockDevice"
+    : "Unknown"
+
+const byName = (a: DirectoryEntry, b: DirectoryEntry) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+
+const readDirectory = (path: string, options: { readonly sorted?: boolean | undefined } = {}) =>
   Effect.map(
     sys("list", path, () => fsp.readdir(path, { withFileTypes: true })),
-    (entries): ReadonlyArray<DirectoryEntry> =>
-      entries.map((entry): DirectoryEntry => ({
-        name: entry.name,
-        kind: entry.isFile()
-          ? "File"
-          : entry.isDirectory()
-          ? "Directory"
-          : entry.isSymbolicLink()
-          ? "SymbolicLink"
-          : entry.isFIFO()
-          ? "FIFO"
-          : entry.isSocket()
-          ? "Socket"
-          : entry.isCharacterDevice()
-          ? "CharacterDevice"
-          : entry.isBlockDevice()
-          ? "BlockDevice"
-          : "Unknown"
-      })).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    (entries): ReadonlyArray<DirectoryEntry> => {
+      const listed = entries.map((entry): DirectoryEntry => ({ name: entry.name, kind: direntKind(entry) }))
+      return options.sorted === false ? listed : listed.sort(byName)
+    }
+  )
+
+// The scan's batches: synchronous calls, one Effect per batch (an async round trip per file would cost more than
+// the file's read). Each path's failure is mapped like every other one.
+const mtimeMany = (paths: ReadonlyArray<string>) =>
+  Effect.sync(() =>
+    paths.map((path): number | MemoryFsError => {
+      try {
+        return lstatSync(path).mtimeMs
+      } catch (cause) {
+        return toError("lstat", path)(cause)
+      }
+    })
+  )
+
+// O_NOFOLLOW: never through a link in the last component; O_NONBLOCK: a FIFO swapped in after the listing must
+// not block the batch.
+const HEAD_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+
+const visitHead = (path: string, index: number, visitor: HeadVisitor): void => {
+  let fd: number
+  try {
+    fd = openSync(path, HEAD_FLAGS)
+  } catch (cause) {
+    visitor.failed(index, toError("open", path)(cause))
+    return
+  }
+  try {
+    const stats = fstatSync(fd)
+    if (!stats.isFile()) {
+      visitor.failed(
+        index,
+        new MemoryFsError({ op: "open", path, reason: "NotRegularFile", detail: describeKind(kindOf(stats)) })
+      )
+      return
+    }
+    visitor.file(index, infoOf(stats), (buffer, offset, length) => {
+      try {
+        return readSync(fd, buffer, offset, length, offset)
+      } catch (cause) {
+        throw toError("read", path)(cause)
+      }
+    })
+  } catch (error) {
+    if (!(error instanceof MemoryFsError)) throw error
+    visitor.failed(index, error)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
+  Effect.sync(() => {
+    for (let i = 0; i < paths.length; i++) visitHead(paths[i]!, i, visitor)
+  })
+
+const realPath = (path: string) =>
+  sys("resolve", path, () => fsp.realpath(path)).pipe(
+    Effect.mapError((error) =>
+      error.detail === "ELOOP" ? new MemoryFsError({ ...error, reason: "SymlinkLoop", cause: error.cause }) : error
+    )
   )
 
 const walk = (root: string, options: WalkOptions = {}) =>
@@ -385,7 +451,10 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   exists: (path) => exists(path).pipe(Effect.withSpan("MemoryFs.exists")),
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
   readHead: (path, maxBytes) => readHead(path, maxBytes).pipe(Effect.withSpan("MemoryFs.readHead")),
-  readDirectory: (path) => readDirectory(path).pipe(Effect.withSpan("MemoryFs.readDirectory")),
+  readDirectory: (path, options) => readDirectory(path, options).pipe(Effect.withSpan("MemoryFs.readDirectory")),
+  mtimeMany: (paths) => mtimeMany(paths).pipe(Effect.withSpan("MemoryFs.mtimeMany")),
+  visitHeads: (paths, visitor) => visitHeads(paths, visitor).pipe(Effect.withSpan("MemoryFs.visitHeads")),
+  realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),
   walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),
   makeDirectory: (path, options) => makeDirectory(path, options).pipe(Effect.withSpan("MemoryFs.makeDirectory")),
   writeFileAtomic: (path, data, options) =>

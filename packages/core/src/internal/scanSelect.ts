@@ -1,8 +1,10 @@
 /**
  * Which files a capped scan reads: the newest `count` of a listing by mtime, picked with a bounded heap (one pass,
  * O(n log count), no sort of the whole listing), and the loop that reads heads newest first until enough of them
- * are memories. Pure: the live scanner and the in-memory one (and any other file access) call the same code.
+ * are memories. No I/O of its own: the live scanner and the in-memory one (and any other file access) call the same
+ * code, handing it the listing and the reads as effects.
  */
+import * as Effect from "effect/Effect"
 
 /** What the selection orders by: the mtime, then the relative path, so the order is total and deterministic. */
 export interface Dated {
@@ -98,31 +100,32 @@ export const headerlessLookahead = (limit: number): number => Math.ceil(limit / 
  * listing, for the live scanner), and pages double in size, so a directory full of bad heads costs a few
  * listings, not one per file.
  */
-export const readNewest = <A extends Dated>(
+export const readNewest = <A extends Dated, R>(
   limit: number,
-  select: (count: number, olderThan: A | undefined) => ReadonlyArray<A>,
-  read: (item: A) => HeadKind
-): void => {
-  if (limit <= 0) return
-  const lookahead = headerlessLookahead(limit)
-  let memories = 0
-  let headerless = 0
-  let extra = 0
-  const done = () => memories >= limit && (headerless >= limit || extra >= lookahead)
-  let capacity = limit + lookahead + Math.ceil(limit / 4)
-  let olderThan: A | undefined = undefined
-  for (;;) {
-    const page = select(capacity, olderThan)
-    for (const item of page) {
-      if (done()) return
-      if (memories >= limit) extra++
-      const kind = read(item)
-      if (kind === "memory") memories++
-      else if (kind === "headerless") headerless++
+  select: (count: number, olderThan: A | undefined) => Effect.Effect<ReadonlyArray<A>, never, R>,
+  read: (item: A) => Effect.Effect<HeadKind, never, R>
+): Effect.Effect<void, never, R> =>
+  Effect.gen(function*() {
+    if (limit <= 0) return
+    const lookahead = headerlessLookahead(limit)
+    let memories = 0
+    let headerless = 0
+    let extra = 0
+    const done = () => memories >= limit && (headerless >= limit || extra >= lookahead)
+    let capacity = limit + lookahead + Math.ceil(limit / 4)
+    let olderThan: A | undefined = undefined
+    for (;;) {
+      const page: ReadonlyArray<A> = yield* select(capacity, olderThan)
+      for (const item of page) {
+        if (done()) return
+        if (memories >= limit) extra++
+        const kind = yield* read(item)
+        if (kind === "memory") memories++
+        else if (kind === "headerless") headerless++
+      }
+      // The look-ahead alone never costs another page.
+      if (page.length < capacity || memories >= limit) return
+      olderThan = page[page.length - 1]
+      capacity *= 2
     }
-    // The look-ahead alone never costs another page.
-    if (page.length < capacity || memories >= limit) return
-    olderThan = page[page.length - 1]
-    capacity *= 2
-  }
-}
+  })

@@ -8,8 +8,8 @@
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { type ContainedReal, Containment } from "../Containment.js"
-import { MemoryIoError, MemoryNotFoundError, PathTraversalError } from "../Errors.js"
-import { MemoryFs, type MemoryFsError } from "../MemoryFs.js"
+import { fromMemoryFsError, MemoryIoError, type MemoryNotFoundError, type PathTraversalError } from "../Errors.js"
+import { MemoryFs } from "../MemoryFs.js"
 
 /** Team files larger than this are refused on read and reported by the audit. */
 export const TEAM_FILE_MAX_BYTES = 250_000
@@ -27,32 +27,7 @@ export const resolveTeamPath = (
   Effect.flatMap(Containment, (containment) => containment.resolve(teamDir, key))
 
 /** A file-system failure of a guarded read or write, as what the caller can act on. */
-export const guardError = (key: string, path: string) =>
-(
-  error: MemoryFsError
-): PathTraversalError | MemoryNotFoundError | MemoryIoError => {
-  switch (error.reason) {
-    case "NotFound":
-      return new MemoryNotFoundError({ path })
-    case "SymbolicLink":
-      return new PathTraversalError({ key, reason: "not-regular-file", detail: "a symbolic link" })
-    case "NotRegularFile":
-      return new PathTraversalError({ key, reason: "not-regular-file", detail: error.detail })
-    case "TooLarge":
-      return new PathTraversalError({ key, reason: "too-large", detail: error.detail })
-    case "Escapes":
-      return new PathTraversalError({ key, reason: "symlink-escape", detail: error.detail })
-    case "SymlinkLoop":
-      return new PathTraversalError({ key, reason: "symlink-loop", detail: `${error.path}: ${error.detail}` })
-    case "DanglingSymlink":
-      return new PathTraversalError({ key, reason: "dangling-symlink", detail: `${error.path} ${error.detail}` })
-    case "Changed":
-    case "NotDirectory":
-      return new PathTraversalError({ key, reason: "unverifiable", detail: `${error.path}: ${error.detail}` })
-    default:
-      return new MemoryIoError({ op: error.op, path: error.path, detail: `${error.detail}: ${error.reason}` })
-  }
-}
+export const guardError = (key: string, path: string) => fromMemoryFsError(key, { notFoundPath: path })
 
 /** Test seam for the check-then-use race of a read (never set in production code). */
 export interface ReadHooks {
