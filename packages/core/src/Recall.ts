@@ -43,6 +43,7 @@ import { MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
 import type { MemoryHeader, MemoryKind } from "./Memory.js"
 import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
+import { writtenAtOf } from "./MemoryAge.js"
 import { MemoryStore } from "./MemoryStore.js"
 import { DEFAULT_CANDIDATE_CAP, Scanner } from "./Scanner.js"
 import * as ScannerModule from "./Scanner.js"
@@ -99,6 +100,8 @@ export interface RecalledMemory {
   readonly type: MemoryKind
   readonly description: string
   readonly mtime: number
+  /** When the memory was written (its `modified:`, last commit or mtime: `MemoryAge`), epoch ms: its age counts from it. */
+  readonly writtenAt: number
   readonly ageDays: number
   /** `today`, `yesterday`, `N days ago`. */
   readonly age: string
@@ -348,7 +351,7 @@ export const makeWith = (
           maxBytes: config.maxBytesPerMemory,
           moreAfter: head.partial
         })
-        const age = yield* staleness.age(memory.mtime)
+        const age = yield* staleness.age(writtenAtOf(memory))
         return Either.right<DeliverableMemory>({
           path: memory.path,
           absolutePath: memory.absolutePath,
@@ -357,6 +360,7 @@ export const makeWith = (
           type: memory.type,
           description: memory.description,
           mtime: memory.mtime,
+          writtenAt: writtenAtOf(memory),
           ageDays: age.ageDays,
           age: age.age,
           caveat: age.caveat,

@@ -34,6 +34,7 @@ import {
 } from "./internal/scanPaths.js"
 import { type HeadKind, newest, newestSelection, readNewest } from "./internal/scanSelect.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
+import { stampScan } from "./MemoryAge.js"
 
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
 /** Reference: 200 candidates for the selector. */
@@ -371,7 +372,7 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path>
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
 
-  const scan = Effect.fn("Scanner.scan")(function*(memoryDir: string, options?: ScanOptions) {
+  const scanFiles = Effect.fn("Scanner.scanFiles")(function*(memoryDir: string, options?: ScanOptions) {
     const resolved = resolveOptions(options)
     const root = path.resolve(memoryDir)
     const limit = resolved.limit
@@ -388,6 +389,9 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path>
     }
     return finish(found, undefined)
   })
+  // Each header's age counts from the memory's own time (MemoryAge): one stamp per scan.
+  const scan = (memoryDir: string, options?: ScanOptions) =>
+    Effect.flatMap(scanFiles(memoryDir, options), (result) => stampScan(result))
 
   return Scanner.of({ scan })
 })
@@ -414,35 +418,42 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
     Scanner,
     Scanner.of({
       scan: (memoryDir, options) =>
-        Effect.sync(() => {
-          const resolved = resolveOptions(options)
-          const base = memoryDir.replace(/[\\/]+$/, "")
-          const found: Found = { memories: [], problems: [], headerless: [] }
-          const listed: Array<{ readonly path: string; readonly mtime: number; readonly content: string }> = []
-          for (const [key, file] of Object.entries(files)) {
-            const relativePath = normalizeRelativePath(key)
-            if (!isCandidatePath(relativePath, resolved.skipDirs) || resolved.exclude.has(relativePath)) continue
-            listed.push({ path: relativePath, mtime: file.mtime, content: file.content })
-          }
-          const readOne = (file: (typeof listed)[number]): HeadKind => {
-            const parsed = parseFrontmatter(file.content, file.path)
-            // The live scanner's view of the file: its head, as far as the header scan would read it.
-            const head = Buffer.from(file.content.slice(0, FRONTMATTER_MAX_BYTES), "utf8")
-            return collect(parsed, file.path, `${base}/${file.path}`, file.mtime, head, head.length, found)
-          }
-          const limit = resolved.limit
-          if (limit === undefined) {
-            for (const file of listed) readOne(file)
-            return finish(found, undefined)
-          }
-          // As the live scanner: only the newest heads are read, one further for each that is not a memory.
-          let notMemories = 0
-          readNewest<(typeof listed)[number]>(limit, (count, olderThan) => newest(listed, count, olderThan), (file) => {
-            const kind = readOne(file)
-            if (kind !== "memory") notMemories++
-            return kind
-          })
-          return finish(found, limit, listed.length - notMemories)
-        })
+        Effect.flatMap(
+          Effect.sync(() => {
+            const resolved = resolveOptions(options)
+            const base = memoryDir.replace(/[\\/]+$/, "")
+            const found: Found = { memories: [], problems: [], headerless: [] }
+            const listed: Array<{ readonly path: string; readonly mtime: number; readonly content: string }> = []
+            for (const [key, file] of Object.entries(files)) {
+              const relativePath = normalizeRelativePath(key)
+              if (!isCandidatePath(relativePath, resolved.skipDirs) || resolved.exclude.has(relativePath)) continue
+              listed.push({ path: relativePath, mtime: file.mtime, content: file.content })
+            }
+            const readOne = (file: (typeof listed)[number]): HeadKind => {
+              const parsed = parseFrontmatter(file.content, file.path)
+              // The live scanner's view of the file: its head, as far as the header scan would read it.
+              const head = Buffer.from(file.content.slice(0, FRONTMATTER_MAX_BYTES), "utf8")
+              return collect(parsed, file.path, `${base}/${file.path}`, file.mtime, head, head.length, found)
+            }
+            const limit = resolved.limit
+            if (limit === undefined) {
+              for (const file of listed) readOne(file)
+              return finish(found, undefined)
+            }
+            // As the live scanner: only the newest heads are read, one further for each that is not a memory.
+            let notMemories = 0
+            readNewest<(typeof listed)[number]>(
+              limit,
+              (count, olderThan) => newest(listed, count, olderThan),
+              (file) => {
+                const kind = readOne(file)
+                if (kind !== "memory") notMemories++
+                return kind
+              }
+            )
+            return finish(found, limit, listed.length - notMemories)
+          }),
+          (result) => stampScan(result)
+        )
     })
   )

@@ -36,6 +36,7 @@ import { conflictOriginal } from "./internal/teamConflict.js"
 import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
 import { type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
 import { INDEX_FILE, indexEntries, type LoadedIndex, truncateIndex } from "./MemoryIndex.js"
+import { sameMemoryName } from "./MemoryLayout.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
 import { type MemoryRoot, MemoryStore, type StoreWriteResult, TEAM_LOCK, TEAM_LOCK_OPTIONS } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
@@ -48,6 +49,7 @@ import {
   memoryText,
   shortHash,
   validateWriteInput,
+  writeLayout,
   writeMemory,
   type WriteMemoryInput,
   type WriteMemoryResult
@@ -281,13 +283,13 @@ export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*
   const path = yield* Path.Path
   const frontmatter = yield* validateWriteInput(input)
   let key: string
+  // team/ has its own layout (its memories come from every teammate's agent).
+  const scan = yield* scanner.scan(teamDirOf(path, input.memoryDir))
+  const target = writeLayout(scan, input.layout)
   if (input.file !== undefined) {
     key = input.file
   } else {
-    const scan = yield* scanner.scan(teamDirOf(path, input.memoryDir))
-    const sameName = scan.memories.find((m) =>
-      m.type === frontmatter.type && m.name.trim().toLowerCase() === frontmatter.name.trim().toLowerCase()
-    )
+    const sameName = scan.memories.find((m) => m.type === frontmatter.type && sameMemoryName(m.name, frontmatter.name))
     const conventional = memoryFileName(frontmatter.type, frontmatter.name)
     const taken = scan.memories.some((m) => m.path === conventional) ||
       scan.problems.some((p) => p.path === conventional)
@@ -298,7 +300,7 @@ export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*
   const written = yield* store.write(
     teamRoot(input.memoryDir),
     file,
-    (existing) => memoryText(frontmatter, input.body, existing, file)
+    (existing) => memoryText(frontmatter, input.body, existing, file, target)
   )
   return teamResult(written)
 })

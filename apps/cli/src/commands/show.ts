@@ -1,8 +1,10 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import { parseFrontmatter } from "@memdir/core/Frontmatter"
+import { writtenAt } from "@memdir/core/MemoryAge"
 import { MemoryStore } from "@memdir/core/MemoryStore"
 import { Staleness } from "@memdir/core/Staleness"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { common, jsonOption, memdirHandler } from "../Common.js"
@@ -28,9 +30,11 @@ export const showCommand = Command.make(
       const relative = stored.key
       const text = stored.text
       const mtime = stored.mtimeMs
-      const age = yield* (yield* Staleness).age(mtime)
       const parsed = parseFrontmatter(text, relative)
       const header = parsed._tag === "Right" ? parsed.right : undefined
+      // The same time ls and recall count from (MemoryAge).
+      const written = writtenAt({ extra: header?.extra ?? {}, mtime }, yield* Clock.currentTimeMillis)
+      const age = yield* (yield* Staleness).age(written.at)
       if (json) {
         return yield* printJson({
           path: relative,
@@ -38,6 +42,8 @@ export const showCommand = Command.make(
           type: header?.type ?? null,
           description: header?.description ?? null,
           mtime: new Date(mtime).toISOString(),
+          written: new Date(written.at).toISOString(),
+          writtenFrom: written.from,
           ageDays: age.ageDays,
           age: age.age,
           caveat: age.caveat,
