@@ -5,6 +5,7 @@
 import { Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { MemoryDisabledError } from "@memdir/core/Errors"
+import * as GitAges from "@memdir/core/GitAges"
 import * as Memdir from "@memdir/core/Memdir"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import { type MemoryLocation, MemoryPaths } from "@memdir/core/MemoryPaths"
@@ -31,6 +32,8 @@ export type CommandLayerOptions = Omit<Memdir.MemdirLayerOptions, "flagMemoryDir
 export const withMemdir = (memoryDir: Option.Option<string>, options: CommandLayerOptions = {}) =>
   Effect.provide(
     Memdir.layer({
+      // A memory directory kept in git keeps its ages (commit times cached by HEAD; docs/file-format.md).
+      gitAges: GitAges.layerLive,
       ...options,
       ...(Option.isSome(memoryDir) ? { flagMemoryDir: absoluteFlagPath(memoryDir.value) } : {})
     })

@@ -101,8 +101,11 @@ export const stampHeader = (
   return { ...header, writtenAt: written.at, writtenFrom: written.from, warning }
 }
 
-/** Commit times by path relative to the memory directory (`/`-separated), when git tracks the directory. */
-export type CommitTimes = (relativePath: string) => number | undefined
+/**
+ * The last commit time of a memory by its path relative to the scanned directory (`/`-separated) and its current
+ * mtime (a file edited since its commit counts from its mtime), when git tracks the directory (`GitAges`).
+ */
+export type CommitTimes = (relativePath: string, mtime: number) => number | undefined
 
 /** Every header of a scan stamped against the clock's "now". */
 export const stampHeaders = (
@@ -111,7 +114,7 @@ export const stampHeaders = (
 ): Effect.Effect<Array<MemoryHeader>> =>
   Effect.map(
     Clock.currentTimeMillis,
-    (nowMs) => headers.map((header) => stampHeader(header, nowMs, commitTimes?.(header.path)))
+    (nowMs) => headers.map((header) => stampHeader(header, nowMs, commitTimes?.(header.path, header.mtime)))
   )
 
 /** A scan result with every header (memories and headerless files) stamped. */

@@ -15,12 +15,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
 // (bench/scan.bench.ts). Batched synchronous node:fs calls are the fastest way to do it; the platform
 // FileSystem and fs.promises pay an async round trip per call, so this module reads node:fs directly.
 import * as NodeFs from "node:fs"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
+import { GitAges } from "./GitAges.js"
 import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
 import { readHead } from "./internal/scanHead.js"
 import {
@@ -369,6 +371,8 @@ const scanNewest = (
 /** The live scanner over the real file system. */
 export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path> = Effect.gen(function*() {
   const path = yield* Path.Path
+  // Commit times of a git-tracked memory directory, when the layer is given them (`Memdir.layer` with `gitAges`).
+  const gitAges = yield* Effect.serviceOption(GitAges)
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
 
@@ -391,7 +395,10 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, Path.Path>
   })
   // Each header's age counts from the memory's own time (MemoryAge): one stamp per scan.
   const scan = (memoryDir: string, options?: ScanOptions) =>
-    Effect.flatMap(scanFiles(memoryDir, options), (result) => stampScan(result))
+    Effect.flatMap(scanFiles(memoryDir, options), (result) =>
+      Option.isNone(gitAges) ?
+        stampScan(result) :
+        Effect.flatMap(gitAges.value.commitTimes(path.resolve(memoryDir)), (times) => stampScan(result, times)))
 
   return Scanner.of({ scan })
 })

@@ -1,12 +1,14 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import { parseFrontmatter } from "@memdir/core/Frontmatter"
+import { GitAges } from "@memdir/core/GitAges"
 import { writtenAt } from "@memdir/core/MemoryAge"
 import { MemoryStore } from "@memdir/core/MemoryStore"
 import { Staleness } from "@memdir/core/Staleness"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { common, jsonOption, memdirHandler } from "../Common.js"
 import { printJson } from "../Output.js"
 import { terminalLine, terminalText } from "../Terminal.js"
@@ -33,7 +35,13 @@ export const showCommand = Command.make(
       const parsed = parseFrontmatter(text, relative)
       const header = parsed._tag === "Right" ? parsed.right : undefined
       // The same time ls and recall count from (MemoryAge).
-      const written = writtenAt({ extra: header?.extra ?? {}, mtime }, yield* Clock.currentTimeMillis)
+      const gitAges = yield* Effect.serviceOption(GitAges)
+      const commitTimes = Option.isSome(gitAges) ? yield* gitAges.value.commitTimes(team.memory.memoryDir) : undefined
+      const written = writtenAt(
+        { extra: header?.extra ?? {}, mtime },
+        yield* Clock.currentTimeMillis,
+        commitTimes?.(relative, mtime)
+      )
       const age = yield* (yield* Staleness).age(written.at)
       if (json) {
         return yield* printJson({
