@@ -8,7 +8,7 @@ import { UnknownPromptVariantError } from "../Errors.js"
 import { logsSection } from "./DailyLogPrompt.js"
 import { dreamSection } from "./DreamPrompt.js"
 import { extractionSection } from "./ExtractionPrompt.js"
-import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./MemoryPrompt.js"
+import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections, pinnedSection } from "./MemoryPrompt.js"
 import { lookup, type PromptSection } from "./PromptSection.js"
 import { selectorSection } from "./SelectorPrompt.js"
 
@@ -17,6 +17,7 @@ export const promptCatalog: ReadonlyArray<PromptSection> = [
   ...memoryPromptSections,
   emptyIndexSection,
   emptyTeamIndexSection,
+  pinnedSection,
   extractionSection,
   selectorSection,
   logsSection,
