@@ -368,7 +368,10 @@ describe("MemoryTools: team memory through the real TeamGuard", () => {
       const written = yield* tools.call("memory_write", { path: "team/reference_tracker.md", content })
       assert.isFalse(written.isError, written.content)
       // As written, plus the `modified:` every memdir write stamps.
-      assert.strictEqual((yield* read(`${memoryDir}/team/reference_tracker.md`)).replace(/^modified: .*\n/m, ""), content)
+      assert.strictEqual(
+        (yield* read(`${memoryDir}/team/reference_tracker.md`)).replace(/^modified: .*\n/m, ""),
+        content
+      )
       const readBack = yield* tools.call("memory_read", { path: "team/reference_tracker.md" })
       assert.include(readBack.content, "Linear project SHOP")
       // The last one passes memdir's own string checks; the guard's Unicode layer refuses it.
