@@ -44,6 +44,13 @@ const setMtimeDaysAgo = (file: string, days: number) => {
   fs.utimesSync(file, t, t)
 }
 
+/** A memory memdir wrote, as if written `days` ago: its `modified:` (which the age counts from first) and mtime. */
+const backdate = (file: string, days: number) => {
+  const at = new Date(Date.now() - days * 86_400_000 - 60_000).toISOString()
+  fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/^modified: .*$/m, `modified: ${at}`))
+  setMtimeDaysAgo(file, days)
+}
+
 beforeAll(() => {
   buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-cli-")))
@@ -150,7 +157,7 @@ describe("memdir CLI", () => {
       "Pool max 10 (src/db.ts:1)."
     ])
     assert.strictEqual(pool.status, 0, pool.stderr)
-    setMtimeDaysAgo(pool.stdout.trim(), 40)
+    backdate(pool.stdout.trim(), 40)
 
     const index = fs.readFileSync(path.join(expectedDir(), "MEMORY.md"), "utf8")
     assert.include(index, "[Testing policy](feedback_testing_policy.md)")
@@ -471,6 +478,8 @@ describe("memdir CLI", () => {
         "description",
         "type",
         "mtime",
+        "written",
+        "writtenFrom",
         "ageDays",
         "age"
       ])

@@ -217,7 +217,8 @@ describe("memdir dream (CLI, real SDK, local Messages API server)", () => {
       assert.include(report.deleted.find((d: any) => d.file === "feedback_db_mocks.md").text, "broken migration")
       const release = report.updated.find((u: any) => u.file === "project_release.md")
       assert.strictEqual(release.removed, "Merge freeze starts Thursday.\n")
-      assert.strictEqual(release.added, "Merge freeze starts 2026-12-03.\n")
+      // The dream's write stamps `modified:` too (docs/file-format.md#age-and-staleness).
+      assert.match(release.added, /^modified: \S+\nMerge freeze starts 2026-12-03\.\n$/)
       assert.isTrue(report.index.underCaps)
       assert.strictEqual(report.index.removed.filter((r: any) => r.reason === "dead pointer").length, 230)
       assert.strictEqual(report.commit.status, "committed")

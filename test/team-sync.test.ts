@@ -347,4 +347,42 @@ describe("memdir team (end to end)", () => {
     assert.strictEqual(projectGit(["ls-files"]), "README.md\n")
     assert.strictEqual(projectGit(["status", "--porcelain"]), "")
   })
+  it("a team memory committed 40 days ago is 40 days old, with its caveat, on bob's machine after sync", async () => {
+    // erin pushes from a plain clone, her commit dated 40 days ago (git checks it out with today's mtime).
+    const erin = path.join(scratch, "erin")
+    git(scratch, ["clone", "-q", remote, erin])
+    fs.writeFileSync(
+      path.join(erin, "reference_payments_oncall.md"),
+      "---\nname: Payments oncall\ndescription: The payments oncall pager rotation is PagerDuty schedule PAY-7\n" +
+        "type: reference\n---\n\nPAY-7.\n"
+    )
+    const when = `${Math.floor((Date.now() - 40 * 86_400_000 - 3_600_000) / 1000)} +0000`
+    const dated = { ...baseEnv(), GIT_AUTHOR_DATE: when, GIT_COMMITTER_DATE: when }
+    const erinGit = (args: ReadonlyArray<string>) =>
+      execFileSync("git", ["-c", "user.name=erin", "-c", "user.email=e@memdir.invalid", ...args], {
+        cwd: erin,
+        encoding: "utf8",
+        stdio: ["pipe", "pipe", "pipe"],
+        env: dated
+      })
+    erinGit(["add", "reference_payments_oncall.md"])
+    erinGit(["commit", "-qm", "oncall"])
+    erinGit(["push", "-q", "origin", "HEAD:main"])
+    await sync(bob)
+    const [ls, recall, show] = await Promise.all([
+      memdir(bob, ["team", "ls", "--json"]),
+      memdir(bob, ["recall", "--json", "who", "is", "on", "the", "payments", "oncall", "pager", "rotation"]),
+      memdir(bob, ["show", "--json", "team/reference_payments_oncall.md"])
+    ])
+    const listed = json(ls).memories.find((m: any) => m.path === "team/reference_payments_oncall.md")
+    assert.strictEqual(listed.ageDays, 40)
+    const recalled = json(recall).selected.find((m: any) => m.path === "team/reference_payments_oncall.md")
+    assert.isDefined(recalled, recall.stdout)
+    assert.strictEqual(recalled.ageDays, 40)
+    assert.include(recalled.caveat, "This memory is 40 days old")
+    assert.strictEqual(json(show).ageDays, 40)
+    // Files committed today stay today.
+    const today = json(ls).memories.find((m: any) => m.path === "team/reference_dashboards.md")
+    assert.strictEqual(today.ageDays, 0)
+  })
 })

@@ -4,8 +4,10 @@
  * project's memory location.
  */
 import { Options } from "@effect/cli"
+import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import { FileSystem, Path } from "@effect/platform"
 import { InvalidMemoryInputError, MemoryDisabledError } from "@memdir/core/Errors"
+import * as GitAges from "@memdir/core/GitAges"
 import * as Memdir from "@memdir/core/Memdir"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import { type MemoryLocation, MemoryPaths } from "@memdir/core/MemoryPaths"
@@ -48,10 +50,12 @@ export class CommandFlags extends Context.Tag("@memdir/cli/CommandFlags")<Comman
 export const cliLayer: Layer.Layer<
   Memdir.MemdirServices,
   ConfigError.ConfigError,
-  CommandFlags | FileSystem.FileSystem | Path.Path
+  CommandFlags | FileSystem.FileSystem | Path.Path | CommandExecutor
 > = Layer.unwrapEffect(
   Effect.map(CommandFlags, (flags) =>
     Memdir.layer({
+      // A memory directory kept in git keeps its ages (commit times cached by HEAD; docs/file-format.md).
+      gitAges: GitAges.layerLive,
       ...flags.layer,
       ...(Option.isSome(flags.memoryDir) ? { flagMemoryDir: flags.memoryDir.value } : {})
     }))

@@ -26,6 +26,7 @@ const memory = (i: number, bodyChars: number): RecalledMemory => ({
   type: "feedback",
   description: `what memory ${i} is about`,
   mtime: 0,
+  writtenAt: 0,
   ageDays: 0,
   age: "today",
   caveat: null,

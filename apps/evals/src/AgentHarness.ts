@@ -81,7 +81,7 @@ const recallFor = (scenario: Scenario, memoryDir: string, nowMs: number) =>
       const absolutePath = path.join(memoryDir, relative)
       const text = yield* fs.readFileString(absolutePath).pipe(Effect.mapError(ioError("read", absolutePath)))
       const body = Either.match(parseMemoryFile(text, relative), { onLeft: () => text, onRight: (f) => f.body })
-      const age = describeAge(nowMs, header.mtime)
+      const age = describeAge(nowMs, header.writtenAt ?? header.mtime)
       // Built apart from the call so that fields core adds to RecalledMemory later are not excess properties here.
       const memory = {
         path: relative,
@@ -91,6 +91,7 @@ const recallFor = (scenario: Scenario, memoryDir: string, nowMs: number) =>
         type: header.type,
         description: header.description,
         mtime: header.mtime,
+        writtenAt: header.writtenAt ?? header.mtime,
         ...age,
         content: body,
         truncated: false

@@ -36,6 +36,8 @@ import {
   upsertIndexText,
   utf8ByteLength
 } from "./MemoryIndex.js"
+import { type LinkResolver, linkResolver, resolveLinks } from "./MemoryLinks.js"
+import { MAX_PINNED, pinnedOf } from "./Pins.js"
 import { Scanner } from "./Scanner.js"
 
 export type DoctorCode =
@@ -51,6 +53,8 @@ export type DoctorCode =
   | "prose-index"
   | "type-prefix-mismatch"
   | "link-outside"
+  | "dead-memory-link"
+  | "too-many-pins"
 
 export interface DoctorFinding {
   readonly code: DoctorCode
@@ -119,6 +123,56 @@ interface Inspection {
   readonly dead: ReadonlySet<string>
   /** Index links (as written) that lead out of the memory directory: absolute, `../`, or through a symlink. */
   readonly outside: ReadonlySet<string>
+  /** `[[name]]` links (in the index and in memories) that name no memory. */
+  readonly deadMemoryLinks?: ReadonlyArray<DeadMemoryLink> | undefined
+}
+
+interface DeadMemoryLink {
+  /** The file holding the link (MEMORY.md or a memory), relative. */
+  readonly path: string
+  readonly line: number
+  readonly target: string
+}
+
+/** The dead `[[links]]` of one file's text, with the line of each first use. */
+const deadLinksOf = (path: string, text: string, resolve: LinkResolver): Array<DeadMemoryLink> =>
+  resolveLinks(text, resolve, path).dead.map((target) => ({
+    path,
+    target,
+    line: text.slice(0, Math.max(0, text.indexOf(`[[${target}`))).split("\n").length
+  }))
+
+/** Links that name no memory, and more pins than the prompt loads. */
+const linkAndPinFindings = (
+  memories: ReadonlyArray<MemoryHeader>,
+  deadMemoryLinks: ReadonlyArray<DeadMemoryLink>
+): Array<DoctorFinding> => {
+  const findings: Array<DoctorFinding> = deadMemoryLinks.map((link) => ({
+    code: "dead-memory-link",
+    severity: "warning",
+    path: link.path,
+    line: link.line,
+    message: `${link.path}: [[${link.target}]] names no memory (no memory has that name or file stem)`,
+    fix: `Link a memory by its name or file stem, e.g. [[${
+      memories[0]?.name ?? "testing-policy"
+    }]], or remove the link`,
+    fixable: false
+  }))
+  const pinned = pinnedOf(memories)
+  if (pinned.length > MAX_PINNED) {
+    findings.push({
+      code: "too-many-pins",
+      severity: "warning",
+      path: INDEX_FILE,
+      message: `${pinned.length} memories are pinned (limit: ${MAX_PINNED}); the prompt loads only the ${MAX_PINNED} ` +
+        `newest in full: ${pinned.slice(MAX_PINNED).map((m) => m.path).join(", ")} ${
+          pinned.length - MAX_PINNED === 1 ? "is" : "are"
+        } left out`,
+      fix: `Unpin the memories that need not be in every session (remove \`pinned: true\`), keep at most ${MAX_PINNED}`,
+      fixable: false
+    })
+  }
+  return findings
 }
 
 /** The link target as written, without `<…>`, anchor or query: what decides whether it leaves the directory. */
@@ -132,8 +186,10 @@ const proseLines = (text: string): number =>
   }).length
 
 /** The pure part of `diagnose`: findings from the index text, the scan, and which links are dead. */
-export const findingsOf = ({ dead, memories, outside, problems, text }: Inspection): Array<DoctorFinding> => {
-  const findings: Array<DoctorFinding> = []
+export const findingsOf = (
+  { dead, deadMemoryLinks, memories, outside, problems, text }: Inspection
+): Array<DoctorFinding> => {
+  const findings: Array<DoctorFinding> = linkAndPinFindings(memories, deadMemoryLinks ?? [])
   const lines = countLines(text)
   const bytes = utf8ByteLength(text)
   if (lines > INDEX_MAX_LINES) {
@@ -358,7 +414,21 @@ const inspect = (memoryDir: string, text: string) =>
         for (const form of forms) outside.add(form)
       }
     }
-    const inspection: Inspection = { text, memories: scan.memories, problems: scan.problems, dead, outside }
+    // `[[links]]`: the index's and every memory's (read whole, as recall would).
+    const resolve = linkResolver(scan.memories)
+    const deadMemoryLinks = deadLinksOf(INDEX_FILE, text, resolve)
+    for (const memory of scan.memories) {
+      const body = yield* fs.readFileString(memory.absolutePath).pipe(Effect.option)
+      if (body._tag === "Some") deadMemoryLinks.push(...deadLinksOf(memory.path, body.value, resolve))
+    }
+    const inspection: Inspection = {
+      text,
+      memories: scan.memories,
+      problems: scan.problems,
+      dead,
+      outside,
+      deadMemoryLinks
+    }
     return inspection
   })
 

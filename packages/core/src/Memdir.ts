@@ -11,6 +11,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
 import type * as Containment from "./Containment.js"
 import * as DreamLock from "./DreamLock.js"
+import type * as GitAges from "./GitAges.js"
 import * as GitRoot from "./GitRoot.js"
 import * as MemoryFs from "./MemoryFs.js"
 import * as MemoryIndex from "./MemoryIndex.js"
@@ -46,7 +47,7 @@ export type MemdirServices =
   | TeamGuard.TeamGuard
   | TeamMemory.TeamMemory
 
-export interface MemdirLayerOptions {
+export interface MemdirLayerOptions<R = never> {
   /** The `--memory-dir` flag: a trusted source of the directory (the env override still wins). */
   readonly flagMemoryDir?: string | undefined
   /**
@@ -60,17 +61,25 @@ export interface MemdirLayerOptions {
     | undefined
   /** The model (default: `Model.layer`, from `Config`: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, MEMDIR_MODEL_*). */
   readonly model?: Layer.Layer<Model.Model, ConfigError.ConfigError> | undefined
+  /**
+   * Commit times for memory directories git tracks (`GitAges.layerLive`, which runs git when HEAD moved: it needs a
+   * `CommandExecutor`). Absent: ages come from `modified:` and mtimes only.
+   */
+  readonly gitAges?: Layer.Layer<GitAges.GitAges, never, R> | undefined
 }
 
 /** The live services. Environment comes from `Config` (MEMDIR_HOME, MEMDIR_MEMORY_DIR, …). */
-export const layer = (
-  options: MemdirLayerOptions = {}
-): Layer.Layer<MemdirServices, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> => {
+export const layer = <R = never>(
+  options: MemdirLayerOptions<R> = {}
+): Layer.Layer<MemdirServices, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path | R> => {
   const settings = options.flagMemoryDir === undefined ?
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
   const base = Layer.mergeAll(
-    Layer.provideMerge(Scanner.layer, MemoryFs.layer),
+    Layer.provideMerge(
+      options.gitAges === undefined ? Scanner.layer : Scanner.layer.pipe(Layer.provide(options.gitAges)),
+      MemoryFs.layer
+    ),
     DreamLock.layer,
     GitRoot.layer,
     settings,
@@ -88,5 +97,7 @@ export const layer = (
   const store = Layer.provideMerge(MemoryStore.layerWithContainment, base)
   const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer, MemoryToolBackend.layer)
   // TeamMemory needs MemoryPaths: one more step.
-  return Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, store))
+  const services = Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, store))
+  // GitAges too (built once, shared with the scanner), so `show` counts from the same commit times.
+  return options.gitAges === undefined ? services : Layer.merge(services, options.gitAges)
 }

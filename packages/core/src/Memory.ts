@@ -63,6 +63,13 @@ export interface MemoryHeader {
   readonly type: MemoryKind
   /** Modification time, epoch milliseconds. */
   readonly mtime: number
+  /**
+   * When the memory was written, epoch ms: its `modified:` timestamp when sane, else its last commit (a file git
+   * tracks), else `mtime` (`MemoryAge`, docs/file-format.md#age-and-staleness). Absent: `mtime`.
+   */
+  readonly writtenAt?: number | undefined
+  /** Where `writtenAt` came from. */
+  readonly writtenFrom?: "modified" | "commit" | "mtime" | undefined
   /** Frontmatter keys other than name/description/type. */
   readonly extra: Readonly<Record<string, unknown>>
   /** Set when the header was recovered leniently (e.g. YAML a strict parser rejects); says what was off. */
@@ -121,7 +128,8 @@ export const parseIndexLine = (line: string): IndexEntry | undefined => {
  * The manifest line the selector reads (docs/architecture.md#how-a-recall-flows): `- [type] path (ISO mtime):
  * description`.
  */
-export const manifestLine = (m: Pick<MemoryHeader, "type" | "path" | "mtime" | "description">): string =>
-  `- [${m.type}] ${m.path} (${new Date(m.mtime).toISOString()}): ${oneLine(m.description)}`
+export const manifestLine = (
+  m: Pick<MemoryHeader, "type" | "path" | "mtime" | "writtenAt" | "description">
+): string => `- [${m.type}] ${m.path} (${new Date(m.writtenAt ?? m.mtime).toISOString()}): ${oneLine(m.description)}`
 
 const oneLine = (s: string): string => s.replace(/\s+/g, " ").trim()

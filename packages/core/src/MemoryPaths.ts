@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
-import { InvalidMemoryDirError, type SettingsError } from "./Errors.js"
+import { InvalidMemoryDirError, SettingsError } from "./Errors.js"
 import { GitRoot, type GitRootInfo } from "./GitRoot.js"
 import {
   defaultMemoryDirWith,
@@ -27,6 +27,7 @@ import {
   validateMemoryDirOverrideWith
 } from "./internal/paths.js"
 import { resolveTeamSwitch, type TeamSwitch } from "./internal/teamSwitch.js"
+import { type LayoutSetting, layoutSettings } from "./MemoryLayout.js"
 import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, type RefusedSettings, Settings } from "./Settings.js"
 
 export {
@@ -54,6 +55,8 @@ export interface MemoryLocation {
   readonly teamEnabled?: boolean | undefined
   /** Settings files that exist but were not trusted, so no key of theirs applied (present only when any). */
   readonly refusedSettings?: ReadonlyArray<RefusedSettings> | undefined
+  /** The `memoryLayout` setting, when a settings file sets it (docs/configuration.md#memory-layout). */
+  readonly memoryLayout?: LayoutSetting | undefined
 }
 
 export class MemoryPaths extends Context.Tag("@memdir/core/MemoryPaths")<MemoryPaths, {
@@ -105,6 +108,29 @@ export const resolveEnabled = (
     }
   }
   return { enabled: true, enabledBy: "default" }
+}
+
+/**
+ * The `memoryLayout` setting (pure): the first settings file that sets it, any source (a layout is a preference,
+ * not a path: a project may state its own). A value other than `auto`, `nested`, `flat` is a `SettingsError`.
+ */
+export const resolveMemoryLayout = (
+  sources: LoadedSettings["sources"]
+): Either.Either<LayoutSetting | undefined, SettingsError> => {
+  for (const { path, settings } of sources) {
+    const value = settings.memoryLayout
+    if (value === undefined) continue
+    return layoutSettings.includes(value as LayoutSetting) ?
+      Either.right(value as LayoutSetting) :
+      Either.left(
+        new SettingsError({
+          path,
+          key: "memoryLayout",
+          detail: `expected "auto", "nested" or "flat", found ${JSON.stringify(value)}`
+        })
+      )
+  }
+  return Either.right(undefined)
 }
 
 /** The directory chain (pure over `path`): env, then trusted settings in order, then the default. */
@@ -182,11 +208,13 @@ export const make = Effect.gen(function*() {
       const directory = yield* refuseRealHome(
         yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
       )
+      const memoryLayout = yield* resolveMemoryLayout(loaded.sources)
       const location: MemoryLocation = {
         root,
         ...directory,
         ...resolveEnabled(settings.env, loaded.sources),
-        ...(loaded.refused === undefined ? {} : { refusedSettings: loaded.refused })
+        ...(loaded.refused === undefined ? {} : { refusedSettings: loaded.refused }),
+        ...(memoryLayout === undefined ? {} : { memoryLayout })
       }
       return { location, sources: loaded.sources }
     })

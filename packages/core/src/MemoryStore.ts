@@ -15,6 +15,7 @@
  * - reads open without following a link and without blocking, insist on a regular file and are size-bounded.
  */
 import { FileSystem, Path } from "@effect/platform"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -49,6 +50,7 @@ import {
   undoAfterIndexFailure,
   upsertIndexText
 } from "./MemoryIndex.js"
+import { stampModified } from "./MemoryLayout.js"
 import { findSecret } from "./SecretScan.js"
 import { layer as teamGuardLayer, TeamGuard } from "./TeamGuard.js"
 
@@ -281,6 +283,18 @@ const refuseSecret = (key: string, text: string): Effect.Effect<void, SecretDete
   )
 }
 
+/** The `modified:` timestamp a write stamps (ISO), or none (a move keeps the memory's own). */
+type Modified = string | undefined
+
+/** The text a write stores: stamped, unless the stamp alone would grow a file that is over the cap. */
+const textToWrite = (content: WriteContent, before: string | undefined, modified: Modified): string => {
+  const text = typeof content === "string" ? content : content(before)
+  if (modified === undefined) return text
+  const stamped = stampModified(text, modified)
+  const size = utf8Length(stamped)
+  return size <= MEMORY_MAX_BYTES || (before !== undefined && size <= utf8Length(before)) ? stamped : text
+}
+
 /** A file-system failure, as what the caller can act on. */
 const fromFsError = (key: string) => fromMemoryFsError(key, { directoryIsIo: true })
 
@@ -448,12 +462,12 @@ export const make = Effect.gen(function*() {
       ).pipe(Effect.provide(platform))
     })
 
-  const writeTeam = (located: Extract<Located, { scope: "team" }>, content: WriteContent) =>
+  const writeTeam = (located: Extract<Located, { scope: "team" }>, content: WriteContent, modified: Modified) =>
     modifyTeamIndex(located.contained.root, located.teamDir, (currentIndex) =>
       Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* teamText(located.teamDir, located.teamKey)
-        const text = typeof content === "string" ? content : content(before)
+        const text = textToWrite(content, before, modified)
         yield* checkSize(key, text, before)
         const fields = yield* memoryFields(key, text)
         yield* refuseSecret(key, text)
@@ -480,12 +494,12 @@ export const make = Effect.gen(function*() {
         return { text: planned.text, result, undo: { what: `the memory file ${key}`, effect: undo } }
       }))
 
-  const writePrivate = (located: Extract<Located, { scope: "private" }>, content: WriteContent) =>
+  const writePrivate = (located: Extract<Located, { scope: "private" }>, content: WriteContent, modified: Modified) =>
     index.modify(located.contained.root, (current) =>
       Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* orUndefined(readPrivate(located))
-        const text = typeof content === "string" ? content : content(before)
+        const text = textToWrite(content, before, modified)
         yield* checkSize(key, text, before)
         const fields = yield* memoryFields(key, text)
         // Cap check first: an over-cap write changes nothing, not even the memory file.
@@ -510,10 +524,19 @@ export const make = Effect.gen(function*() {
         return { text: planned.text, result, undo: { what: `the memory file ${key}`, effect: undo } }
       }))
 
+  const writeStamped = (root: MemoryRoot, key: string, content: WriteContent, modified: Modified) =>
+    Effect.gen(function*() {
+      const located = yield* locateFile(root, key)
+      yield* refuseKey(located.contained.key)
+      return located.scope === "team" ?
+        yield* writeTeam(located, content, modified) :
+        yield* writePrivate(located, content, modified)
+    })
+
   const write = Effect.fn("MemoryStore.write")(function*(root: MemoryRoot, key: string, content: WriteContent) {
-    const located = yield* locateFile(root, key)
-    yield* refuseKey(located.contained.key)
-    return located.scope === "team" ? yield* writeTeam(located, content) : yield* writePrivate(located, content)
+    // Every memory memdir writes says when (docs/file-format.md#age-and-staleness).
+    const now = yield* Clock.currentTimeMillis
+    return yield* writeStamped(root, key, content, new Date(now).toISOString())
   })
 
   /** Inside the index's lock: the memory file and its index line go together; nothing there is not found. */
@@ -575,7 +598,8 @@ export const make = Effect.gen(function*() {
 
   const rename = Effect.fn("MemoryStore.rename")(function*(root: MemoryRoot, from: string, to: string) {
     const source = yield* read(root, from)
-    const written = yield* write(root, to, source.text)
+    // A move is not an edit: the memory keeps its `modified:`.
+    const written = yield* writeStamped(root, to, source.text, undefined)
     if (written.key !== source.key) yield* remove(root, source.key)
     return written
   })

@@ -267,7 +267,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
             const memory = described.get(entry.key)
             return memory === undefined ?
               `- ${entry.key} (${entry.size} bytes)` :
-              `- [${memory.type}] ${entry.key} (${new Date(memory.mtime).toISOString()}): ${memory.description}`
+              `- [${memory.type}] ${entry.key} (${
+                new Date(memory.writtenAt ?? memory.mtime).toISOString()
+              }): ${memory.description}`
           })
           const more = entries.length - lines.length
           if (lines.length === 0) return "(no files)"

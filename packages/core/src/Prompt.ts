@@ -12,7 +12,13 @@ import { UnknownPromptVariantError } from "./Errors.js"
 import { INDEX_ENTRY_MAX_CHARS } from "./Memory.js"
 import { INDEX_FILE, INDEX_MAX_LINES } from "./MemoryIndex.js"
 import type { LoadedIndex } from "./MemoryIndex.js"
-import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./prompts/MemoryPrompt.js"
+import { type PinnedMemory, renderPinned } from "./Pins.js"
+import {
+  emptyIndexSection,
+  emptyTeamIndexSection,
+  memoryPromptSections,
+  pinnedSection
+} from "./prompts/MemoryPrompt.js"
 import { lookup, type PromptSection as CatalogSection, render, withTrailingSeparator } from "./prompts/PromptSection.js"
 
 export const sectionIds = ["intro", "types", "exclusions", "protocol", "recall-trust", "index", "team"] as const
@@ -41,6 +47,8 @@ export interface MemoryPromptInput {
   readonly variants?: Partial<Record<SectionId, string>> | undefined
   /** Section id → a whole template used instead of a built-in variant (an eval suite's own wording). */
   readonly templates?: Partial<Record<SectionId, string>> | undefined
+  /** Pinned memories (`Pins.loadPinned`), loaded in full after the index. Absent or empty: no pinned section. */
+  readonly pinned?: ReadonlyArray<PinnedMemory> | undefined
   /** Team memory, when it is on: its directory and its loaded index. Absent: no team section. */
   readonly team?: { readonly teamDir: string; readonly index: LoadedIndex } | undefined
 }
@@ -120,6 +128,10 @@ export const renderMemoryPrompt = (input: MemoryPromptInput): Either.Either<stri
     if (Either.isLeft(template)) return Either.left(template.left)
     if (section.id === "team" && input.team === undefined) continue
     rendered.push(render(template.right, slots))
+    if (section.id === "index" && input.pinned !== undefined && input.pinned.length > 0) {
+      const pinnedTemplate = pinnedSection.variants[pinnedSection.default]!
+      rendered.push(render(pinnedTemplate, { ...slots, pinnedContent: renderPinned(input.pinned) }))
+    }
   }
   return Either.right(rendered.join("\n\n") + "\n")
 }

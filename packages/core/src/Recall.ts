@@ -43,6 +43,8 @@ import { MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
 import type { MemoryHeader, MemoryKind } from "./Memory.js"
 import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
+import { writtenAtOf } from "./MemoryAge.js"
+import { type LinkResolver, linkResolver, resolveLinks } from "./MemoryLinks.js"
 import { MemoryStore } from "./MemoryStore.js"
 import { DEFAULT_CANDIDATE_CAP, Scanner } from "./Scanner.js"
 import * as ScannerModule from "./Scanner.js"
@@ -99,6 +101,8 @@ export interface RecalledMemory {
   readonly type: MemoryKind
   readonly description: string
   readonly mtime: number
+  /** When the memory was written (its `modified:`, last commit or mtime: `MemoryAge`), epoch ms: its age counts from it. */
+  readonly writtenAt: number
   readonly ageDays: number
   /** `today`, `yesterday`, `N days ago`. */
   readonly age: string
@@ -107,6 +111,11 @@ export interface RecalledMemory {
   /** The body (frontmatter stripped), capped; when `truncated`, it ends with a note saying how to read the rest. */
   readonly content: string
   readonly truncated: boolean
+  /**
+   * Paths (relative to the memory directory) of the memories its `[[name]]` links name, among the candidates, so an
+   * agent can follow them (docs/file-format.md#links). Absent: none.
+   */
+  readonly links?: ReadonlyArray<string> | undefined
 }
 
 /** Why a recall did not look at memory at all. */
@@ -266,7 +275,10 @@ export const renderRecalledMemory = (memory: RecalledMemory): string => {
   const head =
     `Memory ${memory.path} (${memory.type}${scope}, saved ${memory.age}): ${memory.name} — ${memory.description}`
   const caveat = memory.caveat === null ? "" : `\n${memory.caveat}`
-  return `${head}${caveat}\n\n${memory.content}`
+  const links = memory.links === undefined || memory.links.length === 0 ?
+    "" :
+    `\n\nLinked memories (read them if they matter): ${memory.links.join(", ")}`
+  return `${head}${caveat}\n\n${memory.content}${links}`
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -328,7 +340,8 @@ export const makeWith = (
     const readMemory = (
       memoryDir: string,
       teamEnabled: boolean,
-      memory: MemoryHeader
+      memory: MemoryHeader,
+      resolve: LinkResolver
     ): Effect.Effect<Either.Either<DeliverableMemory, UnreadableMemory>> =>
       Effect.gen(function*() {
         const scope = scopeOf(memory.path)
@@ -348,7 +361,8 @@ export const makeWith = (
           maxBytes: config.maxBytesPerMemory,
           moreAfter: head.partial
         })
-        const age = yield* staleness.age(memory.mtime)
+        const age = yield* staleness.age(writtenAtOf(memory))
+        const links = resolveLinks(body, resolve, memory.path).linked
         return Either.right<DeliverableMemory>({
           path: memory.path,
           absolutePath: memory.absolutePath,
@@ -357,12 +371,14 @@ export const makeWith = (
           type: memory.type,
           description: memory.description,
           mtime: memory.mtime,
+          writtenAt: writtenAtOf(memory),
           ageDays: age.ageDays,
           age: age.age,
           caveat: age.caveat,
           content: capped.content,
           truncated: capped.truncated,
-          bytes: capped.bytes
+          bytes: capped.bytes,
+          ...(links.length === 0 ? {} : { links })
         })
       }).pipe(
         Effect.mapError((error) => new MemoryIoError({ op: "read", path: memory.absolutePath, detail: error.message })),
@@ -426,7 +442,10 @@ export const makeWith = (
           .map((p) => byPath.get(p))
           .filter((m): m is MemoryHeader => m !== undefined && !surfacedNow.has(path.resolve(memoryDir, m.path)))
           .slice(0, effectiveMax(input.max))
-        const read = yield* Effect.forEach(chosen, (m) => readMemory(memoryDir, teamEnabled, m), { concurrency: 5 })
+        const resolve = linkResolver(candidates)
+        const read = yield* Effect.forEach(chosen, (m) => readMemory(memoryDir, teamEnabled, m, resolve), {
+          concurrency: 5
+        })
         return {
           ...base,
           candidates: candidates.length,

@@ -15,8 +15,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
+import { GitAges } from "./GitAges.js"
 import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
 import { readHead } from "./internal/scanHead.js"
 import {
@@ -34,6 +36,7 @@ import type { MemoryHeader, ScanProblem } from "./Memory.js"
 // (bench/scan.bench.ts): its I/O is `MemoryFs`'s batch calls (`mtimeMany`, `visitHeads`), one synchronous
 // call per batch of files rather than an async round trip per file.
 import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
+import { stampScan } from "./MemoryAge.js"
 
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
 /** Reference: 200 candidates for the selector. */
@@ -382,10 +385,12 @@ const scanNewest = (
 export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs | Path.Path> = Effect.gen(function*() {
   const fs = yield* MemoryFs
   const path = yield* Path.Path
+  // Commit times of a git-tracked memory directory, when the layer is given them (`Memdir.layer` with `gitAges`).
+  const gitAges = yield* Effect.serviceOption(GitAges)
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
 
-  const scan = Effect.fn("Scanner.scan")(function*(memoryDir: string, options?: ScanOptions) {
+  const scanFiles = Effect.fn("Scanner.scanFiles")(function*(memoryDir: string, options?: ScanOptions) {
     const resolved = resolveOptions(options)
     const root = path.resolve(memoryDir)
     const limit = resolved.limit
@@ -402,6 +407,12 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
     }
     return finish(found, undefined)
   })
+  // Each header's age counts from the memory's own time (MemoryAge): one stamp per scan.
+  const scan = (memoryDir: string, options?: ScanOptions) =>
+    Effect.flatMap(scanFiles(memoryDir, options), (result) =>
+      Option.isNone(gitAges) ?
+        stampScan(result) :
+        Effect.flatMap(gitAges.value.commitTimes(path.resolve(memoryDir)), (times) => stampScan(result, times)))
 
   return Scanner.of({ scan })
 })
@@ -466,6 +477,6 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
               })
           )
           return finish(found, limit, listed.length - notMemories)
-        })
+        }).pipe(Effect.flatMap(stampScan))
     })
   )

@@ -36,9 +36,10 @@ import { conflictOriginal } from "./internal/teamConflict.js"
 import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
 import { type Frontmatter, type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
 import { INDEX_FILE, type LoadedIndex, toLoadedIndex } from "./MemoryIndex.js"
+import { sameMemoryName } from "./MemoryLayout.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
 import { type MemoryRoot, MemoryStore, type StoreWriteResult, TEAM_LOCK, TEAM_LOCK_OPTIONS } from "./MemoryStore.js"
-import { Scanner } from "./Scanner.js"
+import { Scanner, type ScanResult } from "./Scanner.js"
 import { findSecret } from "./SecretScan.js"
 import { Settings } from "./Settings.js"
 import { checkTeamContradictions, type Contradiction } from "./TeamContradiction.js"
@@ -48,6 +49,7 @@ import {
   memoryText,
   shortHash,
   validateWriteInput,
+  writeLayout,
   writeMemory,
   type WriteMemoryInput,
   type WriteMemoryResult
@@ -262,14 +264,18 @@ const teamResult = (written: StoreWriteResult): TeamWriteResult => ({
  * Where a team memory without an explicit file goes (relative to team/): the team memory with the same name and
  * type, else `<type>_<slug>.md`, else — when that file is taken — the same name with a short hash of the name.
  */
-export const chooseTeamKey = Effect.fn("TeamMemory.chooseTeamKey")(
-  function*(memoryDir: string, frontmatter: Frontmatter) {
+/** The scan of team/ that a team write chooses its key and layout from. */
+const scanTeam = (memoryDir: string) =>
+  Effect.gen(function*() {
     const scanner = yield* Scanner
     const path = yield* Path.Path
-    const scan = yield* scanner.scan(teamDirOf(path, memoryDir))
-    const sameName = scan.memories.find((m) =>
-      m.type === frontmatter.type && m.name.trim().toLowerCase() === frontmatter.name.trim().toLowerCase()
-    )
+    return yield* scanner.scan(teamDirOf(path, memoryDir))
+  })
+
+export const chooseTeamKey = Effect.fn("TeamMemory.chooseTeamKey")(
+  function*(memoryDir: string, frontmatter: Frontmatter, scanned?: ScanResult) {
+    const scan = scanned ?? (yield* scanTeam(memoryDir))
+    const sameName = scan.memories.find((m) => m.type === frontmatter.type && sameMemoryName(m.name, frontmatter.name))
     const conventional = memoryFileName(frontmatter.type, frontmatter.name)
     const taken = scan.memories.some((m) => m.path === conventional) ||
       scan.problems.some((p) => p.path === conventional)
@@ -286,12 +292,15 @@ export const chooseTeamKey = Effect.fn("TeamMemory.chooseTeamKey")(
 export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*(input: TeamWriteInput) {
   const store = yield* MemoryStore
   const frontmatter = yield* validateWriteInput(input)
-  const key = input.file ?? (yield* chooseTeamKey(input.memoryDir, frontmatter))
+  // team/ has its own layout (its memories come from every teammate's agent).
+  const scan = yield* scanTeam(input.memoryDir)
+  const target = writeLayout(scan, input.layout)
+  const key = input.file ?? (yield* chooseTeamKey(input.memoryDir, frontmatter, scan))
   const file = `${TEAM_DIR}/${key}`
   const written = yield* store.write(
     teamRoot(input.memoryDir),
     file,
-    (existing) => memoryText(frontmatter, input.body, existing, file)
+    (existing) => memoryText(frontmatter, input.body, existing, file, target)
   )
   return teamResult(written)
 })

@@ -50,6 +50,7 @@ import {
 } from "./Errors.js"
 import * as Git from "./Git.js"
 import { currentPid, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
+import { commitTimesArgs, parseCommitTimes } from "./internal/commitTimes.js"
 import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
 import { TEAM_DIR, TEAM_FILE_MAX_BYTES, TeamGuard } from "./TeamGuard.js"
 import { ensureTeamDir, type TeamLocation, withTeamLock } from "./TeamMemory.js"
@@ -478,7 +479,29 @@ const push = (c: Clone) =>
     return yield* syncError(c, "push", `git push exited with ${out.exitCode}: ${lastLines(out.stderr || out.stdout)}`)
   })
 
+/**
+ * Each checked-out team file gets its last commit time as mtime (one `git log` for all of them), so a memory a
+ * teammate wrote 40 days ago is 40 days old here too (docs/team-memory.md#ages-after-a-sync). Only regular files
+ * are touched, never through a link.
+ */
+const setCommitTimes = (c: Clone) =>
+  Effect.gen(function*() {
+    const out = yield* runOk(c, "ages", commitTimesArgs(false))
+    for (const [relative, ms] of parseCommitTimes(out.stdout)) {
+      if (!relative.endsWith(".md") || relative.split("/").some((segment) => segment === ".." || segment === "")) {
+        continue
+      }
+      const file = c.path.join(c.teamDir, ...relative.split("/"))
+      if ((yield* kindOf(c, file)) !== "file") continue
+      const at = new Date(ms)
+      yield* c.fs.utimes(file, at, at).pipe(Effect.mapError(toMemoryIoError("utimes", file)))
+    }
+  })
+
 const syncLocked = (c: Clone) =>
+  Effect.tap(syncRounds(c), (result) => result.head === undefined ? Effect.void : setCommitTimes(c))
+
+const syncRounds = (c: Clone) =>
   Effect.gen(function*() {
     yield* ensureClone(c)
     const local = yield* commitLocalChanges(c)

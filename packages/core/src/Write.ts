@@ -10,11 +10,23 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { InvalidMemoryInputError, MemoryIoError } from "./Errors.js"
-import { parseMemoryFile, serializeFrontmatter } from "./Frontmatter.js"
+import { parseMemoryFile } from "./Frontmatter.js"
 import { Frontmatter, type MemoryHeader, type MemoryType, TEAM_DIR } from "./Memory.js"
 import { MemoryFs } from "./MemoryFs.js"
+import {
+  DEFAULT_LAYOUT,
+  detectLayout,
+  type DirectoryLayout,
+  isKebabName,
+  layoutOfExtra,
+  type LayoutSetting,
+  nameFor,
+  renderMemory,
+  resolveLayout,
+  sameMemoryName
+} from "./MemoryLayout.js"
 import { MemoryStore, type StoreWriteError } from "./MemoryStore.js"
-import { Scanner } from "./Scanner.js"
+import { Scanner, type ScanResult } from "./Scanner.js"
 
 export interface WriteMemoryInput {
   readonly memoryDir: string
@@ -28,6 +40,8 @@ export interface WriteMemoryInput {
   readonly file?: string | undefined
   /** Team memory is on: a `team/…` file is then a team memory (default false: such a file is refused). */
   readonly teamEnabled?: boolean | undefined
+  /** The `memoryLayout` setting (default `auto`: the directory's own layout, docs/configuration.md#memory-layout). */
+  readonly layout?: LayoutSetting | undefined
 }
 
 export interface WriteMemoryResult {
@@ -53,6 +67,12 @@ export interface DeleteMemoryResult {
   readonly fileRemoved: boolean
   readonly indexLinesRemoved: number
 }
+
+/** The layout a write uses in a scanned directory, with the setting applied. */
+export const writeLayout = (scan: Pick<ScanResult, "memories">, setting: LayoutSetting | undefined): WriteLayout => ({
+  directory: resolveLayout(detectLayout(scan.memories), setting),
+  forced: setting !== undefined && setting !== "auto"
+})
 
 /** Longest slug (before `.md` and the type prefix). */
 export const SLUG_MAX_LENGTH = 60
@@ -118,38 +138,57 @@ export const validateWriteInput = (
   })
 }
 
-/** The frontmatter keys of an existing memory other than the three fields (kept when it is rewritten). */
-const extraKeysOf = (existing: string | undefined, file: string): Readonly<Record<string, unknown>> =>
-  existing === undefined ? {} : Either.match(parseMemoryFile(existing, file), {
-    onLeft: () => ({}),
-    onRight: (parsed) => parsed.frontmatter.extra
+/** The existing memory's header, when it parses (its keys are kept when it is rewritten). */
+const existingHeader = (existing: string | undefined, file: string) =>
+  existing === undefined ? undefined : Either.match(parseMemoryFile(existing, file), {
+    onLeft: () => undefined,
+    onRight: (parsed) => parsed.frontmatter
   })
 
-/** The text of a memory written from its fields: every other frontmatter key of the existing file is kept. */
+/** How a write lays out its header: the directory's layout and name style; `forced` (a setting) also rewrites. */
+export interface WriteLayout {
+  readonly directory: DirectoryLayout
+  /** The `memoryLayout` setting named a layout: an existing file is rewritten in it too. */
+  readonly forced: boolean
+}
+
+/**
+ * The text of a memory written from its fields, in the layout of the existing file (else the directory's, or the
+ * forced one): every other frontmatter key of the existing file is kept, and its slug name when it is the same
+ * memory (`testing-policy` stays, updated as "Testing policy"). A new memory's name follows the directory's style.
+ */
 export const memoryText = (
   frontmatter: Frontmatter,
   body: string,
   existing: string | undefined,
-  file: string
+  file: string,
+  target: WriteLayout = { directory: DEFAULT_LAYOUT, forced: false }
 ): string => {
   const ended = body.length === 0 || body.endsWith("\n") ? body : `${body}\n`
-  return serializeFrontmatter({ ...extraKeysOf(existing, file), ...frontmatter }, ended)
+  const header = existingHeader(existing, file)
+  const extra = header?.extra ?? {}
+  const layout = header === undefined || target.forced ? target.directory.layout : layoutOfExtra(extra)
+  const name = header !== undefined && isKebabName(header.name) && sameMemoryName(header.name, frontmatter.name) ?
+    header.name :
+    nameFor(frontmatter.name, target.directory.nameStyle)
+  return renderMemory({ ...frontmatter, name }, extra, ended, layout)
 }
-
-const sameName = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase()
 
 /**
  * Where a memory without an explicit file goes: the existing memory with the same name and type (the one at the
  * conventional file name if there are several, else the newest), else `<type>_<slug>.md`, else — when that file
  * belongs to another memory — the same name with a short hash of the name.
  */
-export const chooseTarget = Effect.fn("chooseTarget")(function*(memoryDir: string, frontmatter: Frontmatter) {
-  const scanner = yield* Scanner
+export const chooseTarget = Effect.fn("chooseTarget")(function*(
+  memoryDir: string,
+  frontmatter: Frontmatter,
+  scanned?: ScanResult
+) {
+  const scan = scanned ?? (yield* (yield* Scanner).scan(memoryDir, { skipDirs: FOREIGN_DIRS }))
   const fs = yield* MemoryFs
-  const scan = yield* scanner.scan(memoryDir, { skipDirs: FOREIGN_DIRS })
   const conventional = memoryFileName(frontmatter.type, frontmatter.name)
   const matches = scan.memories.filter((m: MemoryHeader) =>
-    m.type === frontmatter.type && sameName(m.name, frontmatter.name)
+    m.type === frontmatter.type && sameMemoryName(m.name, frontmatter.name)
   )
   const match = matches.find((m) => m.path === conventional) ?? matches[0]
   if (match !== undefined) return match.path
@@ -175,8 +214,15 @@ export const writeMemory = Effect.fn("writeMemory")(function*(input: WriteMemory
   const store = yield* MemoryStore
   const frontmatter = yield* validateWriteInput(input)
   const root = { memoryDir: input.memoryDir, teamEnabled: input.teamEnabled ?? false }
-  const file = input.file === undefined ? yield* chooseTarget(input.memoryDir, frontmatter) : input.file
-  const written = yield* store.write(root, file, (existing) => memoryText(frontmatter, input.body, existing, file))
+  // One scan: the memory to update (same name and type) and the directory's layout.
+  const scan = yield* (yield* Scanner).scan(input.memoryDir, { skipDirs: FOREIGN_DIRS })
+  const target = writeLayout(scan, input.layout)
+  const file = input.file === undefined ? yield* chooseTarget(input.memoryDir, frontmatter, scan) : input.file
+  const written = yield* store.write(
+    root,
+    file,
+    (existing) => memoryText(frontmatter, input.body, existing, file, target)
+  )
   const result: WriteMemoryResult = {
     path: written.path,
     file: written.key,

@@ -105,7 +105,10 @@ describe("MemoryStore: a team write from an agent's memory_write obeys the team 
         yield* releaseLock(held)
         const result = yield* Fiber.join(fiber)
         assert.isFalse(result.isError, result.content)
-        assert.strictEqual(yield* read(`${memoryDir}/team/reference_tracker.md`), content)
+        // As the agent wrote it, plus the `modified:` every memdir write stamps.
+        const written = yield* read(`${memoryDir}/team/reference_tracker.md`)
+        assert.match(written, /^modified: \d{4}-\d{2}-\d{2}T[\d:.]+Z$/m)
+        assert.strictEqual(written.replace(/^modified: .*\n/m, ""), content)
         assert.include(
           yield* read(`${memoryDir}/team/MEMORY.md`),
           "- [Tracker](reference_tracker.md) — Bugs live in Linear project SHOP"

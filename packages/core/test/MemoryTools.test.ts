@@ -367,7 +367,11 @@ describe("MemoryTools: team memory through the real TeamGuard", () => {
       const content = memoryFile("Tracker", "Bugs are in Linear project SHOP", "reference")
       const written = yield* tools.call("memory_write", { path: "team/reference_tracker.md", content })
       assert.isFalse(written.isError, written.content)
-      assert.strictEqual(yield* read(`${memoryDir}/team/reference_tracker.md`), content)
+      // As written, plus the `modified:` every memdir write stamps.
+      assert.strictEqual(
+        (yield* read(`${memoryDir}/team/reference_tracker.md`)).replace(/^modified: .*\n/m, ""),
+        content
+      )
       const readBack = yield* tools.call("memory_read", { path: "team/reference_tracker.md" })
       assert.include(readBack.content, "Linear project SHOP")
       // The last one passes memdir's own string checks; the guard's Unicode layer refuses it.

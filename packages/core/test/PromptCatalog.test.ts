@@ -59,11 +59,28 @@ const renderers: Record<
     // The empty-index notes are what the index slots say when the indexes are blank.
     const empty = section.id === "index-empty" || section.id === "team-index-empty"
     const index = loaded(empty ? "" : INDEX)
+    // The pinned section is what the prompt adds when memories are pinned (it has one wording).
+    const pinned = section.id === "pinned"
     return Prompt.renderMemoryPrompt({
       memoryDir: "/m/memory",
       index,
       team: { teamDir: "/m/memory/team", index },
-      variants: empty ? {} : { [section.id]: variant }
+      variants: empty || pinned ? {} : { [section.id]: variant },
+      ...(pinned ?
+        {
+          pinned: [{
+            path: "user_role.md",
+            name: "Role",
+            type: "user" as const,
+            description: "d",
+            ageDays: 0,
+            age: "today",
+            caveat: null,
+            content: "Staff engineer.\n",
+            truncated: false
+          }]
+        } :
+        {})
     })
   },
   extraction: (_section, variant) =>
@@ -123,7 +140,7 @@ describe("the prompt catalog", () => {
       assert.strictEqual(fromCatalog.variant, "nope")
       assert.deepStrictEqual(fromCatalog.known, variantNames(section))
       assert.include(fromCatalog.message, `Known variants: ${variantNames(section).join(", ")}`)
-      if (section.id === "index-empty" || section.id === "team-index-empty") continue
+      if (section.id === "index-empty" || section.id === "team-index-empty" || section.id === "pinned") continue
       // the program fails the same way, with the same list
       const fromProgram = renderers[section.program](section, "nope")
       assert.isTrue(Either.isLeft(fromProgram), section.id)

@@ -188,10 +188,13 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       const memory = yield* readMemory(result.path)
       assert.strictEqual(memory.frontmatter.type, "feedback")
       assert.strictEqual(memory.frontmatter.description, testing.description)
-      assert.deepStrictEqual(memory.frontmatter.extra, {
+      // The file's own (nested) layout is kept, `modified:` stamped beside its `type`.
+      const { modified, ...metadata } = memory.frontmatter.extra.metadata as Record<string, unknown>
+      assert.deepStrictEqual({ ...memory.frontmatter.extra, metadata }, {
         metadata: { node_type: "memory", type: "feedback" },
         tags: ["db", "tests"]
       })
+      assert.isFalse(Number.isNaN(new Date(modified as string).getTime()))
       assert.deepStrictEqual(yield* tree(dir), ["MEMORY.md", "testing.md"])
       assert.strictEqual(
         yield* readIndex(dir),

@@ -1,4 +1,5 @@
 import * as Command from "@effect/cli/Command"
+import { writtenAtOf } from "@memdir/core/MemoryAge"
 import { Scanner } from "@memdir/core/Scanner"
 import { Staleness } from "@memdir/core/Staleness"
 import { scopeOf, TEAM_DIR } from "@memdir/core/TeamMemory"
@@ -15,6 +16,9 @@ interface Listed {
   readonly description: string
   readonly type: string
   readonly mtime: string
+  /** When the memory was written (its `modified:`, last commit or mtime): the age counts from it. */
+  readonly written: string
+  readonly writtenFrom: string
   readonly ageDays: number
   readonly age: string
   readonly warning?: string
@@ -27,6 +31,8 @@ interface Shown {
   readonly description: string
   readonly type: string
   readonly mtime: number
+  readonly writtenAt?: number | undefined
+  readonly writtenFrom?: string | undefined
   readonly warning?: string | undefined
 }
 
@@ -37,6 +43,8 @@ const listed = (m: Shown, age: { readonly ageDays: number; readonly age: string 
   description: m.description,
   type: m.type,
   mtime: new Date(m.mtime).toISOString(),
+  written: new Date(m.writtenAt ?? m.mtime).toISOString(),
+  writtenFrom: m.writtenFrom ?? "mtime",
   ageDays: age.ageDays,
   age: age.age,
   ...(m.warning === undefined ? {} : { warning: m.warning })
@@ -99,7 +107,7 @@ export const lsCommand = Command.make(
       const staleness = yield* Staleness
       // team/ is listed only while team memory is on (docs/team-memory.md).
       const scan = yield* scanner.scan(location.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
-      const ages = yield* staleness.ages(scan.memories.map((m) => m.mtime))
+      const ages = yield* staleness.ages(scan.memories.map(writtenAtOf))
       const problems = scan.problems.map((p) => ({
         path: p.path,
         code: p.code,

@@ -1,5 +1,6 @@
 import * as Command from "@effect/cli/Command"
 import { MemoryIndex } from "@memdir/core/MemoryIndex"
+import { loadPinned } from "@memdir/core/Pins"
 import { buildMemoryPrompt } from "@memdir/core/Prompt"
 import { teamPromptInput } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
@@ -24,7 +25,9 @@ export const promptCommand = Command.make(
       const index = yield* (yield* MemoryIndex).load(location.memoryDir)
       // Team memory on: the team section (scope guidance, cross-check, team/MEMORY.md); off: no trace of it.
       const teamInput = yield* teamPromptInput(team)
-      const prompt = yield* buildMemoryPrompt({ memoryDir: location.memoryDir, index, team: teamInput })
+      // Pinned memories are loaded in full beside the index (docs/file-format.md#pinned-memories).
+      const { pinned } = yield* loadPinned(location.memoryDir)
+      const prompt = yield* buildMemoryPrompt({ memoryDir: location.memoryDir, index, pinned, team: teamInput })
       yield* Console.log(prompt)
     })
   )

@@ -67,7 +67,9 @@ export const recallCommand = Command.make(
         age: m.age,
         caveat: m.caveat,
         content: m.content,
-        truncated: m.truncated
+        truncated: m.truncated,
+        // Memories its [[links]] name, to follow (docs/file-format.md#links).
+        links: m.links ?? []
       }))
       if (args.json) {
         return yield* printJson({

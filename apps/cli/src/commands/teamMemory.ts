@@ -6,6 +6,7 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError, MemoryDisabledError, TeamMemoryDisabledError } from "@memdir/core/Errors"
+import { writtenAtOf } from "@memdir/core/MemoryAge"
 import { Staleness } from "@memdir/core/Staleness"
 import {
   type Contradiction,
@@ -92,7 +93,7 @@ export const teamLsCommand = Command.make(
       yield* requireTeam(team)
       const staleness = yield* Staleness
       const listing = yield* listTeamMemories(team.memory.memoryDir)
-      const ages = yield* staleness.ages(listing.memories.map((m) => m.mtime))
+      const ages = yield* staleness.ages(listing.memories.map(writtenAtOf))
       const memories = listing.memories.map((m, i) => {
         const age = ages[i]!
         return ({
@@ -102,6 +103,7 @@ export const teamLsCommand = Command.make(
           description: m.description,
           type: m.type,
           mtime: new Date(m.mtime).toISOString(),
+          written: new Date(writtenAtOf(m)).toISOString(),
           ageDays: age.ageDays,
           age: age.age,
           ...(m.warning === undefined ? {} : { warning: m.warning })

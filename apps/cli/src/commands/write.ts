@@ -62,6 +62,7 @@ export const writeCommand = Command.make(
       yield* requireEnabled(team.memory)
       const input = {
         memoryDir: team.memory.memoryDir,
+        layout: team.memory.memoryLayout,
         type: args.type as MemoryType,
         name: args.name,
         description: args.description,

@@ -9,7 +9,7 @@ import { logsSection } from "./DailyLogPrompt.js"
 import { dreamSection } from "./DreamPrompt.js"
 import { extractionSection } from "./ExtractionPrompt.js"
 import { mcpInstructionsSection } from "./McpPrompt.js"
-import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections } from "./MemoryPrompt.js"
+import { emptyIndexSection, emptyTeamIndexSection, memoryPromptSections, pinnedSection } from "./MemoryPrompt.js"
 import { lookup, type PromptSection } from "./PromptSection.js"
 import { selectorSection } from "./SelectorPrompt.js"
 
@@ -18,6 +18,7 @@ export const promptCatalog: ReadonlyArray<PromptSection> = [
   ...memoryPromptSections,
   emptyIndexSection,
   emptyTeamIndexSection,
+  pinnedSection,
   extractionSection,
   selectorSection,
   logsSection,

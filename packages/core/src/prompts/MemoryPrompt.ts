@@ -322,6 +322,23 @@ export const emptyIndexSection = makeSection({
   slots: ["indexFile"]
 })
 
+/** The pinned memories (`pinned: true`), loaded in full after the index; rendered only when there are some. */
+export const pinnedSection = makeSection({
+  id: "pinned",
+  title: "Pinned memories, loaded in full beside the index",
+  program: "memory-prompt",
+  variants: {
+    default: paragraphs(
+      "## Pinned memories",
+      "These memories are pinned: they are loaded in full in every session, beside {{indexFile}}. Like any memory " +
+        "they are observations from when they were saved: verify before acting on one that is old.",
+      "{{pinnedContent}}"
+    )
+  },
+  default: "default",
+  slots: ["indexFile", "pinnedContent"]
+})
+
 /** What `{{teamIndexContent}}` says when team/MEMORY.md is absent or blank. */
 export const emptyTeamIndexSection = makeSection({
   id: "team-index-empty",

@@ -1,0 +1,130 @@
+/**
+ * MemoryAge: when a memory was written, the time its age is counted from (docs/file-format.md#age-and-staleness).
+ *
+ * In order: the memory's own `modified:` timestamp (top-level, or under `metadata:` as the reference agent writes
+ * it) when it is a real time and not in the future; else, for a file git tracks, its last commit (team sync sets
+ * each checked-out file's mtime to it, and a memory directory kept in git has its commit times cached by HEAD);
+ * else the file's mtime. git checks files out with the current time, so mtime alone makes every synced or cloned
+ * memory look fresh.
+ *
+ * Pure over the scan's headers: the scanner stamps each header once, so `ls`, `show`, recall and the prompt count
+ * from the same time.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type { MemoryHeader } from "./Memory.js"
+
+/** Where a memory's age comes from. */
+export type AgeSource = "modified" | "commit" | "mtime"
+
+/** The frontmatter key of the timestamp (the reference agent's, ISO 8601). */
+export const MODIFIED_KEY = "modified"
+
+/** A `modified:` this far ahead of "now" is a clock skew between machines, not the future: it counts as now. */
+export const CLOCK_SKEW_MS = 5 * 60_000
+
+export interface Written {
+  /** Epoch milliseconds. */
+  readonly at: number
+  readonly from: AgeSource
+  /** Why a `modified:` value was not used, when there is one. */
+  readonly warning?: string | undefined
+}
+
+const isMap = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  value !== null && typeof value === "object" && !Array.isArray(value) && !(value instanceof Date)
+
+/** The raw `modified` value of a header: top-level first, else under `metadata:`. */
+export const rawModified = (extra: Readonly<Record<string, unknown>>): unknown => {
+  if (Object.hasOwn(extra, MODIFIED_KEY)) return extra[MODIFIED_KEY]
+  const metadata = extra.metadata
+  return isMap(metadata) && Object.hasOwn(metadata, MODIFIED_KEY) ? metadata[MODIFIED_KEY] : undefined
+}
+
+/** An ISO date or date-time (YAML may already have read it as a `Date`). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i
+
+/** The epoch ms of a `modified` value, or why it is not a time. */
+export const parseModified = (value: unknown): number | string => {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? "not a valid date" : value.getTime()
+  if (typeof value !== "string") return `expected an ISO 8601 timestamp, found ${typeof value}`
+  const text = value.trim()
+  if (!ISO_TIME.test(text)) return `${JSON.stringify(text.slice(0, 40))} is not an ISO 8601 timestamp`
+  const ms = Date.parse(text.replace(" ", "T"))
+  return Number.isNaN(ms) ? `${JSON.stringify(text.slice(0, 40))} is not a valid date` : ms
+}
+
+/**
+ * When a memory was written, as seen at `nowMs`: a sane `modified:`, else `commitMs` (its last commit, when git
+ * tracks it), else `mtime`. A `modified:` in the future (beyond a clock skew) is ignored with a warning.
+ */
+export const writtenAt = (
+  header: Pick<MemoryHeader, "extra" | "mtime">,
+  nowMs: number,
+  commitMs?: number | undefined
+): Written => {
+  const fallback: Written = commitMs === undefined ?
+    { at: header.mtime, from: "mtime" } :
+    { at: commitMs, from: "commit" }
+  const raw = rawModified(header.extra)
+  if (raw === undefined || raw === null || raw === "") return fallback
+  const parsed = parseModified(raw)
+  if (typeof parsed === "string") {
+    return { ...fallback, warning: `modified: ${parsed}; the age counts from the file's ${fallback.from} time` }
+  }
+  if (parsed > nowMs + CLOCK_SKEW_MS) {
+    return {
+      ...fallback,
+      warning: `modified: ${new Date(parsed).toISOString()} is in the future; the age counts from the file's ` +
+        `${fallback.from} time`
+    }
+  }
+  return { at: Math.min(parsed, nowMs), from: "modified" }
+}
+
+/** The time a header's age counts from (a header the scanner did not stamp: its mtime). */
+export const writtenAtOf = (header: Pick<MemoryHeader, "mtime" | "writtenAt">): number =>
+  header.writtenAt ?? header.mtime
+
+/** One header with its written time (and the warning of an ignored `modified:` beside any other). */
+export const stampHeader = (
+  header: MemoryHeader,
+  nowMs: number,
+  commitMs?: number | undefined
+): MemoryHeader => {
+  const written = writtenAt(header, nowMs, commitMs)
+  const warning = written.warning === undefined ?
+    header.warning :
+    header.warning === undefined ?
+    written.warning :
+    `${header.warning}; ${written.warning}`
+  return { ...header, writtenAt: written.at, writtenFrom: written.from, warning }
+}
+
+/**
+ * The last commit time of a memory by its path relative to the scanned directory (`/`-separated) and its current
+ * mtime (a file edited since its commit counts from its mtime), when git tracks the directory (`GitAges`).
+ */
+export type CommitTimes = (relativePath: string, mtime: number) => number | undefined
+
+/** Every header of a scan stamped against the clock's "now". */
+export const stampHeaders = (
+  headers: ReadonlyArray<MemoryHeader>,
+  commitTimes?: CommitTimes | undefined
+): Effect.Effect<Array<MemoryHeader>> =>
+  Effect.map(
+    Clock.currentTimeMillis,
+    (nowMs) => headers.map((header) => stampHeader(header, nowMs, commitTimes?.(header.path, header.mtime)))
+  )
+
+/** A scan result with every header (memories and headerless files) stamped. */
+export const stampScan = <R extends { readonly memories: ReadonlyArray<MemoryHeader> }>(
+  result: R & { readonly headerless?: ReadonlyArray<MemoryHeader> | undefined },
+  commitTimes?: CommitTimes | undefined
+): Effect.Effect<R> =>
+  Effect.gen(function*() {
+    const memories = yield* stampHeaders(result.memories, commitTimes)
+    if (result.headerless === undefined) return { ...result, memories }
+    const headerless = yield* stampHeaders(result.headerless, commitTimes)
+    return { ...result, memories, headerless }
+  })
