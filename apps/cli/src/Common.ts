@@ -4,8 +4,8 @@
  * project's memory location.
  */
 import { Options } from "@effect/cli"
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import { FileSystem, Path } from "@effect/platform"
+import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import { InvalidMemoryInputError, MemoryDisabledError } from "@memdir/core/Errors"
 import * as GitAges from "@memdir/core/GitAges"
 import * as Memdir from "@memdir/core/Memdir"

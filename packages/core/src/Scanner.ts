@@ -32,11 +32,11 @@ import {
 } from "./internal/scanPaths.js"
 import { type HeadKind, newest, newestSelection, readNewest } from "./internal/scanSelect.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
+import { stampScan } from "./MemoryAge.js"
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
 // (bench/scan.bench.ts): its I/O is `MemoryFs`'s batch calls (`mtimeMany`, `visitHeads`), one synchronous
 // call per batch of files rather than an async round trip per file.
 import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
-import { stampScan } from "./MemoryAge.js"
 
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
 /** Reference: 200 candidates for the selector. */
