@@ -2,10 +2,13 @@
  * The packages as published: `pnpm pack` of @memdir/core and @memdir/cli once per run, the CLI installed with
  * plain npm into a scratch prefix (offline: it has no runtime dependencies) and run from there, and the library
  * compiled and run in a scratch consumer project with an ordinary strict tsconfig (no
- * exactOptionalPropertyTypes) and only the dependencies its manifest declares. A check of another installed
- * command is one more `it` with `runInstalled(installed, [...])`. See docs/install.md.
+ * exactOptionalPropertyTypes) and only the dependencies its manifest declares. The installed CLI also serves MCP
+ * (initialize + list tools over stdio) and answers a hook. A check of another installed command is one more `it`
+ * with `runInstalled(installed, [...])`. See docs/install.md.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -104,6 +107,51 @@ describe("@memdir/cli tarball", () => {
     )
     assert.deepStrictEqual(recall.selected.map((m: any) => m.path), ["feedback_testing_policy.md"])
     assert.include(recall.selected[0].content, "mocked tests hid a broken migration")
+  })
+  it("the installed memdir serves MCP over stdio: initialize, then the memory tools", async () => {
+    const project = gitProject("mcp-project")
+    const transport = new StdioClientTransport({
+      command: installed.bin,
+      args: ["mcp"],
+      cwd: project,
+      env,
+      stderr: "pipe"
+    })
+    const client = new Client({ name: "memdir-pack-test", version: "0" })
+    await client.connect(transport)
+    try {
+      assert.strictEqual(client.getServerVersion()?.name, "memdir")
+      const tools = (await client.listTools()).tools.map((tool) => tool.name).sort()
+      assert.includeMembers(tools, ["memory_recall", "memory_write", "memory_read", "memory_delete"])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("the installed memdir answers a UserPromptSubmit hook with the relevant memory", async () => {
+    const project = gitProject("hook-project")
+    const write = await runInstalled(installed, [
+      "write",
+      "--type",
+      "feedback",
+      "--name",
+      "Testing policy",
+      "--description",
+      "Integration tests must hit a real database, never mocks"
+    ], { cwd: project, env, input: "**Why:** mocked tests hid a broken migration.\n" })
+    assert.strictEqual(write.status, 0, write.stderr)
+    const input = JSON.stringify({
+      session_id: "pack-session",
+      transcript_path: path.join(scratch, "transcript.jsonl"),
+      cwd: project,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "should integration tests mock the database?"
+    })
+    const hook = await runInstalled(installed, ["hook"], { cwd: project, env, input })
+    assert.strictEqual(hook.status, 0, hook.stderr)
+    const answer = JSON.parse(hook.stdout)
+    assert.strictEqual(answer.hookSpecificOutput.hookEventName, "UserPromptSubmit")
+    assert.include(answer.hookSpecificOutput.additionalContext, "mocked tests hid a broken migration")
   })
 })
 

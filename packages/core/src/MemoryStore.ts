@@ -114,6 +114,15 @@ export interface StoreEntry {
 }
 
 /** The new text of a memory, given the current one (`undefined`: no file yet). Runs under the lock. */
+/** How a write stores its text. */
+export interface StoreWriteOptions {
+  /**
+   * Store the text exactly as given: no `modified:` stamp (the memory-tool backend, whose model wrote the file line
+   * for line and addresses it by line numbers). Its age is then its mtime (docs/file-format.md#age-and-staleness).
+   */
+  readonly verbatim?: boolean | undefined
+}
+
 export type WriteContent = string | ((existing: string | undefined) => string)
 
 export type StoreReadError = PathTraversalError | MemoryNotFoundError | MemoryIoError | TeamMemoryDisabledError
@@ -148,11 +157,12 @@ export class MemoryStore extends Context.Tag("@memdir/core/MemoryStore")<MemoryS
     key: string,
     maxBytes: number
   ) => Effect.Effect<StoredMemory & { readonly truncated: boolean }, StoreReadError>
-  /** Creates or replaces a memory and its index line, under the rules above. */
+  /** Creates or replaces a memory and its index line, under the rules above; stamps `modified:` unless verbatim. */
   readonly write: (
     root: MemoryRoot,
     key: string,
-    content: WriteContent
+    content: WriteContent,
+    options?: StoreWriteOptions
   ) => Effect.Effect<StoreWriteResult, StoreWriteError>
   /** Removes a memory and its index line(s); `MemoryNotFoundError` when neither exists. */
   readonly remove: (root: MemoryRoot, key: string) => Effect.Effect<StoreRemoveResult, StoreRemoveError>
@@ -533,11 +543,14 @@ export const make = Effect.gen(function*() {
         yield* writePrivate(located, content, modified)
     })
 
-  const write = Effect.fn("MemoryStore.write")(function*(root: MemoryRoot, key: string, content: WriteContent) {
-    // Every memory memdir writes says when (docs/file-format.md#age-and-staleness).
-    const now = yield* Clock.currentTimeMillis
-    return yield* writeStamped(root, key, content, new Date(now).toISOString())
-  })
+  const write = Effect.fn("MemoryStore.write")(
+    function*(root: MemoryRoot, key: string, content: WriteContent, options?: StoreWriteOptions) {
+      if (options?.verbatim === true) return yield* writeStamped(root, key, content, undefined)
+      // Every memory memdir writes says when (docs/file-format.md#age-and-staleness).
+      const now = yield* Clock.currentTimeMillis
+      return yield* writeStamped(root, key, content, new Date(now).toISOString())
+    }
+  )
 
   /** Inside the index's lock: the memory file and its index line go together; nothing there is not found. */
   const removeLocked = (

@@ -37,7 +37,8 @@ import {
   MemoryStore,
   type StoreReadError,
   type StoreRemoveError,
-  type StoreWriteError
+  type StoreWriteError,
+  type StoreWriteOptions
 } from "./MemoryStore.js"
 
 /** The memory tool's root path, as the model names it. */
@@ -47,6 +48,8 @@ export const VIEW_MAX_LINES = 999_999
 const LINE_NUMBER_WIDTH = String(VIEW_MAX_LINES).length
 /** How deep a directory `view` lists (the reference's depth). */
 const LIST_DEPTH = 2
+/** The backend's writes store the model's text as given (`MemoryStore.write`'s `verbatim`). */
+const VERBATIM: StoreWriteOptions = { verbatim: true }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Commands
@@ -379,11 +382,12 @@ export const make = Effect.gen(function*() {
       if (Option.isSome(target.info)) return yield* exists
       // Under the store's lock: a file that appeared since the check above is kept as it is, and reported.
       let raced = false
+      // verbatim: the file is the model's, line for line (no `modified:` stamp shifting its line numbers)
       yield* store.write(root, target.key, (current) => {
         if (current === undefined) return command.file_text
         raced = true
         return current
-      })
+      }, VERBATIM)
       if (raced) return yield* exists
       return `File created successfully at: ${command.path}`
     })
@@ -406,7 +410,7 @@ export const make = Effect.gen(function*() {
         if (current === undefined) return planned.text
         outcome = apply(current)
         return Either.isRight(outcome) ? outcome.right.text : current
-      })
+      }, VERBATIM)
       return yield* fromEither(Either.map(outcome, (done) => done.result))
     })
 

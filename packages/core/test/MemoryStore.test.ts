@@ -569,8 +569,9 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
       const { memoryDir } = yield* scratch
       const store = yield* MemoryStore.MemoryStore
       const root = { memoryDir, teamEnabled: false }
-      const old = memoryFile("A", "first rule", "feedback")
-      yield* store.write(root, "feedback_a.md", old)
+      yield* store.write(root, "feedback_a.md", memoryFile("A", "first rule", "feedback"))
+      // the text as stored (with its `modified:` stamp)
+      const old = yield* read(`${memoryDir}/feedback_a.md`)
       yield* fill(true)
       const error = yield* Effect.flip(store.write(root, "feedback_a.md", memoryFile("A", "changed rule", "feedback")))
       yield* fill(false)
@@ -584,8 +585,8 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
       const { memoryDir } = yield* scratch
       const store = yield* MemoryStore.MemoryStore
       const root = { memoryDir, teamEnabled: false }
-      const old = memoryFile("A", "first rule", "feedback")
-      yield* store.write(root, "feedback_a.md", old)
+      yield* store.write(root, "feedback_a.md", memoryFile("A", "first rule", "feedback"))
+      const old = yield* read(`${memoryDir}/feedback_a.md`)
       yield* fill(true)
       const error = yield* Effect.flip(store.remove(root, "feedback_a.md"))
       yield* fill(false)
