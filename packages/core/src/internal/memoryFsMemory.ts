@@ -19,7 +19,7 @@ import {
   type WalkEntry,
   type WalkOptions,
   type WriteOptions
-} from "../MemoryFs.js"
+} from "./memoryFsCore.js"
 import { makeMemoryTree, type MemoryTree, type Node } from "./memoryTree.js"
 
 /** Absolute path → file content, or a link / FIFO to plant. */

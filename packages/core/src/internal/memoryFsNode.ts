@@ -12,6 +12,7 @@ import * as Either from "effect/Either"
 import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
+import { tempFileName, uniqueToken } from "./atomicFile.js"
 import {
   describeKind,
   DIR_MODE,
@@ -27,8 +28,7 @@ import {
   type WalkEntry,
   type WalkOptions,
   type WriteOptions
-} from "../MemoryFs.js"
-import { tempFileName, uniqueToken } from "./atomicFile.js"
+} from "./memoryFsCore.js"
 
 const REASONS: Readonly<Record<string, MemoryFsReason>> = {
   ENOENT: "NotFound",

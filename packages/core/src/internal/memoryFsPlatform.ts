@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as NodePath from "node:path"
-import type { MemoryFsReason } from "../MemoryFs.js"
+import type { MemoryFsReason } from "./memoryFsCore.js"
 import type { Located, MemoryTree, Node, Resolved } from "./memoryTree.js"
 
 const posix = NodePath.posix

@@ -5,7 +5,7 @@
  * `internal/memoryFsPlatform.ts` (the `@effect/platform` `FileSystem` the other services use).
  */
 import * as NodePath from "node:path"
-import type { FileInfo, MemoryFsReason } from "../MemoryFs.js"
+import type { FileInfo, MemoryFsReason } from "./memoryFsCore.js"
 
 export type Node =
   | { readonly kind: "File"; data: Uint8Array; mtimeMs: number; readonly ino: number; mode: number }

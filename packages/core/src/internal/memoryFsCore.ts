@@ -1,0 +1,205 @@
+/**
+ * The `MemoryFs` service's definition: its operations, file kinds, options and the one typed error. The
+ * implementations (`memoryFsNode.ts`, `memoryFsMemory.ts`, `memoryFsPlatform.ts`) import it from here, and
+ * `MemoryFs.ts` re-exports it with the layers, so no implementation imports the module that imports it.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** Memory files are private to their owner. */
+export const FILE_MODE = 0o600
+export const DIR_MODE = 0o700
+
+export type FileKind =
+  | "File"
+  | "Directory"
+  | "SymbolicLink"
+  | "FIFO"
+  | "Socket"
+  | "CharacterDevice"
+  | "BlockDevice"
+  | "Unknown"
+
+/** A file kind in words, for messages ("it is a FIFO, not a regular file"). */
+export const describeKind = (kind: FileKind): string =>
+  ({
+    File: "a regular file",
+    Directory: "a directory",
+    SymbolicLink: "a symbolic link",
+    FIFO: "a FIFO",
+    Socket: "a socket",
+    CharacterDevice: "a character device",
+    BlockDevice: "a block device",
+    Unknown: "not a regular file"
+  })[kind]
+
+export interface FileInfo {
+  readonly kind: FileKind
+  readonly size: number
+  /** Modification time, epoch milliseconds. */
+  readonly mtimeMs: number
+  readonly ino: number
+  readonly dev: number
+  readonly nlink: number
+}
+
+/** Why a file-system call failed, mapped once from the errno code. */
+export const MemoryFsReason = Schema.Literal(
+  "NotFound",
+  "AlreadyExists",
+  "SymbolicLink",
+  "SymlinkLoop",
+  "DanglingSymlink",
+  "NotRegularFile",
+  "NotDirectory",
+  "TooLarge",
+  "Escapes",
+  "Changed",
+  "PermissionDenied",
+  "NoSpace",
+  "Unknown"
+)
+export type MemoryFsReason = typeof MemoryFsReason.Type
+
+export class MemoryFsError extends Schema.TaggedError<MemoryFsError>()("MemoryFsError", {
+  op: Schema.String,
+  path: Schema.String,
+  reason: MemoryFsReason,
+  /** The errno code or what exactly was wrong (e.g. "a FIFO", "300000 bytes (limit 250000)"). */
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message(): string {
+    return `${this.op} ${this.path} failed: ${this.reason} (${this.detail}). Check the file and its permissions.`
+  }
+}
+
+export interface ReadOptions {
+  /** Larger files are refused with `TooLarge` (a file that grows past it while read too). */
+  readonly maxBytes: number
+  /** Refuse a file with more than one hard link (it may alias a file elsewhere). */
+  readonly singleLink?: boolean | undefined
+  /**
+   * A real directory path: after opening, the file's real path must lie inside it and name the very file held
+   * open (no parent swapped for a symlink between a check and the open).
+   */
+  readonly within?: string | undefined
+}
+
+/** Test seams for the check-then-use races of a write (never set in production code). */
+export interface WriteHooks {
+  /** Right before the temp file is created (exclusively, without following a link). */
+  readonly beforeTempOpen?: ((temp: string) => void) | undefined
+  /** After the temp file is written and synced, right before the parent is re-verified and the rename. */
+  readonly beforeRename?: ((target: string, temp: string) => void) | undefined
+}
+
+export interface WriteOptions {
+  readonly mode?: number | undefined
+  /**
+   * A real directory path: missing parents are created one level at a time, each verified inside it, and the
+   * parent's real path is verified again right before the rename.
+   */
+  readonly within?: string | undefined
+  readonly hooks?: WriteHooks | undefined
+}
+
+export interface FileText {
+  readonly text: string
+  readonly info: FileInfo
+}
+
+export interface FileHead extends FileText {
+  /** The file is longer than what was read. */
+  readonly truncated: boolean
+}
+
+export interface DirectoryEntry {
+  readonly name: string
+  readonly kind: FileKind
+}
+
+export interface WalkEntry {
+  /** Relative to the walked root, `/`-separated. */
+  readonly relative: string
+  readonly absolute: string
+  /** From lstat: a symbolic link is reported as one, never followed. */
+  readonly info: FileInfo
+}
+
+/**
+ * Reads from the file `visitHeads` holds open: fills `buffer` at `offset` with the file's bytes from the same file
+ * offset and returns how many it read (fewer at the end of the file). A failure throws the `MemoryFsError`,
+ * which `visitHeads` hands to `failed`.
+ */
+export type ReadAt = (buffer: Uint8Array, offset: number, length: number) => number
+
+/** What `visitHeads` tells its caller, file by file (`index` into the paths it was given). */
+export interface HeadVisitor {
+  /** The file is open and is a regular file: read as much of its head as needed, synchronously, now. */
+  readonly file: (index: number, info: FileInfo, read: ReadAt) => void
+  /** The file could not be opened or read (`NotFound` when gone since it was listed, `NotRegularFile`, …). */
+  readonly failed: (index: number, error: MemoryFsError) => void
+}
+
+export interface WalkOptions {
+  /** Do not enter (nor report) directories for which this answers false; `relative` is `/`-separated. */
+  readonly enter?: ((relative: string, name: string) => boolean) | undefined
+  /** Stop after this many entries. */
+  readonly maxEntries?: number | undefined
+}
+
+export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
+  /** What is at `path` itself (a symbolic link is reported, not followed). */
+  readonly lstat: (path: string) => Effect.Effect<FileInfo, MemoryFsError>
+  /** Whether anything (a dangling link included) is at `path`. */
+  readonly exists: (path: string) => Effect.Effect<boolean, MemoryFsError>
+  /** A whole regular file as UTF-8, opened with O_NOFOLLOW | O_NONBLOCK and read with a size bound. */
+  readonly readFile: (path: string, options: ReadOptions) => Effect.Effect<FileText, MemoryFsError>
+  /** At most the first `maxBytes` of a regular file, opened like `readFile`. */
+  readonly readHead: (path: string, maxBytes: number) => Effect.Effect<FileHead, MemoryFsError>
+  /** The entries of a directory with their kinds (a link is reported as one), sorted by name unless `sorted: false`. */
+  readonly readDirectory: (
+    path: string,
+    options?: { readonly sorted?: boolean | undefined }
+  ) => Effect.Effect<ReadonlyArray<DirectoryEntry>, MemoryFsError>
+  /**
+   * The modification times (epoch ms, from `lstat`) of many paths in one synchronous batch (the scan's newest-first
+   * selection): per path its mtime or its failure, in order. Never fails as a whole.
+   */
+  readonly mtimeMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number | MemoryFsError>>
+  /**
+   * The heads of many files in one synchronous batch (the scan): each is opened like `readHead` (never following
+   * a link in its last component, never blocking, regular files only), handed to `visitor.file` to read from
+   * into the caller's buffer, and closed. Never fails as a whole: a file's failure goes to `visitor.failed`.
+   */
+  readonly visitHeads: (paths: ReadonlyArray<string>, visitor: HeadVisitor) => Effect.Effect<void>
+  /** Every entry under `root`, sorted by name per directory, never following symbolic links. */
+  readonly walk: (root: string, options?: WalkOptions) => Effect.Effect<ReadonlyArray<WalkEntry>, MemoryFsError>
+  /** Creates `path` and its missing parents (0700). */
+  readonly makeDirectory: (path: string, options?: { readonly within?: string | undefined }) => Effect.Effect<
+    void,
+    MemoryFsError
+  >
+  /** Replaces `path` atomically (temp + fsync + rename + directory fsync); a link at `path` is replaced. */
+  readonly writeFileAtomic: (
+    path: string,
+    data: string | Uint8Array,
+    options?: WriteOptions
+  ) => Effect.Effect<void, MemoryFsError>
+  /** Appends to a regular file (created 0600 when missing), never following a link, never blocking. */
+  readonly append: (path: string, data: string) => Effect.Effect<void, MemoryFsError>
+  /** Removes a file or a link (never what it points to); `NotFound` when nothing is there. */
+  readonly remove: (path: string) => Effect.Effect<void, MemoryFsError>
+  readonly rename: (from: string, to: string) => Effect.Effect<void, MemoryFsError>
+  /** Where a symbolic link points (its text, not resolved): for reports of what a link leads to. */
+  readonly readLink: (path: string) => Effect.Effect<string, MemoryFsError>
+  /** The real path of an existing `path`, every link followed (`NotFound` when it or a link's target is missing). */
+  readonly realPath: (path: string) => Effect.Effect<string, MemoryFsError>
+  /**
+   * The real path of `path`: realpath of its deepest existing ancestor, the missing tail re-joined. A dangling
+   * link (`DanglingSymlink`), a loop (`SymlinkLoop`) or anything else that prevents the answer fails.
+   */
+  readonly realPathOfDeepestExisting: (path: string) => Effect.Effect<string, MemoryFsError>
+}>() {}
