@@ -10,7 +10,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { InvalidMemoryInputError, MemoryIoError } from "./Errors.js"
-import { parseMemoryFile } from "./Frontmatter.js"
+import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
 import { Frontmatter, type MemoryHeader, type MemoryType, TEAM_DIR } from "./Memory.js"
 import { MemoryFs } from "./MemoryFs.js"
 import {
@@ -192,15 +192,28 @@ export const chooseTarget = Effect.fn("chooseTarget")(function*(
   )
   const match = matches.find((m) => m.path === conventional) ?? matches[0]
   if (match !== undefined) return match.path
-  const taken = (file: string) =>
-    fs.exists(NodePath.join(memoryDir, file)).pipe(
-      Effect.mapError((error) => new MemoryIoError({ op: "stat", path: file, detail: error.message }))
-    )
-  if (!(yield* taken(conventional))) return conventional
+  // A file is free, or holds this memory (written since the scan, by another writer: update it, never add a
+  // second copy), or holds another one.
+  const holder = (file: string) =>
+    Effect.gen(function*() {
+      const path = NodePath.join(memoryDir, file)
+      const toIo = (error: { readonly message: string }) =>
+        new MemoryIoError({ op: "stat", path: file, detail: error.message })
+      if (!(yield* fs.exists(path).pipe(Effect.mapError(toIo)))) return "free" as const
+      const head = yield* fs.readHead(path, FRONTMATTER_MAX_BYTES).pipe(Effect.option)
+      if (head._tag === "None") return "other" as const
+      const parsed = parseMemoryFile(head.value.text, file)
+      return Either.isRight(parsed) && parsed.right.frontmatter.type === frontmatter.type &&
+          sameMemoryName(parsed.right.frontmatter.name, frontmatter.name) ?
+        "same" as const :
+        "other" as const
+    })
   const stem = conventional.slice(0, -".md".length)
-  for (let attempt = 0;; attempt++) {
-    const candidate = `${stem}_${shortHash(attempt === 0 ? frontmatter.name : `${frontmatter.name}#${attempt}`)}.md`
-    if (!(yield* taken(candidate))) return candidate
+  for (let attempt = -1;; attempt++) {
+    const candidate = attempt < 0 ?
+      conventional :
+      `${stem}_${shortHash(attempt === 0 ? frontmatter.name : `${frontmatter.name}#${attempt}`)}.md`
+    if ((yield* holder(candidate)) !== "other") return candidate
   }
 })
 

@@ -11,9 +11,10 @@ import { TEMP_FILE_PATTERN } from "../src/internal/atomicFile.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import { INDEX_FILE, INDEX_LOCK, INDEX_MAX_LINES, layer as memoryIndexLayer } from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
-import { layerNode as scannerLayer } from "../src/Scanner.js"
+import { layerNode as scannerLayer, type ScanResult } from "../src/Scanner.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 import {
+  chooseTarget,
   deleteMemory,
   memoryFileName,
   shortHash,
@@ -225,6 +226,22 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
         body: ""
       })
       assert.strictEqual(again.file, cpp.file)
+    }))
+
+  it.scoped("a memory another writer created since the scan is updated, never given a second file", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // the scan this writer took before the other writer's file landed saw nothing
+      const stale = { memories: [], problems: [], total: 0 } as unknown as ScanResult
+      const c = { name: "C tips", description: "c", type: "reference" as const }
+      const first = yield* writeMemory({ memoryDir: dir, ...c, body: "by the other writer\n" })
+      assert.strictEqual(first.file, "reference_c_tips.md")
+      assert.strictEqual(yield* chooseTarget(dir, c, stale), first.file)
+      // a different memory whose name slugs the same still gets its own file
+      assert.strictEqual(
+        yield* chooseTarget(dir, { ...c, name: "C++ tips" }, stale),
+        `reference_c_tips_${shortHash("C++ tips")}.md`
+      )
     }))
 
   it.scoped("an explicit file is written where asked, nested dirs created 0700, index line ≤ 150 chars", () =>
