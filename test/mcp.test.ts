@@ -225,6 +225,25 @@ describe("memdir mcp", () => {
     assert.deepStrictEqual(none.results, [])
   })
 
+  it("list, search and read count a memory's age from its own modified:, as ls, show and recall do", async () => {
+    const memoryDir = freshMemoryDir()
+    fs.mkdirSync(memoryDir, { recursive: true })
+    const modified = new Date(Date.now() - 10 * 86_400_000).toISOString()
+    fs.writeFileSync(
+      path.join(memoryDir, "reference_dashboards.md"),
+      `---\nname: Dashboards\ndescription: Checkout latency dashboards live in grafana\ntype: reference\n` +
+        `modified: ${modified}\n---\n\ngrafana.internal/d/checkout\n`
+    )
+    const client = await connect({ MEMDIR_MEMORY_DIR: memoryDir })
+    const listed = await ok(client, "memory_list", {})
+    assert.strictEqual(listed.memories[0].ageDays, 10)
+    const search = await ok(client, "memory_search", { query: "grafana checkout latency" })
+    assert.strictEqual(search.results[0].ageDays, 10)
+    const read = await ok(client, "memory_read", { path: "reference_dashboards.md" })
+    assert.strictEqual(read.ageDays, 10)
+    assert.isNotNull(read.caveat)
+  })
+
   it("a stale if_version writes nothing and returns the current version and content; the current one writes", async () => {
     const memoryDir = freshMemoryDir()
     const client = await connect({ MEMDIR_MEMORY_DIR: memoryDir })

@@ -366,6 +366,7 @@ export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("Memo
         return `${this.path} is a directory: memdir ${this.command ?? "change"}s memory files one at a time, ` +
           `so ${this.command ?? "change"} each file in it instead`
       case "unknown-command":
+        // the SDK's own text for a command it has no handler for (helpers/beta/memory.ts)
         return `${this.path} not implemented`
       case "invalid-input":
         return `invalid memory tool input: ${detail}. Give {"command": "view" | "create" | "str_replace" | ` +

@@ -8,10 +8,14 @@
  * memory look fresh.
  *
  * Pure over the scan's headers: the scanner stamps each header once, so `ls`, `show`, recall and the prompt count
- * from the same time.
+ * from the same time. A file read on its own (`show`, the MCP server's `memory_read`) gets the same time from
+ * `writtenAtOfFile`.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { parseFrontmatter } from "./Frontmatter.js"
+import { GitAges } from "./GitAges.js"
 import type { MemoryHeader } from "./Memory.js"
 
 /** Where a memory's age comes from. */
@@ -81,6 +85,23 @@ export const writtenAt = (
   }
   return { at: Math.min(parsed, nowMs), from: "modified" }
 }
+
+/**
+ * When one memory file read on its own was written, as a scan would stamp it: its `modified:`, else its last
+ * commit (when `GitAges` is provided and git tracks the memory directory), else `mtime`. `key` is relative to
+ * `memoryDir`.
+ */
+export const writtenAtOfFile = (memoryDir: string, key: string, text: string, mtime: number) =>
+  Effect.gen(function*() {
+    const parsed = parseFrontmatter(text, key)
+    const gitAges = yield* Effect.serviceOption(GitAges)
+    const commitTimes = Option.isSome(gitAges) ? yield* gitAges.value.commitTimes(memoryDir) : undefined
+    return writtenAt(
+      { extra: parsed._tag === "Right" ? parsed.right.extra : {}, mtime },
+      yield* Clock.currentTimeMillis,
+      commitTimes?.(key, mtime)
+    )
+  })
 
 /** The time a header's age counts from (a header the scanner did not stamp: its mtime). */
 export const writtenAtOf = (header: Pick<MemoryHeader, "mtime" | "writtenAt">): number =>

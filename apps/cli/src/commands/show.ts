@@ -2,12 +2,10 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import { InvalidMemoryInputError, type MemoryIoError } from "@memdir/core/Errors"
 import { parseFrontmatter } from "@memdir/core/Frontmatter"
-import { GitAges } from "@memdir/core/GitAges"
-import { writtenAt } from "@memdir/core/MemoryAge"
+import { writtenAtOfFile } from "@memdir/core/MemoryAge"
 import { MemoryFs } from "@memdir/core/MemoryFs"
 import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
 import { Staleness } from "@memdir/core/Staleness"
-import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -54,13 +52,7 @@ export const showCommand = Command.make(
       const parsed = parseFrontmatter(text, relative)
       const header = parsed._tag === "Right" ? parsed.right : undefined
       // The same time ls and recall count from (MemoryAge).
-      const gitAges = yield* Effect.serviceOption(GitAges)
-      const commitTimes = Option.isSome(gitAges) ? yield* gitAges.value.commitTimes(team.memory.memoryDir) : undefined
-      const written = writtenAt(
-        { extra: header?.extra ?? {}, mtime },
-        yield* Clock.currentTimeMillis,
-        commitTimes?.(relative, mtime)
-      )
+      const written = yield* writtenAtOfFile(team.memory.memoryDir, relative, text, mtime)
       const age = yield* (yield* Staleness).age(written.at)
       if (json) {
         return yield* printJson({

@@ -12,6 +12,7 @@ import * as Browse from "@memdir/core/Browse"
 import { MemoryDisabledError } from "@memdir/core/Errors"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
 import { type MemoryType, memoryTypes } from "@memdir/core/Memory"
+import { writtenAtOf, writtenAtOfFile } from "@memdir/core/MemoryAge"
 import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
 import { RecallSession, renderRecalledMemory } from "@memdir/core/Recall"
 import { Staleness } from "@memdir/core/Staleness"
@@ -305,6 +306,10 @@ const headerOf = (
   age: age.age
 })
 
+/** A header as one line of a tool's text result. */
+const headerText = (m: typeof Header.Type): string =>
+  `${m.path} [${m.type}${m.scope === "team" ? ", team" : ""}] ${m.name} (${m.age}) — ${m.description}`
+
 /** The current text of a memory, or undefined when there is none. */
 const currentText = (root: MemoryRoot, key: string) =>
   Effect.flatMap(MemoryStore, (store) => store.read(root, key)).pipe(
@@ -446,18 +451,13 @@ export const searchTool = defineTool({
         scope: input.scope,
         type: input.type
       })
-      const ages = yield* (yield* Staleness).ages(hits.map((h) => h.memory.mtime))
+      const ages = yield* (yield* Staleness).ages(hits.map((h) => writtenAtOf(h.memory)))
       const results = hits.map((h, i) => ({
         ...headerOf(h.memory, ages[i]!),
         score: Math.round(h.score * 1000) / 1000,
         relevant: h.relevant
       }))
-      const text = results.length === 0 ?
-        "No memory matches." :
-        results.map((r) =>
-          `${r.path} [${r.type}${r.scope === "team" ? ", team" : ""}] ${r.name} (${r.age}) — ${r.description}`
-        )
-          .join("\n")
+      const text = results.length === 0 ? "No memory matches." : results.map(headerText).join("\n")
       return { structured: { results }, text }
     })
 })
@@ -478,14 +478,9 @@ export const listTool = defineTool({
         scope: input.scope,
         type: input.type
       })
-      const ages = yield* (yield* Staleness).ages(listed.map((m) => m.mtime))
+      const ages = yield* (yield* Staleness).ages(listed.map(writtenAtOf))
       const memories = listed.map((m, i) => headerOf(m, ages[i]!))
-      const text = memories.length === 0 ?
-        "No memories yet." :
-        memories.map((m) =>
-          `${m.path} [${m.type}${m.scope === "team" ? ", team" : ""}] ${m.name} (${m.age}) — ${m.description}`
-        )
-          .join("\n")
+      const text = memories.length === 0 ? "No memories yet." : memories.map(headerText).join("\n")
       return { structured: { memories, teamEnabled: team.enabled }, text }
     })
 })
@@ -516,7 +511,9 @@ export const readTool = defineTool({
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
       const stored = yield* (yield* MemoryStore).read(rootOf(team), input.path)
-      const age = yield* (yield* Staleness).age(stored.mtimeMs)
+      // The same time memory_list, recall and `memdir show` count from (MemoryAge).
+      const written = yield* writtenAtOfFile(team.memory.memoryDir, stored.key, stored.text, stored.mtimeMs)
+      const age = yield* (yield* Staleness).age(written.at)
       const parsed = parseMemoryFile(stored.text, stored.key)
       const frontmatter = Either.isRight(parsed) ?
         {
