@@ -8,7 +8,6 @@
  * Headers come from the `Scanner` (first 30 lines of each file); `team/` is listed only while team memory is on.
  */
 import * as Effect from "effect/Effect"
-import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { TeamMemoryDisabledError } from "./Errors.js"
 import { type MemoryHeader, type MemoryKind, type MemoryScope, TEAM_DIR } from "./Memory.js"
@@ -53,9 +52,8 @@ export interface SearchHit {
 export const DEFAULT_SEARCH_LIMIT = 10
 export const MAX_SEARCH_LIMIT = 50
 
-/** A memory's version: the first 16 hex digits of the SHA-256 of its text (stable across runtimes). */
-export const memoryVersion = (text: string): string =>
-  createHash("sha256").update(text, "utf8").digest("hex").slice(0, 16)
+/** A memory's version (the MCP tools' `version` / `if_version`). */
+export { memoryVersion } from "./Memory.js"
 
 const byNewest = (a: ListedMemory, b: ListedMemory): number => b.mtime - a.mtime || a.path.localeCompare(b.path)
 

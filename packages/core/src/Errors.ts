@@ -287,6 +287,26 @@ export class AgentConfigError extends Schema.TaggedError<AgentConfigError>()("Ag
 }
 
 /**
+ * A write given the version of the memory it was based on (`ifVersion`, the MCP tools' `if_version`) found another
+ * text there: someone changed (or removed) the memory since it was read. Checked under the write's lock; nothing
+ * was written. `current`/`content` are the memory's version and text now (null: it no longer exists).
+ */
+export class VersionConflictError extends Schema.TaggedError<VersionConflictError>()("VersionConflictError", {
+  path: Schema.String,
+  expected: Schema.String,
+  current: Schema.NullOr(Schema.String),
+  content: Schema.NullOr(Schema.String)
+}) {
+  override get message(): string {
+    return this.current === null ?
+      `${this.path} no longer exists (if_version ${this.expected} was given). Write without if_version to ` +
+      `create it again.` :
+      `${this.path} changed since version ${this.expected}: its version is now ${this.current}. Nothing was ` +
+      `written. Merge your change into the current content below and retry with if_version ${this.current}.`
+  }
+}
+
+/**
  * A memory-tool command (`memory_20250818`) the backend answers with an error result. `message` is exactly the text
  * the SDK's reference backend (`BetaLocalFilesystemMemoryTool`) gives for the same case, so a model sees the same
  * thing; the memdir-only reasons say what memdir refuses and what to do instead (docs/memory-tool.md). It is a tool
@@ -393,6 +413,7 @@ export type MemdirError =
   | TeamSyncError
   | TeamSyncRejectedError
   | AgentConfigError
+  | VersionConflictError
 
 /** The CLI's exit code for each error (documented in the README). 1 is reserved for defects. */
 export const exitCodes: Record<MemdirError["_tag"], number> = {
@@ -412,7 +433,8 @@ export const exitCodes: Record<MemdirError["_tag"], number> = {
   SecretDetectedError: 15,
   TeamSyncError: 16,
   TeamSyncRejectedError: 17,
-  AgentConfigError: 18
+  AgentConfigError: 18,
+  VersionConflictError: 19
 }
 
 export interface FromMemoryFsErrorOptions {

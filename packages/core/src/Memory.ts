@@ -3,6 +3,7 @@
  * entry (one line of MEMORY.md) and the manifest line the selector reads.
  */
 import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
 
 /** The four types of the taxonomy (docs/file-format.md). */
 export const MemoryType = Schema.Literal("user", "feedback", "project", "reference")
@@ -23,6 +24,13 @@ export type MemoryScope = "private" | "team"
 /** `team/x.md` → "team"; anything else → "private". Keys are relative to the memory directory, `/`-separated. */
 export const scopeOf = (key: string): MemoryScope =>
   key === TEAM_DIR || key.startsWith(`${TEAM_DIR}/`) ? "team" : "private"
+
+/**
+ * A memory's version: the first 16 hex digits of the SHA-256 of its text (stable across runtimes). A write given
+ * one (`ifVersion`) happens only while the memory still has that text.
+ */
+export const memoryVersion = (text: string): string =>
+  createHash("sha256").update(text, "utf8").digest("hex").slice(0, 16)
 
 /** Control characters (newline, ESC…) and invisible format characters (bidi overrides, zero-width…). */
 const UNPRINTABLE = /[\p{Cc}\p{Cf}]/u

@@ -33,12 +33,13 @@ import {
   MemoryNotFoundError,
   PathTraversalError,
   SecretDetectedError,
-  TeamMemoryDisabledError
+  TeamMemoryDisabledError,
+  VersionConflictError
 } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { type LockOptions, withLock } from "./internal/fileLock.js"
 import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
-import { Frontmatter, type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
+import { Frontmatter, type MemoryScope, memoryVersion, scopeOf, TEAM_DIR } from "./Memory.js"
 import { layer as MemoryFsLayer, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import {
   checkIndexCaps,
@@ -121,6 +122,12 @@ export interface StoreWriteOptions {
    * for line and addresses it by line numbers). Its age is then its mtime (docs/file-format.md#age-and-staleness).
    */
   readonly verbatim?: boolean | undefined
+  /**
+   * The version (`memoryVersion`) of the text this write was based on: checked under the write's lock against the
+   * memory's current text, and the write fails with `VersionConflictError` (nothing written) when it differs or the
+   * memory is gone. Absent: the write replaces whatever is there.
+   */
+  readonly ifVersion?: string | undefined
 }
 
 export type WriteContent = string | ((existing: string | undefined) => string)
@@ -136,6 +143,7 @@ export type StoreWriteError =
   | IndexOverCapError
   | LockTimeoutError
   | MemoryIoError
+  | VersionConflictError
 
 export type StoreRemoveError =
   | PathTraversalError
@@ -305,6 +313,15 @@ const textToWrite = (content: WriteContent, before: string | undefined, modified
   return size <= MEMORY_MAX_BYTES || (before !== undefined && size <= utf8Length(before)) ? stamped : text
 }
 
+/** `ifVersion` (when given) still names the memory's current text `before`; run under the write's lock. */
+const checkVersion = (key: string, ifVersion: string | undefined, before: string | undefined) => {
+  if (ifVersion === undefined) return Effect.void
+  const current = before === undefined ? null : memoryVersion(before)
+  return current === ifVersion ?
+    Effect.void :
+    Effect.fail(new VersionConflictError({ path: key, expected: ifVersion, current, content: before ?? null }))
+}
+
 /** A file-system failure, as what the caller can act on. */
 const fromFsError = (key: string) => fromMemoryFsError(key, { directoryIsIo: true })
 
@@ -472,11 +489,17 @@ export const make = Effect.gen(function*() {
       ).pipe(Effect.provide(platform))
     })
 
-  const writeTeam = (located: Extract<Located, { scope: "team" }>, content: WriteContent, modified: Modified) =>
+  const writeTeam = (
+    located: Extract<Located, { scope: "team" }>,
+    content: WriteContent,
+    modified: Modified,
+    ifVersion: string | undefined
+  ) =>
     modifyTeamIndex(located.contained.root, located.teamDir, (currentIndex) =>
       Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* teamText(located.teamDir, located.teamKey)
+        yield* checkVersion(key, ifVersion, before)
         const text = textToWrite(content, before, modified)
         yield* checkSize(key, text, before)
         const fields = yield* memoryFields(key, text)
@@ -504,11 +527,17 @@ export const make = Effect.gen(function*() {
         return { text: planned.text, result, undo: { what: `the memory file ${key}`, effect: undo } }
       }))
 
-  const writePrivate = (located: Extract<Located, { scope: "private" }>, content: WriteContent, modified: Modified) =>
+  const writePrivate = (
+    located: Extract<Located, { scope: "private" }>,
+    content: WriteContent,
+    modified: Modified,
+    ifVersion: string | undefined
+  ) =>
     index.modify(located.contained.root, (current) =>
       Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* orUndefined(readPrivate(located))
+        yield* checkVersion(key, ifVersion, before)
         const text = textToWrite(content, before, modified)
         yield* checkSize(key, text, before)
         const fields = yield* memoryFields(key, text)
@@ -534,21 +563,27 @@ export const make = Effect.gen(function*() {
         return { text: planned.text, result, undo: { what: `the memory file ${key}`, effect: undo } }
       }))
 
-  const writeStamped = (root: MemoryRoot, key: string, content: WriteContent, modified: Modified) =>
+  const writeStamped = (
+    root: MemoryRoot,
+    key: string,
+    content: WriteContent,
+    modified: Modified,
+    ifVersion?: string | undefined
+  ) =>
     Effect.gen(function*() {
       const located = yield* locateFile(root, key)
       yield* refuseKey(located.contained.key)
       return located.scope === "team" ?
-        yield* writeTeam(located, content, modified) :
-        yield* writePrivate(located, content, modified)
+        yield* writeTeam(located, content, modified, ifVersion) :
+        yield* writePrivate(located, content, modified, ifVersion)
     })
 
   const write = Effect.fn("MemoryStore.write")(
     function*(root: MemoryRoot, key: string, content: WriteContent, options?: StoreWriteOptions) {
-      if (options?.verbatim === true) return yield* writeStamped(root, key, content, undefined)
+      if (options?.verbatim === true) return yield* writeStamped(root, key, content, undefined, options.ifVersion)
       // Every memory memdir writes says when (docs/file-format.md#age-and-staleness).
       const now = yield* Clock.currentTimeMillis
-      return yield* writeStamped(root, key, content, new Date(now).toISOString())
+      return yield* writeStamped(root, key, content, new Date(now).toISOString(), options?.ifVersion)
     }
   )
 

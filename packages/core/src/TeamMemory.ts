@@ -300,7 +300,8 @@ export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*
   const written = yield* store.write(
     teamRoot(input.memoryDir),
     file,
-    (existing) => memoryText(frontmatter, input.body, existing, file, target)
+    (existing) => memoryText(frontmatter, input.body, existing, file, target),
+    { ifVersion: input.ifVersion }
   )
   return teamResult(written)
 })

@@ -42,6 +42,11 @@ export interface WriteMemoryInput {
   readonly teamEnabled?: boolean | undefined
   /** The `memoryLayout` setting (default `auto`: the directory's own layout, docs/configuration.md#memory-layout). */
   readonly layout?: LayoutSetting | undefined
+  /**
+   * Write only while the target file's text still has this version (`memoryVersion`), checked under the index
+   * lock: else `VersionConflictError` and nothing is written (a file that is gone counts as changed).
+   */
+  readonly ifVersion?: string | undefined
 }
 
 export interface WriteMemoryResult {
@@ -234,7 +239,8 @@ export const writeMemory = Effect.fn("writeMemory")(function*(input: WriteMemory
   const written = yield* store.write(
     root,
     file,
-    (existing) => memoryText(frontmatter, input.body, existing, file, target)
+    (existing) => memoryText(frontmatter, input.body, existing, file, target),
+    { ifVersion: input.ifVersion }
   )
   const result: WriteMemoryResult = {
     path: written.path,

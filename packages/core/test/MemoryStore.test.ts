@@ -16,6 +16,7 @@ import * as Containment from "../src/Containment.js"
 import * as Doctor from "../src/Doctor.js"
 import { parseMemoryFile } from "../src/Frontmatter.js"
 import { acquireLock, releaseLock } from "../src/internal/fileLock.js"
+import { memoryVersion } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
@@ -196,6 +197,81 @@ describe("MemoryStore: extra frontmatter keys survive every write path", () => {
       })
       assert.isFalse(edited.isError, edited.content)
       assert.deepStrictEqual(tagsOf(yield* read(`${memoryDir}/feedback_testing.md`)), ["db", "ci"])
+    }).pipe(Effect.provide(live)))
+})
+
+describe("MemoryStore: ifVersion is checked under the write's lock (the MCP tools' if_version)", () => {
+  for (const scope of ["private", "team"] as const) {
+    const key = scope === "team" ? "team/feedback_pool.md" : "feedback_pool.md"
+
+    it.scoped(`${scope}: a stale or absent version writes nothing; the current one writes`, () =>
+      Effect.gen(function*() {
+        const { memoryDir } = yield* scratch
+        const store = yield* MemoryStore.MemoryStore
+        const root = { memoryDir, teamEnabled: true }
+        const first = yield* store.write(root, key, memoryFile("Pool", "pool size", "feedback", "Size 10.\n"))
+        const stale = memoryVersion("something else")
+        const conflict = yield* Effect.flip(
+          store.write(root, key, memoryFile("Pool", "pool size", "feedback", "Size 20.\n"), { ifVersion: stale })
+        )
+        assert.strictEqual(conflict._tag, "VersionConflictError")
+        if (conflict._tag !== "VersionConflictError") return
+        assert.strictEqual(conflict.expected, stale)
+        assert.strictEqual(conflict.current, memoryVersion(first.after))
+        assert.strictEqual(conflict.content, first.after)
+        assert.strictEqual(yield* read(`${memoryDir}/${key}`), first.after)
+        // a memory that is gone is a conflict too (the writer based its text on one that existed)
+        const gone = yield* Effect.flip(
+          store.write(root, key.replace("pool", "gone"), memoryFile("Gone", "x", "feedback"), { ifVersion: stale })
+        )
+        assert.strictEqual(gone._tag, "VersionConflictError")
+        if (gone._tag === "VersionConflictError") assert.strictEqual(gone.current, null)
+        assert.isFalse(yield* exists(`${memoryDir}/${key.replace("pool", "gone")}`))
+        const second = yield* store.write(root, key, memoryFile("Pool", "pool size", "feedback", "Size 20.\n"), {
+          ifVersion: memoryVersion(first.after)
+        })
+        assert.include(yield* read(`${memoryDir}/${key}`), "Size 20.")
+        assert.isFalse(second.created)
+      }).pipe(Effect.provide(live)))
+
+    // live clock: the losers wait for the lock with a real backoff
+    it.live(`${scope}: of three writers based on the same version, exactly one writes`, () =>
+      Effect.gen(function*() {
+        const { memoryDir } = yield* scratch
+        const store = yield* MemoryStore.MemoryStore
+        const root = { memoryDir, teamEnabled: true }
+        const first = yield* store.write(root, key, memoryFile("Pool", "pool size", "feedback", "Size 10.\n"))
+        const ifVersion = memoryVersion(first.after)
+        const outcomes = yield* Effect.all(
+          ["Size 20.", "Size 30.", "Size 40."].map((body) =>
+            Effect.either(
+              store.write(root, key, memoryFile("Pool", "pool size", "feedback", `${body}\n`), { ifVersion })
+            )
+          ),
+          { concurrency: "unbounded" }
+        )
+        const won = outcomes.filter(Either.isRight)
+        const lost = outcomes.filter(Either.isLeft).map((o) => o.left._tag)
+        assert.strictEqual(won.length, 1)
+        assert.deepStrictEqual(lost, ["VersionConflictError", "VersionConflictError"])
+        assert.strictEqual(yield* read(`${memoryDir}/${key}`), won[0]!.right.after)
+      }).pipe(Effect.scoped, Effect.provide(live)))
+  }
+
+  it.scoped("the write programs pass it through: writeMemory and writeTeamMemory", () =>
+    Effect.gen(function*() {
+      const { memoryDir } = yield* scratch
+      const input = { memoryDir, type: "feedback", name: "Pool", description: "pool size", body: "Size 10." }
+      const created = yield* writeMemory(input)
+      const stale = yield* Effect.flip(writeMemory({ ...input, body: "Size 20.", ifVersion: memoryVersion("x") }))
+      assert.strictEqual(stale._tag, "VersionConflictError")
+      assert.include(yield* read(created.path), "Size 10.")
+      const team = yield* writeTeamMemory({ ...input, teamEnabled: true })
+      const teamStale = yield* Effect.flip(
+        writeTeamMemory({ ...input, teamEnabled: true, body: "Size 20.", ifVersion: memoryVersion("x") })
+      )
+      assert.strictEqual(teamStale._tag, "VersionConflictError")
+      assert.include(yield* read(team.path), "Size 10.")
     }).pipe(Effect.provide(live)))
 })
 

@@ -9,7 +9,7 @@
  * itself and the protocol never sees a crash.
  */
 import * as Browse from "@memdir/core/Browse"
-import { MemoryDisabledError } from "@memdir/core/Errors"
+import { MemoryDisabledError, VersionConflictError } from "@memdir/core/Errors"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
 import { type MemoryType, memoryTypes } from "@memdir/core/Memory"
 import { writtenAtOf, writtenAtOfFile } from "@memdir/core/MemoryAge"
@@ -31,23 +31,6 @@ import { isMemdirError } from "../Output.js"
 // ---------------------------------------------------------------------------------------------------------------
 // Failures of the tools themselves (besides the core's typed errors)
 // ---------------------------------------------------------------------------------------------------------------
-
-/** `if_version` no longer names the memory's text: someone changed it since it was read. */
-export class VersionConflictError extends Schema.TaggedError<VersionConflictError>()("VersionConflictError", {
-  path: Schema.String,
-  expected: Schema.String,
-  /** null: the memory no longer exists. */
-  current: Schema.NullOr(Schema.String),
-  content: Schema.NullOr(Schema.String)
-}) {
-  override get message(): string {
-    return this.current === null ?
-      `${this.path} no longer exists (if_version ${this.expected} was given). Write without if_version to ` +
-      `create it again.` :
-      `${this.path} changed since version ${this.expected}: its version is now ${this.current}. Nothing was ` +
-      `written. Merge your change into the current content below and retry with if_version ${this.current}.`
-  }
-}
 
 /** `old_str` of an edit matched no text or more than once. */
 export class EditMatchError extends Schema.TaggedError<EditMatchError>()("EditMatchError", {
@@ -82,6 +65,9 @@ export class ToolArgumentsError extends Schema.TaggedError<ToolArgumentsError>()
     return `invalid arguments for ${this.tool}: ${this.problems.join("; ")}.\nAccepted arguments:\n${this.accepted}`
   }
 }
+
+/** A stale `if_version` (the store checks it under the write's lock). */
+export { VersionConflictError }
 
 export type ToolError = VersionConflictError | EditMatchError | PathExistsError | ToolArgumentsError
 
@@ -236,7 +222,7 @@ export const renderToolError = (error: unknown): string => {
   if (error instanceof ToolArgumentsError || error instanceof EditMatchError || error instanceof PathExistsError) {
     return error.message
   }
-  if (error instanceof VersionConflictError || isMemdirError(error)) {
+  if (isMemdirError(error)) {
     const hint = toolHints[error._tag]
     return hint === undefined ? error.message : `${error.message}\n${hint}`
   }
@@ -316,14 +302,6 @@ const currentText = (root: MemoryRoot, key: string) =>
     Effect.map((stored): string | undefined => stored.text),
     Effect.catchTag("MemoryNotFoundError", () => Effect.succeed(undefined))
   )
-
-const checkVersion = (path: string, expected: string | undefined, current: string | undefined) => {
-  if (expected === undefined) return Effect.void
-  const version = current === undefined ? null : Browse.memoryVersion(current)
-  return version === expected ?
-    Effect.void :
-    Effect.fail(new VersionConflictError({ path, expected, current: version, content: current ?? null }))
-}
 
 /** Non-overlapping occurrences of `needle` in `text`. */
 export const occurrences = (text: string, needle: string): number => {
@@ -579,17 +557,24 @@ export const writeTool = defineTool({
       const file = inTeam ?
         `team/${yield* chooseTeamKey(memoryDir, frontmatter)}` :
         yield* chooseTarget(memoryDir, frontmatter)
-      // Checked right before the write program runs (not under its lock): it catches every change the model did
-      // not see, except one landing in the same instant.
-      if (input.if_version !== undefined) {
-        yield* checkVersion(file, input.if_version, yield* currentText(rootOf(team), file))
-      }
       const written = inTeam ?
         {
-          ...yield* writeTeamMemory({ ...fields, body: input.body, file: file.slice("team/".length) }),
+          ...yield* writeTeamMemory({
+            ...fields,
+            body: input.body,
+            file: file.slice("team/".length),
+            ifVersion: input.if_version
+          }),
           contradictions: []
         } :
-        yield* writePrivateMemory({ ...fields, body: input.body, file, teamEnabled: team.enabled })
+        // if_version is checked by the store under the write's lock: a change landing meanwhile is a conflict.
+        yield* writePrivateMemory({
+          ...fields,
+          body: input.body,
+          file,
+          teamEnabled: team.enabled,
+          ifVersion: input.if_version
+        })
       const after = yield* (yield* MemoryStore).read(rootOf(team), written.file)
       const warnings = written.contradictions.map((c) =>
         `This may contradict team feedback ${c.path} ("${c.name}": ${c.description}) — ${c.reason}. Check with ` +
