@@ -7,15 +7,19 @@
  * Hostile input is expected (the session id comes from the hook's stdin): an id is a short token of letters, digits,
  * `-` and `_` or it is refused; files are read with a size bound and written atomically, both only inside the
  * memory directory (`MemoryFs` `within`, so a `.sessions` symlink is refused). State is bounded (at most
- * `MAX_SURFACED` paths per session, `MAX_SESSIONS` files) and old sessions are removed (`cleanup`).
+ * `MAX_SURFACED` paths per session, `MAX_SESSIONS` files) and old sessions are removed (`cleanup`). Two prompts of
+ * one session at once (two hook processes) merge what they surfaced: `record` is a read-modify-write under the
+ * session's own lock (`<id>.lock`, waited for at most `RECORD_LOCK_TIMEOUT`).
  */
+import type { FileSystem, Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { InvalidMemoryInputError, MemoryIoError } from "./Errors.js"
+import { InvalidMemoryInputError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
+import { withLock } from "./internal/fileLock.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 export const SESSIONS_DIR = ".sessions"
@@ -26,6 +30,8 @@ export const MAX_SESSIONS = 200
 /** Sessions untouched for this long are removed. */
 export const SESSION_MAX_AGE_MS = 7 * 24 * 3_600_000
 const STATE_MAX_BYTES = 256 * 1024
+/** A hook answers within seconds: a session lock held longer than this fails the record (the hook says nothing). */
+export const RECORD_LOCK_TIMEOUT = "2 seconds"
 
 /** A session id as an agent CLI gives it (UUIDs, Codex thread ids): letters, digits, `-`, `_`; 1–128 characters. */
 export const SessionId = Schema.String.pipe(
@@ -65,13 +71,13 @@ const empty: SessionState = { surfaced: [], bytes: 0 }
 export class HookSessionState extends Context.Tag("@memdir/core/HookSessionState")<HookSessionState, {
   /** The session's state; a missing or unreadable file is a fresh session (the state is a cache, not data). */
   readonly load: (memoryDir: string, sessionId: SessionId) => Effect.Effect<SessionState, MemoryIoError>
-  /** Adds what a prompt surfaced (relative paths) and its bytes, atomically. */
+  /** Adds what a prompt surfaced (relative paths) and its bytes, atomically, under the session's lock. */
   readonly record: (
     memoryDir: string,
     sessionId: SessionId,
     surfaced: ReadonlyArray<string>,
     bytes: number
-  ) => Effect.Effect<SessionState, MemoryIoError>
+  ) => Effect.Effect<SessionState, MemoryIoError | LockTimeoutError>
   /** Removes sessions older than `SESSION_MAX_AGE_MS` and all but the newest `MAX_SESSIONS`. Returns how many. */
   readonly cleanup: (memoryDir: string) => Effect.Effect<number, MemoryIoError>
 }>() {}
@@ -81,6 +87,8 @@ const toIo = (op: string) => (error: MemoryFsError) =>
 
 export const make = Effect.gen(function*() {
   const fs = yield* MemoryFs
+  // the session lock's own files (fileLock) go through the platform file system
+  const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
 
   /** The real memory directory and its `.sessions/` inside it (created 0700 only when writing). */
   const where = (memoryDir: string) =>
@@ -105,17 +113,22 @@ export const make = Effect.gen(function*() {
 
   const record = Effect.fn("HookSessionState.record")(
     function*(memoryDir: string, sessionId: SessionId, surfaced: ReadonlyArray<string>, bytes: number) {
-      const before = yield* load(memoryDir, sessionId)
       const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
-      const merged = [...new Set([...before.surfaced, ...surfaced])].slice(-MAX_SURFACED)
-      const state: SessionState = { surfaced: merged, bytes: before.bytes + Math.max(0, bytes) }
-      const now = yield* Clock.currentTimeMillis
-      const text = JSON.stringify({ version: 1, ...state, updatedAt: now }) + "\n"
-      yield* fs.makeDirectory(dir, { within: root }).pipe(
-        Effect.zipRight(fs.writeFileAtomic(fileOf(dir, sessionId), text, { mode: 0o600, within: root })),
-        Effect.mapError(toIo("write session state"))
+      yield* fs.makeDirectory(dir, { within: root }).pipe(Effect.mapError(toIo("write session state")))
+      const update = Effect.gen(function*() {
+        const before = yield* load(memoryDir, sessionId)
+        const merged = [...new Set([...before.surfaced, ...surfaced])].slice(-MAX_SURFACED)
+        const state: SessionState = { surfaced: merged, bytes: before.bytes + Math.max(0, bytes) }
+        const now = yield* Clock.currentTimeMillis
+        const text = JSON.stringify({ version: 1, ...state, updatedAt: now }) + "\n"
+        yield* fs.writeFileAtomic(fileOf(dir, sessionId), text, { mode: 0o600, within: root }).pipe(
+          Effect.mapError(toIo("write session state"))
+        )
+        return state
+      })
+      return yield* withLock(`${dir}/${sessionId}.lock`, update, { timeout: RECORD_LOCK_TIMEOUT }).pipe(
+        Effect.provide(platform)
       )
-      return state
     }
   )
 
@@ -145,5 +158,6 @@ export const make = Effect.gen(function*() {
   return HookSessionState.of({ load, record, cleanup })
 })
 
-/** The live state over `MemoryFs`. */
-export const layer: Layer.Layer<HookSessionState, never, MemoryFs> = Layer.effect(HookSessionState, make)
+/** The live state over `MemoryFs` (its session locks over the platform's `FileSystem`). */
+export const layer: Layer.Layer<HookSessionState, never, MemoryFs | FileSystem.FileSystem | Path.Path> = Layer
+  .effect(HookSessionState, make)

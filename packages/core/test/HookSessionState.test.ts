@@ -1,12 +1,18 @@
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
+import { build } from "esbuild"
+import { spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
 import * as fsp from "node:fs/promises"
+import * as os from "node:os"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
 import {
   decodeSessionId,
   HookSessionState,
@@ -112,4 +118,57 @@ describe("HookSessionState", () => {
       }
     }
   )
+})
+
+describe("HookSessionState: two prompts of one session at once (real hook processes)", () => {
+  let scratchDir: string
+  let worker: string
+  beforeAll(async () => {
+    scratchDir = NodeFs.mkdtempSync(NodePath.join(os.tmpdir(), "memdir-session-procs-"))
+    worker = NodePath.join(scratchDir, "session-worker.mjs")
+    await build({
+      entryPoints: [NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "fixtures/session-worker.ts")],
+      outfile: worker,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      logLevel: "warning",
+      banner: {
+        js:
+          "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
+      }
+    })
+  })
+  afterAll(() => NodeFs.rmSync(scratchDir, { recursive: true, force: true }))
+
+  it("4 processes × 15 records into one session: every path and every byte kept, no lock left", async () => {
+    const memoryDir = NodePath.join(scratchDir, "memory")
+    NodeFs.mkdirSync(memoryDir)
+    const session = "5b1c2d3e-aaaa-4bbb-8ccc-123456789abc"
+    const WORKERS = 4
+    const RECORDS = 15
+    const results = await Promise.all(Array.from(
+      { length: WORKERS },
+      (_, id) =>
+        new Promise<{ code: number | null; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [worker, memoryDir, session, String(id), String(RECORDS)], {
+            stdio: ["ignore", "ignore", "pipe"]
+          })
+          let stderr = ""
+          child.stderr.on("data", (chunk) => (stderr += chunk))
+          child.on("close", (code) => resolve({ code, stderr }))
+        })
+    ))
+    results.forEach((result, id) => assert.strictEqual(result.code, 0, `worker ${id}: ${result.stderr}`))
+    const saved = JSON.parse(NodeFs.readFileSync(NodePath.join(memoryDir, SESSIONS_DIR, `${session}.json`), "utf8"))
+    const expected = Array.from(
+      { length: WORKERS },
+      (_, w) => Array.from({ length: RECORDS }, (_, i) => `w${w}-${i}.md`)
+    )
+      .flat()
+    assert.deepStrictEqual([...saved.surfaced].sort(), expected.sort())
+    assert.strictEqual(saved.bytes, WORKERS * RECORDS * 10)
+    assert.deepStrictEqual(NodeFs.readdirSync(NodePath.join(memoryDir, SESSIONS_DIR)), [`${session}.json`])
+  })
 })
