@@ -186,6 +186,56 @@ describe("memdir extract (CLI, real SDK, local Messages API server)", () => {
       assert.match(cursors[0]!, /^custom-id-[0-9a-f]{8}\.json$/)
     })))
 
+  it.live("Codex rollouts: a session that wrote memory is skipped; another is extracted under its session id", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const wrote = transcript("codex-rollout.jsonl")
+      const idle = yield* MessagesApiServer.make({})
+      const skipped = yield* memdir(["extract", "--transcript", wrote], {
+        ANTHROPIC_API_KEY: "sk-test",
+        ANTHROPIC_BASE_URL: idle.url
+      })
+      assert.strictEqual(skipped.status, 0, skipped.stderr)
+      assert.include(skipped.stdout, "the main agent wrote memory itself; cursor advanced")
+      assert.include(skipped.stdout, "by apply_patch (message #4)")
+      assert.include(skipped.stdout, "by shell (message #6)")
+      assert.strictEqual((yield* idle.requests).length, 0)
+
+      const file = transcript("codex-rollout-no-writes.jsonl")
+      const server = yield* MessagesApiServer.make({
+        replies: [
+          MessagesApiServer.message([{
+            type: "tool_use",
+            id: "toolu_c1",
+            name: "memory_write",
+            input: {
+              path: "feedback_real_postgres.md",
+              content: memoryText(
+                "feedback",
+                "Real Postgres in integration tests",
+                "Integration tests hit a real Postgres, never mocks",
+                "Never mock the database in integration tests.\n**Why:** a mocked migration burned us last quarter."
+              )
+            }
+          }]),
+          MessagesApiServer.text("Saved one memory.")
+        ]
+      })
+      const env = { ANTHROPIC_API_KEY: "sk-test-codex", ANTHROPIC_BASE_URL: server.url }
+      const run = yield* memdir(["extract", "--transcript", file, "--json"], env)
+      assert.strictEqual(run.status, 0, run.stderr)
+      const out = json(run)
+      assert.strictEqual(out.sessionId, "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
+      assert.strictEqual(out.status, "extracted")
+      assert.deepStrictEqual(out.changes, [{ op: "created", file: "feedback_real_postgres.md" }])
+      assert.deepStrictEqual(out.runs[0].range, { from: 0, to: 4, total: 4 })
+      // the model read the Codex conversation: the user's words and the shell call, not the injected context
+      const sent = JSON.stringify((yield* server.requests)[0]!.body.messages)
+      assert.include(sent, "real Postgres, never mocks")
+      assert.include(sent, "cat test/db.test.ts")
+      assert.notInclude(sent, "environment_context")
+      assert.include(fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8"), "(feedback_real_postgres.md)")
+    })))
+
   it.live("a bad variant exits 12, a missing transcript 11, auto memory off 9", () =>
     Effect.gen(function*() {
       const env = { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" }

@@ -7,7 +7,15 @@
  *   `type: "user" | "assistant"`, `message: {role, content}`, `uuid`, `timestamp`, `sessionId`, `cwd`. One API
  *   message may be split over several lines sharing `message.id`: they are joined back. Lines of other types
  *   (`summary`, `system`, `file-history-snapshot`, …), sub-agent lines (`isSidechain`) and injected meta lines
- *   (`isMeta`) are skipped.
+ *   (`isMeta`) are skipped;
+ * - Codex's session rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`): lines `{timestamp, type, payload}`
+ *   where `session_meta` gives the session id and cwd, `turn_context` a new cwd, and `response_item` one item of
+ *   the Responses API: a `message` (`input_text` / `output_text` parts), a `function_call` (JSON `arguments`), a
+ *   `local_shell_call`, a `custom_tool_call` (`apply_patch`: its file paths are the tool's paths), or their
+ *   outputs. They become Messages-API messages: calls are `tool_use` blocks of the assistant, outputs `tool_result`
+ *   blocks of the user, consecutive items of one side joined. The context Codex injects as user messages
+ *   (`<environment_context>`, `<user_instructions>`, AGENTS.md), reasoning and events are skipped. The older
+ *   rollout layout (a bare `{id, timestamp}` first line, then bare items) is read the same way.
  *
  * A transcript is read while its writer may still be appending: a last line without its newline that does not
  * parse yet is not a problem, just not there yet. Other unreadable lines are reported and skipped.
@@ -44,7 +52,7 @@ export interface TranscriptProblem {
   readonly reason: string
 }
 
-export type TranscriptFormat = "messages" | "claude-code" | "mixed" | "empty"
+export type TranscriptFormat = "messages" | "claude-code" | "codex" | "mixed" | "empty"
 
 export interface ParsedTranscript {
   readonly format: TranscriptFormat
@@ -71,19 +79,178 @@ const toContent = (value: unknown): TranscriptMessage["content"] | undefined => 
 
 const isRole = (value: unknown): value is TranscriptMessage["role"] => value === "user" || value === "assistant"
 
+type LineFormat = "messages" | "claude-code" | "codex"
+
 type LineOutcome =
   | {
     readonly kind: "message"
-    readonly format: "messages" | "claude-code"
+    readonly format: LineFormat
     readonly message: TranscriptMessage
     readonly apiMessageId?: string | undefined
     readonly sessionId?: string | undefined
+    /** Codex: an item that continues the previous message of the same side (parts of one turn). */
+    readonly joins?: boolean | undefined
   }
-  | { readonly kind: "skip"; readonly format?: "claude-code" | undefined; readonly sessionId?: string | undefined }
+  | {
+    readonly kind: "skip"
+    readonly format?: "claude-code" | "codex" | undefined
+    readonly sessionId?: string | undefined
+    /** Codex: the working directory from here on (`session_meta`, `turn_context`). */
+    readonly cwd?: string | undefined
+  }
   | { readonly kind: "problem"; readonly reason: string }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Codex rollouts
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The item types of a Codex rollout's `response_item` lines (also the bare lines of the older layout). */
+const CODEX_ITEMS: ReadonlySet<string> = new Set([
+  "message",
+  "function_call",
+  "function_call_output",
+  "local_shell_call",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "reasoning",
+  "web_search_call",
+  "tool_search_call",
+  "tool_search_output",
+  "image_generation_call",
+  "compaction",
+  "ghost_snapshot",
+  "other"
+])
+const CODEX_LINES: ReadonlySet<string> = new Set(["session_meta", "turn_context", "event_msg", "compacted"])
+
+/** What Codex puts in the conversation as user messages besides the user's own words. */
+const CODEX_INJECTED =
+  /^\s*(?:<environment_context>|<user_instructions>|<user_shell_command>|<turn_aborted>|# AGENTS\.md instructions)/
+
+/** A shell command given as argv (`["bash", "-lc", "…"]`) as the one line a shell would run. */
+const commandText = (command: unknown): string | undefined => {
+  if (typeof command === "string") return command
+  if (!Array.isArray(command) || !command.every((part) => typeof part === "string")) return undefined
+  const shell = command.length === 3 && /(?:^|\/)(?:ba|z|da)?sh$/.test(command[0]!) && /^-l?c$/.test(command[1]!)
+  return shell ? command[2]! : command.join(" ")
+}
+
+/** The files an `apply_patch` envelope adds, updates, deletes or moves to. */
+const patchPaths = (patch: string): ReadonlyArray<string> =>
+  [...patch.matchAll(/^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm)].map((m) => m[1]!.trim())
+
+const parseArguments = (raw: unknown): unknown => {
+  if (typeof raw !== "string") return raw ?? {}
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return { arguments: raw }
+  }
+}
+
+/** A tool call's input with a shell command as one string and the workdir as a path (what `memoryWritesIn` reads). */
+const codexToolInput = (name: string, input: unknown): unknown => {
+  if (!isRecord(input)) return input
+  const command = commandText(input.command)
+  return command === undefined || !/shell|exec|bash/i.test(name) ? input : { ...input, command }
+}
+
+const outputText = (output: unknown): string => {
+  if (typeof output === "string") return output
+  if (isRecord(output) && typeof output.content === "string") return output.content
+  if (Array.isArray(output)) return toolResultText(output)
+  return JSON.stringify(output ?? "")
+}
+
+const codexMessageText = (content: unknown): string | undefined => {
+  if (typeof content === "string") return content
+  if (!Array.isArray(content)) return undefined
+  const texts = content.flatMap((part) => isRecord(part) && typeof part.text === "string" ? [part.text] : [])
+  return texts.join("\n")
+}
+
+/** One Codex item (a `response_item` payload, or a bare line of the older layout). */
+const classifyCodexItem = (
+  item: Record<string, unknown>,
+  line: number,
+  timestamp: string | undefined
+): LineOutcome => {
+  const at = (role: TranscriptMessage["role"], content: ReadonlyArray<TranscriptBlock>, joins: boolean) =>
+    ({ kind: "message", format: "codex", joins, message: { role, content, line, timestamp } }) as const
+  switch (item.type) {
+    case "message": {
+      const text = codexMessageText(item.content)
+      if (text === undefined) return { kind: "problem", reason: "a Codex message without text content" }
+      if (item.role === "assistant") return at("assistant", [{ type: "text", text }], true)
+      if (item.role !== "user" || CODEX_INJECTED.test(text)) return { kind: "skip", format: "codex" }
+      return at("user", [{ type: "text", text }], false)
+    }
+    case "function_call":
+    case "custom_tool_call": {
+      const name = optionalString(item.name) ?? "tool"
+      const id = optionalString(item.call_id) ?? optionalString(item.id) ?? `line-${line}`
+      const input = item.type === "function_call" ?
+        codexToolInput(name, parseArguments(item.arguments)) :
+        typeof item.input === "string" && name === "apply_patch"
+        ? { patch: item.input, paths: patchPaths(item.input) }
+        : { input: item.input }
+      return at("assistant", [{ type: "tool_use", id, name, input }], true)
+    }
+    case "local_shell_call": {
+      const action = isRecord(item.action) ? item.action : {}
+      const id = optionalString(item.call_id) ?? optionalString(item.id) ?? `line-${line}`
+      const input = { command: commandText(action.command) ?? "", workdir: optionalString(action.working_directory) }
+      return at("assistant", [{ type: "tool_use", id, name: "shell", input }], true)
+    }
+    case "function_call_output":
+    case "custom_tool_call_output": {
+      const id = optionalString(item.call_id) ?? `line-${line}`
+      const failed = isRecord(item.output) && item.output.success === false
+      return at(
+        "user",
+        [{ type: "tool_result", tool_use_id: id, content: outputText(item.output), is_error: failed }],
+        true
+      )
+    }
+    default:
+      return { kind: "skip", format: "codex" }
+  }
+}
+
+/** A line of a Codex rollout, or undefined when the line is of another format. */
+const classifyCodexLine = (value: Record<string, unknown>, line: number): LineOutcome | undefined => {
+  const timestamp = optionalString(value.timestamp)
+  if (value.type === "response_item" && isRecord(value.payload)) {
+    return classifyCodexItem(value.payload, line, timestamp)
+  }
+  if (typeof value.type === "string" && CODEX_LINES.has(value.type) && isRecord(value.payload)) {
+    const payload = value.payload
+    if (value.type === "session_meta") {
+      return { kind: "skip", format: "codex", sessionId: optionalString(payload.id), cwd: optionalString(payload.cwd) }
+    }
+    return {
+      kind: "skip",
+      format: "codex",
+      cwd: value.type === "turn_context" ? optionalString(payload.cwd) : undefined
+    }
+  }
+  // The older layout: bare items (no `message` key, no role at the top for tool items), a bare meta first line.
+  if (typeof value.type === "string" && CODEX_ITEMS.has(value.type) && !("message" in value)) {
+    if (value.type === "message" && !Array.isArray(value.content)) return undefined
+    return classifyCodexItem(value, line, timestamp)
+  }
+  if (value.record_type === "state") return { kind: "skip", format: "codex" }
+  if (
+    line === 1 && typeof value.id === "string" && typeof value.timestamp === "string" && !("type" in value) &&
+    !("role" in value)
+  ) return { kind: "skip", format: "codex", sessionId: value.id }
+  return undefined
+}
 
 const classifyLine = (value: unknown, line: number): LineOutcome => {
   if (!isRecord(value)) return { kind: "problem", reason: "not a JSON object" }
+  const codex = classifyCodexLine(value, line)
+  if (codex !== undefined) return codex
   // The reference agent's format: a `type` naming the line, the message under `message`.
   if (typeof value.type === "string" && !isRole(value.role)) {
     const sessionId = optionalString(value.sessionId)
@@ -130,14 +297,23 @@ const classifyLine = (value: unknown, line: number): LineOutcome => {
 const blocksOf = (content: TranscriptMessage["content"]): ReadonlyArray<TranscriptBlock> =>
   typeof content === "string" ? [{ type: "text", text: content }] : content
 
+/**
+ * A Codex item may join the message before it: an assistant turn, or a user message of tool results only (a user's
+ * own prompt starts a message of its own and is never joined to).
+ */
+const joinable = (message: TranscriptMessage): boolean =>
+  message.role === "assistant" || blocksOf(message.content).every((block) => block.type === "tool_result")
+
 /** Parse a JSONL transcript in either format (pure; never throws). */
 export const parseTranscript = (text: string): ParsedTranscript => {
   const lines = text.split("\n")
   const endsWithNewline = text.endsWith("\n")
   const messages: Array<TranscriptMessage> = []
   const problems: Array<TranscriptProblem> = []
-  const formats = new Set<"messages" | "claude-code">()
+  const formats = new Set<LineFormat>()
   let sessionId: string | undefined
+  /** Codex: the working directory its lines do not repeat. */
+  let codexCwd: string | undefined
   let skippedLines = 0
   let lastApiMessageId: string | undefined
 
@@ -162,10 +338,23 @@ export const parseTranscript = (text: string): ParsedTranscript => {
     sessionId ??= outcome.sessionId
     if (outcome.format !== undefined) formats.add(outcome.format)
     if (outcome.kind === "skip") {
+      codexCwd = outcome.cwd ?? codexCwd
       skippedLines++
       continue
     }
     const previous = messages[messages.length - 1]
+    if (outcome.format === "codex") {
+      const message = codexCwd === undefined ? outcome.message : { ...outcome.message, cwd: codexCwd }
+      // The parts of one Codex turn come one item per line: the assistant's text and calls, the calls' outputs.
+      if (outcome.joins === true && previous !== undefined && previous.role === message.role && joinable(previous)) {
+        messages[messages.length - 1] = {
+          ...previous,
+          content: [...blocksOf(previous.content), ...blocksOf(message.content)]
+        }
+      } else messages.push(message)
+      lastApiMessageId = undefined
+      continue
+    }
     // One API message split over several lines (one per content block): join it back.
     if (
       outcome.apiMessageId !== undefined && outcome.apiMessageId === lastApiMessageId && previous !== undefined &&
@@ -185,7 +374,7 @@ export const parseTranscript = (text: string): ParsedTranscript => {
 
   const format: TranscriptFormat = formats.size === 0 ?
     "empty" :
-    formats.size === 2
+    formats.size > 1
     ? "mixed"
     : [...formats][0]!
   return { format, sessionId, messages, skippedLines, problems }

@@ -122,6 +122,89 @@ describe("parseTranscript", () => {
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 
+describe("Codex session rollouts", () => {
+  it("become Messages-API messages: injected context, reasoning and events skipped, one turn's items joined", () => {
+    const parsed = parseTranscript(fixture("codex-rollout.jsonl", MEMORY_DIR))
+    assert.strictEqual(parsed.format, "codex")
+    assert.strictEqual(parsed.sessionId, "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
+    assert.deepStrictEqual(parsed.problems, [])
+    // session_meta, AGENTS.md, environment_context, turn_context, 3 event_msg, reasoning
+    assert.strictEqual(parsed.skippedLines, 8)
+    const shape = parsed.messages.map((m) => [m.role, (m.content as Array<{ type: string }>).map((b) => b.type)])
+    assert.deepStrictEqual(shape, [
+      ["user", ["text"]],
+      ["assistant", ["tool_use"]],
+      ["user", ["tool_result"]],
+      ["assistant", ["text", "tool_use"]],
+      ["user", ["tool_result"]],
+      ["assistant", ["tool_use"]],
+      ["user", ["tool_result"]],
+      ["assistant", ["text"]]
+    ])
+    const first = parsed.messages[0]!
+    assert.include((first.content as Array<{ text: string }>)[0]!.text, "real Postgres, never mocks")
+    assert.strictEqual(first.timestamp, "2026-03-05T10:00:01.500Z")
+    assert.strictEqual(first.cwd, "/home/alex/code/shop")
+    // a shell call's argv is the command line its shell runs
+    const read = (parsed.messages[1]!.content as Array<{ input: { command: string } }>)[0]!.input
+    assert.strictEqual(read.command, "cat test/db.test.ts")
+    const patch = (parsed.messages[3]!.content as Array<{ name?: string; input?: { paths: Array<string> } }>)[1]!
+    assert.strictEqual(patch.name, "apply_patch")
+    assert.deepStrictEqual(patch.input!.paths, [`${MEMORY_DIR}/feedback_real_postgres.md`, "src/db.ts"])
+    // every call answered, the last turn an answer: the whole rollout is complete query loops
+    assert.strictEqual(completePrefixLength(parsed.messages), parsed.messages.length)
+  })
+
+  it("memoryWritesIn sees an apply_patch and a shell append into the memory directory, not the reads", () => {
+    const messages = parseTranscript(fixture("codex-rollout.jsonl", MEMORY_DIR)).messages
+    const evidence = memoryWritesIn(messages, MEMORY_DIR)
+    assert.deepStrictEqual(evidence.map((e) => [e.message, e.tool]), [[3, "apply_patch"], [5, "shell"]])
+    assert.strictEqual(evidence[0]!.target, `${MEMORY_DIR}/feedback_real_postgres.md`)
+    // the same session writing elsewhere only: no evidence
+    const elsewhere = parseTranscript(fixture("codex-rollout.jsonl", "/home/alex/code/shop/notes")).messages
+    assert.deepStrictEqual(memoryWritesIn(elsewhere, MEMORY_DIR), [])
+  })
+
+  it("a relative apply_patch path counts from the session's cwd", () => {
+    const rollout = [
+      { type: "session_meta", payload: { id: "s1", cwd: "/home/alex/.memdir/projects/-home-alex-code-shop" } },
+      {
+        type: "response_item",
+        payload: {
+          type: "custom_tool_call",
+          call_id: "c1",
+          name: "apply_patch",
+          input: "*** Begin Patch\n*** Update File: memory/user_role.md\n@@\n-a\n+b\n*** End Patch\n"
+        }
+      }
+    ].map((line) => JSON.stringify(line)).join("\n") + "\n"
+    const evidence = memoryWritesIn(parseTranscript(rollout).messages, MEMORY_DIR)
+    assert.deepStrictEqual(evidence.map((e) => e.target), [`${MEMORY_DIR}/user_role.md`])
+  })
+
+  it("reads the older layout (a bare meta line, then bare items) and renders its text, not [input_text]", () => {
+    const parsed = parseTranscript(fixture("codex-rollout-legacy.jsonl"))
+    assert.strictEqual(parsed.format, "codex")
+    assert.strictEqual(parsed.sessionId, "5973b6c0-94b8-487b-a530-2aeb6098ae0e")
+    assert.deepStrictEqual(parsed.problems, [])
+    assert.deepStrictEqual(parsed.messages.map((m) => m.role), ["user", "assistant"])
+    assert.include(renderMessage(parsed.messages[0]!, 0), "Deploys to staging go through the #deploys channel.")
+    assert.notInclude(renderMessage(parsed.messages[0]!, 0), "[input_text]")
+  })
+
+  it("a Codex line that is not an item it knows is skipped; a broken item is a problem, not a crash", () => {
+    const text = [
+      { type: "response_item", payload: { type: "web_search_call", action: { query: "x" } } },
+      { type: "response_item", payload: { type: "message", role: "user", content: 42 } },
+      { type: "compacted", payload: { message: "summary" } }
+    ].map((line) => JSON.stringify(line)).join("\n") + "\n"
+    const parsed = parseTranscript(text)
+    assert.strictEqual(parsed.skippedLines, 2)
+    assert.deepStrictEqual(parsed.problems, [{ line: 2, reason: "a Codex message without text content" }])
+    assert.deepStrictEqual(parsed.messages, [])
+  })
+})
+
 describe("completePrefixLength", () => {
   const messages = parseTranscript(fixture("claude-code-session.jsonl")).messages
 
