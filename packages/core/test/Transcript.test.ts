@@ -142,15 +142,21 @@ describe("Codex session rollouts", () => {
       ["assistant", ["text"]]
     ])
     const first = parsed.messages[0]!
-    assert.include((first.content as Array<{ text: string }>)[0]!.text, "real Postgres, never mocks")
+    assert.include(
+      (first.content as ReadonlyArray<{ text?: unknown }>)[0]!.text as string,
+      "real Postgres, never mocks"
+    )
     assert.strictEqual(first.timestamp, "2026-03-05T10:00:01.500Z")
     assert.strictEqual(first.cwd, "/home/alex/code/shop")
     // a shell call's argv is the command line its shell runs
-    const read = (parsed.messages[1]!.content as Array<{ input: { command: string } }>)[0]!.input
-    assert.strictEqual(read.command, "cat test/db.test.ts")
-    const patch = (parsed.messages[3]!.content as Array<{ name?: string; input?: { paths: Array<string> } }>)[1]!
+    const blocks = (i: number) => parsed.messages[i]!.content as ReadonlyArray<Record<string, unknown>>
+    assert.deepStrictEqual(blocks(1)[0]!.input, { command: "cat test/db.test.ts", workdir: "/home/alex/code/shop" })
+    const patch = blocks(3)[1]!
     assert.strictEqual(patch.name, "apply_patch")
-    assert.deepStrictEqual(patch.input!.paths, [`${MEMORY_DIR}/feedback_real_postgres.md`, "src/db.ts"])
+    assert.deepStrictEqual((patch.input as { paths: unknown }).paths, [
+      `${MEMORY_DIR}/feedback_real_postgres.md`,
+      "src/db.ts"
+    ])
     // every call answered, the last turn an answer: the whole rollout is complete query loops
     assert.strictEqual(completePrefixLength(parsed.messages), parsed.messages.length)
   })
