@@ -148,6 +148,11 @@ export interface WalkOptions {
   readonly enter?: ((relative: string, name: string) => boolean) | undefined
   /** Stop after this many entries. */
   readonly maxEntries?: number | undefined
+  /**
+   * Report entries at most this many levels below `root` (1: its own entries); a directory at that depth is
+   * reported, not entered. Default: no limit.
+   */
+  readonly maxDepth?: number | undefined
 }
 
 export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
@@ -175,7 +180,10 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
    * into the caller's buffer, and closed. Never fails as a whole: a file's failure goes to `visitor.failed`.
    */
   readonly visitHeads: (paths: ReadonlyArray<string>, visitor: HeadVisitor) => Effect.Effect<void>
-  /** Every entry under `root`, sorted by name per directory, never following symbolic links. */
+  /**
+   * Every entry under `root`, breadth first, sorted by name per directory, never following symbolic links (each
+   * entry's info is its `lstat`; an entry gone since its directory was listed is left out).
+   */
   readonly walk: (root: string, options?: WalkOptions) => Effect.Effect<ReadonlyArray<WalkEntry>, MemoryFsError>
   /** Creates `path` and its missing parents (0700). */
   readonly makeDirectory: (path: string, options?: { readonly within?: string | undefined }) => Effect.Effect<

@@ -155,9 +155,11 @@ export const makeMemoryFsInMemory = (
     Effect.gen(function*() {
       const out: Array<WalkEntry> = []
       const max = options.maxEntries ?? Number.POSITIVE_INFINITY
-      const queue: Array<readonly [string, string]> = [[normalize(root), ""]]
+      const queue: Array<readonly [string, string, number]> = [[normalize(root), "", 0]]
       while (queue.length > 0 && out.length < max) {
-        const [directory, prefix] = queue.shift()!
+        const [directory, prefix, parentDepth] = queue.shift()!
+        const depth = parentDepth + 1
+        const descend = options.maxDepth === undefined || depth < options.maxDepth
         for (const entry of yield* readDirectory(directory)) {
           const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`
           const absolute = posix.join(directory, entry.name)
@@ -166,7 +168,7 @@ export const makeMemoryFsInMemory = (
           }
           out.push({ relative, absolute, info: yield* lstat(absolute) })
           if (out.length >= max) break
-          if (entry.kind === "Directory") queue.push([absolute, relative])
+          if (descend && entry.kind === "Directory") queue.push([absolute, relative, depth])
         }
       }
       return out

@@ -298,29 +298,79 @@ const realPath = (path: string) =>
     )
   )
 
+/** Entries `lstat`-ed per synchronous batch of a walk; between batches the fiber yields. */
+const WALK_BATCH = 512
+
+/**
+ * The `lstat` of each entry, in one synchronous call (an async round trip per entry costs more than the call):
+ * an entry gone since the listing is `undefined`; any other failure stops the batch and is returned.
+ */
+const lstatBatch = (paths: ReadonlyArray<string>) =>
+  Effect.sync((): ReadonlyArray<FileInfo | undefined> | MemoryFsError => {
+    const infos: Array<FileInfo | undefined> = new Array(paths.length)
+    for (let i = 0; i < paths.length; i++) {
+      try {
+        infos[i] = infoOf(lstatSync(paths[i]!))
+      } catch (cause) {
+        const error = toError("lstat", paths[i]!)(cause)
+        if (error.reason !== "NotFound") return error
+        infos[i] = undefined
+      }
+    }
+    return infos
+  })
+
+interface WalkedDirectory {
+  readonly absolute: string
+  readonly relative: string
+  readonly depth: number
+}
+
+/** One directory of a walk: its entries (the ones `enter` lets through) `lstat`-ed in batches, appended to `out`. */
+const walkDirectory = (
+  directory: WalkedDirectory,
+  isRoot: boolean,
+  options: WalkOptions,
+  max: number,
+  out: Array<WalkEntry>,
+  queue: Array<WalkedDirectory>
+) =>
+  Effect.gen(function*() {
+    const listed = yield* readDirectory(directory.absolute).pipe(
+      Effect.catchIf((error) => error.reason === "NotFound" && !isRoot, () => Effect.succeed([]))
+    )
+    const relatives: Array<string> = []
+    const absolutes: Array<string> = []
+    for (const entry of listed) {
+      const relative = directory.relative === "" ? entry.name : `${directory.relative}/${entry.name}`
+      if (entry.kind === "Directory" && options.enter !== undefined && !options.enter(relative, entry.name)) continue
+      relatives.push(relative)
+      absolutes.push(NodePath.join(directory.absolute, entry.name))
+    }
+    const depth = directory.depth + 1
+    const descend = options.maxDepth === undefined || depth < options.maxDepth
+    for (let start = 0; start < absolutes.length && out.length < max; start += WALK_BATCH) {
+      if (start > 0) yield* Effect.yieldNow()
+      const batch = absolutes.slice(start, start + WALK_BATCH)
+      const infos = yield* lstatBatch(batch)
+      if (infos instanceof MemoryFsError) return yield* Effect.fail(infos)
+      for (let i = 0; i < batch.length && out.length < max; i++) {
+        const info = infos[i]
+        if (info === undefined) continue
+        const relative = relatives[start + i]!
+        out.push({ relative, absolute: batch[i]!, info })
+        if (descend && info.kind === "Directory") queue.push({ absolute: batch[i]!, relative, depth })
+      }
+    }
+  })
+
 const walk = (root: string, options: WalkOptions = {}) =>
   Effect.gen(function*() {
     const out: Array<WalkEntry> = []
     const max = options.maxEntries ?? Number.POSITIVE_INFINITY
-    const queue: Array<readonly [string, string]> = [[root, ""]]
-    while (queue.length > 0 && out.length < max) {
-      const [directory, prefix] = queue.shift()!
-      const entries = yield* readDirectory(directory).pipe(
-        Effect.catchIf((error) => error.reason === "NotFound" && directory !== root, () => Effect.succeed([]))
-      )
-      for (const entry of entries) {
-        const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`
-        const absolute = NodePath.join(directory, entry.name)
-        if (entry.kind === "Directory" && options.enter !== undefined && !options.enter(relative, entry.name)) continue
-        const info = yield* lstat(absolute).pipe(
-          Effect.map((i): FileInfo | undefined => i),
-          Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(undefined))
-        )
-        if (info === undefined) continue
-        out.push({ relative, absolute, info })
-        if (out.length >= max) break
-        if (info.kind === "Directory") queue.push([absolute, relative])
-      }
+    const queue: Array<WalkedDirectory> = [{ absolute: root, relative: "", depth: 0 }]
+    for (let next = 0; next < queue.length && out.length < max; next++) {
+      yield* walkDirectory(queue[next]!, next === 0, options, max, out, queue)
     }
     return out
   })
