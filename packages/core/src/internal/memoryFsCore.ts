@@ -175,6 +175,19 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
    */
   readonly mtimeMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number | MemoryFsError>>
   /**
+   * What is at each of many paths (`lstat`, a link reported not followed) in one synchronous batch (a directory
+   * walk's entries): per path its info or its failure, in order. Never fails as a whole.
+   */
+  readonly lstatMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<FileInfo | MemoryFsError>>
+  /**
+   * `readFile` of many paths with the same options, in one synchronous batch (an audit reading every file of a
+   * directory): per path its text or its failure, in order. Never fails as a whole.
+   */
+  readonly readFileMany: (
+    paths: ReadonlyArray<string>,
+    options: ReadOptions
+  ) => Effect.Effect<ReadonlyArray<FileText | MemoryFsError>>
+  /**
    * The heads of many files in one synchronous batch (the scan): each is opened like `readHead` (never following
    * a link in its last component, never blocking, regular files only), handed to `visitor.file` to read from
    * into the caller's buffer, and closed. Never fails as a whole: a file's failure goes to `visitor.failed`.

@@ -131,6 +131,11 @@ export const makeMemoryFsInMemory = (
   const mtimeMany = (paths: ReadonlyArray<string>) =>
     Effect.forEach(paths, (path) => Effect.merge(Effect.map(lstat(path), (info) => info.mtimeMs)))
 
+  const lstatMany = (paths: ReadonlyArray<string>) => Effect.forEach(paths, (path) => Effect.merge(lstat(path)))
+
+  const readFileMany = (paths: ReadonlyArray<string>, options: ReadOptions) =>
+    Effect.forEach(paths, (path) => Effect.merge(readFile(path, options)))
+
   const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
     Effect.forEach(paths, (path, index) =>
       Effect.match(regularFile("open", path), {
@@ -296,6 +301,8 @@ export const makeMemoryFsInMemory = (
     readHead,
     readDirectory,
     mtimeMany,
+    lstatMany,
+    readFileMany,
     visitHeads,
     realPath,
     walk,

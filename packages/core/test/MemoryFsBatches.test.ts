@@ -1,10 +1,14 @@
 /**
- * `MemoryFs.walk`, live (a real temp dir, links, a FIFO, more entries than one lstat batch) and in memory: the same
- * entries in the same order, links reported and never followed, `enter`, `maxDepth` and `maxEntries` honoured.
+ * The listing batches of `MemoryFs`, live (a real temp dir with links, a FIFO, a hard link, more entries than one
+ * lstat batch) and in memory:
+ * - `walk`: the same entries in the same order, links reported and never followed, `enter`, `maxDepth` and
+ *   `maxEntries` honoured;
+ * - `lstatMany` and `readFileMany`: per path exactly what `lstat` and `readFile` answer one at a time.
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as nodeFs from "node:fs"
@@ -116,4 +120,71 @@ describe("MemoryFs.walk", () => {
         ...expectedAll.filter((e) => !e.startsWith(".hidden") && e.split(":")[0]!.split("/").length <= 2)
       ])
     }))
+})
+
+/** A result as comparable data: the value, or the error's reason and detail. */
+const outcome = <A>(result: Either.Either<A, MemoryFs.MemoryFsError> | A | MemoryFs.MemoryFsError) => {
+  const value = Either.isEither(result) ? Either.merge(result) : result
+  return value instanceof MemoryFs.MemoryFsError ? { reason: value.reason, detail: value.detail } : value
+}
+
+describe("MemoryFs.lstatMany / readFileMany", () => {
+  it.scoped("live: each path answered as lstat and readFile answer it alone (links, FIFOs, hard links, limits)", () =>
+    Effect.gen(function*() {
+      const fs = yield* MemoryFs.MemoryFs
+      const { root } = plant(yield* scratch)
+      nodeFs.writeFileSync(path.join(root, "big.md"), "z".repeat(300))
+      nodeFs.writeFileSync(path.join(root, "linked.md"), "twice")
+      nodeFs.linkSync(path.join(root, "linked.md"), path.join(root, "hard.md"))
+      const paths = [
+        "top.md",
+        "a/one.md",
+        "out.md",
+        "dir-link",
+        "pipe.md",
+        "hard.md",
+        "big.md",
+        "missing.md",
+        "a",
+        "dir-link/secret.md"
+      ].map((p) => path.join(root, p))
+      const options = { maxBytes: 100, singleLink: true, within: root }
+      const alone = yield* Effect.forEach(paths, (p) => Effect.either(fs.readFile(p, options)))
+      const batch = yield* fs.readFileMany(paths, options)
+      assert.deepStrictEqual(batch.map(outcome), alone.map(outcome))
+      assert.deepStrictEqual(batch.map((r) => r instanceof MemoryFs.MemoryFsError ? r.reason : "ok"), [
+        "ok",
+        "ok",
+        "SymbolicLink",
+        "SymbolicLink",
+        "NotRegularFile",
+        "NotRegularFile",
+        "TooLarge",
+        "NotFound",
+        "NotRegularFile",
+        "Escapes"
+      ])
+      const lstats = yield* fs.lstatMany(paths)
+      const lstatAlone = yield* Effect.forEach(paths, (p) => Effect.either(fs.lstat(p)))
+      assert.deepStrictEqual(lstats.map(outcome), lstatAlone.map(outcome))
+      assert.deepStrictEqual(yield* fs.readFileMany([], options), [])
+    }).pipe(Effect.provide(MemoryFs.layer)))
+
+  it.effect("in memory: each path answered as lstat and readFile answer it alone", () =>
+    Effect.gen(function*() {
+      const fs = yield* MemoryFs.MemoryFs
+      const paths = ["/m/top.md", "/m/out.md", "/m/pipe.md", "/m/missing.md", "/m/big.md"]
+      const options = { maxBytes: 10 }
+      const alone = yield* Effect.forEach(paths, (p) => Effect.either(fs.readFile(p, options)))
+      assert.deepStrictEqual((yield* fs.readFileMany(paths, options)).map(outcome), alone.map(outcome))
+      const lstatAlone = yield* Effect.forEach(paths, (p) => Effect.either(fs.lstat(p)))
+      assert.deepStrictEqual((yield* fs.lstatMany(paths)).map(outcome), lstatAlone.map(outcome))
+    }).pipe(
+      Effect.provide(MemoryFs.layerMemory({
+        "/m/top.md": "top",
+        "/m/big.md": "z".repeat(300),
+        "/m/out.md": { symlink: "/m/top.md" },
+        "/m/pipe.md": { fifo: true }
+      }))
+    ))
 })
