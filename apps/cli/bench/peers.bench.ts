@@ -41,7 +41,9 @@ const serverMemory = path.join(here, "../node_modules/@modelcontextprotocol/serv
 const benchDir = path.join(repoRoot, ".bench")
 const SIZES = process.env.MEMDIR_BENCH_SIZES !== undefined ?
   process.env.MEMDIR_BENCH_SIZES.split(",").map(Number) :
-  process.argv.includes("--full") ? [200, 1_000, 20_000, 50_000] : [200, 1_000, 20_000]
+  process.argv.includes("--full")
+  ? [200, 1_000, 20_000, 50_000]
+  : [200, 1_000, 20_000]
 const ROUNDS = Number(process.env.MEMDIR_BENCH_ROUNDS ?? 5)
 const QUERY = "database migration"
 const GENERATOR_VERSION = 1
@@ -217,7 +219,6 @@ const memdirTools = (memoryDir: string) =>
       const backend = yield* MemoryToolBackend.MemoryToolBackend
       const guard = yield* TeamGuard.TeamGuard
       const root = { memoryDir }
-      const browse = Layer.succeed(Scanner.Scanner, scanner)
       return {
         scan: () => Effect.runPromise(scanner.scan(memoryDir)),
         list: tool("memory_list"),
@@ -225,7 +226,9 @@ const memdirTools = (memoryDir: string) =>
         storeList: () => Effect.runPromise(store.list(root)),
         // the MCP server's memory_list and resources list: every header, by scope and type
         browseList: () =>
-          Effect.runPromise(Browse.listMemories({ memoryDir, teamEnabled: false }).pipe(Effect.provide(browse))),
+          Effect.runPromise(
+            Browse.listMemories({ memoryDir, teamEnabled: false }).pipe(Effect.provideService(Scanner.Scanner, scanner))
+          ),
         backendView: () => Effect.runPromise(backend.run(root, { command: "view", path: "/memories" })),
         // `memdir team audit` over a directory of this size (the corpus as if it were team/)
         audit: () => Effect.runPromise(guard.audit(memoryDir))
