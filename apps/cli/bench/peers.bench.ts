@@ -13,14 +13,18 @@
  *   tsx apps/cli/bench/peers.bench.ts            sizes 200, 1k, 20k
  *   tsx apps/cli/bench/peers.bench.ts --full     adds 50k
  *   MEMDIR_BENCH_ROUNDS=9                        rounds per case (default 5)
+ *   MEMDIR_BENCH_SIZES=200,20000                 these corpus sizes only
  *   MEMDIR_BENCH_CLI=path/to/memdir.js           another bundle (e.g. a saved build of main, for a before/after)
  */
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
 import { NodeContext } from "@effect/platform-node"
+import * as Browse from "@memdir/core/Browse"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
 import * as MemoryStore from "@memdir/core/MemoryStore"
+import * as MemoryToolBackend from "@memdir/core/MemoryToolBackend"
 import * as MemoryTools from "@memdir/core/MemoryTools"
 import * as Scanner from "@memdir/core/Scanner"
+import * as TeamGuard from "@memdir/core/TeamGuard"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
@@ -35,7 +39,11 @@ const repoRoot = path.resolve(here, "../../..")
 const cli = path.resolve(process.env.MEMDIR_BENCH_CLI ?? path.join(repoRoot, "apps/cli/dist/memdir.js"))
 const serverMemory = path.join(here, "../node_modules/@modelcontextprotocol/server-memory/dist/index.js")
 const benchDir = path.join(repoRoot, ".bench")
-const SIZES = process.argv.includes("--full") ? [200, 1_000, 20_000, 50_000] : [200, 1_000, 20_000]
+const SIZES = process.env.MEMDIR_BENCH_SIZES !== undefined ?
+  process.env.MEMDIR_BENCH_SIZES.split(",").map(Number) :
+  process.argv.includes("--full")
+  ? [200, 1_000, 20_000, 50_000]
+  : [200, 1_000, 20_000]
 const ROUNDS = Number(process.env.MEMDIR_BENCH_ROUNDS ?? 5)
 const QUERY = "database migration"
 const GENERATOR_VERSION = 1
@@ -187,7 +195,8 @@ const median = (xs: ReadonlyArray<number>) => {
 // Peers and memdir in process
 // ---------------------------------------------------------------------------------------------------------------
 
-const toolsLayer = MemoryStore.layerNode.pipe(
+const toolsLayer = MemoryToolBackend.layer.pipe(
+  Layer.provideMerge(MemoryStore.layerNode),
   Layer.provideMerge(Layer.mergeAll(Scanner.layerNode, MemoryIndex.layer)),
   Layer.provideMerge(NodeContext.layer)
 )
@@ -206,10 +215,23 @@ const memdirTools = (memoryDir: string) =>
             return result.content
           })
       }
+      const store = yield* MemoryStore.MemoryStore
+      const backend = yield* MemoryToolBackend.MemoryToolBackend
+      const guard = yield* TeamGuard.TeamGuard
+      const root = { memoryDir }
       return {
         scan: () => Effect.runPromise(scanner.scan(memoryDir)),
         list: tool("memory_list"),
-        read: tool("memory_read")
+        read: tool("memory_read"),
+        storeList: () => Effect.runPromise(store.list(root)),
+        // the MCP server's memory_list and resources list: every header, by scope and type
+        browseList: () =>
+          Effect.runPromise(
+            Browse.listMemories({ memoryDir, teamEnabled: false }).pipe(Effect.provideService(Scanner.Scanner, scanner))
+          ),
+        backendView: () => Effect.runPromise(backend.run(root, { command: "view", path: "/memories" })),
+        // `memdir team audit` over a directory of this size (the corpus as if it were team/)
+        audit: () => Effect.runPromise(guard.audit(memoryDir))
       }
     }).pipe(Effect.provide(toolsLayer))
   )
@@ -324,6 +346,10 @@ const main = async () => {
       }),
       "in-process scan": inProcess(tools.scan),
       "memory_list tool": inProcess(() => tools.list({})),
+      "MemoryStore.list": inProcess(tools.storeList),
+      "Browse list (MCP memory_list)": inProcess(tools.browseList),
+      "memory-tool backend view (dir)": inProcess(tools.backendView),
+      "team audit (walk, read, secrets)": inProcess(tools.audit),
       "memory_read tool (one file)": inProcess(() => tools.read({ path: c.oneFile })),
       "SDK memory tool view (directory)": inProcess(() => sdkTool.view({ command: "view", path: "/memories" })),
       "SDK memory tool view (one file)": inProcess(() =>
@@ -339,6 +365,13 @@ const main = async () => {
     row(c.size, samples, "in-process scan", "in-process floor: sync 4 KiB + fstat", 1.3)
     row(c.size, samples, "memory_list tool", "in-process scan", 1.2)
     row(c.size, samples, "memory_list tool", "SDK memory tool view (directory)", 1)
+    row(c.size, samples, "MemoryStore.list", "in-process scan", 1.2)
+    row(c.size, samples, "Browse list (MCP memory_list)", "in-process scan", 1.2)
+    row(c.size, samples, "memory-tool backend view (dir)", "in-process scan", 1.2)
+    row(c.size, samples, "memory-tool backend view (dir)", "SDK memory tool view (directory)", 1)
+    // reads every file whole and looks for secrets: context, against the scan and the plain reads
+    row(c.size, samples, "team audit (walk, read, secrets)", "in-process scan")
+    row(c.size, samples, "team audit (walk, read, secrets)", "in-process floor: sync 4 KiB + fstat")
     row(c.size, samples, "memory_read tool (one file)", "SDK memory tool view (one file)")
   }
 

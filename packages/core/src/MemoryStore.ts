@@ -217,6 +217,9 @@ export const writeRefusal = (
   return undefined
 }
 
+/** A key with a hidden segment (memdir's own state): never listed. */
+const isHiddenKey = (key: string): boolean => key.split("/").some((segment) => segment.startsWith("."))
+
 /**
  * `team` or `logs` in another case as the first segment (`Team/`, `LOGS/`, `logſ/`): on a case-insensitive file
  * system (macOS's default APFS, Windows) it is the same directory, and would skip that directory's rules (the team
@@ -662,11 +665,13 @@ export const make = Effect.gen(function*() {
       Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed([])),
       Effect.mapError(ioOnly(dir ?? ""))
     )
+    const prefix = start === memoryRoot ? "" : `${located.contained.key}/`
+    // The walk enters no hidden directory: below `dir`, only a file's own name can be hidden.
+    if (isHiddenKey(prefix)) return []
     const out: Array<StoreEntry> = []
     for (const entry of entries) {
-      if (entry.info.kind !== "File") continue
-      const key = start === memoryRoot ? entry.relative : `${located.contained.key}/${entry.relative}`
-      if (key.split("/").some((segment) => segment.startsWith("."))) continue
+      if (entry.info.kind !== "File" || entry.relative.startsWith(".", entry.relative.lastIndexOf("/") + 1)) continue
+      const key = prefix + entry.relative
       const scope = scopeOf(key)
       if (scope === "team" && root.teamEnabled !== true) continue
       out.push({ key, scope, path: entry.absolute, size: entry.info.size, mtimeMs: entry.info.mtimeMs })

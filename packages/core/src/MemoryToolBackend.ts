@@ -200,15 +200,26 @@ export interface ListedEntry {
   readonly size: number
 }
 
+/** An entry with its path's segments, split once for the sort. */
+interface Sortable {
+  readonly entry: ListedEntry
+  readonly segments: ReadonlyArray<string>
+}
+
 /** Depth first, each directory's entries by name (the reference's `readdir().sort()`). */
-const byTreeOrder = (a: ListedEntry, b: ListedEntry): number => {
-  const x = a.relative.split("/")
-  const y = b.relative.split("/")
+const byTreeOrder = (a: Sortable, b: Sortable): number => {
+  const x = a.segments
+  const y = b.segments
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
     if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1
   }
   return x.length - y.length
 }
+
+const inTreeOrder = (entries: ReadonlyArray<ListedEntry>): ReadonlyArray<ListedEntry> =>
+  entries.map((entry): Sortable => ({ entry, segments: entry.relative.split("/") })).sort(byTreeOrder).map((s) =>
+    s.entry
+  )
 
 /** `view` of a directory: the header, the directory's own line, then its entries up to two levels deep. */
 export const renderListing = (toolPath: string, directorySize: number, entries: ReadonlyArray<ListedEntry>): string => {
@@ -216,7 +227,7 @@ export const renderListing = (toolPath: string, directorySize: number, entries: 
     `and node_modules:`
   const lines = [
     `${formatSize(directorySize)}\t${toolPath}`,
-    ...[...entries].sort(byTreeOrder).map((entry) =>
+    ...inTreeOrder(entries).map((entry) =>
       `${formatSize(entry.size)}\t${toolPath}/${entry.relative}${entry.directory ? "/" : ""}`
     )
   ]
@@ -270,6 +281,9 @@ export const insertAt = (
   lines.splice(insertLine, 0, insertText.replace(/\n$/, ""))
   return Either.right({ text: lines.join("\n"), result: `The file ${toolPath} has been edited.` })
 }
+
+/** A name `view` lists: not hidden, not node_modules. */
+const isListedName = (name: string): boolean => !name.startsWith(".") && name !== "node_modules"
 
 /** memdir's own files that `view` never lists: the index of the memory directory and of `team/`. */
 const isIndexKey = (key: string): boolean => key === INDEX_FILE || key === `${TEAM_DIR}/${INDEX_FILE}`
@@ -343,19 +357,25 @@ export const make = Effect.gen(function*() {
   const listDirectory = (root: MemoryRoot, toolPath: string, located: Located, size: number) =>
     Effect.gen(function*() {
       const base = located.contained.key
+      // Hidden entries and node_modules are never entered; below the viewed directory only a name can be one.
       const walked = yield* fs.walk(diskPath(located), {
-        enter: (relative, name) => !name.startsWith(".") && name !== "node_modules" && relative.split("/").length <= 2
+        enter: (_relative, name) => isListedName(name),
+        maxDepth: LIST_DEPTH
       }).pipe(Effect.mapError(ioError))
       const entries: Array<ListedEntry> = []
       for (const entry of walked) {
-        const segments = entry.relative.split("/")
-        if (segments.length > LIST_DEPTH) continue
-        if (segments.some((s) => s.startsWith(".") || s === "node_modules")) continue
+        const relative = entry.relative
+        const slash = relative.indexOf("/")
+        if (!isListedName(relative.slice(relative.lastIndexOf("/") + 1))) continue
         if (entry.info.kind !== "File" && entry.info.kind !== "Directory") continue
-        const key = base === "" ? entry.relative : `${base}/${entry.relative}`
+        const key = base === "" ? relative : `${base}/${relative}`
         if (isIndexKey(key)) continue
-        if (base === "" && segments[0] === TEAM_DIR && root.teamEnabled !== true) continue
-        entries.push({ relative: entry.relative, directory: entry.info.kind === "Directory", size: entry.info.size })
+        if (
+          base === "" && root.teamEnabled !== true && (slash === -1 ? relative : relative.slice(0, slash)) === TEAM_DIR
+        ) {
+          continue
+        }
+        entries.push({ relative, directory: entry.info.kind === "Directory", size: entry.info.size })
       }
       return renderListing(toolPath, size, entries)
     })

@@ -25,18 +25,21 @@ import { type AgentTool, defineTool, ToolFailure } from "./Agent.js"
 import { Containment } from "./Containment.js"
 import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
+import { GitAges } from "./GitAges.js"
+import { headBuffer as makeHeadBuffer, headersOf } from "./internal/listHeads.js"
 import { compileSafeRegex, makeLineSearch } from "./internal/safeRegex.js"
+import { isCandidatePath } from "./internal/scanPaths.js"
 import { TEAM_DIR } from "./Memory.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import { checkIndexCaps, INDEX_FILE, MemoryIndex } from "./MemoryIndex.js"
 import {
   type MemoryRoot,
   MemoryStore,
+  type StoreEntry,
   type StoreReadError,
   type StoreRemoveError,
   type StoreWriteError
 } from "./MemoryStore.js"
-import { Scanner } from "./Scanner.js"
 
 /** Lines of one `read_file` / `memory_read` answer at most. */
 export const READ_MAX_LINES = 2000
@@ -137,13 +140,12 @@ const looksBinary = (text: string): boolean => text.slice(0, 8192).includes("\u0
 const toPosix = (relative: string): string => relative.split(/[\\/]/).join("/")
 
 /** What the tools run on: the memory store (every memory path), the file system and containment (project tools). */
-export type MemoryToolsRequirements = MemoryStore | MemoryFs | Containment | MemoryIndex | Scanner
+export type MemoryToolsRequirements = MemoryStore | MemoryFs | Containment | MemoryIndex
 
 export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryToolsOptions) {
   const store = yield* MemoryStore
   const fs = yield* MemoryFs
   const containment = yield* Containment
-  const scanner = yield* Scanner
   const index = yield* MemoryIndex
   const changes = yield* Ref.make<ReadonlyArray<MemoryChange>>([])
   const refusals = yield* Ref.make<ReadonlyArray<ToolRefusal>>([])
@@ -243,8 +245,20 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   // Memory tools
   // -------------------------------------------------------------------------------------------------------------
 
-  const describeByPath = (memoryDir: string) =>
-    Effect.map(scanner.scan(memoryDir), (scan) => new Map(scan.memories.map((m) => [m.path, m])))
+  // Commit times of a git-tracked memory directory, when the caller provides them (as the scanner counts ages).
+  const gitAges = yield* Effect.serviceOption(GitAges)
+  const headBuffer = makeHeadBuffer()
+
+  /** The headers of the entries a listing shows (only those: a listing never reads the files it does not show). */
+  const describeShown = (shown: ReadonlyArray<StoreEntry>) =>
+    Effect.gen(function*() {
+      const files = shown.filter((entry) => isCandidatePath(entry.key, [])).map((entry) => ({
+        key: entry.key,
+        path: entry.path
+      }))
+      const commitTimes = Option.isSome(gitAges) ? yield* gitAges.value.commitTimes(memoryRoot) : undefined
+      return yield* headersOf(fs, headBuffer, files, commitTimes)
+    })
 
   const memoryList = defineTool({
     name: "memory_list",
@@ -262,14 +276,13 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         Effect.gen(function*() {
           yield* hiddenRefusal(dir ?? "")
           const entries = yield* store.list(root, dir ?? "").pipe(Effect.catchAll(fromStore("memory_list", dir ?? "")))
-          const described = yield* describeByPath(memoryRoot)
-          const lines = entries.slice(0, LIST_MAX_ENTRIES).map((entry) => {
+          const shown = entries.slice(0, LIST_MAX_ENTRIES)
+          const described = yield* describeShown(shown)
+          const lines = shown.map((entry) => {
             const memory = described.get(entry.key)
             return memory === undefined ?
               `- ${entry.key} (${entry.size} bytes)` :
-              `- [${memory.type}] ${entry.key} (${
-                new Date(memory.writtenAt ?? memory.mtime).toISOString()
-              }): ${memory.description}`
+              `- [${memory.type}] ${entry.key} (${new Date(memory.writtenAt).toISOString()}): ${memory.description}`
           })
           const more = entries.length - lines.length
           if (lines.length === 0) return "(no files)"

@@ -87,6 +87,8 @@ const SEQUENCE: ReadonlyArray<Input> = [
   { command: "create", path: "/memories/feedback_testing.md", file_text: TESTING },
   { command: "create", path: "/memories/feedback_testing.md", file_text: TESTING },
   { command: "create", path: "/memories/notes/project_db.md", file_text: DATABASE },
+  // three levels down: listed from /memories/notes, not from /memories (two levels deep)
+  { command: "create", path: "/memories/notes/old/project_deep.md", file_text: DATABASE },
   { command: "create", path: "/memories", file_text: TESTING },
   { command: "view", path: "/memories" },
   { command: "view", path: "/memories/" },
@@ -169,7 +171,10 @@ describe("MemoryToolBackend: conformance with BetaLocalFilesystemMemoryTool", ()
           fs.lstatSync(path.join(dir, f)).isFile()
         ).sort().map((f) => [f, fs.readFileSync(path.join(dir, f), "utf8")])
       assert.deepStrictEqual(files(w.memoryDir), files(w.referenceDir))
-      assert.deepStrictEqual(files(w.memoryDir).map(([f]) => f), ["archive/feedback_tests.md"])
+      assert.deepStrictEqual(files(w.memoryDir).map(([f]) => f), [
+        "archive/feedback_tests.md",
+        path.join("notes", "old", "project_deep.md")
+      ])
     } finally {
       w.cleanup()
     }

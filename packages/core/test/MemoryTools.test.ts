@@ -14,8 +14,8 @@ import {
   layerWith as memoryIndexLayerWith
 } from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
-import { boundText, make, type MemoryToolsOptions, READ_MAX_LINES } from "../src/MemoryTools.js"
-import { layerNode as scannerLayer } from "../src/Scanner.js"
+import { boundText, LIST_MAX_ENTRIES, make, type MemoryToolsOptions, READ_MAX_LINES } from "../src/MemoryTools.js"
+import { layerNode as scannerLayer, Scanner } from "../src/Scanner.js"
 import { layer as teamGuardLayer, type TeamGuard, TeamGuard as TeamGuardTag } from "../src/TeamGuard.js"
 
 const services = MemoryStore.layerNode.pipe(
@@ -404,6 +404,83 @@ describe("MemoryTools: reading and listing memory", () => {
       assert.include(listing.content, INDEX_FILE)
       assert.notInclude(listing.content, ".extract")
       assert.notInclude(listing.content, "team/")
+    }).pipe(Effect.provide(services)))
+
+  // live clock: the `modified:` times are compared with now
+  it.scopedLive("memory_list reads only the heads it shows and describes them as the scan would, past the cap too", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { memoryDir } = yield* sandbox
+      // more memories than one answer shows, and every kind of file a listing meets
+      for (let i = 0; i < LIST_MAX_ENTRIES + 40; i++) {
+        const name = `feedback_${String(i).padStart(4, "0")}.md`
+        yield* fs.writeFileString(`${memoryDir}/${name}`, memoryFile(`R${i}`, `rule ${i}`))
+      }
+      yield* fs.writeFileString(`${memoryDir}/aa_broken.md`, "---\nname: [unclosed\n---\nbody\n")
+      yield* fs.writeFileString(`${memoryDir}/aa_plain.md`, "no header at all\n")
+      yield* fs.writeFileString(`${memoryDir}/aa_notes.txt`, "not markdown\n")
+      yield* fs.writeFileString(
+        `${memoryDir}/aa_dated.md`,
+        `---\nname: Dated\ndescription: has its own time\ntype: project\nmodified: 2026-01-02T03:04:05.000Z\n---\n`
+      )
+      yield* fs.makeDirectory(`${memoryDir}/aa_sub/logs`, { recursive: true })
+      yield* fs.writeFileString(`${memoryDir}/aa_sub/user_deep.md`, memoryFile("Deep", "deep one", "user"))
+      yield* fs.writeFileString(`${memoryDir}/aa_sub/logs/user_log.md`, memoryFile("Log", "not a memory", "user"))
+      yield* fs.writeFileString(`${memoryDir}/aa_sub/${INDEX_FILE}`, memoryFile("Index", "not a memory", "user"))
+      yield* fs.makeDirectory(`${memoryDir}/logs/2026/01`, { recursive: true })
+      yield* fs.writeFileString(`${memoryDir}/logs/2026/01/2026-01-01.md`, "- a log line\n")
+      yield* fs.writeFileString(`${memoryDir}/${INDEX_FILE}`, "- [R0](feedback_0000.md) — rule 0\n")
+      yield* fs.symlink(`${memoryDir}/feedback_0001.md`, `${memoryDir}/aa_link.md`)
+
+      const opened: Array<string> = []
+      const counting = Layer.effect(
+        MemoryFs.MemoryFs,
+        Effect.map(MemoryFs.MemoryFs, (live) =>
+          MemoryFs.MemoryFs.of({
+            ...live,
+            visitHeads: (paths, visitor) =>
+              Effect.suspend(() => {
+                opened.push(...paths)
+                return live.visitHeads(paths, visitor)
+              })
+          }))
+      ).pipe(Layer.provide(MemoryFs.layer))
+      const countedServices = MemoryStore.layerWithContainment.pipe(
+        Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, teamGuardLayer)),
+        Layer.provideMerge(counting),
+        Layer.provideMerge(NodeContext.layer)
+      )
+      const listing = yield* Effect.flatMap(toolsetFor({ memoryDir }), (tools) => tools.call("memory_list", {})).pipe(
+        Effect.provide(countedServices)
+      )
+      assert.isFalse(listing.isError, listing.content)
+
+      // What the listing said before it read only its page: every head scanned, the shown entries described.
+      const store = yield* MemoryStore.MemoryStore
+      const scan = yield* (yield* Scanner).scan(memoryDir)
+      const described = new Map(scan.memories.map((m) => [m.path, m]))
+      const entries = yield* store.list({ memoryDir })
+      const expected = entries.slice(0, LIST_MAX_ENTRIES).map((entry) => {
+        const m = described.get(entry.key)
+        return m === undefined ?
+          `- ${entry.key} (${entry.size} bytes)` :
+          `- [${m.type}] ${entry.key} (${new Date(m.writtenAt ?? m.mtime).toISOString()}): ${m.description}`
+      })
+      const more = entries.length - LIST_MAX_ENTRIES
+      assert.isAbove(more, 0)
+      assert.strictEqual(listing.content, `${expected.join("\n")}\n[… ${more} more files not shown]`)
+      assert.include(listing.content, "- [project] aa_dated.md (2026-01-02T03:04:05.000Z): has its own time")
+      assert.include(listing.content, "- [user] aa_sub/user_deep.md (")
+      assert.match(listing.content, /- aa_plain\.md \(\d+ bytes\)/)
+      assert.match(listing.content, /- aa_sub\/logs\/user_log\.md \(\d+ bytes\)/)
+      assert.notInclude(listing.content, "aa_link.md")
+
+      // Only the memory files on the page were opened, each once.
+      const shownMemories = entries.slice(0, LIST_MAX_ENTRIES).filter((e) =>
+        e.key.endsWith(".md") && !e.key.endsWith(INDEX_FILE) && !e.key.split("/").includes("logs")
+      )
+      assert.deepStrictEqual([...opened].sort(), shownMemories.map((e) => e.path).sort())
+      assert.notInclude(opened, `${memoryDir}/feedback_0539.md`)
     }).pipe(Effect.provide(services)))
 
   it.scoped("memory_read bounds long files and says how to read on", () =>

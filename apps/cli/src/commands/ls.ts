@@ -9,23 +9,8 @@ import { common, jsonOption, memdirHandler } from "../Common.js"
 import { terminalLine } from "../Terminal.js"
 import { locateTeam } from "./teamMemory.js"
 
-interface Listed {
-  readonly path: string
-  readonly scope: string
-  readonly name: string
-  readonly description: string
-  readonly type: string
-  readonly mtime: string
-  /** When the memory was written (its `modified:`, last commit or mtime): the age counts from it. */
-  readonly written: string
-  readonly writtenFrom: string
-  readonly ageDays: number
-  readonly age: string
-  readonly warning?: string
-}
-
 /** The fields of a scanned memory header that a listing shows. */
-interface Shown {
+export interface Shown {
   readonly path: string
   readonly name: string
   readonly description: string
@@ -36,45 +21,60 @@ interface Shown {
   readonly warning?: string | undefined
 }
 
-const listed = (m: Shown, age: { readonly ageDays: number; readonly age: string }): Listed => ({
-  path: m.path,
-  scope: scopeOf(m.path),
-  name: m.name,
-  description: m.description,
-  type: m.type,
-  mtime: new Date(m.mtime).toISOString(),
-  written: new Date(m.writtenAt ?? m.mtime).toISOString(),
-  writtenFrom: m.writtenFrom ?? "mtime",
-  ageDays: age.ageDays,
-  age: age.age,
-  ...(m.warning === undefined ? {} : { warning: m.warning })
-})
+export interface ShownAge {
+  readonly ageDays: number
+  readonly age: string
+}
+
+const json = (value: string | number): string => JSON.stringify(value)
+
+/** Indentation of a memory's keys inside the document's `memories` array (`JSON.stringify(…, null, 2)`). */
+const KEY = "\n      "
+
+/**
+ * One memory of `ls --json` as `JSON.stringify(entry, null, 2)` prints it at nesting depth 2 (inside the document's
+ * array), written directly: keys path, scope, name, description, type, mtime, written, writtenFrom, ageDays, age and,
+ * when there is one, warning. No object per memory, no pretty printer pass over it.
+ */
+export const memoryJson = (m: Shown, age: ShownAge): string => {
+  const mtime = new Date(m.mtime).toISOString()
+  const written = m.writtenAt === undefined || m.writtenAt === m.mtime ? mtime : new Date(m.writtenAt).toISOString()
+  return `{${KEY}"path": ${json(m.path)},${KEY}"scope": ${json(scopeOf(m.path))},${KEY}"name": ${json(m.name)},` +
+    `${KEY}"description": ${json(m.description)},${KEY}"type": ${json(m.type)},${KEY}"mtime": "${mtime}",` +
+    `${KEY}"written": "${written}",${KEY}"writtenFrom": ${json(m.writtenFrom ?? "mtime")},` +
+    `${KEY}"ageDays": ${json(age.ageDays)},${KEY}"age": ${json(age.age)}` +
+    (m.warning === undefined ? "" : `,${KEY}"warning": ${json(m.warning)}`) + "\n    }"
+}
 
 /** `value` as `JSON.stringify(value, null, 2)` prints it at nesting depth 2 (inside the document's arrays). */
 const nested = (value: unknown): string => JSON.stringify(value, null, 2).replace(/\n/g, "\n    ")
 
 /**
  * The pieces of `JSON.stringify({ memoryDir, memories, problems }, null, 2)`, one array element at a time, so a
- * listing of 50k memories is never one 17 MB string. JSON escapes newlines inside strings, so indenting after
- * each newline is exactly what the pretty printer does.
+ * listing of 50k memories is never one 17 MB string. `memories` are already rendered (`memoryJson`); a problem is
+ * printed here. JSON escapes newlines inside strings, so indenting after each newline is exactly what the pretty
+ * printer does.
  */
 export function* listingJson(
   memoryDir: string,
-  memories: Iterable<unknown>,
+  memories: Iterable<string>,
   problems: Iterable<unknown>
 ): Generator<string> {
-  const array = function*(items: Iterable<unknown>): Generator<string> {
+  const array = function*(items: Iterable<string>): Generator<string> {
     let first = true
     for (const item of items) {
-      yield (first ? "[\n    " : ",\n    ") + nested(item)
+      yield (first ? "[\n    " : ",\n    ") + item
       first = false
     }
     yield first ? "[]" : "\n  ]"
   }
+  const rendered = function*(items: Iterable<unknown>): Generator<string> {
+    for (const item of items) yield nested(item)
+  }
   yield `{\n  "memoryDir": ${JSON.stringify(memoryDir)},\n  "memories": `
   yield* array(memories)
   yield `,\n  "problems": `
-  yield* array(problems)
+  yield* array(rendered(problems))
   yield "\n}"
 }
 
@@ -117,7 +117,7 @@ export const lsCommand = Command.make(
       if (json) {
         // Streamed: each memory's entry is built and written in turn, never the whole document at once.
         const entries = function*() {
-          for (let i = 0; i < scan.memories.length; i++) yield listed(scan.memories[i]!, ages[i]!)
+          for (let i = 0; i < scan.memories.length; i++) yield memoryJson(scan.memories[i]!, ages[i]!)
         }
         return yield* streamLines(listingJson(location.memoryDir, entries(), problems))
       }
@@ -127,10 +127,9 @@ export const lsCommand = Command.make(
       // one write for the whole listing: thousands of memories are common
       if (scan.memories.length > 0) {
         yield* Console.log(
-          scan.memories.map((header, i) => {
-            const m = listed(header, ages[i]!)
-            return terminalLine(`${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`)
-          }).join("\n")
+          scan.memories.map((m, i) =>
+            terminalLine(`${m.path}  [${m.type}] ${m.name} (${ages[i]!.age}) — ${m.description}`)
+          ).join("\n")
         )
       }
       for (const p of problems) yield* Console.error(`problem: ${terminalLine(p.path)}: ${terminalLine(p.message)}`)

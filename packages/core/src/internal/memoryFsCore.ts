@@ -148,6 +148,11 @@ export interface WalkOptions {
   readonly enter?: ((relative: string, name: string) => boolean) | undefined
   /** Stop after this many entries. */
   readonly maxEntries?: number | undefined
+  /**
+   * Report entries at most this many levels below `root` (1: its own entries); a directory at that depth is
+   * reported, not entered. Default: no limit.
+   */
+  readonly maxDepth?: number | undefined
 }
 
 export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
@@ -170,12 +175,28 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
    */
   readonly mtimeMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number | MemoryFsError>>
   /**
+   * What is at each of many paths (`lstat`, a link reported not followed) in one synchronous batch (a directory
+   * walk's entries): per path its info or its failure, in order. Never fails as a whole.
+   */
+  readonly lstatMany: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<FileInfo | MemoryFsError>>
+  /**
+   * `readFile` of many paths with the same options, in one synchronous batch (an audit reading every file of a
+   * directory): per path its text or its failure, in order. Never fails as a whole.
+   */
+  readonly readFileMany: (
+    paths: ReadonlyArray<string>,
+    options: ReadOptions
+  ) => Effect.Effect<ReadonlyArray<FileText | MemoryFsError>>
+  /**
    * The heads of many files in one synchronous batch (the scan): each is opened like `readHead` (never following
    * a link in its last component, never blocking, regular files only), handed to `visitor.file` to read from
    * into the caller's buffer, and closed. Never fails as a whole: a file's failure goes to `visitor.failed`.
    */
   readonly visitHeads: (paths: ReadonlyArray<string>, visitor: HeadVisitor) => Effect.Effect<void>
-  /** Every entry under `root`, sorted by name per directory, never following symbolic links. */
+  /**
+   * Every entry under `root`, breadth first, sorted by name per directory, never following symbolic links (each
+   * entry's info is its `lstat`; an entry gone since its directory was listed is left out).
+   */
   readonly walk: (root: string, options?: WalkOptions) => Effect.Effect<ReadonlyArray<WalkEntry>, MemoryFsError>
   /** Creates `path` and its missing parents (0700). */
   readonly makeDirectory: (path: string, options?: { readonly within?: string | undefined }) => Effect.Effect<

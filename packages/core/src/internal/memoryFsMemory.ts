@@ -131,6 +131,11 @@ export const makeMemoryFsInMemory = (
   const mtimeMany = (paths: ReadonlyArray<string>) =>
     Effect.forEach(paths, (path) => Effect.merge(Effect.map(lstat(path), (info) => info.mtimeMs)))
 
+  const lstatMany = (paths: ReadonlyArray<string>) => Effect.forEach(paths, (path) => Effect.merge(lstat(path)))
+
+  const readFileMany = (paths: ReadonlyArray<string>, options: ReadOptions) =>
+    Effect.forEach(paths, (path) => Effect.merge(readFile(path, options)))
+
   const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
     Effect.forEach(paths, (path, index) =>
       Effect.match(regularFile("open", path), {
@@ -155,9 +160,11 @@ export const makeMemoryFsInMemory = (
     Effect.gen(function*() {
       const out: Array<WalkEntry> = []
       const max = options.maxEntries ?? Number.POSITIVE_INFINITY
-      const queue: Array<readonly [string, string]> = [[normalize(root), ""]]
+      const queue: Array<readonly [string, string, number]> = [[normalize(root), "", 0]]
       while (queue.length > 0 && out.length < max) {
-        const [directory, prefix] = queue.shift()!
+        const [directory, prefix, parentDepth] = queue.shift()!
+        const depth = parentDepth + 1
+        const descend = options.maxDepth === undefined || depth < options.maxDepth
         for (const entry of yield* readDirectory(directory)) {
           const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`
           const absolute = posix.join(directory, entry.name)
@@ -166,7 +173,7 @@ export const makeMemoryFsInMemory = (
           }
           out.push({ relative, absolute, info: yield* lstat(absolute) })
           if (out.length >= max) break
-          if (entry.kind === "Directory") queue.push([absolute, relative])
+          if (descend && entry.kind === "Directory") queue.push([absolute, relative, depth])
         }
       }
       return out
@@ -294,6 +301,8 @@ export const makeMemoryFsInMemory = (
     readHead,
     readDirectory,
     mtimeMany,
+    lstatMany,
+    readFileMany,
     visitHeads,
     realPath,
     walk,

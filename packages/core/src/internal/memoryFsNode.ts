@@ -9,7 +9,17 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs"
+import {
+  closeSync,
+  constants,
+  type Dirent,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  realpathSync,
+  type Stats
+} from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
 import { tempFileName, uniqueToken } from "./atomicFile.js"
@@ -20,6 +30,7 @@ import {
   FILE_MODE,
   type FileInfo,
   type FileKind,
+  type FileText,
   type HeadVisitor,
   type MemoryFs,
   MemoryFsError,
@@ -286,6 +297,114 @@ const visitHead = (path: string, index: number, visitor: HeadVisitor): void => {
   }
 }
 
+/** `openRegular`'s refusals, synchronously: the open's errno named, then anything but a regular file refused. */
+const openRegularSync = (path: string): { readonly fd: number; readonly stats: Stats } => {
+  let fd: number
+  try {
+    fd = openSync(path, HEAD_FLAGS)
+  } catch (cause) {
+    const error = toError("open", path)(cause)
+    throw error.reason === "SymbolicLink" ?
+      new MemoryFsError({ ...error, detail: `a symbolic link (${error.detail})`, cause: error.cause }) :
+      error.detail === "ENXIO" || error.detail === "ENODEV" ?
+      new MemoryFsError({ ...error, detail: `a socket or device (${error.detail})`, cause: error.cause }) :
+      error
+  }
+  try {
+    const stats = fstatSync(fd)
+    if (!stats.isFile()) {
+      throw new MemoryFsError({ op: "open", path, reason: "NotRegularFile", detail: describeKind(kindOf(stats)) })
+    }
+    return { fd, stats }
+  } catch (error) {
+    closeSync(fd)
+    throw error instanceof MemoryFsError ? error : toError("stat", path)(error)
+  }
+}
+
+/** `within`, synchronously: the open file's path resolves inside `within` and names the very inode held open. */
+const checkWithinSync = (path: string, stats: Stats, within: string): void => {
+  let real: string
+  try {
+    real = realpathSync.native(path)
+  } catch (cause) {
+    const error = toError("resolve", path)(cause)
+    throw error.detail === "ELOOP" ? new MemoryFsError({ ...error, reason: "SymlinkLoop", cause: error.cause }) : error
+  }
+  if (!isInsideOrEqual(within, real)) {
+    throw new MemoryFsError({ op: "open", path, reason: "Escapes", detail: `resolves to ${real}, outside ${within}` })
+  }
+  let named: Stats
+  try {
+    named = lstatSync(real)
+  } catch (cause) {
+    throw toError("lstat", real)(cause)
+  }
+  if (named.ino !== stats.ino || named.dev !== stats.dev) {
+    throw new MemoryFsError({ op: "open", path, reason: "Changed", detail: "changed while it was opened" })
+  }
+}
+
+/** `readFile`, synchronously, into the batch's buffer (`maxBytes + 1` bytes: one past the limit notices growth). */
+const readFileSyncInto = (path: string, options: ReadOptions, buffer: Uint8Array): FileText => {
+  const { fd, stats } = openRegularSync(path)
+  try {
+    if (options.singleLink === true && stats.nlink > 1) {
+      throw new MemoryFsError({
+        op: "open",
+        path,
+        reason: "NotRegularFile",
+        detail: `has ${stats.nlink} hard links (may alias a file elsewhere)`
+      })
+    }
+    if (stats.size > options.maxBytes) {
+      throw new MemoryFsError({
+        op: "read",
+        path,
+        reason: "TooLarge",
+        detail: `${stats.size} bytes (limit ${options.maxBytes})`
+      })
+    }
+    if (options.within !== undefined) checkWithinSync(path, stats, options.within)
+    let filled = 0
+    while (filled < buffer.length) {
+      let read: number
+      try {
+        read = readSync(fd, buffer, filled, buffer.length - filled, filled)
+      } catch (cause) {
+        throw toError("read", path)(cause)
+      }
+      if (read === 0) break
+      filled += read
+    }
+    if (filled > options.maxBytes) {
+      throw new MemoryFsError({
+        op: "read",
+        path,
+        reason: "TooLarge",
+        detail: `grew past ${options.maxBytes} bytes while read`
+      })
+    }
+    return { text: decoder.decode(buffer.subarray(0, filled)), info: infoOf(stats) }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const readFileMany = (paths: ReadonlyArray<string>, options: ReadOptions) =>
+  Effect.sync(() => {
+    // one buffer for the batch, not zeroed: only the bytes read are decoded
+    const buffer = Buffer.allocUnsafe(options.maxBytes + 1)
+    return paths.map((path): FileText | MemoryFsError => {
+      try {
+        return readFileSyncInto(path, options, buffer)
+      } catch (error) {
+        if (error instanceof MemoryFsError) return error
+        return toError("read", path)(error)
+      }
+    })
+  })
+
 const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
   Effect.sync(() => {
     for (let i = 0; i < paths.length; i++) visitHead(paths[i]!, i, visitor)
@@ -298,29 +417,85 @@ const realPath = (path: string) =>
     )
   )
 
+/** Entries `lstat`-ed per synchronous batch of a walk; between batches the fiber yields. */
+const WALK_BATCH = 512
+
+const lstatOne = (path: string): FileInfo | MemoryFsError => {
+  try {
+    return infoOf(lstatSync(path))
+  } catch (cause) {
+    return toError("lstat", path)(cause)
+  }
+}
+
+/** The `lstat` of each path in one synchronous call (an async round trip per entry costs more than the call). */
+const lstatMany = (paths: ReadonlyArray<string>) => Effect.sync(() => paths.map(lstatOne))
+
+/**
+ * A walk's batch: an entry gone since the listing is `undefined`; any other failure stops the batch and is returned.
+ */
+const lstatBatch = (paths: ReadonlyArray<string>) =>
+  Effect.sync((): ReadonlyArray<FileInfo | undefined> | MemoryFsError => {
+    const infos: Array<FileInfo | undefined> = new Array(paths.length)
+    for (let i = 0; i < paths.length; i++) {
+      const info = lstatOne(paths[i]!)
+      if (info instanceof MemoryFsError && info.reason !== "NotFound") return info
+      infos[i] = info instanceof MemoryFsError ? undefined : info
+    }
+    return infos
+  })
+
+interface WalkedDirectory {
+  readonly absolute: string
+  readonly relative: string
+  readonly depth: number
+}
+
+/** One directory of a walk: its entries (the ones `enter` lets through) `lstat`-ed in batches, appended to `out`. */
+const walkDirectory = (
+  directory: WalkedDirectory,
+  isRoot: boolean,
+  options: WalkOptions,
+  max: number,
+  out: Array<WalkEntry>,
+  queue: Array<WalkedDirectory>
+) =>
+  Effect.gen(function*() {
+    const listed = yield* readDirectory(directory.absolute).pipe(
+      Effect.catchIf((error) => error.reason === "NotFound" && !isRoot, () => Effect.succeed([]))
+    )
+    const relatives: Array<string> = []
+    const absolutes: Array<string> = []
+    for (const entry of listed) {
+      const relative = directory.relative === "" ? entry.name : `${directory.relative}/${entry.name}`
+      if (entry.kind === "Directory" && options.enter !== undefined && !options.enter(relative, entry.name)) continue
+      relatives.push(relative)
+      absolutes.push(NodePath.join(directory.absolute, entry.name))
+    }
+    const depth = directory.depth + 1
+    const descend = options.maxDepth === undefined || depth < options.maxDepth
+    for (let start = 0; start < absolutes.length && out.length < max; start += WALK_BATCH) {
+      if (start > 0) yield* Effect.yieldNow()
+      const batch = absolutes.slice(start, start + WALK_BATCH)
+      const infos = yield* lstatBatch(batch)
+      if (infos instanceof MemoryFsError) return yield* Effect.fail(infos)
+      for (let i = 0; i < batch.length && out.length < max; i++) {
+        const info = infos[i]
+        if (info === undefined) continue
+        const relative = relatives[start + i]!
+        out.push({ relative, absolute: batch[i]!, info })
+        if (descend && info.kind === "Directory") queue.push({ absolute: batch[i]!, relative, depth })
+      }
+    }
+  })
+
 const walk = (root: string, options: WalkOptions = {}) =>
   Effect.gen(function*() {
     const out: Array<WalkEntry> = []
     const max = options.maxEntries ?? Number.POSITIVE_INFINITY
-    const queue: Array<readonly [string, string]> = [[root, ""]]
-    while (queue.length > 0 && out.length < max) {
-      const [directory, prefix] = queue.shift()!
-      const entries = yield* readDirectory(directory).pipe(
-        Effect.catchIf((error) => error.reason === "NotFound" && directory !== root, () => Effect.succeed([]))
-      )
-      for (const entry of entries) {
-        const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`
-        const absolute = NodePath.join(directory, entry.name)
-        if (entry.kind === "Directory" && options.enter !== undefined && !options.enter(relative, entry.name)) continue
-        const info = yield* lstat(absolute).pipe(
-          Effect.map((i): FileInfo | undefined => i),
-          Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(undefined))
-        )
-        if (info === undefined) continue
-        out.push({ relative, absolute, info })
-        if (out.length >= max) break
-        if (info.kind === "Directory") queue.push([absolute, relative])
-      }
+    const queue: Array<WalkedDirectory> = [{ absolute: root, relative: "", depth: 0 }]
+    for (let next = 0; next < queue.length && out.length < max; next++) {
+      yield* walkDirectory(queue[next]!, next === 0, options, max, out, queue)
     }
     return out
   })
@@ -453,6 +628,8 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   readHead: (path, maxBytes) => readHead(path, maxBytes).pipe(Effect.withSpan("MemoryFs.readHead")),
   readDirectory: (path, options) => readDirectory(path, options).pipe(Effect.withSpan("MemoryFs.readDirectory")),
   mtimeMany: (paths) => mtimeMany(paths).pipe(Effect.withSpan("MemoryFs.mtimeMany")),
+  lstatMany: (paths) => lstatMany(paths).pipe(Effect.withSpan("MemoryFs.lstatMany")),
+  readFileMany: (paths, options) => readFileMany(paths, options).pipe(Effect.withSpan("MemoryFs.readFileMany")),
   visitHeads: (paths, visitor) => visitHeads(paths, visitor).pipe(Effect.withSpan("MemoryFs.visitHeads")),
   realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),
   walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),

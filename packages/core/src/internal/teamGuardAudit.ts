@@ -1,5 +1,6 @@
 /**
- * `TeamGuard.audit`: walks `team/` as it is on disk with `lstat` (never following a link) and reports every
+ * `TeamGuard.audit`: walks `team/` as it is on disk with `lstat` (never following a link; each directory's entries
+ * `lstat`-ed and its files read in synchronous batches, as the scan reads) and reports every
  * violation: links (and where they point), dangling links, loops, FIFOs/sockets/devices, hard links, names the
  * key checks refuse, files over the size limit and likely secrets. Per-entry problems become violations; only a
  * team directory that cannot be listed at all fails the audit.
@@ -8,9 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NodePath from "node:path"
 import { MemoryIoError } from "../Errors.js"
-import { describeKind, MemoryFs, type MemoryFsError } from "../MemoryFs.js"
+import { describeKind, MemoryFs, MemoryFsError } from "../MemoryFs.js"
 import { scanSecrets } from "../SecretScan.js"
-import { readRegularFileNoFollow, TEAM_FILE_MAX_BYTES } from "./teamGuardFs.js"
+import { guardError, TEAM_FILE_MAX_BYTES } from "./teamGuardFs.js"
 import { checkKeyWith } from "./teamGuardKey.js"
 
 export interface AuditViolation {
@@ -93,6 +94,86 @@ export const auditTeamDir = (
 const linkText = (fs: MemoryFs["Type"], path: string) =>
   fs.readLink(path).pipe(Effect.catchAll((error) => Effect.succeed(`? (${error.detail})`)))
 
+/** Entries `lstat`-ed, and files read, per synchronous batch (`MemoryFs.lstatMany` / `readFileMany`). */
+const AUDIT_BATCH = 256
+
+interface AuditEntry {
+  /** Relative to the team directory, `/`-separated. */
+  readonly relative: string
+  readonly absolute: string
+  /** The entry's name is refused (reported), or a parent's was: names below are not reported again. */
+  readonly refused: boolean
+}
+
+/** A file that could not be read for its secrets, as a violation. */
+const unreadFile = (entry: AuditEntry, error: MemoryFsError): AuditViolation => {
+  const mapped = guardError(entry.relative, entry.absolute)(error)
+  return mapped._tag === "PathTraversalError" ?
+    { path: entry.relative, reason: mapped.reason, detail: mapped.detail ?? "changed during the audit" } :
+    { path: entry.relative, reason: "unverifiable", detail: mapped.message }
+}
+
+/**
+ * One batch of a directory's entries: `lstat`-ed together, each judged by what it is; the regular files that may be
+ * read are read together and searched for secrets. Returns the sub-directories to walk.
+ */
+const auditBatch = (
+  fs: MemoryFs["Type"],
+  realTeam: string,
+  depth: number,
+  batch: ReadonlyArray<AuditEntry>,
+  violations: Array<AuditViolation>
+) =>
+  Effect.gen(function*() {
+    const infos = yield* fs.lstatMany(batch.map((entry) => entry.absolute))
+    const directories: Array<AuditEntry> = []
+    const files: Array<AuditEntry> = []
+    for (let i = 0; i < batch.length; i++) {
+      const entry = batch[i]!
+      const relative = entry.relative
+      const info = infos[i]!
+      if (info instanceof MemoryFsError) {
+        violations.push({ path: relative, reason: "unverifiable", detail: `lstat: ${info.detail}` })
+      } else if (info.kind === "SymbolicLink") {
+        violations.push(yield* describeLink(fs, entry.absolute, relative, realTeam))
+      } else if (info.kind === "Directory") {
+        if (depth + 1 >= MAX_DEPTH) {
+          violations.push({ path: relative, reason: "unverifiable", detail: `deeper than ${MAX_DEPTH} levels` })
+        } else {
+          directories.push(entry)
+        }
+      } else if (info.kind !== "File") {
+        violations.push({ path: relative, reason: "special-file", detail: describeKind(info.kind) })
+      } else if (info.nlink > 1) {
+        violations.push({
+          path: relative,
+          reason: "hard-link",
+          detail: `${info.nlink} links: may alias a file elsewhere`
+        })
+      } else if (info.size > TEAM_FILE_MAX_BYTES) {
+        violations.push({
+          path: relative,
+          reason: "oversized",
+          detail: `${info.size} bytes (limit ${TEAM_FILE_MAX_BYTES})`
+        })
+      } else {
+        files.push(entry)
+      }
+    }
+    // opened without following a link or blocking, singly linked, size-bounded, inside team/ (as a guarded read)
+    const texts = yield* fs.readFileMany(files.map((file) => file.absolute), {
+      maxBytes: TEAM_FILE_MAX_BYTES,
+      singleLink: true,
+      within: realTeam
+    })
+    for (let i = 0; i < files.length; i++) {
+      const text = texts[i]!
+      if (text instanceof MemoryFsError) violations.push(unreadFile(files[i]!, text))
+      else violations.push(...secretViolations(files[i]!.relative, text.text))
+    }
+    return directories
+  })
+
 const walk = (
   fs: MemoryFs["Type"],
   root: string,
@@ -101,7 +182,7 @@ const walk = (
   depth: number,
   parentRefused: boolean,
   violations: Array<AuditViolation>
-): Effect.Effect<void, MemoryFsError, MemoryFs> =>
+): Effect.Effect<void, MemoryFsError> =>
   Effect.gen(function*() {
     const absoluteDir = relativeDir === "" ? root : NodePath.join(root, ...relativeDir.split("/"))
     const listed = yield* Effect.either(fs.readDirectory(absoluteDir))
@@ -110,54 +191,28 @@ const walk = (
       violations.push({ path: relativeDir, reason: "unverifiable", detail: `cannot list: ${listed.left.detail}` })
       return
     }
+    const entries: Array<AuditEntry> = []
     for (const { name } of listed.right) {
       if (relativeDir === "" && SKIPPED_TOP_LEVEL.has(name)) continue
       const relative = relativeDir === "" ? name : `${relativeDir}/${name}`
-      const absolute = NodePath.join(absoluteDir, name)
       // report a refused name once, at the outermost entry that carries it
       const refused = parentRefused ? undefined : refusedName(root, relative)
       if (refused !== undefined) violations.push(refused)
-      const stats = yield* Effect.either(fs.lstat(absolute))
-      if (Either.isLeft(stats)) {
-        violations.push({ path: relative, reason: "unverifiable", detail: `lstat: ${stats.left.detail}` })
-        continue
-      }
-      const entry = stats.right
-      if (entry.kind === "SymbolicLink") {
-        violations.push(yield* describeLink(fs, absolute, relative, realTeam))
-      } else if (entry.kind === "Directory") {
-        if (depth + 1 >= MAX_DEPTH) {
-          violations.push({ path: relative, reason: "unverifiable", detail: `deeper than ${MAX_DEPTH} levels` })
-        } else {
-          yield* walk(fs, root, realTeam, relative, depth + 1, parentRefused || refused !== undefined, violations)
-        }
-      } else if (entry.kind !== "File") {
-        violations.push({ path: relative, reason: "special-file", detail: describeKind(entry.kind) })
-      } else if (entry.nlink > 1) {
-        violations.push({
-          path: relative,
-          reason: "hard-link",
-          detail: `${entry.nlink} links: may alias a file elsewhere`
-        })
-      } else if (entry.size > TEAM_FILE_MAX_BYTES) {
-        violations.push({
-          path: relative,
-          reason: "oversized",
-          detail: `${entry.size} bytes (limit ${TEAM_FILE_MAX_BYTES})`
-        })
-      } else {
-        const text = yield* Effect.either(readRegularFileNoFollow(relative, absolute, TEAM_FILE_MAX_BYTES, realTeam))
-        if (Either.isLeft(text)) {
-          const error = text.left
-          violations.push(
-            error._tag === "PathTraversalError" ?
-              { path: relative, reason: error.reason, detail: error.detail ?? "changed during the audit" } :
-              { path: relative, reason: "unverifiable", detail: error.message }
-          )
-        } else {
-          violations.push(...secretViolations(relative, text.right))
-        }
-      }
+      entries.push({
+        relative,
+        absolute: NodePath.join(absoluteDir, name),
+        refused: parentRefused || refused !== undefined
+      })
+    }
+    const directories: Array<AuditEntry> = []
+    for (let start = 0; start < entries.length; start += AUDIT_BATCH) {
+      if (start > 0) yield* Effect.yieldNow()
+      directories.push(
+        ...(yield* auditBatch(fs, realTeam, depth, entries.slice(start, start + AUDIT_BATCH), violations))
+      )
+    }
+    for (const directory of directories) {
+      yield* walk(fs, root, realTeam, directory.relative, depth + 1, directory.refused, violations)
     }
   })
 
