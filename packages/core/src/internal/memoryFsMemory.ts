@@ -136,7 +136,7 @@ export const makeMemoryFsInMemory = (
       Effect.match(regularFile("open", path), {
         onFailure: (error) => visitor.failed(index, error),
         onSuccess: ({ node }) =>
-          visitor.file(index, infoOf(node), (buffer, offset, length) => {
+          visitor.file(index, node.mtimeMs, (buffer, offset, length) => {
             const bytes = node.data.subarray(offset, offset + length)
             buffer.set(bytes, offset)
             return bytes.length

@@ -271,7 +271,7 @@ const visitHead = (path: string, index: number, visitor: HeadVisitor): void => {
       )
       return
     }
-    visitor.file(index, infoOf(stats), (buffer, offset, length) => {
+    visitor.file(index, stats.mtimeMs, (buffer, offset, length) => {
       try {
         return readSync(fd, buffer, offset, length, offset)
       } catch (cause) {
