@@ -22,13 +22,13 @@ import { GitAges } from "./GitAges.js"
 import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
 import { readHead } from "./internal/scanHead.js"
 import {
-  compareNewestFirst,
   isCandidatePath,
   isMemoryFileName,
   isSkippedDirName,
   isUnderSkippedDir,
   normalizeLimit,
-  normalizeRelativePath
+  normalizeRelativePath,
+  sortNewestFirst
 } from "./internal/scanPaths.js"
 import { type HeadKind, newest, newestSelection, readNewest } from "./internal/scanSelect.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
@@ -151,8 +151,8 @@ const finish = (
   limit: number | undefined,
   total: number = memories.length
 ): ScanResult => {
-  memories.sort(compareNewestFirst)
-  headerless.sort(compareNewestFirst)
+  sortNewestFirst(memories)
+  sortNewestFirst(headerless)
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const cap = <A>(list: Array<A>) => limit === undefined || limit >= list.length ? list : list.slice(0, limit)
   const result = { memories: cap(memories), problems, total }

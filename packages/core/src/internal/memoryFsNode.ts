@@ -9,7 +9,17 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs"
+import {
+  closeSync,
+  constants,
+  type Dirent,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  type Stats
+} from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
 import { tempFileName, uniqueToken } from "./atomicFile.js"
@@ -228,9 +238,11 @@ const direntKind = (entry: Dirent): FileKind =>
 
 const byName = (a: DirectoryEntry, b: DirectoryEntry) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
 
+// Synchronous, like the scan's other batches: one directory's listing is one system call, and an async round trip
+// per directory cost a small scan more than its reads.
 const readDirectory = (path: string, options: { readonly sorted?: boolean | undefined } = {}) =>
   Effect.map(
-    sys("list", path, () => fsp.readdir(path, { withFileTypes: true })),
+    Effect.try({ try: () => readdirSync(path, { withFileTypes: true }), catch: toError("list", path) }),
     (entries): ReadonlyArray<DirectoryEntry> => {
       const listed = entries.map((entry): DirectoryEntry => ({ name: entry.name, kind: direntKind(entry) }))
       return options.sorted === false ? listed : listed.sort(byName)

@@ -25,7 +25,10 @@ export interface ParsedFrontmatter {
   readonly endLine: number
 }
 
-const knownTypes: ReadonlySet<string> = new Set<MemoryType>(["user", "feedback", "project", "reference"])
+/** Each known type by its text: a header keeps the one shared string, not its own copy. */
+const knownTypes: ReadonlyMap<string, MemoryType> = new Map(
+  (["user", "feedback", "project", "reference"] as const).map((type) => [type, type])
+)
 
 /** `team/feedback_testing.md` → `feedback_testing`: the name of a memory whose header has none. */
 export const fileStem = (path: string): string => {
@@ -149,9 +152,10 @@ const interpret = (
   const metadata = map.metadata
   const rawType = map.type ?? (isMap(metadata) ? metadata.type : undefined)
   const typeText = asText(rawType)?.toLowerCase()
+  const known = typeText === undefined ? undefined : knownTypes.get(typeText)
   let type: MemoryKind = "untyped"
-  if (typeText !== undefined && knownTypes.has(typeText)) {
-    type = typeText as MemoryType
+  if (known !== undefined) {
+    type = known
   } else if (typeText === undefined || typeText === "") {
     warnings.push("no type: kept as untyped")
   } else {
