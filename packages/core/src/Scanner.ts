@@ -36,7 +36,7 @@ import { type AgeBasis, ageBasis, stampHeader, withWrittenWarning, writtenAtIn }
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
 // (bench/scan.bench.ts): its I/O is `MemoryFs`'s batch calls (`mtimeMany`, `visitHeads`), one synchronous
 // call per batch of files rather than an async round trip per file.
-import { layer as MemoryFsLayer, MemoryFs, MemoryFsError, type ReadAt } from "./MemoryFs.js"
+import { type DirectoryEntry, layer as MemoryFsLayer, MemoryFs, MemoryFsError, type ReadAt } from "./MemoryFs.js"
 
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
 /** Reference: 200 candidates for the selector. */
@@ -205,13 +205,13 @@ type Fs = Context.Tag.Service<MemoryFs>
  * followed only when they resolve inside the tree; a directory reached twice (through a link, or a link loop) is
  * walked once; a symlinked file that points at a memory the walk lists anyway is dropped as a duplicate.
  */
-const walkTree = <R>(
+const walkTree = (
   fs: Fs,
   root: string,
   separator: string,
   options: ResolvedOptions,
-  onBatch: (batch: Listing) => Effect.Effect<void, never, R>
-): Effect.Effect<Array<ScanProblem>, never, R> =>
+  onBatch: (batch: Listing) => Effect.Effect<void>
+): Effect.Effect<Array<ScanProblem>> =>
   Effect.gen(function*() {
     const problems: Array<ScanProblem> = []
     const rootReal = yield* Effect.either(fs.realPath(root))
@@ -262,40 +262,45 @@ const walkTree = <R>(
         }
       })
 
-    const visit = (absoluteDir: string, realDir: string, relativeDir: string): Effect.Effect<void, never, R> =>
-      Effect.gen(function*() {
-        if (visitedDirs.has(realDir)) return
+    /** Lists a directory a chunk at a time (never its whole listing at once), entering sub-directories in turn. */
+    const visit = (absoluteDir: string, realDir: string, relativeDir: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (visitedDirs.has(realDir)) return Effect.void
         visitedDirs.add(realDir)
-        const listed = yield* Effect.either(fs.readDirectory(absoluteDir, { sorted: false }))
-        if (Either.isLeft(listed)) {
-          const error = listed.left
-          if (error.reason === "NotDirectory" && relativeDir === "") problems.push(unreadable(".", "not a directory"))
-          else if (error.reason !== "NotFound") {
-            problems.push(unreadable(relativeDir === "" ? "." : relativeDir, error.detail))
-          }
-          return
-        }
         const prefix = relativeDir === "" ? "" : relativeDir + "/"
         const dirPrefix = absoluteDir + separator
-        const entries = listed.right
-        for (let i = 0; i < entries.length; i++) {
-          const { kind, name } = entries[i]!
-          if (kind === "File") {
-            if (!isMemoryFileName(name)) continue
-            const relativePath = prefix + name
-            if (options.exclude.has(relativePath)) continue
-            const absolutePath = dirPrefix + name
-            if (push(relativePath, absolutePath, absolutePath)) yield* flush
-          } else if (kind === "Directory") {
-            const relativePath = prefix + name
-            if (!isSkippedDirName(name) && !isUnderSkippedDir(relativePath, options.skipDirs)) {
-              yield* visit(dirPrefix + name, realDir + separator + name, relativePath)
+        const onChunk = (entries: ReadonlyArray<DirectoryEntry>) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < entries.length; i++) {
+              const { kind, name } = entries[i]!
+              if (kind === "File") {
+                if (!isMemoryFileName(name)) continue
+                const relativePath = prefix + name
+                if (options.exclude.has(relativePath)) continue
+                const absolutePath = dirPrefix + name
+                if (push(relativePath, absolutePath, absolutePath)) yield* flush
+              } else if (kind === "Directory") {
+                const relativePath = prefix + name
+                if (!isSkippedDirName(name) && !isUnderSkippedDir(relativePath, options.skipDirs)) {
+                  yield* visit(dirPrefix + name, realDir + separator + name, relativePath)
+                }
+              } else if (kind === "SymbolicLink" && !isSkippedDirName(name)) {
+                const relativePath = prefix + name
+                if (!options.exclude.has(relativePath)) yield* visitLink(dirPrefix + name, relativePath, name)
+              }
             }
-          } else if (kind === "SymbolicLink" && !isSkippedDirName(name)) {
-            const relativePath = prefix + name
-            if (!options.exclude.has(relativePath)) yield* visitLink(dirPrefix + name, relativePath, name)
-          }
-        }
+          })
+        return fs.readDirectoryChunks(absoluteDir, BATCH_SIZE, onChunk).pipe(
+          Effect.catchAll((error) =>
+            Effect.sync(() => {
+              if (error.reason === "NotDirectory" && relativeDir === "") {
+                problems.push(unreadable(".", "not a directory"))
+              } else if (error.reason !== "NotFound") {
+                problems.push(unreadable(relativeDir === "" ? "." : relativeDir, error.detail))
+              }
+            })
+          )
+        )
       })
 
     yield* visit(root, realRoot, "")

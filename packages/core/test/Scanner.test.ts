@@ -572,3 +572,46 @@ describe("reading heads from bytes", () => {
     assert.isAtMost(reads, 6)
   }, { fastCheck: { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1500) } })
 })
+
+describe("MemoryFs.readDirectoryChunks (the scan's listing)", () => {
+  const chunksOf = (dir: string) =>
+    Effect.gen(function*() {
+      const fs = yield* MemoryFs.MemoryFs
+      const chunks: Array<ReadonlyArray<MemoryFs.DirectoryEntry>> = []
+      yield* fs.readDirectoryChunks(dir, 3, (entries) => Effect.sync(() => void chunks.push(entries)))
+      return chunks
+    })
+  const names = ["a.md", "b.md", "c.md", "d.md", "e.md", "f.md", "g.md"]
+
+  it.scoped("hands a real directory in chunks of at most the chunk size, every entry once, with its kind", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      yield* writeFiles(dir, Object.fromEntries(names.map((name) => [name, header(name, "d")])))
+      yield* fs.makeDirectory(`${dir}/sub`)
+      const chunks = yield* chunksOf(dir)
+      assert.deepStrictEqual(chunks.map((chunk) => chunk.length), [3, 3, 2])
+      const entries = chunks.flat().sort((a, b) => (a.name < b.name ? -1 : 1))
+      assert.deepStrictEqual(entries, [
+        ...names.map((name) => ({ name, kind: "File" as const })),
+        { name: "sub", kind: "Directory" as const }
+      ])
+      const missing = yield* Effect.flip(chunksOf(`${dir}/missing`))
+      assert.strictEqual(missing.reason, "NotFound")
+      const notDirectory = yield* Effect.flip(chunksOf(`${dir}/a.md`))
+      assert.strictEqual(notDirectory.reason, "NotDirectory")
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, MemoryFs.layer))))
+
+  it.effect("does the same over the in-memory tree", () =>
+    Effect.gen(function*() {
+      const chunks = yield* chunksOf("/m")
+      assert.deepStrictEqual(chunks.map((chunk) => chunk.map((entry) => entry.name)), [
+        ["a.md", "b.md", "c.md"],
+        ["d.md", "e.md", "f.md"],
+        ["g.md"]
+      ])
+      assert.strictEqual((yield* Effect.flip(chunksOf("/m/none"))).reason, "NotFound")
+    }).pipe(
+      Effect.provide(MemoryFs.layerMemory(Object.fromEntries(names.map((name) => [`/m/${name}`, "x"]))))
+    ))
+})

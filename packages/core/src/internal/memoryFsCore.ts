@@ -168,6 +168,16 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
     options?: { readonly sorted?: boolean | undefined }
   ) => Effect.Effect<ReadonlyArray<DirectoryEntry>, MemoryFsError>
   /**
+   * The entries of a directory with their kinds, unsorted (as the system lists them), handed to `onChunk` a chunk
+   * of at most `chunkSize` at a time as they are read: a walk over a huge directory (the scan) never holds its
+   * whole listing. A failure to open the directory fails before any chunk.
+   */
+  readonly readDirectoryChunks: (
+    path: string,
+    chunkSize: number,
+    onChunk: (entries: ReadonlyArray<DirectoryEntry>) => Effect.Effect<void>
+  ) => Effect.Effect<void, MemoryFsError>
+  /**
    * The modification times (epoch ms, from `lstat`) of many paths in one synchronous batch (the scan's newest-first
    * selection): per path its mtime or its failure, in order. Never fails as a whole.
    */

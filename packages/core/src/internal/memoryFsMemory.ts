@@ -128,6 +128,18 @@ export const makeMemoryFsInMemory = (
       return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     })
 
+  const readDirectoryChunks = (
+    path: string,
+    chunkSize: number,
+    onChunk: (entries: ReadonlyArray<DirectoryEntry>) => Effect.Effect<void>
+  ) =>
+    Effect.flatMap(readDirectory(path), (entries) =>
+      Effect.gen(function*() {
+        for (let start = 0; start < entries.length; start += chunkSize) {
+          yield* onChunk(entries.slice(start, start + chunkSize))
+        }
+      }))
+
   const mtimeMany = (paths: ReadonlyArray<string>) =>
     Effect.forEach(paths, (path) => Effect.merge(Effect.map(lstat(path), (info) => info.mtimeMs)))
 
@@ -293,6 +305,7 @@ export const makeMemoryFsInMemory = (
     readFile,
     readHead,
     readDirectory,
+    readDirectoryChunks,
     mtimeMany,
     visitHeads,
     realPath,

@@ -12,9 +12,11 @@ import * as Either from "effect/Either"
 import {
   closeSync,
   constants,
+  type Dir,
   type Dirent,
   fstatSync,
   lstatSync,
+  opendirSync,
   openSync,
   readdirSync,
   readSync,
@@ -249,6 +251,40 @@ const readDirectory = (path: string, options: { readonly sorted?: boolean | unde
     }
   )
 
+/** Up to `chunkSize` entries of an open directory (fewer at its end). */
+const readChunk = (dir: Dir, chunkSize: number): Array<DirectoryEntry> => {
+  const chunk: Array<DirectoryEntry> = []
+  for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
+    if (chunk.push({ name: entry.name, kind: direntKind(entry) }) >= chunkSize) break
+  }
+  return chunk
+}
+
+const readDirectoryChunks = (
+  path: string,
+  chunkSize: number,
+  onChunk: (entries: ReadonlyArray<DirectoryEntry>) => Effect.Effect<void>
+) =>
+  Effect.acquireUseRelease(
+    Effect.try({ try: () => opendirSync(path, { bufferSize: chunkSize }), catch: toError("list", path) }),
+    (dir) =>
+      Effect.gen(function*() {
+        for (;;) {
+          const chunk = yield* Effect.try({ try: () => readChunk(dir, chunkSize), catch: toError("list", path) })
+          if (chunk.length > 0) yield* onChunk(chunk)
+          if (chunk.length < chunkSize) return
+        }
+      }),
+    (dir) =>
+      Effect.sync(() => {
+        try {
+          dir.closeSync()
+        } catch {
+          // Closing a directory handle only releases it: nothing was written, nothing to report.
+        }
+      })
+  )
+
 // The scan's batches: synchronous calls, one Effect per batch (an async round trip per file would cost more than
 // the file's read). Each path's failure is mapped like every other one.
 const mtimeMany = (paths: ReadonlyArray<string>) =>
@@ -464,6 +500,8 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
   readHead: (path, maxBytes) => readHead(path, maxBytes).pipe(Effect.withSpan("MemoryFs.readHead")),
   readDirectory: (path, options) => readDirectory(path, options).pipe(Effect.withSpan("MemoryFs.readDirectory")),
+  readDirectoryChunks: (path, chunkSize, onChunk) =>
+    readDirectoryChunks(path, chunkSize, onChunk).pipe(Effect.withSpan("MemoryFs.readDirectoryChunks")),
   mtimeMany: (paths) => mtimeMany(paths).pipe(Effect.withSpan("MemoryFs.mtimeMany")),
   visitHeads: (paths, visitor) => visitHeads(paths, visitor).pipe(Effect.withSpan("MemoryFs.visitHeads")),
   realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),

@@ -85,13 +85,31 @@ export const sortNewestFirst = <A extends Pick<MemoryHeader, "mtime" | "path">>(
   if (ties) {
     for (let rank = 0; rank < count; rank++) {
       const equal = taken[rank]!
-      if (equal > 1) {
-        const group = items.slice(rank, rank + equal).sort(compareNewestFirst)
-        for (let j = 0; j < equal; j++) items[rank + j] = group[j]!
-      }
+      if (equal > 1) sortByPath(items, rank, rank + equal)
     }
   }
   return items
+}
+
+/** Items with equal mtimes are this few, mostly: an insertion sort, no copy. */
+const INSERTION_SORT_MAX = 16
+
+/** Sorts `items[start, end)` by path in place. */
+const sortByPath = <A extends Pick<MemoryHeader, "path">>(items: Array<A>, start: number, end: number): void => {
+  if (end - start > INSERTION_SORT_MAX) {
+    const group = items.slice(start, end).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    for (let j = 0; j < group.length; j++) items[start + j] = group[j]!
+    return
+  }
+  for (let i = start + 1; i < end; i++) {
+    const item = items[i]!
+    let j = i
+    while (j > start && items[j - 1]!.path > item.path) {
+      items[j] = items[j - 1]!
+      j--
+    }
+    items[j] = item
+  }
 }
 
 /** A valid cap, or `undefined` for none. */
