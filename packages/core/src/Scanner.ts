@@ -30,7 +30,7 @@ import {
   normalizeRelativePath,
   sortNewestFirst
 } from "./internal/scanPaths.js"
-import { type HeadKind, newest, newestSelection, readNewest } from "./internal/scanSelect.js"
+import { type HeadKind, newest, newestSelection, readNewest, readNewestBatched } from "./internal/scanSelect.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
 import { type AgeBasis, ageBasis, stampHeader, withWrittenWarning, writtenAtIn } from "./MemoryAge.js"
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
@@ -406,12 +406,10 @@ const scanNewest = (
                 listed++
               }
               const mtime = info instanceof MemoryFsError ? Number.NEGATIVE_INFINITY : info
-              selection.offer({
-                path: batch.relativePaths[i]!,
-                mtime,
-                absolutePath: batch.absolutePaths[i]!,
-                source: batch.sources[i]!
-              })
+              const path = batch.relativePaths[i]!
+              if (selection.admits(mtime, path)) {
+                selection.offer({ path, mtime, absolutePath: batch.absolutePaths[i]!, source: batch.sources[i]! })
+              }
             }
           }))
         // Later pages walk the same tree again: its problems are reported once.
@@ -427,20 +425,32 @@ const scanNewest = (
     }
     const read = new Set<string>()
     let notMemories = 0
-    yield* readNewest(limit, select, (item) =>
-      Effect.gen(function*() {
-        // A file whose mtime changed between two pages can come up twice: read once.
+    yield* readNewestBatched(limit, select, (items) => {
+      const kinds: Array<HeadKind> = new Array(items.length).fill("none")
+      // A file whose mtime changed between two pages can come up twice: read once.
+      const batch = emptyListing()
+      const at: Array<number> = []
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i]!
         if (read.has(item.path)) {
-          return "none"
+          continue
         }
         read.add(item.path)
-        const one = { relativePaths: [item.path], absolutePaths: [item.absolutePath], sources: [item.source] }
-        const [kind] = yield* readBatch(fs, buffer, one, found, basis)
-        if (kind !== "memory") {
-          notMemories++
+        at.push(i)
+        batch.relativePaths.push(item.path)
+        batch.absolutePaths.push(item.absolutePath)
+        batch.sources.push(item.source)
+      }
+      return Effect.map(readBatch(fs, buffer, batch, found, basis), (readKinds) => {
+        for (let j = 0; j < readKinds.length; j++) {
+          kinds[at[j]!] = readKinds[j]!
+          if (readKinds[j] !== "memory") {
+            notMemories++
+          }
         }
-        return kind!
-      }))
+        return kinds
+      })
+    })
     return finish(found, limit, Math.max(0, listed - notMemories))
   })
 

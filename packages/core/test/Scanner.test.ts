@@ -15,7 +15,8 @@ import {
   type HeadKind,
   isNewer,
   newest,
-  readNewest
+  readNewest,
+  readNewestBatched
 } from "../src/internal/scanSelect.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -552,6 +553,67 @@ describe("partial selection of the newest", () => {
     })
     assert.strictEqual(none, 0)
   })
+})
+
+/** The capped scan's reading rule, one head at a time (as it was first written): what the batches must match. */
+const readOneByOne = <A extends Dated>(
+  limit: number,
+  select: (count: number, olderThan: A | undefined) => ReadonlyArray<A>,
+  read: (item: A) => HeadKind
+): void => {
+  if (limit <= 0) return
+  const lookahead = headerlessLookahead(limit)
+  let [memories, headerless, extra] = [0, 0, 0]
+  const done = () => memories >= limit && (headerless >= limit || extra >= lookahead)
+  let capacity = limit + lookahead + Math.ceil(limit / 4)
+  let olderThan: A | undefined = undefined
+  for (;;) {
+    const page = select(capacity, olderThan)
+    for (const item of page) {
+      if (done()) return
+      if (memories >= limit) extra++
+      const kind = read(item)
+      if (kind === "memory") memories++
+      else if (kind === "headerless") headerless++
+    }
+    if (page.length < capacity || memories >= limit) return
+    olderThan = page[page.length - 1]
+    capacity *= 2
+  }
+}
+
+describe("reading the newest heads in batches", () => {
+  it.prop(
+    "reads exactly the heads, in the order, that reading one at a time reads",
+    {
+      kinds: fc.array(fc.constantFrom<HeadKind>("memory", "memory", "memory", "headerless", "none"), {
+        maxLength: 400
+      }),
+      limit: fc.integer({ min: 0, max: 120 })
+    },
+    ({ kinds, limit }) => {
+      const items = kinds.map((kind, rank) => ({ path: `m${String(rank).padStart(3, "0")}`, mtime: 1000 - rank, kind }))
+      const select = (count: number, olderThan: (typeof items)[number] | undefined) => newest(items, count, olderThan)
+      const one: Array<string> = []
+      readOneByOne(limit, select, (item) => {
+        one.push(item.path)
+        return item.kind
+      })
+      const batched: Array<string> = []
+      Effect.runSync(
+        readNewestBatched(
+          limit,
+          (count, olderThan: (typeof items)[number] | undefined) => Effect.sync(() => select(count, olderThan)),
+          (chunk) =>
+            Effect.sync(() => {
+              for (const item of chunk) batched.push(item.path)
+              return chunk.map((item) => item.kind)
+            })
+        )
+      )
+      assert.deepStrictEqual(batched, one)
+    }
+  )
 })
 
 describe("reading heads from bytes", () => {
