@@ -214,17 +214,19 @@ const walkTree = (
 ): Effect.Effect<Array<ScanProblem>> =>
   Effect.gen(function*() {
     const problems: Array<ScanProblem> = []
-    const rootReal = yield* Effect.either(fs.realPath(root))
-    if (Either.isLeft(rootReal)) {
-      if (rootReal.left.reason !== "NotFound") problems.push(unreadable(".", rootReal.left.detail))
-      return problems
-    }
-    const realRoot = rootReal.right
-    const insideRoot = (real: string) => real === realRoot || real.startsWith(realRoot + separator)
+    // The root's real path is needed only to follow a link: it is resolved at the first one (most trees have none).
+    let realRoot: string | undefined
+    let rootUnresolved = false
+    const resolveRoot = Effect.suspend(() =>
+      realRoot !== undefined ? Effect.succeed(realRoot) : Effect.map(fs.realPath(root), (real) => (realRoot = real))
+    )
+    const insideRoot = (realRoot: string, real: string) => real === realRoot || real.startsWith(realRoot + separator)
+    /** Where a real path inside the tree is, relative to the real root (`""` for the root itself). */
+    const underRoot = (realRoot: string, real: string) => real === realRoot ? "" : real.slice(realRoot.length + 1)
     // A file's real path inside the tree, relative and `/`-separated: the walk lists it there when it is a
     // candidate path (its real directories are all walked unless skipped), so a link to it is a duplicate.
-    const listedAnyway = (real: string) => {
-      const relative = real.slice(realRoot.length + 1).split(separator).join("/")
+    const listedAnyway = (realRoot: string, real: string) => {
+      const relative = underRoot(realRoot, real).split(separator).join("/")
       return isCandidatePath(relative, options.skipDirs) && !options.exclude.has(relative)
     }
     const visitedDirs = new Set<string>()
@@ -244,6 +246,13 @@ const walkTree = (
     /** A symbolic link in the tree: followed when it stays inside, else a problem (for a memory or a directory). */
     const visitLink = (absolutePath: string, relativePath: string, name: string) =>
       Effect.gen(function*() {
+        const rootReal = yield* Effect.either(resolveRoot)
+        if (Either.isLeft(rootReal)) {
+          // The root was listed, yet cannot be resolved now: no link can be checked, reported once.
+          if (!rootUnresolved) problems.push(unreadable(".", rootReal.left.detail))
+          rootUnresolved = true
+          return
+        }
         const resolved = yield* Effect.either(
           Effect.flatMap(fs.realPath(absolutePath), (real) => Effect.map(fs.lstat(real), (info) => ({ real, info })))
         )
@@ -253,20 +262,26 @@ const walkTree = (
           return
         }
         const { info, real } = resolved.right
-        if (!insideRoot(real)) {
+        if (!insideRoot(rootReal.right, real)) {
           if (info.kind === "Directory" || isMemoryFileName(name)) problems.push(symlinkEscape(relativePath))
         } else if (info.kind === "Directory") {
-          if (!isUnderSkippedDir(relativePath, options.skipDirs)) yield* visit(absolutePath, real, relativePath)
-        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(real)) {
+          if (!isUnderSkippedDir(relativePath, options.skipDirs)) {
+            yield* visit(absolutePath, underRoot(rootReal.right, real), relativePath)
+          }
+        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(rootReal.right, real)) {
           if (push(relativePath, absolutePath, real)) yield* flush
         }
       })
 
-    /** Lists a directory a chunk at a time (never its whole listing at once), entering sub-directories in turn. */
+    /**
+     * Lists a directory a chunk at a time (never its whole listing at once), entering sub-directories in turn.
+     * `realDir` is where the directory really is, relative to the real root: a directory is walked once.
+     */
     const visit = (absoluteDir: string, realDir: string, relativeDir: string): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (visitedDirs.has(realDir)) return Effect.void
         visitedDirs.add(realDir)
+        const realPrefix = realDir === "" ? "" : realDir + separator
         const prefix = relativeDir === "" ? "" : relativeDir + "/"
         const dirPrefix = absoluteDir + separator
         const onChunk = (entries: ReadonlyArray<DirectoryEntry>) =>
@@ -282,7 +297,7 @@ const walkTree = (
               } else if (kind === "Directory") {
                 const relativePath = prefix + name
                 if (!isSkippedDirName(name) && !isUnderSkippedDir(relativePath, options.skipDirs)) {
-                  yield* visit(dirPrefix + name, realDir + separator + name, relativePath)
+                  yield* visit(dirPrefix + name, realPrefix + name, relativePath)
                 }
               } else if (kind === "SymbolicLink" && !isSkippedDirName(name)) {
                 const relativePath = prefix + name
@@ -303,7 +318,7 @@ const walkTree = (
         )
       })
 
-    yield* visit(root, realRoot, "")
+    yield* visit(root, "", "")
     yield* flush
     return problems
   })
