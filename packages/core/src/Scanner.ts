@@ -26,6 +26,7 @@ import {
   isMemoryFileName,
   isSkippedDirName,
   isUnderSkippedDir,
+  isWalkedDir,
   normalizeLimit,
   normalizeRelativePath,
   sortNewestFirst
@@ -202,8 +203,9 @@ type Fs = Context.Tag.Service<MemoryFs>
 /**
  * Lists the candidate files, handing them to `onBatch` in batches of at most `BATCH_SIZE` as the walk finds them
  * (a batch is not kept here, nor touched after `onBatch`), and returns the problems met on the way. Symlinks are
- * followed only when they resolve inside the tree; a directory reached twice (through a link, or a link loop) is
- * walked once; a symlinked file that points at a memory the walk lists anyway is dropped as a duplicate.
+ * followed only when they resolve inside the tree; a symlinked file or directory that points at what the walk
+ * lists anyway (by its real path) is dropped as a duplicate, so the result does not depend on the order the system
+ * lists a directory in; a directory reached twice through links (or a link loop) is walked once.
  */
 const walkTree = (
   fs: Fs,
@@ -265,8 +267,12 @@ const walkTree = (
         if (!insideRoot(rootReal.right, real)) {
           if (info.kind === "Directory" || isMemoryFileName(name)) problems.push(symlinkEscape(relativePath))
         } else if (info.kind === "Directory") {
-          if (!isUnderSkippedDir(relativePath, options.skipDirs)) {
-            yield* visit(absolutePath, underRoot(rootReal.right, real), relativePath)
+          const realDir = underRoot(rootReal.right, real)
+          // A directory the walk enters anyway is listed there, whichever the system lists first (the link is a
+          // duplicate); one it does not enter (a dot-directory, say) is listed through the link.
+          const walkedAnyway = isWalkedDir(realDir.split(separator).join("/"), options.skipDirs)
+          if (!walkedAnyway && !isUnderSkippedDir(relativePath, options.skipDirs)) {
+            yield* visit(absolutePath, realDir, relativePath)
           }
         } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(rootReal.right, real)) {
           if (push(relativePath, absolutePath, real)) yield* flush

@@ -351,6 +351,25 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.isFalse(result.memories.some((m) => m.name === "Secret"))
       }))
 
+    it.scoped("through a symlinked memory directory, walks each real directory once and lists each memory once", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const real = yield* fs.makeTempDirectoryScoped()
+        const links = yield* fs.makeTempDirectoryScoped()
+        yield* writeFiles(real, { "a.md": header("A", "a"), "sub/b.md": header("B", "b") })
+        const root = path.join(links, "memory")
+        NodeFs.symlinkSync(real, root)
+        // A link back to the root (by its real path and by the link) and one to a directory the walk enters anyway.
+        NodeFs.symlinkSync(real, path.join(real, "again"))
+        NodeFs.symlinkSync(root, path.join(real, "sub", "up"))
+        NodeFs.symlinkSync(path.join(real, "sub"), path.join(real, "sub_alias"))
+        const result = yield* scanDir(root)
+        assert.deepStrictEqual(paths(result.memories).sort(), ["a.md", "sub/b.md"])
+        assert.deepStrictEqual(result.problems, [])
+        assert.strictEqual(result.memories.find((m) => m.path === "a.md")!.absolutePath, path.join(root, "a.md"))
+      }))
+
     it.scoped.skipIf(isRoot)(
       "reports an unreadable file (not as root, which reads everything)",
       () =>

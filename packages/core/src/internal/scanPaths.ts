@@ -29,6 +29,12 @@ export const isUnderSkippedDir = (relativeDir: string, skipDirs: ReadonlyArray<s
   return false
 }
 
+/** Whether the walk enters a relative directory (`/`-separated, `""` for the root) through real directories. */
+export const isWalkedDir = (relativeDir: string, skipDirs: ReadonlyArray<string>): boolean =>
+  relativeDir === "" ||
+  (!relativeDir.split("/").some((segment) => segment === "" || isSkippedDirName(segment)) &&
+    !isUnderSkippedDir(relativeDir, skipDirs))
+
 /** Whether a relative file path (`/`-separated) names a memory the scan should read. */
 export const isCandidatePath = (relativePath: string, skipDirs: ReadonlyArray<string>): boolean => {
   const segments = relativePath.split("/")
