@@ -114,6 +114,12 @@ const locateHeader = (text: string, path: string): Either.Either<HeaderBlock, In
   })
 }
 
+/**
+ * The `extra` of every header without other keys: one frozen empty map (a scan keeps thousands of headers, and
+ * `extra` is read-only to everyone).
+ */
+const NO_EXTRA: Readonly<Record<string, unknown>> = Object.freeze({})
+
 const interpret = (
   data: unknown,
   endLine: number,
@@ -126,9 +132,10 @@ const interpret = (
     const kind = Array.isArray(map) ? "a list" : `a ${typeof map}`
     return fail(path, "not-a-map", 2, `the header is ${kind}, not 'key: value' lines`)
   }
-  const extra: Record<string, unknown> = {}
+  let extra: Record<string, unknown> | undefined
   for (const key in map) {
     if (key === "name" || key === "description" || key === "type" || !Object.hasOwn(map, key)) continue
+    extra ??= {}
     if (key === "__proto__") {
       // Data here, never the prototype of `extra`.
       Object.defineProperty(extra, key, { value: map[key], enumerable: true, writable: true, configurable: true })
@@ -166,7 +173,7 @@ const interpret = (
     name,
     description,
     type,
-    extra,
+    extra: extra ?? NO_EXTRA,
     warning: warnings.length === 0 ? undefined : warnings.join("; "),
     endLine
   })
