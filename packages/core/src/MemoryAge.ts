@@ -151,4 +151,12 @@ export const writtenAtIn = (
   relativePath: string,
   extra: Readonly<Record<string, unknown>>,
   mtime: number
-): Written => writtenAt({ extra, mtime }, basis.nowMs, basis.commitTimes?.(relativePath, mtime))
+): Written => {
+  const commitMs = basis.commitTimes?.(relativePath, mtime)
+  const raw = rawModified(extra)
+  // Most headers have no `modified:`: their time is the commit's or the mtime, with nothing else to build.
+  if (raw === undefined || raw === null || raw === "") {
+    return commitMs === undefined ? { at: mtime, from: "mtime" } : { at: commitMs, from: "commit" }
+  }
+  return writtenAt({ extra, mtime }, basis.nowMs, commitMs)
+}
