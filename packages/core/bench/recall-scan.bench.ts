@@ -4,8 +4,9 @@
  *
  * For 1k and 50k generated memory files (seeded; kept in `.bench/sets/recall-*` and reused while their manifest
  * matches) it times, interleaved in one process after a warm-up, the median of several runs of:
- *   stat-only      directory walk + one statSync per file: no scanner can know the newest without this
- *   floor          stat-only + sort by mtime + open / read 4 KiB / close of the 200 newest, plain sync fs
+ *   stat-only      directory walk + one lstatSync per file: no scanner can know the newest without this
+ *   floor          the same walk and lstats + sort by mtime + open / read 4 KiB / close of the 200 newest, plain
+ *                  sync fs in process: what recall's scan must do at the least
  *   scan-200       the memdir Scanner live layer with `limit: 200` (what recall asks for)
  *   scan-all       the same scanner without a limit: every head read (what a capped scan cost before)
  * then, each in a fresh child process, the memory one run takes: heap growth (used and committed, no GC in
@@ -24,9 +25,9 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import * as NodeV8 from "node:v8"
 import * as NodeVm from "node:vm"
-import { Worker } from "node:worker_threads"
 import * as Scanner from "../src/Scanner.js"
 import { listMemoryFiles, makeRandom, MEMORY_TYPES, pick, sentence } from "./corpus.js"
+import { median, round, startRssSampler } from "./measure.js"
 
 const thisFile = fileURLToPath(import.meta.url)
 const repoRoot = NodePath.resolve(NodePath.dirname(thisFile), "../../..")
@@ -92,7 +93,7 @@ const listFiles = listMemoryFiles
 
 const statOnly = (root: string): number => {
   let newest = 0
-  for (const file of listFiles(root)) newest = Math.max(newest, NodeFs.statSync(file).mtimeMs)
+  for (const file of listFiles(root)) newest = Math.max(newest, NodeFs.lstatSync(file).mtimeMs)
   return newest
 }
 
@@ -100,7 +101,7 @@ const headBuffer = Buffer.alloc(HEAD_BYTES)
 
 const floor = (root: string): number => {
   const files = listFiles(root)
-  const mtimes = files.map((file) => NodeFs.statSync(file).mtimeMs)
+  const mtimes = files.map((file) => NodeFs.lstatSync(file).mtimeMs)
   const order = files.map((_, i) => i).sort((a, b) => mtimes[b]! - mtimes[a]!)
   let bytes = 0
   for (const i of order.slice(0, LIMIT)) {
@@ -129,14 +130,6 @@ const names = Object.keys(contenders) as Array<Contender>
 // Measuring
 // ---------------------------------------------------------------------------------------------------------------
 
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits
-
 const timeAll = async (root: string, runs: number) => {
   const wall: Record<string, Array<number>> = {}
   const cpu: Record<string, Array<number>> = {}
@@ -159,27 +152,6 @@ const timeAll = async (root: string, runs: number) => {
   const medians = (samples: Record<string, Array<number>>) =>
     Object.fromEntries(names.map((name) => [name, round(median(samples[name]!), 1)])) as Record<Contender, number>
   return { wallMs: medians(wall), cpuMs: medians(cpu) }
-}
-
-/** Samples the process's RSS every millisecond from another thread: a synchronous scan cannot hide its peak. */
-const startRssSampler = () => {
-  const worker = new Worker(
-    `const { parentPort } = require("node:worker_threads")
-    let peak = process.memoryUsage.rss()
-    const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()) }, 1)
-    parentPort.once("message", () => { clearInterval(timer); parentPort.postMessage(peak) })`,
-    { eval: true }
-  )
-  return {
-    stop: () =>
-      new Promise<number>((resolve) => {
-        worker.once("message", (peak: number) => {
-          void worker.terminate()
-          resolve(peak)
-        })
-        worker.postMessage("stop")
-      })
-  }
 }
 
 const MiB = 1024 * 1024

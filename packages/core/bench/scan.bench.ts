@@ -26,10 +26,10 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import * as NodeV8 from "node:v8"
 import * as NodeVm from "node:vm"
-import { Worker } from "node:worker_threads"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as Scanner from "../src/Scanner.js"
 import { hex, listMemoryFiles, makeRandom, MEMORY_TYPES, pick, sentence, WORDS } from "./corpus.js"
+import { median, round, startRssSampler } from "./measure.js"
 
 const thisFile = fileURLToPath(import.meta.url)
 const repoRoot = NodePath.resolve(NodePath.dirname(thisFile), "../../..")
@@ -184,12 +184,6 @@ const naive = (root: string): number => {
 // Measuring
 // ---------------------------------------------------------------------------------------------------------------
 
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-
 interface Sample {
   readonly wallMs: number
   /** User + system CPU of the whole process (all threads): what the work cost, even when the machine is busy. */
@@ -209,27 +203,6 @@ const scannerService = await Effect.runPromise(
   Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeContext.layer)))
 )
 const scanAll = (root: string) => Effect.runPromise(scannerService.scan(root))
-
-/** Samples the process's RSS every millisecond from another thread, so a synchronous scan cannot hide its peak. */
-const startRssSampler = () => {
-  const worker = new Worker(
-    `const { parentPort } = require("node:worker_threads")
-    let peak = process.memoryUsage.rss()
-    const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()) }, 1)
-    parentPort.once("message", () => { clearInterval(timer); parentPort.postMessage(peak) })`,
-    { eval: true }
-  )
-  return {
-    stop: () =>
-      new Promise<number>((resolve) => {
-        worker.once("message", (peak: number) => {
-          void worker.terminate()
-          resolve(peak)
-        })
-        worker.postMessage("stop")
-      })
-  }
-}
 
 /** Child-process mode: one scan of `root`, reporting how much memory it took. */
 const probeMemory = async (root: string) => {
@@ -253,8 +226,6 @@ const probeMemory = async (root: string) => {
     )
   }))
 }
-
-const round = (value: number) => Math.round(value * 100) / 100
 
 interface SizeResult {
   readonly files: number

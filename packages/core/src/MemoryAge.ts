@@ -107,6 +107,10 @@ export const writtenAtOfFile = (memoryDir: string, key: string, text: string, mt
 export const writtenAtOf = (header: Pick<MemoryHeader, "mtime" | "writtenAt">): number =>
   header.writtenAt ?? header.mtime
 
+/** A header's own warning with that of an ignored `modified:` beside it. */
+export const withWrittenWarning = (warning: string | undefined, written: Written): string | undefined =>
+  written.warning === undefined ? warning : warning === undefined ? written.warning : `${warning}; ${written.warning}`
+
 /** One header with its written time (and the warning of an ignored `modified:` beside any other). */
 export const stampHeader = (
   header: MemoryHeader,
@@ -114,12 +118,12 @@ export const stampHeader = (
   commitMs?: number | undefined
 ): MemoryHeader => {
   const written = writtenAt(header, nowMs, commitMs)
-  const warning = written.warning === undefined ?
-    header.warning :
-    header.warning === undefined ?
-    written.warning :
-    `${header.warning}; ${written.warning}`
-  return { ...header, writtenAt: written.at, writtenFrom: written.from, warning }
+  return {
+    ...header,
+    writtenAt: written.at,
+    writtenFrom: written.from,
+    warning: withWrittenWarning(header.warning, written)
+  }
 }
 
 /**
@@ -128,24 +132,31 @@ export const stampHeader = (
  */
 export type CommitTimes = (relativePath: string, mtime: number) => number | undefined
 
-/** Every header of a scan stamped against the clock's "now". */
-export const stampHeaders = (
-  headers: ReadonlyArray<MemoryHeader>,
-  commitTimes?: CommitTimes | undefined
-): Effect.Effect<Array<MemoryHeader>> =>
-  Effect.map(
-    Clock.currentTimeMillis,
-    (nowMs) => headers.map((header) => stampHeader(header, nowMs, commitTimes?.(header.path, header.mtime)))
-  )
+/**
+ * What a scan counts its headers' ages against: the clock's "now" and the directory's commit times. The scanner
+ * takes it once, before it reads, and stamps each header as it builds it (never a second copy of every header).
+ */
+export interface AgeBasis {
+  readonly nowMs: number
+  readonly commitTimes?: CommitTimes | undefined
+}
 
-/** A scan result with every header (memories and headerless files) stamped. */
-export const stampScan = <R extends { readonly memories: ReadonlyArray<MemoryHeader> }>(
-  result: R & { readonly headerless?: ReadonlyArray<MemoryHeader> | undefined },
-  commitTimes?: CommitTimes | undefined
-): Effect.Effect<R> =>
-  Effect.gen(function*() {
-    const memories = yield* stampHeaders(result.memories, commitTimes)
-    if (result.headerless === undefined) return { ...result, memories }
-    const headerless = yield* stampHeaders(result.headerless, commitTimes)
-    return { ...result, memories, headerless }
-  })
+/** The clock's "now" with the commit times, when there are any. */
+export const ageBasis = (commitTimes?: CommitTimes | undefined): Effect.Effect<AgeBasis> =>
+  Effect.map(Clock.currentTimeMillis, (nowMs) => ({ nowMs, commitTimes }))
+
+/** When the memory at `relativePath` (its header's `extra`, its file's `mtime`) was written, as a scan sees it. */
+export const writtenAtIn = (
+  basis: AgeBasis,
+  relativePath: string,
+  extra: Readonly<Record<string, unknown>>,
+  mtime: number
+): Written => {
+  const commitMs = basis.commitTimes?.(relativePath, mtime)
+  const raw = rawModified(extra)
+  // Most headers have no `modified:`: their time is the commit's or the mtime, with nothing else to build.
+  if (raw === undefined || raw === null || raw === "") {
+    return commitMs === undefined ? { at: mtime, from: "mtime" } : { at: commitMs, from: "commit" }
+  }
+  return writtenAt({ extra, mtime }, basis.nowMs, commitMs)
+}

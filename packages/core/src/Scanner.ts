@@ -22,21 +22,22 @@ import { GitAges } from "./GitAges.js"
 import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
 import { readHead } from "./internal/scanHead.js"
 import {
-  compareNewestFirst,
   isCandidatePath,
   isMemoryFileName,
   isSkippedDirName,
   isUnderSkippedDir,
+  isWalkedDir,
   normalizeLimit,
-  normalizeRelativePath
+  normalizeRelativePath,
+  sortNewestFirst
 } from "./internal/scanPaths.js"
-import { type HeadKind, newest, newestSelection, readNewest } from "./internal/scanSelect.js"
+import { type HeadKind, newest, newestSelection, readNewest, readNewestBatched } from "./internal/scanSelect.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
-import { stampScan } from "./MemoryAge.js"
+import { type AgeBasis, ageBasis, stampHeader, withWrittenWarning, writtenAtIn } from "./MemoryAge.js"
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
 // (bench/scan.bench.ts): its I/O is `MemoryFs`'s batch calls (`mtimeMany`, `visitHeads`), one synchronous
 // call per batch of files rather than an async round trip per file.
-import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
+import { type DirectoryEntry, layer as MemoryFsLayer, MemoryFs, MemoryFsError, type ReadAt } from "./MemoryFs.js"
 
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
 /** Reference: 200 candidates for the selector. */
@@ -98,7 +99,8 @@ const resolveOptions = (options: ScanOptions | undefined): ResolvedOptions => ({
 
 /**
  * Files a parsed header as a memory, or its failure as a problem (and, for a text file, as a headerless memory).
- * `head` holds the first `length` bytes of the file, as the header scan read them.
+ * `head` holds the first `length` bytes of the file, as the header scan read them. Each header is built once, with
+ * its written time (MemoryAge) already in it.
  */
 const collect = (
   parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError>,
@@ -107,7 +109,8 @@ const collect = (
   mtime: number,
   head: Buffer,
   length: number,
-  found: Found
+  found: Found,
+  basis: AgeBasis
 ): HeadKind => {
   if (Either.isLeft(parsed)) {
     const error = parsed.left
@@ -115,12 +118,25 @@ const collect = (
     found.problems.push(problem)
     const headerless = headerlessMemory(problem, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0))
     if (headerless === undefined) return "none"
-    found.headerless.push(headerless)
+    found.headerless.push(stampHeader(headerless, basis.nowMs, basis.commitTimes?.(relativePath, mtime)))
     return "headerless"
   }
   const { description, endLine, extra, name, type, warning } = parsed.right
   const bodyHead = bodyHeadOf(head, length, endLine)
-  found.memories.push({ path: relativePath, absolutePath, name, description, type, mtime, extra, warning, bodyHead })
+  const written = writtenAtIn(basis, relativePath, extra, mtime)
+  found.memories.push({
+    path: relativePath,
+    absolutePath,
+    name,
+    description,
+    type,
+    mtime,
+    extra,
+    warning: withWrittenWarning(warning, written),
+    bodyHead,
+    writtenAt: written.at,
+    writtenFrom: written.from
+  })
   return "memory"
 }
 
@@ -136,8 +152,8 @@ const finish = (
   limit: number | undefined,
   total: number = memories.length
 ): ScanResult => {
-  memories.sort(compareNewestFirst)
-  headerless.sort(compareNewestFirst)
+  sortNewestFirst(memories)
+  sortNewestFirst(headerless)
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const cap = <A>(list: Array<A>) => limit === undefined || limit >= list.length ? list : list.slice(0, limit)
   const result = { memories: cap(memories), problems, total }
@@ -160,15 +176,21 @@ const unreadable = (relativePath: string, detail: string): ScanProblem => ({
  */
 const BATCH_SIZE = 512
 
-interface Candidate {
-  readonly relativePath: string
-  readonly absolutePath: string
-  /** For a symlinked file: the real path it resolves to (inside the tree). Its head is read there. */
-  readonly realPath?: string | undefined
+/**
+ * Listed files, in parallel arrays (no object per file): a full scan reads each batch as the walk lists it and
+ * keeps nothing of it but the headers.
+ */
+interface Listing {
+  readonly relativePaths: Array<string>
+  readonly absolutePaths: Array<string>
+  /**
+   * Where each file's bytes are: for a symlinked file the real path it resolves to (inside the tree; the read
+   * never follows a link), else its own path.
+   */
+  readonly sources: Array<string>
 }
 
-/** Where a candidate's bytes are: its real path for a link (the read never follows a link), else its own path. */
-const sourceOf = (candidate: Candidate): string => candidate.realPath ?? candidate.absolutePath
+const emptyListing = (): Listing => ({ relativePaths: [], absolutePaths: [], sources: [] })
 
 const symlinkEscape = (relativePath: string): ScanProblem => ({
   path: relativePath,
@@ -179,46 +201,60 @@ const symlinkEscape = (relativePath: string): ScanProblem => ({
 type Fs = Context.Tag.Service<MemoryFs>
 
 /**
- * Lists the candidate files, handing them to `onCandidates` in batches of at most `BATCH_SIZE` as the walk finds
- * them (nothing is kept here), and returns the problems met on the way. Symlinks are followed only when they
- * resolve inside the tree; a directory reached twice (through a link, or a link loop) is walked once; a symlinked
- * file that points at a memory the walk lists anyway is dropped as a duplicate.
+ * Lists the candidate files, handing them to `onBatch` in batches of at most `BATCH_SIZE` as the walk finds them
+ * (a batch is not kept here, nor touched after `onBatch`), and returns the problems met on the way. Symlinks are
+ * followed only when they resolve inside the tree; a symlinked file or directory that points at what the walk
+ * lists anyway (by its real path) is dropped as a duplicate, so the result does not depend on the order the system
+ * lists a directory in; a directory reached twice through links (or a link loop) is walked once.
  */
-const walkTree = <R>(
+const walkTree = (
   fs: Fs,
   root: string,
   separator: string,
   options: ResolvedOptions,
-  onCandidates: (batch: ReadonlyArray<Candidate>) => Effect.Effect<void, never, R>
-): Effect.Effect<Array<ScanProblem>, never, R> =>
+  onBatch: (batch: Listing) => Effect.Effect<void>
+): Effect.Effect<Array<ScanProblem>> =>
   Effect.gen(function*() {
     const problems: Array<ScanProblem> = []
-    const rootReal = yield* Effect.either(fs.realPath(root))
-    if (Either.isLeft(rootReal)) {
-      if (rootReal.left.reason !== "NotFound") problems.push(unreadable(".", rootReal.left.detail))
-      return problems
-    }
-    const realRoot = rootReal.right
-    const insideRoot = (real: string) => real === realRoot || real.startsWith(realRoot + separator)
+    // The root's real path is needed only to follow a link: it is resolved at the first one (most trees have none).
+    let realRoot: string | undefined
+    let rootUnresolved = false
+    const resolveRoot = Effect.suspend(() =>
+      realRoot !== undefined ? Effect.succeed(realRoot) : Effect.map(fs.realPath(root), (real) => (realRoot = real))
+    )
+    const insideRoot = (realRoot: string, real: string) => real === realRoot || real.startsWith(realRoot + separator)
+    /** Where a real path inside the tree is, relative to the real root (`""` for the root itself). */
+    const underRoot = (realRoot: string, real: string) => real === realRoot ? "" : real.slice(realRoot.length + 1)
     // A file's real path inside the tree, relative and `/`-separated: the walk lists it there when it is a
     // candidate path (its real directories are all walked unless skipped), so a link to it is a duplicate.
-    const listedAnyway = (real: string) => {
-      const relative = real.slice(realRoot.length + 1).split(separator).join("/")
+    const listedAnyway = (realRoot: string, real: string) => {
+      const relative = underRoot(realRoot, real).split(separator).join("/")
       return isCandidatePath(relative, options.skipDirs) && !options.exclude.has(relative)
     }
     const visitedDirs = new Set<string>()
-    let batch: Array<Candidate> = []
-    /** Adds a candidate to the batch; true when the batch is full and must be flushed. */
-    const push = (candidate: Candidate): boolean => batch.push(candidate) >= BATCH_SIZE
+    let batch = emptyListing()
+    /** Adds a file to the batch; true when the batch is full and must be flushed. */
+    const push = (relativePath: string, absolutePath: string, source: string): boolean => {
+      batch.relativePaths.push(relativePath)
+      batch.absolutePaths.push(absolutePath)
+      return batch.sources.push(source) >= BATCH_SIZE
+    }
     const flush = Effect.suspend(() => {
       const full = batch
-      batch = []
-      return full.length === 0 ? Effect.void : onCandidates(full)
+      batch = emptyListing()
+      return full.sources.length === 0 ? Effect.void : onBatch(full)
     })
 
     /** A symbolic link in the tree: followed when it stays inside, else a problem (for a memory or a directory). */
     const visitLink = (absolutePath: string, relativePath: string, name: string) =>
       Effect.gen(function*() {
+        const rootReal = yield* Effect.either(resolveRoot)
+        if (Either.isLeft(rootReal)) {
+          // The root was listed, yet cannot be resolved now: no link can be checked, reported once.
+          if (!rootUnresolved) problems.push(unreadable(".", rootReal.left.detail))
+          rootUnresolved = true
+          return
+        }
         const resolved = yield* Effect.either(
           Effect.flatMap(fs.realPath(absolutePath), (real) => Effect.map(fs.lstat(real), (info) => ({ real, info })))
         )
@@ -228,94 +264,135 @@ const walkTree = <R>(
           return
         }
         const { info, real } = resolved.right
-        if (!insideRoot(real)) {
+        if (!insideRoot(rootReal.right, real)) {
           if (info.kind === "Directory" || isMemoryFileName(name)) problems.push(symlinkEscape(relativePath))
         } else if (info.kind === "Directory") {
-          if (!isUnderSkippedDir(relativePath, options.skipDirs)) yield* visit(absolutePath, real, relativePath)
-        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(real)) {
-          if (push({ relativePath, absolutePath, realPath: real })) yield* flush
+          const realDir = underRoot(rootReal.right, real)
+          // A directory the walk enters anyway is listed there, whichever the system lists first (the link is a
+          // duplicate); one it does not enter (a dot-directory, say) is listed through the link.
+          const walkedAnyway = isWalkedDir(realDir.split(separator).join("/"), options.skipDirs)
+          if (!walkedAnyway && !isUnderSkippedDir(relativePath, options.skipDirs)) {
+            yield* visit(absolutePath, realDir, relativePath)
+          }
+        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(rootReal.right, real)) {
+          if (push(relativePath, absolutePath, real)) yield* flush
         }
       })
 
-    const visit = (absoluteDir: string, realDir: string, relativeDir: string): Effect.Effect<void, never, R> =>
-      Effect.gen(function*() {
-        if (visitedDirs.has(realDir)) return
+    /**
+     * Lists a directory a chunk at a time (never its whole listing at once), entering sub-directories in turn.
+     * `realDir` is where the directory really is, relative to the real root: a directory is walked once.
+     */
+    const visit = (absoluteDir: string, realDir: string, relativeDir: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (visitedDirs.has(realDir)) return Effect.void
         visitedDirs.add(realDir)
-        const listed = yield* Effect.either(fs.readDirectory(absoluteDir, { sorted: false }))
-        if (Either.isLeft(listed)) {
-          const error = listed.left
-          if (error.reason === "NotDirectory" && relativeDir === "") problems.push(unreadable(".", "not a directory"))
-          else if (error.reason !== "NotFound") {
-            problems.push(unreadable(relativeDir === "" ? "." : relativeDir, error.detail))
-          }
-          return
-        }
+        const realPrefix = realDir === "" ? "" : realDir + separator
         const prefix = relativeDir === "" ? "" : relativeDir + "/"
-        for (const { kind, name } of listed.right) {
-          const absolutePath = absoluteDir + separator + name
-          const relativePath = prefix + name
-          if (kind === "Directory") {
-            if (!isSkippedDirName(name) && !isUnderSkippedDir(relativePath, options.skipDirs)) {
-              yield* visit(absolutePath, realDir + separator + name, relativePath)
+        const dirPrefix = absoluteDir + separator
+        const onChunk = (entries: ReadonlyArray<DirectoryEntry>) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < entries.length; i++) {
+              const { kind, name } = entries[i]!
+              if (kind === "File") {
+                if (!isMemoryFileName(name)) continue
+                const relativePath = prefix + name
+                if (options.exclude.has(relativePath)) continue
+                const absolutePath = dirPrefix + name
+                if (push(relativePath, absolutePath, absolutePath)) yield* flush
+              } else if (kind === "Directory") {
+                const relativePath = prefix + name
+                if (!isSkippedDirName(name) && !isUnderSkippedDir(relativePath, options.skipDirs)) {
+                  yield* visit(dirPrefix + name, realPrefix + name, relativePath)
+                }
+              } else if (kind === "SymbolicLink" && !isSkippedDirName(name)) {
+                const relativePath = prefix + name
+                if (!options.exclude.has(relativePath)) yield* visitLink(dirPrefix + name, relativePath, name)
+              }
             }
-          } else if (kind === "File") {
-            if (isMemoryFileName(name) && !options.exclude.has(relativePath) && push({ relativePath, absolutePath })) {
-              yield* flush
-            }
-          } else if (kind === "SymbolicLink" && !isSkippedDirName(name) && !options.exclude.has(relativePath)) {
-            yield* visitLink(absolutePath, relativePath, name)
-          }
-        }
+          })
+        return fs.readDirectoryChunks(absoluteDir, BATCH_SIZE, onChunk).pipe(
+          Effect.catchAll((error) =>
+            Effect.sync(() => {
+              if (error.reason === "NotDirectory" && relativeDir === "") {
+                problems.push(unreadable(".", "not a directory"))
+              } else if (error.reason !== "NotFound") {
+                problems.push(unreadable(relativeDir === "" ? "." : relativeDir, error.detail))
+              }
+            })
+          )
+        )
       })
 
-    yield* visit(root, realRoot, "")
+    yield* visit(root, "", "")
     yield* flush
     return problems
   })
 
-/** Reads a batch of candidates' heads and files each as a memory or a problem; `kinds[i]` says which. */
+/**
+ * Reads the heads of `batch` and files each as a memory or a problem;
+ * `kinds[i]` says which. One reader closure per batch, none per file.
+ */
 const readBatch = (
   fs: Fs,
   buffer: Buffer,
-  candidates: ReadonlyArray<Candidate>,
-  found: Found
+  batch: Listing,
+  found: Found,
+  basis: AgeBasis
 ): Effect.Effect<Array<HeadKind>> => {
-  const kinds: Array<HeadKind> = new Array(candidates.length).fill("none")
+  const kinds: Array<HeadKind> = new Array(batch.sources.length).fill("none")
+  let readFile: ReadAt | undefined
+  let length = 0
+  const readAt = (offset: number, size: number) => {
+    const got = readFile!(buffer, offset, size)
+    if (offset + got > length) length = offset + got
+    return got
+  }
   return Effect.as(
-    fs.visitHeads(candidates.map(sourceOf), {
-      file: (index, info, read) => {
-        const candidate = candidates[index]!
-        let length = 0
-        const parsed = readHead(buffer, (offset, size) => {
-          const got = read(buffer, offset, size)
-          length = Math.max(length, offset + got)
-          return got
-        }, candidate.relativePath)
-        kinds[index] = collect(
-          parsed,
-          candidate.relativePath,
-          candidate.absolutePath,
-          info.mtimeMs,
-          buffer,
-          length,
-          found
-        )
+    fs.visitHeads(batch.sources, {
+      file: (index, mtime, read) => {
+        readFile = read
+        length = 0
+        const relativePath = batch.relativePaths[index]!
+        const parsed = readHead(buffer, readAt, relativePath)
+        kinds[index] = collect(parsed, relativePath, batch.absolutePaths[index]!, mtime, buffer, length, found, basis)
       },
       failed: (index, error) => {
         // Deleted, or no longer a regular file, between listing and reading: no longer a memory, nothing to report.
         if (error.reason === "NotFound" || error.reason === "NotRegularFile") return
-        found.problems.push(unreadable(candidates[index]!.relativePath, error.detail))
+        found.problems.push(unreadable(batch.relativePaths[index]!, error.detail))
       }
     }),
     kinds
   )
 }
 
+/** A full scan: each batch's heads read as the walk lists it, the fiber yielding between batches. */
+const scanAll = (
+  fs: Fs,
+  buffer: Buffer,
+  root: string,
+  separator: string,
+  options: ResolvedOptions,
+  basis: AgeBasis
+): Effect.Effect<ScanResult> =>
+  Effect.gen(function*() {
+    const found: Found = { memories: [], problems: [], headerless: [] }
+    let batches = 0
+    const walkProblems = yield* walkTree(fs, root, separator, options, (batch) => {
+      const read = readBatch(fs, buffer, batch, found, basis)
+      return batches++ === 0 ? read : Effect.zipRight(Effect.yieldNow(), read)
+    })
+    for (const problem of walkProblems) found.problems.push(problem)
+    return finish(found, undefined)
+  })
+
 /** A listed file with the mtime its stat gave, for the newest-first selection of a capped scan. */
 interface DatedCandidate {
   readonly path: string
   readonly mtime: number
-  readonly candidate: Candidate
+  readonly absolutePath: string
+  readonly source: string
 }
 
 /**
@@ -329,7 +406,8 @@ const scanNewest = (
   root: string,
   separator: string,
   options: ResolvedOptions,
-  limit: number
+  limit: number,
+  basis: AgeBasis
 ): Effect.Effect<ScanResult> =>
   Effect.gen(function*() {
     const found: Found = { memories: [], problems: [], headerless: [] }
@@ -339,8 +417,8 @@ const scanNewest = (
       Effect.gen(function*() {
         const selection = newestSelection<DatedCandidate>(count, olderThan)
         const walkProblems = yield* walkTree(fs, root, separator, options, (batch) =>
-          Effect.map(fs.mtimeMany(batch.map(sourceOf)), (mtimes) => {
-            for (let i = 0; i < batch.length; i++) {
+          Effect.map(fs.mtimeMany(batch.sources), (mtimes) => {
+            for (let i = 0; i < mtimes.length; i++) {
               const info = mtimes[i]!
               // Gone since the listing: not a candidate. Not stat-able (e.g. a permission change under way):
               // still a candidate; reading it reports why.
@@ -349,7 +427,10 @@ const scanNewest = (
                 listed++
               }
               const mtime = info instanceof MemoryFsError ? Number.NEGATIVE_INFINITY : info
-              selection.offer({ path: batch[i]!.relativePath, mtime, candidate: batch[i]! })
+              const path = batch.relativePaths[i]!
+              if (selection.admits(mtime, path)) {
+                selection.offer({ path, mtime, absolutePath: batch.absolutePaths[i]!, source: batch.sources[i]! })
+              }
             }
           }))
         // Later pages walk the same tree again: its problems are reported once.
@@ -365,19 +446,32 @@ const scanNewest = (
     }
     const read = new Set<string>()
     let notMemories = 0
-    yield* readNewest(limit, select, (item) =>
-      Effect.gen(function*() {
-        // A file whose mtime changed between two pages can come up twice: read once.
+    yield* readNewestBatched(limit, select, (items) => {
+      const kinds: Array<HeadKind> = new Array(items.length).fill("none")
+      // A file whose mtime changed between two pages can come up twice: read once.
+      const batch = emptyListing()
+      const at: Array<number> = []
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i]!
         if (read.has(item.path)) {
-          return "none"
+          continue
         }
         read.add(item.path)
-        const [kind] = yield* readBatch(fs, buffer, [item.candidate], found)
-        if (kind !== "memory") {
-          notMemories++
+        at.push(i)
+        batch.relativePaths.push(item.path)
+        batch.absolutePaths.push(item.absolutePath)
+        batch.sources.push(item.source)
+      }
+      return Effect.map(readBatch(fs, buffer, batch, found, basis), (readKinds) => {
+        for (let j = 0; j < readKinds.length; j++) {
+          kinds[at[j]!] = readKinds[j]!
+          if (readKinds[j] !== "memory") {
+            notMemories++
+          }
         }
-        return kind!
-      }))
+        return kinds
+      })
+    })
     return finish(found, limit, Math.max(0, listed - notMemories))
   })
 
@@ -390,29 +484,16 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
 
-  const scanFiles = Effect.fn("Scanner.scanFiles")(function*(memoryDir: string, options?: ScanOptions) {
+  const scan = Effect.fn("Scanner.scan")(function*(memoryDir: string, options?: ScanOptions) {
     const resolved = resolveOptions(options)
     const root = path.resolve(memoryDir)
+    // Each header's age counts from the memory's own time (MemoryAge), stamped as the header is built.
+    const basis = yield* ageBasis(Option.isNone(gitAges) ? undefined : yield* gitAges.value.commitTimes(root))
     const limit = resolved.limit
-    if (limit !== undefined) return yield* scanNewest(fs, buffer, root, path.sep, resolved, limit)
-    const candidates: Array<Candidate> = []
-    const problems = yield* walkTree(fs, root, path.sep, resolved, (batch) =>
-      Effect.sync(() => {
-        for (const candidate of batch) candidates.push(candidate)
-      }))
-    const found: Found = { memories: [], problems, headerless: [] }
-    for (let start = 0; start < candidates.length; start += BATCH_SIZE) {
-      if (start > 0) yield* Effect.yieldNow()
-      yield* readBatch(fs, buffer, candidates.slice(start, start + BATCH_SIZE), found)
-    }
-    return finish(found, undefined)
+    return limit === undefined ?
+      yield* scanAll(fs, buffer, root, path.sep, resolved, basis) :
+      yield* scanNewest(fs, buffer, root, path.sep, resolved, limit, basis)
   })
-  // Each header's age counts from the memory's own time (MemoryAge): one stamp per scan.
-  const scan = (memoryDir: string, options?: ScanOptions) =>
-    Effect.flatMap(scanFiles(memoryDir, options), (result) =>
-      Option.isNone(gitAges) ?
-        stampScan(result) :
-        Effect.flatMap(gitAges.value.commitTimes(path.resolve(memoryDir)), (times) => stampScan(result, times)))
 
   return Scanner.of({ scan })
 })
@@ -444,6 +525,7 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
     Scanner.of({
       scan: (memoryDir, options) =>
         Effect.gen(function*() {
+          const basis = yield* ageBasis()
           const resolved = resolveOptions(options)
           const base = memoryDir.replace(/[\\/]+$/, "")
           const found: Found = { memories: [], problems: [], headerless: [] }
@@ -457,7 +539,7 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
             const parsed = parseFrontmatter(file.content, file.path)
             // The live scanner's view of the file: its head, as far as the header scan would read it.
             const head = Buffer.from(file.content.slice(0, FRONTMATTER_MAX_BYTES), "utf8")
-            return collect(parsed, file.path, `${base}/${file.path}`, file.mtime, head, head.length, found)
+            return collect(parsed, file.path, `${base}/${file.path}`, file.mtime, head, head.length, found, basis)
           }
           const limit = resolved.limit
           if (limit === undefined) {
@@ -477,6 +559,6 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
               })
           )
           return finish(found, limit, listed.length - notMemories)
-        }).pipe(Effect.flatMap(stampScan))
+        })
     })
   )

@@ -15,7 +15,8 @@ import {
   type HeadKind,
   isNewer,
   newest,
-  readNewest
+  readNewest,
+  readNewestBatched
 } from "../src/internal/scanSelect.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -350,6 +351,25 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.isFalse(result.memories.some((m) => m.name === "Secret"))
       }))
 
+    it.scoped("through a symlinked memory directory, walks each real directory once and lists each memory once", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const real = yield* fs.makeTempDirectoryScoped()
+        const links = yield* fs.makeTempDirectoryScoped()
+        yield* writeFiles(real, { "a.md": header("A", "a"), "sub/b.md": header("B", "b") })
+        const root = path.join(links, "memory")
+        NodeFs.symlinkSync(real, root)
+        // A link back to the root (by its real path and by the link) and one to a directory the walk enters anyway.
+        NodeFs.symlinkSync(real, path.join(real, "again"))
+        NodeFs.symlinkSync(root, path.join(real, "sub", "up"))
+        NodeFs.symlinkSync(path.join(real, "sub"), path.join(real, "sub_alias"))
+        const result = yield* scanDir(root)
+        assert.deepStrictEqual(paths(result.memories).sort(), ["a.md", "sub/b.md"])
+        assert.deepStrictEqual(result.problems, [])
+        assert.strictEqual(result.memories.find((m) => m.path === "a.md")!.absolutePath, path.join(root, "a.md"))
+      }))
+
     it.scoped.skipIf(isRoot)(
       "reports an unreadable file (not as root, which reads everything)",
       () =>
@@ -554,6 +574,67 @@ describe("partial selection of the newest", () => {
   })
 })
 
+/** The capped scan's reading rule, one head at a time (as it was first written): what the batches must match. */
+const readOneByOne = <A extends Dated>(
+  limit: number,
+  select: (count: number, olderThan: A | undefined) => ReadonlyArray<A>,
+  read: (item: A) => HeadKind
+): void => {
+  if (limit <= 0) return
+  const lookahead = headerlessLookahead(limit)
+  let [memories, headerless, extra] = [0, 0, 0]
+  const done = () => memories >= limit && (headerless >= limit || extra >= lookahead)
+  let capacity = limit + lookahead + Math.ceil(limit / 4)
+  let olderThan: A | undefined = undefined
+  for (;;) {
+    const page = select(capacity, olderThan)
+    for (const item of page) {
+      if (done()) return
+      if (memories >= limit) extra++
+      const kind = read(item)
+      if (kind === "memory") memories++
+      else if (kind === "headerless") headerless++
+    }
+    if (page.length < capacity || memories >= limit) return
+    olderThan = page[page.length - 1]
+    capacity *= 2
+  }
+}
+
+describe("reading the newest heads in batches", () => {
+  it.prop(
+    "reads exactly the heads, in the order, that reading one at a time reads",
+    {
+      kinds: fc.array(fc.constantFrom<HeadKind>("memory", "memory", "memory", "headerless", "none"), {
+        maxLength: 400
+      }),
+      limit: fc.integer({ min: 0, max: 120 })
+    },
+    ({ kinds, limit }) => {
+      const items = kinds.map((kind, rank) => ({ path: `m${String(rank).padStart(3, "0")}`, mtime: 1000 - rank, kind }))
+      const select = (count: number, olderThan: (typeof items)[number] | undefined) => newest(items, count, olderThan)
+      const one: Array<string> = []
+      readOneByOne(limit, select, (item) => {
+        one.push(item.path)
+        return item.kind
+      })
+      const batched: Array<string> = []
+      Effect.runSync(
+        readNewestBatched(
+          limit,
+          (count, olderThan: (typeof items)[number] | undefined) => Effect.sync(() => select(count, olderThan)),
+          (chunk) =>
+            Effect.sync(() => {
+              for (const item of chunk) batched.push(item.path)
+              return chunk.map((item) => item.kind)
+            })
+        )
+      )
+      assert.deepStrictEqual(batched, one)
+    }
+  )
+})
+
 describe("reading heads from bytes", () => {
   it.prop("gives what the string parser gives on the whole file", { text: headText }, ({ text }) => {
     const bytes = Buffer.from(text, "utf8")
@@ -571,4 +652,47 @@ describe("reading heads from bytes", () => {
     // Never more reads than it takes to double from 4 KiB to the bound.
     assert.isAtMost(reads, 6)
   }, { fastCheck: { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1500) } })
+})
+
+describe("MemoryFs.readDirectoryChunks (the scan's listing)", () => {
+  const chunksOf = (dir: string) =>
+    Effect.gen(function*() {
+      const fs = yield* MemoryFs.MemoryFs
+      const chunks: Array<ReadonlyArray<MemoryFs.DirectoryEntry>> = []
+      yield* fs.readDirectoryChunks(dir, 3, (entries) => Effect.sync(() => void chunks.push(entries)))
+      return chunks
+    })
+  const names = ["a.md", "b.md", "c.md", "d.md", "e.md", "f.md", "g.md"]
+
+  it.scoped("hands a real directory in chunks of at most the chunk size, every entry once, with its kind", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped()
+      yield* writeFiles(dir, Object.fromEntries(names.map((name) => [name, header(name, "d")])))
+      yield* fs.makeDirectory(`${dir}/sub`)
+      const chunks = yield* chunksOf(dir)
+      assert.deepStrictEqual(chunks.map((chunk) => chunk.length), [3, 3, 2])
+      const entries = chunks.flat().sort((a, b) => (a.name < b.name ? -1 : 1))
+      assert.deepStrictEqual(entries, [
+        ...names.map((name) => ({ name, kind: "File" as const })),
+        { name: "sub", kind: "Directory" as const }
+      ])
+      const missing = yield* Effect.flip(chunksOf(`${dir}/missing`))
+      assert.strictEqual(missing.reason, "NotFound")
+      const notDirectory = yield* Effect.flip(chunksOf(`${dir}/a.md`))
+      assert.strictEqual(notDirectory.reason, "NotDirectory")
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, MemoryFs.layer))))
+
+  it.effect("does the same over the in-memory tree", () =>
+    Effect.gen(function*() {
+      const chunks = yield* chunksOf("/m")
+      assert.deepStrictEqual(chunks.map((chunk) => chunk.map((entry) => entry.name)), [
+        ["a.md", "b.md", "c.md"],
+        ["d.md", "e.md", "f.md"],
+        ["g.md"]
+      ])
+      assert.strictEqual((yield* Effect.flip(chunksOf("/m/none"))).reason, "NotFound")
+    }).pipe(
+      Effect.provide(MemoryFs.layerMemory(Object.fromEntries(names.map((name) => [`/m/${name}`, "x"]))))
+    ))
 })

@@ -43,12 +43,11 @@ export const headersOf = (
     const nowMs = yield* Clock.currentTimeMillis
     const headers = new Map<string, ListedHeader>()
     yield* fs.visitHeads(files.map((file) => file.path), {
-      file: (index, info, read) => {
+      file: (index, mtime, read) => {
         const key = files[index]!.key
         const parsed = readHead(buffer, (offset, length) => read(buffer, offset, length), key)
         if (Either.isLeft(parsed)) return
         const { description, extra, type } = parsed.right
-        const mtime = info.mtimeMs
         const at = writtenAt({ extra, mtime }, nowMs, commitTimes?.(key, mtime)).at
         headers.set(key, { type, description, writtenAt: at })
       },

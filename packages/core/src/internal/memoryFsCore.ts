@@ -137,8 +137,11 @@ export type ReadAt = (buffer: Uint8Array, offset: number, length: number) => num
 
 /** What `visitHeads` tells its caller, file by file (`index` into the paths it was given). */
 export interface HeadVisitor {
-  /** The file is open and is a regular file: read as much of its head as needed, synchronously, now. */
-  readonly file: (index: number, info: FileInfo, read: ReadAt) => void
+  /**
+   * The file is open and is a regular file (`mtimeMs` from the fstat of the open file): read as much of its head
+   * as needed, synchronously, now.
+   */
+  readonly file: (index: number, mtimeMs: number, read: ReadAt) => void
   /** The file could not be opened or read (`NotFound` when gone since it was listed, `NotRegularFile`, …). */
   readonly failed: (index: number, error: MemoryFsError) => void
 }
@@ -169,6 +172,16 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
     path: string,
     options?: { readonly sorted?: boolean | undefined }
   ) => Effect.Effect<ReadonlyArray<DirectoryEntry>, MemoryFsError>
+  /**
+   * The entries of a directory with their kinds, unsorted (as the system lists them), handed to `onChunk` a chunk
+   * of at most `chunkSize` at a time as they are read: a walk over a huge directory (the scan) never holds its
+   * whole listing. A failure to open the directory fails before any chunk.
+   */
+  readonly readDirectoryChunks: (
+    path: string,
+    chunkSize: number,
+    onChunk: (entries: ReadonlyArray<DirectoryEntry>) => Effect.Effect<void>
+  ) => Effect.Effect<void, MemoryFsError>
   /**
    * The modification times (epoch ms, from `lstat`) of many paths in one synchronous batch (the scan's newest-first
    * selection): per path its mtime or its failure, in order. Never fails as a whole.

@@ -128,6 +128,18 @@ export const makeMemoryFsInMemory = (
       return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     })
 
+  const readDirectoryChunks = (
+    path: string,
+    chunkSize: number,
+    onChunk: (entries: ReadonlyArray<DirectoryEntry>) => Effect.Effect<void>
+  ) =>
+    Effect.flatMap(readDirectory(path), (entries) =>
+      Effect.gen(function*() {
+        for (let start = 0; start < entries.length; start += chunkSize) {
+          yield* onChunk(entries.slice(start, start + chunkSize))
+        }
+      }))
+
   const mtimeMany = (paths: ReadonlyArray<string>) =>
     Effect.forEach(paths, (path) => Effect.merge(Effect.map(lstat(path), (info) => info.mtimeMs)))
 
@@ -141,7 +153,7 @@ export const makeMemoryFsInMemory = (
       Effect.match(regularFile("open", path), {
         onFailure: (error) => visitor.failed(index, error),
         onSuccess: ({ node }) =>
-          visitor.file(index, infoOf(node), (buffer, offset, length) => {
+          visitor.file(index, node.mtimeMs, (buffer, offset, length) => {
             const bytes = node.data.subarray(offset, offset + length)
             buffer.set(bytes, offset)
             return bytes.length
@@ -300,6 +312,7 @@ export const makeMemoryFsInMemory = (
     readFile,
     readHead,
     readDirectory,
+    readDirectoryChunks,
     mtimeMany,
     lstatMany,
     readFileMany,

@@ -12,10 +12,13 @@ import * as Either from "effect/Either"
 import {
   closeSync,
   constants,
+  type Dir,
   type Dirent,
   fstatSync,
   lstatSync,
+  opendirSync,
   openSync,
+  readdirSync,
   readSync,
   realpathSync,
   type Stats
@@ -239,13 +242,49 @@ const direntKind = (entry: Dirent): FileKind =>
 
 const byName = (a: DirectoryEntry, b: DirectoryEntry) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
 
+// Synchronous, like the scan's other batches: one directory's listing is one system call, and an async round trip
+// per directory cost a small scan more than its reads.
 const readDirectory = (path: string, options: { readonly sorted?: boolean | undefined } = {}) =>
   Effect.map(
-    sys("list", path, () => fsp.readdir(path, { withFileTypes: true })),
+    Effect.try({ try: () => readdirSync(path, { withFileTypes: true }), catch: toError("list", path) }),
     (entries): ReadonlyArray<DirectoryEntry> => {
       const listed = entries.map((entry): DirectoryEntry => ({ name: entry.name, kind: direntKind(entry) }))
       return options.sorted === false ? listed : listed.sort(byName)
     }
+  )
+
+/** Up to `chunkSize` entries of an open directory (fewer at its end). */
+const readChunk = (dir: Dir, chunkSize: number): Array<DirectoryEntry> => {
+  const chunk: Array<DirectoryEntry> = []
+  for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
+    if (chunk.push({ name: entry.name, kind: direntKind(entry) }) >= chunkSize) break
+  }
+  return chunk
+}
+
+const readDirectoryChunks = (
+  path: string,
+  chunkSize: number,
+  onChunk: (entries: ReadonlyArray<DirectoryEntry>) => Effect.Effect<void>
+) =>
+  Effect.acquireUseRelease(
+    Effect.try({ try: () => opendirSync(path, { bufferSize: chunkSize }), catch: toError("list", path) }),
+    (dir) =>
+      Effect.gen(function*() {
+        for (;;) {
+          const chunk = yield* Effect.try({ try: () => readChunk(dir, chunkSize), catch: toError("list", path) })
+          if (chunk.length > 0) yield* onChunk(chunk)
+          if (chunk.length < chunkSize) return
+        }
+      }),
+    (dir) =>
+      Effect.sync(() => {
+        try {
+          dir.closeSync()
+        } catch {
+          // Closing a directory handle only releases it: nothing was written, nothing to report.
+        }
+      })
   )
 
 // The scan's batches: synchronous calls, one Effect per batch (an async round trip per file would cost more than
@@ -282,7 +321,7 @@ const visitHead = (path: string, index: number, visitor: HeadVisitor): void => {
       )
       return
     }
-    visitor.file(index, infoOf(stats), (buffer, offset, length) => {
+    visitor.file(index, stats.mtimeMs, (buffer, offset, length) => {
       try {
         return readSync(fd, buffer, offset, length, offset)
       } catch (cause) {
@@ -627,6 +666,8 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
   readHead: (path, maxBytes) => readHead(path, maxBytes).pipe(Effect.withSpan("MemoryFs.readHead")),
   readDirectory: (path, options) => readDirectory(path, options).pipe(Effect.withSpan("MemoryFs.readDirectory")),
+  readDirectoryChunks: (path, chunkSize, onChunk) =>
+    readDirectoryChunks(path, chunkSize, onChunk).pipe(Effect.withSpan("MemoryFs.readDirectoryChunks")),
   mtimeMany: (paths) => mtimeMany(paths).pipe(Effect.withSpan("MemoryFs.mtimeMany")),
   lstatMany: (paths) => lstatMany(paths).pipe(Effect.withSpan("MemoryFs.lstatMany")),
   readFileMany: (paths, options) => readFileMany(paths, options).pipe(Effect.withSpan("MemoryFs.readFileMany")),

@@ -11,17 +11,31 @@ export const BODY_HEAD_MAX_BYTES = 1024
 
 const NEWLINE = 10
 
+const isAsciiBlank = (c: number): boolean => c === 32 || (c >= 9 && c <= 13)
+
 /**
  * The text after line `afterLine` (1-based; 0 for the whole head) up to the end of line 30, of the first `length`
- * bytes of `head`, at most BODY_HEAD_MAX_BYTES and cut back to a whole UTF-8 character. Trimmed.
+ * bytes of `head`, at most BODY_HEAD_MAX_BYTES and cut back to a whole UTF-8 character. Trimmed. Lines are found
+ * with `indexOf` (native) and only the bytes kept are decoded: this runs once per memory file.
  */
 export const bodyHeadOf = (head: Buffer, length: number, afterLine: number): string => {
   let start = 0
-  for (let line = 0; line < afterLine && start < length; start++) if (head[start] === NEWLINE) line++
-  let end = start
+  for (let line = 0; line < afterLine; line++) {
+    const newline = head.indexOf(NEWLINE, start)
+    if (newline === -1 || newline >= length) {
+      start = length
+      break
+    }
+    start = newline + 1
+  }
   const limit = Math.min(length, start + BODY_HEAD_MAX_BYTES)
-  for (let line = afterLine; end < limit; end++) {
-    if (head[end] === NEWLINE && ++line === FRONTMATTER_MAX_LINES) break
+  let end = limit
+  // Line 30 ends the head; a header that closes on line 30 or later leaves up to the byte bound.
+  for (let line = afterLine, from = start; line < FRONTMATTER_MAX_LINES;) {
+    const newline = head.indexOf(NEWLINE, from)
+    if (newline === -1 || newline >= limit) break
+    if (++line === FRONTMATTER_MAX_LINES) end = newline
+    from = newline + 1
   }
   // Never split a multi-byte character: back off continuation bytes (10xxxxxx) and the lead byte they follow.
   if (end === limit && end < length) {
@@ -29,6 +43,10 @@ export const bodyHeadOf = (head: Buffer, length: number, afterLine: number): str
     while (cut > start && (head[cut]! & 0xC0) === 0x80) cut--
     end = cut
   }
+  // ASCII blanks are trimmed before decoding (they are never part of a multi-byte character); `trim` then takes
+  // any other white space, as it always did.
+  while (start < end && isAsciiBlank(head[start]!)) start++
+  while (end > start && isAsciiBlank(head[end - 1]!)) end--
   return end <= start ? "" : head.toString("utf8", start, end).trim()
 }
 

@@ -25,7 +25,10 @@ export interface ParsedFrontmatter {
   readonly endLine: number
 }
 
-const knownTypes: ReadonlySet<string> = new Set<MemoryType>(["user", "feedback", "project", "reference"])
+/** Each known type by its text: a header keeps the one shared string, not its own copy. */
+const knownTypes: ReadonlyMap<string, MemoryType> = new Map(
+  (["user", "feedback", "project", "reference"] as const).map((type) => [type, type])
+)
 
 /** `team/feedback_testing.md` → `feedback_testing`: the name of a memory whose header has none. */
 export const fileStem = (path: string): string => {
@@ -111,6 +114,12 @@ const locateHeader = (text: string, path: string): Either.Either<HeaderBlock, In
   })
 }
 
+/**
+ * The `extra` of every header without other keys: one frozen empty map (a scan keeps thousands of headers, and
+ * `extra` is read-only to everyone).
+ */
+const NO_EXTRA: Readonly<Record<string, unknown>> = Object.freeze({})
+
 const interpret = (
   data: unknown,
   endLine: number,
@@ -123,9 +132,10 @@ const interpret = (
     const kind = Array.isArray(map) ? "a list" : `a ${typeof map}`
     return fail(path, "not-a-map", 2, `the header is ${kind}, not 'key: value' lines`)
   }
-  const extra: Record<string, unknown> = {}
+  let extra: Record<string, unknown> | undefined
   for (const key in map) {
     if (key === "name" || key === "description" || key === "type" || !Object.hasOwn(map, key)) continue
+    extra ??= {}
     if (key === "__proto__") {
       // Data here, never the prototype of `extra`.
       Object.defineProperty(extra, key, { value: map[key], enumerable: true, writable: true, configurable: true })
@@ -149,9 +159,10 @@ const interpret = (
   const metadata = map.metadata
   const rawType = map.type ?? (isMap(metadata) ? metadata.type : undefined)
   const typeText = asText(rawType)?.toLowerCase()
+  const known = typeText === undefined ? undefined : knownTypes.get(typeText)
   let type: MemoryKind = "untyped"
-  if (typeText !== undefined && knownTypes.has(typeText)) {
-    type = typeText as MemoryType
+  if (known !== undefined) {
+    type = known
   } else if (typeText === undefined || typeText === "") {
     warnings.push("no type: kept as untyped")
   } else {
@@ -162,7 +173,7 @@ const interpret = (
     name,
     description,
     type,
-    extra,
+    extra: extra ?? NO_EXTRA,
     warning: warnings.length === 0 ? undefined : warnings.join("; "),
     endLine
   })

@@ -29,6 +29,12 @@ export const isUnderSkippedDir = (relativeDir: string, skipDirs: ReadonlyArray<s
   return false
 }
 
+/** Whether the walk enters a relative directory (`/`-separated, `""` for the root) through real directories. */
+export const isWalkedDir = (relativeDir: string, skipDirs: ReadonlyArray<string>): boolean =>
+  relativeDir === "" ||
+  (!relativeDir.split("/").some((segment) => segment === "" || isSkippedDirName(segment)) &&
+    !isUnderSkippedDir(relativeDir, skipDirs))
+
 /** Whether a relative file path (`/`-separated) names a memory the scan should read. */
 export const isCandidatePath = (relativePath: string, skipDirs: ReadonlyArray<string>): boolean => {
   const segments = relativePath.split("/")
@@ -39,8 +45,78 @@ export const isCandidatePath = (relativePath: string, skipDirs: ReadonlyArray<st
 }
 
 /** Newest first; equal mtimes in path order so the result is deterministic. */
-export const compareNewestFirst = (a: MemoryHeader, b: MemoryHeader): number =>
-  b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+export const compareNewestFirst = (
+  a: Pick<MemoryHeader, "mtime" | "path">,
+  b: Pick<MemoryHeader, "mtime" | "path">
+): number => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+
+/** Below this many items a plain comparator sort is as cheap. */
+const RANK_SORT_MIN = 64
+
+/**
+ * Sorts `items` newest first in place, in the order `compareNewestFirst` gives, without a comparator call per
+ * comparison (a full scan sorts every header it read): the mtimes are sorted natively as numbers, each item goes to
+ * its rank among them (a binary search), and only items with equal mtimes are then ordered by path.
+ */
+export const sortNewestFirst = <A extends Pick<MemoryHeader, "mtime" | "path">>(items: Array<A>): Array<A> => {
+  const count = items.length
+  if (count < RANK_SORT_MIN) return items.sort(compareNewestFirst)
+  // Ascending negated mtimes are descending mtimes; `0 - m` is never -0, which a typed array sorts apart from 0.
+  const keys = new Float64Array(count)
+  for (let i = 0; i < count; i++) {
+    const key = 0 - items[i]!.mtime
+    if (Number.isNaN(key)) return items.sort(compareNewestFirst)
+    keys[i] = key
+  }
+  keys.sort()
+  const placed: Array<A> = new Array(count)
+  // For each rank: how many items already went there (more than one: equal mtimes, ordered by path below).
+  const taken = new Int32Array(count)
+  let ties = false
+  for (let i = 0; i < count; i++) {
+    const item = items[i]!
+    const key = 0 - item.mtime
+    let low = 0
+    let high = count
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (keys[middle]! < key) low = middle + 1
+      else high = middle
+    }
+    if (taken[low]! > 0) ties = true
+    placed[low + taken[low]!] = item
+    taken[low]!++
+  }
+  for (let i = 0; i < count; i++) items[i] = placed[i]!
+  if (ties) {
+    for (let rank = 0; rank < count; rank++) {
+      const equal = taken[rank]!
+      if (equal > 1) sortByPath(items, rank, rank + equal)
+    }
+  }
+  return items
+}
+
+/** Items with equal mtimes are this few, mostly: an insertion sort, no copy. */
+const INSERTION_SORT_MAX = 16
+
+/** Sorts `items[start, end)` by path in place. */
+const sortByPath = <A extends Pick<MemoryHeader, "path">>(items: Array<A>, start: number, end: number): void => {
+  if (end - start > INSERTION_SORT_MAX) {
+    const group = items.slice(start, end).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    for (let j = 0; j < group.length; j++) items[start + j] = group[j]!
+    return
+  }
+  for (let i = start + 1; i < end; i++) {
+    const item = items[i]!
+    let j = i
+    while (j > start && items[j - 1]!.path > item.path) {
+      items[j] = items[j - 1]!
+      j--
+    }
+    items[j] = item
+  }
+}
 
 /** A valid cap, or `undefined` for none. */
 export const normalizeLimit = (limit: number | undefined): number | undefined =>

@@ -18,6 +18,8 @@ export const isNewer = (a: Dated, b: Dated): boolean => a.mtime > b.mtime || (a.
 export interface NewestSelection<A extends Dated> {
   /** Keeps `item` if it is among the newest `capacity` offered so far (and older than the boundary). */
   readonly offer: (item: A) => void
+  /** Whether an item with this mtime and path would be kept if offered now: a caller builds the item only then. */
+  readonly admits: (mtime: number, path: string) => boolean
   /** The kept items, newest first. */
   readonly take: () => Array<A>
 }
@@ -55,6 +57,15 @@ export const newestSelection = <A extends Dated>(capacity: number, olderThan?: D
     }
     heap[i] = item
   }
+  const admits = (mtime: number, path: string): boolean => {
+    if (capacity <= 0) return false
+    if (olderThan !== undefined && !(olderThan.mtime > mtime || (olderThan.mtime === mtime && olderThan.path < path))) {
+      return false
+    }
+    if (heap.length < capacity) return true
+    const oldest = heap[0]!
+    return mtime > oldest.mtime || (mtime === oldest.mtime && path < oldest.path)
+  }
   const offer = (item: A): void => {
     if (capacity <= 0 || (olderThan !== undefined && !isNewer(olderThan, item))) return
     if (heap.length < capacity) {
@@ -66,7 +77,7 @@ export const newestSelection = <A extends Dated>(capacity: number, olderThan?: D
     }
   }
   const take = (): Array<A> => heap.slice().sort((a, b) => (isNewer(a, b) ? -1 : isNewer(b, a) ? 1 : 0))
-  return { offer, take }
+  return { offer, admits, take }
 }
 
 /** The newest `count` of `items`, newest first (after `olderThan`, when given). */
@@ -99,11 +110,15 @@ export const headerlessLookahead = (limit: number): number => Math.ceil(limit / 
  * the look-ahead and a quarter more bad heads; only when that is not enough is a next page selected (a new
  * listing, for the live scanner), and pages double in size, so a directory full of bad heads costs a few
  * listings, not one per file.
+ *
+ * `readMany` reads several heads at once (one batch of the live scanner's): only as many as the loop is sure to
+ * read one by one (each head adds at most one memory, one headerless file and one look-ahead read), so the heads
+ * read are exactly those a read per head would read, in the same order.
  */
-export const readNewest = <A extends Dated, R>(
+export const readNewestBatched = <A extends Dated, R>(
   limit: number,
   select: (count: number, olderThan: A | undefined) => Effect.Effect<ReadonlyArray<A>, never, R>,
-  read: (item: A) => Effect.Effect<HeadKind, never, R>
+  readMany: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<HeadKind>, never, R>
 ): Effect.Effect<void, never, R> =>
   Effect.gen(function*() {
     if (limit <= 0) return
@@ -112,20 +127,32 @@ export const readNewest = <A extends Dated, R>(
     let headerless = 0
     let extra = 0
     const done = () => memories >= limit && (headerless >= limit || extra >= lookahead)
+    /** Heads that will be read before `done` can hold (at least one while it does not). */
+    const surelyRead = () => memories < limit ? limit - memories : Math.min(lookahead - extra, limit - headerless)
     let capacity = limit + lookahead + Math.ceil(limit / 4)
     let olderThan: A | undefined = undefined
     for (;;) {
       const page: ReadonlyArray<A> = yield* select(capacity, olderThan)
-      for (const item of page) {
-        if (done()) return
-        if (memories >= limit) extra++
-        const kind = yield* read(item)
-        if (kind === "memory") memories++
-        else if (kind === "headerless") headerless++
+      let next = 0
+      while (next < page.length && !done()) {
+        const chunk = page.slice(next, next + surelyRead())
+        next += chunk.length
+        for (const kind of yield* readMany(chunk)) {
+          if (memories >= limit) extra++
+          if (kind === "memory") memories++
+          else if (kind === "headerless") headerless++
+        }
       }
       // The look-ahead alone never costs another page.
-      if (page.length < capacity || memories >= limit) return
+      if (done() || page.length < capacity || memories >= limit) return
       olderThan = page[page.length - 1]
       capacity *= 2
     }
   })
+
+/** `readNewestBatched` reading one head at a time. */
+export const readNewest = <A extends Dated, R>(
+  limit: number,
+  select: (count: number, olderThan: A | undefined) => Effect.Effect<ReadonlyArray<A>, never, R>,
+  read: (item: A) => Effect.Effect<HeadKind, never, R>
+): Effect.Effect<void, never, R> => readNewestBatched(limit, select, (items) => Effect.forEach(items, read))

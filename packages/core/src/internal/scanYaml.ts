@@ -121,6 +121,30 @@ const SPACE = 32
 const DOUBLE_QUOTE = 34
 const SINGLE_QUOTE = 39
 
+/**
+ * The keys of memory headers (memdir's, the reference agent's): the fast path stores them as these very strings,
+ * so a header's keys are not one new string each, looked up again to be used as a property name.
+ */
+const KNOWN_KEYS: ReadonlyArray<string> = [
+  "name",
+  "description",
+  "type",
+  "metadata",
+  "modified",
+  "node_type",
+  "originSessionId"
+]
+
+/** The key at `[start, end)` of `block`: a known key's own string, else a new one. */
+const keyAt = (block: string, start: number, end: number): string => {
+  const length = end - start
+  for (let i = 0; i < KNOWN_KEYS.length; i++) {
+    const known = KNOWN_KEYS[i]!
+    if (known.length === length && block.startsWith(known, start)) return known
+  }
+  return block.slice(start, end)
+}
+
 /** A key the fast path may store: not reserved, not already there. */
 const isFreshKey = (map: YamlMap, key: string): boolean =>
   !(key.length <= 5 && RESERVED_WORDS.has(key)) && key !== "__proto__" && !Object.hasOwn(map, key)
@@ -144,13 +168,17 @@ export const parseFlatBlock = (block: string): YamlMap | undefined => {
     if (!FLAT_LINE.test(block)) return BLANK_TAIL.test(block.slice(position)) ? result : undefined
     const next = FLAT_LINE.lastIndex
     let lineEnd = block.charCodeAt(next - 1) === NEWLINE ? next - 1 : next
-    const lineStart = Math.max(position, block.lastIndexOf("\n", lineEnd - 1) + 1)
+    // The line regex took any blank lines before the key line: its start is after the last newline before the key
+    // (the key line itself holds none).
+    let lineStart = position
+    let keyStart = position
+    for (let c = block.charCodeAt(keyStart); c === SPACE || c === NEWLINE; c = block.charCodeAt(++keyStart)) {
+      if (c === NEWLINE) lineStart = keyStart + 1
+    }
     position = next
-    let keyStart = lineStart
-    while (block.charCodeAt(keyStart) === SPACE) keyStart++
     const indent = keyStart - lineStart
     const colon = block.indexOf(":", keyStart)
-    const key = block.slice(keyStart, colon)
+    const key = keyAt(block, keyStart, colon)
     let valueStart = colon + 1
     while (block.charCodeAt(valueStart) === SPACE) valueStart++
     while (lineEnd > valueStart && block.charCodeAt(lineEnd - 1) === SPACE) lineEnd--
