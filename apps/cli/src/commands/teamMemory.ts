@@ -15,7 +15,7 @@ import {
   TeamMemory,
   writeTeamFile
 } from "@memdir/core/TeamMemory"
-import * as TeamSync from "@memdir/core/TeamSync"
+import { TeamSync } from "@memdir/core/TeamSync"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -141,7 +141,7 @@ export const teamSyncCommand = Command.make(
   memdirHandler(({ cwd, json }) =>
     Effect.gen(function*() {
       const team = yield* locateTeam(cwd)
-      const sync = yield* TeamSync.TeamSync
+      const sync = yield* TeamSync
       const result = yield* sync.sync(team)
       if (json) return yield* printJson(result)
       const short = (sha: string | undefined) => sha === undefined ? "" : sha.slice(0, 12)
@@ -160,7 +160,7 @@ export const teamSyncCommand = Command.make(
           : `${c.path} was deleted on one side and changed on the other: kept the changed version`
         yield* Console.error(`conflict: ${terminalLine(what)}`)
       }
-    }).pipe(Effect.provide(TeamSync.layer))
+    })
   )
 ).pipe(
   Command.withDescription(

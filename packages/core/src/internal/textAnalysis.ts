@@ -32,7 +32,9 @@ export const GRAM_MARK = "\u0001"
 
 const NO_GRAMS: ReadonlyArray<string> = []
 
-const segmenter = new Intl.Segmenter("und", { granularity: "word" })
+/** ICU's word segmenter, made on first use: creating it loads ICU's word-break data (~15 ms at a start). */
+let segmenter: Intl.Segmenter | undefined
+const wordSegmenter = (): Intl.Segmenter => (segmenter ??= new Intl.Segmenter("und", { granularity: "word" }))
 
 const HANGUL = /[\uac00-\ud7a3]/
 const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
@@ -62,7 +64,7 @@ const pushWord = (raw: string, out: Array<string>): void => {
 export const segmentWords = (text: string): Array<string> => {
   const out: Array<string> = []
   if (UNSPACED.test(text)) {
-    for (const { isWordLike, segment } of segmenter.segment(text)) {
+    for (const { isWordLike, segment } of wordSegmenter().segment(text)) {
       if (isWordLike !== true) continue
       for (const match of segment.matchAll(WORD)) pushWord(match[0], out)
     }
@@ -209,32 +211,43 @@ export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): Ana
   return { language: lang, words: out, grams }
 }
 
-const rankMaps = lazily(() => {
-  const maps = new Map<Language, ReadonlyMap<string, number>>()
-  for (const language of LANGUAGES) {
-    const ranks = new Map<string, number>()
-    words(TEXT_DATA[language].frequent).forEach((term, i) => {
-      if (!ranks.has(term)) ranks.set(term, i + 1)
-    })
-    maps.set(language, ranks)
+/** Per language, built on first use: a directory in one language never builds the others' maps. */
+const perLanguage = <A>(make: (language: Language) => A): (language: Language) => A => {
+  const built = new Map<Language, A>()
+  return (language) => {
+    let value = built.get(language)
+    if (value === undefined) {
+      value = make(language)
+      built.set(language, value)
+    }
+    return value
   }
-  return maps
+}
+
+/** Term → rank among the language's frequent words (1 = most frequent). */
+const rankMap = perLanguage((language): ReadonlyMap<string, number> => {
+  const ranks = new Map<string, number>()
+  words(TEXT_DATA[language].frequent).forEach((term, i) => {
+    if (!ranks.has(term)) ranks.set(term, i + 1)
+  })
+  return ranks
 })
 
-/** Gram → rank of the most frequent word of the language that contains it (Korean bigrams, German/Dutch 4-grams). */
-const gramRanks = lazily(() => {
-  const maps = new Map<Language, ReadonlyMap<string, number>>()
-  for (const [language, size] of [["ko", 2], ["de", 4], ["nl", 4]] as const) {
-    const ranks = new Map<string, number>()
-    words(TEXT_DATA[language].frequent).forEach((term, i) => {
-      for (let j = 0; j + size <= term.length; j++) {
-        const gram = GRAM_MARK + term.slice(j, j + size)
-        if (!ranks.has(gram)) ranks.set(gram, i + 1)
-      }
-    })
-    maps.set(language, ranks)
-  }
-  return maps
+/** Gram size of the languages whose grams have a prior (Korean bigrams, German/Dutch 4-grams). */
+const GRAM_SIZES: Partial<Record<Language, number>> = { ko: 2, de: 4, nl: 4 }
+
+/** Gram → rank of the most frequent word of the language that contains it; empty for a language without grams. */
+const gramRankMap = perLanguage((language): ReadonlyMap<string, number> => {
+  const ranks = new Map<string, number>()
+  const size = GRAM_SIZES[language]
+  if (size === undefined) return ranks
+  words(TEXT_DATA[language].frequent).forEach((term, i) => {
+    for (let j = 0; j + size <= term.length; j++) {
+      const gram = GRAM_MARK + term.slice(j, j + size)
+      if (!ranks.has(gram)) ranks.set(gram, i + 1)
+    }
+  })
+  return ranks
 })
 
 /** Rank at which a word of the frequency lists would still count as "common" only a little. */
@@ -251,13 +264,12 @@ const priorOfRank = (rank: number | undefined): number =>
  */
 export const priorWeight = (language: Language, term: string): number => {
   if (DIGIT.test(term)) return 1
-  const maps = rankMaps()
-  const own = maps.get(language)!.get(term)
-  const english = language === "en" ? undefined : maps.get("en")!.get(term)
+  const own = rankMap(language).get(term)
+  const english = language === "en" ? undefined : rankMap("en").get(term)
   const rank = own === undefined ? english : english === undefined ? own : Math.min(own, english)
   return priorOfRank(rank)
 }
 
 /** The prior of a gram: from the frequent words that contain it (a piece of no frequent word is rare). */
 export const gramPriorWeight = (language: Language, gram: string): number =>
-  priorOfRank(gramRanks().get(HANGUL.test(gram) ? "ko" : language)?.get(gram))
+  priorOfRank(gramRankMap(HANGUL.test(gram) ? "ko" : language).get(gram))
