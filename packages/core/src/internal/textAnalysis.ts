@@ -63,6 +63,7 @@ const pushWord = (raw: string, out: Array<string>): void => {
  */
 export const segmentWords = (text: string): Array<string> => {
   const out: Array<string> = []
+  if (!NON_ASCII.test(text)) return segmentAscii(text, out)
   if (UNSPACED.test(text)) {
     for (const { isWordLike, segment } of wordSegmenter().segment(text)) {
       if (isWordLike !== true) continue
@@ -72,6 +73,20 @@ export const segmentWords = (text: string): Array<string> => {
   }
   for (const match of text.matchAll(WORD)) {
     if (HAS_LETTER_OR_DIGIT.test(match[0])) pushWord(match[0], out)
+  }
+  return out
+}
+
+/** `WORD` and `CASE_CHANGE` on ASCII text: the same matches (ASCII has no marks, no other letters or digits). */
+const ASCII_WORD = /[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*/g
+const ASCII_CASE_CHANGE = /[a-z][A-Z]|[A-Z][A-Z][a-z]/
+
+/** The words of an all-ASCII text (most memories): what the Unicode pattern finds, without its property classes. */
+const segmentAscii = (text: string, out: Array<string>): Array<string> => {
+  for (const match of text.matchAll(ASCII_WORD)) {
+    const raw = match[0]
+    if (ASCII_CASE_CHANGE.test(raw)) pushWord(raw, out)
+    else out.push(raw.toLowerCase())
   }
   return out
 }
@@ -172,40 +187,55 @@ export const analyzeText = (text: string, language?: Language): AnalyzedText => 
   return analyzeWords(tokens, language ?? detectLanguage(tokens))
 }
 
+/** The terms one word stands for (none for a stopword), each with its grams. */
+type WordTerms = ReadonlyArray<readonly [term: string, grams: ReadonlyArray<string>]>
+
+const NO_TERMS: WordTerms = []
+
+/** The terms of one word of `lang` that starts no phrase: a pure function of the two, memoised below. */
+const termsOfWord = (lang: Language, token: string): WordTerms => {
+  if (isStopword(lang, token)) return NO_TERMS
+  if (HANGUL.test(token)) {
+    const stem = cachedStem("ko", token)
+    return isStopword("ko", stem) ? NO_TERMS : [[stem, gramsOf(stem, 2)]]
+  }
+  if (CJK.test(token)) return token.length >= 2 ? [[token, gramsOf(token, 2)]] : NO_TERMS
+  if (token.length < 2 && !DIGIT.test(token)) return NO_TERMS
+  const canonicals = CANONICAL.get(token)
+  if (canonicals !== undefined) return canonicals.map((canonical) => [cachedStem(lang, canonical), NO_GRAMS] as const)
+  const stem = cachedStem(lang, token)
+  return [[stem, COMPOUNDING.has(lang) && !DIGIT.test(stem) ? gramsOf(stem, 4) : NO_GRAMS]]
+}
+
+// A directory repeats its words: each word's terms are worked out once per language (bounded like the stems).
+const termCaches = new Map<Language, Map<string, WordTerms>>(LANGUAGES.map((language) => [language, new Map()]))
+const cachedTerms = (lang: Language, token: string): WordTerms => {
+  const cache = termCaches.get(lang)!
+  let terms = cache.get(token)
+  if (terms === undefined) {
+    if (cache.size >= STEM_CACHE_LIMIT) cache.clear()
+    terms = termsOfWord(lang, token)
+    cache.set(token, terms)
+  }
+  return terms
+}
+
 /** Terms of already segmented words (`segmentWords`) of a known language. */
 export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): AnalyzedText => {
   const out: Array<string> = []
   const grams: Array<ReadonlyArray<string>> = []
-  const compounding = COMPOUNDING.has(lang)
-  const push = (word: string, pieces: ReadonlyArray<string>) => {
-    out.push(word)
-    grams.push(pieces)
-  }
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
     const phrase = PHRASE_BY_FIRST_WORD.get(token)?.find(([, second]) => tokens[i + 1] === second)
     if (phrase !== undefined) {
-      push(phrase[2], NO_GRAMS)
+      out.push(phrase[2])
+      grams.push(NO_GRAMS)
       i++
       continue
     }
-    if (isStopword(lang, token)) continue
-    if (HANGUL.test(token)) {
-      const stem = cachedStem("ko", token)
-      if (!isStopword("ko", stem)) push(stem, gramsOf(stem, 2))
-      continue
-    }
-    if (CJK.test(token)) {
-      if (token.length >= 2) push(token, gramsOf(token, 2))
-      continue
-    }
-    if (token.length < 2 && !DIGIT.test(token)) continue
-    const canonicals = CANONICAL.get(token)
-    if (canonicals === undefined) {
-      const stem = cachedStem(lang, token)
-      push(stem, compounding && !DIGIT.test(stem) ? gramsOf(stem, 4) : NO_GRAMS)
-    } else {
-      for (const canonical of canonicals) push(cachedStem(lang, canonical), NO_GRAMS)
+    for (const [term, pieces] of cachedTerms(lang, token)) {
+      out.push(term)
+      grams.push(pieces)
     }
   }
   return { language: lang, words: out, grams }
