@@ -3,11 +3,10 @@
  * (configured from the parsed command through `CommandFlags`), and resolving the project's memory location.
  *
  * Two tiers of services, so a command evaluates only what it runs (docs/architecture.md#start-up): `locationHandler`
- * gives a command the location services alone (settings, git root, memory paths: what `path` and `init` use), and
- * `memdirHandler` every service of `Memdir.layer`, whose modules are loaded when it is built.
+ * (here) gives a command the location services alone (settings, git root, memory paths: what `path` and `init`
+ * use); `memdirHandler` (`Services.ts`, which only the other commands import) every service of `Memdir.layer`.
  */
 import { Options } from "@effect/cli"
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { InvalidMemoryInputError, MemoryDisabledError } from "@memdir/core/Errors"
@@ -46,26 +45,8 @@ export class CommandFlags extends Context.Tag("@memdir/cli/CommandFlags")<Comman
 }>() {}
 
 /** The trusted `--memory-dir` flag, as `Memdir`'s layers take it. */
-const flagOptions = (flags: Context.Tag.Service<CommandFlags>) =>
+export const flagOptions = (flags: Context.Tag.Service<CommandFlags>) =>
   Option.isSome(flags.memoryDir) ? { flagMemoryDir: flags.memoryDir.value } : {}
-
-/**
- * The composition of every service a command runs with: `Memdir.layer`, its trusted flag source and options read
- * from `CommandFlags`, and commit times for a memory directory kept in git. Nothing else in the CLI builds or
- * wires memdir's services.
- */
-export const cliLayer: Layer.Layer<
-  Memdir.MemdirServices,
-  ConfigError.ConfigError,
-  CommandFlags | FileSystem.FileSystem | Path.Path | CommandExecutor
-> = Layer.unwrapEffect(
-  Effect.gen(function*() {
-    const flags = yield* CommandFlags
-    // A memory directory kept in git keeps its ages (commit times cached by HEAD; docs/file-format.md).
-    const GitAges = yield* Effect.promise(() => import("@memdir/core/GitAges"))
-    return Memdir.layer({ gitAges: GitAges.layerLive, ...flags.layer, ...flagOptions(flags) })
-  })
-)
 
 /** The location services alone (`Memdir.locationLayer`) for the parsed `--memory-dir`. */
 export const cliLocationLayer: Layer.Layer<
@@ -74,32 +55,8 @@ export const cliLocationLayer: Layer.Layer<
   CommandFlags | FileSystem.FileSystem | Path.Path
 > = Layer.unwrapEffect(Effect.map(CommandFlags, (flags) => Memdir.locationLayer(flagOptions(flags))))
 
-/** Provide the CLI's services for the given flags (what `memdirHandler` does for a parsed command). */
-export const withMemdir =
-  (memoryDir: Option.Option<string>, options: CommandLayerOptions = {}) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.provide(cliLayer),
-      Effect.provideService(CommandFlags, { memoryDir, layer: options })
-    )
-
 /**
- * A command's handler, run with the CLI's services (`cliLayer`) for its parsed `--memory-dir` and layer options,
- * after checking that `--cwd` names an existing directory. Each process runs one command, so the services are
- * built once per run, inside the handler: the layer depends on flags @effect/cli parses only when it runs the
- * command (and a command that must never fail, such as a hook, can still catch a failure to build them).
- */
-export const memdirHandler = <A extends { readonly memoryDir: Option.Option<string> }, E, R>(
-  handler: (args: A) => Effect.Effect<void, E, R>,
-  layerOptions?: (args: A) => CommandLayerOptions
-) =>
-(args: A) =>
-  checkCwd(args).pipe(
-    Effect.zipRight(handler(args)),
-    withMemdir(args.memoryDir, layerOptions?.(args))
-  )
-
-/**
- * `memdirHandler` for a command that only needs to know where the memory lives: the location services alone
+ * The handler of a command that only needs to know where the memory lives: the location services alone
  * (`cliLocationLayer`), so the command never loads the scanner, the selector, YAML, team or model code.
  */
 export const locationHandler = <A extends { readonly memoryDir: Option.Option<string> }, E, R>(
@@ -113,7 +70,7 @@ export const locationHandler = <A extends { readonly memoryDir: Option.Option<st
   )
 
 /** `--cwd` must name an existing directory: a typo must not silently make a new, empty memory. */
-const checkCwd = (args: object) =>
+export const checkCwd = (args: object) =>
   "cwd" in args && Option.isOption(args.cwd) && Option.isSome(args.cwd) ?
     Effect.asVoid(projectDir(args.cwd as Option.Option<string>)) :
     Effect.void

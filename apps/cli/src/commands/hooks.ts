@@ -12,9 +12,10 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as NodeOs from "node:os"
-import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { common, jsonOption, locate } from "../Common.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 
 const agentOption = Options.choice("agent", ["claude", "codex"]).pipe(
   Options.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")

@@ -7,8 +7,9 @@ import { RecallSession } from "@memdir/core/Recall"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { common, jsonOption, locate, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 import { terminalLine, terminalText } from "../Terminal.js"
 
 export const recallCommand = Command.make(

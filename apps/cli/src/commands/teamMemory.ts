@@ -19,8 +19,9 @@ import { TeamSync } from "@memdir/core/TeamSync"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { common, jsonOption, locate } from "../Common.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 import { terminalLine } from "../Terminal.js"
 
 /** The memory location of `cwd` and its team switch, directory and remote. */
