@@ -137,9 +137,9 @@ describe("start-up", () => {
     for (const pattern of heavy) assert.deepStrictEqual(matching(run.sources, pattern), [], String(pattern))
   })
 
-  it("path and init evaluate the location services only: no scanner, selector, YAML, team, model or extraction code", () => {
+  it("path, init and hooks install evaluate the location services only: no scanner, selector, YAML, team or model", () => {
     const memoryDir = path.join(scratch, "memory-location")
-    for (const args of [["path", "--json"], ["init"]]) {
+    for (const args of [["path", "--json"], ["init"], ["hooks", "install", "--agent", "claude", "--dry-run"]]) {
       const run = loadedSources(args, { MEMDIR_MEMORY_DIR: memoryDir })
       assert.strictEqual(run.status, 0, run.stderr)
       assert.isNotEmpty(matching(run.sources, /packages\/core\/src\/MemoryPaths\.ts$/), args.join(" "))

@@ -12,10 +12,9 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as NodeOs from "node:os"
-import { common, jsonOption, locate } from "../Common.js"
+import { common, jsonOption, locate, locationHandler } from "../Common.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import { printJson } from "../Output.js"
-import { memdirHandler } from "../Services.js"
 
 const agentOption = Options.choice("agent", ["claude", "codex"]).pipe(
   Options.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")
@@ -154,7 +153,7 @@ const installCommand = Command.make(
       Options.optional
     )
   },
-  memdirHandler((args) =>
+  locationHandler((args) =>
     Option.isSome(args.command) && !HookConfig.isMemdirCommand(args.command.value)
       ? Effect.fail(
         new AgentConfigError({
@@ -174,7 +173,7 @@ const installCommand = Command.make(
 const uninstallCommand = Command.make(
   "uninstall",
   { ...common, json: jsonOption, agent: agentOption, project: projectOption, user: userOption, dryRun: dryRunOption },
-  memdirHandler((args) => run("uninstall", args))
+  locationHandler((args) => run("uninstall", args))
 ).pipe(Command.withDescription("Remove exactly the hooks `memdir hooks install` added"))
 
 export const hooksCommand = Command.make("hooks").pipe(
