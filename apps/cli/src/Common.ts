@@ -1,15 +1,16 @@
 /**
- * What every command shares: the `--cwd` / `--memory-dir` / `--json` options, the one layer of services the
- * commands run with (`cliLayer`, configured from the parsed command through `CommandFlags`), and resolving the
- * project's memory location.
+ * What every command shares: the `--cwd` / `--memory-dir` / `--json` options, the services the commands run with
+ * (configured from the parsed command through `CommandFlags`), and resolving the project's memory location.
+ *
+ * Two tiers of services, so a command evaluates only what it runs (docs/architecture.md#start-up): `locationHandler`
+ * (here) gives a command the location services alone (settings, git root, memory paths: what `path` and `init`
+ * use); `memdirHandler` (`Services.ts`, which only the other commands import) every service of `Memdir.layer`.
  */
 import { Options } from "@effect/cli"
-import { FileSystem, Path } from "@effect/platform"
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { InvalidMemoryInputError, MemoryDisabledError } from "@memdir/core/Errors"
-import * as GitAges from "@memdir/core/GitAges"
 import * as Memdir from "@memdir/core/Memdir"
-import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import { type MemoryLocation, MemoryPaths } from "@memdir/core/MemoryPaths"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -32,7 +33,7 @@ export const jsonOption = Options.boolean("json").pipe(Options.withDescription("
 export const common = { cwd: cwdOption, memoryDir: memoryDirOption }
 
 /** Layer options a command may add to the shared ones (e.g. recall's `--selector`). */
-export type CommandLayerOptions = Omit<Memdir.MemdirLayerOptions, "flagMemoryDir">
+export type CommandLayerOptions = Pick<Memdir.MemdirLayerOptions, "selector" | "model">
 
 /**
  * What the parsed command says about the services it runs with: the `--memory-dir` flag (as given: a relative or
@@ -43,50 +44,33 @@ export class CommandFlags extends Context.Tag("@memdir/cli/CommandFlags")<Comman
   readonly layer: CommandLayerOptions
 }>() {}
 
-/**
- * The one composition of the services every command runs with: `Memdir.layer`, its trusted flag source and
- * options read from `CommandFlags`. Nothing else in the CLI builds or wires memdir's services.
- */
-export const cliLayer: Layer.Layer<
-  Memdir.MemdirServices,
+/** The trusted `--memory-dir` flag, as `Memdir`'s layers take it. */
+export const flagOptions = (flags: Context.Tag.Service<CommandFlags>) =>
+  Option.isSome(flags.memoryDir) ? { flagMemoryDir: flags.memoryDir.value } : {}
+
+/** The location services alone (`Memdir.locationLayer`) for the parsed `--memory-dir`. */
+export const cliLocationLayer: Layer.Layer<
+  Memdir.LocationServices,
   ConfigError.ConfigError,
-  CommandFlags | FileSystem.FileSystem | Path.Path | CommandExecutor
-> = Layer.unwrapEffect(
-  Effect.map(CommandFlags, (flags) =>
-    Memdir.layer({
-      // A memory directory kept in git keeps its ages (commit times cached by HEAD; docs/file-format.md).
-      gitAges: GitAges.layerLive,
-      ...flags.layer,
-      ...(Option.isSome(flags.memoryDir) ? { flagMemoryDir: flags.memoryDir.value } : {})
-    }))
-)
-
-/** Provide the CLI's services for the given flags (what `memdirHandler` does for a parsed command). */
-export const withMemdir =
-  (memoryDir: Option.Option<string>, options: CommandLayerOptions = {}) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.provide(cliLayer),
-      Effect.provideService(CommandFlags, { memoryDir, layer: options })
-    )
+  CommandFlags | FileSystem.FileSystem | Path.Path
+> = Layer.unwrapEffect(Effect.map(CommandFlags, (flags) => Memdir.locationLayer(flagOptions(flags))))
 
 /**
- * A command's handler, run with the CLI's services (`cliLayer`) for its parsed `--memory-dir` and layer options,
- * after checking that `--cwd` names an existing directory. Each process runs one command, so the services are
- * built once per run, inside the handler (a command that must never fail, such as a hook, can still catch a
- * failure to build them).
+ * The handler of a command that only needs to know where the memory lives: the location services alone
+ * (`cliLocationLayer`), so the command never loads the scanner, the selector, YAML, team or model code.
  */
-export const memdirHandler = <A extends { readonly memoryDir: Option.Option<string> }, E, R>(
-  handler: (args: A) => Effect.Effect<void, E, R>,
-  layerOptions?: (args: A) => CommandLayerOptions
+export const locationHandler = <A extends { readonly memoryDir: Option.Option<string> }, E, R>(
+  handler: (args: A) => Effect.Effect<void, E, R>
 ) =>
 (args: A) =>
   checkCwd(args).pipe(
     Effect.zipRight(handler(args)),
-    withMemdir(args.memoryDir, layerOptions?.(args))
+    Effect.provide(cliLocationLayer),
+    Effect.provideService(CommandFlags, { memoryDir: args.memoryDir, layer: {} })
   )
 
 /** `--cwd` must name an existing directory: a typo must not silently make a new, empty memory. */
-const checkCwd = (args: object) =>
+export const checkCwd = (args: object) =>
   "cwd" in args && Option.isOption(args.cwd) && Option.isSome(args.cwd) ?
     Effect.asVoid(projectDir(args.cwd as Option.Option<string>)) :
     Effect.void
@@ -117,12 +101,3 @@ export const locate = (cwd: Option.Option<string>) =>
 
 export const requireEnabled = (location: MemoryLocation) =>
   location.enabled ? Effect.void : Effect.fail(new MemoryDisabledError({ source: location.enabledBy }))
-
-export const ensureMemoryDir = (memoryDir: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    yield* fs.makeDirectory(memoryDir, { recursive: true, mode: 0o700 })
-    const index = path.join(memoryDir, INDEX_FILE)
-    if (!(yield* fs.exists(index))) yield* fs.writeFileString(index, "", { mode: 0o600, flag: "wx" })
-  })

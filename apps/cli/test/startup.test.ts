@@ -73,6 +73,14 @@ const heavy = [
   mcpSdk
 ]
 
+/** What a command that only asks where the memory lives (`path`, `init`) never evaluates. */
+const locationOnly = [
+  /packages\/core\/src\/(Scanner|Selector|ModelSelector|Model|Recall|MemoryStore|MemoryIndex|TeamMemory|TeamGuard)\.ts$/,
+  /packages\/core\/src\/(Frontmatter|MemoryLayout|MemoryAge|GitAges|Git|Staleness|DreamLock|SecretScan)\.ts$/,
+  /packages\/core\/src\/internal\/(memdirServices|scanYaml|textAnalysis|textData|textLanguage|bm25Text)\.ts$/,
+  /node_modules\/(gray-matter|js-yaml|@orama\/stemmers)\//
+]
+
 beforeAll(async () => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-startup-"))
   outdir = path.join(scratch, "dist")
@@ -127,6 +135,52 @@ describe("start-up", () => {
     assert.strictEqual(JSON.parse(run.stdout).memoryDir, `${memoryDir}/`)
     assert.isNotEmpty(matching(run.sources, /src\/commands\/path\.ts$/))
     for (const pattern of heavy) assert.deepStrictEqual(matching(run.sources, pattern), [], String(pattern))
+  })
+
+  it("path, init and hooks install evaluate the location services only: no scanner, selector, YAML, team or model", () => {
+    const memoryDir = path.join(scratch, "memory-location")
+    for (const args of [["path", "--json"], ["init"], ["hooks", "install", "--agent", "claude", "--dry-run"]]) {
+      const run = loadedSources(args, { MEMDIR_MEMORY_DIR: memoryDir })
+      assert.strictEqual(run.status, 0, run.stderr)
+      assert.isNotEmpty(matching(run.sources, /packages\/core\/src\/MemoryPaths\.ts$/), args.join(" "))
+      // its own module, and for init the index file's name (`MemoryIndex`, which it creates)
+      const own = [
+        `src/commands/${args[0]}.ts`,
+        ...(args[0] === "init" ? ["../../packages/core/src/MemoryIndex.ts"] : [])
+      ]
+      for (const pattern of [...heavy, ...locationOnly]) {
+        const loaded = matching(run.sources, pattern).filter((source) => !own.includes(source))
+        assert.deepStrictEqual(loaded, [], `${args.join(" ")}: ${pattern}`)
+      }
+    }
+    assert.isTrue(fs.existsSync(path.join(memoryDir, "MEMORY.md")))
+  })
+
+  it("recall evaluates the selector but no SDK, extraction, dream, MCP or other command code (no key set)", () => {
+    const memoryDir = path.join(scratch, "memory-recall")
+    fs.mkdirSync(memoryDir, { recursive: true })
+    fs.writeFileSync(
+      path.join(memoryDir, "project_pool.md"),
+      "---\nname: Connection pool\ndescription: The database pool is capped at 10\ntype: project\n---\n\nCapped.\n"
+    )
+    fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), "- [Connection pool](project_pool.md) — capped at 10\n")
+    const run = loadedSources(["recall", "--json", "how big is the database pool?"], { MEMDIR_MEMORY_DIR: memoryDir })
+    assert.strictEqual(run.status, 0, run.stderr)
+    assert.deepStrictEqual(JSON.parse(run.stdout).selected.map((m: { path: string }) => m.path), ["project_pool.md"])
+    // the modules it does run: the scan and the offline selector
+    for (const module of [/core\/src\/Scanner\.ts$/, /core\/src\/Selector\.ts$/, /internal\/textAnalysis\.ts$/]) {
+      assert.isNotEmpty(matching(run.sources, module), String(module))
+    }
+    for (
+      const pattern of [
+        /src\/commands\/(dream|extract|team|ls|show|write|doctor|log|init|mcp|hook|hooks|memoryTool)\.ts$/,
+        /src\/mcp\//,
+        /packages\/core\/src\/(Dream|Extract|Agent|Transcript|MemoryTools|DailyLog|Doctor|Browse)\.ts$/,
+        /packages\/core\/src\/dream\//,
+        /node_modules\/(yaml|toml|ini|undici|@anthropic-ai\/sdk)\//,
+        mcpSdk
+      ]
+    ) assert.deepStrictEqual(matching(run.sources, pattern), [], String(pattern))
   })
 
   it("help lists every command, so it loads every command module", () => {

@@ -1,41 +1,56 @@
 /**
- * The whole of memdir as one layer: every live service, composed, needing only `FileSystem` and `Path`
- * (from `@effect/platform-node`'s `NodeContext.layer`). An agent runtime provides it once per session:
+ * The whole of memdir as one layer: every live service, composed (team sync included, and a session's
+ * `Extractor` when asked for), needing only what `@effect/platform-node`'s `NodeContext.layer` provides
+ * (`FileSystem`, `Path`, and the `CommandExecutor` that team sync runs git with). An agent runtime provides it
+ * once per session:
  *
  *   const MemdirLive = Memdir.layer().pipe(Layer.provide(NodeContext.layer))
  *
  * Swap single services for their `layerTest` (or `@memdir/testing`) in CI.
+ *
+ * Importing this module is cheap: it holds the location services (`locationLayer`: settings, git root, memory
+ * paths), and `layer` loads the modules of the other services when it is built (`import()`, so a bundle makes
+ * them chunks of their own), the extraction code only for a layer with an `extractor`. A program that only asks
+ * where the memory lives never evaluates the scanner, the selector, YAML or the team and extraction code
+ * (docs/architecture.md#start-up).
  */
-import type { FileSystem, Path } from "@effect/platform"
+import type { CommandExecutor } from "@effect/platform/CommandExecutor"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import { pipe } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Containment from "./Containment.js"
-import * as DreamLock from "./DreamLock.js"
+import type * as DreamLock from "./DreamLock.js"
+import type * as Extract from "./Extract.js"
 import type * as GitAges from "./GitAges.js"
 import * as GitRoot from "./GitRoot.js"
+import { inOrder, then } from "./internal/layersInOrder.js"
 import * as MemoryFs from "./MemoryFs.js"
-import * as MemoryIndex from "./MemoryIndex.js"
+import type * as MemoryIndex from "./MemoryIndex.js"
 import * as MemoryPaths from "./MemoryPaths.js"
-import * as MemoryStore from "./MemoryStore.js"
-import * as MemoryToolBackend from "./MemoryToolBackend.js"
-import * as Model from "./Model.js"
-import * as ModelSelector from "./ModelSelector.js"
-import * as Recall from "./Recall.js"
-import * as Scanner from "./Scanner.js"
-import * as Selector from "./Selector.js"
+import type * as MemoryStore from "./MemoryStore.js"
+import type * as MemoryToolBackend from "./MemoryToolBackend.js"
+import type * as Model from "./Model.js"
+import type * as ModelSelector from "./ModelSelector.js"
+import type * as Recall from "./Recall.js"
+import type * as Scanner from "./Scanner.js"
+import type * as Selector from "./Selector.js"
 import * as Settings from "./Settings.js"
-import * as Staleness from "./Staleness.js"
-import * as TeamGuard from "./TeamGuard.js"
-import * as TeamMemory from "./TeamMemory.js"
+import type * as Staleness from "./Staleness.js"
+import type * as TeamGuard from "./TeamGuard.js"
+import type * as TeamMemory from "./TeamMemory.js"
+import type * as TeamSync from "./TeamSync.js"
+
+/** Where a project's memory lives: what `locationLayer` provides (and `layer` too). */
+export type LocationServices = Settings.Settings | GitRoot.GitRoot | MemoryPaths.MemoryPaths | MemoryFs.MemoryFs
 
 /** Every service memdir's programs need. */
 export type MemdirServices =
+  | LocationServices
   | DreamLock.DreamLock
-  | GitRoot.GitRoot
-  | Settings.Settings
-  | MemoryPaths.MemoryPaths
   | MemoryIndex.MemoryIndex
-  | MemoryFs.MemoryFs
   | Containment.Containment
   | MemoryStore.MemoryStore
   | MemoryToolBackend.MemoryToolBackend
@@ -46,10 +61,15 @@ export type MemdirServices =
   | Recall.RecallSession
   | TeamGuard.TeamGuard
   | TeamMemory.TeamMemory
+  | TeamSync.TeamSync
 
-export interface MemdirLayerOptions<R = never> {
+/** The options of `locationLayer`. */
+export interface LocationLayerOptions {
   /** The `--memory-dir` flag: a trusted source of the directory (the env override still wins). */
   readonly flagMemoryDir?: string | undefined
+}
+
+export interface MemdirLayerOptions<R = never> extends LocationLayerOptions {
   /**
    * Which selector recall uses: "offline" (the default here: no key, no network), "model" (the LLM selector,
    * degrading to offline per turn on any model failure), "auto" (model when a key is configured — the CLI's
@@ -66,38 +86,46 @@ export interface MemdirLayerOptions<R = never> {
    * `CommandExecutor`). Absent: ages come from `modified:` and mtimes only.
    */
   readonly gitAges?: Layer.Layer<GitAges.GitAges, never, R> | undefined
+  /**
+   * A background `Extractor` for this session (docs/extraction.md): the layer provides it too, living as long as
+   * the layer's scope. Absent: no `Extractor` (and the extraction code is not loaded).
+   */
+  readonly extractor?: Extract.ExtractInput | undefined
 }
 
-/** The live services. Environment comes from `Config` (MEMDIR_HOME, MEMDIR_MEMORY_DIR, …). */
-export const layer = <R = never>(
-  options: MemdirLayerOptions<R> = {}
-): Layer.Layer<MemdirServices, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path | R> => {
+/** `Extract.Extractor` when the options ask for one. */
+export type ExtractorOf<O> = O extends { readonly extractor: Extract.ExtractInput } ? Extract.Extractor : never
+
+/** What a layer with these options needs besides Node's context: what its `gitAges` layer needs. */
+export type RequirementsOf<O> = O extends { readonly gitAges: Layer.Layer<GitAges.GitAges, never, infer R> } ? R
+  : never
+
+/** The platform services `layer` runs on: all three come from `NodeContext.layer`. */
+export type Platform = FileSystem.FileSystem | Path.Path | CommandExecutor
+
+/** Settings (with the trusted flag, when given), git root and memory paths over the live `MemoryFs`. */
+export const locationLayer = (
+  options: LocationLayerOptions = {}
+): Layer.Layer<LocationServices, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> => {
   const settings = options.flagMemoryDir === undefined ?
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
-  const base = Layer.mergeAll(
-    Layer.provideMerge(
-      options.gitAges === undefined ? Scanner.layer : Scanner.layer.pipe(Layer.provide(options.gitAges)),
-      MemoryFs.layer
-    ),
-    DreamLock.layer,
-    GitRoot.layer,
-    settings,
-    MemoryIndex.layerConfig,
-    Staleness.layer,
-    TeamGuard.layer,
-    Layer.provideMerge(
-      typeof options.selector === "string" ?
-        ModelSelector.layerFor(options.selector) :
-        options.selector ?? Selector.layer,
-      options.model ?? Model.layer
-    )
+  return inOrder<FileSystem.FileSystem | Path.Path>()((start) =>
+    pipe(start, then(MemoryFs.layer), then(settings), then(GitRoot.layer), then(MemoryPaths.layer))
   )
-  // The one door to memory files, over the base (file system, index, team guard).
-  const store = Layer.provideMerge(MemoryStore.layerWithContainment, base)
-  const derived = Layer.mergeAll(MemoryPaths.layer, Recall.layer, MemoryToolBackend.layer)
-  // TeamMemory needs MemoryPaths: one more step.
-  const services = Layer.provideMerge(TeamMemory.layer, Layer.provideMerge(derived, store))
-  // GitAges too (built once, shared with the scanner), so `show` counts from the same commit times.
-  return options.gitAges === undefined ? services : Layer.merge(services, options.gitAges)
 }
+
+/** The live services. Environment comes from `Config` (MEMDIR_HOME, MEMDIR_MEMORY_DIR, …). */
+export const layer = <const O extends MemdirLayerOptions<any> = {}>(
+  options: O = {} as O
+): Layer.Layer<
+  MemdirServices | ExtractorOf<O>,
+  ConfigError.ConfigError,
+  Platform | RequirementsOf<O>
+> =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.promise(() => import("./internal/memdirServices.js")),
+      (services) => services.compose(options, locationLayer(options))
+    )
+  ) as Layer.Layer<MemdirServices | ExtractorOf<O>, ConfigError.ConfigError, Platform | RequirementsOf<O>>

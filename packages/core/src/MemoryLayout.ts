@@ -7,15 +7,12 @@
  * `modified:`). A directory's layout is what most of its typed memories use; an existing file keeps its own; the
  * `memoryLayout` setting forces one. Every key a file has is kept on rewrite. Pure: no I/O here.
  */
+import { type Layout, type LayoutSetting } from "./internal/layoutSetting.js"
 import { yamlEntry, yamlScalar } from "./internal/scanYaml.js"
 import type { Frontmatter, MemoryHeader } from "./Memory.js"
 import { MODIFIED_KEY } from "./MemoryAge.js"
 
-/** `nested`: `type` (and `modified`) under `metadata:`; `flat`: at the top level. */
-export type Layout = "nested" | "flat"
-/** The `memoryLayout` setting: `auto` follows the directory (docs/configuration.md#memory-layout). */
-export type LayoutSetting = "auto" | Layout
-export const layoutSettings: ReadonlyArray<LayoutSetting> = ["auto", "nested", "flat"]
+export { type Layout, type LayoutSetting, layoutSettings } from "./internal/layoutSetting.js"
 
 /** `kebab`: names are slugs (`testing-policy`); `text`: names are titles (`Testing policy`). */
 export type NameStyle = "kebab" | "text"

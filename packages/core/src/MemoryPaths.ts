@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import { InvalidMemoryDirError, SettingsError } from "./Errors.js"
 import { GitRoot, type GitRootInfo } from "./GitRoot.js"
+import { type LayoutSetting, layoutSettings } from "./internal/layoutSetting.js"
 import {
   defaultMemoryDirWith,
   isEnvDefinedFalsy,
@@ -27,7 +28,6 @@ import {
   validateMemoryDirOverrideWith
 } from "./internal/paths.js"
 import { resolveTeamSwitch, type TeamSwitch } from "./internal/teamSwitch.js"
-import { type LayoutSetting, layoutSettings } from "./MemoryLayout.js"
 import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, type RefusedSettings, Settings } from "./Settings.js"
 
 export {

@@ -30,6 +30,24 @@ describe("text analysis", () => {
     assert.deepStrictEqual(segmentWords("데이터베이스를 목으로"), ["데이터베이스를", "목으로"])
   })
 
+  it("segments ASCII text on its fast path exactly as the Unicode pattern does", () => {
+    // A trailing non-ASCII word sends the same text down the Unicode path; the two must agree word for word.
+    const viaUnicode = (text: string) => segmentWords(`${text} é`).slice(0, -1)
+    const samples = [
+      "isolatedModules snake_case config.toml",
+      "don't can't l'equipe 'quoted' it''s end'",
+      "HTTPServer parseJSONBody getHTTPResponseCode XMLHttpRequest v2Api ABC abcDEF",
+      "node20 3.14 1e9 a-b_c.d/e\\f #tag @user $var 100% x86_64",
+      "Mixed CASE words, punctuation!? (parens) [brackets] {braces} <angle> \"quotes\" `code`",
+      "   leading and trailing spaces\n\ttabs and\r\nnewlines   "
+    ]
+    for (const text of samples) assert.deepStrictEqual(segmentWords(text), viaUnicode(text), text)
+    // every printable ASCII character in every position around a word
+    let all = ""
+    for (let code = 32; code < 127; code++) all += `a${String.fromCharCode(code)}B${String.fromCharCode(code)}9 `
+    assert.deepStrictEqual(segmentWords(all), viaUnicode(all))
+  })
+
   it("guesses the language from stopwords, Korean from Hangul", () => {
     assert.strictEqual(detectLanguage(segmentWords("Die Heizung geht aus, wenn das Fenster offen ist")), "de")
     assert.strictEqual(detectLanguage(segmentWords("¿Cómo debería escribir las pruebas del repositorio?")), "es")

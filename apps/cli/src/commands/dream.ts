@@ -11,9 +11,10 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
-import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { common, jsonOption, locate, requireEnabled } from "../Common.js"
 import { withModelProgress } from "../ModelProgress.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 
 const indent = (text: string, prefix: string): Array<string> =>
   text.replace(/\n$/, "").split("\n").map((line) => `${prefix}${line}`)

@@ -14,9 +14,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { common, memdirHandler } from "../Common.js"
+import { common } from "../Common.js"
 import { sessionStart, sessionStop, userPromptSubmit } from "../hooks/HookHandlers.js"
 import { HOOK_INPUT_MAX_BYTES, type HookInput, type HookOutput, parseHookInput } from "../hooks/HookInput.js"
+import { memdirHandler } from "../Services.js"
 
 /** A prompt hook answers within this or answers nothing (the agent waits up to the configured timeout). */
 export const HOOK_GUARD_MS = 8_000

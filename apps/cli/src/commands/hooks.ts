@@ -12,7 +12,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as NodeOs from "node:os"
-import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { common, jsonOption, locate, locationHandler } from "../Common.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import { printJson } from "../Output.js"
 
@@ -153,7 +153,7 @@ const installCommand = Command.make(
       Options.optional
     )
   },
-  memdirHandler((args) =>
+  locationHandler((args) =>
     Option.isSome(args.command) && !HookConfig.isMemdirCommand(args.command.value)
       ? Effect.fail(
         new AgentConfigError({
@@ -173,7 +173,7 @@ const installCommand = Command.make(
 const uninstallCommand = Command.make(
   "uninstall",
   { ...common, json: jsonOption, agent: agentOption, project: projectOption, user: userOption, dryRun: dryRunOption },
-  memdirHandler((args) => run("uninstall", args))
+  locationHandler((args) => run("uninstall", args))
 ).pipe(Command.withDescription("Remove exactly the hooks `memdir hooks install` added"))
 
 export const hooksCommand = Command.make("hooks").pipe(

@@ -1,13 +1,14 @@
 import * as Command from "@effect/cli/Command"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { common, ensureMemoryDir, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { common, locate, locationHandler, requireEnabled } from "../Common.js"
+import { ensureMemoryDir } from "../MemoryDir.js"
 import { toIoError } from "../Output.js"
 
 export const initCommand = Command.make(
   "init",
   common,
-  memdirHandler(({ cwd }) =>
+  locationHandler(({ cwd }) =>
     Effect.gen(function*() {
       const location = yield* locate(cwd)
       yield* requireEnabled(location)

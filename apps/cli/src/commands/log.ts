@@ -10,8 +10,9 @@ import { appendLog, renderLogsPrompt } from "@memdir/core/DailyLog"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, locate, memdirHandler, requireEnabled } from "../Common.js"
+import { common, jsonOption, locate, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 
 export const logCommand = Command.make(
   "log",

@@ -4,7 +4,8 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
-import { common, memdirHandler } from "../Common.js"
+import { common } from "../Common.js"
+import { memdirHandler } from "../Services.js"
 
 export const mcpCommand = Command.make(
   "mcp",

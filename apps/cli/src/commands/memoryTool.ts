@@ -11,8 +11,10 @@ import { MemoryToolBackend } from "@memdir/core/MemoryToolBackend"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as readline from "node:readline"
-import { common, ensureMemoryDir, memdirHandler, requireEnabled } from "../Common.js"
+import { common, requireEnabled } from "../Common.js"
+import { ensureMemoryDir } from "../MemoryDir.js"
 import { toIoError } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 import { locateTeam } from "./teamMemory.js"
 
 /** The lines of stdin, as they arrive (a runtime may wait for each answer before it sends the next input). */

@@ -2,7 +2,7 @@ import * as Command from "@effect/cli/Command"
 import type { RefusedSettings } from "@memdir/core/Settings"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { common, jsonOption, locate, locationHandler } from "../Common.js"
 import { printJson } from "../Output.js"
 
 /** The stderr line for a settings file memdir ignored: the file, why, and the fix. */
@@ -12,7 +12,7 @@ export const refusedWarning = (entry: RefusedSettings): string =>
 export const pathCommand = Command.make(
   "path",
   { ...common, json: jsonOption },
-  memdirHandler(({ cwd, json }) =>
+  locationHandler(({ cwd, json }) =>
     Effect.gen(function*() {
       const location = yield* locate(cwd)
       const refused = location.refusedSettings ?? []

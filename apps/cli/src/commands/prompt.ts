@@ -5,8 +5,10 @@ import { buildMemoryPrompt } from "@memdir/core/Prompt"
 import { teamPromptInput } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { common, ensureMemoryDir, memdirHandler } from "../Common.js"
+import { common } from "../Common.js"
+import { ensureMemoryDir } from "../MemoryDir.js"
 import { toIoError } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 import { locateTeam } from "./teamMemory.js"
 
 export const promptCommand = Command.make(

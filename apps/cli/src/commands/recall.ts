@@ -7,10 +7,10 @@ import { RecallSession } from "@memdir/core/Recall"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, memdirHandler, requireEnabled } from "../Common.js"
+import { common, jsonOption, locate, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 import { terminalLine, terminalText } from "../Terminal.js"
-import { locateTeam } from "./teamMemory.js"
 
 export const recallCommand = Command.make(
   "recall",
@@ -36,8 +36,8 @@ export const recallCommand = Command.make(
   },
   memdirHandler((args) =>
     Effect.gen(function*() {
-      const team = yield* locateTeam(args.cwd)
-      const location = team.memory
+      // the located memory carries its team switch (settings read once): no team module needed
+      const location = yield* locate(args.cwd)
       yield* requireEnabled(location)
       const session = yield* RecallSession
       const query = args.query.join(" ")
@@ -52,7 +52,7 @@ export const recallCommand = Command.make(
         query,
         max: args.max,
         // Team memory on: team/ is recalled too (each result says its scope); off: team/ is skipped.
-        teamEnabled: team.enabled,
+        teamEnabled: location.teamEnabled === true,
         ...(Option.isSome(args.recentTools) ?
           { recentTools: args.recentTools.value.split(",").map((s) => s.trim()).filter((s) => s !== "") } :
           {})

@@ -6,8 +6,9 @@ import * as Command from "@effect/cli/Command"
 import * as TeamGuard from "@memdir/core/TeamGuard"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { common, jsonOption, locate } from "../Common.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 import { teamLsCommand, teamSyncCommand, teamWriteCommand } from "./teamMemory.js"
 
 /** Names come from other people: a newline or an escape sequence in one must not forge or garble our output. */

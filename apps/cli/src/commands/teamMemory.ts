@@ -15,12 +15,13 @@ import {
   TeamMemory,
   writeTeamFile
 } from "@memdir/core/TeamMemory"
-import * as TeamSync from "@memdir/core/TeamSync"
+import { TeamSync } from "@memdir/core/TeamSync"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, locate, memdirHandler } from "../Common.js"
+import { common, jsonOption, locate } from "../Common.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 import { terminalLine } from "../Terminal.js"
 
 /** The memory location of `cwd` and its team switch, directory and remote. */
@@ -141,7 +142,7 @@ export const teamSyncCommand = Command.make(
   memdirHandler(({ cwd, json }) =>
     Effect.gen(function*() {
       const team = yield* locateTeam(cwd)
-      const sync = yield* TeamSync.TeamSync
+      const sync = yield* TeamSync
       const result = yield* sync.sync(team)
       if (json) return yield* printJson(result)
       const short = (sha: string | undefined) => sha === undefined ? "" : sha.slice(0, 12)
@@ -160,7 +161,7 @@ export const teamSyncCommand = Command.make(
           : `${c.path} was deleted on one side and changed on the other: kept the changed version`
         yield* Console.error(`conflict: ${terminalLine(what)}`)
       }
-    }).pipe(Effect.provide(TeamSync.layer))
+    })
   )
 ).pipe(
   Command.withDescription(

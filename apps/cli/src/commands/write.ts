@@ -6,8 +6,9 @@ import { writePrivateMemory, writeTeamMemory } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, memdirHandler, requireEnabled } from "../Common.js"
+import { common, jsonOption, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
+import { memdirHandler } from "../Services.js"
 import { locateTeam, requireTeam, warnContradictions } from "./teamMemory.js"
 
 const readStdin: Effect.Effect<string | undefined> = Effect.promise(async () => {

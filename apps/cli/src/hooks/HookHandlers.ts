@@ -25,7 +25,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { spawn } from "node:child_process"
 import { locateTeam } from "../commands/teamMemory.js"
-import { ensureMemoryDir } from "../Common.js"
+import { ensureMemoryDir } from "../MemoryDir.js"
 import { toIoError } from "../Output.js"
 import {
   CONTEXT_MAX_CHARS,

@@ -32,7 +32,9 @@ export const GRAM_MARK = "\u0001"
 
 const NO_GRAMS: ReadonlyArray<string> = []
 
-const segmenter = new Intl.Segmenter("und", { granularity: "word" })
+/** ICU's word segmenter, made on first use: creating it loads ICU's word-break data (~15 ms at a start). */
+let segmenter: Intl.Segmenter | undefined
+const wordSegmenter = (): Intl.Segmenter => (segmenter ??= new Intl.Segmenter("und", { granularity: "word" }))
 
 const HANGUL = /[\uac00-\ud7a3]/
 const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
@@ -61,8 +63,9 @@ const pushWord = (raw: string, out: Array<string>): void => {
  */
 export const segmentWords = (text: string): Array<string> => {
   const out: Array<string> = []
+  if (!NON_ASCII.test(text)) return segmentAscii(text, out)
   if (UNSPACED.test(text)) {
-    for (const { isWordLike, segment } of segmenter.segment(text)) {
+    for (const { isWordLike, segment } of wordSegmenter().segment(text)) {
       if (isWordLike !== true) continue
       for (const match of segment.matchAll(WORD)) pushWord(match[0], out)
     }
@@ -70,6 +73,20 @@ export const segmentWords = (text: string): Array<string> => {
   }
   for (const match of text.matchAll(WORD)) {
     if (HAS_LETTER_OR_DIGIT.test(match[0])) pushWord(match[0], out)
+  }
+  return out
+}
+
+/** `WORD` and `CASE_CHANGE` on ASCII text: the same matches (ASCII has no marks, no other letters or digits). */
+const ASCII_WORD = /[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*/g
+const ASCII_CASE_CHANGE = /[a-z][A-Z]|[A-Z][A-Z][a-z]/
+
+/** The words of an all-ASCII text (most memories): what the Unicode pattern finds, without its property classes. */
+const segmentAscii = (text: string, out: Array<string>): Array<string> => {
+  for (const match of text.matchAll(ASCII_WORD)) {
+    const raw = match[0]
+    if (ASCII_CASE_CHANGE.test(raw)) pushWord(raw, out)
+    else out.push(raw.toLowerCase())
   }
   return out
 }
@@ -170,71 +187,97 @@ export const analyzeText = (text: string, language?: Language): AnalyzedText => 
   return analyzeWords(tokens, language ?? detectLanguage(tokens))
 }
 
+/** The terms one word stands for (none for a stopword), each with its grams. */
+type WordTerms = ReadonlyArray<readonly [term: string, grams: ReadonlyArray<string>]>
+
+const NO_TERMS: WordTerms = []
+
+/** The terms of one word of `lang` that starts no phrase: a pure function of the two, memoised below. */
+const termsOfWord = (lang: Language, token: string): WordTerms => {
+  if (isStopword(lang, token)) return NO_TERMS
+  if (HANGUL.test(token)) {
+    const stem = cachedStem("ko", token)
+    return isStopword("ko", stem) ? NO_TERMS : [[stem, gramsOf(stem, 2)]]
+  }
+  if (CJK.test(token)) return token.length >= 2 ? [[token, gramsOf(token, 2)]] : NO_TERMS
+  if (token.length < 2 && !DIGIT.test(token)) return NO_TERMS
+  const canonicals = CANONICAL.get(token)
+  if (canonicals !== undefined) return canonicals.map((canonical) => [cachedStem(lang, canonical), NO_GRAMS] as const)
+  const stem = cachedStem(lang, token)
+  return [[stem, COMPOUNDING.has(lang) && !DIGIT.test(stem) ? gramsOf(stem, 4) : NO_GRAMS]]
+}
+
+// A directory repeats its words: each word's terms are worked out once per language (bounded like the stems).
+const termCaches = new Map<Language, Map<string, WordTerms>>(LANGUAGES.map((language) => [language, new Map()]))
+const cachedTerms = (lang: Language, token: string): WordTerms => {
+  const cache = termCaches.get(lang)!
+  let terms = cache.get(token)
+  if (terms === undefined) {
+    if (cache.size >= STEM_CACHE_LIMIT) cache.clear()
+    terms = termsOfWord(lang, token)
+    cache.set(token, terms)
+  }
+  return terms
+}
+
 /** Terms of already segmented words (`segmentWords`) of a known language. */
 export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): AnalyzedText => {
   const out: Array<string> = []
   const grams: Array<ReadonlyArray<string>> = []
-  const compounding = COMPOUNDING.has(lang)
-  const push = (word: string, pieces: ReadonlyArray<string>) => {
-    out.push(word)
-    grams.push(pieces)
-  }
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
     const phrase = PHRASE_BY_FIRST_WORD.get(token)?.find(([, second]) => tokens[i + 1] === second)
     if (phrase !== undefined) {
-      push(phrase[2], NO_GRAMS)
+      out.push(phrase[2])
+      grams.push(NO_GRAMS)
       i++
       continue
     }
-    if (isStopword(lang, token)) continue
-    if (HANGUL.test(token)) {
-      const stem = cachedStem("ko", token)
-      if (!isStopword("ko", stem)) push(stem, gramsOf(stem, 2))
-      continue
-    }
-    if (CJK.test(token)) {
-      if (token.length >= 2) push(token, gramsOf(token, 2))
-      continue
-    }
-    if (token.length < 2 && !DIGIT.test(token)) continue
-    const canonicals = CANONICAL.get(token)
-    if (canonicals === undefined) {
-      const stem = cachedStem(lang, token)
-      push(stem, compounding && !DIGIT.test(stem) ? gramsOf(stem, 4) : NO_GRAMS)
-    } else {
-      for (const canonical of canonicals) push(cachedStem(lang, canonical), NO_GRAMS)
+    for (const [term, pieces] of cachedTerms(lang, token)) {
+      out.push(term)
+      grams.push(pieces)
     }
   }
   return { language: lang, words: out, grams }
 }
 
-const rankMaps = lazily(() => {
-  const maps = new Map<Language, ReadonlyMap<string, number>>()
-  for (const language of LANGUAGES) {
-    const ranks = new Map<string, number>()
-    words(TEXT_DATA[language].frequent).forEach((term, i) => {
-      if (!ranks.has(term)) ranks.set(term, i + 1)
-    })
-    maps.set(language, ranks)
+/** Per language, built on first use: a directory in one language never builds the others' maps. */
+const perLanguage = <A>(make: (language: Language) => A): (language: Language) => A => {
+  const built = new Map<Language, A>()
+  return (language) => {
+    let value = built.get(language)
+    if (value === undefined) {
+      value = make(language)
+      built.set(language, value)
+    }
+    return value
   }
-  return maps
+}
+
+/** Term → rank among the language's frequent words (1 = most frequent). */
+const rankMap = perLanguage((language): ReadonlyMap<string, number> => {
+  const ranks = new Map<string, number>()
+  words(TEXT_DATA[language].frequent).forEach((term, i) => {
+    if (!ranks.has(term)) ranks.set(term, i + 1)
+  })
+  return ranks
 })
 
-/** Gram → rank of the most frequent word of the language that contains it (Korean bigrams, German/Dutch 4-grams). */
-const gramRanks = lazily(() => {
-  const maps = new Map<Language, ReadonlyMap<string, number>>()
-  for (const [language, size] of [["ko", 2], ["de", 4], ["nl", 4]] as const) {
-    const ranks = new Map<string, number>()
-    words(TEXT_DATA[language].frequent).forEach((term, i) => {
-      for (let j = 0; j + size <= term.length; j++) {
-        const gram = GRAM_MARK + term.slice(j, j + size)
-        if (!ranks.has(gram)) ranks.set(gram, i + 1)
-      }
-    })
-    maps.set(language, ranks)
-  }
-  return maps
+/** Gram size of the languages whose grams have a prior (Korean bigrams, German/Dutch 4-grams). */
+const GRAM_SIZES: Partial<Record<Language, number>> = { ko: 2, de: 4, nl: 4 }
+
+/** Gram → rank of the most frequent word of the language that contains it; empty for a language without grams. */
+const gramRankMap = perLanguage((language): ReadonlyMap<string, number> => {
+  const ranks = new Map<string, number>()
+  const size = GRAM_SIZES[language]
+  if (size === undefined) return ranks
+  words(TEXT_DATA[language].frequent).forEach((term, i) => {
+    for (let j = 0; j + size <= term.length; j++) {
+      const gram = GRAM_MARK + term.slice(j, j + size)
+      if (!ranks.has(gram)) ranks.set(gram, i + 1)
+    }
+  })
+  return ranks
 })
 
 /** Rank at which a word of the frequency lists would still count as "common" only a little. */
@@ -251,13 +294,12 @@ const priorOfRank = (rank: number | undefined): number =>
  */
 export const priorWeight = (language: Language, term: string): number => {
   if (DIGIT.test(term)) return 1
-  const maps = rankMaps()
-  const own = maps.get(language)!.get(term)
-  const english = language === "en" ? undefined : maps.get("en")!.get(term)
+  const own = rankMap(language).get(term)
+  const english = language === "en" ? undefined : rankMap("en").get(term)
   const rank = own === undefined ? english : english === undefined ? own : Math.min(own, english)
   return priorOfRank(rank)
 }
 
 /** The prior of a gram: from the frequent words that contain it (a piece of no frequent word is rare). */
 export const gramPriorWeight = (language: Language, gram: string): number =>
-  priorOfRank(gramRanks().get(HANGUL.test(gram) ? "ko" : language)?.get(gram))
+  priorOfRank(gramRankMap(HANGUL.test(gram) ? "ko" : language).get(gram))

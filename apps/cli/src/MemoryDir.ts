@@ -1,0 +1,17 @@
+/**
+ * Creating a project's memory directory (0700) with an empty `MEMORY.md` (0600): what `init`, `prompt`, the
+ * memory-tool backend and the session-start hook do before they use it.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import { INDEX_FILE } from "@memdir/core/MemoryIndex"
+import * as Effect from "effect/Effect"
+
+export const ensureMemoryDir = (memoryDir: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    yield* fs.makeDirectory(memoryDir, { recursive: true, mode: 0o700 })
+    const index = path.join(memoryDir, INDEX_FILE)
+    if (!(yield* fs.exists(index))) yield* fs.writeFileString(index, "", { mode: 0o600, flag: "wx" })
+  })
