@@ -64,6 +64,7 @@ export const splitProject = (
   if (isolated.length === 0) return [shared]
   return [shared, {
     ...config,
-    test: { ...test, name: `${name} (isolated)`, root, include: [...isolated], isolate: true }
+    // worker threads, each file in a fresh one: a module graph (effect's included) of its own
+    test: { ...test, name: `${name} (isolated)`, root, include: [...isolated], pool: "threads", isolate: true }
   }]
 }
