@@ -14,6 +14,7 @@
 import type { FileSystem, Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -31,7 +32,12 @@ export const MAX_SESSIONS = 200
 export const SESSION_MAX_AGE_MS = 7 * 24 * 3_600_000
 const STATE_MAX_BYTES = 256 * 1024
 /** A hook answers within seconds: a session lock held longer than this fails the record (the hook says nothing). */
-export const RECORD_LOCK_TIMEOUT = "2 seconds"
+export const RECORD_LOCK_TIMEOUT: Duration.DurationInput = "2 seconds"
+
+export interface HookSessionStateOptions {
+  /** How long `record` waits for the session's lock (default `RECORD_LOCK_TIMEOUT`). */
+  readonly lockTimeout?: Duration.DurationInput | undefined
+}
 
 /** A session id as an agent CLI gives it (UUIDs, Codex thread ids): letters, digits, `-`, `_`; 1–128 characters. */
 export const SessionId = Schema.String.pipe(
@@ -85,78 +91,90 @@ export class HookSessionState extends Context.Tag("@memdir/core/HookSessionState
 const toIo = (op: string) => (error: MemoryFsError) =>
   new MemoryIoError({ op, path: error.path, detail: error.message })
 
-export const make = Effect.gen(function*() {
-  const fs = yield* MemoryFs
-  // the session lock's own files (fileLock) go through the platform file system
-  const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
+export const makeWith = (options: HookSessionStateOptions = {}) =>
+  Effect.gen(function*() {
+    const lockTimeout = options.lockTimeout ?? RECORD_LOCK_TIMEOUT
+    const fs = yield* MemoryFs
+    // the session lock's own files (fileLock) go through the platform file system
+    const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
 
-  /** The real memory directory and its `.sessions/` inside it (created 0700 only when writing). */
-  const where = (memoryDir: string) =>
-    Effect.map(fs.realPathOfDeepestExisting(memoryDir), (real) => {
-      const root = real.length > 1 ? real.replace(/[\\/]+$/, "") : real
-      return { root, dir: `${root}/${SESSIONS_DIR}` }
+    /** The real memory directory and its `.sessions/` inside it (created 0700 only when writing). */
+    const where = (memoryDir: string) =>
+      Effect.map(fs.realPathOfDeepestExisting(memoryDir), (real) => {
+        const root = real.length > 1 ? real.replace(/[\\/]+$/, "") : real
+        return { root, dir: `${root}/${SESSIONS_DIR}` }
+      })
+
+    const fileOf = (dir: string, sessionId: SessionId) => `${dir}/${sessionId}.json`
+
+    const load = Effect.fn("HookSessionState.load")(function*(memoryDir: string, sessionId: SessionId) {
+      const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
+      return yield* fs.readFile(fileOf(dir, sessionId), { maxBytes: STATE_MAX_BYTES, within: root }).pipe(
+        Effect.map((file) => Either.getOrElse(decodeState(file.text), () => empty)),
+        Effect.map((state): SessionState => ({ surfaced: state.surfaced, bytes: state.bytes })),
+        Effect.catchTag(
+          "MemoryFsError",
+          (error) =>
+            error.reason === "NotFound" ? Effect.succeed(empty) : Effect.fail(toIo("read session state")(error))
+        )
+      )
     })
 
-  const fileOf = (dir: string, sessionId: SessionId) => `${dir}/${sessionId}.json`
-
-  const load = Effect.fn("HookSessionState.load")(function*(memoryDir: string, sessionId: SessionId) {
-    const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
-    return yield* fs.readFile(fileOf(dir, sessionId), { maxBytes: STATE_MAX_BYTES, within: root }).pipe(
-      Effect.map((file) => Either.getOrElse(decodeState(file.text), () => empty)),
-      Effect.map((state): SessionState => ({ surfaced: state.surfaced, bytes: state.bytes })),
-      Effect.catchTag(
-        "MemoryFsError",
-        (error) => error.reason === "NotFound" ? Effect.succeed(empty) : Effect.fail(toIo("read session state")(error))
-      )
-    )
-  })
-
-  const record = Effect.fn("HookSessionState.record")(
-    function*(memoryDir: string, sessionId: SessionId, surfaced: ReadonlyArray<string>, bytes: number) {
-      const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
-      yield* fs.makeDirectory(dir, { within: root }).pipe(Effect.mapError(toIo("write session state")))
-      const update = Effect.gen(function*() {
-        const before = yield* load(memoryDir, sessionId)
-        const merged = [...new Set([...before.surfaced, ...surfaced])].slice(-MAX_SURFACED)
-        const state: SessionState = { surfaced: merged, bytes: before.bytes + Math.max(0, bytes) }
-        const now = yield* Clock.currentTimeMillis
-        const text = JSON.stringify({ version: 1, ...state, updatedAt: now }) + "\n"
-        yield* fs.writeFileAtomic(fileOf(dir, sessionId), text, { mode: 0o600, within: root }).pipe(
-          Effect.mapError(toIo("write session state"))
+    const record = Effect.fn("HookSessionState.record")(
+      function*(memoryDir: string, sessionId: SessionId, surfaced: ReadonlyArray<string>, bytes: number) {
+        const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
+        yield* fs.makeDirectory(dir, { within: root }).pipe(Effect.mapError(toIo("write session state")))
+        const update = Effect.gen(function*() {
+          const before = yield* load(memoryDir, sessionId)
+          const merged = [...new Set([...before.surfaced, ...surfaced])].slice(-MAX_SURFACED)
+          const state: SessionState = { surfaced: merged, bytes: before.bytes + Math.max(0, bytes) }
+          const now = yield* Clock.currentTimeMillis
+          const text = JSON.stringify({ version: 1, ...state, updatedAt: now }) + "\n"
+          yield* fs.writeFileAtomic(fileOf(dir, sessionId), text, { mode: 0o600, within: root }).pipe(
+            Effect.mapError(toIo("write session state"))
+          )
+          return state
+        })
+        return yield* withLock(`${dir}/${sessionId}.lock`, update, { timeout: lockTimeout }).pipe(
+          Effect.provide(platform)
         )
-        return state
-      })
-      return yield* withLock(`${dir}/${sessionId}.lock`, update, { timeout: RECORD_LOCK_TIMEOUT }).pipe(
-        Effect.provide(platform)
-      )
-    }
-  )
-
-  const cleanup = Effect.fn("HookSessionState.cleanup")(function*(memoryDir: string) {
-    const { dir } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
-    const entries = yield* fs.readDirectory(dir).pipe(
-      Effect.catchTag(
-        "MemoryFsError",
-        (error) => error.reason === "NotFound" ? Effect.succeed([]) : Effect.fail(toIo("list sessions")(error))
-      )
+      }
     )
-    const now = yield* Clock.currentTimeMillis
-    const files: Array<{ path: string; mtime: number }> = []
-    for (const entry of entries) {
-      if (entry.kind !== "File" || !entry.name.endsWith(".json")) continue
-      const path = `${dir}/${entry.name}`
-      const info = yield* Effect.either(fs.lstat(path))
-      if (Either.isRight(info)) files.push({ path, mtime: info.right.mtimeMs })
-    }
-    files.sort((a, b) => b.mtime - a.mtime)
-    const stale = files.filter((f, i) => i >= MAX_SESSIONS || now - f.mtime > SESSION_MAX_AGE_MS)
-    // Another hook process may remove the same file at the same moment: NotFound is fine.
-    yield* Effect.forEach(stale, (f) => Effect.ignore(fs.remove(f.path)), { discard: true })
-    return stale.length
+
+    const cleanup = Effect.fn("HookSessionState.cleanup")(function*(memoryDir: string) {
+      const { dir } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
+      const entries = yield* fs.readDirectory(dir).pipe(
+        Effect.catchTag(
+          "MemoryFsError",
+          (error) => error.reason === "NotFound" ? Effect.succeed([]) : Effect.fail(toIo("list sessions")(error))
+        )
+      )
+      const now = yield* Clock.currentTimeMillis
+      const files: Array<{ path: string; mtime: number }> = []
+      for (const entry of entries) {
+        if (entry.kind !== "File" || !entry.name.endsWith(".json")) continue
+        const path = `${dir}/${entry.name}`
+        const info = yield* Effect.either(fs.lstat(path))
+        if (Either.isRight(info)) files.push({ path, mtime: info.right.mtimeMs })
+      }
+      files.sort((a, b) => b.mtime - a.mtime)
+      const stale = files.filter((f, i) => i >= MAX_SESSIONS || now - f.mtime > SESSION_MAX_AGE_MS)
+      // Another hook process may remove the same file at the same moment: NotFound is fine.
+      yield* Effect.forEach(stale, (f) => Effect.ignore(fs.remove(f.path)), { discard: true })
+      return stale.length
+    })
+
+    return HookSessionState.of({ load, record, cleanup })
   })
 
-  return HookSessionState.of({ load, record, cleanup })
-})
+/** The state with the default lock timeout. */
+export const make = makeWith()
+
+/** The live state with its options (e.g. a longer lock timeout for a program that may wait). */
+export const layerWith = (
+  options: HookSessionStateOptions
+): Layer.Layer<HookSessionState, never, MemoryFs | FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(HookSessionState, makeWith(options))
 
 /** The live state over `MemoryFs` (its session locks over the platform's `FileSystem`). */
 export const layer: Layer.Layer<HookSessionState, never, MemoryFs | FileSystem.FileSystem | Path.Path> = Layer

@@ -5,12 +5,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "effect/TestClock"
-import { build } from "esbuild"
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import { fileURLToPath } from "node:url"
 import {
   appendLog,
   dateChangeNotice,
@@ -22,6 +19,7 @@ import {
   readRecentLogs,
   renderLogsPrompt
 } from "../src/DailyLog.js"
+import { bundleWorker, runWorker } from "./support/workers.js"
 
 const AT = Date.parse("2026-03-05T14:03:07.250Z")
 
@@ -186,20 +184,7 @@ describe("concurrent appenders (real processes)", () => {
   let worker: string
   beforeAll(async () => {
     scratch = NodeFs.mkdtempSync(NodePath.join(os.tmpdir(), "memdir-log-procs-"))
-    worker = NodePath.join(scratch, "log-worker.mjs")
-    await build({
-      entryPoints: [NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "fixtures/log-worker.ts")],
-      outfile: worker,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      logLevel: "warning",
-      banner: {
-        js:
-          "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
-      }
-    })
+    worker = await bundleWorker("log-worker", scratch)
   })
   afterAll(() => NodeFs.rmSync(scratch, { recursive: true, force: true }))
 
@@ -209,17 +194,7 @@ describe("concurrent appenders (real processes)", () => {
     const ENTRIES = 40
     const runs = Array.from(
       { length: WORKERS },
-      (_, id) =>
-        new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-          const child = spawn(process.execPath, [worker, memoryDir, String(id), String(ENTRIES)], {
-            stdio: ["ignore", "pipe", "pipe"]
-          })
-          let stdout = ""
-          let stderr = ""
-          child.stdout.on("data", (chunk) => (stdout += chunk))
-          child.stderr.on("data", (chunk) => (stderr += chunk))
-          child.on("close", (code) => resolve({ code, stdout, stderr }))
-        })
+      (_, id) => runWorker(worker, [memoryDir, String(id), String(ENTRIES)])
     )
     const results = await Promise.all(runs)
     results.forEach((result, id) => assert.strictEqual(result.code, 0, `worker ${id}: ${result.stderr}`))

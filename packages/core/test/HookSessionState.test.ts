@@ -6,13 +6,10 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { build } from "esbuild"
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import { fileURLToPath } from "node:url"
 import {
   decodeSessionId,
   HookSessionState,
@@ -24,6 +21,7 @@ import {
   SESSIONS_DIR
 } from "../src/HookSessionState.js"
 import * as MemoryFs from "../src/MemoryFs.js"
+import { bundleWorker, runWorker } from "./support/workers.js"
 
 const live = layer.pipe(Layer.provideMerge(MemoryFs.layer), Layer.provideMerge(NodeContext.layer))
 const id = (raw: string): SessionId => Either.getOrThrow(decodeSessionId(raw))
@@ -125,20 +123,7 @@ describe("HookSessionState: two prompts of one session at once (real hook proces
   let worker: string
   beforeAll(async () => {
     scratchDir = NodeFs.mkdtempSync(NodePath.join(os.tmpdir(), "memdir-session-procs-"))
-    worker = NodePath.join(scratchDir, "session-worker.mjs")
-    await build({
-      entryPoints: [NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "fixtures/session-worker.ts")],
-      outfile: worker,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      logLevel: "warning",
-      banner: {
-        js:
-          "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);"
-      }
-    })
+    worker = await bundleWorker("session-worker", scratchDir)
   })
   afterAll(() => NodeFs.rmSync(scratchDir, { recursive: true, force: true }))
 
@@ -148,19 +133,12 @@ describe("HookSessionState: two prompts of one session at once (real hook proces
     const session = "5b1c2d3e-aaaa-4bbb-8ccc-123456789abc"
     const WORKERS = 4
     const RECORDS = 15
-    const results = await Promise.all(Array.from(
-      { length: WORKERS },
-      (_, id) =>
-        new Promise<{ code: number | null; stderr: string }>((resolve) => {
-          const child = spawn(process.execPath, [worker, memoryDir, session, String(id), String(RECORDS)], {
-            stdio: ["ignore", "ignore", "pipe"]
-          })
-          let stderr = ""
-          child.stderr.on("data", (chunk) => (stderr += chunk))
-          child.on("close", (code) => resolve({ code, stderr }))
-        })
-    ))
-    results.forEach((result, id) => assert.strictEqual(result.code, 0, `worker ${id}: ${result.stderr}`))
+    const results = await Promise.all(
+      Array.from({ length: WORKERS }, (_, id) => runWorker(worker, [memoryDir, session, String(id), String(RECORDS)]))
+    )
+    results.forEach((result, id) =>
+      assert.strictEqual(result.code, 0, `worker ${id}: ${result.stderr}${result.stdout}`)
+    )
     const saved = JSON.parse(NodeFs.readFileSync(NodePath.join(memoryDir, SESSIONS_DIR, `${session}.json`), "utf8"))
     const expected = Array.from(
       { length: WORKERS },
