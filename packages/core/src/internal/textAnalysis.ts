@@ -159,17 +159,23 @@ for (const phrase of PHRASES) {
 
 // Vocabularies are small and stemming dominates analysis: memoised per language, bounded.
 const STEM_CACHE_LIMIT = 20_000
-const stemCaches = new Map<Language, Map<string, string>>(LANGUAGES.map((language) => [language, new Map()]))
-const cachedStem = (language: Language, word: string): string => {
-  const cache = stemCaches.get(language)!
-  let stemmed = cache.get(word)
-  if (stemmed === undefined) {
-    if (cache.size >= STEM_CACHE_LIMIT) cache.clear()
-    stemmed = stemWord(language, word)
-    cache.set(word, stemmed)
+
+/** `compute` memoised per language and word; each language's cache starts over at `STEM_CACHE_LIMIT` entries. */
+const memoPerLanguage = <A>(compute: (language: Language, word: string) => A) => {
+  const caches = new Map<Language, Map<string, A>>(LANGUAGES.map((language) => [language, new Map()]))
+  return (language: Language, word: string): A => {
+    const cache = caches.get(language)!
+    let value = cache.get(word)
+    if (value === undefined) {
+      if (cache.size >= STEM_CACHE_LIMIT) cache.clear()
+      value = compute(language, word)
+      cache.set(word, value)
+    }
+    return value
   }
-  return stemmed
 }
+
+const cachedStem = memoPerLanguage(stemWord)
 
 const gramsOf = (word: string, size: number): ReadonlyArray<string> => {
   if (word.length <= size) return NO_GRAMS
@@ -208,17 +214,7 @@ const termsOfWord = (lang: Language, token: string): WordTerms => {
 }
 
 // A directory repeats its words: each word's terms are worked out once per language (bounded like the stems).
-const termCaches = new Map<Language, Map<string, WordTerms>>(LANGUAGES.map((language) => [language, new Map()]))
-const cachedTerms = (lang: Language, token: string): WordTerms => {
-  const cache = termCaches.get(lang)!
-  let terms = cache.get(token)
-  if (terms === undefined) {
-    if (cache.size >= STEM_CACHE_LIMIT) cache.clear()
-    terms = termsOfWord(lang, token)
-    cache.set(token, terms)
-  }
-  return terms
-}
+const cachedTerms = memoPerLanguage(termsOfWord)
 
 /** Terms of already segmented words (`segmentWords`) of a known language. */
 export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): AnalyzedText => {
