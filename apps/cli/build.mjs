@@ -1,7 +1,9 @@
-// Bundle the CLI into one self-contained dist/ (an ESM entry and its chunks): unbundled ESM start-up costs ~1 s
-// (module resolution of effect and friends), a bundle a fraction. The entry holds what parsing argv needs; each
-// command, the SDK and @effect/cli's file parsers are chunks a run loads only when it uses them (any module a
-// command loads with import() becomes a chunk of its own: a new command needs nothing here).
+// Bundle the CLI into one self-contained dist/: the launcher memdir.js, the CLI entry main.cjs and its chunks.
+// Unbundled ESM start-up costs ~1 s (module resolution of effect and friends), a bundle a fraction, and the
+// launcher's V8 code cache (src/CodeCache.ts) most of what is left: the bundle is CommonJS so that it can be
+// compiled with cached data. main.cjs holds what parsing argv needs; each command, the SDK and @effect/cli's file
+// parsers are chunks a run loads only when it uses them (any module a command loads with import() becomes a chunk
+// of its own: a new command needs nothing here).
 // The library stays importable per module from @memdir/core.
 // Outputs are written to a temp name and renamed, so a concurrent build never exposes a half-written bundle
 // to a process that is starting it (chunks are content-hashed, so an older entry still finds its chunks).
@@ -74,15 +76,37 @@ export const fileParsers = {
   }
 }
 
-/** The bundle's esbuild options (also used by the start-up tests, which bundle into a directory of their own). */
+/**
+ * The CLI's esbuild options (also used by the start-up tests). esbuild splits only ES modules, so this first
+ * bundle is ESM; `bundleTo` then turns each output into CommonJS (`.cjs`), which the launcher compiles through the
+ * V8 code cache (src/CodeCache.ts: Node 20 caches no ES module's compiled code).
+ */
 export const bundleOptions = (outdir) => ({
   absWorkingDir: here,
   // every command module and the SDK are imported with import(): as chunks of their own, a run evaluates only
   // the command it runs, and a run without a model never parses the SDK
-  entryPoints: { memdir: "src/main.ts" },
+  entryPoints: { main: "src/main.ts" },
   outdir,
   splitting: true,
   chunkNames: "chunks/[name]-[hash]",
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minify: true,
+  sourcemap: "inline",
+  legalComments: "none",
+  logLevel: "warning",
+  metafile: true,
+  plugins: [lazyCliFileParsers]
+})
+
+/** The launcher `dist/memdir.js`: turns the code cache on, then requires `main.cjs` (src/launch.ts). */
+const launcherOptions = (outdir) => ({
+  absWorkingDir: here,
+  entryPoints: { memdir: "src/launch.ts" },
+  outdir,
   bundle: true,
   platform: "node",
   format: "esm",
@@ -91,11 +115,51 @@ export const bundleOptions = (outdir) => ({
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
-  metafile: true,
-  plugins: [lazyCliFileParsers],
-  // gray-matter and js-yaml are CommonJS and call require() on node built-ins
-  banner: { js: "import { createRequire as __cr } from \"node:module\"; const require = __cr(import.meta.url);" }
+  metafile: true
 })
+
+const mergeMetafiles = (a, b) => ({ inputs: { ...a.inputs, ...b.inputs }, outputs: { ...a.outputs, ...b.outputs } })
+
+/**
+ * Bundles into memory: the launcher, the CLI entry `main.cjs` and its chunks as CommonJS (each `import()` of a
+ * chunk becomes a `require` when it runs, so a chunk is still evaluated only when used), with source maps when
+ * `sourcemap` (linked, composed through both steps); `minify: false` keeps names, for CPU profiles. Returns
+ * `{ files: [{ path, contents }], metafile }`.
+ */
+export const bundleTo = async (outdir, { sourcemap = true, minify = true } = {}) => {
+  const esbuild = await import("esbuild")
+  const [cli, launcher] = await Promise.all([
+    esbuild.build({ ...bundleOptions(outdir), minify, sourcemap: sourcemap ? "inline" : false, write: false }),
+    esbuild.build({ ...launcherOptions(outdir), minify, sourcemap: sourcemap ? "linked" : false, write: false })
+  ])
+  const files = launcher.outputFiles.map((file) => ({ path: file.path, contents: file.contents }))
+  for (const file of cli.outputFiles) {
+    const result = await esbuild.transform(file.text, {
+      format: "cjs",
+      platform: "node",
+      target: "node20",
+      minify,
+      legalComments: "none",
+      // import() of a chunk → Promise.resolve().then(() => require(chunk)): still lazy, now CommonJS
+      supported: { "dynamic-import": false },
+      sourcemap: sourcemap ? "external" : false,
+      sourcefile: path.basename(file.path)
+    })
+    // e.g. import.meta, which CommonJS has not: the chunk would run with it undefined
+    if (result.warnings.length > 0) {
+      const messages = await esbuild.formatMessages(result.warnings, { kind: "warning" })
+      throw new Error(`${path.basename(file.path)} does not convert cleanly to CommonJS:\n${messages.join("\n")}`)
+    }
+    if (!sourcemap) {
+      files.push({ path: file.path, contents: Buffer.from(result.code) })
+      continue
+    }
+    const map = `${path.basename(file.path)}.map`
+    files.push({ path: file.path, contents: Buffer.from(`${result.code}//# sourceMappingURL=${map}\n`) })
+    files.push({ path: `${file.path}.map`, contents: Buffer.from(result.map) })
+  }
+  return { files, metafile: mergeMetafiles(cli.metafile, launcher.metafile) }
+}
 
 /** Chunks of earlier builds are removed once no process can still be starting from them. */
 const STALE_CHUNK_AGE_MS = 60 * 60 * 1000
@@ -187,24 +251,23 @@ const removeStaleChunks = (outdir, current, maxAgeMs) => {
 
 /** Bundles into outdir unconditionally, then records what it was made from (the stamp goes last). */
 export const build = async (outdir = distDir) => {
-  const esbuild = await import("esbuild")
   // the digest of the known inputs is taken before esbuild reads them, so an edit during the build leaves the
   // stamp stale (a first build, or one whose module set changed, can only hash them afterwards)
   const previous = readStamp(outdir)
   const before = previous === undefined ? undefined : digestOf(previous.inputs)
-  const result = await esbuild.build({ ...bundleOptions(outdir), write: false })
+  const result = await bundleTo(outdir)
   // MEMDIR_BUNDLE_META=file writes esbuild's metafile (what each chunk holds) for size analysis
   if (process.env.MEMDIR_BUNDLE_META) {
     fs.writeFileSync(process.env.MEMDIR_BUNDLE_META, JSON.stringify(result.metafile))
   }
-  for (const file of result.outputFiles) writeAtomically(file.path, file.contents)
-  const current = new Set(result.outputFiles.map((file) => file.path))
+  for (const file of result.files) writeAtomically(file.path, file.contents)
+  const current = new Set(result.files.map((file) => file.path))
   removeStaleChunks(outdir, current, STALE_CHUNK_AGE_MS)
   const inputs = inputsOf(result.metafile)
   const digest = previous !== undefined && inputs.join("\n") === previous.inputs.join("\n") && before !== undefined
     ? before
     : digestOf(inputs)
-  const outputs = result.outputFiles.map((file) => path.relative(outdir, file.path).split(path.sep).join("/"))
+  const outputs = result.files.map((file) => path.relative(outdir, file.path).split(path.sep).join("/"))
   const externals = [
     ...new Set(
       Object.values(result.metafile.outputs).flatMap((output) =>

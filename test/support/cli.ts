@@ -5,6 +5,7 @@
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -30,12 +31,23 @@ export const buildCli = (): void => {
   }
 }
 
-/** process.env without MEMDIR_* and ANTHROPIC_*: a developer's own settings or key never reach a test run. */
+/**
+ * The code cache every test's CLI shares (apps/cli/src/CodeCache.ts): a run with a scratch home would otherwise
+ * start cold and pay for writing a cache of its own. The CLI creates it 0700 and uses it only if it is this
+ * user's; test/code-cache.test.ts tests the cache itself in directories of its own.
+ */
+export const testCodeCache = path.join(os.tmpdir(), `memdir-test-code-cache-${process.getuid?.() ?? "user"}`)
+
+/**
+ * process.env without MEMDIR_* and ANTHROPIC_*: a developer's own settings or key never reach a test run (but
+ * the shared code cache does).
+ */
 export const scrubbedEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
   }
+  env.MEMDIR_CODE_CACHE = testCodeCache
   return env
 }
 

@@ -1,7 +1,8 @@
 /**
- * Start-up: a `memdir` process evaluates only what its command runs. The bundle is built (with the options of
- * build.mjs) into a scratch directory with esbuild's metafile, run under a module hook that records every file
- * Node loads, and the loaded chunks are mapped back to the source modules they hold.
+ * Start-up: a `memdir` process evaluates only what its command runs. The bundle is built (as build.mjs builds it)
+ * into a scratch directory with esbuild's metafile, run under hooks that record every file Node loads (an ES
+ * module hook for the launcher, a CommonJS one for the chunks), and the loaded chunks are mapped back to the
+ * source modules they hold.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as esbuild from "esbuild"
@@ -11,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 // @ts-expect-error build.mjs is plain JavaScript without declarations
-import { bundleOptions, lazyCliFileParsers } from "../build.mjs"
+import { bundleOptions, bundleTo, lazyCliFileParsers } from "../build.mjs"
 
 const cliRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -28,6 +29,18 @@ export async function load(url, context, next) {
 }
 `
 
+/** A CommonJS preload (--require) that appends each file `require` loads to $MEMDIR_TEST_LOADED. */
+const requireHook = `
+const { appendFileSync } = require("node:fs")
+const { pathToFileURL } = require("node:url")
+const Module = require("node:module")
+const load = Module.prototype.load
+Module.prototype.load = function (filename) {
+  appendFileSync(process.env.MEMDIR_TEST_LOADED, pathToFileURL(filename).href + "\\n")
+  return load.apply(this, arguments)
+}
+`
+
 /** The source modules (paths as the metafile names them) a run of the bundle with `args` evaluated. */
 const loadedSources = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const log = path.join(scratch, `loaded-${Math.random().toString(36).slice(2)}.txt`)
@@ -35,6 +48,8 @@ const loadedSources = (args: ReadonlyArray<string>, env: Record<string, string> 
   const result = spawnSync(process.execPath, [
     "--import",
     pathToFileURL(path.join(scratch, "register.mjs")).href,
+    "--require",
+    path.join(scratch, "require-hook.cjs"),
     path.join(outdir, "memdir.js"),
     ...args
   ], {
@@ -85,14 +100,19 @@ beforeAll(async () => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-startup-"))
   outdir = path.join(scratch, "dist")
   fs.writeFileSync(path.join(scratch, "hooks.mjs"), hooks)
+  fs.writeFileSync(path.join(scratch, "require-hook.cjs"), requireHook)
   fs.writeFileSync(
     path.join(scratch, "register.mjs"),
     `import { register } from "node:module"\nregister(${
       JSON.stringify(pathToFileURL(path.join(scratch, "hooks.mjs")).href)
     })\n`
   )
-  const result = await esbuild.build({ ...bundleOptions(outdir), sourcemap: false })
-  metafile = result.metafile!
+  const result = await bundleTo(outdir, { sourcemap: false })
+  for (const file of result.files as ReadonlyArray<{ path: string; contents: Uint8Array }>) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true })
+    fs.writeFileSync(file.path, file.contents)
+  }
+  metafile = result.metafile as esbuild.Metafile
   // metafile outputs are named relative to the working directory (apps/cli); the run's files are too
   metafile = {
     ...metafile,
@@ -226,7 +246,7 @@ describe("start-up", () => {
   })
 
   it("no static import pulls undici, yaml, toml or ini into the entry: they are never in a start", () => {
-    const entry = Object.entries(metafile.outputs).find(([name]) => name.endsWith("dist/memdir.js"))!
+    const entry = Object.entries(metafile.outputs).find(([name]) => name.endsWith("dist/main.cjs"))!
     const staticGraph = new Set<string>()
     const visit = (name: string) => {
       if (staticGraph.has(name)) return
@@ -265,7 +285,10 @@ Command.run(command, { name: "probe", version: "0" })(process.argv).pipe(
       entryPoints: { probe: path.join(dir, "entry.ts") },
       nodePaths: [path.join(cliRoot, "node_modules")],
       plugins: [lazyCliFileParsers],
-      sourcemap: false
+      sourcemap: false,
+      // an ES module probe (the CLI's own bundle is turned into CommonJS after this step)
+      outExtension: { ".js": ".mjs" },
+      banner: { js: "import { createRequire as __cr } from \"node:module\"; const require = __cr(import.meta.url);" }
     })
     const files = {
       "a.yaml": "name: memdir\nlimit: 3\n",
@@ -275,7 +298,7 @@ Command.run(command, { name: "probe", version: "0" })(process.argv).pipe(
     }
     for (const [name, text] of Object.entries(files)) {
       fs.writeFileSync(path.join(dir, name), text)
-      const run = spawnSync(process.execPath, [path.join(dir, "out", "probe.js"), "--config", path.join(dir, name)], {
+      const run = spawnSync(process.execPath, [path.join(dir, "out", "probe.mjs"), "--config", path.join(dir, name)], {
         encoding: "utf8"
       })
       assert.strictEqual(run.status, 0, `${name}: ${run.stderr}`)
@@ -283,7 +306,7 @@ Command.run(command, { name: "probe", version: "0" })(process.argv).pipe(
       assert.strictEqual(parsed.name, "memdir", name)
       assert.strictEqual(String(parsed.limit), "3", name)
     }
-    const entry = fs.readFileSync(path.join(dir, "out", "probe.js"), "utf8")
+    const entry = fs.readFileSync(path.join(dir, "out", "probe.mjs"), "utf8")
     // the parsers are chunks of their own, imported by the helper only
     assert.notInclude(entry, "YAMLParseError")
   })
