@@ -174,4 +174,22 @@ describe("code cache", () => {
     assert.strictEqual(after.stdout.trim(), edited)
     assert.strictEqual(after.misses, 1)
   })
+
+  it("a write prunes cache files unused for 30 days, and no other file of the directory", () => {
+    const dir = path.join(scratch, "prune")
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const old = new Date(Date.now() - 40 * 86_400_000)
+    const stale = path.join(dir, `chunk-OLD-${"a".repeat(40)}.cache`)
+    const crashed = `${stale}.123.abc.tmp`
+    const mine = path.join(dir, "notes.cache")
+    for (const file of [stale, crashed, mine]) {
+      fs.writeFileSync(file, "x")
+      fs.utimesSync(file, old, old)
+    }
+    const first = run(["--version"], dir)
+    assert.isAbove(first.wrote.length, 0)
+    assert.isFalse(fs.existsSync(stale))
+    assert.isFalse(fs.existsSync(crashed))
+    assert.isTrue(fs.existsSync(mine))
+  })
 })

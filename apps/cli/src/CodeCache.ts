@@ -147,12 +147,15 @@ const writeEntry = (file: string, tags: ReadonlyArray<string>, data: Buffer): vo
   }
 }
 
-/** Removes cache files (and temp files of crashed writers) unused for PRUNE_AFTER_MS. */
+/** A cache file's name, or a writer's temp file (MEMDIR_CODE_CACHE may name a directory that holds other files). */
+const OWN_FILE = /^[\w.-]+-[0-9a-f]{40}\.cache(\.\d+\.[0-9a-z]+\.tmp)?$/
+
+/** Removes cache files (and temp files of crashed writers) unused for PRUNE_AFTER_MS; no other file. */
 const prune = (dir: string): void => {
   try {
     const now = Date.now()
     for (const name of fs.readdirSync(dir)) {
-      if (!name.endsWith(".cache") && !name.endsWith(".tmp")) continue
+      if (!OWN_FILE.test(name)) continue
       const file = path.join(dir, name)
       const stat = fs.lstatSync(file, { throwIfNoEntry: false })
       if (stat !== undefined && stat.isFile() && now - stat.mtimeMs > PRUNE_AFTER_MS) fs.rmSync(file, { force: true })
@@ -166,25 +169,19 @@ interface Compiled {
   readonly tags: ReadonlyArray<string> | undefined
 }
 
-/** What `install` did so far: for tests and `NODE_DEBUG=memdir-code-cache`. */
-export interface CodeCacheStats {
-  readonly hits: number
-  readonly misses: number
-  readonly rejected: number
-}
-
 /**
  * Compiles every CommonJS file under `root` through the cache in `dir` from now on, and writes what this run
- * compiled at exit. Files elsewhere load as usual. Returns the counts so far.
+ * compiled at exit (with `NODE_DEBUG=memdir-code-cache`, the counts of hits, misses and rejected files on
+ * stderr). Files elsewhere load as usual; without a trusted `dir`, nothing changes.
  */
 export const install = (options: {
   readonly root: string
   readonly dir: string | undefined
   readonly tag: string
-}): () => CodeCacheStats => {
+}): void => {
   const stats = { hits: 0, misses: 0, rejected: 0 }
   const dir = options.dir === undefined ? undefined : trustedDirectory(options.dir)
-  if (dir === undefined) return () => ({ ...stats })
+  if (dir === undefined) return
   const root = options.root.endsWith(path.sep) ? options.root : options.root + path.sep
   const prefix = `${process.version}\0${process.arch}\0`
   const compiled: Array<Compiled> = []
@@ -237,5 +234,4 @@ export const install = (options: {
     if (wrote) prune(dir)
     debug("%d hits, %d misses, %d rejected", stats.hits, stats.misses, stats.rejected)
   })
-  return () => ({ ...stats })
 }
