@@ -77,16 +77,58 @@ export const segmentWords = (text: string): Array<string> => {
   return out
 }
 
-/** `WORD` and `CASE_CHANGE` on ASCII text: the same matches (ASCII has no marks, no other letters or digits). */
-const ASCII_WORD = /[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*/g
-const ASCII_CASE_CHANGE = /[a-z][A-Z]|[A-Z][A-Z][a-z]/
+/** Character classes of the ASCII word scanner. */
+const LOWER = 1
+const UPPER = 2
 
-/** The words of an all-ASCII text (most memories): what the Unicode pattern finds, without its property classes. */
+/** 0 for a character outside words, LOWER, UPPER, or 3 for a digit. */
+const asciiClass = (code: number): number =>
+  code >= 97 && code <= 122 ? LOWER : code >= 65 && code <= 90 ? UPPER : code >= 48 && code <= 57 ? 3 : 0
+
+/**
+ * The words of an all-ASCII text (most memories), scanned character by character: what the Unicode pattern finds
+ * (runs of letters and digits with inner apostrophes, `[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*`) without a regular
+ * expression or a match object per word, and lower-cased only when a capital was seen. A word with a case change
+ * inside (`[a-z][A-Z]` or `[A-Z][A-Z][a-z]`: an identifier) is split by `pushWord`, as on the general path.
+ */
 const segmentAscii = (text: string, out: Array<string>): Array<string> => {
-  for (const match of text.matchAll(ASCII_WORD)) {
-    const raw = match[0]
-    if (ASCII_CASE_CHANGE.test(raw)) pushWord(raw, out)
-    else out.push(raw.toLowerCase())
+  const length = text.length
+  let i = 0
+  while (i < length) {
+    let kind = asciiClass(text.charCodeAt(i))
+    if (kind === 0) {
+      i++
+      continue
+    }
+    const start = i
+    let upper = false
+    let caseChange = false
+    let before = 0
+    let previous = 0
+    for (;;) {
+      if (kind === UPPER) {
+        upper = true
+        if (previous === LOWER) caseChange = true
+      } else if (kind === LOWER && previous === UPPER && before === UPPER) {
+        caseChange = true
+      }
+      before = previous
+      previous = kind
+      i++
+      if (i >= length) break
+      kind = asciiClass(text.charCodeAt(i))
+      if (kind !== 0) continue
+      // An apostrophe joins two runs ("don't"); a case change never spans it.
+      if (text.charCodeAt(i) !== 39 || i + 1 >= length) break
+      kind = asciiClass(text.charCodeAt(i + 1))
+      if (kind === 0) break
+      i++
+      before = 0
+      previous = 0
+    }
+    const raw = text.slice(start, i)
+    if (caseChange) pushWord(raw, out)
+    else out.push(upper ? raw.toLowerCase() : raw)
   }
   return out
 }
@@ -128,17 +170,35 @@ export const isStopword = (language: Language, word: string): boolean => {
  * The language of a text: Korean when Hangul words are at least a third of its words, otherwise the Latin-script
  * language whose stopwords it uses most (English on a tie, or with none).
  */
-export const detectLanguage = (tokens: ReadonlyArray<string>): Language => {
+export const detectLanguage = (tokens: ReadonlyArray<string>): Language => detectLanguageOfTexts([undefined], [tokens])
+
+/**
+ * The language of several texts' words together (a memory's name, description and body), as `detectLanguage` of
+ * their concatenation. `texts[i]` is the text `tokenLists[i]` was segmented from, when known: the words of an
+ * all-ASCII text need no Hangul test and no accent folding (the costly part of checking every word of a memory).
+ */
+export const detectLanguageOfTexts = (
+  texts: ReadonlyArray<string | undefined>,
+  tokenLists: ReadonlyArray<ReadonlyArray<string>>
+): Language => {
+  const ascii = texts.map((text) => text !== undefined && !NON_ASCII.test(text))
+  let total = 0
   let hangul = 0
-  for (const token of tokens) if (HANGUL.test(token)) hangul++
-  if (hangul > 0 && hangul * 3 >= tokens.length) return "ko"
+  tokenLists.forEach((tokens, t) => {
+    total += tokens.length
+    if (!ascii[t]) { for (const token of tokens) if (HANGUL.test(token)) hangul++ }
+  })
+  if (hangul > 0 && hangul * 3 >= total) return "ko"
   const masks = stopwordMasks()
   const hits = new Array<number>(LANGUAGES.length).fill(0)
-  for (const token of tokens) {
-    const mask = masks.get(foldWord(token))
-    if (mask === undefined) continue
-    for (let l = 0; l < LANGUAGES.length; l++) if ((mask & (1 << l)) !== 0) hits[l]!++
-  }
+  tokenLists.forEach((tokens, t) => {
+    const fold = !ascii[t]
+    for (const token of tokens) {
+      const mask = masks.get(fold ? foldWord(token) : token)
+      if (mask === undefined) continue
+      for (let l = 0; l < LANGUAGES.length; l++) if ((mask & (1 << l)) !== 0) hits[l]!++
+    }
+  })
   let best: Language = "en"
   let bestHits = 0
   LANGUAGES.forEach((language, l) => {
@@ -216,25 +276,53 @@ const termsOfWord = (lang: Language, token: string): WordTerms => {
 // A directory repeats its words: each word's terms are worked out once per language (bounded like the stems).
 const cachedTerms = memoPerLanguage(termsOfWord)
 
-/** Terms of already segmented words (`segmentWords`) of a known language. */
-export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): AnalyzedText => {
-  const out: Array<string> = []
-  const grams: Array<ReadonlyArray<string>> = []
+/** Calls `visit` with each term of already segmented words of a known language, in order, and its grams. */
+const eachTerm = (
+  tokens: ReadonlyArray<string>,
+  lang: Language,
+  visit: (term: string, grams: ReadonlyArray<string>) => void
+): void => {
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
     const phrase = PHRASE_BY_FIRST_WORD.get(token)?.find(([, second]) => tokens[i + 1] === second)
     if (phrase !== undefined) {
-      out.push(phrase[2])
-      grams.push(NO_GRAMS)
+      visit(phrase[2], NO_GRAMS)
       i++
       continue
     }
-    for (const [term, pieces] of cachedTerms(lang, token)) {
-      out.push(term)
-      grams.push(pieces)
-    }
+    const terms = cachedTerms(lang, token)
+    for (let t = 0; t < terms.length; t++) visit(terms[t]![0], terms[t]![1])
   }
+}
+
+/** Terms of already segmented words (`segmentWords`) of a known language. */
+export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): AnalyzedText => {
+  const out: Array<string> = []
+  const grams: Array<ReadonlyArray<string>> = []
+  eachTerm(tokens, lang, (term, pieces) => {
+    out.push(term)
+    grams.push(pieces)
+  })
   return { language: lang, words: out, grams }
+}
+
+export interface TermCounts {
+  /** How often each term and each gram occurs. */
+  readonly counts: Map<string, number>
+  /** How many terms (grams not counted): the length of `analyzeWords(…).words`. */
+  readonly words: number
+}
+
+/** `analyzeWords` counted: each term's and gram's frequency, without the two arrays (what an index keeps). */
+export const countTerms = (tokens: ReadonlyArray<string>, lang: Language): TermCounts => {
+  const counts = new Map<string, number>()
+  let words = 0
+  eachTerm(tokens, lang, (term, grams) => {
+    words++
+    counts.set(term, (counts.get(term) ?? 0) + 1)
+    for (let g = 0; g < grams.length; g++) counts.set(grams[g]!, (counts.get(grams[g]!) ?? 0) + 1)
+  })
+  return { counts, words }
 }
 
 /** Per language, built on first use: a directory in one language never builds the others' maps. */
