@@ -7,11 +7,12 @@ import {
   analyzeWords,
   countTerms,
   detectLanguage,
-  detectLanguageOfTexts,
+  detectLanguageOfTallies,
   GRAM_MARK,
   isStopword,
   priorWeight,
-  segmentWords
+  segmentWords,
+  tallyWords
 } from "../src/internal/textAnalysis.js"
 import { foldWord, stemWord, stripKoreanSuffix } from "../src/internal/textLanguage.js"
 
@@ -88,7 +89,7 @@ describe("text analysis", () => {
     [FastCheck.array(mixedText, { minLength: 1, maxLength: 3 })],
     ([texts]) => {
       const tokenLists = texts.map(segmentWords)
-      assert.strictEqual(detectLanguageOfTexts(texts, tokenLists), detectLanguage(tokenLists.flat()))
+      assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords)), detectLanguage(tokenLists.flat()))
     }
   )
 
@@ -100,7 +101,7 @@ describe("text analysis", () => {
       for (const term of [...analyzed.words, ...analyzed.grams.flat()]) {
         expected.set(term, (expected.get(term) ?? 0) + 1)
       }
-      const counted = countTerms(tokens, language)
+      const counted = countTerms(tokens, tallyWords(tokens), language)
       assert.deepStrictEqual([...counted.counts].sort(), [...expected].sort())
       assert.strictEqual(counted.words, analyzed.words.length)
     }

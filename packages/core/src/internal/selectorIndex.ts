@@ -5,7 +5,7 @@
  * that share a term with it. Pure apart from the two bounded caches.
  */
 import type { MemoryHeader } from "../Memory.js"
-import { countTerms, detectLanguageOfTexts, type Language, segmentWords } from "./textAnalysis.js"
+import { countTerms, detectLanguageOfTallies, type Language, segmentWords, tallyWords } from "./textAnalysis.js"
 
 export type MemoryField = "name" | "description" | "path" | "body" | "type"
 
@@ -49,11 +49,11 @@ const fieldText = (memory: IndexableMemory, field: MemoryField): string => {
 }
 
 const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
-  const texts = FIELDS.map((field) => fieldText(memory, field))
-  const tokens = texts.map(segmentWords)
+  const tokens = FIELDS.map((field) => segmentWords(fieldText(memory, field)))
+  const tallies = tokens.map(tallyWords)
   // One language per memory, guessed from its name, description and body, so a short name is stemmed like its body.
-  const language = detectLanguageOfTexts([texts[0], texts[1], texts[3]], [tokens[0]!, tokens[1]!, tokens[3]!])
-  const counted = tokens.map((words) => countTerms(words, language))
+  const language = detectLanguageOfTallies([tallies[0]!, tallies[1]!, tallies[3]!])
+  const counted = tokens.map((words, f) => countTerms(words, tallies[f]!, language))
   // Length in words: grams are stand-ins, not more text.
   return { source: memory, language, fields: counted.map((c) => c.counts), lengths: counted.map((c) => c.words) }
 }
@@ -105,16 +105,20 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
     return Math.max(1, total / Math.max(1, memories.length))
   })
   const postings = new Map<string, Postings>()
-  memories.forEach((memory, doc) => {
-    fieldWeights.forEach(({ b, weight }, f) => {
+  // Indexed loops and `Map.forEach`, not `for…of` with destructuring: a first run is interpreted, where the
+  // iterator protocol costs more than the work.
+  for (let doc = 0; doc < memories.length; doc++) {
+    const memory = memories[doc]!
+    for (let f = 0; f < fieldWeights.length; f++) {
+      const { b, weight } = fieldWeights[f]!
       const slot = slots[f]!
       const norm = 1 - b + b * (memory.lengths[slot]! / averages[f]!)
-      for (const [term, tf] of memory.fields[slot]!) {
+      memory.fields[slot]!.forEach((tf, term) => {
         const value = (weight * tf) / norm
         const list = postings.get(term)
         if (list === undefined) {
           postings.set(term, { docs: [doc], weighted: [value] })
-          continue
+          return
         }
         // A term of several fields: their weighted frequencies summed in field order (this doc is the last one).
         const last = list.docs.length - 1
@@ -123,9 +127,9 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
           list.docs.push(doc)
           list.weighted.push(value)
         }
-      }
-    })
-  })
+      })
+    }
+  }
   return { memories, postings, fieldWeights }
 }
 

@@ -62,8 +62,8 @@ const pushWord = (raw: string, out: Array<string>): void => {
  * through a Unicode-aware word pattern, which finds the same words twenty times faster.
  */
 export const segmentWords = (text: string): Array<string> => {
+  if (!NON_ASCII.test(text)) return segmentAscii(text)
   const out: Array<string> = []
-  if (!NON_ASCII.test(text)) return segmentAscii(text, out)
   if (UNSPACED.test(text)) {
     for (const { isWordLike, segment } of wordSegmenter().segment(text)) {
       if (isWordLike !== true) continue
@@ -77,58 +77,25 @@ export const segmentWords = (text: string): Array<string> => {
   return out
 }
 
-/** Character classes of the ASCII word scanner. */
-const LOWER = 1
-const UPPER = 2
-
-/** 0 for a character outside words, LOWER, UPPER, or 3 for a digit. */
-const asciiClass = (code: number): number =>
-  code >= 97 && code <= 122 ? LOWER : code >= 65 && code <= 90 ? UPPER : code >= 48 && code <= 57 ? 3 : 0
+/** `WORD` and `CASE_CHANGE` on ASCII text: the same matches (ASCII has no marks, no other letters or digits). */
+const ASCII_WORDS = /[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*/g
+const ASCII_CASE_CHANGE = /[a-z][A-Z]|[A-Z][A-Z][a-z]/
+const LOWER_ASCII_WORDS = /[a-z0-9]+(?:'[a-z0-9]+)*/g
 
 /**
- * The words of an all-ASCII text (most memories), scanned character by character: what the Unicode pattern finds
- * (runs of letters and digits with inner apostrophes, `[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*`) without a regular
- * expression or a match object per word, and lower-cased only when a capital was seen. A word with a case change
- * inside (`[a-z][A-Z]` or `[A-Z][A-Z][a-z]`: an identifier) is split by `pushWord`, as on the general path.
+ * The words of an all-ASCII text (most memories): what the Unicode pattern finds, without its property classes,
+ * and found by one native `match` for the whole text rather than a match object per word. Letters next to each
+ * other are always in one word, so a text without a case change anywhere (no identifier to split) is lower-cased
+ * whole first (which moves no word boundary); otherwise each word with a case change inside is split by `pushWord`.
  */
-const segmentAscii = (text: string, out: Array<string>): Array<string> => {
-  const length = text.length
-  let i = 0
-  while (i < length) {
-    let kind = asciiClass(text.charCodeAt(i))
-    if (kind === 0) {
-      i++
-      continue
-    }
-    const start = i
-    let upper = false
-    let caseChange = false
-    let before = 0
-    let previous = 0
-    for (;;) {
-      if (kind === UPPER) {
-        upper = true
-        if (previous === LOWER) caseChange = true
-      } else if (kind === LOWER && previous === UPPER && before === UPPER) {
-        caseChange = true
-      }
-      before = previous
-      previous = kind
-      i++
-      if (i >= length) break
-      kind = asciiClass(text.charCodeAt(i))
-      if (kind !== 0) continue
-      // An apostrophe joins two runs ("don't"); a case change never spans it.
-      if (text.charCodeAt(i) !== 39 || i + 1 >= length) break
-      kind = asciiClass(text.charCodeAt(i + 1))
-      if (kind === 0) break
-      i++
-      before = 0
-      previous = 0
-    }
-    const raw = text.slice(start, i)
-    if (caseChange) pushWord(raw, out)
-    else out.push(upper ? raw.toLowerCase() : raw)
+const segmentAscii = (text: string): Array<string> => {
+  if (!ASCII_CASE_CHANGE.test(text)) return text.toLowerCase().match(LOWER_ASCII_WORDS) ?? []
+  const out: Array<string> = []
+  const found = text.match(ASCII_WORDS) ?? []
+  for (let i = 0; i < found.length; i++) {
+    const raw = found[i]!
+    if (ASCII_CASE_CHANGE.test(raw)) pushWord(raw, out)
+    else out.push(raw.toLowerCase())
   }
   return out
 }
@@ -166,47 +133,50 @@ export const isStopword = (language: Language, word: string): boolean => {
   return sets.get(language)!.has(folded) || sets.get("en")!.has(folded)
 }
 
+/** How often each word occurs in segmented words: what language detection and term counting need of a text. */
+export const tallyWords = (tokens: ReadonlyArray<string>): Map<string, number> => {
+  const tally = new Map<string, number>()
+  for (let i = 0; i < tokens.length; i++) tally.set(tokens[i]!, (tally.get(tokens[i]!) ?? 0) + 1)
+  return tally
+}
+
 /**
  * The language of a text: Korean when Hangul words are at least a third of its words, otherwise the Latin-script
  * language whose stopwords it uses most (English on a tie, or with none).
  */
-export const detectLanguage = (tokens: ReadonlyArray<string>): Language => detectLanguageOfTexts([undefined], [tokens])
+export const detectLanguage = (tokens: ReadonlyArray<string>): Language => detectLanguageOfTallies([tallyWords(tokens)])
 
 /**
- * The language of several texts' words together (a memory's name, description and body), as `detectLanguage` of
- * their concatenation. `texts[i]` is the text `tokenLists[i]` was segmented from, when known: the words of an
- * all-ASCII text need no Hangul test and no accent folding (the costly part of checking every word of a memory).
+ * `detectLanguage` of several texts' words together (a memory's name, description and body), from their tallies
+ * (`tallyWords`): each distinct word is looked at once, weighed by its occurrences.
  */
-export const detectLanguageOfTexts = (
-  texts: ReadonlyArray<string | undefined>,
-  tokenLists: ReadonlyArray<ReadonlyArray<string>>
-): Language => {
-  const ascii = texts.map((text) => text !== undefined && !NON_ASCII.test(text))
+export const detectLanguageOfTallies = (tallies: ReadonlyArray<ReadonlyMap<string, number>>): Language => {
+  // `forEach`, not `for…of` with destructuring: this runs before the JIT has compiled it, where the iterator
+  // protocol costs several times the work itself.
   let total = 0
   let hangul = 0
-  tokenLists.forEach((tokens, t) => {
-    total += tokens.length
-    if (!ascii[t]) { for (const token of tokens) if (HANGUL.test(token)) hangul++ }
-  })
-  if (hangul > 0 && hangul * 3 >= total) return "ko"
-  const masks = stopwordMasks()
   const hits = new Array<number>(LANGUAGES.length).fill(0)
-  tokenLists.forEach((tokens, t) => {
-    const fold = !ascii[t]
-    for (const token of tokens) {
-      const mask = masks.get(fold ? foldWord(token) : token)
-      if (mask === undefined) continue
-      for (let l = 0; l < LANGUAGES.length; l++) if ((mask & (1 << l)) !== 0) hits[l]!++
-    }
-  })
+  const masks = stopwordMasks()
+  const countHangul = (n: number, word: string): void => {
+    total += n
+    if (HANGUL.test(word)) hangul += n
+  }
+  const countStopwords = (n: number, word: string): void => {
+    const mask = masks.get(foldWord(word))
+    if (mask === undefined) return
+    for (let l = 0; l < LANGUAGES.length; l++) if ((mask & (1 << l)) !== 0) hits[l]! += n
+  }
+  for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(countHangul)
+  if (hangul > 0 && hangul * 3 >= total) return "ko"
+  for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(countStopwords)
   let best: Language = "en"
   let bestHits = 0
-  LANGUAGES.forEach((language, l) => {
-    if (language !== "ko" && hits[l]! > bestHits) {
-      best = language
+  for (let l = 0; l < LANGUAGES.length; l++) {
+    if (LANGUAGES[l] !== "ko" && hits[l]! > bestHits) {
+      best = LANGUAGES[l]!
       bestHits = hits[l]!
     }
-  })
+  }
   return best
 }
 
@@ -313,14 +283,34 @@ export interface TermCounts {
   readonly words: number
 }
 
-/** `analyzeWords` counted: each term's and gram's frequency, without the two arrays (what an index keeps). */
-export const countTerms = (tokens: ReadonlyArray<string>, lang: Language): TermCounts => {
+/**
+ * `analyzeWords` counted (what an index keeps): each term's and gram's frequency, without the two arrays. `tally`
+ * is `tallyWords(tokens)`: unless a word of the text starts a phrase ("pull request"), each distinct word's terms
+ * are added once, times its occurrences (the counts are integers, so the order of the additions does not matter).
+ */
+export const countTerms = (
+  tokens: ReadonlyArray<string>,
+  tally: ReadonlyMap<string, number>,
+  lang: Language
+): TermCounts => {
   const counts = new Map<string, number>()
   let words = 0
-  eachTerm(tokens, lang, (term, grams) => {
-    words++
-    counts.set(term, (counts.get(term) ?? 0) + 1)
-    for (let g = 0; g < grams.length; g++) counts.set(grams[g]!, (counts.get(grams[g]!) ?? 0) + 1)
+  const add = (term: string, grams: ReadonlyArray<string>, n: number): void => {
+    words += n
+    counts.set(term, (counts.get(term) ?? 0) + n)
+    for (let g = 0; g < grams.length; g++) counts.set(grams[g]!, (counts.get(grams[g]!) ?? 0) + n)
+  }
+  let phrases = false
+  tally.forEach((_, word) => {
+    if (PHRASE_BY_FIRST_WORD.has(word)) phrases = true
+  })
+  if (phrases) {
+    eachTerm(tokens, lang, (term, grams) => add(term, grams, 1))
+    return { counts, words }
+  }
+  tally.forEach((n, word) => {
+    const terms = cachedTerms(lang, word)
+    for (let t = 0; t < terms.length; t++) add(terms[t]![0], terms[t]![1], n)
   })
   return { counts, words }
 }
