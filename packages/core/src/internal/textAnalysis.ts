@@ -180,7 +180,9 @@ export const detectLanguageOfTallies = (tallies: ReadonlyArray<ReadonlyMap<strin
   return best
 }
 
-const PHRASE_BY_FIRST_WORD = new Map<string, Array<readonly [string, string, string]>>()
+type Phrase = readonly [first: string, second: string, term: string]
+
+const PHRASE_BY_FIRST_WORD = new Map<string, Array<Phrase>>()
 for (const phrase of PHRASES) {
   const same = PHRASE_BY_FIRST_WORD.get(phrase[0])
   if (same === undefined) PHRASE_BY_FIRST_WORD.set(phrase[0], [phrase])
@@ -284,9 +286,27 @@ export interface TermCounts {
 }
 
 /**
+ * The phrases the words form ("pull request" is one term, "pr"), one per occurrence. No phrase's second word starts
+ * a phrase, so every occurrence counts (as `analyzeWords` reads them): found with native `indexOf`, and only for
+ * the first words the tally holds.
+ */
+const phrasesIn = (tokens: ReadonlyArray<string>, tally: ReadonlyMap<string, number>): Array<Phrase> => {
+  const found: Array<Phrase> = []
+  PHRASE_BY_FIRST_WORD.forEach((phrases, first) => {
+    if (!tally.has(first)) return
+    for (let i = tokens.indexOf(first); i >= 0; i = tokens.indexOf(first, i + 1)) {
+      const next = tokens[i + 1]
+      const phrase = phrases.find((candidate) => candidate[1] === next)
+      if (phrase !== undefined) found.push(phrase)
+    }
+  })
+  return found
+}
+
+/**
  * `analyzeWords` counted (what an index keeps): each term's and gram's frequency, without the two arrays. `tally`
- * is `tallyWords(tokens)`: unless a word of the text starts a phrase ("pull request"), each distinct word's terms
- * are added once, times its occurrences (the counts are integers, so the order of the additions does not matter).
+ * is `tallyWords(tokens)`: each distinct word's terms are added once, times its occurrences outside a phrase, and
+ * each phrase's term once per occurrence (the counts are integers, so the order of the additions does not matter).
  */
 export const countTerms = (
   tokens: ReadonlyArray<string>,
@@ -300,15 +320,20 @@ export const countTerms = (
     counts.set(term, (counts.get(term) ?? 0) + n)
     for (let g = 0; g < grams.length; g++) counts.set(grams[g]!, (counts.get(grams[g]!) ?? 0) + n)
   }
-  let phrases = false
-  tally.forEach((_, word) => {
-    if (PHRASE_BY_FIRST_WORD.has(word)) phrases = true
-  })
-  if (phrases) {
-    eachTerm(tokens, lang, (term, grams) => add(term, grams, 1))
-    return { counts, words }
+  const phrases = phrasesIn(tokens, tally)
+  let single = tally
+  if (phrases.length > 0) {
+    // The two words of a phrase stand for its term only.
+    const rest = new Map(tally)
+    for (const [first, second, term] of phrases) {
+      rest.set(first, rest.get(first)! - 1)
+      rest.set(second, rest.get(second)! - 1)
+      add(term, NO_GRAMS, 1)
+    }
+    single = rest
   }
-  tally.forEach((n, word) => {
+  single.forEach((n, word) => {
+    if (n === 0) return
     const terms = cachedTerms(lang, word)
     for (let t = 0; t < terms.length; t++) add(terms[t]![0], terms[t]![1], n)
   })
