@@ -9,6 +9,7 @@ import {
   detectLanguage,
   detectLanguageOfTallies,
   GRAM_MARK,
+  isAscii,
   isStopword,
   priorWeight,
   segmentWords,
@@ -94,7 +95,10 @@ describe("text analysis", () => {
     [FastCheck.array(mixedText, { minLength: 1, maxLength: 3 })],
     ([texts]) => {
       const tokenLists = texts.map(segmentWords)
-      assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords)), detectLanguage(tokenLists.flat()))
+      const expected = detectLanguage(tokenLists.flat())
+      assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords)), expected)
+      // The same with each all-ASCII text said to be so (its words skip the Hangul test and the folding).
+      assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords), texts.map(isAscii)), expected)
     }
   )
 

@@ -5,7 +5,14 @@
  * that share a term with it. Pure apart from the two bounded caches.
  */
 import type { MemoryHeader } from "../Memory.js"
-import { countTerms, detectLanguageOfTallies, type Language, segmentWords, tallyWords } from "./textAnalysis.js"
+import {
+  countTerms,
+  detectLanguageOfTallies,
+  isAscii,
+  type Language,
+  segmentWords,
+  tallyWords
+} from "./textAnalysis.js"
 
 export type MemoryField = "name" | "description" | "path" | "body" | "type"
 
@@ -49,10 +56,14 @@ const fieldText = (memory: IndexableMemory, field: MemoryField): string => {
 }
 
 const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
-  const tokens = FIELDS.map((field) => segmentWords(fieldText(memory, field)))
+  const texts = FIELDS.map((field) => fieldText(memory, field))
+  const tokens = texts.map(segmentWords)
   const tallies = tokens.map(tallyWords)
   // One language per memory, guessed from its name, description and body, so a short name is stemmed like its body.
-  const language = detectLanguageOfTallies([tallies[0]!, tallies[1]!, tallies[3]!])
+  const language = detectLanguageOfTallies(
+    [tallies[0]!, tallies[1]!, tallies[3]!],
+    [isAscii(texts[0]!), isAscii(texts[1]!), isAscii(texts[3]!)]
+  )
   const counted = tokens.map((words, f) => countTerms(words, tallies[f]!, language))
   // Length in words: grams are stand-ins, not more text.
   return { source: memory, language, fields: counted.map((c) => c.counts), lengths: counted.map((c) => c.words) }

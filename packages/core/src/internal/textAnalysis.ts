@@ -45,6 +45,9 @@ const WORD = /[\p{L}\p{N}\p{M}]+(?:['’][\p{L}\p{N}\p{M}]+)*/gu
 const HAS_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
 const CASE_CHANGE = /\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u
 const NON_ASCII = /[^\x00-\x7f]/
+
+/** Whether a text is all ASCII (its words take the fast paths: `segmentWords`, `detectLanguageOfTallies`). */
+export const isAscii = (text: string): boolean => !NON_ASCII.test(text)
 const DIGIT = /\d/
 
 const pushWord = (raw: string, out: Array<string>): void => {
@@ -62,7 +65,7 @@ const pushWord = (raw: string, out: Array<string>): void => {
  * through a Unicode-aware word pattern, which finds the same words twenty times faster.
  */
 export const segmentWords = (text: string): Array<string> => {
-  if (!NON_ASCII.test(text)) return segmentAscii(text)
+  if (isAscii(text)) return segmentAscii(text)
   const out: Array<string> = []
   if (UNSPACED.test(text)) {
     for (const { isWordLike, segment } of wordSegmenter().segment(text)) {
@@ -148,9 +151,13 @@ export const detectLanguage = (tokens: ReadonlyArray<string>): Language => detec
 
 /**
  * `detectLanguage` of several texts' words together (a memory's name, description and body), from their tallies
- * (`tallyWords`): each distinct word is looked at once, weighed by its occurrences.
+ * (`tallyWords`): each distinct word is looked at once, weighed by its occurrences. `ascii[t]` says the words of
+ * `tallies[t]` are all ASCII (`isAscii` of their text): they need no Hangul test and no accent folding.
  */
-export const detectLanguageOfTallies = (tallies: ReadonlyArray<ReadonlyMap<string, number>>): Language => {
+export const detectLanguageOfTallies = (
+  tallies: ReadonlyArray<ReadonlyMap<string, number>>,
+  ascii: ReadonlyArray<boolean> = []
+): Language => {
   // `forEach`, not `for…of` with destructuring: this runs before the JIT has compiled it, where the iterator
   // protocol costs several times the work itself.
   let total = 0
@@ -161,14 +168,19 @@ export const detectLanguageOfTallies = (tallies: ReadonlyArray<ReadonlyMap<strin
     total += n
     if (HANGUL.test(word)) hangul += n
   }
-  const countStopwords = (n: number, word: string): void => {
-    const mask = masks.get(foldWord(word))
+  const countStopwordsOf = (folded: string, n: number): void => {
+    const mask = masks.get(folded)
     if (mask === undefined) return
     for (let l = 0; l < LANGUAGES.length; l++) if ((mask & (1 << l)) !== 0) hits[l]! += n
   }
-  for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(countHangul)
+  const countStopwords = (n: number, word: string): void => countStopwordsOf(foldWord(word), n)
+  const countAsciiStopwords = (n: number, word: string): void => countStopwordsOf(word, n)
+  const countWords = (n: number): void => {
+    total += n
+  }
+  for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countWords : countHangul)
   if (hangul > 0 && hangul * 3 >= total) return "ko"
-  for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(countStopwords)
+  for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countAsciiStopwords : countStopwords)
   let best: Language = "en"
   let bestHits = 0
   for (let l = 0; l < LANGUAGES.length; l++) {
