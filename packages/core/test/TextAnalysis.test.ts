@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
 import * as fs from "node:fs"
 import { generateTextData, TEXT_DATA_FILE } from "../scripts/textData.js"
+import { PHRASES } from "../src/internal/bm25Text.js"
 import {
   analyzeText,
   analyzeWords,
@@ -101,6 +102,13 @@ describe("text analysis", () => {
       assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords), texts.map(isAscii)), expected)
     }
   )
+
+  it("reads phrases so that every occurrence counts: no phrase's second word starts a phrase", () => {
+    // countTerms counts each occurrence of a phrase; analyzeWords reads them left to right. The two agree as long
+    // as no phrase can start inside another.
+    const firsts = new Set(PHRASES.map(([first]) => first))
+    for (const [first, second] of PHRASES) assert.isFalse(firsts.has(second), `${first} ${second}`)
+  })
 
   it.prop("counts the terms and grams analyzeWords lists", [mixedText], ([text]) => {
     const tokens = segmentWords(text)

@@ -45,10 +45,10 @@ const WORD = /[\p{L}\p{N}\p{M}]+(?:['’][\p{L}\p{N}\p{M}]+)*/gu
 const HAS_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
 const CASE_CHANGE = /\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u
 const NON_ASCII = /[^\x00-\x7f]/
+const DIGIT = /\d/
 
 /** Whether a text is all ASCII (its words take the fast paths: `segmentWords`, `detectLanguageOfTallies`). */
 export const isAscii = (text: string): boolean => !NON_ASCII.test(text)
-const DIGIT = /\d/
 
 const pushWord = (raw: string, out: Array<string>): void => {
   if (!CASE_CHANGE.test(raw)) {
@@ -260,33 +260,24 @@ const termsOfWord = (lang: Language, token: string): WordTerms => {
 // A directory repeats its words: each word's terms are worked out once per language (bounded like the stems).
 const cachedTerms = memoPerLanguage(termsOfWord)
 
-/** Calls `visit` with each term of already segmented words of a known language, in order, and its grams. */
-const eachTerm = (
-  tokens: ReadonlyArray<string>,
-  lang: Language,
-  visit: (term: string, grams: ReadonlyArray<string>) => void
-): void => {
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i]!
-    const phrase = PHRASE_BY_FIRST_WORD.get(token)?.find(([, second]) => tokens[i + 1] === second)
-    if (phrase !== undefined) {
-      visit(phrase[2], NO_GRAMS)
-      i++
-      continue
-    }
-    const terms = cachedTerms(lang, token)
-    for (let t = 0; t < terms.length; t++) visit(terms[t]![0], terms[t]![1])
-  }
-}
-
 /** Terms of already segmented words (`segmentWords`) of a known language. */
 export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): AnalyzedText => {
   const out: Array<string> = []
   const grams: Array<ReadonlyArray<string>> = []
-  eachTerm(tokens, lang, (term, pieces) => {
-    out.push(term)
-    grams.push(pieces)
-  })
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!
+    const phrase = PHRASE_BY_FIRST_WORD.get(token)?.find(([, second]) => tokens[i + 1] === second)
+    if (phrase !== undefined) {
+      out.push(phrase[2])
+      grams.push(NO_GRAMS)
+      i++
+      continue
+    }
+    for (const [term, pieces] of cachedTerms(lang, token)) {
+      out.push(term)
+      grams.push(pieces)
+    }
+  }
   return { language: lang, words: out, grams }
 }
 
