@@ -395,6 +395,22 @@ export const makeWith = (
       return relative.length === 0 || relative.startsWith("..") || path.isAbsolute(relative) ? undefined : relative
     }
 
+    /** The selected candidates, each once, not surfaced yet, at most `max`: nothing is built when none was selected. */
+    const chosenMemories = (
+      memoryDir: string,
+      candidates: ReadonlyArray<MemoryHeader>,
+      selected: ReadonlyArray<string>,
+      max: number | undefined
+    ) =>
+      Effect.map(Ref.get(state), ({ surfaced }): ReadonlyArray<MemoryHeader> => {
+        if (selected.length === 0) return []
+        const byPath = new Map(candidates.map((m) => [m.path, m]))
+        return [...new Set(selected)]
+          .map((p) => byPath.get(p))
+          .filter((m): m is MemoryHeader => m !== undefined && !surfaced.has(path.resolve(memoryDir, m.path)))
+          .slice(0, effectiveMax(max))
+      })
+
     const compute = (input: RecallInput, source: "recall" | "prefetch") =>
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
@@ -436,16 +452,14 @@ export const makeWith = (
             recentTools: input.recentTools,
             max: effectiveMax(input.max)
           })
-        const byPath = new Map(candidates.map((m) => [m.path, m]))
-        const surfacedNow = (yield* Ref.get(state)).surfaced
-        const chosen = [...new Set(selection.selected)]
-          .map((p) => byPath.get(p))
-          .filter((m): m is MemoryHeader => m !== undefined && !surfacedNow.has(path.resolve(memoryDir, m.path)))
-          .slice(0, effectiveMax(input.max))
-        const resolve = linkResolver(candidates)
-        const read = yield* Effect.forEach(chosen, (m) => readMemory(memoryDir, teamEnabled, m, resolve), {
-          concurrency: 5
-        })
+        const chosen = yield* chosenMemories(memoryDir, candidates, selection.selected, input.max)
+        // Links are resolved among all candidates, so that table is built only when a memory is read.
+        const resolve = chosen.length === 0 ? undefined : linkResolver(candidates)
+        const read = resolve === undefined ? [] : yield* Effect.forEach(
+          chosen,
+          (m) => readMemory(memoryDir, teamEnabled, m, resolve),
+          { concurrency: 5 }
+        )
         return {
           ...base,
           candidates: candidates.length,

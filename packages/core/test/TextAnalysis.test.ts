@@ -1,13 +1,20 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as FastCheck from "effect/FastCheck"
 import * as fs from "node:fs"
 import { generateTextData, TEXT_DATA_FILE } from "../scripts/textData.js"
+import { PHRASES } from "../src/internal/bm25Text.js"
 import {
   analyzeText,
+  analyzeWords,
+  countTerms,
   detectLanguage,
+  detectLanguageOfTallies,
   GRAM_MARK,
+  isAscii,
   isStopword,
   priorWeight,
-  segmentWords
+  segmentWords,
+  tallyWords
 } from "../src/internal/textAnalysis.js"
 import { foldWord, stemWord, stripKoreanSuffix } from "../src/internal/textLanguage.js"
 
@@ -46,6 +53,75 @@ describe("text analysis", () => {
     let all = ""
     for (let code = 32; code < 127; code++) all += `a${String.fromCharCode(code)}B${String.fromCharCode(code)}9 `
     assert.deepStrictEqual(segmentWords(all), viaUnicode(all))
+  })
+
+  // ASCII with the characters that decide word ends and case changes over-represented.
+  const asciiText = FastCheck.array(
+    FastCheck.oneof(
+      FastCheck.constantFrom("'", " ", "_", "-", ".", "a", "B", "Ab", "ABc", "9", "don't", "HTTPServer", "x'Y"),
+      FastCheck.string({ unit: FastCheck.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)) })
+    ),
+    { maxLength: 30 }
+  ).map((parts) => parts.join(""))
+
+  it.prop("segments any ASCII text on its fast path as the Unicode pattern does", [asciiText], ([text]) => {
+    assert.deepStrictEqual(segmentWords(text), segmentWords(`${text} é`).slice(0, -1))
+  })
+
+  const mixedText = FastCheck.array(
+    FastCheck.constantFrom(
+      "the database",
+      "die Datenbank ist",
+      "¿Cómo",
+      "l'équipe",
+      "데이터베이스를",
+      "통합 테스트",
+      "pull request",
+      "pull requests on call",
+      "end to end",
+      "time zone time",
+      "feature flags",
+      "merge",
+      "Mehrwertsteuer",
+      "isolatedModules",
+      "k8s db",
+      "é",
+      ""
+    ),
+    { maxLength: 8 }
+  ).map((parts) => parts.join(" "))
+
+  it.prop(
+    "guesses one language for several texts as for their words together",
+    [FastCheck.array(mixedText, { minLength: 1, maxLength: 3 })],
+    ([texts]) => {
+      const tokenLists = texts.map(segmentWords)
+      const expected = detectLanguage(tokenLists.flat())
+      assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords)), expected)
+      // The same with each all-ASCII text said to be so (its words skip the Hangul test and the folding).
+      assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords), texts.map(isAscii)), expected)
+    }
+  )
+
+  it("reads phrases so that every occurrence counts: no phrase's second word starts a phrase", () => {
+    // countTerms counts each occurrence of a phrase; analyzeWords reads them left to right. The two agree as long
+    // as no phrase can start inside another.
+    const firsts = new Set(PHRASES.map(([first]) => first))
+    for (const [first, second] of PHRASES) assert.isFalse(firsts.has(second), `${first} ${second}`)
+  })
+
+  it.prop("counts the terms and grams analyzeWords lists", [mixedText], ([text]) => {
+    const tokens = segmentWords(text)
+    for (const language of ["en", "de", "ko"] as const) {
+      const analyzed = analyzeWords(tokens, language)
+      const expected = new Map<string, number>()
+      for (const term of [...analyzed.words, ...analyzed.grams.flat()]) {
+        expected.set(term, (expected.get(term) ?? 0) + 1)
+      }
+      const counted = countTerms(tokens, tallyWords(tokens), language)
+      assert.deepStrictEqual([...counted.counts].sort(), [...expected].sort())
+      assert.strictEqual(counted.words, analyzed.words.length)
+    }
   })
 
   it("guesses the language from stopwords, Korean from Hangul", () => {

@@ -5,7 +5,14 @@
  * that share a term with it. Pure apart from the two bounded caches.
  */
 import type { MemoryHeader } from "../Memory.js"
-import { type AnalyzedText, analyzeWords, detectLanguage, type Language, segmentWords } from "./textAnalysis.js"
+import {
+  countTerms,
+  detectLanguageOfTallies,
+  isAscii,
+  type Language,
+  segmentWords,
+  tallyWords
+} from "./textAnalysis.js"
 
 export type MemoryField = "name" | "description" | "path" | "body" | "type"
 
@@ -48,22 +55,18 @@ const fieldText = (memory: IndexableMemory, field: MemoryField): string => {
   }
 }
 
-const counts = (analyzed: AnalyzedText): Map<string, number> => {
-  const map = new Map<string, number>()
-  for (const term of analyzed.words) map.set(term, (map.get(term) ?? 0) + 1)
-  for (const pieces of analyzed.grams) for (const term of pieces) map.set(term, (map.get(term) ?? 0) + 1)
-  return map
-}
-
 const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
-  const tokens = FIELDS.map((field) => segmentWords(fieldText(memory, field)))
+  const texts = FIELDS.map((field) => fieldText(memory, field))
+  const tokens = texts.map(segmentWords)
+  const tallies = tokens.map(tallyWords)
   // One language per memory, guessed from its name, description and body, so a short name is stemmed like its body.
-  const language = detectLanguage([...tokens[0]!, ...tokens[1]!, ...tokens[3]!])
-  const analyzed = tokens.map((words) => analyzeWords(words, language))
-  const fields = analyzed.map(counts)
+  const language = detectLanguageOfTallies(
+    [tallies[0]!, tallies[1]!, tallies[3]!],
+    [isAscii(texts[0]!), isAscii(texts[1]!), isAscii(texts[3]!)]
+  )
+  const counted = tokens.map((words, f) => countTerms(words, tallies[f]!, language))
   // Length in words: grams are stand-ins, not more text.
-  const lengths = analyzed.map((a) => a.words.length)
-  return { source: memory, language, fields, lengths }
+  return { source: memory, language, fields: counted.map((c) => c.counts), lengths: counted.map((c) => c.words) }
 }
 
 /**
@@ -113,25 +116,31 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
     return Math.max(1, total / Math.max(1, memories.length))
   })
   const postings = new Map<string, Postings>()
-  memories.forEach((memory, doc) => {
-    const weighted = new Map<string, number>()
-    fieldWeights.forEach(({ b, weight }, f) => {
+  // Indexed loops and `Map.forEach`, not `for…of` with destructuring: a first run is interpreted, where the
+  // iterator protocol costs more than the work.
+  for (let doc = 0; doc < memories.length; doc++) {
+    const memory = memories[doc]!
+    for (let f = 0; f < fieldWeights.length; f++) {
+      const { b, weight } = fieldWeights[f]!
       const slot = slots[f]!
       const norm = 1 - b + b * (memory.lengths[slot]! / averages[f]!)
-      for (const [term, tf] of memory.fields[slot]!) {
-        weighted.set(term, (weighted.get(term) ?? 0) + (weight * tf) / norm)
-      }
-    })
-    for (const [term, value] of weighted) {
-      let list = postings.get(term)
-      if (list === undefined) {
-        list = { docs: [], weighted: [] }
-        postings.set(term, list)
-      }
-      list.docs.push(doc)
-      list.weighted.push(value)
+      memory.fields[slot]!.forEach((tf, term) => {
+        const value = (weight * tf) / norm
+        const list = postings.get(term)
+        if (list === undefined) {
+          postings.set(term, { docs: [doc], weighted: [value] })
+          return
+        }
+        // A term of several fields: their weighted frequencies summed in field order (this doc is the last one).
+        const last = list.docs.length - 1
+        if (list.docs[last] === doc) list.weighted[last] += value
+        else {
+          list.docs.push(doc)
+          list.weighted.push(value)
+        }
+      })
     }
-  })
+  }
   return { memories, postings, fieldWeights }
 }
 

@@ -47,6 +47,9 @@ const CASE_CHANGE = /\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u
 const NON_ASCII = /[^\x00-\x7f]/
 const DIGIT = /\d/
 
+/** Whether a text is all ASCII (its words take the fast paths: `segmentWords`, `detectLanguageOfTallies`). */
+export const isAscii = (text: string): boolean => !NON_ASCII.test(text)
+
 const pushWord = (raw: string, out: Array<string>): void => {
   if (!CASE_CHANGE.test(raw)) {
     out.push(NON_ASCII.test(raw) ? normalizeWord(raw) : raw.toLowerCase())
@@ -62,8 +65,8 @@ const pushWord = (raw: string, out: Array<string>): void => {
  * through a Unicode-aware word pattern, which finds the same words twenty times faster.
  */
 export const segmentWords = (text: string): Array<string> => {
+  if (isAscii(text)) return segmentAscii(text)
   const out: Array<string> = []
-  if (!NON_ASCII.test(text)) return segmentAscii(text, out)
   if (UNSPACED.test(text)) {
     for (const { isWordLike, segment } of wordSegmenter().segment(text)) {
       if (isWordLike !== true) continue
@@ -78,13 +81,22 @@ export const segmentWords = (text: string): Array<string> => {
 }
 
 /** `WORD` and `CASE_CHANGE` on ASCII text: the same matches (ASCII has no marks, no other letters or digits). */
-const ASCII_WORD = /[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*/g
+const ASCII_WORDS = /[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*/g
 const ASCII_CASE_CHANGE = /[a-z][A-Z]|[A-Z][A-Z][a-z]/
+const LOWER_ASCII_WORDS = /[a-z0-9]+(?:'[a-z0-9]+)*/g
 
-/** The words of an all-ASCII text (most memories): what the Unicode pattern finds, without its property classes. */
-const segmentAscii = (text: string, out: Array<string>): Array<string> => {
-  for (const match of text.matchAll(ASCII_WORD)) {
-    const raw = match[0]
+/**
+ * The words of an all-ASCII text (most memories): what the Unicode pattern finds, without its property classes,
+ * and found by one native `match` for the whole text rather than a match object per word. Letters next to each
+ * other are always in one word, so a text without a case change anywhere (no identifier to split) is lower-cased
+ * whole first (which moves no word boundary); otherwise each word with a case change inside is split by `pushWord`.
+ */
+const segmentAscii = (text: string): Array<string> => {
+  if (!ASCII_CASE_CHANGE.test(text)) return text.toLowerCase().match(LOWER_ASCII_WORDS) ?? []
+  const out: Array<string> = []
+  const found = text.match(ASCII_WORDS) ?? []
+  for (let i = 0; i < found.length; i++) {
+    const raw = found[i]!
     if (ASCII_CASE_CHANGE.test(raw)) pushWord(raw, out)
     else out.push(raw.toLowerCase())
   }
@@ -124,33 +136,65 @@ export const isStopword = (language: Language, word: string): boolean => {
   return sets.get(language)!.has(folded) || sets.get("en")!.has(folded)
 }
 
+/** How often each word occurs in segmented words: what language detection and term counting need of a text. */
+export const tallyWords = (tokens: ReadonlyArray<string>): Map<string, number> => {
+  const tally = new Map<string, number>()
+  for (let i = 0; i < tokens.length; i++) tally.set(tokens[i]!, (tally.get(tokens[i]!) ?? 0) + 1)
+  return tally
+}
+
 /**
  * The language of a text: Korean when Hangul words are at least a third of its words, otherwise the Latin-script
  * language whose stopwords it uses most (English on a tie, or with none).
  */
-export const detectLanguage = (tokens: ReadonlyArray<string>): Language => {
+export const detectLanguage = (tokens: ReadonlyArray<string>): Language => detectLanguageOfTallies([tallyWords(tokens)])
+
+/**
+ * `detectLanguage` of several texts' words together (a memory's name, description and body), from their tallies
+ * (`tallyWords`): each distinct word is looked at once, weighed by its occurrences. `ascii[t]` says the words of
+ * `tallies[t]` are all ASCII (`isAscii` of their text): they need no Hangul test and no accent folding.
+ */
+export const detectLanguageOfTallies = (
+  tallies: ReadonlyArray<ReadonlyMap<string, number>>,
+  ascii: ReadonlyArray<boolean> = []
+): Language => {
+  // `forEach`, not `for…of` with destructuring: this runs before the JIT has compiled it, where the iterator
+  // protocol costs several times the work itself.
+  let total = 0
   let hangul = 0
-  for (const token of tokens) if (HANGUL.test(token)) hangul++
-  if (hangul > 0 && hangul * 3 >= tokens.length) return "ko"
-  const masks = stopwordMasks()
   const hits = new Array<number>(LANGUAGES.length).fill(0)
-  for (const token of tokens) {
-    const mask = masks.get(foldWord(token))
-    if (mask === undefined) continue
-    for (let l = 0; l < LANGUAGES.length; l++) if ((mask & (1 << l)) !== 0) hits[l]!++
+  const masks = stopwordMasks()
+  const countHangul = (n: number, word: string): void => {
+    total += n
+    if (HANGUL.test(word)) hangul += n
   }
+  const countStopwordsOf = (folded: string, n: number): void => {
+    const mask = masks.get(folded)
+    if (mask === undefined) return
+    for (let l = 0; l < LANGUAGES.length; l++) if ((mask & (1 << l)) !== 0) hits[l]! += n
+  }
+  const countStopwords = (n: number, word: string): void => countStopwordsOf(foldWord(word), n)
+  const countAsciiStopwords = (n: number, word: string): void => countStopwordsOf(word, n)
+  const countWords = (n: number): void => {
+    total += n
+  }
+  for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countWords : countHangul)
+  if (hangul > 0 && hangul * 3 >= total) return "ko"
+  for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countAsciiStopwords : countStopwords)
   let best: Language = "en"
   let bestHits = 0
-  LANGUAGES.forEach((language, l) => {
-    if (language !== "ko" && hits[l]! > bestHits) {
-      best = language
+  for (let l = 0; l < LANGUAGES.length; l++) {
+    if (LANGUAGES[l] !== "ko" && hits[l]! > bestHits) {
+      best = LANGUAGES[l]!
       bestHits = hits[l]!
     }
-  })
+  }
   return best
 }
 
-const PHRASE_BY_FIRST_WORD = new Map<string, Array<readonly [string, string, string]>>()
+type Phrase = readonly [first: string, second: string, term: string]
+
+const PHRASE_BY_FIRST_WORD = new Map<string, Array<Phrase>>()
 for (const phrase of PHRASES) {
   const same = PHRASE_BY_FIRST_WORD.get(phrase[0])
   if (same === undefined) PHRASE_BY_FIRST_WORD.set(phrase[0], [phrase])
@@ -235,6 +279,68 @@ export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): Ana
     }
   }
   return { language: lang, words: out, grams }
+}
+
+export interface TermCounts {
+  /** How often each term and each gram occurs. */
+  readonly counts: Map<string, number>
+  /** How many terms (grams not counted): the length of `analyzeWords(…).words`. */
+  readonly words: number
+}
+
+/**
+ * The phrases the words form ("pull request" is one term, "pr"), one per occurrence. No phrase's second word starts
+ * a phrase, so every occurrence counts (as `analyzeWords` reads them): found with native `indexOf`, and only for
+ * the first words the tally holds.
+ */
+const phrasesIn = (tokens: ReadonlyArray<string>, tally: ReadonlyMap<string, number>): Array<Phrase> => {
+  const found: Array<Phrase> = []
+  PHRASE_BY_FIRST_WORD.forEach((phrases, first) => {
+    if (!tally.has(first)) return
+    for (let i = tokens.indexOf(first); i >= 0; i = tokens.indexOf(first, i + 1)) {
+      const next = tokens[i + 1]
+      const phrase = phrases.find((candidate) => candidate[1] === next)
+      if (phrase !== undefined) found.push(phrase)
+    }
+  })
+  return found
+}
+
+/**
+ * `analyzeWords` counted (what an index keeps): each term's and gram's frequency, without the two arrays. `tally`
+ * is `tallyWords(tokens)`: each distinct word's terms are added once, times its occurrences outside a phrase, and
+ * each phrase's term once per occurrence (the counts are integers, so the order of the additions does not matter).
+ */
+export const countTerms = (
+  tokens: ReadonlyArray<string>,
+  tally: ReadonlyMap<string, number>,
+  lang: Language
+): TermCounts => {
+  const counts = new Map<string, number>()
+  let words = 0
+  const add = (term: string, grams: ReadonlyArray<string>, n: number): void => {
+    words += n
+    counts.set(term, (counts.get(term) ?? 0) + n)
+    for (let g = 0; g < grams.length; g++) counts.set(grams[g]!, (counts.get(grams[g]!) ?? 0) + n)
+  }
+  const phrases = phrasesIn(tokens, tally)
+  let single = tally
+  if (phrases.length > 0) {
+    // The two words of a phrase stand for its term only.
+    const rest = new Map(tally)
+    for (const [first, second, term] of phrases) {
+      rest.set(first, rest.get(first)! - 1)
+      rest.set(second, rest.get(second)! - 1)
+      add(term, NO_GRAMS, 1)
+    }
+    single = rest
+  }
+  single.forEach((n, word) => {
+    if (n === 0) return
+    const terms = cachedTerms(lang, word)
+    for (let t = 0; t < terms.length; t++) add(terms[t]![0], terms[t]![1], n)
+  })
+  return { counts, words }
 }
 
 /** Per language, built on first use: a directory in one language never builds the others' maps. */
