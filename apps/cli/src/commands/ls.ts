@@ -27,7 +27,15 @@ export interface ShownAge {
   readonly age: string
 }
 
-const json = (value: string | number): string => JSON.stringify(value)
+/** What `JSON.stringify` escapes in a string: quote, backslash, control characters and (lone) surrogates. */
+const NEEDS_ESCAPE = new RegExp("[\"\\\\\\u0000-\\u001f\\ud800-\\udfff]")
+
+/**
+ * `JSON.stringify(value)`; a string with nothing to escape (nearly every name, path and description) is quoted
+ * directly, at a fraction of the cost: a listing of 20k memories quotes 160k of them.
+ */
+const json = (value: string | number): string =>
+  typeof value === "string" && !NEEDS_ESCAPE.test(value) ? `"${value}"` : JSON.stringify(value)
 
 /** Indentation of a memory's keys inside the document's `memories` array (`JSON.stringify(…, null, 2)`). */
 const KEY = "\n      "
