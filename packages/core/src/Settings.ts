@@ -126,11 +126,16 @@ export const readEnv: Effect.Effect<MemdirEnv, ConfigError.ConfigError, Path.Pat
   }
 })
 
-const KnownSettings = Schema.Struct({
-  autoMemoryDirectory: Schema.optional(Schema.String),
-  autoMemoryEnabled: Schema.optional(Schema.Boolean)
-})
-const decodeKnownSettings = Schema.decodeUnknownEither(KnownSettings, { onExcessProperty: "preserve" })
+/** The keys memdir reads from a settings file; the schema is built on the first file read, not at start. */
+const knownSettings = () =>
+  Schema.Struct({
+    autoMemoryDirectory: Schema.optional(Schema.String),
+    autoMemoryEnabled: Schema.optional(Schema.Boolean)
+  })
+let decodeKnown: ReturnType<typeof decodeKnownWith> | undefined
+const decodeKnownWith = (schema: ReturnType<typeof knownSettings>) =>
+  Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
+const decodeKnownSettings = (json: unknown) => (decodeKnown ??= decodeKnownWith(knownSettings()))(json)
 
 const parseError = (text: string): string | undefined => {
   try {
