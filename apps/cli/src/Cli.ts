@@ -8,12 +8,20 @@
  */
 import * as Command from "@effect/cli/Command"
 import type * as Descriptor from "@effect/cli/CommandDescriptor"
-import type { NodeContext } from "@effect/platform-node/NodeContext"
+import type { CommandExecutor } from "@effect/platform/CommandExecutor"
+import type { FileSystem } from "@effect/platform/FileSystem"
+import type { Path } from "@effect/platform/Path"
+import type { Terminal } from "@effect/platform/Terminal"
 import * as Option from "effect/Option"
 
-/** A subcommand of `memdir`: whatever its config and errors, it needs no more than Node's context (`main`). */
+/**
+ * What `main` runs a command on: Node's context (`NodeContext`) without the worker manager, which no command
+ * uses.
+ */
+export type Platform = CommandExecutor | FileSystem | Path | Terminal
 
-export type Subcommand = Command.Command<any, NodeContext, unknown, any>
+/** A subcommand of `memdir`: whatever its config and errors, it needs no more than the `Platform`. */
+export type Subcommand = Command.Command<any, Platform, unknown, any>
 
 /** Each subcommand's name and the module that defines it, in help order. */
 export const subcommands: ReadonlyArray<readonly [name: string, load: () => Promise<Subcommand>]> = [

@@ -1,22 +1,40 @@
 /**
  * The `memdir` process: parse argv, run the command with Node's FileSystem/Path, render typed errors as one
  * line + hint (or JSON with `--json`) and exit with the error's documented code.
+ *
+ * The platform is `NodeContext.layer` without its worker manager (no command starts workers): so a start never
+ * evaluates `@effect/platform`'s Worker and WorkerError modules (Schema classes built at module evaluation), and
+ * builds its four services one after another (docs/architecture.md#start-up).
  */
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { isPlatformError } from "@effect/platform/Error"
 import { type MemdirError, SettingsError } from "@memdir/core/Errors"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Cli from "./Cli.js"
 import { DEFECT_EXIT_CODE, isMemdirError, renderError, renderUsageError, toIoError, USAGE_EXIT_CODE } from "./Output.js"
 import { version } from "./Version.js"
+
+/**
+ * What a command runs on (`Cli.Platform`): Node's file system, path, command executor (git) and terminal (the
+ * wizard's prompts), each built once, in sequence.
+ */
+const platformLayer: Layer.Layer<Cli.Platform> = NodeTerminal.layer.pipe(
+  Layer.provideMerge(NodePath.layer),
+  Layer.provideMerge(NodeCommandExecutor.layer),
+  Layer.provideMerge(NodeFileSystem.layer)
+)
 
 const wantsJson = process.argv.includes("--json")
 
@@ -64,7 +82,7 @@ const program = Effect.promise(() => Cli.load(process.argv)).pipe(
     )
   }),
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
-  Effect.provide(NodeContext.layer),
+  Effect.provide(platformLayer),
   // logs (a lock taken over, a degraded selector, …) go to stderr: stdout carries the output, JSON included
   logToStderr
 )

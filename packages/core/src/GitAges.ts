@@ -145,7 +145,12 @@ export const make: Effect.Effect<Context.Tag.Service<GitAges>, never, Git.Git | 
 /** Over the `Git` and `MemoryFs` given (the CLI gives `Git.layer`, which runs git as a child process). */
 export const layer: Layer.Layer<GitAges, never, Git.Git | MemoryFs | Path.Path> = Layer.effect(GitAges, make)
 
-/** With git as a child process (`Git.layer`) and the live `MemoryFs`: what the CLI gives `Memdir.layer`. */
+/**
+ * With git as a child process (`Git.layer`) and the live `MemoryFs`: what the CLI gives `Memdir.layer`. The two are
+ * provided one after the other, not merged: a merge builds them on forked fibers, costly in a process that has just
+ * started (docs/architecture.md#start-up).
+ */
 export const layerLive: Layer.Layer<GitAges, never, CommandExecutor.CommandExecutor | Path.Path> = layer.pipe(
-  Layer.provide(Layer.mergeAll(Git.layer, MemoryFsLayer))
+  Layer.provide(Git.layer),
+  Layer.provide(MemoryFsLayer)
 )

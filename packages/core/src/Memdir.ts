@@ -19,12 +19,14 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import { pipe } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Containment from "./Containment.js"
 import type * as DreamLock from "./DreamLock.js"
 import type * as Extract from "./Extract.js"
 import type * as GitAges from "./GitAges.js"
 import * as GitRoot from "./GitRoot.js"
+import { andThen, inOrder } from "./internal/layersInOrder.js"
 import * as MemoryFs from "./MemoryFs.js"
 import type * as MemoryIndex from "./MemoryIndex.js"
 import * as MemoryPaths from "./MemoryPaths.js"
@@ -108,7 +110,9 @@ export const locationLayer = (
   const settings = options.flagMemoryDir === undefined ?
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
-  return Layer.provideMerge(MemoryPaths.layer, Layer.mergeAll(settings, GitRoot.layer, MemoryFs.layer))
+  return inOrder<FileSystem.FileSystem | Path.Path>()((start) =>
+    pipe(start, andThen(MemoryFs.layer), andThen(settings), andThen(GitRoot.layer), andThen(MemoryPaths.layer))
+  )
 }
 
 /** The live services. Environment comes from `Config` (MEMDIR_HOME, MEMDIR_MEMORY_DIR, …). */

@@ -20,8 +20,9 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { homedir } from "node:os"
 import { SettingsError } from "./Errors.js"
+import { makeMemoryFsNode } from "./internal/memoryFsNode.js"
 import { expandHome, isEnvTruthy } from "./internal/paths.js"
-import { layer as MemoryFsLayer, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
+import { type MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 /** Where a setting came from. `project` is committed in the repo and never trusted for the directory. */
 export type SettingsSource = "policy" | "flag" | "local" | "user" | "project"
@@ -125,11 +126,16 @@ export const readEnv: Effect.Effect<MemdirEnv, ConfigError.ConfigError, Path.Pat
   }
 })
 
-const KnownSettings = Schema.Struct({
-  autoMemoryDirectory: Schema.optional(Schema.String),
-  autoMemoryEnabled: Schema.optional(Schema.Boolean)
-})
-const decodeKnownSettings = Schema.decodeUnknownEither(KnownSettings, { onExcessProperty: "preserve" })
+/** The keys memdir reads from a settings file; the schema is built on the first file read, not at start. */
+const knownSettings = () =>
+  Schema.Struct({
+    autoMemoryDirectory: Schema.optional(Schema.String),
+    autoMemoryEnabled: Schema.optional(Schema.Boolean)
+  })
+let decodeKnown: ReturnType<typeof decodeKnownWith> | undefined
+const decodeKnownWith = (schema: ReturnType<typeof knownSettings>) =>
+  Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
+const decodeKnownSettings = (json: unknown) => (decodeKnown ??= decodeKnownWith(knownSettings()))(json)
 
 const parseError = (text: string): string | undefined => {
   try {
@@ -397,11 +403,15 @@ const isTracked = (fs: FileSystem.FileSystem, memoryFs: MemoryFs["Type"], path: 
     return indexTracks(bytes.right, LOCAL_FILE_IN_ROOT)
   })
 
+/**
+ * Settings files are always read through the live `MemoryFs` (made here, as `MemoryFs.layer` makes it: building
+ * that layer instead costs a process that has just started a layer build of its own).
+ */
 const makeFromEnv = (env: MemdirEnv) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const memoryFs = yield* MemoryFs
+    const memoryFs: MemoryFs["Type"] = makeMemoryFsNode()
     // Links are followed (a dotfiles manager links the user file), then the real file is opened without
     // blocking, must be a regular file, and is read with a size bound: `/dev/zero` or a FIFO never hangs.
     const readText: ReadSettingsText = (file) =>
@@ -414,7 +424,7 @@ const makeFromEnv = (env: MemdirEnv) =>
         )
       )
     return makeWith(env, path, readText, checkLocalWith(fs, memoryFs, path))
-  }).pipe(Effect.provide(MemoryFsLayer))
+  })
 
 /** Reads the environment through `Config`, then the settings files from disk. */
 export const make: Effect.Effect<

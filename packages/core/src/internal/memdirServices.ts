@@ -3,9 +3,12 @@
  * `Git`, and a session's `Extractor` when the options ask for one. Loaded by `Memdir.layer` when the layer is
  * built, so importing `Memdir` evaluates none of these modules; the extraction code is loaded only for an
  * `Extractor`.
+ *
+ * The services' layers are built one after another (`internal/layersInOrder.ts`: the types check the order).
  */
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import { pipe } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as DreamLock from "../DreamLock.js"
 import * as Git from "../Git.js"
@@ -22,6 +25,7 @@ import * as Staleness from "../Staleness.js"
 import * as TeamGuard from "../TeamGuard.js"
 import * as TeamMemory from "../TeamMemory.js"
 import * as TeamSync from "../TeamSync.js"
+import { andThen, inOrder } from "./layersInOrder.js"
 
 /** The selector layer the options name (over the model). */
 const selectorOf = <R>(options: MemdirLayerOptions<R>) =>
@@ -29,36 +33,35 @@ const selectorOf = <R>(options: MemdirLayerOptions<R>) =>
     ModelSelector.layerFor(options.selector) :
     options.selector ?? Selector.layer
 
-/** Services over the file system, the index and the team guard, with the given location services merged in. */
-const baseOf = <R>(
-  options: MemdirLayerOptions<R>,
-  location: Layer.Layer<LocationServices, ConfigError.ConfigError, Platform>
-) =>
-  Layer.mergeAll(
-    options.gitAges === undefined ? Scanner.layer : Scanner.layer.pipe(Layer.provide(options.gitAges)),
-    DreamLock.layer,
-    MemoryIndex.layerConfig,
-    Staleness.layer,
-    TeamGuard.layer,
-    Layer.provideMerge(selectorOf(options), options.model ?? Model.layer)
-  ).pipe(Layer.provideMerge(location))
-
 /** The services `Memdir.layer` provides, over the given location layer. */
 export const servicesLayer = <R>(
   options: MemdirLayerOptions<R>,
   location: Layer.Layer<LocationServices, ConfigError.ConfigError, Platform>
 ): Layer.Layer<MemdirServices, ConfigError.ConfigError, Platform | R> => {
-  // The one door to memory files, over the base (file system, index, team guard).
-  const store = Layer.provideMerge(MemoryStore.layerWithContainment, baseOf(options, location))
-  const derived = Layer.mergeAll(
-    Recall.layer,
-    MemoryToolBackend.layer,
-    TeamMemory.layer,
-    TeamSync.layerOver.pipe(Layer.provide(Git.layer))
-  )
-  const services = Layer.provideMerge(derived, store)
-  // GitAges too (built once, shared with the scanner), so `show` counts from the same commit times.
-  return options.gitAges === undefined ? services : Layer.merge(services, options.gitAges)
+  // No git ages given: an empty layer in their place (the scanner then counts from `modified:` and mtimes).
+  const gitAges = (options.gitAges ?? Layer.empty) as Layer.Layer<never, never, Platform>
+  return inOrder<Platform>()((start) =>
+    pipe(
+      start,
+      andThen(location),
+      // GitAges first, so the scanner finds it; built once, shared with `show` through the context.
+      andThen(gitAges),
+      andThen(Scanner.layer),
+      andThen(options.model ?? Model.layer),
+      andThen(selectorOf(options)),
+      andThen(DreamLock.layer),
+      andThen(MemoryIndex.layerConfig),
+      andThen(Staleness.layer),
+      andThen(TeamGuard.layer),
+      // The one door to memory files, over the file system, index and team guard.
+      andThen(MemoryStore.layerWithContainment),
+      andThen(Recall.layer),
+      andThen(MemoryToolBackend.layer),
+      andThen(TeamMemory.layer),
+      andThen(Git.layer),
+      andThen(TeamSync.layerOver)
+    )
+  ) as Layer.Layer<MemdirServices, ConfigError.ConfigError, Platform | R>
 }
 
 /** `servicesLayer`, plus the session's `Extractor` when the options give its input (Extract loaded only then). */
