@@ -24,10 +24,9 @@ export interface TaggedErrorClass<Tag extends string, Fields extends Schema.Stru
  * `Schema.TaggedError` class builds a dozen schema classes when it is defined (~0.5 ms each error class, every
  * start), this one a single class. A construction is checked as there (the props validated against the fields,
  * kept in the fields' order, unknown keys dropped, then `_tag`), by a Struct built from `fields` on the first
- * construction; `name` and the static `_tag` are the tag. For every error class a start may evaluate (`Git.ts` uses
- * it too).
+ * construction; `name` and the static `_tag` are the tag.
  */
-export const taggedError = <Tag extends string, Fields extends Schema.Struct.Fields>(
+const taggedError = <Tag extends string, Fields extends Schema.Struct.Fields>(
   tag: Tag,
   fields: () => Fields
 ): TaggedErrorClass<Tag, Fields> => {

@@ -27,7 +27,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { taggedError } from "./Errors.js"
 
 /** How long one git call may take before it is killed. */
 export const GIT_TIMEOUT: Duration.Duration = Duration.seconds(60)
@@ -38,13 +37,13 @@ const STDERR_EXCERPT_CHARS = 600
 const commandText = (args: ReadonlyArray<string>): string => ["git", ...args].join(" ")
 
 /** A git call that could not start (`exitCode` -1) or exited with a failure the caller did not expect. */
-export class GitError extends taggedError("GitError", () => ({
+export class GitError extends Schema.TaggedError<GitError>()("GitError", {
   /** The git arguments, without memdir's safe configuration. */
   args: Schema.Array(Schema.String),
   exitCode: Schema.Number,
   /** The end of git's stderr (or stdout when stderr was empty). */
   stderr: Schema.String
-})) {
+}) {
   override get message(): string {
     return this.exitCode === -1
       ? `cannot run ${commandText(this.args)} (${this.stderr}): is git installed and on PATH?`
@@ -53,10 +52,10 @@ export class GitError extends taggedError("GitError", () => ({
 }
 
 /** A git call that did not finish in time (a remote that never answers); the process was killed. */
-export class GitTimeoutError extends taggedError("GitTimeoutError", () => ({
+export class GitTimeoutError extends Schema.TaggedError<GitTimeoutError>()("GitTimeoutError", {
   args: Schema.Array(Schema.String),
   timeoutMs: Schema.Number
-})) {
+}) {
   override get message(): string {
     return `${commandText(this.args)} did not finish within ${Math.round(this.timeoutMs / 1000)} s and was ` +
       `stopped: check that the remote answers (URL, network) and run it again`
