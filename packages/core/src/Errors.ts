@@ -1,52 +1,12 @@
 /**
  * Every failure a caller of memdir can act on. Each error carries the context needed to act and a
  * `message` that says what to do. The CLI maps each `_tag` to its own exit code (see `exitCodes`).
- *
- * Every process evaluates this module (the CLI renders these errors), so its classes are cheap to create
- * (`taggedError`): each error's field schemas, and the Struct that checks a construction, are built when the first
- * error of that class is constructed, not at start (docs/architecture.md#start-up).
  */
-import type * as Cause from "effect/Cause"
-import * as Data from "effect/Data"
 import * as Schema from "effect/Schema"
 import type { MemoryFsError } from "./MemoryFs.js"
 
-/** An error class of `taggedError`: `new` takes the fields, and the instance is a yieldable, tagged error. */
-export interface TaggedErrorClass<Tag extends string, Fields extends Schema.Struct.Fields> {
-  new(
-    props: Schema.Struct.Constructor<Fields>
-  ): Cause.YieldableError & { readonly _tag: Tag } & Schema.Struct.Type<Fields>
-  readonly _tag: Tag
-}
-
-/**
- * A tagged error class as `Schema.TaggedError` makes it, at a fraction of the cost of creating it: a
- * `Schema.TaggedError` class builds a dozen schema classes when it is defined (~0.5 ms each error class, every
- * start), this one a single class. A construction is checked as there (the props validated against the fields,
- * kept in the fields' order, unknown keys dropped, then `_tag`), by a Struct built from `fields` on the first
- * construction; `name` and the static `_tag` are the tag.
- */
-const taggedError = <Tag extends string, Fields extends Schema.Struct.Fields>(
-  tag: Tag,
-  fields: () => Fields
-): TaggedErrorClass<Tag, Fields> => {
-  let validate: ((props: unknown) => object) | undefined
-  const ErrorBase = Data.Error as new(args: object) => Cause.YieldableError
-  class TaggedError extends ErrorBase {
-    static readonly _tag = tag
-    constructor(props: object) {
-      validate ??= Schema.validateSync(
-        Schema.Struct(fields()).annotations({ title: `${tag} (Constructor)` })
-      ) as (props: unknown) => object
-      super({ ...validate(props), _tag: tag })
-    }
-  }
-  TaggedError.prototype.name = tag
-  return TaggedError as unknown as TaggedErrorClass<Tag, Fields>
-}
-
 /** A memory file whose frontmatter cannot be read. Reported by the scanner and `doctor`, never fatal to recall. */
-export class InvalidFrontmatterError extends taggedError("InvalidFrontmatterError", () => ({
+export class InvalidFrontmatterError extends Schema.TaggedError<InvalidFrontmatterError>()("InvalidFrontmatterError", {
   path: Schema.String,
   reason: Schema.Literal(
     "missing-frontmatter",
@@ -60,7 +20,7 @@ export class InvalidFrontmatterError extends taggedError("InvalidFrontmatterErro
   ),
   line: Schema.optional(Schema.Number),
   detail: Schema.String
-})) {
+}) {
   override get message(): string {
     const at = this.line === undefined ? "" : `:${this.line}`
     return `${this.path}${at}: ${this.detail} (${this.reason}). Fix the frontmatter between the two '---' lines: ` +
@@ -69,11 +29,11 @@ export class InvalidFrontmatterError extends taggedError("InvalidFrontmatterErro
 }
 
 /** A memory-directory override (env, flag or trusted setting) that memdir refuses to use. */
-export class InvalidMemoryDirError extends taggedError("InvalidMemoryDirError", () => ({
+export class InvalidMemoryDirError extends Schema.TaggedError<InvalidMemoryDirError>()("InvalidMemoryDirError", {
   source: Schema.String,
   value: Schema.String,
   reason: Schema.String
-})) {
+}) {
   override get message(): string {
     return `memory directory from ${this.source} is invalid: ${JSON.stringify(this.value)} (${this.reason}). ` +
       `Use an absolute path or ~/…, not a filesystem root, ~ alone or ~/..`
@@ -81,11 +41,11 @@ export class InvalidMemoryDirError extends taggedError("InvalidMemoryDirError", 
 }
 
 /** A settings file that exists but cannot be read, is not a JSON object, or gives a known `key` the wrong type. */
-export class SettingsError extends taggedError("SettingsError", () => ({
+export class SettingsError extends Schema.TaggedError<SettingsError>()("SettingsError", {
   path: Schema.String,
   key: Schema.optional(Schema.String),
   detail: Schema.String
-})) {
+}) {
   override get message(): string {
     const at = this.key === undefined ? "" : ` (key ${JSON.stringify(this.key)})`
     return `settings file ${this.path}${at}: ${this.detail}. Fix or remove it.`
@@ -93,13 +53,13 @@ export class SettingsError extends taggedError("SettingsError", () => ({
 }
 
 /** Adding an entry would push MEMORY.md over its caps (200 lines / 25,000 bytes). Nothing was written. */
-export class IndexOverCapError extends taggedError("IndexOverCapError", () => ({
+export class IndexOverCapError extends Schema.TaggedError<IndexOverCapError>()("IndexOverCapError", {
   path: Schema.String,
   lines: Schema.Number,
   bytes: Schema.Number,
   maxLines: Schema.Number,
   maxBytes: Schema.Number
-})) {
+}) {
   override get message(): string {
     return `${this.path} would hold ${this.lines} lines / ${this.bytes} bytes (limit: ${this.maxLines} lines / ` +
       `${this.maxBytes} bytes); nothing was written. Shorten or merge entries (\`memdir doctor\`), ` +
@@ -108,7 +68,7 @@ export class IndexOverCapError extends taggedError("IndexOverCapError", () => ({
 }
 
 /** Input to `write` (or the CLI) that memdir refuses: unknown type, empty name, multi-line description… */
-export class InvalidMemoryInputError extends taggedError("InvalidMemoryInputError", () => ({
+export class InvalidMemoryInputError extends Schema.TaggedError<InvalidMemoryInputError>()("InvalidMemoryInputError", {
   field: Schema.String,
   value: Schema.String,
   reason: Schema.String,
@@ -117,23 +77,23 @@ export class InvalidMemoryInputError extends taggedError("InvalidMemoryInputErro
    * (memdir's own state: locks, cursors, `.dream/`, `.team.git/`), `logs-append-only`, `too-large`.
    */
   rule: Schema.optional(Schema.String)
-})) {
+}) {
   override get message(): string {
     return `invalid ${this.field} ${JSON.stringify(this.value)}: ${this.reason}`
   }
 }
 
 /** A memory file that does not exist. */
-export class MemoryNotFoundError extends taggedError("MemoryNotFoundError", () => ({
+export class MemoryNotFoundError extends Schema.TaggedError<MemoryNotFoundError>()("MemoryNotFoundError", {
   path: Schema.String
-})) {
+}) {
   override get message(): string {
     return `no memory at ${this.path}. List memories with \`memdir ls\`.`
   }
 }
 
 /** A path or key that would leave the memory (or team) directory. Fails closed. */
-export class PathTraversalError extends taggedError("PathTraversalError", () => ({
+export class PathTraversalError extends Schema.TaggedError<PathTraversalError>()("PathTraversalError", {
   key: Schema.String,
   reason: Schema.Literal(
     "null-byte",
@@ -152,7 +112,7 @@ export class PathTraversalError extends taggedError("PathTraversalError", () => 
   ),
   /** What exactly was refused (e.g. where a symlink points), when there is more to say than the reason. */
   detail: Schema.optional(Schema.String)
-})) {
+}) {
   override get message(): string {
     const detail = this.detail === undefined ? "" : ` (${this.detail})`
     return `refused path ${
@@ -162,20 +122,20 @@ export class PathTraversalError extends taggedError("PathTraversalError", () => 
 }
 
 /** Auto memory is disabled by the enable chain; `source` names who disabled it. */
-export class MemoryDisabledError extends taggedError("MemoryDisabledError", () => ({
+export class MemoryDisabledError extends Schema.TaggedError<MemoryDisabledError>()("MemoryDisabledError", {
   source: Schema.String
-})) {
+}) {
   override get message(): string {
     return `auto memory is disabled (${this.source}). Unset MEMDIR_DISABLE_AUTO_MEMORY or set autoMemoryEnabled: true.`
   }
 }
 
 /** Another process held a memdir lock for longer than we were willing to wait. */
-export class LockTimeoutError extends taggedError("LockTimeoutError", () => ({
+export class LockTimeoutError extends Schema.TaggedError<LockTimeoutError>()("LockTimeoutError", {
   path: Schema.String,
   waitedMs: Schema.Number,
   holder: Schema.optional(Schema.String)
-})) {
+}) {
   override get message(): string {
     const by = this.holder === undefined ? "" : ` (held by pid ${this.holder})`
     return `timed out after ${this.waitedMs} ms waiting for lock ${this.path}${by}. ` +
@@ -184,24 +144,24 @@ export class LockTimeoutError extends taggedError("LockTimeoutError", () => ({
 }
 
 /** A file-system failure memdir cannot recover from (permissions, disk full, …). */
-export class MemoryIoError extends taggedError("MemoryIoError", () => ({
+export class MemoryIoError extends Schema.TaggedError<MemoryIoError>()("MemoryIoError", {
   op: Schema.String,
   path: Schema.String,
   detail: Schema.String
-})) {
+}) {
   override get message(): string {
     return `${this.op} ${this.path} failed: ${this.detail}. Check permissions and free space.`
   }
 }
 
 /** A prompt section variant that does not exist (e.g. a typo in an eval's variant name). */
-export class UnknownPromptVariantError extends taggedError(
+export class UnknownPromptVariantError extends Schema.TaggedError<UnknownPromptVariantError>()(
   "UnknownPromptVariantError",
-  () => ({
+  {
     section: Schema.String,
     variant: Schema.String,
     known: Schema.Array(Schema.String)
-  })
+  }
 ) {
   override get message(): string {
     const known = this.known.length === 0 ? "none (there is no such section)" : this.known.join(", ")
@@ -211,7 +171,7 @@ export class UnknownPromptVariantError extends taggedError(
 }
 
 /** A model call that failed; `kind` says what to do (see `message`). Offline paths never produce it. */
-export class ModelError extends taggedError("ModelError", () => ({
+export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   kind: Schema.Literal(
     "not-configured",
     "authentication",
@@ -229,7 +189,7 @@ export class ModelError extends taggedError("ModelError", () => ({
   model: Schema.String,
   status: Schema.optional(Schema.Number),
   detail: Schema.String
-})) {
+}) {
   override get message(): string {
     const what: Record<ModelError["kind"], string> = {
       "not-configured": "no model is configured: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL)",
@@ -252,9 +212,9 @@ export class ModelError extends taggedError("ModelError", () => ({
 /**
  * Team memory is off for this project; `source` names the link of the team switch that decided (docs/team-memory.md).
  */
-export class TeamMemoryDisabledError extends taggedError("TeamMemoryDisabledError", () => ({
+export class TeamMemoryDisabledError extends Schema.TaggedError<TeamMemoryDisabledError>()("TeamMemoryDisabledError", {
   source: Schema.String
-})) {
+}) {
   override get message(): string {
     return `team memory is off (${this.source}). Turn it on with "teamMemory": true in your user or local settings, ` +
       `or MEMDIR_TEAM_MEMORY=1 (auto memory must be on too).`
@@ -262,13 +222,13 @@ export class TeamMemoryDisabledError extends taggedError("TeamMemoryDisabledErro
 }
 
 /** A team file that looks like it holds a secret (private key, cloud or API token…): never written, committed or pushed. */
-export class SecretDetectedError extends taggedError("SecretDetectedError", () => ({
+export class SecretDetectedError extends Schema.TaggedError<SecretDetectedError>()("SecretDetectedError", {
   path: Schema.String,
   pattern: Schema.String,
   line: Schema.optional(Schema.Number),
   /** What memdir refused to do with the file. */
   action: Schema.Literal("write", "sync")
-})) {
+}) {
   override get message(): string {
     const at = this.line === undefined ? "" : `:${this.line}`
     const refused = this.action === "write" ? "memdir did not write it" : "nothing was committed or pushed"
@@ -278,11 +238,11 @@ export class SecretDetectedError extends taggedError("SecretDetectedError", () =
 }
 
 /** A team sync git could not complete: no remote configured, remote unreachable, push refused after retries… */
-export class TeamSyncError extends taggedError("TeamSyncError", () => ({
+export class TeamSyncError extends Schema.TaggedError<TeamSyncError>()("TeamSyncError", {
   step: Schema.String,
   remote: Schema.String,
   detail: Schema.String
-})) {
+}) {
   override get message(): string {
     return `team sync with ${JSON.stringify(this.remote)} failed at ${this.step}: ${this.detail}. Nothing incoming ` +
       `was merged; run \`memdir team sync\` again once the cause is fixed.`
@@ -293,13 +253,13 @@ export class TeamSyncError extends taggedError("TeamSyncError", () => ({
  * A team update refused whole because some entry fails the guard (symlink, submodule, traversal name, oversized
  * file, likely secret…): nothing was merged (incoming) or pushed (outgoing), the working tree is untouched.
  */
-export class TeamSyncRejectedError extends taggedError("TeamSyncRejectedError", () => ({
+export class TeamSyncRejectedError extends Schema.TaggedError<TeamSyncRejectedError>()("TeamSyncRejectedError", {
   direction: Schema.Literal("incoming", "outgoing"),
   remote: Schema.String,
   /** The commit that was refused. */
   commit: Schema.String,
   violations: Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.String, detail: Schema.String }))
-})) {
+}) {
   override get message(): string {
     const shown = this.violations.slice(0, 5).map((v) => `${v.path}: ${v.reason} (${v.detail})`).join("; ")
     const more = this.violations.length > 5 ? `; and ${this.violations.length - 5} more` : ""
@@ -313,12 +273,12 @@ export class TeamSyncRejectedError extends taggedError("TeamSyncRejectedError", 
 }
 
 /** An agent's hook configuration file (`~/.claude/settings.json`, `~/.codex/hooks.json`, …) memdir will not edit. */
-export class AgentConfigError extends taggedError("AgentConfigError", () => ({
+export class AgentConfigError extends Schema.TaggedError<AgentConfigError>()("AgentConfigError", {
   path: Schema.String,
   /** Where in the file, as a JSON pointer-ish path (`hooks.Stop[0].hooks`), or "" for the whole file. */
   at: Schema.String,
   detail: Schema.String
-})) {
+}) {
   override get message(): string {
     const at = this.at === "" ? "" : ` at ${this.at}`
     return `agent configuration ${this.path}${at}: ${this.detail}. Nothing was written: fix the file (or move it ` +
@@ -331,12 +291,12 @@ export class AgentConfigError extends taggedError("AgentConfigError", () => ({
  * text there: someone changed (or removed) the memory since it was read. Checked under the write's lock; nothing
  * was written. `current`/`content` are the memory's version and text now (null: it no longer exists).
  */
-export class VersionConflictError extends taggedError("VersionConflictError", () => ({
+export class VersionConflictError extends Schema.TaggedError<VersionConflictError>()("VersionConflictError", {
   path: Schema.String,
   expected: Schema.String,
   current: Schema.NullOr(Schema.String),
   content: Schema.NullOr(Schema.String)
-})) {
+}) {
   override get message(): string {
     return this.current === null ?
       `${this.path} no longer exists (if_version ${this.expected} was given). Write without if_version to ` +
@@ -352,7 +312,7 @@ export class VersionConflictError extends taggedError("VersionConflictError", ()
  * thing; the memdir-only reasons say what memdir refuses and what to do instead (docs/memory-tool.md). It is a tool
  * result, never a CLI exit.
  */
-export class MemoryToolError extends taggedError("MemoryToolError", () => ({
+export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("MemoryToolError", {
   reason: Schema.Literal(
     "not-under-memories",
     "escapes-memories",
@@ -380,7 +340,7 @@ export class MemoryToolError extends taggedError("MemoryToolError", () => ({
   detail: Schema.optional(Schema.String),
   /** The line numbers (several matches) or `[insert_line, lines]` (a bad insert line). */
   numbers: Schema.optional(Schema.Array(Schema.Number))
-})) {
+}) {
   override get message(): string {
     const detail = this.detail ?? ""
     const numbers = this.numbers ?? []
