@@ -1,0 +1,68 @@
+/**
+ * The error classes (`Schema.TaggedError`): tagged and named, their fields validated and kept in the declared
+ * order, yieldable, structurally equal, with their own `message`, and every `_tag` has its exit code.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
+import * as Errors from "../src/Errors.js"
+
+describe("Errors", () => {
+  it("an error is tagged and named, its fields in the declared order, `_tag` last, unknown keys dropped", () => {
+    const error = new Errors.InvalidMemoryInputError(
+      { reason: "must be ≥ 1", value: "0", field: "--max", extra: 1 } as unknown as ConstructorParameters<
+        typeof Errors.InvalidMemoryInputError
+      >[0]
+    )
+    assert.strictEqual(error._tag, "InvalidMemoryInputError")
+    assert.strictEqual(error.name, "InvalidMemoryInputError")
+    assert.strictEqual(Errors.InvalidMemoryInputError._tag, "InvalidMemoryInputError")
+    assert.instanceOf(error, Error)
+    assert.deepStrictEqual(Object.keys(error), ["field", "value", "reason", "_tag"])
+    assert.strictEqual(
+      JSON.stringify(error),
+      JSON.stringify({ field: "--max", value: "0", reason: "must be ≥ 1", _tag: "InvalidMemoryInputError" })
+    )
+    assert.match(error.message, /--max/)
+  })
+
+  it("a construction with fields of the wrong type throws, naming the class and the field", () => {
+    assert.throws(
+      () => new Errors.SettingsError({ path: 42 as unknown as string, detail: "d" }),
+      /SettingsError \(Constructor\)[\s\S]*\["path"\][\s\S]*Expected string, actual 42/
+    )
+  })
+
+  it("an optional field given as undefined is kept, one not given is absent", () => {
+    assert.deepStrictEqual(Object.keys(new Errors.SettingsError({ path: "p", detail: "d" })), [
+      "path",
+      "detail",
+      "_tag"
+    ])
+    assert.deepStrictEqual(
+      Object.keys(new Errors.SettingsError({ path: "p", key: undefined, detail: "d" })),
+      ["path", "key", "detail", "_tag"]
+    )
+  })
+
+  it.effect("an error is yieldable (the effect fails with it), caught by its tag, and equal to one with the same fields", () =>
+    Effect.gen(function*() {
+      const error = new Errors.MemoryIoError({ op: "read", path: "/m/a.md", detail: "EACCES" })
+      const failedWith = yield* Effect.flip(Effect.gen(function*() {
+        return yield* error
+      }))
+      assert.strictEqual(failedWith, error)
+      const caught = yield* Effect.catchTag(Effect.fail(error), "MemoryIoError", (e) => Effect.succeed(e.path))
+      assert.strictEqual(caught, "/m/a.md")
+      assert.isTrue(Equal.equals(error, new Errors.MemoryIoError({ op: "read", path: "/m/a.md", detail: "EACCES" })))
+      assert.isFalse(Equal.equals(error, new Errors.MemoryIoError({ op: "write", path: "/m/a.md", detail: "EACCES" })))
+    }))
+
+  it("every error class's tag but the memory tool's (a tool result, never an exit) has an exit code", () => {
+    const tags = Object.values(Errors).flatMap((value) =>
+      typeof value === "function" && "_tag" in value && typeof value._tag === "string" ? [value._tag] : []
+    ).filter((tag) => tag !== "MemoryToolError")
+    assert.isAbove(tags.length, 15)
+    for (const tag of tags) assert.isNumber(Errors.exitCodes[tag as keyof typeof Errors.exitCodes], tag)
+  })
+})
