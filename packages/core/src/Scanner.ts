@@ -139,6 +139,7 @@ const collectMemory = (
 ): HeadKind => {
   const { description, extra, name, type, warning } = parsed
   const written = writtenAtIn(basis, relativePath, extra, mtime)
+  found.mtimes.push(mtime)
   found.memories.push({
     path: relativePath,
     absolutePath,
@@ -180,17 +181,19 @@ const collectHead = (
 
 interface Found {
   readonly memories: Array<MemoryHeader>
+  /** The mtime of each of `memories`, in the same order: what the sort reads. */
+  readonly mtimes: Array<number>
   readonly problems: Array<ScanProblem>
   readonly headerless: Array<MemoryHeader>
 }
 
 /** `total`: the memory count when not every file was read (a capped scan); all memories read otherwise. */
 const finish = (
-  { headerless, memories, problems }: Found,
+  { headerless, memories, mtimes, problems }: Found,
   limit: number | undefined,
   total: number = memories.length
 ): ScanResult => {
-  sortNewestFirst(memories)
+  sortNewestFirst(memories, mtimes)
   sortNewestFirst(headerless)
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const cap = <A>(list: Array<A>) => limit === undefined || limit >= list.length ? list : list.slice(0, limit)
@@ -481,14 +484,14 @@ const readBatch = (
 const scanAll = (
   fs: Fs,
   buffer: Buffer,
+  arena: TextArena,
   root: string,
   separator: string,
   options: ResolvedOptions,
   basis: AgeBasis
 ): Effect.Effect<ScanResult> =>
   Effect.gen(function*() {
-    const found: Found = { memories: [], problems: [], headerless: [] }
-    const arena = makeTextArena()
+    const found: Found = { memories: [], mtimes: [], problems: [], headerless: [] }
     let batches = 0
     const walkProblems = yield* walkTree(fs, root, separator, options, (batch) => {
       const read = readBatch(fs, buffer, arena, batch, found, basis)
@@ -514,6 +517,7 @@ interface DatedCandidate {
 const scanNewest = (
   fs: Fs,
   buffer: Buffer,
+  arena: TextArena,
   root: string,
   separator: string,
   options: ResolvedOptions,
@@ -521,7 +525,7 @@ const scanNewest = (
   basis: AgeBasis
 ): Effect.Effect<ScanResult> =>
   Effect.gen(function*() {
-    const found: Found = { memories: [], problems: [], headerless: [] }
+    const found: Found = { memories: [], mtimes: [], problems: [], headerless: [] }
     let listed = 0
     let first = true
     const select = (count: number, olderThan: DatedCandidate | undefined) =>
@@ -556,7 +560,6 @@ const scanNewest = (
       yield* select(0, undefined)
     }
     const read = new Set<string>()
-    const arena = makeTextArena()
     let notMemories = 0
     yield* readNewestBatched(limit, select, (items) => {
       const kinds: Array<HeadKind> = new Array(items.length).fill("none")
@@ -595,6 +598,14 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
   const gitAges = yield* Effect.serviceOption(GitAges)
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
+  // A text arena is held by one scan from start to end (its strings span the scan's batches); the last one is kept
+  // for the next scan, so a scan does not allocate and fault in a fresh one. A concurrent scan makes its own.
+  let spareArena: TextArena | undefined
+  const takeArena = (): TextArena => {
+    const arena = spareArena ?? makeTextArena()
+    spareArena = undefined
+    return arena
+  }
 
   const scan = Effect.fn("Scanner.scan")(function*(memoryDir: string, options?: ScanOptions) {
     const resolved = resolveOptions(options)
@@ -602,9 +613,12 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
     // Each header's age counts from the memory's own time (MemoryAge), stamped as the header is built.
     const basis = yield* ageBasis(Option.isNone(gitAges) ? undefined : yield* gitAges.value.commitTimes(root))
     const limit = resolved.limit
-    return limit === undefined ?
-      yield* scanAll(fs, buffer, root, path.sep, resolved, basis) :
-      yield* scanNewest(fs, buffer, root, path.sep, resolved, limit, basis)
+    const arena = takeArena()
+    const result = limit === undefined ?
+      yield* scanAll(fs, buffer, arena, root, path.sep, resolved, basis) :
+      yield* scanNewest(fs, buffer, arena, root, path.sep, resolved, limit, basis)
+    spareArena = arena
+    return result
   })
 
   return Scanner.of({ scan })
@@ -640,7 +654,7 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
           const basis = yield* ageBasis()
           const resolved = resolveOptions(options)
           const base = memoryDir.replace(/[\\/]+$/, "")
-          const found: Found = { memories: [], problems: [], headerless: [] }
+          const found: Found = { memories: [], mtimes: [], problems: [], headerless: [] }
           const listed: Array<{ readonly path: string; readonly mtime: number; readonly content: string }> = []
           for (const [key, file] of Object.entries(files)) {
             const relativePath = normalizeRelativePath(key)
