@@ -412,16 +412,17 @@ const readBatch = (
       const partsAt = pending[p + 9]!
       const simple = partsAt === -1 ? undefined : buildSimpleHeader(simpleParts, partsAt, arena.text, endLine)
       const parsed = simple !== undefined
-        ? Either.right(simple)
+        ? undefined
         : readBlock(arena.text(pending[p + 3]!, pending[p + 4]!), endLine, relativePath)
-      if (Either.isRight(parsed)) {
-        const bodyHead = arena.text(pending[p + 5]!, pending[p + 6]!).trim()
-        kinds[index] = collectMemory(parsed.right, relativePath, absolutePath, mtime, bodyHead, found, basis)
-      } else {
+      if (parsed !== undefined && Either.isLeft(parsed)) {
         // The copy holds the head up to the end of its body head: the file's first lines are in it.
         const head = arena.bytes(pending[p + 2]!, pending[p + 7]!)
         const text = bodyHeadOf(head, head.length, 0)
         kinds[index] = collectProblem(parsed.left, relativePath, absolutePath, mtime, text, found, basis)
+      } else {
+        const header = parsed === undefined ? simple! : parsed.right
+        const bodyHead = arena.text(pending[p + 5]!, pending[p + 6]!).trim()
+        kinds[index] = collectMemory(header, relativePath, absolutePath, mtime, bodyHead, found, basis)
       }
     }
     arena.reset()
