@@ -7,6 +7,11 @@
  * mtime, no second path lookup), a read of its first 4 KiB (more only while 30 lines are incomplete, at most
  * 64 KiB) and one close. Bad files become `problems`; the scan itself never fails.
  *
+ * Per file, nothing is decoded while it is open: its head is copied into the batch's text arena and the simple
+ * `key: value` header (nearly every memory's) is checked on the raw bytes; once the batch is read its text is
+ * decoded a few strings at a time and each header is built from slices of them (any other header is parsed from
+ * its decoded block as before).
+ *
  * With a `limit` (recall), the scan reads only what it keeps: it lists and stats every file, picks the newest by
  * mtime with a bounded heap, and reads only their heads, one further for each head that is not a valid memory.
  */
