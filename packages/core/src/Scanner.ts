@@ -7,6 +7,11 @@
  * mtime, no second path lookup), a read of its first 4 KiB (more only while 30 lines are incomplete, at most
  * 64 KiB) and one close. Bad files become `problems`; the scan itself never fails.
  *
+ * Per file, nothing is decoded while it is open: its head is copied into the batch's text arena and the simple
+ * `key: value` header (nearly every memory's) is checked on the raw bytes; once the batch is read its text is
+ * decoded a few strings at a time and each header is built from slices of them (any other header is parsed from
+ * its decoded block as before).
+ *
  * With a `limit` (recall), the scan reads only what it keeps: it lists and stats every file, picks the newest by
  * mtime with a bounded heap, and reads only their heads, one further for each head that is not a valid memory.
  */
@@ -19,8 +24,16 @@ import * as Option from "effect/Option"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
-import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
-import { readHead } from "./internal/scanHead.js"
+import { makeTextArena, type TextArena } from "./internal/scanArena.js"
+import {
+  BODY_HEAD_MAX_BYTES,
+  bodyHeadOf,
+  bodyHeadRange,
+  type ByteRange,
+  headerlessMemory
+} from "./internal/scanBody.js"
+import { readBlock } from "./internal/scanFrontmatter.js"
+import { parseLocatedHead, readHeadLocation } from "./internal/scanHead.js"
 import {
   isCandidatePath,
   isMemoryFileName,
@@ -32,6 +45,7 @@ import {
   sortNewestFirst
 } from "./internal/scanPaths.js"
 import { type HeadKind, newest, newestSelection, readNewest, readNewestBatched } from "./internal/scanSelect.js"
+import { buildSimpleHeader, findSimpleHeader } from "./internal/scanSimple.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
 import { type AgeBasis, ageBasis, stampHeader, withWrittenWarning, writtenAtIn } from "./MemoryAge.js"
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
@@ -98,32 +112,39 @@ const resolveOptions = (options: ScanOptions | undefined): ResolvedOptions => ({
 })
 
 /**
- * Files a parsed header as a memory, or its failure as a problem (and, for a text file, as a headerless memory).
- * `head` holds the first `length` bytes of the file, as the header scan read them. Each header is built once, with
- * its written time (MemoryAge) already in it.
+ * Files a header that cannot be read as a problem (and, for a text file, as a headerless memory); `headText` is the
+ * first lines of the file.
  */
-const collect = (
-  parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError>,
+const collectProblem = (
+  error: InvalidFrontmatterError,
   relativePath: string,
   absolutePath: string,
   mtime: number,
-  head: Buffer,
-  length: number,
+  headText: string,
   found: Found,
   basis: AgeBasis
 ): HeadKind => {
-  if (Either.isLeft(parsed)) {
-    const error = parsed.left
-    const problem = { path: relativePath, code: error.reason, message: error.message, line: error.line }
-    found.problems.push(problem)
-    const headerless = headerlessMemory(problem, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0))
-    if (headerless === undefined) return "none"
-    found.headerless.push(stampHeader(headerless, basis.nowMs, basis.commitTimes?.(relativePath, mtime)))
-    return "headerless"
-  }
-  const { description, endLine, extra, name, type, warning } = parsed.right
-  const bodyHead = bodyHeadOf(head, length, endLine)
+  const problem = { path: relativePath, code: error.reason, message: error.message, line: error.line }
+  found.problems.push(problem)
+  const headerless = headerlessMemory(problem, relativePath, absolutePath, mtime, headText)
+  if (headerless === undefined) return "none"
+  found.headerless.push(stampHeader(headerless, basis.nowMs, basis.commitTimes?.(relativePath, mtime)))
+  return "headerless"
+}
+
+/** Files a parsed header as a memory, built once with its written time (MemoryAge) already in it. */
+const collectMemory = (
+  parsed: ParsedFrontmatter,
+  relativePath: string,
+  absolutePath: string,
+  mtime: number,
+  bodyHead: string,
+  found: Found,
+  basis: AgeBasis
+): HeadKind => {
+  const { description, extra, name, type, warning } = parsed
   const written = writtenAtIn(basis, relativePath, extra, mtime)
+  found.mtimes.push(mtime)
   found.memories.push({
     path: relativePath,
     absolutePath,
@@ -140,19 +161,44 @@ const collect = (
   return "memory"
 }
 
+/** Files a parsed head held in `head` (its first `length` bytes, as the header scan read them). */
+const collectHead = (
+  parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError>,
+  relativePath: string,
+  absolutePath: string,
+  mtime: number,
+  head: Buffer,
+  length: number,
+  found: Found,
+  basis: AgeBasis
+): HeadKind =>
+  Either.isLeft(parsed)
+    ? collectProblem(parsed.left, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0), found, basis)
+    : collectMemory(
+      parsed.right,
+      relativePath,
+      absolutePath,
+      mtime,
+      bodyHeadOf(head, length, parsed.right.endLine),
+      found,
+      basis
+    )
+
 interface Found {
   readonly memories: Array<MemoryHeader>
+  /** The mtime of each of `memories`, in the same order: what the sort reads. */
+  readonly mtimes: Array<number>
   readonly problems: Array<ScanProblem>
   readonly headerless: Array<MemoryHeader>
 }
 
 /** `total`: the memory count when not every file was read (a capped scan); all memories read otherwise. */
 const finish = (
-  { headerless, memories, problems }: Found,
+  { headerless, memories, mtimes, problems }: Found,
   limit: number | undefined,
   total: number = memories.length
 ): ScanResult => {
-  sortNewestFirst(memories)
+  sortNewestFirst(memories, mtimes)
   sortNewestFirst(headerless)
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const cap = <A>(list: Array<A>) => limit === undefined || limit >= list.length ? list : list.slice(0, limit)
@@ -329,18 +375,30 @@ const walkTree = (
     return problems
   })
 
+/** Per file of a batch whose header block was found: the numbers `readBatch` needs once the batch's text is decoded. */
+const PENDING_FIELDS = 10
+
 /**
- * Reads the heads of `batch` and files each as a memory or a problem;
- * `kinds[i]` says which. One reader closure per batch, none per file.
+ * Reads the heads of `batch` and files each as a memory or a problem; `kinds[i]` says which. A head whose header
+ * block is between clean fences (nearly all) is copied into the scan's text arena while its file is open, and
+ * parsed once the batch's text is decoded (one string per batch, each header's strings slices of it); any other
+ * head is parsed at once. One reader closure per batch, none per file.
  */
 const readBatch = (
   fs: Fs,
   buffer: Buffer,
+  arena: TextArena,
   batch: Listing,
   found: Found,
   basis: AgeBasis
 ): Effect.Effect<Array<HeadKind>> => {
   const kinds: Array<HeadKind> = new Array(batch.sources.length).fill("none")
+  // Flat, PENDING_FIELDS per file: index, mtime, then arena offsets: the copied head's start, the block's start and
+  // end, the body head's start and end, the copy's end; then the closing fence line, and where the parts of a simple
+  // header are in `simpleParts` (-1: not simple).
+  const pending: Array<number> = []
+  const simpleParts: Array<number> = []
+  const range: ByteRange = { start: 0, end: 0 }
   let readFile: ReadAt | undefined
   let length = 0
   const readAt = (offset: number, size: number) => {
@@ -348,14 +406,75 @@ const readBatch = (
     if (offset + got > length) length = offset + got
     return got
   }
-  return Effect.as(
+  const buildPending = () => {
+    arena.seal()
+    for (let p = 0; p < pending.length; p += PENDING_FIELDS) {
+      const index = pending[p]!
+      const mtime = pending[p + 1]!
+      const relativePath = batch.relativePaths[index]!
+      const absolutePath = batch.absolutePaths[index]!
+      const endLine = pending[p + 8]!
+      const partsAt = pending[p + 9]!
+      const simple = partsAt === -1 ? undefined : buildSimpleHeader(simpleParts, partsAt, arena.text, endLine)
+      const parsed = simple !== undefined
+        ? undefined
+        : readBlock(arena.text(pending[p + 3]!, pending[p + 4]!), endLine, relativePath)
+      if (parsed !== undefined && Either.isLeft(parsed)) {
+        // The copy holds the head up to the end of its body head: the file's first lines are in it.
+        const head = arena.bytes(pending[p + 2]!, pending[p + 7]!)
+        const text = bodyHeadOf(head, head.length, 0)
+        kinds[index] = collectProblem(parsed.left, relativePath, absolutePath, mtime, text, found, basis)
+      } else {
+        const header = parsed === undefined ? simple! : parsed.right
+        const bodyHead = arena.text(pending[p + 5]!, pending[p + 6]!).trim()
+        kinds[index] = collectMemory(header, relativePath, absolutePath, mtime, bodyHead, found, basis)
+      }
+    }
+    arena.reset()
+    simpleParts.length = 0
+    return kinds
+  }
+  return Effect.map(
     fs.visitHeads(batch.sources, {
       file: (index, mtime, read) => {
         readFile = read
         length = 0
+        const location = readHeadLocation(buffer, readAt)
+        if (location._tag === "Block") {
+          // Enough of the head for its body head and, should the header not parse, its first lines.
+          bodyHeadRange(buffer, length, location.endLine, range)
+          const headEnd = Math.max(location.end, range.end, Math.min(length, BODY_HEAD_MAX_BYTES))
+          const at = arena.add(buffer, 0, headEnd)
+          const partsAt = simpleParts.length
+          const simple = findSimpleHeader(buffer, location.start, location.end, simpleParts)
+          // The parts were found in `buffer`; their text is read from the copy.
+          for (let q = partsAt; q < simpleParts.length; q++) if (q !== partsAt + 6) simpleParts[q]! += at
+          pending.push(
+            index,
+            mtime,
+            at,
+            at + location.start,
+            at + location.end,
+            at + range.start,
+            at + range.end,
+            at + headEnd,
+            location.endLine,
+            simple ? partsAt : -1
+          )
+          return
+        }
         const relativePath = batch.relativePaths[index]!
-        const parsed = readHead(buffer, readAt, relativePath)
-        kinds[index] = collect(parsed, relativePath, batch.absolutePaths[index]!, mtime, buffer, length, found, basis)
+        const parsed = parseLocatedHead(buffer, location, relativePath)
+        kinds[index] = collectHead(
+          parsed,
+          relativePath,
+          batch.absolutePaths[index]!,
+          mtime,
+          buffer,
+          length,
+          found,
+          basis
+        )
       },
       failed: (index, error) => {
         // Deleted, or no longer a regular file, between listing and reading: no longer a memory, nothing to report.
@@ -363,7 +482,7 @@ const readBatch = (
         found.problems.push(unreadable(batch.relativePaths[index]!, error.detail))
       }
     }),
-    kinds
+    buildPending
   )
 }
 
@@ -371,16 +490,17 @@ const readBatch = (
 const scanAll = (
   fs: Fs,
   buffer: Buffer,
+  arena: TextArena,
   root: string,
   separator: string,
   options: ResolvedOptions,
   basis: AgeBasis
 ): Effect.Effect<ScanResult> =>
   Effect.gen(function*() {
-    const found: Found = { memories: [], problems: [], headerless: [] }
+    const found: Found = { memories: [], mtimes: [], problems: [], headerless: [] }
     let batches = 0
     const walkProblems = yield* walkTree(fs, root, separator, options, (batch) => {
-      const read = readBatch(fs, buffer, batch, found, basis)
+      const read = readBatch(fs, buffer, arena, batch, found, basis)
       return batches++ === 0 ? read : Effect.zipRight(Effect.yieldNow(), read)
     })
     for (const problem of walkProblems) found.problems.push(problem)
@@ -403,6 +523,7 @@ interface DatedCandidate {
 const scanNewest = (
   fs: Fs,
   buffer: Buffer,
+  arena: TextArena,
   root: string,
   separator: string,
   options: ResolvedOptions,
@@ -410,7 +531,7 @@ const scanNewest = (
   basis: AgeBasis
 ): Effect.Effect<ScanResult> =>
   Effect.gen(function*() {
-    const found: Found = { memories: [], problems: [], headerless: [] }
+    const found: Found = { memories: [], mtimes: [], problems: [], headerless: [] }
     let listed = 0
     let first = true
     const select = (count: number, olderThan: DatedCandidate | undefined) =>
@@ -462,7 +583,7 @@ const scanNewest = (
         batch.absolutePaths.push(item.absolutePath)
         batch.sources.push(item.source)
       }
-      return Effect.map(readBatch(fs, buffer, batch, found, basis), (readKinds) => {
+      return Effect.map(readBatch(fs, buffer, arena, batch, found, basis), (readKinds) => {
         for (let j = 0; j < readKinds.length; j++) {
           kinds[at[j]!] = readKinds[j]!
           if (readKinds[j] !== "memory") {
@@ -483,6 +604,14 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
   const gitAges = yield* Effect.serviceOption(GitAges)
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
+  // A text arena is held by one scan from start to end (its strings span the scan's batches); the last one is kept
+  // for the next scan, so a scan does not allocate and fault in a fresh one. A concurrent scan makes its own.
+  let spareArena: TextArena | undefined
+  const takeArena = (): TextArena => {
+    const arena = spareArena ?? makeTextArena()
+    spareArena = undefined
+    return arena
+  }
 
   const scan = Effect.fn("Scanner.scan")(function*(memoryDir: string, options?: ScanOptions) {
     const resolved = resolveOptions(options)
@@ -490,9 +619,12 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
     // Each header's age counts from the memory's own time (MemoryAge), stamped as the header is built.
     const basis = yield* ageBasis(Option.isNone(gitAges) ? undefined : yield* gitAges.value.commitTimes(root))
     const limit = resolved.limit
-    return limit === undefined ?
-      yield* scanAll(fs, buffer, root, path.sep, resolved, basis) :
-      yield* scanNewest(fs, buffer, root, path.sep, resolved, limit, basis)
+    const arena = takeArena()
+    const result = limit === undefined ?
+      yield* scanAll(fs, buffer, arena, root, path.sep, resolved, basis) :
+      yield* scanNewest(fs, buffer, arena, root, path.sep, resolved, limit, basis)
+    spareArena = arena
+    return result
   })
 
   return Scanner.of({ scan })
@@ -528,7 +660,7 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
           const basis = yield* ageBasis()
           const resolved = resolveOptions(options)
           const base = memoryDir.replace(/[\\/]+$/, "")
-          const found: Found = { memories: [], problems: [], headerless: [] }
+          const found: Found = { memories: [], mtimes: [], problems: [], headerless: [] }
           const listed: Array<{ readonly path: string; readonly mtime: number; readonly content: string }> = []
           for (const [key, file] of Object.entries(files)) {
             const relativePath = normalizeRelativePath(key)
@@ -539,7 +671,7 @@ export const layerTest = (files: Readonly<Record<string, TestFile>>): Layer.Laye
             const parsed = parseFrontmatter(file.content, file.path)
             // The live scanner's view of the file: its head, as far as the header scan would read it.
             const head = Buffer.from(file.content.slice(0, FRONTMATTER_MAX_BYTES), "utf8")
-            return collect(parsed, file.path, `${base}/${file.path}`, file.mtime, head, head.length, found, basis)
+            return collectHead(parsed, file.path, `${base}/${file.path}`, file.mtime, head, head.length, found, basis)
           }
           const limit = resolved.limit
           if (limit === undefined) {

@@ -666,12 +666,13 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
   readHead: (path, maxBytes) => readHead(path, maxBytes).pipe(Effect.withSpan("MemoryFs.readHead")),
   readDirectory: (path, options) => readDirectory(path, options).pipe(Effect.withSpan("MemoryFs.readDirectory")),
-  readDirectoryChunks: (path, chunkSize, onChunk) =>
-    readDirectoryChunks(path, chunkSize, onChunk).pipe(Effect.withSpan("MemoryFs.readDirectoryChunks")),
-  mtimeMany: (paths) => mtimeMany(paths).pipe(Effect.withSpan("MemoryFs.mtimeMany")),
+  // The scan's batch calls have no span of their own: a span per batch (a stack captured, fiber refs set) cost a
+  // small scan more than its reads; the caller's span (`Scanner.scan`) covers them.
+  readDirectoryChunks,
+  mtimeMany,
   lstatMany: (paths) => lstatMany(paths).pipe(Effect.withSpan("MemoryFs.lstatMany")),
   readFileMany: (paths, options) => readFileMany(paths, options).pipe(Effect.withSpan("MemoryFs.readFileMany")),
-  visitHeads: (paths, visitor) => visitHeads(paths, visitor).pipe(Effect.withSpan("MemoryFs.visitHeads")),
+  visitHeads,
   realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),
   walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),
   makeDirectory: (path, options) => makeDirectory(path, options).pipe(Effect.withSpan("MemoryFs.makeDirectory")),

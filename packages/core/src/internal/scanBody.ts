@@ -13,12 +13,18 @@ const NEWLINE = 10
 
 const isAsciiBlank = (c: number): boolean => c === 32 || (c >= 9 && c <= 13)
 
+/** A byte range `[start, end)`, filled in by {@link bodyHeadRange} (one per scan, reused: no object per file). */
+export interface ByteRange {
+  start: number
+  end: number
+}
+
 /**
- * The text after line `afterLine` (1-based; 0 for the whole head) up to the end of line 30, of the first `length`
- * bytes of `head`, at most BODY_HEAD_MAX_BYTES and cut back to a whole UTF-8 character. Trimmed. Lines are found
- * with `indexOf` (native) and only the bytes kept are decoded: this runs once per memory file.
+ * Where the body head is in the first `length` bytes of `head`: the bytes after line `afterLine` (1-based; 0 for
+ * the whole head) up to the end of line 30, at most BODY_HEAD_MAX_BYTES, cut back to a whole UTF-8 character, ASCII
+ * blanks trimmed. Lines are found with `indexOf` (native): this runs once per memory file.
  */
-export const bodyHeadOf = (head: Buffer, length: number, afterLine: number): string => {
+export const bodyHeadRange = (head: Buffer, length: number, afterLine: number, range: ByteRange): ByteRange => {
   let start = 0
   for (let line = 0; line < afterLine; line++) {
     const newline = head.indexOf(NEWLINE, start)
@@ -47,7 +53,23 @@ export const bodyHeadOf = (head: Buffer, length: number, afterLine: number): str
   // any other white space, as it always did.
   while (start < end && isAsciiBlank(head[start]!)) start++
   while (end > start && isAsciiBlank(head[end - 1]!)) end--
-  return end <= start ? "" : head.toString("utf8", start, end).trim()
+  range.start = start
+  range.end = Math.max(start, end)
+  return range
+}
+
+/** The decoded body head of a range {@link bodyHeadRange} found: trimmed of any other white space too. */
+export const decodeBodyHead = (bytes: Buffer, start: number, end: number): string =>
+  end <= start ? "" : bytes.toString("utf8", start, end).trim()
+
+/**
+ * The text after line `afterLine` (1-based; 0 for the whole head) up to the end of line 30, of the first `length`
+ * bytes of `head`, at most BODY_HEAD_MAX_BYTES and cut back to a whole UTF-8 character. Trimmed. Only the bytes
+ * kept are decoded.
+ */
+export const bodyHeadOf = (head: Buffer, length: number, afterLine: number): string => {
+  const range = bodyHeadRange(head, length, afterLine, { start: 0, end: 0 })
+  return decodeBodyHead(head, range.start, range.end)
 }
 
 /** Problems that still leave a text file the selector can read (not binary, not unreadable). */

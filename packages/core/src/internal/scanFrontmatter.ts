@@ -4,7 +4,8 @@
  */
 import * as Either from "effect/Either"
 import { InvalidFrontmatterError } from "../Errors.js"
-import type { MemoryKind, MemoryType } from "../Memory.js"
+import type { MemoryKind } from "../Memory.js"
+import { knownTypes, NO_EXTRA } from "./scanSimple.js"
 import { parseFlatBlock, parseYamlBlock, type YamlMap, type YamlRepair } from "./scanYaml.js"
 
 /** Only this many lines of a memory file are ever read for its header (reference: 30). */
@@ -24,11 +25,6 @@ export interface ParsedFrontmatter {
   /** 1-based line of the closing `---`. */
   readonly endLine: number
 }
-
-/** Each known type by its text: a header keeps the one shared string, not its own copy. */
-const knownTypes: ReadonlyMap<string, MemoryType> = new Map(
-  (["user", "feedback", "project", "reference"] as const).map((type) => [type, type])
-)
 
 /** `team/feedback_testing.md` → `feedback_testing`: the name of a memory whose header has none. */
 export const fileStem = (path: string): string => {
@@ -113,12 +109,6 @@ const locateHeader = (text: string, path: string): Either.Either<HeaderBlock, In
     bodyOffset: Math.min(start, text.length)
   })
 }
-
-/**
- * The `extra` of every header without other keys: one frozen empty map (a scan keeps thousands of headers, and
- * `extra` is read-only to everyone).
- */
-const NO_EXTRA: Readonly<Record<string, unknown>> = Object.freeze({})
 
 const interpret = (
   data: unknown,

@@ -86,28 +86,40 @@ export const FIRST_READ_BYTES = 4096
 
 /**
  * Reads a file head through `readAt(offset, length)` (which fills `buffer` at `offset` from the same file
- * offset and returns the bytes read) and parses it: 4 KiB first, then more (doubling) only while the header is
- * undecided, up to the buffer's size. Only the header block is decoded when the fences are clean.
+ * offset and returns the bytes read) until the header is located: 4 KiB first, then more (doubling) only while the
+ * header is undecided, up to the buffer's size. Never `NeedMore`.
  */
-export const readHead = (
+export const readHeadLocation = (
   buffer: Buffer,
-  readAt: (offset: number, length: number) => number,
-  path: string
-): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> => {
+  readAt: (offset: number, length: number) => number
+): Exclude<HeadLocation, { readonly _tag: "NeedMore" }> => {
   let requested = Math.min(FIRST_READ_BYTES, buffer.length)
   let length = readAt(0, requested)
   let atEnd = length < requested
   for (;;) {
     const location = locateHead(buffer, length, atEnd || length === buffer.length)
-    if (location._tag === "Block") {
-      return readBlock(buffer.toString("utf8", location.start, location.end), location.endLine, path)
-    }
-    if (location._tag === "Text") {
-      return Either.map(parseHeader(stripBom(buffer.toString("utf8", 0, location.end)), path), ([parsed]) => parsed)
-    }
+    if (location._tag !== "NeedMore") return location
     requested = Math.min(buffer.length - length, length)
     const read = readAt(length, requested)
     atEnd = read < requested
     length += read
   }
 }
+
+/** The header of a head located by {@link readHeadLocation}: only the block is decoded when the fences are clean. */
+export const parseLocatedHead = (
+  buffer: Buffer,
+  location: Exclude<HeadLocation, { readonly _tag: "NeedMore" }>,
+  path: string
+): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> =>
+  location._tag === "Block"
+    ? readBlock(buffer.toString("utf8", location.start, location.end), location.endLine, path)
+    : Either.map(parseHeader(stripBom(buffer.toString("utf8", 0, location.end)), path), ([parsed]) => parsed)
+
+/** Reads a file head ({@link readHeadLocation}) and parses it ({@link parseLocatedHead}). */
+export const readHead = (
+  buffer: Buffer,
+  readAt: (offset: number, length: number) => number,
+  path: string
+): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> =>
+  parseLocatedHead(buffer, readHeadLocation(buffer, readAt), path)

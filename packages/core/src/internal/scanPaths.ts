@@ -56,18 +56,27 @@ const RANK_SORT_MIN = 64
 /**
  * Sorts `items` newest first in place, in the order `compareNewestFirst` gives, without a comparator call per
  * comparison (a full scan sorts every header it read): the mtimes are sorted natively as numbers, each item goes to
- * its rank among them (a binary search), and only items with equal mtimes are then ordered by path.
+ * its rank among them (a binary search), and only items with equal mtimes are then ordered by path. `mtimes`, when
+ * given, holds each item's mtime in the same order (so the items themselves are not read for it).
  */
-export const sortNewestFirst = <A extends Pick<MemoryHeader, "mtime" | "path">>(items: Array<A>): Array<A> => {
+export const sortNewestFirst = <A extends Pick<MemoryHeader, "mtime" | "path">>(
+  items: Array<A>,
+  mtimes?: ArrayLike<number>
+): Array<A> => {
   const count = items.length
   if (count < RANK_SORT_MIN) return items.sort(compareNewestFirst)
+  const mtimeAt = mtimes === undefined || mtimes.length !== count
+    ? (i: number) => items[i]!.mtime
+    : (i: number) => mtimes[i]!
   // Ascending negated mtimes are descending mtimes; `0 - m` is never -0, which a typed array sorts apart from 0.
   const keys = new Float64Array(count)
+  const unsorted = new Float64Array(count)
   for (let i = 0; i < count; i++) {
-    const key = 0 - items[i]!.mtime
+    const key = 0 - mtimeAt(i)
     if (Number.isNaN(key)) return items.sort(compareNewestFirst)
-    keys[i] = key
+    unsorted[i] = key
   }
+  keys.set(unsorted)
   keys.sort()
   const placed: Array<A> = new Array(count)
   // For each rank: how many items already went there (more than one: equal mtimes, ordered by path below).
@@ -75,7 +84,7 @@ export const sortNewestFirst = <A extends Pick<MemoryHeader, "mtime" | "path">>(
   let ties = false
   for (let i = 0; i < count; i++) {
     const item = items[i]!
-    const key = 0 - item.mtime
+    const key = unsorted[i]!
     let low = 0
     let high = count
     while (low < high) {
