@@ -12,7 +12,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { makeTextArena } from "../src/internal/scanArena.js"
 import { type ParsedFrontmatter, readBlock } from "../src/internal/scanFrontmatter.js"
-import { locateHead } from "../src/internal/scanHead.js"
+import { locateHead, parseLocatedHead } from "../src/internal/scanHead.js"
 import { buildSimpleHeader, findSimpleHeader } from "../src/internal/scanSimple.js"
 
 const fixtures = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "fixtures")
@@ -218,6 +218,28 @@ describe("the simple header reader", () => {
     // and quoted descriptions are not).
     assert.isAbove(blocks, 150)
     assert.isAbove(accepted, 50)
+  })
+
+  it("parseLocatedHead (the listings' reader) gives the general reader's header or error on every fixture head", () => {
+    const files: Array<string> = []
+    const visit = (dir: string) => {
+      for (const entry of NodeFs.readdirSync(dir, { withFileTypes: true })) {
+        const path = NodePath.join(dir, entry.name)
+        if (entry.isDirectory()) visit(path)
+        else if (entry.name.endsWith(".md")) files.push(path)
+      }
+    }
+    visit(fixtures)
+    let blocks = 0
+    for (const file of files) {
+      const bytes = NodeFs.readFileSync(file)
+      const location = locateHead(bytes, bytes.length, true)
+      if (location._tag !== "Block") continue
+      blocks++
+      const general = readBlock(bytes.toString("utf8", location.start, location.end), location.endLine, file)
+      assert.deepStrictEqual(parseLocatedHead(bytes, location, file), general, file)
+    }
+    assert.isAbove(blocks, 150)
   })
 
   it("leaves what it does not handle to the general reader", () => {
