@@ -17,6 +17,20 @@ import { buildSimpleHeader, findSimpleHeader } from "../src/internal/scanSimple.
 
 const fixtures = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "fixtures")
 
+/** Every Markdown file under the test fixtures. */
+const fixtureFiles = (): Array<string> => {
+  const files: Array<string> = []
+  const visit = (dir: string) => {
+    for (const entry of NodeFs.readdirSync(dir, { withFileTypes: true })) {
+      const path = NodePath.join(dir, entry.name)
+      if (entry.isDirectory()) visit(path)
+      else if (entry.name.endsWith(".md")) files.push(path)
+    }
+  }
+  visit(fixtures)
+  return files
+}
+
 /** What the scanner's simple reader makes of the block `bytes[start, end)`, its text through a text arena. */
 const readSimple = (
   bytes: Buffer,
@@ -196,15 +210,7 @@ describe("the simple header reader", () => {
   )
 
   it("gives what the general reader gives on every header of the fixtures", () => {
-    const files: Array<string> = []
-    const visit = (dir: string) => {
-      for (const entry of NodeFs.readdirSync(dir, { withFileTypes: true })) {
-        const path = NodePath.join(dir, entry.name)
-        if (entry.isDirectory()) visit(path)
-        else if (entry.name.endsWith(".md")) files.push(path)
-      }
-    }
-    visit(fixtures)
+    const files = fixtureFiles()
     let blocks = 0
     let accepted = 0
     for (const file of files) {
@@ -221,15 +227,7 @@ describe("the simple header reader", () => {
   })
 
   it("parseLocatedHead (the listings' reader) gives the general reader's header or error on every fixture head", () => {
-    const files: Array<string> = []
-    const visit = (dir: string) => {
-      for (const entry of NodeFs.readdirSync(dir, { withFileTypes: true })) {
-        const path = NodePath.join(dir, entry.name)
-        if (entry.isDirectory()) visit(path)
-        else if (entry.name.endsWith(".md")) files.push(path)
-      }
-    }
-    visit(fixtures)
+    const files = fixtureFiles()
     let blocks = 0
     for (const file of files) {
       const bytes = NodeFs.readFileSync(file)
