@@ -142,6 +142,8 @@ export const bundleTo = async (outdir, { sourcemap = true, minify = true } = {})
       legalComments: "none",
       // import() of a chunk → Promise.resolve().then(() => require(chunk)): still lazy, now CommonJS
       supported: { "dynamic-import": false },
+      // ES modules are strict code; CommonJS is only when it says so
+      banner: "\"use strict\";",
       sourcemap: sourcemap ? "external" : false,
       sourcefile: path.basename(file.path)
     })

@@ -245,6 +245,14 @@ describe("start-up", () => {
     }
   })
 
+  it("every CommonJS output is strict code, as the ES modules it was made from", () => {
+    const outputs = Object.keys(metafile.outputs).filter((name) => name.endsWith(".cjs"))
+    assert.isAbove(outputs.length, 10)
+    for (const name of outputs) {
+      assert.isTrue(fs.readFileSync(path.join(cliRoot, name), "utf8").startsWith("\"use strict\";"), name)
+    }
+  })
+
   it("no static import pulls undici, yaml, toml or ini into the entry: they are never in a start", () => {
     const entry = Object.entries(metafile.outputs).find(([name]) => name.endsWith("dist/main.cjs"))!
     const staticGraph = new Set<string>()
