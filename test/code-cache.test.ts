@@ -5,7 +5,7 @@
  * makes a run report its hits and misses on stderr.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -44,7 +44,7 @@ const run = (args: ReadonlyArray<string>, cache: string | undefined, cli = cliPa
   }
   if (cache !== undefined) env.MEMDIR_CODE_CACHE = cache
   else delete env.MEMDIR_CODE_CACHE
-  const result = spawnSync(process.execPath, [cli, ...args], { cwd: scratch, env, encoding: "utf8" })
+  const result = spawnSync(process.execPath, [cli, ...args], { cwd: scratch, env, encoding: "utf8", timeout: 60_000 })
   const counts = /(\d+) hits, (\d+) misses, (\d+) rejected/.exec(result.stderr)
   return {
     status: result.status,
@@ -140,18 +140,20 @@ describe("code cache", () => {
     assert.strictEqual(healed.hits, clean.misses)
   })
 
-  it("a cache file that is a link, or not in the cache's format, is a miss", () => {
+  it("a cache file that is a link, a FIFO or not in the cache's format is a miss, and nothing blocks", () => {
     const dir = path.join(scratch, "kinds")
     const clean = run(["--version"], dir)
-    const [first, second] = cacheFiles(dir)
+    const [first, second, third] = cacheFiles(dir)
     const outside = path.join(scratch, "outside.cache")
     fs.renameSync(path.join(dir, first!), outside)
     fs.symlinkSync(outside, path.join(dir, first!))
     fs.writeFileSync(path.join(dir, second!), "not a cache\n")
+    fs.rmSync(path.join(dir, third!))
+    execFileSync("mkfifo", [path.join(dir, third!)])
     const after = run(["--version"], dir)
     assert.strictEqual(after.status, 0, after.stderr)
-    assert.strictEqual(after.misses, 2)
-    assert.strictEqual(after.hits, clean.misses - 2)
+    assert.strictEqual(after.misses, 3)
+    assert.strictEqual(after.hits, clean.misses - 3)
   })
 
   it("a chunk edited without changing its length runs its new code, not the cached one", () => {

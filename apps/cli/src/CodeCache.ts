@@ -97,7 +97,8 @@ interface CacheEntry {
 const readEntry = (file: string): CacheEntry | undefined => {
   let fd: number
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0))
+    // no link followed; O_NONBLOCK: a FIFO in the cache's place must not block the start (fstat then refuses it)
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0))
   } catch {
     return undefined
   }
@@ -129,13 +130,18 @@ const readEntry = (file: string): CacheEntry | undefined => {
   }
 }
 
+/** Writes all of `bytes` (a write may take fewer bytes than it is given). */
+const writeAll = (fd: number, bytes: Uint8Array): void => {
+  for (let written = 0; written < bytes.length;) written += fs.writeSync(fd, bytes, written, bytes.length - written)
+}
+
 const writeEntry = (file: string, tags: ReadonlyArray<string>, data: Buffer): void => {
   const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
   try {
     const fd = fs.openSync(temp, "wx", 0o600)
     try {
-      fs.writeSync(fd, `${MAGIC}${tags.join(",")}\n`)
-      fs.writeSync(fd, data)
+      writeAll(fd, Buffer.from(`${MAGIC}${tags.join(",")}\n`, "latin1"))
+      writeAll(fd, data)
     } finally {
       fs.closeSync(fd)
     }
