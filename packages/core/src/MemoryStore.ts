@@ -325,6 +325,25 @@ const checkVersion = (key: string, ifVersion: string | undefined, before: string
     Effect.fail(new VersionConflictError({ path: key, expected: ifVersion, current, content: before ?? null }))
 }
 
+/**
+ * What both write paths check, in one order, under the write's lock: `ifVersion` still names `before`, the text to
+ * store (stamped) is within the size cap, and its frontmatter gives the three fields its index line needs.
+ */
+const checkedWrite = (
+  key: string,
+  before: string | undefined,
+  content: WriteContent,
+  modified: Modified,
+  ifVersion: string | undefined
+) =>
+  Effect.gen(function*() {
+    yield* checkVersion(key, ifVersion, before)
+    const text = textToWrite(content, before, modified)
+    yield* checkSize(key, text, before)
+    const fields = yield* memoryFields(key, text)
+    return { text, fields }
+  })
+
 /** A file-system failure, as what the caller can act on. */
 const fromFsError = (key: string) => fromMemoryFsError(key, { directoryIsIo: true })
 
@@ -502,10 +521,7 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* teamText(located.teamDir, located.teamKey)
-        yield* checkVersion(key, ifVersion, before)
-        const text = textToWrite(content, before, modified)
-        yield* checkSize(key, text, before)
-        const fields = yield* memoryFields(key, text)
+        const { fields, text } = yield* checkedWrite(key, before, content, modified, ifVersion)
         yield* refuseSecret(key, text)
         const planned = upsertIndexText(currentIndex, {
           title: fields.name,
@@ -540,10 +556,7 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* orUndefined(readPrivate(located))
-        yield* checkVersion(key, ifVersion, before)
-        const text = textToWrite(content, before, modified)
-        yield* checkSize(key, text, before)
-        const fields = yield* memoryFields(key, text)
+        const { fields, text } = yield* checkedWrite(key, before, content, modified, ifVersion)
         // Cap check first: an over-cap write changes nothing, not even the memory file.
         const planned = upsertIndexText(current.text, { title: fields.name, file: key, hook: fields.description })
         const overCap = checkIndexCaps(current.path, current.text, planned.text)
