@@ -26,6 +26,7 @@ import {
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
 import { tempFileName, uniqueToken } from "./atomicFile.js"
+import { type HeadReader, makeHeadReader } from "./headReader.js"
 import {
   describeKind,
   DIR_MODE,
@@ -302,7 +303,7 @@ const mtimeMany = (paths: ReadonlyArray<string>) =>
 
 // O_NOFOLLOW: never through a link in the last component; O_NONBLOCK: a FIFO swapped in after the listing must
 // not block the batch.
-const HEAD_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+export const HEAD_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 const visitHead = (path: string, index: number, visitor: HeadVisitor): void => {
   let fd: number
@@ -444,8 +445,12 @@ const readFileMany = (paths: ReadonlyArray<string>, options: ReadOptions) =>
     })
   })
 
-const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
+/** One reader thread per process for every live `MemoryFs` (internal/headReader.ts), started only when needed. */
+const processHeadReader = makeHeadReader({ flags: HEAD_FLAGS })
+
+const visitHeads = (reader: HeadReader | undefined) => (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
   Effect.sync(() => {
+    if (reader !== undefined && reader.visit(paths, visitor, visitHead)) return
     for (let i = 0; i < paths.length; i++) visitHead(paths[i]!, i, visitor)
   })
 
@@ -660,7 +665,15 @@ const rename = (from: string, to: string) => sys("rename", to, () => fsp.rename(
 
 const readLink = (path: string) => sys("readlink", path, () => fsp.readlink(path))
 
-export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
+export interface MemoryFsNodeOptions {
+  /**
+   * Who reads heads besides the calling thread: the process's reader thread (default), another reader (tests), or
+   * none (`false`: every head read on the calling thread).
+   */
+  readonly headReader?: HeadReader | false | undefined
+}
+
+export const makeMemoryFsNode = (options: MemoryFsNodeOptions = {}): MemoryFs["Type"] => ({
   lstat: (path) => lstat(path).pipe(Effect.withSpan("MemoryFs.lstat")),
   exists: (path) => exists(path).pipe(Effect.withSpan("MemoryFs.exists")),
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
@@ -672,7 +685,9 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   mtimeMany,
   lstatMany: (paths) => lstatMany(paths).pipe(Effect.withSpan("MemoryFs.lstatMany")),
   readFileMany: (paths, options) => readFileMany(paths, options).pipe(Effect.withSpan("MemoryFs.readFileMany")),
-  visitHeads,
+  visitHeads: visitHeads(
+    options.headReader === false ? undefined : options.headReader ?? processHeadReader
+  ),
   realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),
   walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),
   makeDirectory: (path, options) => makeDirectory(path, options).pipe(Effect.withSpan("MemoryFs.makeDirectory")),

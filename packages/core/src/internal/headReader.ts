@@ -1,0 +1,281 @@
+/**
+ * A second thread for the scan's head reads. A scan of a large directory is its system calls (open, fstat, read,
+ * close of every file), on one core; a machine has more. Once a process has read many heads, it starts one reader
+ * thread, and from then on every batch of `visitHeads` is read from both ends at once: the calling thread takes
+ * files from the front and handles each as it reads it, the reader takes files from the back into shared memory,
+ * and the calling thread then hands the reader's files to the visitor from there, still in index order.
+ *
+ * The reader does only what is safe to do twice: it opens a file as the calling thread does (`O_NOFOLLOW`,
+ * `O_NONBLOCK`), keeps it only when `fstat` says it is a regular file that fits its slot, and reads it whole; any
+ * other case (an error, a FIFO, a directory swapped in, a file larger than `SLOT_BYTES`, a file that grew while
+ * read) is marked, and the calling thread reads that file itself, exactly as without a reader. So the visitor sees
+ * the same calls, in the same order, either way; only when the bytes were read differs.
+ *
+ * Hand-off without the event loop: the batch's paths, the claims and each file's state are in shared memory
+ * (`SharedArrayBuffer`, `Atomics`); the reader waits on a generation counter, the calling thread waits for the
+ * reader's last files with a timeout. A reader that makes no progress for `STALL_MS` is given up (terminated,
+ * never used again) and the calling thread reads what it had claimed. The thread is `unref`'d: it never keeps a
+ * process alive, and costs nothing while it waits.
+ *
+ * When: a one-shot command over a few hundred memories never starts it (its start, ~5 ms on the calling thread and
+ * ~50 ms on the other core, would cost more than it saves); a process that has read `START_AFTER_HEADS` heads
+ * (a large scan, or a long-lived server's repeated ones) starts it in the background and uses it for every batch
+ * of at least `MIN_BATCH` files once it is running.
+ */
+import { Worker } from "node:worker_threads"
+import type { HeadVisitor, ReadAt } from "./memoryFsCore.js"
+
+/** Bytes of one file the reader holds; a larger file is read by the calling thread. */
+export const SLOT_BYTES = 8192
+/** The most files one hand-off holds (the scanner's batch). */
+const MAX_FILES = 512
+/** Room for a batch's paths as UTF-8. */
+const PATH_BYTES = 1024 * 1024
+/** Heads a process reads before it starts the reader. */
+const START_AFTER_HEADS = 1024
+/** A batch smaller than this is read by the calling thread alone (the hand-off would cost more than it saves). */
+const MIN_BATCH = 32
+/** The calling thread gives the reader up after this long without it finishing a file. */
+const STALL_MS = 10_000
+
+// Control words (Int32)
+const GEN = 0
+/** The claims: `low | high << 16`; the calling thread takes `low`, the reader `high - 1`, until they meet. */
+const RANGE = 1
+const READY = 2
+
+// A file's state (Int32 per file): what the reader did with a file it claimed.
+const PENDING = 0
+const READ = 1
+const LEFT = 2
+
+/**
+ * The reader thread, as source: it runs in its own isolate (`eval`), needs nothing but `node:fs`, and is kept
+ * small enough to read whole. `claimBack` mirrors `claimFront` below.
+ */
+const READER_SOURCE = `"use strict";
+const { workerData } = require("node:worker_threads");
+const fs = require("node:fs");
+const { control, states, meta, ends, paths, slots, slotBytes, flags } = workerData;
+const ctl = new Int32Array(control), st = new Int32Array(states), info = new Float64Array(meta);
+const pathEnds = new Int32Array(ends), pathText = Buffer.from(paths), data = Buffer.from(slots);
+const claimBack = () => {
+  for (;;) {
+    const v = Atomics.load(ctl, ${RANGE}), low = v & 0xffff, high = v >>> 16;
+    if (low >= high) return -1;
+    if (Atomics.compareExchange(ctl, ${RANGE}, v, low | ((high - 1) << 16)) === v) return high - 1;
+  }
+};
+const readOne = (i) => {
+  const path = pathText.toString("utf8", i === 0 ? 0 : pathEnds[i - 1], pathEnds[i]);
+  let fd;
+  try { fd = fs.openSync(path, flags); } catch { return ${LEFT}; }
+  try {
+    const stats = fs.fstatSync(fd);
+    if (!stats.isFile() || stats.size >= slotBytes) return ${LEFT};
+    const got = fs.readSync(fd, data, i * slotBytes, slotBytes, 0);
+    if (got >= slotBytes) return ${LEFT};
+    info[i * 2] = stats.mtimeMs;
+    info[i * 2 + 1] = got;
+    return ${READ};
+  } catch { return ${LEFT}; } finally { try { fs.closeSync(fd); } catch {} }
+};
+Atomics.store(ctl, ${READY}, 1);
+let seen = 0;
+for (;;) {
+  Atomics.wait(ctl, ${GEN}, seen);
+  seen = Atomics.load(ctl, ${GEN});
+  for (let i = claimBack(); i !== -1; i = claimBack()) {
+    Atomics.store(st, i, readOne(i));
+    Atomics.notify(st, i);
+  }
+}
+`
+
+interface Shared {
+  readonly control: Int32Array
+  readonly states: Int32Array
+  readonly meta: Float64Array
+  readonly ends: Int32Array
+  readonly paths: Buffer
+  readonly slots: Buffer
+}
+
+const makeShared = () => {
+  const buffers = {
+    control: new SharedArrayBuffer(4 * 4),
+    states: new SharedArrayBuffer(4 * MAX_FILES),
+    meta: new SharedArrayBuffer(8 * 2 * MAX_FILES),
+    ends: new SharedArrayBuffer(4 * MAX_FILES),
+    paths: new SharedArrayBuffer(PATH_BYTES),
+    slots: new SharedArrayBuffer(SLOT_BYTES * MAX_FILES)
+  }
+  const shared: Shared = {
+    control: new Int32Array(buffers.control),
+    states: new Int32Array(buffers.states),
+    meta: new Float64Array(buffers.meta),
+    ends: new Int32Array(buffers.ends),
+    paths: Buffer.from(buffers.paths),
+    slots: Buffer.from(buffers.slots)
+  }
+  return { buffers, shared }
+}
+
+/** The calling thread's claim: the next file from the front, or -1 once the two ends have met. */
+const claimFront = (control: Int32Array): number => {
+  for (;;) {
+    const v = Atomics.load(control, RANGE)
+    const low = v & 0xffff
+    const high = v >>> 16
+    if (low >= high) return -1
+    if (Atomics.compareExchange(control, RANGE, v, (low + 1) | (high << 16)) === v) return low
+  }
+}
+
+/** How the calling thread reads one file itself (the live `MemoryFs`'s per-file head visit). */
+export type VisitOne = (path: string, index: number, visitor: HeadVisitor) => void
+
+export interface HeadReader {
+  /**
+   * Visits the heads of `paths` with the reader's help and answers true, or answers false (nothing visited) when
+   * the batch is for the calling thread alone: no reader running (yet), too few files, too many, too long paths.
+   */
+  readonly visit: (paths: ReadonlyArray<string>, visitor: HeadVisitor, visitOne: VisitOne) => boolean
+  /** Whether its thread has started and is taking batches. */
+  readonly isRunning: () => boolean
+  /** Files whose head the thread read and the visitor was given (not those it left to the calling thread). */
+  readonly threadReads: () => number
+}
+
+export interface HeadReaderOptions {
+  /** The `open` flags of a head read (the calling thread's). */
+  readonly flags: number
+  /** Heads read before the reader starts (default `START_AFTER_HEADS`; 0: at the first batch). */
+  readonly startAfterHeads?: number | undefined
+}
+
+/** A head reader; its thread starts once the process has read enough heads (never, if it never does). */
+export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
+  const startAfter = options.startAfterHeads ?? START_AFTER_HEADS
+  let heads = 0
+  let fromThread = 0
+  let state: "idle" | "starting" | "running" | "gone" = "idle"
+  let worker: Worker | undefined
+  let shared: Shared | undefined
+
+  const giveUp = () => {
+    state = "gone"
+    shared = undefined
+    const stopping = worker
+    worker = undefined
+    // terminate() is asynchronous; its failure only means the thread is already gone
+    stopping?.terminate().catch(() => undefined)
+  }
+
+  const start = () => {
+    const made = makeShared()
+    try {
+      worker = new Worker(READER_SOURCE, {
+        eval: true,
+        name: "memdir-head-reader",
+        // not the parent's loaders or profilers (`--import tsx`, `--cpu-prof`): the reader needs plain Node
+        execArgv: [],
+        stdout: false,
+        stderr: false,
+        workerData: { ...made.buffers, slotBytes: SLOT_BYTES, flags: options.flags }
+      })
+    } catch {
+      // no thread to be had (resource limits, an embedder without workers): every batch on the calling thread
+      state = "gone"
+      return
+    }
+    shared = made.shared
+    state = "starting"
+    worker.unref()
+    worker.on("error", giveUp)
+    worker.on("exit", giveUp)
+  }
+
+  /** Waits for the reader's verdict on file `i`; false when the reader stalled (and is given up). */
+  const awaitFile = (states: Int32Array, i: number): boolean => {
+    let waited = 0
+    while (Atomics.load(states, i) === PENDING) {
+      if (Atomics.wait(states, i, PENDING, 100) === "timed-out" && (waited += 100) >= STALL_MS) return false
+    }
+    return true
+  }
+
+  const visit = (paths: ReadonlyArray<string>, visitor: HeadVisitor, visitOne: VisitOne): boolean => {
+    const count = paths.length
+    heads += count
+    if (state === "idle" && heads >= startAfter && count >= MIN_BATCH) start()
+    if (!isRunning() || shared === undefined || count < MIN_BATCH || count > MAX_FILES) return false
+    const { control, ends, states } = shared
+    // the paths, as UTF-8, while the range is empty (the reader claims nothing)
+    let bytes = 0
+    for (let i = 0; i < count; i++) bytes += paths[i]!.length * 3
+    if (bytes > PATH_BYTES) return false
+    let at = 0
+    for (let i = 0; i < count; i++) {
+      at += shared.paths.write(paths[i]!, at, "utf8")
+      ends[i] = at
+      states[i] = PENDING
+    }
+    Atomics.store(control, RANGE, count << 16)
+    Atomics.add(control, GEN, 1)
+    Atomics.notify(control, GEN)
+    try {
+      visitBoth(paths, visitor, visitOne, shared)
+    } finally {
+      settle(shared, count)
+    }
+    return true
+  }
+
+  /**
+   * Ends a batch, however it ended (a visitor may throw): the range is emptied, so the reader claims nothing more,
+   * and the files it claimed are waited for, so the next batch's paths are never read for this one's.
+   */
+  const settle = ({ control, states }: Shared, count: number) => {
+    const high = Atomics.exchange(control, RANGE, 0) >>> 16
+    for (let i = high; i < count && state === "running"; i++) if (!awaitFile(states, i)) giveUp()
+  }
+
+  const visitBoth = (paths: ReadonlyArray<string>, visitor: HeadVisitor, visitOne: VisitOne, shared: Shared) => {
+    const { control, meta, slots, states } = shared
+    const count = paths.length
+    // the front, read and handled here as each file is claimed
+    let mine = 0
+    for (let i = claimFront(control); i !== -1; i = claimFront(control)) {
+      visitOne(paths[i]!, i, visitor)
+      mine = i + 1
+    }
+    // the back, as the reader left it (a file it claimed may still be in flight)
+    let index = 0
+    let length = 0
+    const fromSlot: ReadAt = (buffer, offset, size) => {
+      const start = Math.min(offset, length)
+      const end = Math.min(offset + size, length)
+      slots.copy(buffer, offset, index * SLOT_BYTES + start, index * SLOT_BYTES + end)
+      return end - start
+    }
+    for (let i = mine; i < count; i++) {
+      if (state === "running" && !awaitFile(states, i)) giveUp()
+      if (state !== "running" || Atomics.load(states, i) !== READ) {
+        visitOne(paths[i]!, i, visitor)
+        continue
+      }
+      index = i
+      length = meta[i * 2 + 1]!
+      fromThread++
+      visitor.file(i, meta[i * 2]!, fromSlot)
+    }
+  }
+
+  const isRunning = () => {
+    if (state === "starting" && shared !== undefined && Atomics.load(shared.control, READY) === 1) state = "running"
+    return state === "running"
+  }
+
+  return { visit, isRunning, threadReads: () => fromThread }
+}
