@@ -6,22 +6,27 @@
  * and the calling thread then hands the reader's files to the visitor from there, still in index order.
  *
  * The reader does only what is safe to do twice: it opens a file as the calling thread does (`O_NOFOLLOW`,
- * `O_NONBLOCK`), keeps it only when `fstat` says it is a regular file that fits its slot, and reads it whole; any
- * other case (an error, a FIFO, a directory swapped in, a file larger than `SLOT_BYTES`, a file that grew while
+ * `O_NONBLOCK`), keeps it only when `fstat` says it is a regular file smaller than its slot, and reads it whole;
+ * any other case (an error, a FIFO, a directory swapped in, a file of `SLOT_BYTES` or more, a file that grew while
  * read) is marked, and the calling thread reads that file itself, exactly as without a reader. So the visitor sees
  * the same calls, in the same order, either way; only when the bytes were read differs.
  *
- * Hand-off without the event loop: the batch's paths, the claims and each file's state are in shared memory
- * (`SharedArrayBuffer`, `Atomics`); the reader waits on a generation counter, the calling thread waits for the
- * reader's last files with a timeout. A reader that makes no progress for `STALL_MS` is given up (terminated,
- * never used again) and the calling thread reads what it had claimed. The thread is `unref`'d: it never keeps a
- * process alive, and costs nothing while it waits.
+ * The calling thread never waits for the reader. The batch's paths, the claims and each file's state are in shared
+ * memory (`SharedArrayBuffer`, `Atomics`): the reader waits on a generation counter; a file the reader has claimed
+ * but not finished when the calling thread comes to it (at most one: it reads one at a time) is read by the calling
+ * thread instead. Each state is tagged with its batch's generation and the reader sets it only from that batch's
+ * "pending", so a reader that falls behind (a busy machine: its thread not scheduled) cannot touch a later batch; it
+ * only helps less. The thread is `unref`'d: it never keeps a process alive, and costs nothing while it waits.
  *
  * When: a one-shot command over a few hundred memories never starts it (its start, ~5 ms on the calling thread and
  * ~50 ms on the other core, would cost more than it saves); a process that has read `START_AFTER_HEADS` heads
  * (a large scan, or a long-lived server's repeated ones) starts it in the background and uses it for every batch
- * of at least `MIN_BATCH` files once it is running.
+ * of at least `MIN_BATCH` files once it is running. A machine with one core never starts it.
+ *
+ * `NODE_DEBUG=memdir-head-reader` reports when the thread starts and, at exit, how many heads it read.
  */
+import * as os from "node:os"
+import { debuglog } from "node:util"
 import { Worker } from "node:worker_threads"
 import type { HeadVisitor, ReadAt } from "./memoryFsCore.js"
 
@@ -35,8 +40,6 @@ const PATH_BYTES = 1024 * 1024
 const START_AFTER_HEADS = 1024
 /** A batch smaller than this is read by the calling thread alone (the hand-off would cost more than it saves). */
 const MIN_BATCH = 32
-/** The calling thread gives the reader up after this long without it finishing a file. */
-const STALL_MS = 10_000
 
 // Control words (Int32)
 const GEN = 0
@@ -44,10 +47,11 @@ const GEN = 0
 const RANGE = 1
 const READY = 2
 
-// A file's state (Int32 per file): what the reader did with a file it claimed.
+// A file's state (Int32 per file): its batch's generation (29 bits) times 4, plus what the reader did with it.
 const PENDING = 0
 const READ = 1
 const LEFT = 2
+const GENERATIONS = 0x1fffffff
 
 /**
  * The reader thread, as source: it runs in its own isolate (`eval`), needs nothing but `node:fs`, and is kept
@@ -81,14 +85,13 @@ const readOne = (i) => {
   } catch { return ${LEFT}; } finally { try { fs.closeSync(fd); } catch {} }
 };
 Atomics.store(ctl, ${READY}, 1);
-let seen = 0;
 for (;;) {
-  Atomics.wait(ctl, ${GEN}, seen);
-  seen = Atomics.load(ctl, ${GEN});
+  const gen = Atomics.load(ctl, ${GEN});
   for (let i = claimBack(); i !== -1; i = claimBack()) {
-    Atomics.store(st, i, readOne(i));
-    Atomics.notify(st, i);
+    Atomics.compareExchange(st, i, gen * 4 + ${PENDING}, gen * 4 + readOne(i));
+    if (Atomics.load(ctl, ${GEN}) !== gen) break;
   }
+  Atomics.wait(ctl, ${GEN}, gen);
 }
 `
 
@@ -120,6 +123,8 @@ const makeShared = () => {
   }
   return { buffers, shared }
 }
+
+const debug = debuglog("memdir-head-reader")
 
 /** The calling thread's claim: the next file from the front, or -1 once the two ends have met. */
 const claimFront = (control: Int32Array): number => {
@@ -158,6 +163,7 @@ export interface HeadReaderOptions {
 export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
   const startAfter = options.startAfterHeads ?? START_AFTER_HEADS
   let heads = 0
+  let generation = 0
   let fromThread = 0
   let state: "idle" | "starting" | "running" | "gone" = "idle"
   let worker: Worker | undefined
@@ -173,6 +179,10 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
   }
 
   const start = () => {
+    if ((os.availableParallelism?.() ?? os.cpus().length) < 2) {
+      state = "gone"
+      return
+    }
     const made = makeShared()
     try {
       worker = new Worker(READER_SOURCE, {
@@ -191,18 +201,13 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
     }
     shared = made.shared
     state = "starting"
+    if (debug.enabled) {
+      debug("reader thread started after %d heads", heads)
+      process.once("exit", () => debug("%d of %d heads read by the reader thread", fromThread, heads))
+    }
     worker.unref()
     worker.on("error", giveUp)
     worker.on("exit", giveUp)
-  }
-
-  /** Waits for the reader's verdict on file `i`; false when the reader stalled (and is given up). */
-  const awaitFile = (states: Int32Array, i: number): boolean => {
-    let waited = 0
-    while (Atomics.load(states, i) === PENDING) {
-      if (Atomics.wait(states, i, PENDING, 100) === "timed-out" && (waited += 100) >= STALL_MS) return false
-    }
-    return true
   }
 
   const visit = (paths: ReadonlyArray<string>, visitor: HeadVisitor, visitOne: VisitOne): boolean => {
@@ -215,34 +220,34 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
     let bytes = 0
     for (let i = 0; i < count; i++) bytes += paths[i]!.length * 3
     if (bytes > PATH_BYTES) return false
+    generation = (generation + 1) & GENERATIONS
+    const pending = generation * 4 + PENDING
     let at = 0
     for (let i = 0; i < count; i++) {
       at += shared.paths.write(paths[i]!, at, "utf8")
       ends[i] = at
-      states[i] = PENDING
+      Atomics.store(states, i, pending)
     }
+    // the range before the generation: a reader that sees this generation sees its files
     Atomics.store(control, RANGE, count << 16)
-    Atomics.add(control, GEN, 1)
+    Atomics.store(control, GEN, generation)
     Atomics.notify(control, GEN)
     try {
-      visitBoth(paths, visitor, visitOne, shared)
+      visitBoth(paths, visitor, visitOne, shared, generation * 4 + READ)
     } finally {
-      settle(shared, count)
+      // however the batch ended (a visitor may throw): the reader claims nothing more of it
+      Atomics.store(control, RANGE, 0)
     }
     return true
   }
 
-  /**
-   * Ends a batch, however it ended (a visitor may throw): the range is emptied, so the reader claims nothing more,
-   * and the files it claimed are waited for, so the next batch's paths are never read for this one's.
-   */
-  const settle = ({ control, states }: Shared, count: number) => {
-    const high = Atomics.exchange(control, RANGE, 0) >>> 16
-    for (let i = high; i < count && state === "running"; i++) if (!awaitFile(states, i)) giveUp()
-  }
-
-  const visitBoth = (paths: ReadonlyArray<string>, visitor: HeadVisitor, visitOne: VisitOne, shared: Shared) => {
-    const { control, meta, slots, states } = shared
+  const visitBoth = (
+    paths: ReadonlyArray<string>,
+    visitor: HeadVisitor,
+    visitOne: VisitOne,
+    { control, meta, slots, states }: Shared,
+    read: number
+  ) => {
     const count = paths.length
     // the front, read and handled here as each file is claimed
     let mine = 0
@@ -260,8 +265,8 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
       return end - start
     }
     for (let i = mine; i < count; i++) {
-      if (state === "running" && !awaitFile(states, i)) giveUp()
-      if (state !== "running" || Atomics.load(states, i) !== READ) {
+      // left to this thread, or still being read (then read here too: the reader's result is never looked at)
+      if (Atomics.load(states, i) !== read) {
         visitOne(paths[i]!, i, visitor)
         continue
       }
