@@ -458,7 +458,7 @@ describe("memdir CLI", () => {
     assert.strictEqual(run.status, 0, run.stderr)
     // 5k heads: the reader thread starts (internal/headReader.ts) on a machine of two cores or more, and the
     // command still exits and lists every memory in order.
-    if (os.availableParallelism() >= 2) assert.match(run.stderr, /reader thread started after \d+ heads/)
+    if (os.availableParallelism() >= 2) assert.match(run.stderr, /reader thread started after \d+ files/)
     assert.match(run.stderr, /^(MEMDIR-HEAD-READER \d+: .*\n)*$/, "nothing but the reader's debug lines on stderr")
     const ls = JSON.parse(run.stdout)
     assert.deepStrictEqual(Object.keys(ls), ["memoryDir", "memories", "problems"])

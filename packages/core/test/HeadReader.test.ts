@@ -2,8 +2,9 @@
  * The head reader thread (internal/headReader.ts), on real files: with the thread running, `visitHeads` gives the
  * visitor exactly the calls the calling thread alone gives (same files, order, mtimes, bytes, failures), for every
  * kind of file it must leave to the calling thread (FIFO, link, directory, gone, larger than its slot, exactly its
- * slot); a visitor that throws mid-batch leaves the next batch intact; and a full scan is the same with and without
- * it. Each test checks that the thread did read files, so none passes with the thread idle.
+ * slot); `mtimeMany` gives the same mtimes and failures; a visitor that throws mid-batch leaves the next batch
+ * intact; and a full scan, and a capped one, are the same with and without it. Each test checks that the thread did
+ * work, so none passes with the thread idle.
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
@@ -133,6 +134,29 @@ describe("head reader thread", () => {
       assert.isAbove(reader.threadReads(), before, "the thread read none of the second batch")
     }))
 
+  it.scoped("gives the calling thread's lstat mtimes and failures, batch after batch", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratch
+      const listed = plant(dir)
+      // a path through a file: ENOTDIR, a failure the reader leaves to the caller
+      const paths = [...listed, path.join(listed[0]!, "below.md")]
+      const reader = yield* runningReader(paths)
+      const withThread = makeMemoryFsNode({ headReader: reader })
+      const shown = (fs: MemoryFs.MemoryFs["Type"]) =>
+        Effect.map(
+          fs.mtimeMany(paths),
+          (infos) => infos.map((info) => typeof info === "number" ? info : `${info.op} ${info.reason} ${info.detail}`)
+        )
+      const expected = yield* shown(oneThread)
+      assert.include(expected, "lstat NotFound ENOENT")
+      assert.include(expected, "lstat NotDirectory ENOTDIR")
+      const before = reader.threadReads()
+      for (let round = 0; round < 8; round++) {
+        assert.deepStrictEqual(yield* shown(withThread), expected, `round ${round}`)
+      }
+      assert.isAbove(reader.threadReads(), before, "the thread stat-ed none of the files")
+    }))
+
   it.scoped("a scan is the same with the thread as without", () =>
     Effect.gen(function*() {
       const dir = yield* scratch
@@ -160,5 +184,15 @@ describe("head reader thread", () => {
       const scanned = yield* scanWith(makeMemoryFsNode({ headReader: reader }))
       assert.deepStrictEqual(scanned, expected)
       assert.isAbove(reader.threadReads(), 0, "the thread read none of the files")
+      // a recall's capped scan: every file stat-ed, the newest 200 heads read
+      const capped = (fs: MemoryFs.MemoryFs["Type"]) =>
+        Effect.flatMap(Scanner.Scanner, (scanner) => scanner.scan(dir, { limit: 200 })).pipe(
+          Effect.provide(Scanner.layer.pipe(
+            Layer.provide(Layer.merge(Layer.succeed(MemoryFs.MemoryFs, fs), NodeContext.layer))
+          ))
+        )
+      const before = reader.threadReads()
+      assert.deepStrictEqual(yield* capped(makeMemoryFsNode({ headReader: reader })), yield* capped(oneThread))
+      assert.isAbove(reader.threadReads(), before, "the thread stat-ed none of the files")
     }))
 })

@@ -1,29 +1,31 @@
 /**
- * A second thread for the scan's head reads. A scan of a large directory is its system calls (open, fstat, read,
- * close of every file), on one core; a machine has more. Once a process has read many heads, it starts one reader
- * thread, and from then on every batch of `visitHeads` is read from both ends at once: the calling thread takes
- * files from the front and handles each as it reads it, the reader takes files from the back into shared memory,
- * and the calling thread then hands the reader's files to the visitor from there, still in index order.
+ * A second thread for the scan's file work. A scan of a large directory is its system calls (open, fstat, read,
+ * close of every file; or an lstat of every file for a recall's newest-first pick), on one core; a machine has
+ * more. Once a process has read or stat-ed many files, it starts one reader thread, and from then on every batch
+ * of `visitHeads` (and of `mtimeMany`) is done from both ends at once: the calling thread takes files from the
+ * front and handles each as it goes, the reader takes files from the back into shared memory, and the calling
+ * thread then hands the reader's results on, still in index order.
  *
  * The reader does only what is safe to do twice: it opens a file as the calling thread does (`O_NOFOLLOW`,
  * `O_NONBLOCK`), keeps it only when `fstat` says it is a regular file smaller than its slot, and reads it whole;
  * any other case (an error, a FIFO, a directory swapped in, a file of `SLOT_BYTES` or more, a file that grew while
- * read) is marked, and the calling thread reads that file itself, exactly as without a reader. So the visitor sees
- * the same calls, in the same order, either way; only when the bytes were read differs.
+ * read) is marked, and the calling thread does that file itself, exactly as without a reader (for mtimes: only a
+ * successful `lstat` is taken from the reader). So the caller sees the same results, in the same order, either
+ * way; only when the work was done differs.
  *
  * The calling thread never waits for the reader. The batch's paths, the claims and each file's state are in shared
  * memory (`SharedArrayBuffer`, `Atomics`): the reader waits on a generation counter; a file the reader has claimed
- * but not finished when the calling thread comes to it (at most one: it reads one at a time) is read by the calling
+ * but not finished when the calling thread comes to it (at most one: it does one at a time) is done by the calling
  * thread instead. Each state is tagged with its batch's generation and the reader sets it only from that batch's
  * "pending", so a reader that falls behind (a busy machine: its thread not scheduled) cannot touch a later batch; it
  * only helps less. The thread is `unref`'d: it never keeps a process alive, and costs nothing while it waits.
  *
  * When: a one-shot command over a few hundred memories never starts it (its start, ~5 ms on the calling thread and
- * ~50 ms on the other core, would cost more than it saves); a process that has read `START_AFTER_HEADS` heads
+ * ~50 ms on the other core, would cost more than it saves); a process that has handled `START_AFTER_FILES` files
  * (a large scan, or a long-lived server's repeated ones) starts it in the background and uses it for every batch
  * of at least `MIN_BATCH` files once it is running. A machine with one core never starts it.
  *
- * `NODE_DEBUG=memdir-head-reader` reports when the thread starts and, at exit, how many heads it read.
+ * `NODE_DEBUG=memdir-head-reader` reports when the thread starts and, at exit, how many files it did.
  */
 import * as os from "node:os"
 import { debuglog } from "node:util"
@@ -36,8 +38,8 @@ export const SLOT_BYTES = 8192
 const MAX_FILES = 512
 /** Room for a batch's paths as UTF-8. */
 const PATH_BYTES = 1024 * 1024
-/** Heads a process reads before it starts the reader. */
-const START_AFTER_HEADS = 1024
+/** Files a process reads or stats (heads, mtimes) before it starts the reader. */
+const START_AFTER_FILES = 1024
 /** A batch smaller than this is read by the calling thread alone (the hand-off would cost more than it saves). */
 const MIN_BATCH = 32
 
@@ -46,6 +48,10 @@ const GEN = 0
 /** The claims: `low | high << 16`; the calling thread takes `low`, the reader `high - 1`, until they meet. */
 const RANGE = 1
 const READY = 2
+/** What the batch asks of each file: `HEADS` (open, fstat, read) or `MTIMES` (lstat). */
+const OP = 3
+const HEADS = 0
+const MTIMES = 1
 
 // A file's state (Int32 per file): its batch's generation (29 bits) times 4, plus what the reader did with it.
 const PENDING = 0
@@ -70,8 +76,12 @@ const claimBack = () => {
     if (Atomics.compareExchange(ctl, ${RANGE}, v, low | ((high - 1) << 16)) === v) return high - 1;
   }
 };
+const pathOf = (i) => pathText.toString("utf8", i === 0 ? 0 : pathEnds[i - 1], pathEnds[i]);
+const statOne = (i) => {
+  try { info[i * 2] = fs.lstatSync(pathOf(i)).mtimeMs; return ${READ}; } catch { return ${LEFT}; }
+};
 const readOne = (i) => {
-  const path = pathText.toString("utf8", i === 0 ? 0 : pathEnds[i - 1], pathEnds[i]);
+  const path = pathOf(i);
   let fd;
   try { fd = fs.openSync(path, flags); } catch { return ${LEFT}; }
   try {
@@ -87,8 +97,9 @@ const readOne = (i) => {
 Atomics.store(ctl, ${READY}, 1);
 for (;;) {
   const gen = Atomics.load(ctl, ${GEN});
+  const one = Atomics.load(ctl, ${OP}) === ${MTIMES} ? statOne : readOne;
   for (let i = claimBack(); i !== -1; i = claimBack()) {
-    Atomics.compareExchange(st, i, gen * 4 + ${PENDING}, gen * 4 + readOne(i));
+    Atomics.compareExchange(st, i, gen * 4 + ${PENDING}, gen * 4 + one(i));
     if (Atomics.load(ctl, ${GEN}) !== gen) break;
   }
   Atomics.wait(ctl, ${GEN}, gen);
@@ -146,23 +157,31 @@ export interface HeadReader {
    * the batch is for the calling thread alone: no reader running (yet), too few files, too many, too long paths.
    */
   readonly visit: (paths: ReadonlyArray<string>, visitor: HeadVisitor, visitOne: VisitOne) => boolean
+  /**
+   * The `lstat` mtime of each of `paths` with the reader's help (`mtimeOne` for those left to this thread, and for
+   * any failure: the reader only reports success), or undefined (nothing done) when not shared.
+   */
+  readonly mtimes: <E>(
+    paths: ReadonlyArray<string>,
+    mtimeOne: (path: string) => number | E
+  ) => Array<number | E> | undefined
   /** Whether its thread has started and is taking batches. */
   readonly isRunning: () => boolean
-  /** Files whose head the thread read and the visitor was given (not those it left to the calling thread). */
+  /** Files the thread did whose result was used (heads read, mtimes taken; not those left to the caller). */
   readonly threadReads: () => number
 }
 
 export interface HeadReaderOptions {
   /** The `open` flags of a head read (the calling thread's). */
   readonly flags: number
-  /** Heads read before the reader starts (default `START_AFTER_HEADS`; 0: at the first batch). */
+  /** Files read or stat-ed before the reader starts (default `START_AFTER_FILES`; 0: at the first batch). */
   readonly startAfterHeads?: number | undefined
 }
 
-/** A head reader; its thread starts once the process has read enough heads (never, if it never does). */
+/** A head reader; its thread starts once the process has handled enough files (never, if it never does). */
 export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
-  const startAfter = options.startAfterHeads ?? START_AFTER_HEADS
-  let heads = 0
+  const startAfter = options.startAfterHeads ?? START_AFTER_FILES
+  let work = 0
   let generation = 0
   let fromThread = 0
   let state: "idle" | "starting" | "running" | "gone" = "idle"
@@ -202,20 +221,30 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
     shared = made.shared
     state = "starting"
     if (debug.enabled) {
-      debug("reader thread started after %d heads", heads)
-      process.once("exit", () => debug("%d of %d heads read by the reader thread", fromThread, heads))
+      debug("reader thread started after %d files", work)
+      process.once("exit", () => debug("%d of %d files done by the reader thread", fromThread, work))
     }
     worker.unref()
     worker.on("error", giveUp)
     worker.on("exit", giveUp)
   }
 
-  const visit = (paths: ReadonlyArray<string>, visitor: HeadVisitor, visitOne: VisitOne): boolean => {
+  /**
+   * One batch on both threads: `own(i)` for each file this thread takes (from the front) or is left (the reader
+   * could not, or has not finished), `theirs(i)` for each the reader did, in index order after the front. False
+   * (nothing done) when the batch is for this thread alone.
+   */
+  const share = (
+    paths: ReadonlyArray<string>,
+    op: typeof HEADS | typeof MTIMES,
+    own: (index: number) => void,
+    theirs: (index: number, meta: Float64Array, slots: Buffer) => void
+  ): boolean => {
     const count = paths.length
-    heads += count
-    if (state === "idle" && heads >= startAfter && count >= MIN_BATCH) start()
+    work += count
+    if (state === "idle" && work >= startAfter && count >= MIN_BATCH) start()
     if (!isRunning() || shared === undefined || count < MIN_BATCH || count > MAX_FILES) return false
-    const { control, ends, states } = shared
+    const { control, ends, meta, slots, states } = shared
     // the paths, as UTF-8, while the range is empty (the reader claims nothing)
     let bytes = 0
     for (let i = 0; i < count; i++) bytes += paths[i]!.length * 3
@@ -228,12 +257,27 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
       ends[i] = at
       Atomics.store(states, i, pending)
     }
-    // the range before the generation: a reader that sees this generation sees its files
+    // the op and the range before the generation: a reader that sees this generation sees its files
+    Atomics.store(control, OP, op)
     Atomics.store(control, RANGE, count << 16)
     Atomics.store(control, GEN, generation)
     Atomics.notify(control, GEN)
     try {
-      visitBoth(paths, visitor, visitOne, shared, generation * 4 + READ)
+      let mine = 0
+      for (let i = claimFront(control); i !== -1; i = claimFront(control)) {
+        own(i)
+        mine = i + 1
+      }
+      // the back, as the reader left it: a file still in flight is done here too (its result is never looked at)
+      const done = generation * 4 + READ
+      for (let i = mine; i < count; i++) {
+        if (Atomics.load(states, i) !== done) {
+          own(i)
+          continue
+        }
+        fromThread++
+        theirs(i, meta, slots)
+      }
     } finally {
       // however the batch ended (a visitor may throw): the reader claims nothing more of it
       Atomics.store(control, RANGE, 0)
@@ -241,40 +285,32 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
     return true
   }
 
-  const visitBoth = (
-    paths: ReadonlyArray<string>,
-    visitor: HeadVisitor,
-    visitOne: VisitOne,
-    { control, meta, slots, states }: Shared,
-    read: number
-  ) => {
-    const count = paths.length
-    // the front, read and handled here as each file is claimed
-    let mine = 0
-    for (let i = claimFront(control); i !== -1; i = claimFront(control)) {
-      visitOne(paths[i]!, i, visitor)
-      mine = i + 1
-    }
-    // the back, as the reader left it (a file it claimed may still be in flight)
-    let index = 0
+  const visit = (paths: ReadonlyArray<string>, visitor: HeadVisitor, visitOne: VisitOne): boolean => {
+    let at = 0
     let length = 0
+    let from: Buffer | undefined
     const fromSlot: ReadAt = (buffer, offset, size) => {
       const start = Math.min(offset, length)
       const end = Math.min(offset + size, length)
-      slots.copy(buffer, offset, index * SLOT_BYTES + start, index * SLOT_BYTES + end)
+      from!.copy(buffer, offset, at + start, at + end)
       return end - start
     }
-    for (let i = mine; i < count; i++) {
-      // left to this thread, or still being read (then read here too: the reader's result is never looked at)
-      if (Atomics.load(states, i) !== read) {
-        visitOne(paths[i]!, i, visitor)
-        continue
-      }
-      index = i
+    return share(paths, HEADS, (i) => visitOne(paths[i]!, i, visitor), (i, meta, slots) => {
+      at = i * SLOT_BYTES
       length = meta[i * 2 + 1]!
-      fromThread++
+      from = slots
       visitor.file(i, meta[i * 2]!, fromSlot)
-    }
+    })
+  }
+
+  const mtimes = <E>(paths: ReadonlyArray<string>, mtimeOne: (path: string) => number | E) => {
+    const out: Array<number | E> = new Array(paths.length)
+    const shared = share(paths, MTIMES, (i) => {
+      out[i] = mtimeOne(paths[i]!)
+    }, (i, meta) => {
+      out[i] = meta[i * 2]!
+    })
+    return shared ? out : undefined
   }
 
   const isRunning = () => {
@@ -282,5 +318,5 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
     return state === "running"
   }
 
-  return { visit, isRunning, threadReads: () => fromThread }
+  return { visit, mtimes, isRunning, threadReads: () => fromThread }
 }

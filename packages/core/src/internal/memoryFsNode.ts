@@ -290,16 +290,16 @@ const readDirectoryChunks = (
 
 // The scan's batches: synchronous calls, one Effect per batch (an async round trip per file would cost more than
 // the file's read). Each path's failure is mapped like every other one.
-const mtimeMany = (paths: ReadonlyArray<string>) =>
-  Effect.sync(() =>
-    paths.map((path): number | MemoryFsError => {
-      try {
-        return lstatSync(path).mtimeMs
-      } catch (cause) {
-        return toError("lstat", path)(cause)
-      }
-    })
-  )
+const mtimeOne = (path: string): number | MemoryFsError => {
+  try {
+    return lstatSync(path).mtimeMs
+  } catch (cause) {
+    return toError("lstat", path)(cause)
+  }
+}
+
+const mtimeMany = (reader: HeadReader | undefined) => (paths: ReadonlyArray<string>) =>
+  Effect.sync(() => reader?.mtimes(paths, mtimeOne) ?? paths.map(mtimeOne))
 
 // O_NOFOLLOW: never through a link in the last component; O_NONBLOCK: a FIFO swapped in after the listing must
 // not block the batch.
@@ -673,7 +673,12 @@ export interface MemoryFsNodeOptions {
   readonly headReader?: HeadReader | false | undefined
 }
 
-export const makeMemoryFsNode = (options: MemoryFsNodeOptions = {}): MemoryFs["Type"] => ({
+export const makeMemoryFsNode = (options: MemoryFsNodeOptions = {}): MemoryFs["Type"] => {
+  const reader = options.headReader === false ? undefined : options.headReader ?? processHeadReader
+  return makeWith(reader)
+}
+
+const makeWith = (reader: HeadReader | undefined): MemoryFs["Type"] => ({
   lstat: (path) => lstat(path).pipe(Effect.withSpan("MemoryFs.lstat")),
   exists: (path) => exists(path).pipe(Effect.withSpan("MemoryFs.exists")),
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
@@ -682,12 +687,10 @@ export const makeMemoryFsNode = (options: MemoryFsNodeOptions = {}): MemoryFs["T
   // The scan's batch calls have no span of their own: a span per batch (a stack captured, fiber refs set) cost a
   // small scan more than its reads; the caller's span (`Scanner.scan`) covers them.
   readDirectoryChunks,
-  mtimeMany,
+  mtimeMany: mtimeMany(reader),
   lstatMany: (paths) => lstatMany(paths).pipe(Effect.withSpan("MemoryFs.lstatMany")),
   readFileMany: (paths, options) => readFileMany(paths, options).pipe(Effect.withSpan("MemoryFs.readFileMany")),
-  visitHeads: visitHeads(
-    options.headReader === false ? undefined : options.headReader ?? processHeadReader
-  ),
+  visitHeads: visitHeads(reader),
   realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),
   walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),
   makeDirectory: (path, options) => makeDirectory(path, options).pipe(Effect.withSpan("MemoryFs.makeDirectory")),
