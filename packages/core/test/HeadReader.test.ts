@@ -28,7 +28,7 @@ const scratch = Effect.acquireRelease(
 /** A reader whose thread is running: the first batch starts it, then it is waited for (20 s at most). */
 const runningReader = (somePaths: ReadonlyArray<string>): Effect.Effect<HeadReader> =>
   Effect.promise(async () => {
-    const reader = makeHeadReader({ flags: HEAD_FLAGS, startAfterHeads: 0 })
+    const reader = makeHeadReader({ flags: HEAD_FLAGS, startAfterFiles: 0, startAfterMs: 0 })
     const ignore = { file: () => undefined, failed: () => undefined }
     reader.visit(somePaths, ignore, () => undefined)
     for (let waited = 0; !reader.isRunning(); waited += 10) {
@@ -118,6 +118,23 @@ describe("head reader thread", () => {
         assert.deepStrictEqual(yield* record(withThread, listed), expected, `round ${round}`)
       }
       assert.isAbove(reader.threadReads(), 0, "the thread read none of the files")
+    }))
+
+  it.scoped("is not started by a process younger than its start age, however many files it reads", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratch
+      const listed = plant(dir)
+      const young = makeHeadReader({
+        flags: HEAD_FLAGS,
+        startAfterFiles: 0,
+        startAfterMs: process.uptime() * 1000 + 60_000
+      })
+      const withYoung = makeMemoryFsNode({ headReader: young })
+      for (let round = 0; round < 20; round++) yield* record(withYoung, listed)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
+      yield* record(withYoung, listed)
+      assert.isFalse(young.isRunning())
+      assert.strictEqual(young.threadReads(), 0)
     }))
 
   it.scoped("a visitor that throws mid-batch leaves the next batch whole", () =>

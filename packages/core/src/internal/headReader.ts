@@ -20,10 +20,13 @@
  * "pending", so a reader that falls behind (a busy machine: its thread not scheduled) cannot touch a later batch; it
  * only helps less. The thread is `unref`'d: it never keeps a process alive, and costs nothing while it waits.
  *
- * When: a one-shot command over a few hundred memories never starts it (its start, ~5 ms on the calling thread and
- * ~50 ms on the other core, would cost more than it saves); a process that has handled `START_AFTER_FILES` files
- * (a large scan, or a long-lived server's repeated ones) starts it in the background and uses it for every batch
- * of at least `MIN_BATCH` files once it is running. A machine with one core never starts it.
+ * When: only a process that lives long enough to use it many times starts it: one up for `START_AFTER_MS` that has
+ * handled `START_AFTER_FILES` files (a server's or an agent loop's repeated scans, a scan of a huge directory)
+ * starts it in the background and uses it for every batch of at least `MIN_BATCH` files once it is running. A
+ * one-shot command never does: the start (~5 ms on the calling thread, ~50 ms on the other core) is more than a
+ * single scan of 20k memories gains from it (a few per cent in a fresh process, whose second core is already busy
+ * with the engine's own compiling and collecting), and on a busy machine it made a fresh recall over 20k memories
+ * slower, not faster. A machine with one core never starts it.
  *
  * `NODE_DEBUG=memdir-head-reader` reports when the thread starts and, at exit, how many files it did.
  */
@@ -40,6 +43,8 @@ const MAX_FILES = 512
 const PATH_BYTES = 1024 * 1024
 /** Files a process reads or stats (heads, mtimes) before it starts the reader. */
 const START_AFTER_FILES = 1024
+/** How long a process has been up (ms) before it starts the reader. */
+const START_AFTER_MS = 2000
 /** A batch smaller than this is read by the calling thread alone (the hand-off would cost more than it saves). */
 const MIN_BATCH = 32
 
@@ -175,12 +180,15 @@ export interface HeadReaderOptions {
   /** The `open` flags of a head read (the calling thread's). */
   readonly flags: number
   /** Files read or stat-ed before the reader starts (default `START_AFTER_FILES`; 0: at the first batch). */
-  readonly startAfterHeads?: number | undefined
+  readonly startAfterFiles?: number | undefined
+  /** The process's uptime (ms) before the reader starts (default `START_AFTER_MS`; 0: at once). */
+  readonly startAfterMs?: number | undefined
 }
 
 /** A head reader; its thread starts once the process has handled enough files (never, if it never does). */
 export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
-  const startAfter = options.startAfterHeads ?? START_AFTER_FILES
+  const startAfter = options.startAfterFiles ?? START_AFTER_FILES
+  const startAfterMs = options.startAfterMs ?? START_AFTER_MS
   let work = 0
   let generation = 0
   let fromThread = 0
@@ -242,7 +250,9 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
   ): boolean => {
     const count = paths.length
     work += count
-    if (state === "idle" && work >= startAfter && count >= MIN_BATCH) start()
+    if (state === "idle" && work >= startAfter && count >= MIN_BATCH && process.uptime() * 1000 >= startAfterMs) {
+      start()
+    }
     if (!isRunning() || shared === undefined || count < MIN_BATCH || count > MAX_FILES) return false
     const { control, ends, meta, slots, states } = shared
     // the paths, as UTF-8, while the range is empty (the reader claims nothing)
