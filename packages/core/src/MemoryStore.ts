@@ -40,7 +40,7 @@ import { parseMemoryFile } from "./Frontmatter.js"
 import { type LockOptions, withLock } from "./internal/fileLock.js"
 import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
 import { Frontmatter, type MemoryScope, memoryVersion, scopeOf, TEAM_DIR } from "./Memory.js"
-import { layer as MemoryFsLayer, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
+import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 import {
   checkIndexCaps,
   INDEX_FILE,
@@ -106,10 +106,14 @@ export interface StoreRemoveResult {
   readonly before: string | undefined
 }
 
-export interface StoreEntry {
+/** A file `listKeys` names: its key, scope and where it is, before anything is read or stat-ed. */
+export interface StoreKey {
   readonly key: string
   readonly scope: MemoryScope
   readonly path: string
+}
+
+export interface StoreEntry extends StoreKey {
   readonly size: number
   readonly mtimeMs: number
 }
@@ -188,6 +192,21 @@ export class MemoryStore extends Context.Tag("@memdir/core/MemoryStore")<MemoryS
     root: MemoryRoot,
     dir?: string
   ) => Effect.Effect<ReadonlyArray<StoreEntry>, PathTraversalError | TeamMemoryDisabledError | MemoryIoError>
+  /**
+   * The files `list` answers, named only: their kinds come from the directory entries, so no file is stat-ed or
+   * opened (a listing that shows a page of a large directory stats only that page, with `statKeys`).
+   */
+  readonly listKeys: (
+    root: MemoryRoot,
+    dir?: string
+  ) => Effect.Effect<ReadonlyArray<StoreKey>, PathTraversalError | TeamMemoryDisabledError | MemoryIoError>
+  /**
+   * The size and modification time of files `listKeys` named (`lstat`, never following a link), in order; a file
+   * gone or no longer a regular file since it was listed is left out.
+   */
+  readonly statKeys: (
+    keys: ReadonlyArray<StoreKey>
+  ) => Effect.Effect<ReadonlyArray<StoreEntry>, PathTraversalError | MemoryIoError>
   /** The checked location of a key (containment, team switch), without touching the file. */
   readonly locate: (
     root: MemoryRoot,
@@ -216,6 +235,9 @@ export const writeRefusal = (
   if (!key.toLowerCase().endsWith(".md")) return { rule: "not-markdown", reason: "a memory file must end in .md" }
   return undefined
 }
+
+/** Files `lstat`-ed per synchronous batch of `statKeys`; between batches the fiber yields. */
+const STAT_BATCH = 512
 
 /** A key with a hidden segment (memdir's own state): never listed. */
 const isHiddenKey = (key: string): boolean => key.split("/").some((segment) => segment.startsWith("."))
@@ -668,11 +690,11 @@ export const make = Effect.gen(function*() {
     return written
   })
 
-  const list = Effect.fn("MemoryStore.list")(function*(root: MemoryRoot, dir?: string) {
+  const listKeys = Effect.fn("MemoryStore.listKeys")(function*(root: MemoryRoot, dir?: string) {
     const located = yield* locate(root, dir ?? "")
     const start = located.contained.path
     const memoryRoot = located.contained.root
-    const entries = yield* fs.walk(start, {
+    const entries = yield* fs.walkKinds(start, {
       enter: (_relative, name) => !name.startsWith(".")
     }).pipe(
       Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed([])),
@@ -681,18 +703,46 @@ export const make = Effect.gen(function*() {
     const prefix = start === memoryRoot ? "" : `${located.contained.key}/`
     // The walk enters no hidden directory: below `dir`, only a file's own name can be hidden.
     if (isHiddenKey(prefix)) return []
-    const out: Array<StoreEntry> = []
+    const out: Array<StoreKey> = []
     for (const entry of entries) {
-      if (entry.info.kind !== "File" || entry.relative.startsWith(".", entry.relative.lastIndexOf("/") + 1)) continue
+      if (entry.kind !== "File" || entry.relative.startsWith(".", entry.relative.lastIndexOf("/") + 1)) continue
       const key = prefix + entry.relative
       const scope = scopeOf(key)
       if (scope === "team" && root.teamEnabled !== true) continue
-      out.push({ key, scope, path: entry.absolute, size: entry.info.size, mtimeMs: entry.info.mtimeMs })
+      out.push({ key, scope, path: entry.absolute })
     }
     return out.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
   })
 
-  return MemoryStore.of({ read, readHead, write, remove, rename, list, locate })
+  /** One batch of `statKeys`: the regular files among `keys`, with their lstat's size and time. */
+  const statBatch = (keys: ReadonlyArray<StoreKey>, out: Array<StoreEntry>) =>
+    Effect.flatMap(fs.lstatMany(keys.map((entry) => entry.path)), (infos) => {
+      for (let i = 0; i < keys.length; i++) {
+        const info = infos[i]!
+        const { key, path, scope } = keys[i]!
+        if (info instanceof MemoryFsError) {
+          if (info.reason === "NotFound") continue
+          return Effect.fail(ioOnly(key)(info))
+        }
+        if (info.kind === "File") out.push({ key, scope, path, size: info.size, mtimeMs: info.mtimeMs })
+      }
+      return Effect.void
+    })
+
+  const statKeys = Effect.fn("MemoryStore.statKeys")(function*(keys: ReadonlyArray<StoreKey>) {
+    const out: Array<StoreEntry> = []
+    for (let start = 0; start < keys.length; start += STAT_BATCH) {
+      if (start > 0) yield* Effect.yieldNow()
+      yield* statBatch(keys.slice(start, start + STAT_BATCH), out)
+    }
+    return out
+  })
+
+  const list = Effect.fn("MemoryStore.list")(function*(root: MemoryRoot, dir?: string) {
+    return yield* statKeys(yield* listKeys(root, dir))
+  })
+
+  return MemoryStore.of({ read, readHead, write, remove, rename, list, listKeys, statKeys, locate })
 })
 
 /** The store over the given file system, containment, index and team guard (the lock files use `FileSystem`). */

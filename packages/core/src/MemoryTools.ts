@@ -35,7 +35,7 @@ import { checkIndexCaps, INDEX_FILE, MemoryIndex } from "./MemoryIndex.js"
 import {
   type MemoryRoot,
   MemoryStore,
-  type StoreEntry,
+  type StoreKey,
   type StoreReadError,
   type StoreRemoveError,
   type StoreWriteError
@@ -250,7 +250,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   const headBuffer = makeHeadBuffer()
 
   /** The headers of the entries a listing shows (only those: a listing never reads the files it does not show). */
-  const describeShown = (shown: ReadonlyArray<StoreEntry>) =>
+  const describeShown = (shown: ReadonlyArray<StoreKey>) =>
     Effect.gen(function*() {
       const files = shown.filter((entry) => isCandidatePath(entry.key, [])).map((entry) => ({
         key: entry.key,
@@ -275,16 +275,27 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         dir ?? "",
         Effect.gen(function*() {
           yield* hiddenRefusal(dir ?? "")
-          const entries = yield* store.list(root, dir ?? "").pipe(Effect.catchAll(fromStore("memory_list", dir ?? "")))
+          const failed = fromStore("memory_list", dir ?? "")
+          // Named from the directory entries; only the page is opened (memories) or stat-ed (the rest, for a size).
+          const entries = yield* store.listKeys(root, dir ?? "").pipe(Effect.catchAll(failed))
           const shown = entries.slice(0, LIST_MAX_ENTRIES)
           const described = yield* describeShown(shown)
-          const lines = shown.map((entry) => {
+          const sized = yield* store.statKeys(shown.filter((entry) => !described.has(entry.key))).pipe(
+            Effect.catchAll(failed)
+          )
+          const sizes = new Map(sized.map((entry) => [entry.key, entry.size]))
+          // A file gone (or no longer a regular file) since it was listed has neither: it is left out.
+          const lines = shown.flatMap((entry) => {
             const memory = described.get(entry.key)
-            return memory === undefined ?
-              `- ${entry.key} (${entry.size} bytes)` :
-              `- [${memory.type}] ${entry.key} (${new Date(memory.writtenAt).toISOString()}): ${memory.description}`
+            if (memory !== undefined) {
+              return [
+                `- [${memory.type}] ${entry.key} (${new Date(memory.writtenAt).toISOString()}): ${memory.description}`
+              ]
+            }
+            const size = sizes.get(entry.key)
+            return size === undefined ? [] : [`- ${entry.key} (${size} bytes)`]
           })
-          const more = entries.length - lines.length
+          const more = entries.length - shown.length
           if (lines.length === 0) return "(no files)"
           return lines.join("\n") + (more > 0 ? `\n[… ${more} more files not shown]` : "")
         })

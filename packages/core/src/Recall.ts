@@ -685,6 +685,8 @@ export const layerTest = (
       remove: () => notOffered("remove"),
       rename: () => notOffered("rename"),
       list: () => notOffered("list"),
+      listKeys: () => notOffered("listKeys"),
+      statKeys: () => notOffered("statKeys"),
       locate: () => notOffered("locate")
     })
   )

@@ -3,6 +3,7 @@
  * lstat batch) and in memory:
  * - `walk`: the same entries in the same order, links reported and never followed, `enter`, `maxDepth` and
  *   `maxEntries` honoured;
+ * - `walkKinds`: `walk`'s entries and kinds, with every option, without its lstats;
  * - `lstatMany` and `readFileMany`: per path exactly what `lstat` and `readFile` answer one at a time.
  */
 import { NodeContext } from "@effect/platform-node"
@@ -119,6 +120,50 @@ describe("MemoryFs.walk", () => {
       assert.deepStrictEqual(yield* inMemory({ ...notHidden, maxDepth: 2 }), [
         ...expectedAll.filter((e) => !e.startsWith(".hidden") && e.split(":")[0]!.split("/").length <= 2)
       ])
+    }))
+})
+
+const walkedKinds = (root: string, options?: MemoryFs.WalkOptions) =>
+  Effect.flatMap(MemoryFs.MemoryFs, (fs) => fs.walkKinds(root, options)).pipe(
+    Effect.map((entries) => entries.map((e) => `${e.relative}:${e.kind}`))
+  )
+
+describe("MemoryFs.walkKinds", () => {
+  const optionSets: ReadonlyArray<MemoryFs.WalkOptions | undefined> = [
+    undefined,
+    notHidden,
+    { maxDepth: 2 },
+    { ...notHidden, maxDepth: 2 },
+    { maxEntries: 600 }
+  ]
+
+  it.scoped("live: walk's entries in walk's order, kinds from the listing, absolute paths, a missing root fails", () =>
+    Effect.gen(function*() {
+      const { root } = plant(yield* scratch)
+      for (const options of optionSets) {
+        assert.deepStrictEqual(yield* walkedKinds(root, options), yield* walked(root, options))
+      }
+      const kinds = yield* Effect.flatMap(MemoryFs.MemoryFs, (fs) => fs.walkKinds(path.join(root, "a")))
+      assert.deepStrictEqual(kinds.map((e) => e.absolute), [
+        path.join(root, "a", "b"),
+        path.join(root, "a", "one.md"),
+        path.join(root, "a", "b", "c"),
+        path.join(root, "a", "b", "two.md"),
+        path.join(root, "a", "b", "c", "three.md")
+      ])
+      const missing = yield* Effect.flip(walkedKinds(path.join(root, "nothing-here")))
+      assert.strictEqual(missing.reason, "NotFound")
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
+
+  it.scoped("in memory: the same entries as the live walk", () =>
+    Effect.gen(function*() {
+      const { seed } = plant(yield* scratch)
+      for (const options of optionSets) {
+        const inMemory = walkedKinds("/m", options).pipe(Effect.provide(MemoryFs.layerMemory(seed)))
+        const walkedInMemory = walked("/m", options).pipe(Effect.provide(MemoryFs.layerMemory(seed)))
+        assert.deepStrictEqual(yield* inMemory, yield* walkedInMemory)
+      }
+      assert.deepStrictEqual(yield* walkedKinds("/m").pipe(Effect.provide(MemoryFs.layerMemory(seed))), expectedAll)
     }))
 })
 

@@ -433,6 +433,8 @@ describe("MemoryTools: reading and listing memory", () => {
       yield* fs.symlink(`${memoryDir}/feedback_0001.md`, `${memoryDir}/aa_link.md`)
 
       const opened: Array<string> = []
+      // Every path the listing stats or reads otherwise (a walk's entries are each lstat-ed).
+      const statted: Array<string> = []
       const counting = Layer.effect(
         MemoryFs.MemoryFs,
         Effect.map(MemoryFs.MemoryFs, (live) =>
@@ -442,7 +444,16 @@ describe("MemoryTools: reading and listing memory", () => {
               Effect.suspend(() => {
                 opened.push(...paths)
                 return live.visitHeads(paths, visitor)
-              })
+              }),
+            lstat: (path) => Effect.suspend(() => (statted.push(path), live.lstat(path))),
+            lstatMany: (paths) => Effect.suspend(() => (statted.push(...paths), live.lstatMany(paths))),
+            mtimeMany: (paths) => Effect.suspend(() => (statted.push(...paths), live.mtimeMany(paths))),
+            readFile: (path, options) => Effect.suspend(() => (statted.push(path), live.readFile(path, options))),
+            readHead: (path, max) => Effect.suspend(() => (statted.push(path), live.readHead(path, max))),
+            readFileMany: (paths, options) =>
+              Effect.suspend(() => (statted.push(...paths), live.readFileMany(paths, options))),
+            walk: (root, options) =>
+              Effect.tap(live.walk(root, options), (entries) => statted.push(...entries.map((e) => e.absolute)))
           }))
       ).pipe(Layer.provide(MemoryFs.layer))
       const countedServices = MemoryStore.layerWithContainment.pipe(
@@ -481,6 +492,13 @@ describe("MemoryTools: reading and listing memory", () => {
       )
       assert.deepStrictEqual([...opened].sort(), shownMemories.map((e) => e.path).sort())
       assert.notInclude(opened, `${memoryDir}/feedback_0539.md`)
+      // Stat-ed: only the shown files listed by their size (no memory, nothing past the page, no directory).
+      const bySize = listing.content.split("\n").flatMap((line) => {
+        const sized = /^- (\S+) \(\d+ bytes\)$/.exec(line)
+        return sized === null ? [] : [`${memoryDir}/${sized[1]}`]
+      })
+      assert.includeMembers(bySize, [`${memoryDir}/${INDEX_FILE}`, `${memoryDir}/aa_notes.txt`])
+      assert.deepStrictEqual([...statted].sort(), bySize.sort())
     }).pipe(Effect.provide(services)))
 
   it.scoped("memory_read bounds long files and says how to read on", () =>

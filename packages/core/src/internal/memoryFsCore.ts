@@ -128,6 +128,15 @@ export interface WalkEntry {
   readonly info: FileInfo
 }
 
+/** An entry of `walkKinds`: what `WalkEntry` says of it without its `lstat`. */
+export interface WalkKindEntry {
+  /** Relative to the walked root, `/`-separated. */
+  readonly relative: string
+  readonly absolute: string
+  /** From the directory entry (an `lstat` only where the file system reports no type): a link is reported as one. */
+  readonly kind: FileKind
+}
+
 /**
  * Reads from the file `visitHeads` holds open: fills `buffer` at `offset` with the file's bytes from the same file
  * offset and returns how many it read (fewer at the end of the file). A failure throws the `MemoryFsError`,
@@ -211,6 +220,15 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
    * entry's info is its `lstat`; an entry gone since its directory was listed is left out).
    */
   readonly walk: (root: string, options?: WalkOptions) => Effect.Effect<ReadonlyArray<WalkEntry>, MemoryFsError>
+  /**
+   * `walk`'s entries in `walk`'s order, each with its kind only, taken from the directory listing: no `lstat` per
+   * entry (one only for an entry whose type the file system does not report; an entry gone by then is left out).
+   * For a listing that needs sizes or times of a few of the files it names (`memory_list`'s page).
+   */
+  readonly walkKinds: (
+    root: string,
+    options?: WalkOptions
+  ) => Effect.Effect<ReadonlyArray<WalkKindEntry>, MemoryFsError>
   /** Creates `path` and its missing parents (0700). */
   readonly makeDirectory: (path: string, options?: { readonly within?: string | undefined }) => Effect.Effect<
     void,

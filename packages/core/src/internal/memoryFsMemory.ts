@@ -17,6 +17,7 @@ import {
   type MemoryFsReason,
   type ReadOptions,
   type WalkEntry,
+  type WalkKindEntry,
   type WalkOptions,
   type WriteOptions
 } from "./memoryFsCore.js"
@@ -168,9 +169,10 @@ export const makeMemoryFsInMemory = (
         fail("resolve", path, resolved.reason, resolved.detail)
     })
 
-  const walk = (root: string, options: WalkOptions = {}) =>
+  // The tree knows every entry's kind: nothing to look up, as a file system that reports every type.
+  const walkKinds = (root: string, options: WalkOptions = {}) =>
     Effect.gen(function*() {
-      const out: Array<WalkEntry> = []
+      const out: Array<WalkKindEntry> = []
       const max = options.maxEntries ?? Number.POSITIVE_INFINITY
       const queue: Array<readonly [string, string, number]> = [[normalize(root), "", 0]]
       while (queue.length > 0 && out.length < max) {
@@ -183,13 +185,22 @@ export const makeMemoryFsInMemory = (
           if (entry.kind === "Directory" && options.enter !== undefined && !options.enter(relative, entry.name)) {
             continue
           }
-          out.push({ relative, absolute, info: yield* lstat(absolute) })
+          out.push({ relative, absolute, kind: entry.kind })
           if (out.length >= max) break
           if (descend && entry.kind === "Directory") queue.push([absolute, relative, depth])
         }
       }
       return out
     })
+
+  // Nothing changes between the listing and the lstat here: the walk is `walkKinds` with each entry's info.
+  const walk = (root: string, options: WalkOptions = {}) =>
+    Effect.flatMap(
+      walkKinds(root, options),
+      (entries) =>
+        Effect.forEach(entries, (entry): Effect.Effect<WalkEntry, MemoryFsError> =>
+          Effect.map(lstat(entry.absolute), (info) => ({ relative: entry.relative, absolute: entry.absolute, info })))
+    )
 
   const makeDirectory = (path: string, options: { readonly within?: string | undefined } = {}) =>
     Effect.gen(function*() {
@@ -319,6 +330,7 @@ export const makeMemoryFsInMemory = (
     visitHeads,
     realPath,
     walk,
+    walkKinds,
     makeDirectory,
     writeFileAtomic,
     append,

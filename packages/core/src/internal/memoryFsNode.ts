@@ -41,6 +41,7 @@ import {
   type MemoryFsReason,
   type ReadOptions,
   type WalkEntry,
+  type WalkKindEntry,
   type WalkOptions,
   type WriteOptions
 } from "./memoryFsCore.js"
@@ -533,16 +534,70 @@ const walkDirectory = (
     }
   })
 
-const walk = (root: string, options: WalkOptions = {}) =>
+/** One directory of a walk: appends its entries to `out` and the directories to enter to `queue`. */
+type WalkStep<E> = (
+  directory: WalkedDirectory,
+  isRoot: boolean,
+  options: WalkOptions,
+  max: number,
+  out: Array<E>,
+  queue: Array<WalkedDirectory>
+) => Effect.Effect<void, MemoryFsError>
+
+/** A breadth-first walk from `root`, one directory at a time by `step`, until `maxEntries`. */
+const breadthFirst = <E>(step: WalkStep<E>) => (root: string, options: WalkOptions = {}) =>
   Effect.gen(function*() {
-    const out: Array<WalkEntry> = []
+    const out: Array<E> = []
     const max = options.maxEntries ?? Number.POSITIVE_INFINITY
     const queue: Array<WalkedDirectory> = [{ absolute: root, relative: "", depth: 0 }]
     for (let next = 0; next < queue.length && out.length < max; next++) {
-      yield* walkDirectory(queue[next]!, next === 0, options, max, out, queue)
+      yield* step(queue[next]!, next === 0, options, max, out, queue)
     }
     return out
   })
+
+const walk = breadthFirst<WalkEntry>(walkDirectory)
+
+/**
+ * A listed entry's kind: the directory entry's, or (only where the file system reports no type) its `lstat`'s;
+ * `undefined` when it is gone by then.
+ */
+const listedKind = (absolute: string, listed: FileKind): FileKind | undefined | MemoryFsError => {
+  if (listed !== "Unknown") return listed
+  const info = lstatOne(absolute)
+  return info instanceof MemoryFsError ? (info.reason === "NotFound" ? undefined : info) : info.kind
+}
+
+/** One directory of `walkKinds`: its entries (the ones `enter` lets through) appended to `out`, no `lstat` each. */
+const walkKindsDirectory = (
+  directory: WalkedDirectory,
+  isRoot: boolean,
+  options: WalkOptions,
+  max: number,
+  out: Array<WalkKindEntry>,
+  queue: Array<WalkedDirectory>
+) =>
+  Effect.gen(function*() {
+    const listed = yield* readDirectory(directory.absolute).pipe(
+      Effect.catchIf((error) => error.reason === "NotFound" && !isRoot, () => Effect.succeed([]))
+    )
+    const depth = directory.depth + 1
+    const descend = options.maxDepth === undefined || depth < options.maxDepth
+    for (let i = 0; i < listed.length && out.length < max; i++) {
+      if (i > 0 && i % WALK_BATCH === 0) yield* Effect.yieldNow()
+      const entry = listed[i]!
+      const relative = directory.relative === "" ? entry.name : `${directory.relative}/${entry.name}`
+      const absolute = NodePath.join(directory.absolute, entry.name)
+      const kind = listedKind(absolute, entry.kind)
+      if (kind instanceof MemoryFsError) return yield* Effect.fail(kind)
+      if (kind === undefined) continue
+      if (kind === "Directory" && options.enter !== undefined && !options.enter(relative, entry.name)) continue
+      out.push({ relative, absolute, kind })
+      if (descend && kind === "Directory") queue.push({ absolute, relative, depth })
+    }
+  })
+
+const walkKinds = breadthFirst<WalkKindEntry>(walkKindsDirectory)
 
 const makeDirectory = (path: string, options: { readonly within?: string | undefined } = {}) =>
   Effect.gen(function*() {
@@ -693,6 +748,7 @@ const makeWith = (reader: HeadReader | undefined): MemoryFs["Type"] => ({
   visitHeads: visitHeads(reader),
   realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),
   walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),
+  walkKinds: (root, options) => walkKinds(root, options).pipe(Effect.withSpan("MemoryFs.walkKinds")),
   makeDirectory: (path, options) => makeDirectory(path, options).pipe(Effect.withSpan("MemoryFs.makeDirectory")),
   writeFileAtomic: (path, data, options) =>
     writeFileAtomic(path, data, options).pipe(Effect.withSpan("MemoryFs.writeFileAtomic")),
