@@ -3,6 +3,9 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { execFileSync } from "node:child_process"
+import type * as NodeFs from "node:fs"
+import { createRequire, syncBuiltinESMExports } from "node:module"
 import type { AgentTool } from "../src/Agent.js"
 import { PathTraversalError } from "../src/Errors.js"
 import { acquireLock, releaseLock } from "../src/internal/fileLock.js"
@@ -50,6 +53,47 @@ const toolsetFor = (options: MemoryToolsOptions) =>
       })
     return { ...toolset, call }
   })
+
+/**
+ * The `node:fs` calls `lstat` and `open` (synchronous and promise forms) while `effect` runs, by path: the module's
+ * functions are wrapped and `syncBuiltinESMExports` makes every `import { lstatSync } from "node:fs"` see the
+ * wrappers, so the calls counted are the system calls the code makes, whatever layer makes them.
+ */
+/** `node:fs` itself (its ES module namespace is read-only): what `syncBuiltinESMExports` copies to the namespace. */
+const nodeFs = createRequire(import.meta.url)("node:fs") as typeof NodeFs
+
+const countingFsCalls = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const calls = { lstat: [] as Array<string>, open: [] as Array<string> }
+      const original = {
+        lstatSync: nodeFs.lstatSync,
+        openSync: nodeFs.openSync,
+        lstat: nodeFs.promises.lstat,
+        open: nodeFs.promises.open
+      }
+      const counted = <F extends (path: NodeFs.PathLike, ...rest: Array<any>) => any>(into: Array<string>, f: F) =>
+        ((path: NodeFs.PathLike, ...rest: Array<any>) => {
+          into.push(String(path))
+          return f(path, ...rest)
+        }) as unknown as F
+      nodeFs.lstatSync = counted(calls.lstat, original.lstatSync)
+      nodeFs.openSync = counted(calls.open, original.openSync)
+      nodeFs.promises.lstat = counted(calls.lstat, original.lstat)
+      nodeFs.promises.open = counted(calls.open, original.open)
+      syncBuiltinESMExports()
+      const restore = () => {
+        nodeFs.lstatSync = original.lstatSync
+        nodeFs.openSync = original.openSync
+        nodeFs.promises.lstat = original.lstat
+        nodeFs.promises.open = original.open
+        syncBuiltinESMExports()
+      }
+      return { calls, restore }
+    }),
+    ({ calls }) => Effect.map(effect, (result) => ({ result, calls })),
+    ({ restore }) => Effect.sync(restore)
+  )
 
 const exists = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(file))
 const read = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file))
@@ -499,6 +543,43 @@ describe("MemoryTools: reading and listing memory", () => {
       })
       assert.includeMembers(bySize, [`${memoryDir}/${INDEX_FILE}`, `${memoryDir}/aa_notes.txt`])
       assert.deepStrictEqual([...statted].sort(), bySize.sort())
+    }).pipe(Effect.provide(services)))
+
+  it.scoped("memory_list takes kinds from the directory entries: no lstat of a memory, each shown memory opened once", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const { memoryDir, outside } = yield* sandbox
+      for (const name of ["feedback_a.md", "project_b.md", "user_c.md"]) {
+        yield* fs.writeFileString(`${memoryDir}/${name}`, memoryFile(name, `about ${name}`))
+      }
+      yield* fs.makeDirectory(`${memoryDir}/sub`)
+      yield* fs.writeFileString(`${memoryDir}/sub/reference_d.md`, memoryFile("D", "deep", "reference"))
+      yield* fs.writeFileString(`${memoryDir}/notes.txt`, "twelve bytes")
+      yield* fs.makeDirectory(`${memoryDir}/.dream`)
+      yield* fs.writeFileString(`${memoryDir}/.dream/state.md`, memoryFile("S", "hidden state"))
+      yield* fs.symlink(`${outside}/secret.md`, `${memoryDir}/linked.md`)
+      execFileSync("mkfifo", [`${memoryDir}/pipe.md`])
+      const tools = yield* toolsetFor({ memoryDir })
+
+      const { calls, result } = yield* countingFsCalls(tools.call("memory_list", {}))
+      assert.isFalse(result.isError, result.content)
+      assert.strictEqual(
+        result.content.replace(/\(\d{4}-[^)]*\)/g, "(time)"),
+        [
+          "- [feedback] feedback_a.md (time): about feedback_a.md",
+          "- notes.txt (12 bytes)",
+          "- [feedback] project_b.md (time): about project_b.md",
+          "- [reference] sub/reference_d.md (time): deep",
+          "- [feedback] user_c.md (time): about user_c.md"
+        ].join("\n")
+      )
+      const inside = (paths: ReadonlyArray<string>) => paths.filter((p) => p.startsWith(`${memoryDir}/`)).sort()
+      // Only the file shown by its size is stat-ed; the link, the FIFO and the hidden directory are never touched.
+      assert.deepStrictEqual(inside(calls.lstat), [`${memoryDir}/notes.txt`])
+      assert.deepStrictEqual(
+        inside(calls.open),
+        ["feedback_a.md", "project_b.md", "sub/reference_d.md", "user_c.md"].map((key) => `${memoryDir}/${key}`)
+      )
     }).pipe(Effect.provide(services)))
 
   it.scoped("memory_read bounds long files and says how to read on", () =>
