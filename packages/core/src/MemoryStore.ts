@@ -194,19 +194,12 @@ export class MemoryStore extends Context.Tag("@memdir/core/MemoryStore")<MemoryS
   ) => Effect.Effect<ReadonlyArray<StoreEntry>, PathTraversalError | TeamMemoryDisabledError | MemoryIoError>
   /**
    * The files `list` answers, named only: their kinds come from the directory entries, so no file is stat-ed or
-   * opened (a listing that shows a page of a large directory stats only that page, with `statKeys`).
+   * opened (a listing that shows a page of a large directory opens only that page: `memory_list`).
    */
   readonly listKeys: (
     root: MemoryRoot,
     dir?: string
   ) => Effect.Effect<ReadonlyArray<StoreKey>, PathTraversalError | TeamMemoryDisabledError | MemoryIoError>
-  /**
-   * The size and modification time of files `listKeys` named (`lstat`, never following a link), in order; a file
-   * gone or no longer a regular file since it was listed is left out.
-   */
-  readonly statKeys: (
-    keys: ReadonlyArray<StoreKey>
-  ) => Effect.Effect<ReadonlyArray<StoreEntry>, PathTraversalError | MemoryIoError>
   /** The checked location of a key (containment, team switch), without touching the file. */
   readonly locate: (
     root: MemoryRoot,
@@ -236,7 +229,7 @@ export const writeRefusal = (
   return undefined
 }
 
-/** Files `lstat`-ed per synchronous batch of `statKeys`; between batches the fiber yields. */
+/** Files `lstat`-ed per synchronous batch of `list`; between batches the fiber yields. */
 const STAT_BATCH = 512
 
 /** A key with a hidden segment (memdir's own state): never listed. */
@@ -714,7 +707,7 @@ export const make = Effect.gen(function*() {
     return out.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
   })
 
-  /** One batch of `statKeys`: the regular files among `keys`, with their lstat's size and time. */
+  /** One batch of `list`'s stats: the regular files among `keys`, with their lstat's size and time. */
   const statBatch = (keys: ReadonlyArray<StoreKey>, out: Array<StoreEntry>) =>
     Effect.flatMap(fs.lstatMany(keys.map((entry) => entry.path)), (infos) => {
       for (let i = 0; i < keys.length; i++) {
@@ -729,7 +722,10 @@ export const make = Effect.gen(function*() {
       return Effect.void
     })
 
-  const statKeys = Effect.fn("MemoryStore.statKeys")(function*(keys: ReadonlyArray<StoreKey>) {
+  // Size and time by lstat (never following a link); a file gone or no longer a regular file since it was named is
+  // left out.
+  const list = Effect.fn("MemoryStore.list")(function*(root: MemoryRoot, dir?: string) {
+    const keys = yield* listKeys(root, dir)
     const out: Array<StoreEntry> = []
     for (let start = 0; start < keys.length; start += STAT_BATCH) {
       if (start > 0) yield* Effect.yieldNow()
@@ -738,11 +734,7 @@ export const make = Effect.gen(function*() {
     return out
   })
 
-  const list = Effect.fn("MemoryStore.list")(function*(root: MemoryRoot, dir?: string) {
-    return yield* statKeys(yield* listKeys(root, dir))
-  })
-
-  return MemoryStore.of({ read, readHead, write, remove, rename, list, listKeys, statKeys, locate })
+  return MemoryStore.of({ read, readHead, write, remove, rename, list, listKeys, locate })
 })
 
 /** The store over the given file system, containment, index and team guard (the lock files use `FileSystem`). */

@@ -26,7 +26,7 @@ import { Containment } from "./Containment.js"
 import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
-import { headBuffer as makeHeadBuffer, headersOf } from "./internal/listHeads.js"
+import { describeFiles, headBuffer as makeHeadBuffer } from "./internal/listHeads.js"
 import { compileSafeRegex, makeLineSearch } from "./internal/safeRegex.js"
 import { isCandidatePath } from "./internal/scanPaths.js"
 import { TEAM_DIR } from "./Memory.js"
@@ -249,15 +249,16 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   const gitAges = yield* Effect.serviceOption(GitAges)
   const headBuffer = makeHeadBuffer()
 
-  /** The headers of the entries a listing shows (only those: a listing never reads the files it does not show). */
+  /** The lines of the entries a listing shows (only those: a listing never opens nor stats the files it does not show). */
   const describeShown = (shown: ReadonlyArray<StoreKey>) =>
     Effect.gen(function*() {
-      const files = shown.filter((entry) => isCandidatePath(entry.key, [])).map((entry) => ({
+      const files = shown.map((entry) => ({
         key: entry.key,
-        path: entry.path
+        path: entry.path,
+        candidate: isCandidatePath(entry.key, [])
       }))
       const commitTimes = Option.isSome(gitAges) ? yield* gitAges.value.commitTimes(memoryRoot) : undefined
-      return yield* headersOf(fs, headBuffer, files, commitTimes)
+      return yield* describeFiles(fs, headBuffer, files, commitTimes)
     })
 
   const memoryList = defineTool({
@@ -275,25 +276,18 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         dir ?? "",
         Effect.gen(function*() {
           yield* hiddenRefusal(dir ?? "")
-          const failed = fromStore("memory_list", dir ?? "")
-          // Named from the directory entries; only the page is opened (memories) or stat-ed (the rest, for a size).
-          const entries = yield* store.listKeys(root, dir ?? "").pipe(Effect.catchAll(failed))
+          // Named from the directory entries; only the page's files are opened, once each (a size from its fstat).
+          const entries = yield* store.listKeys(root, dir ?? "").pipe(
+            Effect.catchAll(fromStore("memory_list", dir ?? ""))
+          )
           const shown = entries.slice(0, LIST_MAX_ENTRIES)
           const described = yield* describeShown(shown)
-          const sized = yield* store.statKeys(shown.filter((entry) => !described.has(entry.key))).pipe(
-            Effect.catchAll(failed)
-          )
-          const sizes = new Map(sized.map((entry) => [entry.key, entry.size]))
-          // A file gone (or no longer a regular file) since it was listed has neither: it is left out.
+          // A file gone (or no longer a regular file) since it was listed has no line.
           const lines = shown.flatMap((entry) => {
-            const memory = described.get(entry.key)
-            if (memory !== undefined) {
-              return [
-                `- [${memory.type}] ${entry.key} (${new Date(memory.writtenAt).toISOString()}): ${memory.description}`
-              ]
-            }
-            const size = sizes.get(entry.key)
-            return size === undefined ? [] : [`- ${entry.key} (${size} bytes)`]
+            const line = described.get(entry.key)
+            return line === undefined ? [] : line._tag === "File" ?
+              [`- ${entry.key} (${line.size} bytes)`] :
+              [`- [${line.type}] ${entry.key} (${new Date(line.writtenAt).toISOString()}): ${line.description}`]
           })
           const more = entries.length - shown.length
           if (lines.length === 0) return "(no files)"

@@ -686,7 +686,6 @@ export const layerTest = (
       rename: () => notOffered("rename"),
       list: () => notOffered("list"),
       listKeys: () => notOffered("listKeys"),
-      statKeys: () => notOffered("statKeys"),
       locate: () => notOffered("locate")
     })
   )

@@ -1,7 +1,8 @@
 /**
- * The headers of the files a listing shows, read exactly as the scan reads them (`MemoryFs.visitHeads`, the scan's
- * head parser, the written time of `MemoryAge`), so a listing that shows a page of a directory opens only the files
- * on that page instead of scanning every memory to describe a few hundred.
+ * What a listing says of the files it shows, read exactly as the scan reads them (`MemoryFs.visitHeads`, the scan's
+ * head parser, the written time of `MemoryAge`): a listing that shows a page of a directory opens only the files on
+ * that page, once each, instead of scanning every memory (or stat-ing every file) to describe a few hundred. A
+ * file's size comes from the fstat of the open file, so a page costs one open per file and nothing else.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -16,42 +17,51 @@ import { readHead } from "./scanHead.js"
 export interface ListedFile {
   readonly key: string
   readonly path: string
+  /** It may be a memory (the scan's candidate): its head is read and parsed. Otherwise only its size is taken. */
+  readonly candidate: boolean
 }
 
-/** What a listing line says of a memory. */
-export interface ListedHeader {
-  readonly type: MemoryKind
-  readonly description: string
-  /** When it was written (epoch ms): its `modified:`, else its last commit, else its mtime. */
-  readonly writtenAt: number
-}
+/** What a listing line says of a file: a memory's header, or (any other regular file) its size. */
+export type ListedLine =
+  | {
+    readonly _tag: "Memory"
+    readonly type: MemoryKind
+    readonly description: string
+    /** When it was written (epoch ms): its `modified:`, else its last commit, else its mtime. */
+    readonly writtenAt: number
+  }
+  | { readonly _tag: "File"; readonly size: number }
 
-/** A buffer for `headersOf`, one per caller: each call uses it synchronously, so calls never interleave on it. */
+/** A buffer for `describeFiles`, one per caller: each call uses it synchronously, so calls never interleave on it. */
 export const headBuffer = (): Buffer => Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
 
 /**
- * The headers of `files` that are valid memories, by key. A file that is gone, not a regular file or has no valid
- * header is left out (the listing shows it by its size), as the scan leaves it out of its memories.
+ * The line of each of `files`, by key: a candidate with a valid header is a memory, any other regular file is
+ * described by its size (as the scan leaves it out of its memories). A file gone or no longer a regular file since
+ * it was listed has no line.
  */
-export const headersOf = (
+export const describeFiles = (
   fs: MemoryFs["Type"],
   buffer: Buffer,
   files: ReadonlyArray<ListedFile>,
   commitTimes?: CommitTimes | undefined
-): Effect.Effect<ReadonlyMap<string, ListedHeader>> =>
+): Effect.Effect<ReadonlyMap<string, ListedLine>> =>
   Effect.gen(function*() {
     const nowMs = yield* Clock.currentTimeMillis
-    const headers = new Map<string, ListedHeader>()
+    const lines = new Map<string, ListedLine>()
     yield* fs.visitHeads(files.map((file) => file.path), {
-      file: (index, mtime, read) => {
-        const key = files[index]!.key
-        const parsed = readHead(buffer, (offset, length) => read(buffer, offset, length), key)
-        if (Either.isLeft(parsed)) return
+      file: (index, mtime, read, size) => {
+        const { candidate, key } = files[index]!
+        const parsed = candidate ? readHead(buffer, (offset, length) => read(buffer, offset, length), key) : undefined
+        if (parsed === undefined || Either.isLeft(parsed)) {
+          lines.set(key, { _tag: "File", size })
+          return
+        }
         const { description, extra, type } = parsed.right
         const at = writtenAt({ extra, mtime }, nowMs, commitTimes?.(key, mtime)).at
-        headers.set(key, { type, description, writtenAt: at })
+        lines.set(key, { _tag: "Memory", type, description, writtenAt: at })
       },
       failed: () => undefined
     })
-    return headers
+    return lines
   })

@@ -147,10 +147,10 @@ export type ReadAt = (buffer: Uint8Array, offset: number, length: number) => num
 /** What `visitHeads` tells its caller, file by file (`index` into the paths it was given). */
 export interface HeadVisitor {
   /**
-   * The file is open and is a regular file (`mtimeMs` from the fstat of the open file): read as much of its head
-   * as needed, synchronously, now.
+   * The file is open and is a regular file (`mtimeMs` and `size` from the fstat of the open file): read as much of
+   * its head as needed, synchronously, now.
    */
-  readonly file: (index: number, mtimeMs: number, read: ReadAt) => void
+  readonly file: (index: number, mtimeMs: number, read: ReadAt, size: number) => void
   /** The file could not be opened or read (`NotFound` when gone since it was listed, `NotRegularFile`, …). */
   readonly failed: (index: number, error: MemoryFsError) => void
 }

@@ -158,7 +158,7 @@ export const makeMemoryFsInMemory = (
             const bytes = node.data.subarray(offset, offset + length)
             buffer.set(bytes, offset)
             return bytes.length
-          })
+          }, node.data.length)
       }), { discard: true })
 
   const realPath = (path: string) =>

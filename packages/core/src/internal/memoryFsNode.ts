@@ -329,7 +329,7 @@ const visitHead = (path: string, index: number, visitor: HeadVisitor): void => {
       } catch (cause) {
         throw toError("read", path)(cause)
       }
-    })
+    }, stats.size)
   } catch (error) {
     if (!(error instanceof MemoryFsError)) throw error
     visitor.failed(index, error)
