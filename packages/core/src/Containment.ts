@@ -120,7 +120,10 @@ export const make = Effect.gen(function*() {
   const resolve = Effect.fn("Containment.resolve")(function*(root: string, key: string, options?: ContainOptions) {
     const contained = yield* lexical(root, key, options)
     const realRoot = yield* fs.realPathOfDeepestExisting(contained.root).pipe(Effect.mapError(fromFsError(key)))
-    const real = yield* fs.realPathOfDeepestExisting(contained.path).pipe(Effect.mapError(fromFsError(key)))
+    // The root itself (a listing of the whole directory): its real path is the one just resolved.
+    const real = contained.key === "" ?
+      realRoot :
+      yield* fs.realPathOfDeepestExisting(contained.path).pipe(Effect.mapError(fromFsError(key)))
     if (!isInside(realRoot, real, contained.key === "")) {
       return yield* new PathTraversalError({
         key,

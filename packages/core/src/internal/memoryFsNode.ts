@@ -583,11 +583,13 @@ const walkKindsDirectory = (
     )
     const depth = directory.depth + 1
     const descend = options.maxDepth === undefined || depth < options.maxDepth
+    // `NodePath.join` of a normalized directory and an entry's name (never `.`, `..` nor holding a separator)
+    const base = withSep(NodePath.normalize(directory.absolute))
     for (let i = 0; i < listed.length && out.length < max; i++) {
       if (i > 0 && i % WALK_BATCH === 0) yield* Effect.yieldNow()
       const entry = listed[i]!
       const relative = directory.relative === "" ? entry.name : `${directory.relative}/${entry.name}`
-      const absolute = NodePath.join(directory.absolute, entry.name)
+      const absolute = base + entry.name
       const kind = listedKind(absolute, entry.kind)
       if (kind instanceof MemoryFsError) return yield* Effect.fail(kind)
       if (kind === undefined) continue
