@@ -79,7 +79,7 @@ const plant = (dir: string): Array<string> => {
 }
 
 type Call =
-  | { readonly index: number; readonly mtime: number; readonly bytes: string }
+  | { readonly index: number; readonly mtime: number; readonly size: number; readonly bytes: string }
   | { readonly index: number; readonly failed: string }
 
 /** Reads each head as the scanner does (4 KiB, then doubling while the read fills what was asked) and records it. */
@@ -87,7 +87,7 @@ const record = (fs: MemoryFs.MemoryFs["Type"], paths: ReadonlyArray<string>, thr
   const calls: Array<Call> = []
   const buffer = Buffer.alloc(65_537)
   return fs.visitHeads(paths, {
-    file: (index, mtime, read) => {
+    file: (index, mtime, read, size) => {
       if (index === throwAt) throw new Error(`visitor stopped at ${index}`)
       let length = 0
       for (let asked = 4096; length < buffer.length; asked = Math.min(length, buffer.length - length)) {
@@ -95,7 +95,7 @@ const record = (fs: MemoryFs.MemoryFs["Type"], paths: ReadonlyArray<string>, thr
         length += got
         if (got < asked) break
       }
-      calls.push({ index, mtime, bytes: buffer.toString("hex", 0, length) })
+      calls.push({ index, mtime, size, bytes: buffer.toString("hex", 0, length) })
     },
     failed: (index, error) => {
       calls.push({ index, failed: `${error.op} ${error.reason} ${error.detail}` })

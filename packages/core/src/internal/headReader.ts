@@ -309,7 +309,8 @@ export const makeHeadReader = (options: HeadReaderOptions): HeadReader => {
       at = i * SLOT_BYTES
       length = meta[i * 2 + 1]!
       from = slots
-      visitor.file(i, meta[i * 2]!, fromSlot)
+      // the reader read the whole file (it is shorter than its slot): its length is the file's size
+      visitor.file(i, meta[i * 2]!, fromSlot, length)
     })
   }
 
