@@ -15,7 +15,7 @@ import { execFileSync } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type HeadReader, makeHeadReader, SLOT_BYTES } from "../src/internal/headReader.js"
+import { type HeadReader, makeHeadReader, MIN_BATCH, SLOT_BYTES } from "../src/internal/headReader.js"
 import { HEAD_FLAGS, makeMemoryFsNode } from "../src/internal/memoryFsNode.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import * as Scanner from "../src/Scanner.js"
@@ -67,12 +67,16 @@ const plant = (dir: string): Array<string> => {
   nodeFs.mkdirSync(path.join(dir, "dir.md"))
   special.push(path.join(dir, "dir.md"))
   special.push(path.join(dir, "gone.md"))
-  const plain = Array.from({ length: 140 }, (_, i) => file(`plain-${i}.md`, textOf(200 + (i * 97) % 3800, i)))
+  // enough files for a batch the thread takes (MIN_BATCH)
+  const plain = Array.from(
+    { length: MIN_BATCH + 40 },
+    (_, i) => file(`plain-${i}.md`, textOf(200 + (i * 97) % 3800, i))
+  )
   // specials spread over the batch, front to back: the thread takes from the back, the caller from the front
   const listed: Array<string> = []
   plain.forEach((p, i) => {
     listed.push(p)
-    if (i % 7 === 3 && special.length > 0) listed.push(special.pop()!)
+    if (i % 13 === 3 && special.length > 0) listed.push(special.pop()!)
   })
   listed.push(...special)
   return listed

@@ -45,8 +45,11 @@ const PATH_BYTES = 1024 * 1024
 const START_AFTER_FILES = 1024
 /** How long a process has been up (ms) before it starts the reader. */
 const START_AFTER_MS = 2000
-/** A batch smaller than this is read by the calling thread alone (the hand-off would cost more than it saves). */
-const MIN_BATCH = 32
+/**
+ * A batch smaller than this is done by the calling thread alone: measured in the peers benchmark, a scan of 200
+ * memories (one batch) took 1.93× the floor with the thread and 1.72× without; batches of 488 and 512 gain.
+ */
+export const MIN_BATCH = 256
 
 // Control words (Int32)
 const GEN = 0
