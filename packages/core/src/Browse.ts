@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { TeamMemoryDisabledError } from "./Errors.js"
+import { sortNewestFirst } from "./internal/scanPaths.js"
 import { type MemoryHeader, type MemoryKind, type MemoryScope, TEAM_DIR } from "./Memory.js"
 import { Scanner } from "./Scanner.js"
 import { scoreMemories } from "./Selector.js"
@@ -55,8 +56,6 @@ export const MAX_SEARCH_LIMIT = 50
 /** A memory's version (the MCP tools' `version` / `if_version`). */
 export { memoryVersion } from "./Memory.js"
 
-const byNewest = (a: ListedMemory, b: ListedMemory): number => b.mtime - a.mtime || a.path.localeCompare(b.path)
-
 /** The memories of a directory, newest first, in the scope and of the type asked for. */
 export const listMemories = Effect.fn("Browse.listMemories")(function*(input: ListInput) {
   const scope = input.scope ?? "all"
@@ -74,7 +73,8 @@ export const listMemories = Effect.fn("Browse.listMemories")(function*(input: Li
     for (const m of scan.memories) memories.push({ ...m, path: `${TEAM_DIR}/${m.path}`, scope: "team" })
   }
   const typed = input.type === undefined ? memories : memories.filter((m) => m.type === input.type)
-  return typed.sort(byNewest)
+  // The scan's own order (newest first, equal mtimes by path as code units): one scan's list is already in it
+  return sortNewestFirst(typed)
 })
 
 /** The limit actually used: a whole number in 1 … MAX_SEARCH_LIMIT. */
