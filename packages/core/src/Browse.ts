@@ -64,17 +64,21 @@ export const listMemories = Effect.fn("Browse.listMemories")(function*(input: Li
   }
   const scanner = yield* Scanner
   const memories: Array<ListedMemory> = []
+  let scans = 0
   if (scope !== "team") {
     const scan = yield* scanner.scan(input.memoryDir, { skipDirs: [TEAM_DIR] })
     for (const m of scan.memories) memories.push({ ...m, scope: "private" })
+    scans++
   }
   if (scope !== "private" && input.teamEnabled) {
     const scan = yield* scanner.scan(NodePath.join(input.memoryDir, TEAM_DIR))
     for (const m of scan.memories) memories.push({ ...m, path: `${TEAM_DIR}/${m.path}`, scope: "team" })
+    scans++
   }
   const typed = input.type === undefined ? memories : memories.filter((m) => m.type === input.type)
-  // The scan's own order (newest first, equal mtimes by path as code units): one scan's list is already in it
-  return sortNewestFirst(typed)
+  // The scan's own order (newest first, equal mtimes by path as code units): one scan's list is already in it (a
+  // common prefix keeps the order of the team's paths), two are merged
+  return scans === 1 ? typed : sortNewestFirst(typed)
 })
 
 /** The limit actually used: a whole number in 1 … MAX_SEARCH_LIMIT. */
