@@ -422,7 +422,7 @@ describe("memdir mcp", () => {
 
   it("a long-lived server reads heads on its reader thread, answers the same, and still exits when stdin closes", async () => {
     // 3k memories: a full listing is six batches of heads, enough for the reader thread once the server has been up
-    // 2 s (internal/headReader.ts); a one-shot command never starts it
+    // 2 s (internal/headReader.ts); a command done within 2 s never starts it
     const memoryDir = freshMemoryDir()
     fs.mkdirSync(memoryDir, { recursive: true })
     for (let i = 0; i < 3000; i++) {

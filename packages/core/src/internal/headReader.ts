@@ -23,7 +23,8 @@
  * When: only a process that lives long enough to use it many times starts it: one up for `START_AFTER_MS` that has
  * handled `START_AFTER_FILES` files (a server's or an agent loop's repeated scans, a scan of a huge directory)
  * starts it in the background and uses it for every batch of at least `MIN_BATCH` files once it is running. A
- * one-shot command never does: the start (~5 ms on the calling thread, ~50 ms on the other core) is more than a
+ * command done within those 2 s never does (every one-shot command over 20k memories measured here; one over far
+ * more may start it late in its scan): the start (~5 ms on the calling thread, ~50 ms on the other core) is more than a
  * single scan of 20k memories gains from it (a few per cent in a fresh process, whose second core is already busy
  * with the engine's own compiling and collecting), and on a busy machine it made a fresh recall over 20k memories
  * slower, not faster. A machine with one core never starts it.
