@@ -19,6 +19,7 @@ import {
   opendirSync,
   openSync,
   readdirSync,
+  readlinkSync,
   readSync,
   realpathSync,
   type Stats
@@ -72,6 +73,13 @@ const toError = (op: string, path: string) => (cause: unknown): MemoryFsError =>
 const sys = <A>(op: string, path: string, operation: () => Promise<A>): Effect.Effect<A, MemoryFsError> =>
   Effect.tryPromise({ try: operation, catch: toError(op, path) })
 
+/**
+ * A path lookup, synchronously: a real path or an lstat is one system call, far cheaper than the round trip through
+ * the thread pool an async call makes (the containment check of every store call resolves one or two).
+ */
+const sysSync = <A>(op: string, path: string, operation: () => A): Effect.Effect<A, MemoryFsError> =>
+  Effect.try({ try: operation, catch: toError(op, path) })
+
 const fail = (op: string, path: string, reason: MemoryFsReason, detail: string) =>
   Effect.fail(new MemoryFsError({ op, path, reason, detail }))
 
@@ -113,19 +121,19 @@ const realPathOfDeepestExisting = (absolute: string): Effect.Effect<string, Memo
     // another process may create `current` between realpath and lstat: look again, a few times
     let retries = 3
     while (true) {
-      const real = yield* Effect.either(sys(op, current, () => fsp.realpath(current)))
+      const real = yield* Effect.either(sysSync(op, current, () => realpathSync.native(current)))
       if (Either.isRight(real)) return NodePath.join(real.right, ...[...missingTail].reverse())
       const error = real.left
       if (error.detail === "ELOOP") return yield* fail(op, current, "SymlinkLoop", "too many levels of symbolic links")
       if (error.reason !== "NotFound") return yield* Effect.fail(error)
       // ENOENT: either `current` does not exist (walk up), or it is a link whose target does not
-      const entry = yield* Effect.either(sys("lstat", current, () => fsp.lstat(current)))
+      const entry = yield* Effect.either(sysSync("lstat", current, () => lstatSync(current)))
       if (Either.isRight(entry)) {
         if (!entry.right.isSymbolicLink()) {
           if (retries-- > 0) continue
           return yield* fail(op, current, "Changed", "changed while checked")
         }
-        const target = yield* Effect.either(sys("readlink", current, () => fsp.readlink(current)))
+        const target = yield* Effect.either(sysSync("readlink", current, () => readlinkSync(current)))
         return yield* fail(op, current, "DanglingSymlink", `-> ${Either.getOrElse(target, () => "?")} (missing)`)
       }
       if (entry.left.reason !== "NotFound") return yield* Effect.fail(entry.left)
@@ -456,7 +464,7 @@ const visitHeads = (reader: HeadReader | undefined) => (paths: ReadonlyArray<str
   })
 
 const realPath = (path: string) =>
-  sys("resolve", path, () => fsp.realpath(path)).pipe(
+  sysSync("resolve", path, () => realpathSync.native(path)).pipe(
     Effect.mapError((error) =>
       error.detail === "ELOOP" ? new MemoryFsError({ ...error, reason: "SymlinkLoop", cause: error.cause }) : error
     )
