@@ -109,13 +109,25 @@ const record = (fs: MemoryFs.MemoryFs["Type"], paths: ReadonlyArray<string>, thr
 
 const oneThread = makeMemoryFsNode({ headReader: false })
 
+/** The planted files in a scratch directory, a running reader, and a live `MemoryFs` that uses it. */
+const plantedWithReader = Effect.gen(function*() {
+  const listed = plant(yield* scratch)
+  const reader = yield* runningReader(listed)
+  return { listed, reader, withThread: makeMemoryFsNode({ headReader: reader }) }
+})
+
+/** A scan of `dir` (with `options`) by the live scanner over `fs`. */
+const scanWith = (fs: MemoryFs.MemoryFs["Type"], dir: string, options?: Scanner.ScanOptions) =>
+  Effect.flatMap(Scanner.Scanner, (scanner) => scanner.scan(dir, options)).pipe(
+    Effect.provide(Scanner.layer.pipe(
+      Layer.provide(Layer.merge(Layer.succeed(MemoryFs.MemoryFs, fs), NodeContext.layer))
+    ))
+  )
+
 describe("head reader thread", () => {
   it.scoped("gives the visitor the calling thread's calls for every kind of file, batch after batch", () =>
     Effect.gen(function*() {
-      const dir = yield* scratch
-      const listed = plant(dir)
-      const reader = yield* runningReader(listed)
-      const withThread = makeMemoryFsNode({ headReader: reader })
+      const { listed, reader, withThread } = yield* plantedWithReader
       const expected = yield* record(oneThread, listed)
       assert.isTrue(expected.some((call) => "failed" in call), "the listing has failures")
       for (let round = 0; round < 8; round++) {
@@ -143,10 +155,7 @@ describe("head reader thread", () => {
 
   it.scoped("a visitor that throws mid-batch leaves the next batch whole", () =>
     Effect.gen(function*() {
-      const dir = yield* scratch
-      const listed = plant(dir)
-      const reader = yield* runningReader(listed)
-      const withThread = makeMemoryFsNode({ headReader: reader })
+      const { listed, reader, withThread } = yield* plantedWithReader
       const stopped = yield* Effect.exit(record(withThread, listed, 2))
       assert.isTrue(Exit.isFailure(stopped), "the visitor's throw reaches the caller")
       const others = [...listed].reverse()
@@ -194,26 +203,17 @@ describe("head reader thread", () => {
       execFileSync("mkfifo", [path.join(dir, "pipe.md")])
       const names = nodeFs.readdirSync(dir).map((name) => path.join(dir, name))
       const reader = yield* runningReader(names)
-      const scanWith = (fs: MemoryFs.MemoryFs["Type"]) =>
-        Effect.flatMap(Scanner.Scanner, (scanner) => scanner.scan(dir)).pipe(
-          Effect.provide(Scanner.layer.pipe(
-            Layer.provide(Layer.merge(Layer.succeed(MemoryFs.MemoryFs, fs), NodeContext.layer))
-          ))
-        )
-      const expected = yield* scanWith(oneThread)
+      const withThread = makeMemoryFsNode({ headReader: reader })
+      const expected = yield* scanWith(oneThread, dir)
       assert.strictEqual(expected.memories.length, 1500 - 30)
-      const scanned = yield* scanWith(makeMemoryFsNode({ headReader: reader }))
-      assert.deepStrictEqual(scanned, expected)
+      assert.deepStrictEqual(yield* scanWith(withThread, dir), expected)
       assert.isAbove(reader.threadReads(), 0, "the thread read none of the files")
       // a recall's capped scan: every file stat-ed, the newest 200 heads read
-      const capped = (fs: MemoryFs.MemoryFs["Type"]) =>
-        Effect.flatMap(Scanner.Scanner, (scanner) => scanner.scan(dir, { limit: 200 })).pipe(
-          Effect.provide(Scanner.layer.pipe(
-            Layer.provide(Layer.merge(Layer.succeed(MemoryFs.MemoryFs, fs), NodeContext.layer))
-          ))
-        )
       const before = reader.threadReads()
-      assert.deepStrictEqual(yield* capped(makeMemoryFsNode({ headReader: reader })), yield* capped(oneThread))
+      assert.deepStrictEqual(
+        yield* scanWith(withThread, dir, { limit: 200 }),
+        yield* scanWith(oneThread, dir, { limit: 200 })
+      )
       assert.isAbove(reader.threadReads(), before, "the thread stat-ed none of the files")
     }))
 })
