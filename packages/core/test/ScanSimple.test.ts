@@ -31,6 +31,14 @@ const fixtureFiles = (): Array<string> => {
   return files
 }
 
+/** Each fixture whose head is a block between clean fences: its bytes and where the block is. */
+const fixtureBlocks = () =>
+  fixtureFiles().flatMap((file) => {
+    const bytes = NodeFs.readFileSync(file)
+    const location = locateHead(bytes, bytes.length, true)
+    return location._tag === "Block" ? [{ file, bytes, location }] : []
+  })
+
 /** What the scanner's simple reader makes of the block `bytes[start, end)`, its text through a text arena. */
 const readSimple = (
   bytes: Buffer,
@@ -210,13 +218,9 @@ describe("the simple header reader", () => {
   )
 
   it("gives what the general reader gives on every header of the fixtures", () => {
-    const files = fixtureFiles()
     let blocks = 0
     let accepted = 0
-    for (const file of files) {
-      const bytes = NodeFs.readFileSync(file)
-      const location = locateHead(bytes, bytes.length, true)
-      if (location._tag !== "Block") continue
+    for (const { bytes, location } of fixtureBlocks()) {
       blocks++
       if (agrees(bytes, location.endLine, location.start, location.end)) accepted++
     }
@@ -227,12 +231,8 @@ describe("the simple header reader", () => {
   })
 
   it("parseLocatedHead (the listings' reader) gives the general reader's header or error on every fixture head", () => {
-    const files = fixtureFiles()
     let blocks = 0
-    for (const file of files) {
-      const bytes = NodeFs.readFileSync(file)
-      const location = locateHead(bytes, bytes.length, true)
-      if (location._tag !== "Block") continue
+    for (const { bytes, file, location } of fixtureBlocks()) {
       blocks++
       const general = readBlock(bytes.toString("utf8", location.start, location.end), location.endLine, file)
       assert.deepStrictEqual(parseLocatedHead(bytes, location, file), general, file)

@@ -504,15 +504,18 @@ interface WalkedDirectory {
   readonly depth: number
 }
 
-/** One directory of a walk: its entries (the ones `enter` lets through) `lstat`-ed in batches, appended to `out`. */
-const walkDirectory = (
+/** One directory of a walk: appends its entries to `out` and the directories to enter to `queue`. */
+type WalkStep<E> = (
   directory: WalkedDirectory,
   isRoot: boolean,
   options: WalkOptions,
   max: number,
-  out: Array<WalkEntry>,
+  out: Array<E>,
   queue: Array<WalkedDirectory>
-) =>
+) => Effect.Effect<void, MemoryFsError>
+
+/** One directory of a walk: its entries (the ones `enter` lets through) `lstat`-ed in batches, appended to `out`. */
+const walkDirectory: WalkStep<WalkEntry> = (directory, isRoot, options, max, out, queue) =>
   Effect.gen(function*() {
     const listed = yield* readDirectory(directory.absolute).pipe(
       Effect.catchIf((error) => error.reason === "NotFound" && !isRoot, () => Effect.succeed([]))
@@ -542,16 +545,6 @@ const walkDirectory = (
     }
   })
 
-/** One directory of a walk: appends its entries to `out` and the directories to enter to `queue`. */
-type WalkStep<E> = (
-  directory: WalkedDirectory,
-  isRoot: boolean,
-  options: WalkOptions,
-  max: number,
-  out: Array<E>,
-  queue: Array<WalkedDirectory>
-) => Effect.Effect<void, MemoryFsError>
-
 /** A breadth-first walk from `root`, one directory at a time by `step`, until `maxEntries`. */
 const breadthFirst = <E>(step: WalkStep<E>) => (root: string, options: WalkOptions = {}) =>
   Effect.gen(function*() {
@@ -577,14 +570,7 @@ const listedKind = (absolute: string, listed: FileKind): FileKind | undefined | 
 }
 
 /** One directory of `walkKinds`: its entries (the ones `enter` lets through) appended to `out`, no `lstat` each. */
-const walkKindsDirectory = (
-  directory: WalkedDirectory,
-  isRoot: boolean,
-  options: WalkOptions,
-  max: number,
-  out: Array<WalkKindEntry>,
-  queue: Array<WalkedDirectory>
-) =>
+const walkKindsDirectory: WalkStep<WalkKindEntry> = (directory, isRoot, options, max, out, queue) =>
   Effect.gen(function*() {
     const listed = yield* readDirectory(directory.absolute).pipe(
       Effect.catchIf((error) => error.reason === "NotFound" && !isRoot, () => Effect.succeed([]))
