@@ -72,10 +72,29 @@ describe("ls --json", () => {
       memories: memories.map(([m, age]) => entryObject(m, age)),
       problems
     }
-    const written = [...listingJson(document.memoryDir, memories.map(([m, age]) => memoryJson(m, age)), problems)]
-    assert.strictEqual(written.join(""), JSON.stringify(document, null, 2))
-    const empty = [...listingJson("/m", [], [])].join("")
+    const rendered = memories.map(([m, age]) => memoryJson(m, age))
+    const written = [
+      ...listingJson(document.memoryDir, { count: rendered.length, render: (i) => rendered[i]! }, problems)
+    ]
+    assert.strictEqual(written.join("\n"), JSON.stringify(document, null, 2))
+    const empty = [...listingJson("/m", { count: 0, render: () => "" }, [])].join("\n")
     assert.strictEqual(empty, JSON.stringify({ memoryDir: "/m", memories: [], problems: [] }, null, 2))
+  })
+
+  it("a listing over several chunks (a memory at each chunk's edge), and several problems, is still that document", () => {
+    for (const count of [199, 200, 201, 450]) {
+      const many = Array.from({ length: count }, (_, i) => memories[i % memories.length]!)
+      const problems = [
+        { path: "a.md", code: "missing-frontmatter", message: "no frontmatter", line: 1 },
+        { path: "b\u2028.md", code: "invalid-yaml", message: "bad \"yaml\"" }
+      ]
+      const document = { memoryDir: "/m", memories: many.map(([m, age]) => entryObject(m, age)), problems }
+      const rendered = many.map(([m, age]) => memoryJson(m, age))
+      const chunks = [...listingJson("/m", { count, render: (i) => rendered[i]! }, problems)]
+      assert.strictEqual(chunks.join("\n"), JSON.stringify(document, null, 2), String(count))
+      // the memories come a chunk at a time, never all in one string
+      assert.isAbove(chunks.length, 3 + Math.floor((count - 1) / 200), String(count))
+    }
   })
 
   it("times are written as toISOString writes them: every millisecond of a day, fractions, and beyond the fast range", () => {

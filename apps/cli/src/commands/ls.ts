@@ -90,52 +90,39 @@ export const memoryJson = (m: Shown, age: ShownAge): string => {
 /** `value` as `JSON.stringify(value, null, 2)` prints it at nesting depth 2 (inside the document's arrays). */
 const nested = (value: unknown): string => JSON.stringify(value, null, 2).replace(/\n/g, "\n    ")
 
+/** Memories per chunk of `listingJson`: one write of about 64 KiB each. */
+const MEMORIES_PER_CHUNK = 200
+
 /**
- * The pieces of `JSON.stringify({ memoryDir, memories, problems }, null, 2)`, one array element at a time, so a
- * listing of 50k memories is never one 17 MB string. `memories` are already rendered (`memoryJson`); a problem is
- * printed here. JSON escapes newlines inside strings, so indenting after each newline is exactly what the pretty
- * printer does.
+ * `JSON.stringify({ memoryDir, memories, problems }, null, 2)` in chunks of whole lines (the document is the chunks
+ * joined by newlines), each memory rendered (`memoryJson`) only when its chunk is: a listing of 50k memories is
+ * never one 17 MB string, and each chunk is one join of its entries rather than a string grown piece by piece. A
+ * problem is printed here. JSON escapes newlines inside strings, so indenting after each newline is exactly what
+ * the pretty printer does.
  */
 export function* listingJson(
   memoryDir: string,
-  memories: Iterable<string>,
-  problems: Iterable<unknown>
+  memories: { readonly count: number; readonly render: (index: number) => string },
+  problems: ReadonlyArray<unknown>
 ): Generator<string> {
-  const array = function*(items: Iterable<string>): Generator<string> {
-    let first = true
-    for (const item of items) {
-      yield (first ? "[\n    " : ",\n    ") + item
-      first = false
+  const head = `{\n  "memoryDir": ${JSON.stringify(memoryDir)},\n  "memories": `
+  if (memories.count === 0) {
+    yield head + "[],"
+  } else {
+    yield head + "["
+    for (let start = 0; start < memories.count; start += MEMORIES_PER_CHUNK) {
+      const end = Math.min(memories.count, start + MEMORIES_PER_CHUNK)
+      const entries = new Array<string>(end - start)
+      for (let i = start; i < end; i++) entries[i - start] = memories.render(i)
+      // each memory but the last is followed by a comma: within a chunk by the join, at its end here
+      yield "    " + entries.join(",\n    ") + (end < memories.count ? "," : "")
     }
-    yield first ? "[]" : "\n  ]"
+    yield "  ],"
   }
-  const rendered = function*(items: Iterable<unknown>): Generator<string> {
-    for (const item of items) yield nested(item)
-  }
-  yield `{\n  "memoryDir": ${JSON.stringify(memoryDir)},\n  "memories": `
-  yield* array(memories)
-  yield `,\n  "problems": `
-  yield* array(rendered(problems))
-  yield "\n}"
+  yield problems.length === 0
+    ? `  "problems": []\n}`
+    : `  "problems": [\n    ${problems.map(nested).join(",\n    ")}\n  ]\n}`
 }
-
-/** Bytes written to stdout per write: a few syscalls for a big listing, little memory held. */
-const WRITE_CHUNK_CHARS = 64 * 1024
-
-/** Writes the pieces in chunks of whole lines, with the final newline `Console.log` adds: same bytes as one log. */
-const streamLines = (pieces: Iterable<string>): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    let pending = ""
-    for (const piece of pieces) {
-      pending += piece
-      if (pending.length < WRITE_CHUNK_CHARS) continue
-      const cut = pending.lastIndexOf("\n")
-      if (cut === -1) continue
-      yield* Console.log(pending.slice(0, cut))
-      pending = pending.slice(cut + 1)
-    }
-    yield* Console.log(pending)
-  })
 
 export const lsCommand = Command.make(
   "ls",
@@ -156,11 +143,10 @@ export const lsCommand = Command.make(
         ...(p.line === undefined ? {} : { line: p.line })
       }))
       if (json) {
-        // Streamed: each memory's entry is built and written in turn, never the whole document at once.
-        const entries = function*() {
-          for (let i = 0; i < scan.memories.length; i++) yield memoryJson(scan.memories[i]!, ages[i]!)
-        }
-        return yield* streamLines(listingJson(location.memoryDir, entries(), problems))
+        // Streamed: a chunk of memories is built and written at a time, never the whole document at once.
+        const memories = { count: scan.memories.length, render: (i: number) => memoryJson(scan.memories[i]!, ages[i]!) }
+        for (const chunk of listingJson(location.memoryDir, memories, problems)) yield* Console.log(chunk)
+        return
       }
       if (scan.memories.length === 0 && problems.length === 0) {
         return yield* Console.log(`no memories in ${location.memoryDir}`)

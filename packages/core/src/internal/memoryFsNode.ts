@@ -146,86 +146,35 @@ const realPathOfDeepestExisting = (absolute: string): Effect.Effect<string, Memo
 
 const closeQuietly = (handle: fsp.FileHandle) => Effect.promise(() => handle.close().catch(() => undefined))
 
-/** Open for reading without following the last component, without blocking; then insist on a regular file. */
-const openRegular = <A>(
-  path: string,
-  use: (handle: fsp.FileHandle, stats: Stats) => Effect.Effect<A, MemoryFsError>
-): Effect.Effect<A, MemoryFsError> =>
-  Effect.acquireUseRelease(
-    sys("open", path, () => fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)).pipe(
-      Effect.mapError((error) =>
-        error.reason === "SymbolicLink" ?
-          new MemoryFsError({ ...error, detail: `a symbolic link (${error.detail})`, cause: error.cause }) :
-          error.detail === "ENXIO" || error.detail === "ENODEV" ?
-          new MemoryFsError({ ...error, detail: `a socket or device (${error.detail})`, cause: error.cause }) :
-          error
-      )
-    ),
-    (handle) =>
-      Effect.gen(function*() {
-        const stats = yield* sys("stat", path, () => handle.stat())
-        if (!stats.isFile()) return yield* fail("open", path, "NotRegularFile", describeKind(kindOf(stats)))
-        return yield* use(handle, stats)
-      }),
-    closeQuietly
-  )
-
-const readInto = (handle: fsp.FileHandle, path: string, buffer: Uint8Array) =>
-  Effect.gen(function*() {
-    let filled = 0
-    while (filled < buffer.length) {
-      const { bytesRead } = yield* sys("read", path, () => handle.read(buffer, filled, buffer.length - filled, filled))
-      if (bytesRead === 0) break
-      filled += bytesRead
-    }
-    return filled
-  })
-
 const decoder = new TextDecoder("utf-8")
 
+/**
+ * A whole small file (a setting, a ref, a memory), synchronously: open, fstat, read and close are four system calls,
+ * far cheaper than four round trips through the thread pool (a command's start reads half a dozen). Opened without
+ * blocking and checked to be a regular file first, so a FIFO or device is an error, never a wait.
+ */
 const readFile = (path: string, options: ReadOptions) =>
-  openRegular(path, (handle, stats) =>
-    Effect.gen(function*() {
-      if (options.singleLink === true && stats.nlink > 1) {
-        return yield* fail("open", path, "NotRegularFile", `has ${stats.nlink} hard links (may alias a file elsewhere)`)
-      }
-      if (stats.size > options.maxBytes) {
-        return yield* fail("read", path, "TooLarge", `${stats.size} bytes (limit ${options.maxBytes})`)
-      }
-      if (options.within !== undefined) {
-        // The open path may have gone through a parent swapped after a check: the inode must be the one that
-        // the verified real path names now.
-        const real = yield* realPathOfDeepestExisting(path)
-        if (!isInsideOrEqual(options.within, real)) {
-          return yield* fail("open", path, "Escapes", `resolves to ${real}, outside ${options.within}`)
-        }
-        const named = yield* sys("lstat", real, () => fsp.lstat(real))
-        if (named.ino !== stats.ino || named.dev !== stats.dev) {
-          return yield* fail("open", path, "Changed", "changed while it was opened")
-        }
-      }
-      // the file may grow between fstat and read: read one byte past the limit to notice
-      const buffer = new Uint8Array(options.maxBytes + 1)
-      const filled = yield* readInto(handle, path, buffer)
-      if (filled > options.maxBytes) {
-        return yield* fail("read", path, "TooLarge", `grew past ${options.maxBytes} bytes while read`)
-      }
-      return { text: decoder.decode(buffer.subarray(0, filled)), info: infoOf(stats) }
-    }))
+  Effect.try({
+    try: () => readFileSyncInto(path, options, new Uint8Array(options.maxBytes + 1)),
+    catch: (error) => error instanceof MemoryFsError ? error : toError("read", path)(error)
+  })
 
 const readHead = (path: string, maxBytes: number) =>
-  openRegular(path, (handle, stats) =>
-    Effect.gen(function*() {
-      const buffer = new Uint8Array(Math.max(0, Math.min(maxBytes, stats.size)))
-      const filled = yield* readInto(handle, path, buffer)
-      return {
-        text: decoder.decode(buffer.subarray(0, filled)),
-        info: infoOf(stats),
-        truncated: stats.size > filled
+  Effect.try({
+    try: () => {
+      const { fd, stats } = openRegularSync(path)
+      try {
+        const buffer = new Uint8Array(Math.max(0, Math.min(maxBytes, stats.size)))
+        const filled = readFully(fd, path, buffer)
+        return { text: decoder.decode(buffer.subarray(0, filled)), info: infoOf(stats), truncated: stats.size > filled }
+      } finally {
+        closeSync(fd)
       }
-    }))
+    },
+    catch: (error) => error instanceof MemoryFsError ? error : toError("read", path)(error)
+  })
 
-const lstat = (path: string) => Effect.map(sys("lstat", path, () => fsp.lstat(path)), infoOf)
+const lstat = (path: string) => Effect.map(sysSync("lstat", path, () => lstatSync(path)), infoOf)
 
 const exists = (path: string) =>
   lstat(path).pipe(
@@ -394,6 +343,22 @@ const checkWithinSync = (path: string, stats: Stats, within: string): void => {
   }
 }
 
+/** Reads `buffer` full from the start of `fd` (less at the end of the file); the bytes read. */
+const readFully = (fd: number, path: string, buffer: Uint8Array): number => {
+  let filled = 0
+  while (filled < buffer.length) {
+    let read: number
+    try {
+      read = readSync(fd, buffer, filled, buffer.length - filled, filled)
+    } catch (cause) {
+      throw toError("read", path)(cause)
+    }
+    if (read === 0) break
+    filled += read
+  }
+  return filled
+}
+
 /** `readFile`, synchronously, into the batch's buffer (`maxBytes + 1` bytes: one past the limit notices growth). */
 const readFileSyncInto = (path: string, options: ReadOptions, buffer: Uint8Array): FileText => {
   const { fd, stats } = openRegularSync(path)
@@ -415,17 +380,7 @@ const readFileSyncInto = (path: string, options: ReadOptions, buffer: Uint8Array
       })
     }
     if (options.within !== undefined) checkWithinSync(path, stats, options.within)
-    let filled = 0
-    while (filled < buffer.length) {
-      let read: number
-      try {
-        read = readSync(fd, buffer, filled, buffer.length - filled, filled)
-      } catch (cause) {
-        throw toError("read", path)(cause)
-      }
-      if (read === 0) break
-      filled += read
-    }
+    const filled = readFully(fd, path, buffer)
     if (filled > options.maxBytes) {
       throw new MemoryFsError({
         op: "read",
