@@ -52,7 +52,15 @@ const gitProject = (name: string): string => {
 describe("@memdir/cli tarball", () => {
   it("holds the bin, the bundle's JavaScript, README and LICENSE, and declares no runtime dependency", () => {
     const unexpected = cli.entries.filter((entry) =>
-      !["bin/memdir.js", "dist/memdir.js", "dist/main.cjs", "README.md", "LICENSE", "package.json"].includes(entry) &&
+      ![
+        "bin/memdir.js",
+        "dist/memdir.js",
+        "dist/main.cjs",
+        "dist/package.json",
+        "README.md",
+        "LICENSE",
+        "package.json"
+      ].includes(entry) &&
       !/^dist\/chunks\/[^/]+\.cjs$/.test(entry)
     )
     assert.deepStrictEqual(unexpected, [])
@@ -63,7 +71,9 @@ describe("@memdir/cli tarball", () => {
     assert.deepStrictEqual(cli.manifest.bin, { memdir: "./bin/memdir.js" })
     // exactly the current build's chunks: none left over from an earlier build
     const stamp = JSON.parse(fs.readFileSync(path.join(repoRoot, "apps/cli/dist/bundle-stamp.json"), "utf8"))
-    const built = stamp.outputs.filter((output: string) => /\.c?js$/.test(output)).map((o: string) => `dist/${o}`)
+    const built = stamp.outputs.filter((output: string) => /\.c?js$|^package\.json$/.test(output)).map((o: string) =>
+      `dist/${o}`
+    )
     assert.deepStrictEqual(cli.entries.filter((entry) => entry.startsWith("dist/")), [...built].sort())
   })
 

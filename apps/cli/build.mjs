@@ -102,14 +102,20 @@ export const bundleOptions = (outdir) => ({
   plugins: [lazyCliFileParsers]
 })
 
-/** The launcher `dist/memdir.js`: turns the code cache on, then requires `main.cjs` (src/launch.ts). */
+/**
+ * The launcher `dist/memdir.js`: turns the code cache on, then requires `main.cjs` (src/launch.ts). CommonJS, like
+ * the rest of dist/ (`dist/package.json` says so): a process started on it never sets up Node's ES module loader
+ * (a few milliseconds of every start, hooks included). Its `import.meta.url` is the file's URL.
+ */
 const launcherOptions = (outdir) => ({
   absWorkingDir: here,
   entryPoints: { memdir: "src/launch.ts" },
   outdir,
   bundle: true,
   platform: "node",
-  format: "esm",
+  format: "cjs",
+  define: { "import.meta.url": "__launcherUrl" },
+  banner: { js: "\"use strict\";const __launcherUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
   target: "node20",
   minify: true,
   sourcemap: "linked",
@@ -119,6 +125,9 @@ const launcherOptions = (outdir) => ({
 })
 
 const mergeMetafiles = (a, b) => ({ inputs: { ...a.inputs, ...b.inputs }, outputs: { ...a.outputs, ...b.outputs } })
+
+/** dist/package.json: every .js file in dist/ (the launcher) is CommonJS. */
+const DIST_MANIFEST = `{ "type": "commonjs" }\n`
 
 /**
  * Bundles into memory: the launcher, the CLI entry `main.cjs` and its chunks as CommonJS (each `import()` of a
@@ -133,6 +142,8 @@ export const bundleTo = async (outdir, { sourcemap = true, minify = true } = {})
     esbuild.build({ ...launcherOptions(outdir), minify, sourcemap: sourcemap ? "linked" : false, write: false })
   ])
   const files = launcher.outputFiles.map((file) => ({ path: file.path, contents: file.contents }))
+  // dist/memdir.js is CommonJS although the package is "type": "module"
+  files.push({ path: path.join(outdir, "package.json"), contents: Buffer.from(DIST_MANIFEST) })
   for (const file of cli.outputFiles) {
     const result = await esbuild.transform(file.text, {
       format: "cjs",
