@@ -18,6 +18,8 @@ import { parseFrontmatter } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
 import type { MemoryHeader } from "./Memory.js"
 
+export { isoTime } from "./internal/isoTime.js"
+
 /** Where a memory's age comes from. */
 export type AgeSource = "modified" | "commit" | "mtime"
 

@@ -26,6 +26,7 @@ import { Containment } from "./Containment.js"
 import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
+import { isoTime } from "./internal/isoTime.js"
 import { describeFiles, headBuffer as makeHeadBuffer } from "./internal/listHeads.js"
 import { compileSafeRegex, makeLineSearch } from "./internal/safeRegex.js"
 import { isCandidatePath } from "./internal/scanPaths.js"
@@ -287,7 +288,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
             const line = described.get(entry.key)
             return line === undefined ? [] : line._tag === "File" ?
               [`- ${entry.key} (${line.size} bytes)`] :
-              [`- [${line.type}] ${entry.key} (${new Date(line.writtenAt).toISOString()}): ${line.description}`]
+              [`- [${line.type}] ${entry.key} (${isoTime(line.writtenAt)}): ${line.description}`]
           })
           const more = entries.length - shown.length
           if (lines.length === 0) return "(no files)"

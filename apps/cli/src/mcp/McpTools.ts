@@ -12,7 +12,7 @@ import * as Browse from "@memdir/core/Browse"
 import { MemoryDisabledError, VersionConflictError } from "@memdir/core/Errors"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
 import { type MemoryType, memoryTypes } from "@memdir/core/Memory"
-import { writtenAtOf, writtenAtOfFile } from "@memdir/core/MemoryAge"
+import { isoTime, writtenAtOf, writtenAtOfFile } from "@memdir/core/MemoryAge"
 import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
 import { RecallSession, renderRecalledMemory } from "@memdir/core/Recall"
 import { Staleness } from "@memdir/core/Staleness"
@@ -287,7 +287,7 @@ const headerOf = (
   name: m.name,
   type: m.type,
   description: m.description,
-  mtime: new Date(m.mtime).toISOString(),
+  mtime: isoTime(m.mtime),
   ageDays: age.ageDays,
   age: age.age
 })
