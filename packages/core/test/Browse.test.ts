@@ -50,6 +50,14 @@ describe("Browse", () => {
           paths(yield* listMemories({ memoryDir: dir, teamEnabled: true, type: "reference" })),
           ["reference_dashboards.md"]
         )
+        // each listed memory is its scanned header whole, with its scope (team paths under team/)
+        const scanner = yield* Scanner.Scanner
+        const privateScan = yield* scanner.scan(dir, { skipDirs: ["team"] })
+        const teamScan = yield* scanner.scan(path.join(dir, "team"))
+        assert.deepStrictEqual(all, [
+          ...privateScan.memories.map((m) => ({ ...m, scope: "private" })),
+          ...teamScan.memories.map((m) => ({ ...m, path: `team/${m.path}`, scope: "team" }))
+        ])
         const off = yield* Effect.flip(listMemories({ memoryDir: dir, teamEnabled: false, scope: "team" }))
         assert.strictEqual(off._tag, "TeamMemoryDisabledError")
       })

@@ -16,6 +16,7 @@ import {
   type Dirent,
   fstatSync,
   lstatSync,
+  mkdirSync,
   opendirSync,
   openSync,
   readdirSync,
@@ -550,11 +551,15 @@ const walkKindsDirectory: WalkStep<WalkKindEntry> = (directory, isRoot, options,
 
 const walkKinds = breadthFirst<WalkKindEntry>(walkKindsDirectory)
 
+/**
+ * Synchronously, like the path lookups: a directory that exists (nearly every call: the memory directory before
+ * each tool command) costs one system call, not a round trip through the thread pool.
+ */
 const makeDirectory = (path: string, options: { readonly within?: string | undefined } = {}) =>
   Effect.gen(function*() {
     const within = options.within
     if (within === undefined) {
-      yield* sys("create directory", path, () => fsp.mkdir(path, { recursive: true, mode: DIR_MODE }))
+      yield* sysSync("create directory", path, () => mkdirSync(path, { recursive: true, mode: DIR_MODE }))
       return
     }
     // one level at a time, checking before each step that what exists so far resolves inside `within`
@@ -572,7 +577,7 @@ const makeDirectory = (path: string, options: { readonly within?: string | undef
         return yield* fail("create directory", directory, "Escapes", `${realParent} is outside ${within}`)
       }
       // mkdir never follows a symlink in its last component: an existing link makes it fail with EEXIST
-      yield* sys("create directory", directory, () => fsp.mkdir(directory, { mode: DIR_MODE })).pipe(
+      yield* sysSync("create directory", directory, () => mkdirSync(directory, { mode: DIR_MODE })).pipe(
         Effect.catchIf((error) => error.reason === "AlreadyExists", () => Effect.void)
       )
     }
@@ -580,7 +585,7 @@ const makeDirectory = (path: string, options: { readonly within?: string | undef
     if (!isInsideOrEqual(within, real)) {
       return yield* fail("create directory", path, "Escapes", `resolves to ${real}, outside ${within}`)
     }
-    const stats = yield* sys("lstat", real, () => fsp.lstat(real))
+    const stats = yield* sysSync("lstat", real, () => lstatSync(real))
     if (!stats.isDirectory()) return yield* fail("create directory", path, "NotDirectory", describeKind(kindOf(stats)))
   })
 
