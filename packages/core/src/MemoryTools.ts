@@ -284,12 +284,16 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           const shown = entries.slice(0, LIST_MAX_ENTRIES)
           const described = yield* describeShown(shown)
           // A file gone (or no longer a regular file) since it was listed has no line.
-          const lines = shown.flatMap((entry) => {
+          const lines: Array<string> = []
+          for (const entry of shown) {
             const line = described.get(entry.key)
-            return line === undefined ? [] : line._tag === "File" ?
-              [`- ${entry.key} (${line.size} bytes)`] :
-              [`- [${line.type}] ${entry.key} (${isoTime(line.writtenAt)}): ${line.description}`]
-          })
+            if (line === undefined) continue
+            lines.push(
+              line._tag === "File" ?
+                `- ${entry.key} (${line.size} bytes)` :
+                `- [${line.type}] ${entry.key} (${isoTime(line.writtenAt)}): ${line.description}`
+            )
+          }
           const more = entries.length - shown.length
           if (lines.length === 0) return "(no files)"
           return lines.join("\n") + (more > 0 ? `\n[… ${more} more files not shown]` : "")
