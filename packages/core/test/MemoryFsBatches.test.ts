@@ -215,6 +215,27 @@ describe("MemoryFs.lstatMany / readFileMany", () => {
       assert.deepStrictEqual(yield* fs.readFileMany([], options), [])
     }).pipe(Effect.provide(MemoryFs.layer)))
 
+  it.scoped.skipIf(process.platform !== "linux")(
+    "live: a file longer than its fstat size (a /proc file: size 0) is read whole up to the limit, TooLarge past it",
+    () =>
+      Effect.gen(function*() {
+        const fs = yield* MemoryFs.MemoryFs
+        // /proc/self/maps of the process reading it: the same memory map in both reads, several KiB long
+        const file = "/proc/self/maps"
+        const expected = nodeFs.readFileSync(file, "utf8")
+        assert.isAbove(expected.length, 1000)
+        assert.strictEqual(nodeFs.statSync(file).size, 0)
+        const whole = yield* fs.readFile(file, { maxBytes: 1024 * 1024 })
+        assert.strictEqual(whole.text.split("\n")[0], expected.split("\n")[0])
+        assert.isAbove(whole.text.length, 1000)
+        const batch = yield* fs.readFileMany([file], { maxBytes: 1024 * 1024 })
+        assert.strictEqual((batch[0] as { text: string }).text.split("\n")[0], expected.split("\n")[0])
+        const capped = yield* Effect.flip(fs.readFile(file, { maxBytes: 100 }))
+        assert.strictEqual(capped.reason, "TooLarge")
+        assert.include(capped.detail, "grew past 100 bytes")
+      }).pipe(Effect.provide(MemoryFs.layer))
+  )
+
   it.effect("in memory: each path answered as lstat and readFile answer it alone", () =>
     Effect.gen(function*() {
       const fs = yield* MemoryFs.MemoryFs

@@ -156,7 +156,7 @@ const decoder = new TextDecoder("utf-8")
  */
 const readFile = (path: string, options: ReadOptions) =>
   Effect.try({
-    try: () => readFileSyncInto(path, options, new Uint8Array(options.maxBytes + 1)),
+    try: () => readFileSyncInto(path, options),
     catch: (error) => error instanceof MemoryFsError ? error : toError("read", path)(error)
   })
 
@@ -344,13 +344,13 @@ const checkWithinSync = (path: string, stats: Stats, within: string): void => {
   }
 }
 
-/** Reads `buffer` full from the start of `fd` (less at the end of the file); the bytes read. */
-const readFully = (fd: number, path: string, buffer: Uint8Array): number => {
+/** Reads `buffer` full from `position` of `fd` (less at the end of the file); the bytes read. */
+const readFully = (fd: number, path: string, buffer: Uint8Array, position = 0): number => {
   let filled = 0
   while (filled < buffer.length) {
     let read: number
     try {
-      read = readSync(fd, buffer, filled, buffer.length - filled, filled)
+      read = readSync(fd, buffer, filled, buffer.length - filled, position + filled)
     } catch (cause) {
       throw toError("read", path)(cause)
     }
@@ -361,7 +361,7 @@ const readFully = (fd: number, path: string, buffer: Uint8Array): number => {
 }
 
 /** `readFile`, synchronously, into the batch's buffer (`maxBytes + 1` bytes: one past the limit notices growth). */
-const readFileSyncInto = (path: string, options: ReadOptions, buffer: Uint8Array): FileText => {
+const readFileSyncInto = (path: string, options: ReadOptions, batchBuffer?: Uint8Array): FileText => {
   const { fd, stats } = openRegularSync(path)
   try {
     if (options.singleLink === true && stats.nlink > 1) {
@@ -381,7 +381,16 @@ const readFileSyncInto = (path: string, options: ReadOptions, buffer: Uint8Array
       })
     }
     if (options.within !== undefined) checkWithinSync(path, stats, options.within)
-    const filled = readFully(fd, path, buffer)
+    // one file alone: a buffer of its size (and one byte to notice growth), not of the limit, larger only when it
+    // grew since its fstat; not zeroed, only the bytes read are decoded
+    let buffer = batchBuffer ?? Buffer.allocUnsafe(stats.size + 1)
+    let filled = readFully(fd, path, buffer)
+    if (filled === buffer.length && buffer.length <= options.maxBytes) {
+      const grown = Buffer.allocUnsafe(options.maxBytes + 1)
+      grown.set(buffer.subarray(0, filled))
+      buffer = grown
+      filled += readFully(fd, path, buffer.subarray(filled), filled)
+    }
     if (filled > options.maxBytes) {
       throw new MemoryFsError({
         op: "read",
