@@ -285,8 +285,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           const described = yield* describeShown(shown)
           // A file gone (or no longer a regular file) since it was listed has no line.
           const lines: Array<string> = []
-          for (const entry of shown) {
-            const line = described.get(entry.key)
+          for (let i = 0; i < shown.length; i++) {
+            const entry = shown[i]!
+            const line = described[i]
             if (line === undefined) continue
             lines.push(
               line._tag === "File" ?

@@ -36,30 +36,30 @@ export type ListedLine =
 export const headBuffer = (): Buffer => Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
 
 /**
- * The line of each of `files`, by key: a candidate with a valid header is a memory, any other regular file is
+ * The line of each of `files`, at its index: a candidate with a valid header is a memory, any other regular file is
  * described by its size (as the scan leaves it out of its memories). A file gone or no longer a regular file since
- * it was listed has no line.
+ * it was listed has no line (`undefined`).
  */
 export const describeFiles = (
   fs: MemoryFs["Type"],
   buffer: Buffer,
   files: ReadonlyArray<ListedFile>,
   commitTimes?: CommitTimes | undefined
-): Effect.Effect<ReadonlyMap<string, ListedLine>> =>
+): Effect.Effect<ReadonlyArray<ListedLine | undefined>> =>
   Effect.gen(function*() {
     const nowMs = yield* Clock.currentTimeMillis
-    const lines = new Map<string, ListedLine>()
+    const lines = new Array<ListedLine | undefined>(files.length).fill(undefined)
     yield* fs.visitHeads(files.map((file) => file.path), {
       file: (index, mtime, read, size) => {
         const { candidate, key } = files[index]!
         const parsed = candidate ? readHead(buffer, (offset, length) => read(buffer, offset, length), key) : undefined
         if (parsed === undefined || Either.isLeft(parsed)) {
-          lines.set(key, { _tag: "File", size })
+          lines[index] = { _tag: "File", size }
           return
         }
         const { description, extra, type } = parsed.right
         const at = writtenAt({ extra, mtime }, nowMs, commitTimes?.(key, mtime)).at
-        lines.set(key, { _tag: "Memory", type, description, writtenAt: at })
+        lines[index] = { _tag: "Memory", type, description, writtenAt: at }
       },
       failed: () => undefined
     })
