@@ -360,7 +360,10 @@ const readFully = (fd: number, path: string, buffer: Uint8Array, position = 0): 
   return filled
 }
 
-/** `readFile`, synchronously, into the batch's buffer (`maxBytes + 1` bytes: one past the limit notices growth). */
+/**
+ * `readFile`, synchronously: into the batch's buffer when given (`maxBytes + 1` bytes: one past the limit notices
+ * growth), else into one of the file's size.
+ */
 const readFileSyncInto = (path: string, options: ReadOptions, batchBuffer?: Uint8Array): FileText => {
   const { fd, stats } = openRegularSync(path)
   try {
