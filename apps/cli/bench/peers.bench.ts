@@ -11,6 +11,8 @@
  * process case is one run per sample; an in-process sample is the mean of back-to-back runs over at least 30 ms.
  * In process, the scans run as in a long-lived server: its head reader thread (packages/core internal/headReader.ts)
  * started after the warm-up; "in-process scan, one thread" is the same scanner without it.
+ * The corpora's headers are flat `key: value` lines (what memdir writes); the 200 and 1k memories are measured again
+ * in the reference agent's layout (a quoted description, `type` under `metadata:`), for context.
  * Ratios only, never timed assertions. Writes `.bench/peers.json` at the repo root.
  *
  *   tsx apps/cli/bench/peers.bench.ts            sizes 200, 1k, 20k
@@ -70,8 +72,21 @@ interface Corpus {
   readonly oneFile: string
 }
 
-const corpus = (size: number): Corpus => {
-  const base = path.join(benchDir, `peers-${size}`)
+/**
+ * How each memory's header is written: `simple` (flat `key: value` lines, what memdir writes) or `reference` (the
+ * reference agent's current layout: a quoted description with a non-ASCII dash, `type` under a `metadata:` block
+ * with its session id), which takes the scanner's flat-block path instead of the simple reader.
+ */
+type Layout = "simple" | "reference"
+
+const headerOf = (layout: Layout, topic: string, description: string, type: string, i: number) =>
+  layout === "simple" ?
+    `---\nname: ${topic}\ndescription: ${description}\ntype: ${type}\n---\n` :
+    `---\nname: ${topic.replace(/ /g, "-")}\ndescription: "${description} — the why and the how."\nmetadata:\n` +
+    `  node_type: memory\n  type: ${type}\n  originSessionId: ${(0x1000_0000 + i * 7919).toString(16)}-session\n---\n`
+
+const corpus = (size: number, layout: Layout = "simple"): Corpus => {
+  const base = path.join(benchDir, layout === "simple" ? `peers-${size}` : `peers-${layout}-${size}`)
   const memoryDir = path.join(base, "memories")
   const graphFile = path.join(base, "graph.jsonl")
   const marker = path.join(base, ".generated")
@@ -94,7 +109,7 @@ const corpus = (size: number): Corpus => {
     const description = `Notes about ${topic} for the team`
     const body = sentence.repeat(2 + (next() % 30))
     const absolute = path.join(memoryDir, file)
-    fs.writeFileSync(absolute, `---\nname: ${topic}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`)
+    fs.writeFileSync(absolute, `${headerOf(layout, topic, description, type, i)}\n${body}\n`)
     const mtime = now - (next() % (90 * 86_400))
     fs.utimesSync(absolute, mtime, mtime)
     graph.push(JSON.stringify({ type: "entity", name: topic, entityType: type, observations: [description, body] }))
@@ -213,6 +228,18 @@ const median = (xs: ReadonlyArray<number>) => {
 // Peers and memdir in process
 // ---------------------------------------------------------------------------------------------------------------
 
+/** The in-process floor: synchronous open, fstat, 4 KiB read and close of each memory file. */
+const syncFloor = (dir: string) => {
+  const buf = Buffer.alloc(4096)
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.endsWith(".md") || name === "MEMORY.md") continue
+    const fd = fs.openSync(path.join(dir, name), "r")
+    fs.fstatSync(fd)
+    fs.readSync(fd, buf, 0, 4096, 0)
+    fs.closeSync(fd)
+  }
+}
+
 const toolsLayer = MemoryToolBackend.layer.pipe(
   Layer.provideMerge(MemoryStore.layerNode),
   Layer.provideMerge(Layer.mergeAll(Scanner.layerNode, MemoryIndex.layer)),
@@ -323,7 +350,7 @@ const row = (
 const main = async () => {
   if (!fs.existsSync(cli)) throw new Error(`${cli} missing: run \`pnpm --filter @memdir/cli run bundle\``)
   const started = Date.now()
-  const corpora = SIZES.map(corpus)
+  const corpora = SIZES.map((size) => corpus(size))
   const home = path.join(benchDir, "peers-home")
   fs.mkdirSync(home, { recursive: true })
   const { ANTHROPIC_API_KEY: _key, ...baseEnv } = process.env
@@ -371,16 +398,7 @@ const main = async () => {
         await client.close()
       }),
       "server-memory search_nodes warm": inProcess(() => searchNodes(warm)),
-      "in-process floor: sync 4 KiB + fstat": inProcess(async () => {
-        const buf = Buffer.alloc(4096)
-        for (const name of fs.readdirSync(c.memoryDir)) {
-          if (!name.endsWith(".md") || name === "MEMORY.md") continue
-          const fd = fs.openSync(path.join(c.memoryDir, name), "r")
-          fs.fstatSync(fd)
-          fs.readSync(fd, buf, 0, 4096, 0)
-          fs.closeSync(fd)
-        }
-      }),
+      "in-process floor: sync 4 KiB + fstat": inProcess(async () => syncFloor(c.memoryDir)),
       "in-process scan": inProcess(tools.scan),
       "in-process scan, one thread": inProcess(tools.scanOneThread),
       "memory_list tool": inProcess(() => tools.list({})),
@@ -415,6 +433,23 @@ const main = async () => {
     row(c.size, samples, "team audit (walk, read, secrets)", "in-process scan")
     row(c.size, samples, "team audit (walk, read, secrets)", "in-process floor: sync 4 KiB + fstat")
     row(c.size, samples, "memory_read tool (one file)", "SDK memory tool view (one file)")
+  }
+
+  // The same memories in the reference agent's layout (context: the corpora above are all simple headers)
+  for (const size of SIZES.filter((n) => n <= 1_000)) {
+    const c = corpus(size, "reference")
+    const tools = await memdirTools(c.memoryDir)
+    const samples = await alternate({
+      "node -e 0": spawnCase(["-e", "0"], baseEnv),
+      "memdir recall, reference layout": spawnCase(
+        [cli, "recall", "--selector", "offline", QUERY],
+        envFor(c)
+      ),
+      "in-process floor: sync 4 KiB + fstat": inProcess(async () => syncFloor(c.memoryDir)),
+      "in-process scan, reference layout": inProcess(tools.scan)
+    })
+    row(size, samples, "memdir recall, reference layout", "node -e 0")
+    row(size, samples, "in-process scan, reference layout", "in-process floor: sync 4 KiB + fstat")
   }
 
   const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1))
