@@ -18,6 +18,7 @@ import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { PathTraversalError } from "./Errors.js"
 import { sanitizeKey } from "./internal/teamGuardKey.js"
+import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 /** An absolute path verified inside its root. */
@@ -87,6 +88,57 @@ export const lexical = (
   }
   const relative = NodePath.relative(resolvedRoot, absolute).split(NodePath.sep).join("/")
   return Either.right({ root: resolvedRoot, key: relative, path: ContainedPath.make(absolute) })
+}
+
+/**
+ * What a key names below `team/` when it asks for team memory, read from the key as written, before anything is
+ * collapsed: its first segment that is not `.` is `team` (`team/x.md`, `./team/x.md`, `team/../x.md`; an absolute
+ * key inside `root` is read from its part below the root). `undefined`: the key asks for private memory.
+ */
+const teamPartOf = (rawKey: string, root?: string): string | undefined => {
+  const rootPrefix = root === undefined ? undefined : withSep(NodePath.resolve(root))
+  let rest = rootPrefix !== undefined && rawKey.startsWith(rootPrefix) ? rawKey.slice(rootPrefix.length) : rawKey
+  while (rest.startsWith("./")) rest = rest.slice(2)
+  if (rest === TEAM_DIR) return ""
+  return rest.startsWith(`${TEAM_DIR}/`) ? rest.slice(TEAM_DIR.length + 1) : undefined
+}
+
+/**
+ * The scope a key asks for, decided on the key as written (`teamPartOf`), never on its collapsed form: every door
+ * that builds a team key by joining (`team/${key}`) is decided by it, so no join turns a team request private.
+ */
+export const requestedScope = (rawKey: string, root?: string): MemoryScope =>
+  teamPartOf(rawKey, root) === undefined ? "private" : "team"
+
+/**
+ * `lexical`, with the scope decided before normalization. A key that asks for `team/` is resolved inside `team/`:
+ * its part below `team/` must pass `lexical` against `team/` itself (relative, no `..` out of it, no absolute, home
+ * or drive path: `team//tmp/x.md` is refused), else `leaves-team`. A key that asks for private memory and
+ * collapses into `team/` is a team key (the caller gives it the team rules).
+ */
+export const lexicalScoped = (
+  root: string,
+  rawKey: string,
+  options: ContainOptions = {}
+): Either.Either<Contained & { readonly scope: MemoryScope }, PathTraversalError> => {
+  const contained = lexical(root, rawKey, options)
+  if (Either.isLeft(contained)) return Either.left(contained.left)
+  const teamPart = teamPartOf(rawKey, root)
+  if (teamPart === undefined) return Either.right({ ...contained.right, scope: scopeOf(contained.right.key) })
+  const inTeam = lexical(NodePath.join(contained.right.root, TEAM_DIR), teamPart, { allowRoot: true })
+  if (Either.isLeft(inTeam) || scopeOf(contained.right.key) !== "team") {
+    const why = Either.isLeft(inTeam) ?
+      `${inTeam.left.reason}${inTeam.left.detail ? `: ${inTeam.left.detail}` : ""}` :
+      `resolves to ${contained.right.key || "the memory directory"}`
+    return Either.left(
+      new PathTraversalError({
+        key: rawKey,
+        reason: "leaves-team",
+        detail: `a team key must name a file inside ${TEAM_DIR}/, relative to it (${why})`
+      })
+    )
+  }
+  return Either.right({ ...contained.right, scope: "team" })
 }
 
 const fromFsError = (key: string) => (error: MemoryFsError): PathTraversalError =>

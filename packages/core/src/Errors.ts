@@ -108,7 +108,8 @@ export class PathTraversalError extends Schema.TaggedError<PathTraversalError>()
     "unverifiable",
     "not-regular-file",
     "too-large",
-    "case-alias"
+    "case-alias",
+    "leaves-team"
   ),
   /** What exactly was refused (e.g. where a symlink points), when there is more to say than the reason. */
   detail: Schema.optional(Schema.String)
@@ -316,6 +317,7 @@ export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("Memo
   reason: Schema.Literal(
     "not-under-memories",
     "escapes-memories",
+    "leaves-team",
     "symlink-escape",
     "not-found",
     "already-exists",
@@ -349,6 +351,9 @@ export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("Memo
         return `Path must start with /memories, got: ${this.path}`
       case "escapes-memories":
         return `Path ${this.path} would escape /memories directory`
+      case "leaves-team":
+        return `Path ${this.path} leaves /memories/team: a team path must name a file inside /memories/team ` +
+          "(no .. out of it), or give a path outside /memories/team for private memory"
       case "symlink-escape":
         return "Path would escape /memories directory via symlink"
       case "not-found":

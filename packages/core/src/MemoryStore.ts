@@ -22,7 +22,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
-import { type Contained, type ContainedReal, Containment, layer as containmentLayer } from "./Containment.js"
+import {
+  type Contained,
+  type ContainedReal,
+  Containment,
+  layer as containmentLayer,
+  lexicalScoped
+} from "./Containment.js"
 import {
   fromMemoryFsError,
   type IndexOverCapError,
@@ -379,9 +385,10 @@ export const make = Effect.gen(function*() {
   )
 
   const locate = Effect.fn("MemoryStore.locate")(function*(root: MemoryRoot, key: string) {
-    const lexical = yield* containment.lexical(root.memoryDir, key.trim(), { allowAbsolute: true, allowRoot: true })
+    // the scope is the one the key asks for, decided before `..` is collapsed (`team/../x.md` is refused)
+    const lexical = yield* lexicalScoped(root.memoryDir, key.trim(), { allowAbsolute: true, allowRoot: true })
     yield* refuseCaseAlias(lexical.key)
-    if (scopeOf(lexical.key) === "team") {
+    if (lexical.scope === "team") {
       if (root.teamEnabled !== true) {
         return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })
       }

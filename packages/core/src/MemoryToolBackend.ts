@@ -27,8 +27,9 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
+import { requestedScope } from "./Containment.js"
 import { MemoryIoError, MemoryToolError } from "./Errors.js"
-import { TEAM_DIR } from "./Memory.js"
+import { scopeOf, TEAM_DIR } from "./Memory.js"
 import { type FileInfo, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import { INDEX_FILE } from "./MemoryIndex.js"
 import {
@@ -145,6 +146,10 @@ export const keyOfToolPath = (toolPath: string): Either.Either<string, MemoryToo
     return Either.left(new MemoryToolError({ reason: "escapes-memories", path: toolPath }))
   }
   const key = resolved.slice(MEMORIES.length + 1)
+  // the scope is the one the path asks for: /memories/team/../x.md is not a private x.md
+  if (requestedScope(relative) === "team" && scopeOf(key) !== "team") {
+    return Either.left(new MemoryToolError({ reason: "leaves-team", path: toolPath }))
+  }
   // the store trims keys: " notes.md" would silently become "notes.md", so such a name is refused instead
   if (key !== key.trim()) {
     return Either.left(
