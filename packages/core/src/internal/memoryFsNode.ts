@@ -62,7 +62,9 @@ const REASONS: Readonly<Record<string, MemoryFsReason>> = {
   EACCES: "PermissionDenied",
   EPERM: "PermissionDenied",
   ENOSPC: "NoSpace",
-  EDQUOT: "NoSpace"
+  EDQUOT: "NoSpace",
+  // the process's file-size limit (RLIMIT_FSIZE): no room for this file, as for a full disk or a quota
+  EFBIG: "NoSpace"
 }
 
 /** The one errno mapper. */
@@ -634,12 +636,21 @@ const writeFileAtomic = (path: string, data: string | Uint8Array, options: Write
         )),
       (handle) =>
         Effect.gen(function*() {
-          if (bytes.length > 0) yield* sys("write", temp, () => handle.writeFile(bytes))
-          yield* sys("sync", temp, () => handle.sync())
-          const ours = yield* sys("stat", temp, () => handle.stat())
+          // Who the temp file is, taken first: whatever fails after this (a full disk while writing or syncing, a
+          // check before the rename, an interruption), the temp file goes, and only if its name still holds this
+          // inode (never someone else's file).
+          const ours = yield* sys("stat", temp, () => handle.stat()).pipe(
+            // created exclusively a moment ago and still open: without its inode, the name is removed as it is
+            Effect.tapError(() => Effect.ignore(sys("remove", temp, () => fsp.unlink(temp))))
+          )
           const isOurs = (now: Stats) => now.isFile() && now.ino === ours.ino && now.dev === ours.dev
-
-          const verifyAndRename = Effect.gen(function*() {
+          const removeOurTemp = sysSync("lstat", temp, () => lstatSync(temp)).pipe(
+            Effect.flatMap((now) => isOurs(now) ? sys("remove", temp, () => fsp.unlink(temp)) : Effect.void),
+            Effect.ignore
+          )
+          const writeVerifyAndRename = Effect.gen(function*() {
+            if (bytes.length > 0) yield* sys("write", temp, () => handle.writeFile(bytes))
+            yield* sys("sync", temp, () => handle.sync())
             hooks.beforeRename?.(target, temp)
             if (within !== undefined) {
               const parentNow = yield* realPathOfDeepestExisting(parent)
@@ -651,13 +662,7 @@ const writeFileAtomic = (path: string, data: string | Uint8Array, options: Write
             if (!isOurs(tempNow)) return yield* fail("rename", temp, "Changed", "the temp file was replaced")
             yield* sys("rename", finalTarget, () => fsp.rename(temp, finalTarget))
           })
-
-          // Remove the temp file only if the name still holds the inode we wrote (never someone else's file).
-          const removeOurTemp = sys("lstat", temp, () => fsp.lstat(temp)).pipe(
-            Effect.flatMap((now) => isOurs(now) ? sys("remove", temp, () => fsp.unlink(temp)) : Effect.void),
-            Effect.ignore
-          )
-          yield* verifyAndRename.pipe(Effect.onError(() => removeOurTemp))
+          yield* writeVerifyAndRename.pipe(Effect.onError(() => removeOurTemp))
         }),
       closeQuietly
     )
