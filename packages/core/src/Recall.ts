@@ -41,6 +41,7 @@ import * as Stream from "effect/Stream"
 import { MemoryIoError } from "./Errors.js"
 import { MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
+import { countWords } from "./internal/textAnalysis.js"
 import type { MemoryHeader, MemoryKind } from "./Memory.js"
 import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
 import { writtenAtOf } from "./MemoryAge.js"
@@ -199,8 +200,11 @@ export class RecallSession extends Context.Tag("@memdir/core/RecallSession")<Rec
 // Pure helpers
 // ---------------------------------------------------------------------------------------------------------------
 
-/** A single token after trimming ("hi", "continue", "thanks!") carries no topic to recall for. */
-export const isOneWordPrompt = (query: string): boolean => query.trim().split(/\s+/).length === 1
+/**
+ * A single word ("hi", "continue", "thanks!", "继续") carries no topic to recall for. Words, not whitespace runs:
+ * a request in a script without spaces ("帮我看看为什么测试又失败了") is many words (`countWords`).
+ */
+export const isOneWordPrompt = (query: string): boolean => countWords(query) <= 1
 
 const IGNORE_MEMORY =
   /\b(?:ignore|disregard|don'?t use|do not use|without(?: using)?|skip)\s+(?:the |your |my |all |any )?(?:saved |stored )?memor(?:y|ies)\b/i

@@ -138,6 +138,22 @@ describe("skipping trivial prompts", () => {
     assert.isUndefined(skipReasonFor("add a memory profiler to the worker"))
   })
 
+  it("counts words, not whitespace runs: a request in a script written without spaces is searched", () => {
+    for (
+      const query of [
+        "帮我看看为什么测试又失败了",
+        "このビルドエラーの直し方を教えて",
+        "部署流程是什么",
+        "ทำไมเทสต์ล้มเหลว"
+      ]
+    ) {
+      assert.isUndefined(skipReasonFor(query), query)
+    }
+    for (const query of ["继续", "ありがとう", "thanks!", "  deploy  ", "…"]) {
+      assert.notStrictEqual(skipReasonFor(query), undefined, query)
+    }
+  })
+
   it.scoped("does not even scan for a one-word prompt, and records the skip in telemetry", () =>
     Effect.gen(function*() {
       const probe = yield* makeProbe(false)

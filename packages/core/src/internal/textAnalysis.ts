@@ -80,6 +80,24 @@ export const segmentWords = (text: string): Array<string> => {
   return out
 }
 
+/**
+ * How many words a request has, as a person counts them: a whitespace-separated token is one word, except in a
+ * script written without spaces (Chinese, Japanese, Thai…), whose tokens count their ICU word segments
+ * ("帮我看看为什么测试又失败了" is eight words, "继续" one). Punctuation alone is no word.
+ */
+export const countWords = (text: string): number => {
+  let count = 0
+  for (const token of text.trim().split(/\s+/)) {
+    if (!HAS_LETTER_OR_DIGIT.test(token)) continue
+    if (!UNSPACED.test(token)) {
+      count++
+      continue
+    }
+    for (const { isWordLike } of wordSegmenter().segment(token)) if (isWordLike === true) count++
+  }
+  return count
+}
+
 /** `WORD` and `CASE_CHANGE` on ASCII text: the same matches (ASCII has no marks, no other letters or digits). */
 const ASCII_WORDS = /[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*/g
 const ASCII_CASE_CHANGE = /[a-z][A-Z]|[A-Z][A-Z][a-z]/
