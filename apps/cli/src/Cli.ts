@@ -13,6 +13,7 @@ import type { FileSystem } from "@effect/platform/FileSystem"
 import type { Path } from "@effect/platform/Path"
 import type { Terminal } from "@effect/platform/Terminal"
 import * as Option from "effect/Option"
+import type { InterruptNote } from "./Output.js"
 
 /**
  * What `main` runs a command on: Node's context (`NodeContext`) without the worker manager, which no command
@@ -20,8 +21,11 @@ import * as Option from "effect/Option"
  */
 export type Platform = CommandExecutor | FileSystem | Path | Terminal
 
-/** A subcommand of `memdir`: whatever its config and errors, it needs no more than the `Platform`. */
-export type Subcommand = Command.Command<any, Platform, unknown, any>
+/**
+ * A subcommand of `memdir`: whatever its config and errors, it needs no more than the `Platform` and the place to
+ * say what it kept if a signal stops it (`InterruptNote`).
+ */
+export type Subcommand = Command.Command<any, Platform | InterruptNote, unknown, any>
 
 /** Each subcommand's name and the module that defines it, in help order. */
 export const subcommands: ReadonlyArray<readonly [name: string, load: () => Promise<Subcommand>]> = [

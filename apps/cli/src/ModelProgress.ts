@@ -16,15 +16,32 @@ export const PROGRESS_EVERY = Duration.seconds(5)
 
 const seconds = (millis: number): string => `${(millis / 1000).toFixed(1)} s`
 
-/** Runs `effect` with a `Model` that reports each call's wait on stderr, prefixed with `label` (the command). */
-export const withModelProgress = (label: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+/**
+ * How many model calls a run started and how many were answered: what a command interrupted by a signal knows about
+ * what its agent may have done (no answer yet: no tool call ran).
+ */
+export interface ModelCalls {
+  readonly started: Ref.Ref<number>
+  readonly answered: Ref.Ref<number>
+}
+
+export const makeModelCalls: Effect.Effect<ModelCalls> = Effect.map(
+  Effect.all([Ref.make(0), Ref.make(0)]),
+  ([started, answered]) => ({ started, answered })
+)
+
+/**
+ * Runs `effect` with a `Model` that reports each call's wait on stderr, prefixed with `label` (the command), and
+ * counts the calls in `calls` (fresh counters when none are given).
+ */
+export const withModelProgress = (label: string, given?: ModelCalls) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const model = yield* Model
     const every = yield* Config.duration("MEMDIR_PROGRESS_EVERY").pipe(Config.withDefault(PROGRESS_EVERY))
-    const calls = yield* Ref.make(0)
+    const calls = given ?? (yield* makeModelCalls)
     const complete = (request: ModelRequest) =>
       Effect.gen(function*() {
-        const call = yield* Ref.updateAndGet(calls, (n) => n + 1)
+        const call = yield* Ref.updateAndGet(calls.started, (n) => n + 1)
         const name = model.modelFor(request.role)
         const startedAt = yield* Clock.currentTimeMillis
         const elapsed = Effect.map(Clock.currentTimeMillis, (now) => seconds(now - startedAt))
@@ -40,6 +57,7 @@ export const withModelProgress = (label: string) => <A, E, R>(effect: Effect.Eff
         return yield* Effect.scoped(Effect.gen(function*() {
           yield* Effect.forkScoped(ticker)
           const response = yield* model.complete(request)
+          yield* Ref.update(calls.answered, (n) => n + 1)
           yield* Console.error(`memdir ${label}: ${name} answered call ${call} in ${yield* elapsed}`)
           return response
         }))

@@ -5,7 +5,11 @@
 import type { PlatformError } from "@effect/platform/Error"
 import { exitCodes, type MemdirError, MemoryIoError } from "@memdir/core/Errors"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 
 /** Exit code for command-line usage errors (sysexits EX_USAGE). */
 export const USAGE_EXIT_CODE = 64
@@ -63,24 +67,67 @@ export const allHints = (commands: ReadonlyArray<CommandPath>): ReadonlyArray<st
 export const isMemdirError = (u: unknown): u is MemdirError =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in exitCodes
 
-/** Render a typed error (stderr line + hint, or JSON on stdout) and return its exit code. */
-export const renderError = (
-  error: MemdirError,
+/**
+ * How a command ends in error: `{"error": {_tag, message, ...fields, exitCode}}` on stdout with `--json`, else
+ * `memdir: <message>` and the hint (if any) on stderr.
+ */
+const renderDocument = (
+  error: { readonly _tag: string; readonly message: string },
+  code: number,
   json: boolean,
-  command?: CommandPath | undefined
-): Effect.Effect<number> =>
+  hint: string | undefined
+): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const code = exitCodes[error._tag] ?? DEFECT_EXIT_CODE
     if (json) {
       const { _tag, ...fields } = error as unknown as Record<string, unknown>
       yield* printJson({ error: { _tag, message: error.message, ...fields, exitCode: code } })
     } else {
       yield* Console.error(`memdir: ${error.message}`)
-      const hint = hintFor(error, command)
       if (hint !== undefined) yield* Console.error(`hint: ${hint}`)
     }
-    return code
   })
+
+/** Render a typed error (stderr line + hint, or JSON on stdout) and return its exit code. */
+export const renderError = (
+  error: MemdirError,
+  json: boolean,
+  command?: CommandPath | undefined
+): Effect.Effect<number> => {
+  const code = exitCodes[error._tag] ?? DEFECT_EXIT_CODE
+  return Effect.as(renderDocument(error, code, json, hintFor(error, command)), code)
+}
+
+/** The signals that stop a command, each with the exit code a shell reports for it (128 + the signal's number). */
+export const signalExitCodes = { SIGINT: 130, SIGTERM: 143 } as const
+export type StopSignal = keyof typeof signalExitCodes
+
+/**
+ * A command stopped by SIGINT (Ctrl-C) or SIGTERM before it finished, and what it kept: not a failure of the
+ * command but rendered like one, in one line (or the JSON document), with exit 130 / 143 (docs/cli.md).
+ */
+export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted", {
+  signal: Schema.Literal("SIGINT", "SIGTERM"),
+  /** The (sub)command that was stopped, as typed (`extract`, `team sync`), or "" before one started. */
+  command: Schema.String,
+  /** What was kept and what was not, as the command knows it when the signal stopped it. */
+  kept: Schema.String
+}) {
+  override get message(): string {
+    return `interrupted by ${this.signal}: ${this.kept}`
+  }
+}
+
+/**
+ * Where a command says what it kept if a signal stops it (its `Effect.onInterrupt`, after its own finalizers ran):
+ * what `main` renders as `Interrupted.kept`. A command that sets nothing gets the generic sentence.
+ */
+export class InterruptNote
+  extends Context.Tag("@memdir/cli/InterruptNote")<InterruptNote, Ref.Ref<Option.Option<string>>>()
+{}
+
+/** Render an interruption (one line on stderr, or the JSON document on stdout) and return its exit code. */
+export const renderInterrupted = (interrupted: Interrupted, json: boolean, code: number): Effect.Effect<number> =>
+  Effect.as(renderDocument(interrupted, code, json, undefined), code)
 
 /**
  * A usage error (unknown option, missing value, unknown command) under `--json`: the same document as a typed

@@ -15,6 +15,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { isPlatformError } from "@effect/platform/Error"
+import { defaultTeardown } from "@effect/platform/Runtime"
 import { type MemdirError, SettingsError } from "@memdir/core/Errors"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -22,8 +23,22 @@ import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as Cli from "./Cli.js"
-import { DEFECT_EXIT_CODE, isMemdirError, renderError, renderUsageError, toIoError, USAGE_EXIT_CODE } from "./Output.js"
+import {
+  DEFECT_EXIT_CODE,
+  Interrupted,
+  InterruptNote,
+  isMemdirError,
+  renderError,
+  renderInterrupted,
+  renderUsageError,
+  signalExitCodes,
+  type StopSignal,
+  toIoError,
+  USAGE_EXIT_CODE
+} from "./Output.js"
 import { version } from "./Version.js"
 
 /**
@@ -73,18 +88,72 @@ const logToStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       (logger) => logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? stderrLogger : logger
     ))
 
-// only the command argv names is loaded and evaluated (see Cli.load)
-const program = Effect.promise(() => Cli.load(process.argv)).pipe(
-  Effect.flatMap((memdir) => {
-    const path = Cli.commandPathOf(memdir, process.argv)
-    return Command.run(memdir, { name: "memdir", version })(process.argv).pipe(
-      Effect.catchAll(handleFailure(path.length === 0 ? undefined : path.join(" ")))
+/**
+ * The first SIGINT or SIGTERM this process received. `NodeRuntime.runMain` interrupts the command on either
+ * (running its finalizers: locks released, temp files removed) but does not say which; this records it. Both
+ * listeners go at the first signal, as runMain's do, so a second Ctrl-C kills a process whose cleanup hangs.
+ */
+let stopSignal: StopSignal | undefined
+const signalListeners: Record<StopSignal, () => void> = {
+  SIGINT: () => stoppedBy("SIGINT"),
+  SIGTERM: () => stoppedBy("SIGTERM")
+}
+const stoppedBy = (signal: StopSignal) => {
+  stopSignal ??= signal
+  for (const [name, listener] of Object.entries(signalListeners)) process.removeListener(name, listener)
+}
+for (const [name, listener] of Object.entries(signalListeners)) process.on(name, listener)
+
+/**
+ * A command a signal stopped: one line saying what was kept (or the JSON document) and exit 130 / 143. `hook`
+ * keeps its contract of never failing the agent (exit 0, docs/hooks.md); it still says what happened on stderr.
+ */
+const reportInterruption = (command: Ref.Ref<string>, note: Ref.Ref<Option.Option<string>>) =>
+  Effect.gen(function*() {
+    const signal = stopSignal
+    if (signal === undefined) return
+    const name = yield* Ref.get(command)
+    const kept = Option.getOrElse(
+      yield* Ref.get(note),
+      () =>
+        name === "" ?
+          "memdir stopped before a command started; nothing was changed" :
+          `memdir ${name} stopped before it finished; the locks it held were released`
     )
-  }),
+    const code = name === "hook" ? 0 : signalExitCodes[signal]
+    yield* Effect.flatMap(
+      renderInterrupted(new Interrupted({ signal, command: name, kept }), wantsJson && name !== "hook", code),
+      exitWith
+    )
+  })
+
+// only the command argv names is loaded and evaluated (see Cli.load)
+const program = Effect.gen(function*() {
+  const command = yield* Ref.make("")
+  const note = yield* Ref.make(Option.none<string>())
+  return yield* Effect.promise(() => Cli.load(process.argv)).pipe(
+    Effect.flatMap((memdir) => {
+      const path = Cli.commandPathOf(memdir, process.argv)
+      return Ref.set(command, path.join(" ")).pipe(
+        Effect.zipRight(Command.run(memdir, { name: "memdir", version })(process.argv)),
+        Effect.catchAll(handleFailure(path.length === 0 ? undefined : path.join(" ")))
+      )
+    }),
+    Effect.onInterrupt(() => reportInterruption(command, note)),
+    Effect.provideService(InterruptNote, note)
+  )
+}).pipe(
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
   Effect.provide(platformLayer),
   // logs (a lock taken over, a degraded selector, …) go to stderr: stdout carries the output, JSON included
   logToStderr
 )
 
-NodeRuntime.runMain(program)
+NodeRuntime.runMain(program, {
+  // an interrupted command exits with the code its report set (130 / 143), not runMain's 0 for an interruption
+  teardown: (exit, onExit) =>
+    defaultTeardown(
+      exit,
+      (code) => onExit(stopSignal !== undefined && code === 0 ? Number(process.exitCode ?? 0) : code)
+    )
+})

@@ -6,14 +6,16 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Dream from "@memdir/core/Dream"
+import { DreamLock, type DreamLockState } from "@memdir/core/DreamLock"
 import { Settings } from "@memdir/core/Settings"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as NodePath from "node:path"
 import { common, jsonOption, locate, requireEnabled } from "../Common.js"
-import { withModelProgress } from "../ModelProgress.js"
-import { printJson } from "../Output.js"
+import { makeModelCalls, type ModelCalls, withModelProgress } from "../ModelProgress.js"
+import { InterruptNote, printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 
 const indent = (text: string, prefix: string): Array<string> =>
@@ -73,6 +75,30 @@ const printReport = (report: Dream.DreamReport) =>
     if (report.summary.trim() !== "") yield* Console.log(`\n${report.summary.trim()}`)
   })
 
+/**
+ * What a dream a signal stopped kept: the dream lock as it is now, after its rollback ran (compared with before
+ * the dream), and whether the dreamer could have changed a memory (its tools run only after a model answer).
+ */
+const interruptedDream = (memoryDir: string, before: DreamLockState, calls: ModelCalls) =>
+  Effect.gen(function*() {
+    const answered = yield* Ref.get(calls.answered)
+    const memories = answered === 0 ?
+      "no memory was changed" :
+      `the dreamer had answered ${answered} model call${answered === 1 ? "" : "s"}: changes it made before the ` +
+      "signal stay, with no report or backup (`memdir ls` and `memdir doctor` show the memories as they are)"
+    const after = yield* (yield* DreamLock).inspect(memoryDir).pipe(Effect.either)
+    if (after._tag === "Left") return `${memories}; the dream lock could not be read: ${after.left.message}`
+    const lock = after.right
+    if (lock.holder === process.pid) {
+      return `${memories}; the dream lock ${lock.path} still names this process (pid ${lock.holder}): the next ` +
+        "dream takes it over once this process has exited"
+    }
+    const counted = lock.lastConsolidatedAt === before.lastConsolidatedAt ?
+      "this dream does not count as a consolidation" :
+      "its time of the last consolidation changed meanwhile (another dream?)"
+    return `the dream lock was released and ${counted}; ${memories}`
+  })
+
 export const dreamCommand = Command.make(
   "dream",
   {
@@ -116,6 +142,9 @@ export const dreamCommand = Command.make(
         Option.orElse(args.transcripts, () => env.transcriptsDir),
         () => Dream.defaultTranscriptsDir(settings.env.memoryBase, location.root.root)
       )
+      const note = yield* InterruptNote
+      const calls = yield* makeModelCalls
+      const lockBefore = yield* (yield* DreamLock).inspect(location.memoryDir)
       const outcome = yield* Dream.runDream({
         memoryDir: location.memoryDir,
         transcriptsDir: NodePath.resolve(transcriptsDir),
@@ -126,7 +155,14 @@ export const dreamCommand = Command.make(
         variant: Option.getOrUndefined(args.variant),
         maxTurns: Option.getOrUndefined(args.maxTurns),
         commit: !args.noCommit
-      }).pipe(withModelProgress("dream"))
+      }).pipe(
+        withModelProgress("dream", calls),
+        // runs after the dream's own finalizers (its lock rolled back)
+        Effect.onInterrupt(() =>
+          Effect.flatMap(interruptedDream(location.memoryDir, lockBefore, calls), (kept) =>
+            Ref.set(note, Option.some(kept)))
+        )
+      )
       if (args.json) {
         return yield* printJson({
           ran: outcome._tag === "Completed",
@@ -140,7 +176,9 @@ export const dreamCommand = Command.make(
       }
       switch (outcome._tag) {
         case "Stopped": {
-          const check = outcome.gates.checks.find((c) => c.gate === outcome.gates.stoppedBy)
+          const check = outcome.gates.checks.find((c) =>
+            c.gate === outcome.gates.stoppedBy
+          )
           yield* Console.log(`dream: not now — stopped by the ${outcome.gates.stoppedBy} gate: ${check?.detail ?? ""}`)
           return yield* printGates(outcome.gates, transcriptsDir)
         }

@@ -13,10 +13,11 @@ import { TeamMemory } from "@memdir/core/TeamMemory"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as NodePath from "node:path"
 import { common, jsonOption, locate, requireEnabled } from "../Common.js"
-import { withModelProgress } from "../ModelProgress.js"
-import { printJson } from "../Output.js"
+import { makeModelCalls, type ModelCalls, withModelProgress } from "../ModelProgress.js"
+import { InterruptNote, printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 
 /** Runs at most, for one invocation (each reads up to `DEFAULT_MAX_MESSAGE_CHARS` of messages). */
@@ -79,6 +80,30 @@ const runJson = (result: Extract.ExtractResult) => ({
   })
 })
 
+/**
+ * What an extraction a signal stopped kept, from what its runs had done. The cursor moves only after a run's
+ * agent has finished (or when the messages are skipped, which calls no model), and the extractor writes only
+ * through tool calls, which run only after a model answer: a run stopped while waiting for its first answer wrote
+ * nothing and left its cursor alone.
+ */
+const interruptedExtraction = (finished: ReadonlyArray<Extract.ExtractResult>, calls: ModelCalls) =>
+  Effect.gen(function*() {
+    const started = yield* Ref.get(calls.started)
+    const answered = yield* Ref.get(calls.answered)
+    const current = started === 0 ?
+      "the extractor model had not been called yet: nothing was written; the extraction cursor is unchanged" :
+      answered === 0 ?
+      "nothing was written; the extraction cursor is unchanged, so the next `memdir extract` reads these " +
+      "messages again" :
+      `the extractor had answered ${answered} of ${started} model call${started === 1 ? "" : "s"}: memories it ` +
+      "wrote before the signal stay; the extraction cursor did not move, so the next " +
+      "`memdir extract` reads these messages again"
+    if (finished.length === 0) return current
+    const last = finished[finished.length - 1]!
+    return `${finished.length} run${finished.length === 1 ? "" : "s"} finished (messages up to #${last.range.to}, ` +
+      `their memories and cursor kept); in the interrupted one ${current}`
+  })
+
 export const extractCommand = Command.make(
   "extract",
   {
@@ -118,8 +143,16 @@ export const extractCommand = Command.make(
         teamEnabled: team.enabled
       }
       const runs: Array<Extract.ExtractResult> = []
+      const note = yield* InterruptNote
       for (let i = 0; i < MAX_RUNS; i++) {
-        const result = yield* Extract.extract(input).pipe(withModelProgress("extract"))
+        const calls = yield* makeModelCalls
+        const result = yield* Extract.extract(input).pipe(
+          withModelProgress("extract", calls),
+          // runs after the run's own finalizers (its session lock released)
+          Effect.onInterrupt(() =>
+            Effect.flatMap(interruptedExtraction(runs, calls), (kept) => Ref.set(note, Option.some(kept)))
+          )
+        )
         runs.push(result)
         if (!args.json) yield* printRun(result)
         if (result.remaining === 0 || result.range.to === result.range.from) break
