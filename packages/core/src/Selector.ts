@@ -18,7 +18,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { removeExcludedTopics } from "./internal/bm25Text.js"
-import { type FieldWeight, indexCandidates } from "./internal/selectorIndex.js"
+import { type BodyTerms, type FieldWeight, type IndexableMemory, indexCandidates } from "./internal/selectorIndex.js"
 import { analyzeText, gramPriorWeight, priorWeight } from "./internal/textAnalysis.js"
 import { stemWord } from "./internal/textLanguage.js"
 import type { MemoryHeader } from "./Memory.js"
@@ -32,6 +32,11 @@ export interface SelectionRequest {
   readonly recentTools?: ReadonlyArray<string> | undefined
   /** At most this many (never more than MAX_SELECTED). */
   readonly max?: number | undefined
+  /**
+   * The whole bodies' terms, by candidate path (`TermCache`): the offline selector scores those candidates by
+   * everything their body says instead of the head the scan kept. The model selector does not read them.
+   */
+  readonly bodies?: ReadonlyMap<string, BodyTerms> | undefined
 }
 
 export interface Selection {
@@ -209,9 +214,30 @@ interface Evidence {
 
 const NO_EVIDENCE = { matched: [], touched: [], bestPossible: 0 }
 
+const withBodiesCache = new WeakMap<
+  ReadonlyArray<MemoryHeader>,
+  { readonly bodies: ReadonlyMap<string, BodyTerms>; readonly memories: ReadonlyArray<IndexableMemory> }
+>()
+
+/** The candidates with their whole bodies' terms, where known (the same array for the same inputs). */
+const withBodies = (
+  candidates: ReadonlyArray<MemoryHeader>,
+  bodies: ReadonlyMap<string, BodyTerms> | undefined
+): ReadonlyArray<IndexableMemory> => {
+  if (bodies === undefined || bodies.size === 0) return candidates
+  const known = withBodiesCache.get(candidates)
+  if (known !== undefined && known.bodies === bodies) return known.memories
+  const out = candidates.map((m): IndexableMemory => {
+    const bodyTerms = bodies.get(m.path)
+    return bodyTerms === undefined ? m : { ...m, bodyTerms }
+  })
+  withBodiesCache.set(candidates, { bodies, memories: out })
+  return out
+}
+
 /** Each query word's evidence in each candidate sharing it: only those candidates are touched. */
 const gatherEvidence = (
-  request: Pick<SelectionRequest, "query" | "candidates">,
+  request: Pick<SelectionRequest, "query" | "candidates" | "bodies">,
   options: OfflineSelectorOptions
 ): Evidence => {
   const candidates = request.candidates
@@ -219,7 +245,7 @@ const gatherEvidence = (
   const scores = new Float64Array(n)
   const words = n === 0 ? [] : queryWords(request.query, options)
   if (words.length === 0) return { scores, ...NO_EVIDENCE }
-  const index = indexCandidates(candidates, options.fields)
+  const index = indexCandidates(withBodies(candidates, request.bodies), options.fields)
   const localShare = n / (n + options.localHalfSize)
   const rarest = Math.log(1 + (n - 0.5) / 1.5)
   const weightOf = (term: string, prior: number): number => {
@@ -315,10 +341,44 @@ const decide = (
  * i.e. newest first). For the benchmark and the evals; `selectRelevantMemories` is the decision.
  */
 export const scoreMemories = (
-  request: Pick<SelectionRequest, "query" | "candidates" | "recentTools">,
+  request: Pick<SelectionRequest, "query" | "candidates" | "recentTools" | "bodies">,
   options: OfflineSelectorOptions = defaultOfflineOptions
 ): ReadonlyArray<ScoredMemory> =>
   decide(request, options, gatherEvidence(request, options), request.candidates.map((_, i) => i))
+
+/**
+ * The family of a memory: its file name with digits, versions and separators taken out (`mcpe-v45-protocol.md` and
+ * `mcpe-v81-protocol.md` are both `mcpe v protocol`). Members of a family are near-duplicates of one another.
+ */
+export const familyOf = (path: string): string =>
+  (path.split("/").pop() ?? path).replace(/\.md$/i, "").toLowerCase().replace(/\d+/g, " ").replace(/[\s._-]+/g, " ")
+    .trim()
+
+/**
+ * Near-duplicates collapsed, best first: a member of a family already kept is kept only when it matched a query
+ * term none of the kept members did (a request about protocols 45 and 81 keeps both; one about protocols keeps the
+ * best), so one family of per-version notes does not fill the five slots.
+ */
+export const collapseFamilies = <A extends Pick<ScoredMemory, "path" | "matched">>(
+  ranked: ReadonlyArray<A>
+): Array<A> => {
+  const covered = new Map<string, Set<string>>()
+  const kept: Array<A> = []
+  for (const memory of ranked) {
+    const family = familyOf(memory.path)
+    const terms = covered.get(family)
+    if (terms === undefined) {
+      covered.set(family, new Set(memory.matched))
+      kept.push(memory)
+      continue
+    }
+    if (memory.matched.some((term) => !terms.has(term))) {
+      for (const term of memory.matched) terms.add(term)
+      kept.push(memory)
+    }
+  }
+  return kept
+}
 
 /** Pure: the offline decision, best first, at most `max` (≤ 5), only candidate paths, possibly empty. */
 export const selectRelevantMemories = (
@@ -327,8 +387,7 @@ export const selectRelevantMemories = (
 ): ReadonlyArray<string> => {
   // Only candidates with evidence can be relevant (a recent-tool bonus needs some evidence of its own).
   const evidence = gatherEvidence(request, options)
-  return decide(request, options, evidence, evidence.touched)
-    .filter((s) => s.relevant)
+  return collapseFamilies(decide(request, options, evidence, evidence.touched).filter((s) => s.relevant))
     .slice(0, effectiveMax(request.max))
     .map((s) => s.path)
 }

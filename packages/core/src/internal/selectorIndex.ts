@@ -24,10 +24,30 @@ export interface FieldWeight {
   readonly b: number
 }
 
-/** What the index needs of a memory header (the body head is optional: in-memory headers may lack it). */
+/** The analysed terms of a memory's whole body (`analyzeBody`; cached across processes by `TermCache`). */
+export interface BodyTerms {
+  /** How often each term and each gram occurs. */
+  readonly counts: ReadonlyMap<string, number>
+  /** How many terms (grams not counted). */
+  readonly words: number
+}
+
+/**
+ * What the index needs of a memory header (the body head is optional: in-memory headers may lack it). With
+ * `bodyTerms`, the body field is the whole body's terms instead of the head's.
+ */
 export type IndexableMemory = Pick<MemoryHeader, "path" | "name" | "description" | "type" | "mtime"> & {
   readonly absolutePath?: string | undefined
   readonly bodyHead?: string | undefined
+  readonly bodyTerms?: BodyTerms | undefined
+}
+
+/** The terms of a whole body, in the body's own language (what `TermCache` keeps). */
+export const analyzeBody = (body: string): BodyTerms => {
+  const tokens = segmentWords(body)
+  const tally = tallyWords(tokens)
+  const counted = countTerms(tokens, tally, detectLanguageOfTallies([tally], [isAscii(body)]))
+  return { counts: counted.counts, words: counted.words }
 }
 
 export interface IndexedMemory {
@@ -64,7 +84,12 @@ const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
     [tallies[0]!, tallies[1]!, tallies[3]!],
     [isAscii(texts[0]!), isAscii(texts[1]!), isAscii(texts[3]!)]
   )
-  const counted = tokens.map((words, f) => countTerms(words, tallies[f]!, language))
+  const counted: Array<{ readonly counts: ReadonlyMap<string, number>; readonly words: number }> = tokens.map((
+    words,
+    f
+  ) =>
+    FIELDS[f] === "body" && memory.bodyTerms !== undefined ? memory.bodyTerms : countTerms(words, tallies[f]!, language)
+  )
   // Length in words: grams are stand-ins, not more text.
   return { source: memory, language, fields: counted.map((c) => c.counts), lengths: counted.map((c) => c.words) }
 }
@@ -76,7 +101,8 @@ const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
  */
 const sameVersion = (a: IndexableMemory, b: IndexableMemory): boolean =>
   a === b ||
-  (a.mtime === b.mtime && a.path === b.path && a.absolutePath === b.absolutePath && a.name === b.name &&
+  (a.bodyTerms === b.bodyTerms && a.mtime === b.mtime && a.path === b.path && a.absolutePath === b.absolutePath &&
+    a.name === b.name &&
     a.description === b.description && a.type === b.type &&
     (a.mtime > 0
       ? (a.bodyHead?.length ?? 0) === (b.bodyHead?.length ?? 0)

@@ -1,0 +1,70 @@
+/**
+ * The offline selector on what generalizes (issue 22): a long memory found by what only its body says when the
+ * whole body's terms are given (`bodies`, from `TermCache`), and a family of near-duplicate notes collapsed so it
+ * does not fill the five slots.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { analyzeBody } from "../src/internal/selectorIndex.js"
+import type { MemoryHeader } from "../src/Memory.js"
+import { collapseFamilies, familyOf, selectRelevantMemories } from "../src/Selector.js"
+
+const header = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader => ({
+  path,
+  absolutePath: `/m/${path}`,
+  name,
+  description,
+  type: "project",
+  mtime: 1,
+  extra: {},
+  bodyHead
+})
+
+const filler = (topic: string, lines: number) =>
+  Array.from({ length: lines }, (_, i) => `Step ${i}: check the ${topic} settings and write down what changed.`)
+    .join("\n")
+
+describe("whole bodies", () => {
+  const longBody = `${filler("renderer", 120)}\nWhen the import fails with TextureImporterOverflowException, ` +
+    "split the atlas into two sheets.\n"
+  const candidates = [
+    header("project_rendering.md", "Rendering notes", "How the renderer is set up", longBody.slice(0, 1024)),
+    header("project_deploy.md", "Deploy", "How releases are shipped", "Tag, build, upload."),
+    header("feedback_style.md", "Reply style", "Keep answers short", "Short answers.")
+  ]
+  const query = "the build dies with TextureImporterOverflowException, what now?"
+
+  it("a phrase only deep in a long body is found with the body's terms, not with the head alone", () => {
+    assert.deepStrictEqual(selectRelevantMemories({ query, candidates }), [])
+    const bodies = new Map([["project_rendering.md", analyzeBody(longBody)]])
+    assert.deepStrictEqual(selectRelevantMemories({ query, candidates, bodies }), ["project_rendering.md"])
+  })
+})
+
+describe("near-duplicate families", () => {
+  it("names a family by the file name without digits and separators", () => {
+    assert.strictEqual(familyOf("mcpe-v45-protocol.md"), familyOf("notes/mcpe-v81-protocol.md"))
+    assert.notStrictEqual(familyOf("mcpe-v45-protocol.md"), familyOf("netty-protocol.md"))
+  })
+
+  it("keeps a second member only when it matched a term the first did not", () => {
+    const ranked = [
+      { path: "mcpe-v45-protocol.md", matched: ["protocol", "45"] },
+      { path: "mcpe-v81-protocol.md", matched: ["protocol"] },
+      { path: "mcpe-v91-protocol.md", matched: ["protocol", "91"] },
+      { path: "netty-protocol.md", matched: ["protocol"] }
+    ]
+    assert.deepStrictEqual(collapseFamilies(ranked).map((m) => m.path), [
+      "mcpe-v45-protocol.md",
+      "mcpe-v91-protocol.md",
+      "netty-protocol.md"
+    ])
+  })
+
+  it("one family does not fill the five slots", () => {
+    const candidates = [9, 11, 27, 45, 81, 91].map((v) =>
+      header(`mcpe-v${v}-protocol.md`, `MCPE v${v} Protocol`, `Protocol ${v} packet IDs and login handshake`)
+    )
+    const selected = selectRelevantMemories({ query: "how does the MCPE login handshake packet work?", candidates })
+    assert.strictEqual(selected.length, 1, selected.join(", "))
+  })
+})
