@@ -1,0 +1,291 @@
+/**
+ * How the offline selector generalizes to memory directories it has never seen: labelled requests over real memory
+ * directories, scored **leave-one-directory-out** (every setting that is chosen is chosen on the other directories,
+ * never on the one being scored), beside a textbook baseline run on the same queries in the same run: BM25+
+ * (MiniSearch, a well-kept npm full-text library) over name + description + the whole body, words from
+ * `Intl.Segmenter`, one absolute score threshold chosen the same way.
+ *
+ * A fold picks, for each system, the grid point with the best F1 over the other directories' queries (micro counts:
+ * a pick that is neither relevant nor acceptable is a false positive, a missed relevant memory a false negative),
+ * then scores the held-out directory with it. Reported per directory, per language and overall: recall, precision,
+ * off-topic picks (memories surfaced for a request where nothing should surface).
+ */
+import { analyzeBody, type BodyTerms } from "@memdir/core/internal/selectorIndex"
+import { segmentWords } from "@memdir/core/internal/textAnalysis"
+import type { MemoryHeader } from "@memdir/core/Memory"
+import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
+import MiniSearch from "minisearch"
+
+/** One labelled request (the shape of `evals/selector/labels.json`). */
+export interface LabelledQuery {
+  readonly id: string
+  readonly dir: string
+  readonly language: string
+  readonly kind: string
+  readonly query: string
+  readonly relevant: ReadonlyArray<string>
+  readonly acceptable: ReadonlyArray<string>
+}
+
+/** A directory's candidates as recall offers them, and each one's whole body (for the baseline). */
+export interface LabelledDirectory {
+  readonly dir: string
+  readonly candidates: ReadonlyArray<MemoryHeader>
+  readonly bodies: ReadonlyMap<string, string>
+}
+
+export interface Counts {
+  readonly queries: number
+  readonly produced: number
+  readonly correct: number
+  readonly expected: number
+  readonly found: number
+  readonly offTopicPicks: number
+}
+
+export interface Figures extends Counts {
+  readonly recall: number
+  readonly precision: number
+  readonly f1: number
+}
+
+const ZERO: Counts = { queries: 0, produced: 0, correct: 0, expected: 0, found: 0, offTopicPicks: 0 }
+
+const addCounts = (a: Counts, b: Counts): Counts => ({
+  queries: a.queries + b.queries,
+  produced: a.produced + b.produced,
+  correct: a.correct + b.correct,
+  expected: a.expected + b.expected,
+  found: a.found + b.found,
+  offTopicPicks: a.offTopicPicks + b.offTopicPicks
+})
+
+/** Micro figures; precision of nothing produced is 1 (nothing wrong was said). */
+export const figures = (c: Counts): Figures => {
+  const recall = c.expected === 0 ? 1 : c.found / c.expected
+  const precision = c.produced === 0 ? 1 : c.correct / c.produced
+  const f1 = recall + precision === 0 ? 0 : (2 * recall * precision) / (recall + precision)
+  return { ...c, recall, precision, f1 }
+}
+
+/** The counts of one answer to one query. */
+export const countsOf = (query: LabelledQuery, selected: ReadonlyArray<string>): Counts => {
+  const ok = new Set([...query.relevant, ...query.acceptable])
+  const correct = selected.filter((p) => ok.has(p)).length
+  return {
+    queries: 1,
+    produced: selected.length,
+    correct,
+    expected: query.relevant.length,
+    found: query.relevant.filter((p) => selected.includes(p)).length,
+    offTopicPicks: ok.size === 0 ? selected.length : 0
+  }
+}
+
+/** A system: named settings, each answering a query over a directory. */
+export interface System {
+  readonly name: string
+  readonly description: string
+  readonly settings: ReadonlyArray<{ readonly label: string; readonly select: Selecting }>
+}
+
+export type Selecting = (directory: LabelledDirectory, query: string) => ReadonlyArray<string>
+
+// ---------------------------------------------------------------------------------------------------------------
+// The systems
+// ---------------------------------------------------------------------------------------------------------------
+
+const grid = <A>(axes: ReadonlyArray<ReadonlyArray<A>>): Array<Array<A>> =>
+  axes.reduce<Array<Array<A>>>((acc, axis) => acc.flatMap((prefix) => axis.map((v) => [...prefix, v])), [[]])
+
+/** memdir's offline selector, as shipped: one setting, nothing chosen. */
+export const memdirAsShipped = (options: OfflineSelectorOptions = defaultOfflineOptions): System => ({
+  name: "memdir",
+  description: "the offline selector as shipped",
+  settings: [{
+    label: "shipped",
+    select: (directory, query) => selectRelevantMemories({ query, candidates: directory.candidates }, options)
+  }]
+})
+
+/** What the selector reads of a memory's body: the head the scan keeps (1 KiB), or all of it. */
+export type BodySource = "head" | "whole"
+
+const wholeBodies = new WeakMap<LabelledDirectory, ReadonlyMap<string, BodyTerms>>()
+
+/** The whole bodies' terms of a directory's candidates, as `TermCache` gives them to recall (`head`: none). */
+export const bodiesOf = (
+  directory: LabelledDirectory,
+  body: BodySource
+): ReadonlyMap<string, BodyTerms> | undefined => {
+  if (body === "head") return undefined
+  let terms = wholeBodies.get(directory)
+  if (terms === undefined) {
+    terms = new Map([...directory.bodies].map(([path, text]) => [path, analyzeBody(text)] as const))
+    wholeBodies.set(directory, terms)
+  }
+  return terms
+}
+
+/** memdir's offline selector with its decision knobs chosen per fold. */
+export const memdirTuned = (
+  base: OfflineSelectorOptions = defaultOfflineOptions,
+  body: BodySource = "head",
+  name = "memdir (knobs per fold)"
+): System => ({
+  name,
+  description: "the offline selector, minEvidence / relativeToTop / clearEvidence chosen on the other directories",
+  settings: grid<number>([[0.3, 0.4, 0.5, 0.6, 0.8], [0.5, 0.6, 0.7, 0.8, 0.9], [0.9, 1.2, 1.6, 99]]).map((
+    [minEvidence, relativeToTop, clearEvidence]
+  ) => {
+    const options = { ...base, minEvidence: minEvidence!, relativeToTop: relativeToTop!, clearEvidence: clearEvidence! }
+    return {
+      label: `minEvidence ${minEvidence} relativeToTop ${relativeToTop} clearEvidence ${clearEvidence}`,
+      select: (directory: LabelledDirectory, query: string) =>
+        selectRelevantMemories({ query, candidates: directory.candidates, bodies: bodiesOf(directory, body) }, options)
+    }
+  })
+})
+
+const tokenize = (text: string): Array<string> => segmentWords(text)
+
+/** MiniSearch indexes, one per directory (built once per run). */
+const bm25Indexes = new WeakMap<LabelledDirectory, MiniSearch<{ id: string }>>()
+
+const bm25IndexOf = (directory: LabelledDirectory): MiniSearch<{ id: string }> => {
+  let index = bm25Indexes.get(directory)
+  if (index === undefined) {
+    index = new MiniSearch<{ id: string }>({
+      fields: ["name", "description", "body"],
+      tokenize,
+      processTerm: (term) => term
+    })
+    index.addAll(directory.candidates.map((m) => ({
+      id: m.path,
+      name: m.name,
+      description: m.description,
+      body: directory.bodies.get(m.path) ?? m.bodyHead ?? ""
+    })))
+    bm25Indexes.set(directory, index)
+  }
+  return index
+}
+
+/** The textbook baseline: BM25+ over name, description and whole body, the top five above one score threshold. */
+export const bm25Baseline: System = {
+  name: "BM25+ baseline",
+  description: "MiniSearch BM25+ (name, description, whole body; Intl.Segmenter words), top 5 above a threshold " +
+    "chosen on the other directories",
+  settings: [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 25, 30, 36, 43, 52, 62, 75].map((threshold) => ({
+    label: `score >= ${threshold}`,
+    select: (directory: LabelledDirectory, query: string) =>
+      bm25IndexOf(directory).search(query, { combineWith: "OR" })
+        .filter((hit) => hit.score >= threshold)
+        .slice(0, 5)
+        .map((hit) => String(hit.id))
+  }))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Leave one directory out
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface FoldResult {
+  readonly dir: string
+  readonly setting: string
+  readonly counts: Counts
+  readonly perQuery: ReadonlyArray<{ readonly query: LabelledQuery; readonly selected: ReadonlyArray<string> }>
+}
+
+export interface SystemResult {
+  readonly system: System
+  readonly folds: ReadonlyArray<FoldResult>
+  readonly overall: Figures
+  readonly byLanguage: ReadonlyArray<{ readonly language: string; readonly figures: Figures }>
+}
+
+/** Every system, leave-one-directory-out over `queries`. */
+export const leaveOneDirectoryOut = (
+  systems: ReadonlyArray<System>,
+  directories: ReadonlyMap<string, LabelledDirectory>,
+  queries: ReadonlyArray<LabelledQuery>
+): ReadonlyArray<SystemResult> => {
+  const dirs = [...new Set(queries.map((q) => q.dir))].sort()
+  return systems.map((system) => {
+    // every setting's answer to every query, once
+    const answers = system.settings.map((setting) =>
+      queries.map((query) => setting.select(directories.get(query.dir)!, query.query))
+    )
+    const countsBy = answers.map((perQuery) => perQuery.map((selected, i) => countsOf(queries[i]!, selected)))
+    const folds = dirs.map((dir): FoldResult => {
+      let best = 0
+      let bestF1 = -1
+      countsBy.forEach((perQuery, s) => {
+        const f1 = figures(perQuery.filter((_, i) => queries[i]!.dir !== dir).reduce(addCounts, ZERO)).f1
+        if (f1 > bestF1 + 1e-12) {
+          bestF1 = f1
+          best = s
+        }
+      })
+      const inDir = queries.map((q, i) => [q, i] as const).filter(([q]) => q.dir === dir)
+      return {
+        dir,
+        setting: system.settings[best]!.label,
+        counts: inDir.map(([, i]) => countsBy[best]![i]!).reduce(addCounts, ZERO),
+        perQuery: inDir.map(([query, i]) => ({ query, selected: answers[best]![i]! }))
+      }
+    })
+    const languages = [...new Set(queries.map((q) => q.language))].sort()
+    return {
+      system,
+      folds,
+      overall: figures(folds.map((f) => f.counts).reduce(addCounts, ZERO)),
+      byLanguage: languages.map((language) => ({
+        language,
+        figures: figures(
+          folds.flatMap((f) => f.perQuery).filter((a) => a.query.language === language)
+            .map((a) => countsOf(a.query, a.selected)).reduce(addCounts, ZERO)
+        )
+      }))
+    }
+  })
+}
+
+const pct = (x: number) => x.toFixed(2)
+
+/** The report as Markdown tables: overall, per language, per directory (with each fold's chosen setting). */
+export const renderReport = (results: ReadonlyArray<SystemResult>): string => {
+  const lines: Array<string> = []
+  lines.push("| system | recall | precision | F1 | off-topic picks | queries |", "|---|---|---|---|---|---|")
+  for (const r of results) {
+    const o = r.overall
+    lines.push(
+      `| ${r.system.name} | ${pct(o.recall)} | ${pct(o.precision)} | ${pct(o.f1)} | ${o.offTopicPicks} | ${o.queries} |`
+    )
+  }
+  lines.push("", "Per language (recall / precision / off-topic picks):", "")
+  const languages = results[0]?.byLanguage.map((l) => l.language) ?? []
+  lines.push(`| system | ${languages.join(" | ")} |`, `|---|${languages.map(() => "---").join("|")}|`)
+  for (const r of results) {
+    const cells = r.byLanguage.map((l) =>
+      `${pct(l.figures.recall)} / ${pct(l.figures.precision)} / ${l.figures.offTopicPicks} (${l.figures.queries})`
+    )
+    lines.push(`| ${r.system.name} | ${cells.join(" | ")} |`)
+  }
+  lines.push("", "Per directory (recall / precision / off-topic picks; the setting chosen without it):", "")
+  const dirs = results[0]?.folds.map((f) => f.dir) ?? []
+  lines.push(
+    `| directory | ${results.map((r) => r.system.name).join(" | ")} |`,
+    `|---|${results.map(() => "---").join("|")}|`
+  )
+  for (const dir of dirs) {
+    const cells = results.map((r) => {
+      const fold = r.folds.find((f) => f.dir === dir)!
+      const f = figures(fold.counts)
+      return `${pct(f.recall)} / ${pct(f.precision)} / ${f.offTopicPicks}` +
+        (r.system.settings.length > 1 ? ` (${fold.setting})` : "")
+    })
+    lines.push(`| ${dir} | ${cells.join(" | ")} |`)
+  }
+  return lines.join("\n")
+}

@@ -1,0 +1,130 @@
+/**
+ * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--json FILE] [--misses]`: the offline selector
+ * leave-one-directory-out on labelled real memory directories, beside the BM25+ baseline (Generalization.ts).
+ *
+ * The directories are read where they are (`--corpus`, default `../shared/corpora/memories` beside the checkout:
+ * real directories from public repositories, which stay outside the project); a directory that keeps its memories
+ * under `.claude/memory/` is read from there. Labels default to `evals/selector-real/labels.json`.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { parseMemoryFile } from "@memdir/core/Frontmatter"
+import { Scanner } from "@memdir/core/Scanner"
+import * as ScannerModule from "@memdir/core/Scanner"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import {
+  bm25Baseline,
+  type LabelledDirectory,
+  type LabelledQuery,
+  leaveOneDirectoryOut,
+  memdirAsShipped,
+  memdirTuned,
+  renderReport
+} from "./Generalization.js"
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
+
+const argv = process.argv.slice(2)
+const option = (name: string): Array<string> => {
+  const values: Array<string> = []
+  argv.forEach((arg, i) => {
+    if (arg === name && argv[i + 1] !== undefined) values.push(argv[i + 1]!)
+  })
+  return values
+}
+const corpus = path.resolve(option("--corpus")[0] ?? path.join(repoRoot, "../shared/corpora/memories"))
+const labelFiles = option("--labels").length > 0 ?
+  option("--labels") :
+  [path.join(repoRoot, "evals/selector-real/labels.json")]
+
+const queries: ReadonlyArray<LabelledQuery> = labelFiles.flatMap((file) =>
+  (JSON.parse(fs.readFileSync(file, "utf8")) as { queries: Array<LabelledQuery> }).queries
+)
+
+const memoryDirOf = (dir: string): string => {
+  const nested = path.join(corpus, dir, ".claude", "memory")
+  return fs.existsSync(nested) ? nested : path.join(corpus, dir)
+}
+
+const loadDirectory = (dir: string) =>
+  Effect.gen(function*() {
+    const scanner = yield* Scanner
+    const memoryDir = memoryDirOf(dir)
+    const scan = yield* scanner.scan(memoryDir)
+    const candidates = [...scan.memories, ...(scan.headerless ?? [])]
+    const bodies = new Map<string, string>()
+    for (const m of candidates) {
+      const text = fs.readFileSync(m.absolutePath, "utf8")
+      const parsed = parseMemoryFile(text, m.path)
+      bodies.set(m.path, Either.isRight(parsed) ? parsed.right.body : text)
+    }
+    const directory: LabelledDirectory = { dir, candidates, bodies }
+    return directory
+  })
+
+const program = Effect.gen(function*() {
+  const dirs = [...new Set(queries.map((q) => q.dir))].sort()
+  const directories = new Map<string, LabelledDirectory>()
+  for (const dir of dirs) directories.set(dir, yield* loadDirectory(dir))
+  const missing = queries.flatMap((q) =>
+    [...q.relevant, ...q.acceptable].filter((p) => !directories.get(q.dir)!.candidates.some((m) => m.path === p))
+      .map((p) => `${q.id}: ${p}`)
+  )
+  if (missing.length > 0) console.error(`labels naming no candidate:\n  ${missing.join("\n  ")}`)
+  const results = leaveOneDirectoryOut(
+    [
+      memdirAsShipped(),
+      memdirTuned(),
+      memdirTuned(undefined, "whole", "memdir whole body (knobs per fold)"),
+      bm25Baseline
+    ],
+    directories,
+    queries
+  )
+  console.log(`${queries.length} labelled requests over ${dirs.length} directories (${corpus})\n`)
+  console.log(renderReport(results))
+  if (argv.includes("--misses")) {
+    for (const r of results) {
+      console.log(`\n## ${r.system.name}: wrong answers`)
+      for (const fold of r.folds) {
+        for (const { query, selected } of fold.perQuery) {
+          const ok = new Set([...query.relevant, ...query.acceptable])
+          const missed = query.relevant.filter((p) => !selected.includes(p))
+          const wrong = selected.filter((p) => !ok.has(p))
+          if (missed.length === 0 && wrong.length === 0) continue
+          console.log(`- ${query.id} [${query.language} ${query.kind}] ${JSON.stringify(query.query)}`)
+          if (missed.length > 0) console.log(`    missed: ${missed.join(", ")}`)
+          if (wrong.length > 0) console.log(`    wrong:  ${wrong.join(", ")}`)
+        }
+      }
+    }
+  }
+  const jsonOut = option("--json")[0]
+  if (jsonOut !== undefined) {
+    fs.writeFileSync(
+      jsonOut,
+      JSON.stringify(
+        results.map((r) => ({
+          system: r.system.name,
+          overall: r.overall,
+          byLanguage: r.byLanguage,
+          folds: r.folds.map((f) => ({ dir: f.dir, setting: f.setting, counts: f.counts }))
+        })),
+        null,
+        2
+      ) + "\n"
+    )
+  }
+})
+
+program.pipe(
+  Effect.provide(ScannerModule.layerNode.pipe(Layer.provideMerge(NodeContext.layer))),
+  Effect.runPromise
+).catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})
