@@ -135,17 +135,62 @@ export const memdirTuned = (
 ): System => ({
   name,
   description: "the offline selector, minEvidence / relativeToTop / clearEvidence chosen on the other directories",
-  settings: grid<number>([[0.3, 0.4, 0.5, 0.6, 0.8], [0.5, 0.6, 0.7, 0.8, 0.9], [0.9, 1.2, 1.6, 99]]).map((
-    [minEvidence, relativeToTop, clearEvidence]
-  ) => {
-    const options = { ...base, minEvidence: minEvidence!, relativeToTop: relativeToTop!, clearEvidence: clearEvidence! }
-    return {
-      label: `minEvidence ${minEvidence} relativeToTop ${relativeToTop} clearEvidence ${clearEvidence}`,
-      select: (directory: LabelledDirectory, query: string) =>
-        selectRelevantMemories({ query, candidates: directory.candidates, bodies: bodiesOf(directory, body) }, options)
+  settings: grid<number>([[0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.2], [0.5, 0.6, 0.7, 0.8, 0.9, 1], [0.9, 1.2, 1.6, 2, 99]]).map(
+    (
+      [minEvidence, relativeToTop, clearEvidence]
+    ) => {
+      const options = {
+        ...base,
+        minEvidence: minEvidence!,
+        relativeToTop: relativeToTop!,
+        clearEvidence: clearEvidence!
+      }
+      return {
+        label: `minEvidence ${minEvidence} relativeToTop ${relativeToTop} clearEvidence ${clearEvidence}`,
+        select: (directory: LabelledDirectory, query: string) =>
+          selectRelevantMemories(
+            { query, candidates: directory.candidates, bodies: bodiesOf(directory, body) },
+            options
+          )
+      }
     }
-  })
+  )
 })
+
+/** memdir's offline selector with its body weight and length normalisation chosen per fold too. */
+export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => {
+  const fieldSets = grid<number>([[0.35, 0.6, 1], [0.3, 0.5, 0.75, 0.9]]).map(([weight, b]) =>
+    base.fields.map((f) => f.field === "body" ? { ...f, weight: weight!, b: b! } : f)
+  )
+  const knobs = memdirTuned(base, "whole").settings
+  return {
+    name: "memdir whole body (fields + knobs per fold)",
+    description: "the offline selector, body weight / b and the decision knobs chosen on the other directories",
+    settings: fieldSets.flatMap((fields) => {
+      const body = fields.find((f) => f.field === "body")!
+      return grid<number>([[0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.2], [0.6, 0.7, 0.8, 0.9, 1], [1.2, 1.6, 2, 99]]).map((
+        [minEvidence, relativeToTop, clearEvidence]
+      ) => {
+        const options = {
+          ...base,
+          fields,
+          minEvidence: minEvidence!,
+          relativeToTop: relativeToTop!,
+          clearEvidence: clearEvidence!
+        }
+        return {
+          label: `body ${body.weight}/${body.b} minEvidence ${minEvidence} relativeToTop ${relativeToTop} ` +
+            `clearEvidence ${clearEvidence}`,
+          select: (directory: LabelledDirectory, query: string) =>
+            selectRelevantMemories(
+              { query, candidates: directory.candidates, bodies: bodiesOf(directory, "whole") },
+              options
+            )
+        }
+      })
+    }).concat(knobs.length === 0 ? [] : [])
+  }
+}
 
 const tokenize = (text: string): Array<string> => segmentWords(text)
 

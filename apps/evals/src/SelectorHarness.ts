@@ -3,12 +3,15 @@
  * each query naming its own). The fixture is written to a scratch
  * directory with its ages and read back by the real scanner (so the real frontmatter parser and the real
  * newest-first order), then each variant selects for each query:
- * - `offline`: core's offline selector (multilingual term evidence with a relevance bar), with the variant's knobs;
+ * - `offline`: core's offline selector (multilingual term evidence with a relevance bar) over the whole bodies' terms
+ *   (what recall's `TermCache` gives it), with the variant's knobs;
  *   no key, no network;
  * - `llm`: core's model selector alone (no offline fallback: a model error is an errored trial, not a silent
  *   offline answer), with the variant's system prompt.
  */
 import { Path } from "@effect/platform"
+import { parseMemoryFile } from "@memdir/core/Frontmatter"
+import { analyzeBody, type BodyTerms } from "@memdir/core/internal/selectorIndex"
 import type { MemoryHeader } from "@memdir/core/Memory"
 import { Model } from "@memdir/core/Model"
 import { selectWithModel } from "@memdir/core/ModelSelector"
@@ -16,6 +19,7 @@ import { Scanner } from "@memdir/core/Scanner"
 import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as NodeFs from "node:fs"
 import { InvalidSuiteError } from "./Errors.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"
 import { makeSandbox } from "./Sandbox.js"
@@ -75,6 +79,23 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
     }
     return inDir
   }
+  /** The whole bodies' terms of a directory's candidates, as recall's `TermCache` gives them to the selector. */
+  const bodiesByDir = new Map<string, ReadonlyMap<string, BodyTerms>>()
+  const bodiesIn = (dir: string | undefined): ReadonlyMap<string, BodyTerms> => {
+    const key = dir ?? ""
+    let bodies = bodiesByDir.get(key)
+    if (bodies === undefined) {
+      bodies = new Map(
+        candidatesIn(dir).map((m) => {
+          const text = NodeFs.readFileSync(m.absolutePath, "utf8")
+          const parsed = parseMemoryFile(text, m.path)
+          return [m.path, analyzeBody(Either.isRight(parsed) ? parsed.right.body : text)] as const
+        })
+      )
+      bodiesByDir.set(key, bodies)
+    }
+    return bodies
+  }
   const scenarios = new Map(suite.scenarios.map((s) => [s.id, s]))
   const variants = new Map(suite.variants.map((v) => [v.name, v]))
   const systemPrompts = new Map<string, string>()
@@ -96,7 +117,10 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
         recentTools: scenario.recentTools
       }
       if (variant.selector === "offline") {
-        const selected = selectRelevantMemories(request, offlineOptionsFor(variant))
+        const selected = selectRelevantMemories(
+          { ...request, bodies: bodiesIn(scenario.dir) },
+          offlineOptionsFor(variant)
+        )
         const score = scoreSelection(suite.scorer, "selection", scenario, selected)
         return { scores: [score], output: { selected } }
       }

@@ -22,6 +22,7 @@ import {
   type LabelledQuery,
   leaveOneDirectoryOut,
   memdirAsShipped,
+  memdirFieldsTuned,
   memdirTuned,
   renderReport
 } from "./Generalization.js"
@@ -80,6 +81,7 @@ const program = Effect.gen(function*() {
       memdirAsShipped(),
       memdirTuned(),
       memdirTuned(undefined, "whole", "memdir whole body (knobs per fold)"),
+      ...(argv.includes("--fields") ? [memdirFieldsTuned()] : []),
       bm25Baseline
     ],
     directories,

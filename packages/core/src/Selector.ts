@@ -89,19 +89,24 @@ export interface OfflineSelectorOptions {
   readonly localHalfSize: number
 }
 
-/** Chosen on the tuning half of the labelled set (see the test); change only with the measurement. */
+/**
+ * The body's length normalisation (0.75) and the relative cut (0.9 of the best, no absolute exception) are the
+ * setting leave-one-directory-out chose in 18 of 22 folds over the 22 labelled directories (the ten written for the
+ * test and the twelve real ones: `pnpm evals:generalize`, docs/evals.md); the rest was chosen on the tuning half of
+ * the first set (see the test). Change only with the measurement.
+ */
 export const defaultOfflineOptions: OfflineSelectorOptions = {
   fields: [
     { field: "description", weight: 1.5, b: 0.5 },
     { field: "name", weight: 1, b: 0.3 },
     { field: "path", weight: 0.6, b: 0.3 },
-    { field: "body", weight: 0.35, b: 0.5 },
+    { field: "body", weight: 0.35, b: 0.75 },
     { field: "type", weight: 0.2, b: 0 }
   ],
   k1: 1.2,
   minEvidence: 0.4,
-  relativeToTop: 0.8,
-  clearEvidence: 0.9,
+  relativeToTop: 0.9,
+  clearEvidence: Number.POSITIVE_INFINITY,
   recentToolWarningBonus: 0.5,
   gramWeight: 0.3,
   weakTermWeight: 0.35,
@@ -318,7 +323,8 @@ const decide = (
       score,
       coverage: evidence.bestPossible > 0 ? Math.min(1, score / evidence.bestPossible) : 0,
       matched: evidence.matched[i] ?? [],
-      droppedAsToolDoc: aboutRecentTool && !warning
+      droppedAsToolDoc: aboutRecentTool && !warning,
+      recentToolWarning: warning && own > 0
     }
   })
   scored.sort((a, b) => b.score - a.score || a.position - b.position)
@@ -331,8 +337,9 @@ const decide = (
     coverage: s.coverage,
     matched: s.matched,
     droppedAsToolDoc: s.droppedAsToolDoc,
+    // a warning about a tool in use is context the request does not repeat: not held to the relative cut
     relevant: eligible(s) && s.score >= options.minEvidence &&
-      (s.score >= options.relativeToTop * top || s.score >= options.clearEvidence)
+      (s.score >= options.relativeToTop * top || s.score >= options.clearEvidence || s.recentToolWarning)
   }))
 }
 
