@@ -228,7 +228,8 @@ describe("a signal ends a command with 130 / 143 and says what was kept", () => 
     Effect.scoped(Effect.gen(function*() {
       fs.mkdirSync(memoryDir, { recursive: true })
       const lock = path.join(memoryDir, ".consolidate-lock")
-      const lastConsolidated = new Date(Date.now() - 3 * 24 * 3_600_000)
+      // whole seconds: an mtime in milliseconds is a float that may not round-trip exactly
+      const lastConsolidated = new Date(Math.floor((Date.now() - 3 * 24 * 3_600_000) / 1000) * 1000)
       fs.writeFileSync(lock, "")
       fs.utimesSync(lock, lastConsolidated, lastConsolidated)
       const { server, waiting } = yield* holdingServer()
@@ -240,7 +241,7 @@ describe("a signal ends a command with 130 / 143 and says what was kept", () => 
         "consolidation; no memory was changed"
       ])
       assert.strictEqual(fs.readFileSync(lock, "utf8"), "")
-      assert.strictEqual(fs.statSync(lock).mtimeMs, lastConsolidated.getTime())
+      assert.strictEqual(Math.round(fs.statSync(lock).mtimeMs), lastConsolidated.getTime())
       assert.deepStrictEqual(locksIn(memoryDir), [".consolidate-lock"])
     })))
 

@@ -9,7 +9,7 @@
 import { Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { InvalidMemoryInputError, MemoryDisabledError } from "@memdir/core/Errors"
+import { errnoCodeOf, InvalidMemoryInputError, MemoryDisabledError, MemoryIoError } from "@memdir/core/Errors"
 import * as Memdir from "@memdir/core/Memdir"
 import { type MemoryLocation, MemoryPaths } from "@memdir/core/MemoryPaths"
 import type * as ConfigError from "effect/ConfigError"
@@ -93,10 +93,35 @@ export const projectDir = (cwd: Option.Option<string>) =>
     return dir
   })
 
+/**
+ * The project's memory location; its directory, when something is already there, must be a directory: a file there
+ * (or above it) is named once, as the cause with its fix, instead of failing later in every read and write.
+ */
 export const locate = (cwd: Option.Option<string>) =>
   Effect.gen(function*() {
     const paths = yield* MemoryPaths
-    return yield* paths.locate(yield* projectDir(cwd))
+    const fs = yield* FileSystem.FileSystem
+    const location = yield* paths.locate(yield* projectDir(cwd))
+    const notADirectory = (detail: string) =>
+      new MemoryIoError({ op: "use memory directory", path: location.memoryDir, detail, code: "ENOTDIR" })
+    const info = yield* fs.stat(location.memoryDir).pipe(
+      Effect.map(Option.some),
+      Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "NotFound", () => Effect.succeedNone),
+      Effect.mapError((error) =>
+        errnoCodeOf(error) === "ENOTDIR" ?
+          notADirectory(error.message) :
+          new MemoryIoError({
+            op: "use memory directory",
+            path: location.memoryDir,
+            detail: error.message,
+            code: errnoCodeOf(error)
+          })
+      )
+    )
+    if (Option.isSome(info) && info.value.type !== "Directory") {
+      return yield* notADirectory(`it is a ${info.value.type.toLowerCase()}`)
+    }
+    return location
   })
 
 export const requireEnabled = (location: MemoryLocation) =>

@@ -11,7 +11,14 @@ export const ensureMemoryDir = (memoryDir: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    yield* fs.makeDirectory(memoryDir, { recursive: true, mode: 0o700 })
+    yield* fs.makeDirectory(memoryDir, { recursive: true, mode: 0o700 }).pipe(
+      // Node's recursive mkdir answers ENOENT where the last directory cannot be made (EROFS, EACCES, …): one
+      // plain mkdir of it names the real cause (still ENOENT when a parent is missing)
+      Effect.catchIf(
+        (error) => error._tag === "SystemError" && error.reason === "NotFound",
+        () => fs.makeDirectory(memoryDir, { mode: 0o700 })
+      )
+    )
     const index = path.join(memoryDir, INDEX_FILE)
     if (!(yield* fs.exists(index))) yield* fs.writeFileString(index, "", { mode: 0o600, flag: "wx" })
   })

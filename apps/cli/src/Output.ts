@@ -3,7 +3,7 @@
  * typed error, with its own exit code (docs/cli.md, "Exit codes").
  */
 import type { PlatformError } from "@effect/platform/Error"
-import { exitCodes, type MemdirError, MemoryIoError } from "@memdir/core/Errors"
+import { errnoCodeOf, exitCodes, ioCauseOf, type MemdirError, MemoryIoError } from "@memdir/core/Errors"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -49,6 +49,8 @@ const fixedHints: Partial<Record<MemdirError["_tag"], string>> = {
  * of recall is not explained by `memdir write --help`), a missing `--cwd` at the directory.
  */
 export const hintFor = (error: MemdirError, command: CommandPath | undefined): string | undefined => {
+  // a refusal whose cause memdir knows already says what to do
+  if (error._tag === "MemoryIoError" && ioCauseOf(error.code) !== undefined) return undefined
   if (error._tag === "InvalidMemoryInputError") {
     if (error.field === "--cwd") return "--cwd names the project directory: give one that exists"
     if (error.rule === "directory") return "give a memory file; `memdir ls` lists the memories"
@@ -141,6 +143,6 @@ export const renderUsageError = (kind: string, text: string): Effect.Effect<numb
 
 const plainText = (text: string): string => text.replace(/\u001b\[[0-9;]*m/g, "").trim()
 
-/** Wrap a platform failure at the boundary into the typed `MemoryIoError`. */
+/** Wrap a platform failure at the boundary into the typed `MemoryIoError`, its errno code kept. */
 export const toIoError = (op: string, path: string) => (error: PlatformError): MemoryIoError =>
-  new MemoryIoError({ op, path, detail: error.message })
+  new MemoryIoError({ op, path, detail: error.message, code: errnoCodeOf(error) })

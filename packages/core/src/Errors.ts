@@ -144,14 +144,56 @@ export class LockTimeoutError extends Schema.TaggedError<LockTimeoutError>()("Lo
   }
 }
 
+/**
+ * What the system's refusal means and what to do, for the errno codes a user can act on (docs/cli.md#exit-codes);
+ * any other code gets the generic advice.
+ */
+const ioCauses: Readonly<Record<string, { readonly cause: string; readonly fix: string }>> = {
+  EROFS: {
+    cause: "the file system is read-only",
+    fix: "remount it read-write, or give memdir a writable memory directory (--memory-dir or MEMDIR_MEMORY_DIR)"
+  },
+  ENOSPC: { cause: "the disk is full", fix: "free space on it, then run the command again" },
+  EDQUOT: { cause: "the disk quota is used up", fix: "free space within your quota, then run the command again" },
+  EACCES: {
+    cause: "permission denied",
+    fix: "this user may not write there: fix the owner or mode of the memory directory (it should be yours, 0700)"
+  },
+  EPERM: {
+    cause: "operation not permitted",
+    fix: "fix the owner or mode of the memory directory (it should be yours, 0700), or its immutable flag"
+  },
+  ENOTDIR: {
+    cause: "a file is where a directory should be",
+    fix: "the memory directory and the directories above it must be directories: move the file away, or give " +
+      "another memory directory (--memory-dir or MEMDIR_MEMORY_DIR)"
+  }
+}
+
+/** What an errno code means and what to do about it, when memdir knows (else `undefined`: the generic advice). */
+export const ioCauseOf = (code: string | undefined): { readonly cause: string; readonly fix: string } | undefined =>
+  code === undefined ? undefined : ioCauses[code]
+
+/** The errno code (`EROFS`, `ENOSPC`, …) of a refused system call: the `code` of the Node error kept as `cause`. */
+export const errnoCodeOf = (error: { readonly cause?: unknown }): string | undefined => {
+  const code = typeof error.cause === "object" && error.cause !== null && "code" in error.cause ?
+    error.cause.code :
+    undefined
+  return typeof code === "string" && /^E[A-Z0-9]+$/.test(code) ? code : undefined
+}
+
 /** A file-system failure memdir cannot recover from (permissions, disk full, …). */
 export class MemoryIoError extends Schema.TaggedError<MemoryIoError>()("MemoryIoError", {
   op: Schema.String,
   path: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  /** The errno code when the system refused (`EROFS`, `ENOSPC`, `EACCES`, `ENOTDIR`, …): it names the cause. */
+  code: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `${this.op} ${this.path} failed: ${this.detail}. Check permissions and free space.`
+    const known = ioCauseOf(this.code)
+    if (known !== undefined) return `${this.op} ${this.path} failed: ${known.cause} (${this.code}); ${known.fix}.`
+    return `${this.op} ${this.path} failed: ${this.detail.replace(/\.$/, "")}. Check permissions and free space.`
   }
 }
 
@@ -482,6 +524,11 @@ export const fromMemoryFsError = (key: string, options: FromMemoryFsErrorOptions
     case "NotDirectory":
       return refuse("unverifiable", `${error.path}: ${error.detail}`)
     default:
-      return new MemoryIoError({ op: error.op, path: error.path, detail: `${error.reason} (${error.detail})` })
+      return new MemoryIoError({
+        op: error.op,
+        path: error.path,
+        detail: `${error.reason} (${error.detail})`,
+        code: errnoCodeOf(error)
+      })
   }
 }

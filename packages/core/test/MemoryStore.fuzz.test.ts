@@ -153,7 +153,7 @@ describe("MemoryStore fuzzed with hostile and benign keys", () => {
         numRuns: 25,
         interruptAfterTimeLimit: 40_000,
         markInterruptAsFailure: true,
-        examples: ISSUE_23_KEYS.map((write) => [[write]])
+        examples: ISSUE_23_KEYS.map((write): [Array<Operation>] => [[write]])
       }
     }
   )

@@ -34,8 +34,12 @@ export const doctorCommand = Command.make(
     Effect.gen(function*() {
       const location = yield* locate(cwd)
       yield* Effect.forEach(location.refusedSettings ?? [], (entry) => Console.error(refusedWarning(entry)))
-      const fixed = fix ? yield* Doctor.fix(location.memoryDir) : undefined
-      const report = yield* Doctor.diagnose(location.memoryDir)
+      // Nothing fixable: no repair is attempted (it takes the index lock, which a read-only directory refuses).
+      const found = yield* Doctor.diagnose(location.memoryDir)
+      const repairs = fix && found.findings.some((f) => f.fixable)
+      const nothing: Doctor.DoctorFixResult = { changes: [], notAdded: [], remaining: found.findings }
+      const fixed = repairs ? yield* Doctor.fix(location.memoryDir) : fix ? nothing : undefined
+      const report = repairs ? yield* Doctor.diagnose(location.memoryDir) : found
       const errors = report.findings.filter((f) => f.severity === "error").length
       if (json) {
         yield* printJson({ memoryDir: location.memoryDir, findings: report.findings, ...(fixed ? { fixed } : {}) })

@@ -8,7 +8,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
-import { MemoryIoError } from "../Errors.js"
+import { errnoCodeOf, MemoryIoError } from "../Errors.js"
 
 /** Memory files are private to their owner. */
 export const FILE_MODE = 0o600
@@ -18,7 +18,7 @@ const encoder = new TextEncoder()
 
 /** Wrap a platform failure into the typed error a caller can act on. */
 export const toMemoryIoError = (op: string, path: string) => (error: PlatformError): MemoryIoError =>
-  new MemoryIoError({ op, path, detail: error.message })
+  new MemoryIoError({ op, path, detail: error.message, code: errnoCodeOf(error) })
 
 /** True when the failure is "no such file or directory". */
 export const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
