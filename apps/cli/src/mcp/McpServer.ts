@@ -4,7 +4,8 @@
  * run as an Effect in the runtime of the command (one `RecallSession` per process, so one per MCP session).
  *
  * stdout carries the protocol only: nothing else is written there (logs go to stderr). The server runs until its
- * client closes stdin.
+ * client closes stdin. A line (message) over `MAX_MESSAGE_BYTES` is dropped with a line on stderr, like a line that
+ * is not JSON: the SDK's transport would otherwise close on it, and the server would stop serving its client.
  */
 import type { FileSystem, Path } from "@effect/platform"
 import type { MemdirServices } from "@memdir/core/Memdir"
@@ -24,6 +25,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Runtime from "effect/Runtime"
+import { Transform } from "node:stream"
 import { version } from "../Version.js"
 import {
   INDEX_URI,
@@ -118,6 +120,44 @@ export const makeServer = (
   return server
 }
 
+/** The longest message read (the SDK's own read limit, 10 MiB): a memory is at most 250,000 bytes. */
+export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+
+const NEWLINE = 0x0a
+
+/**
+ * The bytes of a newline-delimited stream with every line over `maxLineBytes` dropped, its newline included.
+ * What of such a line has already passed is ended with a newline of its own, so the reader sees one bad line (and
+ * skips it) and the next message arrives whole. `onDrop` gets the dropped line's length.
+ */
+export const dropOversizedLines = (maxLineBytes: number, onDrop: (bytes: number) => void): Transform => {
+  let lineBytes = 0
+  let dropping = false
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const kept: Array<Buffer> = []
+      for (let start = 0; start < chunk.length;) {
+        const newline = chunk.indexOf(NEWLINE, start)
+        const end = newline === -1 ? chunk.length : newline + 1
+        const length = (newline === -1 ? end : newline) - start
+        if (!dropping && lineBytes + length > maxLineBytes) {
+          dropping = true
+          if (lineBytes > 0) kept.push(Buffer.from([NEWLINE]))
+        }
+        lineBytes += length
+        if (!dropping) kept.push(chunk.subarray(start, end))
+        if (newline !== -1) {
+          if (dropping) onDrop(lineBytes)
+          dropping = false
+          lineBytes = 0
+        }
+        start = end
+      }
+      done(null, Buffer.concat(kept))
+    }
+  })
+}
+
 /** Waits until the client closes stdin (or the transport closes). */
 const untilClosed = (server: Server) =>
   Effect.async<void>((resume) => {
@@ -142,7 +182,13 @@ export const serve = (context: ToolContext) =>
     const runtime = yield* Effect.runtime<McpServices>()
     const runPromise = Runtime.runPromise(runtime)
     const server = makeServer(context, (effect) => runPromise(effect))
-    const transport = new StdioServerTransport()
+    const input = process.stdin.pipe(dropOversizedLines(MAX_MESSAGE_BYTES, (bytes) => {
+      process.stderr.write(
+        `memdir mcp: dropped a message of ${bytes} bytes (over ${MAX_MESSAGE_BYTES}): send smaller messages\n`
+      )
+    }))
+    // the transport's buffer holds at most one partial line of MAX_MESSAGE_BYTES and one chunk of stdin
+    const transport = new StdioServerTransport(input, process.stdout, { maxBufferSize: 2 * MAX_MESSAGE_BYTES })
     transport.onerror = (error) => process.stderr.write(`memdir mcp: ${String(error)}\n`)
     yield* Effect.promise(() => server.connect(transport))
     yield* Console.error(`memdir mcp ${version}: serving on stdio until stdin closes`)
