@@ -159,8 +159,8 @@ export const memdirTuned = (
 
 /** memdir's offline selector with its body weight and length normalisation chosen per fold too. */
 export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => {
-  const fieldSets = grid<number>([[0.35, 0.6, 1], [0.3, 0.5, 0.75, 0.9]]).map(([weight, b]) =>
-    base.fields.map((f) => f.field === "body" ? { ...f, weight: weight!, b: b! } : f)
+  const fieldSets = grid<number>([[0.35, 0.6], [0.5, 0.75], [1.5, 2, 3, Infinity]]).map(([weight, b, ratio]) =>
+    base.fields.map((f) => f.field === "body" ? { ...f, weight: weight!, b: b!, maxLengthRatio: ratio! } : f)
   )
   const knobs = memdirTuned(base, "whole").settings
   return {
@@ -179,7 +179,8 @@ export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineO
           clearEvidence: clearEvidence!
         }
         return {
-          label: `body ${body.weight}/${body.b} minEvidence ${minEvidence} relativeToTop ${relativeToTop} ` +
+          label:
+            `body ${body.weight}/${body.b}/${body.maxLengthRatio} minEvidence ${minEvidence} relativeToTop ${relativeToTop} ` +
             `clearEvidence ${clearEvidence}`,
           select: (directory: LabelledDirectory, query: string) =>
             selectRelevantMemories(

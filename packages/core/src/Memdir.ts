@@ -42,6 +42,7 @@ import type * as Staleness from "./Staleness.js"
 import type * as TeamGuard from "./TeamGuard.js"
 import type * as TeamMemory from "./TeamMemory.js"
 import type * as TeamSync from "./TeamSync.js"
+import type * as TermCache from "./TermCache.js"
 
 /** Where a project's memory lives: what `locationLayer` provides (and `layer` too). */
 export type LocationServices = Settings.Settings | GitRoot.GitRoot | MemoryPaths.MemoryPaths | MemoryFs.MemoryFs
@@ -62,6 +63,7 @@ export type MemdirServices =
   | TeamGuard.TeamGuard
   | TeamMemory.TeamMemory
   | TeamSync.TeamSync
+  | TermCache.TermCache
 
 /** The options of `locationLayer`. */
 export interface LocationLayerOptions {

@@ -27,6 +27,7 @@ import { DEFAULT_SELECTOR_VARIANT, SELECT_TOOL_NAME, selectorSection } from "./p
 import {
   effectiveMax,
   OFFLINE_SELECTOR,
+  scoreMemories,
   type Selection,
   type SelectionRequest,
   Selector,
@@ -117,6 +118,19 @@ export interface ModelSelectorOptions {
   readonly variant?: string | undefined
 }
 
+/** The most manifest lines the model reads (the reference's 200): a larger directory is cut to its budget. */
+export const MANIFEST_MAX_LINES = 200
+
+/**
+ * The candidates the manifest lists: all of them when they fit its budget; otherwise the `MANIFEST_MAX_LINES` with
+ * the most offline evidence for the query (then the newest), in the scan's order (newest first).
+ */
+export const manifestCandidates = (request: SelectionRequest): SelectionRequest["candidates"] => {
+  if (request.candidates.length <= MANIFEST_MAX_LINES) return request.candidates
+  const kept = new Set(scoreMemories(request).slice(0, MANIFEST_MAX_LINES).map((s) => s.path))
+  return request.candidates.filter((m) => kept.has(m.path))
+}
+
 /**
  * One selection by the model, without the fallback (the evals measure the model alone with it). Fails with the
  * model's `ModelError`.
@@ -127,17 +141,18 @@ export const selectWithModel = (
   system: string
 ): Effect.Effect<Selection, ModelError> =>
   Effect.gen(function*() {
+    const listed = { ...request, candidates: manifestCandidates(request) }
     const { response, value } = yield* model.structured({
       role: "selector",
       system: [{ text: system, cache: true }],
-      messages: [buildSelectorMessage(request)],
+      messages: [buildSelectorMessage(listed)],
       maxTokens: SELECTOR_MAX_TOKENS
     }, {
       name: SELECT_TOOL_NAME,
       description: "Report which memories from the manifest will clearly help with the query.",
       schema: SelectedMemories
     })
-    const { dropped, selected } = resolveSelection(value.selected_memories, request.candidates, request.max)
+    const { dropped, selected } = resolveSelection(value.selected_memories, listed.candidates, request.max)
     yield* Effect.annotateCurrentSpan({
       "selector.model": response.model,
       "selector.proposed": value.selected_memories.length,

@@ -7,7 +7,7 @@
  * scope is the session (background prefetches are interrupted when it closes).
  *
  * Steps of a recall: skip trivial prompts (one word, empty, "ignore memory") without scanning → scan headers
- * (newest 200, minus already surfaced / already read) → select → drop already surfaced again → read each
+ * (every memory, minus already surfaced / already read; their whole bodies from `TermCache` when provided) → select → drop already surfaced again → read each
  * selected file, capped at 200 lines / 4 KiB of body with a note on how to read the rest → age and caveat →
  * commit: apply the session budget, remember what was surfaced, record telemetry.
  *
@@ -47,13 +47,14 @@ import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
 import { writtenAtOf } from "./MemoryAge.js"
 import { type LinkResolver, linkResolver, resolveLinks } from "./MemoryLinks.js"
 import { MemoryStore } from "./MemoryStore.js"
-import { DEFAULT_CANDIDATE_CAP, Scanner } from "./Scanner.js"
+import { Scanner } from "./Scanner.js"
 import * as ScannerModule from "./Scanner.js"
 import { effectiveMax, Selector } from "./Selector.js"
 import * as SelectorModule from "./Selector.js"
 import type { SelectorScript } from "./Selector.js"
 import { Staleness } from "./Staleness.js"
 import * as StalenessModule from "./Staleness.js"
+import { TermCache } from "./TermCache.js"
 
 /** Reference limits (docs/architecture.md#how-a-recall-flows). */
 export const RECALL_MAX_LINES_PER_MEMORY = 200
@@ -61,8 +62,12 @@ export const RECALL_MAX_BYTES_PER_MEMORY = 4096
 export const RECALL_SESSION_BUDGET_BYTES = 60 * 1024
 
 export interface RecallOptions {
-  /** Candidates offered to the selector, newest first (reference: 200). */
-  readonly candidateLimit: number
+  /**
+   * Candidates offered to the selector, newest first. Default: every memory (the reference offers its 200 newest,
+   * so a relevant memory not touched for a while was never found); the model selector's manifest keeps to its own
+   * budget (`ModelSelector.MANIFEST_MAX_LINES`).
+   */
+  readonly candidateLimit: number | undefined
   readonly maxLinesPerMemory: number
   readonly maxBytesPerMemory: number
   /** Total bytes of memory content one session may surface. */
@@ -70,7 +75,7 @@ export interface RecallOptions {
 }
 
 export const defaultRecallOptions: RecallOptions = {
-  candidateLimit: DEFAULT_CANDIDATE_CAP,
+  candidateLimit: undefined,
   maxLinesPerMemory: RECALL_MAX_LINES_PER_MEMORY,
   maxBytesPerMemory: RECALL_MAX_BYTES_PER_MEMORY,
   sessionBudgetBytes: RECALL_SESSION_BUDGET_BYTES
@@ -326,6 +331,8 @@ export const makeWith = (
     const staleness = yield* Staleness
     const store = yield* MemoryStore
     const path = yield* Path.Path
+    // Whole bodies for the offline selector when a term cache is provided (Memdir.layer does); else the heads.
+    const termCache = yield* Effect.serviceOption(TermCache)
     const fibers = yield* FiberSet.make<PendingRecall>()
     const state = yield* Ref.make<SessionState>({ surfaced: new Set(), usedBytes: 0, exhausted: false })
     const history = yield* Ref.make(Chunk.empty<RecallTelemetry>())
@@ -448,13 +455,17 @@ export const makeWith = (
         // Defensive: a scanner that ignores `exclude` must not make us surface a memory twice.
         // Files without a readable header are candidates too, by their file name and first lines.
         const candidates = [...scan.memories, ...(scan.headerless ?? [])].filter((m) => !exclude.has(m.path))
+        const bodies = candidates.length === 0 || Option.isNone(termCache) ?
+          undefined :
+          yield* termCache.value.bodies(memoryDir, candidates)
         const selection = candidates.length === 0
           ? { selected: [], selector: "none" }
           : yield* selector.select({
             query: input.query,
             candidates,
             recentTools: input.recentTools,
-            max: effectiveMax(input.max)
+            max: effectiveMax(input.max),
+            bodies
           })
         const chosen = yield* chosenMemories(memoryDir, candidates, selection.selected, input.max)
         // Links are resolved among all candidates, so that table is built only when a memory is read.

@@ -34,7 +34,8 @@ export interface SelectionRequest {
   readonly max?: number | undefined
   /**
    * The whole bodies' terms, by candidate path (`TermCache`): the offline selector scores those candidates by
-   * everything their body says instead of the head the scan kept. The model selector does not read them.
+   * everything their body says instead of the head the scan kept, and the others (not analysed yet) by their
+   * header alone. The model selector does not read them.
    */
   readonly bodies?: ReadonlyMap<string, BodyTerms> | undefined
 }
@@ -100,7 +101,7 @@ export const defaultOfflineOptions: OfflineSelectorOptions = {
     { field: "description", weight: 1.5, b: 0.5 },
     { field: "name", weight: 1, b: 0.3 },
     { field: "path", weight: 0.6, b: 0.3 },
-    { field: "body", weight: 0.35, b: 0.75 },
+    { field: "body", weight: 0.35, b: 0.75, maxLengthRatio: 3 },
     { field: "type", weight: 0.2, b: 0 }
   ],
   k1: 1.2,
@@ -232,9 +233,11 @@ const withBodies = (
   if (bodies === undefined || bodies.size === 0) return candidates
   const known = withBodiesCache.get(candidates)
   if (known !== undefined && known.bodies === bodies) return known.memories
+  // A memory the cache has not analysed yet is scored by its header alone this time: analysing thousands of heads
+  // in a fresh process costs seconds, the cache catches up within a few recalls.
   const out = candidates.map((m): IndexableMemory => {
     const bodyTerms = bodies.get(m.path)
-    return bodyTerms === undefined ? m : { ...m, bodyTerms }
+    return bodyTerms === undefined ? { ...m, bodyHead: undefined } : { ...m, bodyTerms }
   })
   withBodiesCache.set(candidates, { bodies, memories: out })
   return out

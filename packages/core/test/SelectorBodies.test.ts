@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { analyzeBody } from "../src/internal/selectorIndex.js"
 import type { MemoryHeader } from "../src/Memory.js"
+import { MANIFEST_MAX_LINES, manifestCandidates } from "../src/ModelSelector.js"
 import { collapseFamilies, familyOf, selectRelevantMemories } from "../src/Selector.js"
 
 const header = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader => ({
@@ -66,5 +67,18 @@ describe("near-duplicate families", () => {
     )
     const selected = selectRelevantMemories({ query: "how does the MCPE login handshake packet work?", candidates })
     assert.strictEqual(selected.length, 1, selected.join(", "))
+  })
+})
+
+describe("the model selector's manifest budget", () => {
+  it("lists every candidate that fits, else the 200 with the most evidence, in the scan's order", () => {
+    const notes = Array.from({ length: 250 }, (_, i) => header(`note_${i}.md`, `Note ${i}`, `Roadmap meeting ${i}`))
+    const kafka = header("kafka.md", "Kafka consumers", "Consumer group rebalance storms and their fix")
+    const candidates = [...notes, kafka]
+    const listed = manifestCandidates({ query: "why does the kafka consumer group rebalance?", candidates })
+    assert.strictEqual(listed.length, MANIFEST_MAX_LINES)
+    assert.include(listed.map((m) => m.path), "kafka.md")
+    assert.deepStrictEqual(listed.slice(0, 3).map((m) => m.path), ["note_0.md", "note_1.md", "note_2.md"])
+    assert.strictEqual(manifestCandidates({ query: "x y", candidates: notes.slice(0, 10) }).length, 10)
   })
 })

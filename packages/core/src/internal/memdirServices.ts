@@ -25,6 +25,7 @@ import * as Staleness from "../Staleness.js"
 import * as TeamGuard from "../TeamGuard.js"
 import * as TeamMemory from "../TeamMemory.js"
 import * as TeamSync from "../TeamSync.js"
+import * as TermCache from "../TermCache.js"
 import { andThen, inOrder } from "./layersInOrder.js"
 
 /** The selector layer the options name (over the model). */
@@ -55,6 +56,8 @@ export const servicesLayer = <R>(
       andThen(TeamGuard.layer),
       // The one door to memory files, over the file system, index and team guard.
       andThen(MemoryStore.layerWithContainment),
+      // whole bodies' terms for the offline selector, cached per memory directory
+      andThen(TermCache.layer),
       andThen(Recall.layer),
       andThen(MemoryToolBackend.layer),
       andThen(TeamMemory.layer),

@@ -5,14 +5,8 @@
  * that share a term with it. Pure apart from the two bounded caches.
  */
 import type { MemoryHeader } from "../Memory.js"
-import {
-  countTerms,
-  detectLanguageOfTallies,
-  isAscii,
-  type Language,
-  segmentWords,
-  tallyWords
-} from "./textAnalysis.js"
+import { countTerms, detectLanguageOfTallies, isAscii, segmentWords, tallyWords } from "./textAnalysis.js"
+import type { Language } from "./textLanguage.js"
 
 export type MemoryField = "name" | "description" | "path" | "body" | "type"
 
@@ -22,6 +16,11 @@ export interface FieldWeight {
   readonly weight: number
   /** Length normalisation, 0 (none) … 1 (full). */
   readonly b: number
+  /**
+   * The most a field's length counts against it, as a multiple of the average length (default: no limit): a long
+   * memory among short ones stays findable by a rare word its body names, instead of being diluted to nothing.
+   */
+  readonly maxLengthRatio?: number | undefined
 }
 
 /** The analysed terms of a memory's whole body (`analyzeBody`; cached across processes by `TermCache`). */
@@ -30,6 +29,8 @@ export interface BodyTerms {
   readonly counts: ReadonlyMap<string, number>
   /** How many terms (grams not counted). */
   readonly words: number
+  /** The body's language: the memory's, for stemming its name and description alike. */
+  readonly language: Language
 }
 
 /**
@@ -46,8 +47,9 @@ export type IndexableMemory = Pick<MemoryHeader, "path" | "name" | "description"
 export const analyzeBody = (body: string): BodyTerms => {
   const tokens = segmentWords(body)
   const tally = tallyWords(tokens)
-  const counted = countTerms(tokens, tally, detectLanguageOfTallies([tally], [isAscii(body)]))
-  return { counts: counted.counts, words: counted.words }
+  const language = detectLanguageOfTallies([tally], [isAscii(body)])
+  const counted = countTerms(tokens, tally, language)
+  return { counts: counted.counts, words: counted.words, language }
 }
 
 export interface IndexedMemory {
@@ -76,6 +78,7 @@ const fieldText = (memory: IndexableMemory, field: MemoryField): string => {
 }
 
 const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
+  if (memory.bodyTerms !== undefined) return analyzeWithBody(memory, memory.bodyTerms)
   const texts = FIELDS.map((field) => fieldText(memory, field))
   const tokens = texts.map(segmentWords)
   const tallies = tokens.map(tallyWords)
@@ -91,6 +94,17 @@ const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
     FIELDS[f] === "body" && memory.bodyTerms !== undefined ? memory.bodyTerms : countTerms(words, tallies[f]!, language)
   )
   // Length in words: grams are stand-ins, not more text.
+  return { source: memory, language, fields: counted.map((c) => c.counts), lengths: counted.map((c) => c.words) }
+}
+
+/** With the whole body already analysed (`TermCache`): only the short fields are, in the body's language. */
+const analyzeWithBody = (memory: IndexableMemory, body: BodyTerms): IndexedMemory => {
+  const language = body.language
+  const counted = FIELDS.map((field) => {
+    if (field === "body") return body
+    const tokens = segmentWords(fieldText(memory, field))
+    return countTerms(tokens, tallyWords(tokens), language)
+  })
   return { source: memory, language, fields: counted.map((c) => c.counts), lengths: counted.map((c) => c.words) }
 }
 
@@ -147,9 +161,9 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
   for (let doc = 0; doc < memories.length; doc++) {
     const memory = memories[doc]!
     for (let f = 0; f < fieldWeights.length; f++) {
-      const { b, weight } = fieldWeights[f]!
+      const { b, maxLengthRatio, weight } = fieldWeights[f]!
       const slot = slots[f]!
-      const norm = 1 - b + b * (memory.lengths[slot]! / averages[f]!)
+      const norm = 1 - b + b * Math.min(memory.lengths[slot]! / averages[f]!, maxLengthRatio ?? Infinity)
       memory.fields[slot]!.forEach((tf, term) => {
         const value = (weight * tf) / norm
         const list = postings.get(term)

@@ -1,0 +1,205 @@
+/**
+ * TermCache: the analysed whole bodies of a directory's memories, so the offline selector scores a memory by
+ * everything its body says (a request quoting an exception that only a long memory's body names finds it), not
+ * only by the 1 KiB head the scan keeps.
+ *
+ * Analysing text costs about a millisecond per KiB (segmentation, stemming, grams), far too much to redo for every
+ * memory on every prompt, so each body's terms are cached per memory directory, inside
+ * it (`.cache/terms.json`, hidden: memdir's own state, never listed, never a memory, never synced with `team/`), written 0600
+ * atomically. An entry is used only while its file's size and mtime (from `lstat`, never following a link) are
+ * the ones it was made from, and while it was made by this version of the analysis; a cache that cannot be read,
+ * does not parse or is of another version is ignored and rebuilt. It is never a source of truth: a file not in it
+ * is read (bounded, no link followed, regular files only) and analysed, and a file that cannot be read is simply
+ * scored by its head. At most `analyseBudgetBytes` of bodies are analysed per call, so a first recall over a large
+ * directory stays within the hook budget: the rest is scored by its header (name, description, path) this time, and analysed on later calls.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as NodePath from "node:path"
+import { parseMemoryFile } from "./Frontmatter.js"
+import { analyzeBody, type BodyTerms } from "./internal/selectorIndex.js"
+import { type Language, LANGUAGES } from "./internal/textLanguage.js"
+import type { MemoryHeader } from "./Memory.js"
+import { MemoryFs, MemoryFsError } from "./MemoryFs.js"
+
+export type { BodyTerms }
+
+/** Where the cache lives, relative to the memory directory. */
+export const TERM_CACHE_FILE = ".cache/terms.json"
+/** The version of the analysis the entries were made with: a change of the analysis makes every entry stale. */
+export const ANALYSIS_VERSION = 2
+/** The longest body analysed (a longer one is analysed up to here). */
+export const BODY_MAX_BYTES = 64 * 1024
+/** Bodies analysed per call, at most (a few milliseconds per KiB in a fresh process). */
+export const ANALYSE_BUDGET_BYTES = 96 * 1024
+/** A cache file larger than this is not read (it would cost more than it saves). */
+const CACHE_MAX_BYTES = 64 * 1024 * 1024
+
+export interface TermCacheOptions {
+  readonly analyseBudgetBytes?: number | undefined
+}
+
+export class TermCache extends Context.Tag("@memdir/core/TermCache")<TermCache, {
+  /**
+   * The whole-body terms of `candidates` (absolute paths inside `memoryDir`), by candidate path: every candidate
+   * whose cached entry still matches, and the ones analysed within the budget now. Never fails.
+   */
+  readonly bodies: (
+    memoryDir: string,
+    candidates: ReadonlyArray<MemoryHeader>
+  ) => Effect.Effect<ReadonlyMap<string, BodyTerms>>
+}>() {}
+
+interface Entry {
+  readonly size: number
+  readonly mtimeMs: number
+  readonly terms: BodyTerms
+}
+
+interface CacheFile {
+  readonly version: number
+  /** Absolute path → entry. */
+  readonly entries: Readonly<Record<string, { s: number; m: number; w: number; l: string; t: Array<[string, number]> }>>
+}
+
+const toTerms = (words: number, language: Language, pairs: ReadonlyArray<readonly [string, number]>): BodyTerms => ({
+  words,
+  language,
+  counts: new Map(pairs)
+})
+
+const parseCache = (text: string): Map<string, Entry> => {
+  const entries = new Map<string, Entry>()
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return entries
+  }
+  const file = parsed as Partial<CacheFile> | null
+  if (file === null || typeof file !== "object" || file.version !== ANALYSIS_VERSION) return entries
+  for (const [path, raw] of Object.entries(file.entries ?? {})) {
+    if (
+      raw === null || typeof raw !== "object" || typeof raw.s !== "number" || typeof raw.m !== "number" ||
+      typeof raw.w !== "number" || !(LANGUAGES as ReadonlyArray<string>).includes(raw.l) || !Array.isArray(raw.t) ||
+      !raw.t.every((pair) => Array.isArray(pair) && typeof pair[0] === "string" && typeof pair[1] === "number")
+    ) continue
+    entries.set(path, { size: raw.s, mtimeMs: raw.m, terms: toTerms(raw.w, raw.l as Language, raw.t) })
+  }
+  return entries
+}
+
+const renderCache = (entries: ReadonlyMap<string, Entry>): string => {
+  const out: Record<string, { s: number; m: number; w: number; l: string; t: Array<[string, number]> }> = {}
+  entries.forEach((entry, path) => {
+    out[path] = {
+      s: entry.size,
+      m: entry.mtimeMs,
+      w: entry.terms.words,
+      l: entry.terms.language,
+      t: [...entry.terms.counts]
+    }
+  })
+  return JSON.stringify({ version: ANALYSIS_VERSION, entries: out } satisfies CacheFile)
+}
+
+export const makeWith = (options: TermCacheOptions = {}) =>
+  Effect.gen(function*() {
+    const fs = yield* MemoryFs
+    const budget = options.analyseBudgetBytes ?? ANALYSE_BUDGET_BYTES
+    // The entries of the directories this process has seen: a long-lived process (a server) reads its cache once.
+    const loaded = new Map<string, Map<string, Entry>>()
+
+    const load = (cacheFile: string) =>
+      fs.readFile(cacheFile, { maxBytes: CACHE_MAX_BYTES }).pipe(
+        Effect.map((file) => parseCache(file.text)),
+        Effect.catchAll(() => Effect.succeed(new Map<string, Entry>()))
+      )
+
+    const analyseFile = (memory: MemoryHeader, info: { size: number; mtimeMs: number }) =>
+      fs.readHead(memory.absolutePath, BODY_MAX_BYTES).pipe(
+        Effect.map((head): Entry => {
+          const text = head.truncated ? head.text.slice(0, head.text.lastIndexOf("\n") + 1) : head.text
+          const parsed = parseMemoryFile(text, memory.path)
+          return { ...info, terms: analyzeBody(Either.isRight(parsed) ? parsed.right.body : text) }
+        }),
+        Effect.option
+      )
+
+    const bodies = Effect.fn("TermCache.bodies")(function*(memoryDir: string, candidates: ReadonlyArray<MemoryHeader>) {
+      const cacheFile = NodePath.join(memoryDir, TERM_CACHE_FILE)
+      const cached = loaded.get(cacheFile) ?? (yield* load(cacheFile))
+      loaded.set(cacheFile, cached)
+      const infos = yield* fs.lstatMany(candidates.map((m) => m.absolutePath))
+      const out = new Map<string, BodyTerms>()
+      // entries of files that were not candidates this time (another scope) stay; they are checked when used
+      const next = new Map(cached)
+      let spent = 0
+      let changed = false
+      for (let i = 0; i < candidates.length; i++) {
+        const memory = candidates[i]!
+        const info = infos[i]!
+        const entry = cached.get(memory.absolutePath)
+        if (info instanceof MemoryFsError || info.kind !== "File") {
+          changed = next.delete(memory.absolutePath) || changed
+          continue
+        }
+        if (entry !== undefined && entry.size === info.size && entry.mtimeMs === info.mtimeMs) {
+          out.set(memory.path, entry.terms)
+          continue
+        }
+        const cost = Math.min(info.size, BODY_MAX_BYTES)
+        if (spent > 0 && spent + cost > budget) continue
+        spent += cost
+        const fresh = yield* analyseFile(memory, info)
+        if (fresh._tag === "None") continue
+        out.set(memory.path, fresh.value.terms)
+        next.set(memory.absolutePath, fresh.value)
+        changed = true
+      }
+      // files gone since (not candidates for a long time) would pile up: past twice the candidates, only theirs stay
+      if (next.size > 2 * candidates.length + 64) {
+        const keep = new Set(candidates.map((m) => m.absolutePath))
+        for (const path of [...next.keys()]) if (!keep.has(path)) next.delete(path)
+        changed = true
+      }
+      if (changed) {
+        loaded.set(cacheFile, next)
+        yield* fs.makeDirectory(NodePath.dirname(cacheFile), { within: memoryDir }).pipe(
+          Effect.zipRight(fs.writeFileAtomic(cacheFile, renderCache(next), { mode: 0o600, within: memoryDir })),
+          // a cache is an optimisation: a read-only or full disk costs the next recall its analysis, nothing else
+          Effect.catchAll((error) => Effect.logDebug(`term cache not written: ${error.message}`))
+        )
+      }
+      return out
+    })
+
+    return TermCache.of({ bodies })
+  })
+
+/** The cache on the given `MemoryFs` (live or in memory). */
+export const layer: Layer.Layer<TermCache, never, MemoryFs> = Layer.effect(TermCache, makeWith())
+
+export const layerWith = (options: TermCacheOptions): Layer.Layer<TermCache, never, MemoryFs> =>
+  Layer.effect(TermCache, makeWith(options))
+
+/** No cache: every body is analysed on every call (tests that compare with the cache, tiny directories). */
+export const layerTest: Layer.Layer<TermCache, never, MemoryFs> = Layer.effect(
+  TermCache,
+  Effect.map(MemoryFs, (fs) =>
+    TermCache.of({
+      bodies: (_memoryDir, candidates) =>
+        Effect.gen(function*() {
+          const out = new Map<string, BodyTerms>()
+          for (const memory of candidates) {
+            const head = yield* Effect.option(fs.readHead(memory.absolutePath, BODY_MAX_BYTES))
+            if (head._tag === "None") continue
+            const parsed = parseMemoryFile(head.value.text, memory.path)
+            out.set(memory.path, analyzeBody(Either.isRight(parsed) ? parsed.right.body : head.value.text))
+          }
+          return out
+        })
+    }))
+)
