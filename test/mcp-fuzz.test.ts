@@ -299,7 +299,15 @@ const junkLine: FastCheck.Arbitrary<string> = FastCheck.oneof(
 
 const hostilePath: FastCheck.Arbitrary<string> = FastCheck.oneof(
   { arbitrary: FastCheck.constantFrom(...hostilePaths), weight: 3 },
-  { arbitrary: FastCheck.constantFrom("feedback_fuzz.md", "team/reference_fuzz.md", "user_fuzz.md"), weight: 2 },
+  // where memory_write puts the memories it is given (type_name.md), so reads, edits and renames find them
+  {
+    arbitrary: FastCheck.tuple(
+      FastCheck.constantFrom("", "team/"),
+      FastCheck.constantFrom("user", "feedback", "project", "reference"),
+      FastCheck.constantFrom("fuzz_one", "fuzz_two")
+    ).map(([dir, type, stem]) => `${dir}${type}_${stem}.md`),
+    weight: 4
+  },
   { arbitrary: FastCheck.string({ unit: "binary", maxLength: 20 }), weight: 1 }
 )
 const text = FastCheck.oneof(FastCheck.string({ maxLength: 40 }), FastCheck.constantFrom("Fuzz", "---", "a\nb"))
