@@ -1,11 +1,15 @@
 /**
  * The `pnpm evals` process: parse argv, run the command with Node's platform layers, print a typed failure as its
- * message and exit with its code (docs/evals.md).
+ * message and exit with its code (docs/evals.md). SIGINT or SIGTERM interrupts the run (its scratch directories
+ * are removed) and exits 130 or 143 with one line: nothing is written after the trials are cut short, and a
+ * cassette is only ever replaced whole by a complete recording, so the old one is kept.
  */
 import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { evals } from "./Cli.js"
 import { type EvalError, evalExitCodes } from "./Errors.js"
 
@@ -42,4 +46,22 @@ const program = Effect.suspend(() => run(process.argv)).pipe(
   Effect.provide(NodeContext.layer)
 )
 
-NodeRuntime.runMain(program)
+/** The signal that interrupted the run, if one did (the runtime's own handlers interrupt the fiber). */
+let signal: "SIGINT" | "SIGTERM" | undefined
+for (const name of ["SIGINT", "SIGTERM"] as const) process.once(name, () => (signal ??= name))
+
+NodeRuntime.runMain(program, {
+  // The default teardown exits 0 on an interrupt: a Ctrl-C'd recording must not look like a finished one.
+  teardown: (exit, onExit) => {
+    if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+      process.stderr.write(
+        `evals: interrupted by ${signal ?? "an interrupt"}: the run stopped; an unfinished recording replaces ` +
+          `no cassette (the old one is kept)\n`
+      )
+      return onExit(signal === "SIGTERM" ? 143 : 130)
+    }
+    // 0 lets Node exit on its own with the `exitCode` set above (its output flushed); after a signal the runtime
+    // exits at once with the code given, so give it that one.
+    onExit(Exit.isFailure(exit) ? DEFECT_EXIT_CODE : signal === undefined ? 0 : Number(process.exitCode ?? 0))
+  }
+})
