@@ -250,12 +250,23 @@ export interface CassetteMiss {
   readonly differsAt?: string | undefined
 }
 
+/** A request the live model did not answer while recording (its error after retries). */
+export interface RecordFailure {
+  readonly trial: string
+  readonly error: ModelError
+}
+
 export class Cassette extends Context.Tag("@memdir/evals/Cassette")<Cassette, {
   readonly mode: "record" | "replay"
   /** Exchanges recorded so far (record) or loaded (replay). */
   readonly entries: Effect.Effect<ReadonlyArray<CassetteEntry>>
   /** Requests replay had no answer for (always empty when recording). */
   readonly misses: Effect.Effect<ReadonlyArray<CassetteMiss>>
+  /**
+   * Requests the live model failed while recording (always empty when replaying), even those the caller got
+   * over (a grader's failure is a failed score): a recording with any is incomplete and replaces no cassette.
+   */
+  readonly failures: Effect.Effect<ReadonlyArray<RecordFailure>>
   /** Replay: the loaded file's provenance. */
   readonly meta?: CassetteMeta | undefined
   /** Replay: the file it answers from. */
@@ -302,6 +313,7 @@ export const layerRecord: Layer.Layer<Model | Cassette, never, Model> = Layer.ef
   Effect.gen(function*() {
     const live = yield* Model
     const entries = yield* Ref.make<ReadonlyArray<CassetteEntry>>([])
+    const failures = yield* Ref.make<ReadonlyArray<RecordFailure>>([])
     const nextOccurrence = yield* occurrenceCounter
     const complete = Effect.fn("Cassette.record")(function*(request: ModelRequest) {
       const { sandboxRoot, trial } = yield* FiberRef.get(currentTrial)
@@ -309,7 +321,9 @@ export const layerRecord: Layer.Layer<Model | Cassette, never, Model> = Layer.ef
       const hashed = hashedRequest(request, model, sandboxRoot)
       const hash = requestHash(hashed)
       const occurrence = yield* nextOccurrence(trial, hash)
-      const response = yield* live.complete(request)
+      const response = yield* live.complete(request).pipe(
+        Effect.tapError((error) => Ref.update(failures, (all) => [...all, { trial, error }]))
+      )
       yield* Ref.update(entries, (all) => [...all, {
         trial,
         hash,
@@ -327,7 +341,12 @@ export const layerRecord: Layer.Layer<Model | Cassette, never, Model> = Layer.ef
       structured: structuredWith(complete, live.modelFor)
     })
     return Context.make(Model, model).pipe(
-      Context.add(Cassette, { mode: "record", entries: Ref.get(entries), misses: Effect.succeed([]) })
+      Context.add(Cassette, {
+        mode: "record",
+        entries: Ref.get(entries),
+        misses: Effect.succeed([]),
+        failures: Ref.get(failures)
+      })
     )
   })
 )
@@ -383,6 +402,7 @@ export const layerReplay = (file: CassetteFile, path: string): Layer.Layer<Model
         mode: "replay",
         entries: Effect.succeed(file.entries),
         misses: Ref.get(misses),
+        failures: Effect.succeed([]),
         meta: file.meta,
         path
       })
@@ -432,13 +452,30 @@ export const sameRequests = (a: Pick<CassetteFile, "entries">, b: Pick<CassetteF
   return x.length === y.length && x.every((key, i) => key === y[i])
 }
 
+/**
+ * Writes `text` to a temp file beside `path`, then renames it over `path`: a reader (or a run interrupted while
+ * writing) sees the old file or the new one, never a torn one. Not interruptible: once begun, it completes.
+ */
+export const replaceFile = Effect.fn("Cassette.replaceFile")(function*(path: string, text: string) {
+  const fs = yield* FileSystem.FileSystem
+  const temp = `${path}.${process.pid}.tmp`
+  const cannot = (what: string) => (error: { readonly message: string }) =>
+    new CassetteError({ path, detail: `cannot ${what}: ${error.message}` })
+  yield* fs.writeFileString(temp, text).pipe(
+    Effect.mapError(cannot(`write ${temp}`)),
+    Effect.zipRight(fs.rename(temp, path).pipe(Effect.mapError(cannot(`rename ${temp} over it`)))),
+    // A failed write or rename leaves no temp file behind (when even that fails, the error above still says which).
+    Effect.tapError(() => Effect.exit(fs.remove(temp, { force: true }))),
+    Effect.uninterruptible
+  )
+})
+
 /** Entries sorted by trial, then request order within the trial: stable diffs when a cassette is re-recorded. */
 export const writeCassette = Effect.fn("Cassette.write")(function*(
   path: string,
   meta: CassetteMeta,
   entries: ReadonlyArray<CassetteEntry>
 ) {
-  const fs = yield* FileSystem.FileSystem
   const order = new Map(entries.map((e, i) => [e, i]))
   const sorted = [...entries].sort((a, b) =>
     a.trial < b.trial ? -1 : a.trial > b.trial ? 1 : order.get(a)! - order.get(b)!
@@ -454,7 +491,5 @@ export const writeCassette = Effect.fn("Cassette.write")(function*(
   const text = `{"format":${JSON.stringify(file.format)},\n"meta":${JSON.stringify(file.meta)},\n"blobs":${
     JSON.stringify(file.blobs, null, 1)
   },\n"entries":[\n${file.entries.map((e) => JSON.stringify(e)).join(",\n")}\n]}\n`
-  yield* fs.writeFileString(path, text).pipe(
-    Effect.mapError((error) => new CassetteError({ path, detail: `cannot write it: ${error.message}` }))
-  )
+  yield* replaceFile(path, text)
 })

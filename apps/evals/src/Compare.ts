@@ -6,7 +6,7 @@
  */
 import { escapeXml as h, plural } from "./Report.js"
 import { trialAnchor } from "./ReportHtml.js"
-import { type RunResults, summarize, trialKey } from "./Results.js"
+import { fromRealModel, type RunResults, summarize, trialKey } from "./Results.js"
 import {
   formatInterval,
   formatPValue,
@@ -133,7 +133,7 @@ export const compareRuns = (
   }
   if (!deterministic) notes.push("live answers vary between runs: only a significant paired change is evidence")
   const modeOf = (run: RunResults) =>
-    run.provenance.realModel || run.provenance.mode === "offline" ?
+    fromRealModel(run) || run.provenance.mode === "offline" ?
       run.provenance.mode :
       `${run.provenance.mode}, NOT a real model`
   return {

@@ -101,6 +101,35 @@ export class CassetteMissError extends Schema.TaggedError<CassetteMissError>()("
   }
 }
 
+/**
+ * `--record` ended with trials that got no answer (or only some of theirs) from the model: a replay of that
+ * recording would miss, so it replaced no cassette (docs/evals.md, "Record and replay").
+ */
+export class RecordingIncompleteError extends Schema.TaggedError<RecordingIncompleteError>()(
+  "RecordingIncompleteError",
+  {
+    cassette: Schema.String,
+    /** Whether a cassette was there (and is kept as it was) or none was written. */
+    kept: Schema.Boolean,
+    trials: Schema.Number,
+    unanswered: Schema.Number,
+    /** The first model error, or why no request was made. */
+    reason: Schema.String,
+    /** The run's report, where each errored trial is shown. */
+    report: Schema.String,
+    /** The answers that did come, saved beside the run (absent when none came). */
+    incomplete: Schema.optional(Schema.String)
+  }
+) {
+  override get message(): string {
+    return `recording incomplete: ${this.unanswered} of ${this.trials} trials got no answer (${
+      this.reason.replace(/\s+/g, " ").trim()
+    }); ${this.kept ? `${this.cassette} was kept as it was` : `no cassette was written to ${this.cassette}`}${
+      this.incomplete === undefined ? "" : `, the answers that came are in ${this.incomplete}`
+    }. Fix the cause and record again (every errored trial is in ${this.report}).`
+  }
+}
+
 export class RunNotFoundError extends Schema.TaggedError<RunNotFoundError>()("RunNotFoundError", {
   run: Schema.String,
   detail: Schema.String
@@ -138,6 +167,7 @@ export type EvalError =
   | ModelUnavailableError
   | CassetteError
   | CassetteMissError
+  | RecordingIncompleteError
   | RunNotFoundError
   | GateFailedError
   | EvalIoError
@@ -153,5 +183,6 @@ export const evalExitCodes: Record<EvalError["_tag"], number> = {
   CassetteError: 7,
   CassetteMissError: 8,
   RunNotFoundError: 9,
-  EvalIoError: 10
+  EvalIoError: 10,
+  RecordingIncompleteError: 11
 }

@@ -7,7 +7,7 @@
  * Where the numbers came from is the first thing both say.
  */
 import type { RunResults, RunSummary, VariantSummary } from "./Results.js"
-import { summarize } from "./Results.js"
+import { answeredTrials, fromRealModel, summarize } from "./Results.js"
 import { formatInterval, formatPValue, formatRate, trialsToDetect } from "./Stats.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -28,14 +28,24 @@ export const totalInput = (v: VariantSummary): number =>
 
 export const formatMs = (ms: number): string => ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`
 
+/** How many trials got an answer from a model, and how many errored: what a model run's provenance rests on. */
+export const answeredText = (run: RunResults): string => {
+  const errored = run.results.filter((r) => r.error !== undefined).length
+  return `${answeredTrials(run)} of ${run.results.length} trials got an answer${
+    errored === 0 ? "" : `, ${errored} errored`
+  }`
+}
+
 /** One line on where the answers came from. */
 export const provenanceLine = (run: RunResults): string => {
   const p = run.provenance
-  const who = p.realModel ?
-    `real model (${p.models.join(", ") || "?"}) at ${p.endpoint ?? "?"}` :
-    p.mode === "offline" ?
+  const who = p.mode === "offline" ?
     "no model: offline selector (deterministic)" :
-    `NOT a real model: ${p.note}`
+    fromRealModel(run) ?
+    `real model (${p.models.join(", ") || "?"}) at ${p.endpoint ?? "?"} · ${answeredText(run)}` :
+    p.realModel ?
+    `NO answer from a model (${answeredText(run)}): not evidence about any model` :
+    `NOT a real model: ${p.note} · ${answeredText(run)}`
   return `${p.mode}${p.cassette === undefined ? "" : ` (cassette ${p.cassette})`} · ${who}`
 }
 

@@ -7,6 +7,7 @@
  * variants, a scenario tag.
  */
 import {
+  answeredText,
   comparisonSentence,
   escapeXml as h,
   formatCost,
@@ -18,7 +19,7 @@ import {
   variantColumns
 } from "./Report.js"
 import type { RunResults, ScenarioInputs, TrialResult, VariantPrompt } from "./Results.js"
-import { summarize } from "./Results.js"
+import { fromRealModel, summarize } from "./Results.js"
 import { formatInterval, formatPValue, formatRate } from "./Stats.js"
 import { diffLines, hasChanges } from "./TextDiff.js"
 
@@ -300,12 +301,17 @@ export const renderHtml = (run: RunResults): string => {
   const summary = summarize(run)
   const columns = variantColumns(summary)
   const p = run.provenance
-  const bannerClass = p.realModel ? "real" : p.mode === "offline" ? "offline" : "fake"
-  const banner = p.realModel ?
-    `Answers from a real model: ${h(p.models.join(", "))} at ${h(p.endpoint ?? "?")}.` :
-    p.mode === "offline" ?
+  // Green only for answers received: a run whose every trial errored is no evidence, whatever the endpoint.
+  const real = fromRealModel(run)
+  const bannerClass = real ? "real" : p.mode === "offline" ? "offline" : "fake"
+  const answered = `${h(answeredText(run))}${summary.errored === 0 ? "" : " (shown as errors below)"}`
+  const banner = p.mode === "offline" ?
     "No model involved: the offline selector, deterministic." :
-    `These numbers did NOT come from a real model: ${h(p.note)}.`
+    real ?
+    `Answers from a real model: ${h(p.models.join(", "))} at ${h(p.endpoint ?? "?")}; ${answered}.` :
+    p.realModel ?
+    `No answers from a model: ${answered}. These numbers are not evidence about any model.` :
+    `These numbers did NOT come from a real model: ${h(p.note)}; ${answered}.`
   const variantRows = summary.variants.map((v) =>
     `<tr><td><a href="#prompt--${h(v.name)}">${h(v.name)}</a>${v.name === run.baseline ? " <i>(baseline)</i>" : ""}${
       v.description === undefined ? "" : `<div class="desc">${h(v.description)}</div>`

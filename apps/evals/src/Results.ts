@@ -203,6 +203,20 @@ export interface RunSummary {
   readonly errored: number
 }
 
+/**
+ * Pure: the trials that got an answer from a model: they ran to their scores (no error) and at least one model
+ * call was answered (`calls` counts answered calls only).
+ */
+export const answeredTrials = (run: Pick<RunResults, "results">): number =>
+  run.results.filter((r) => r.error === undefined && (r.calls ?? 0) > 0).length
+
+/**
+ * Pure: whether a run's figures are evidence about a real model: its provenance says the real API, and some trial
+ * got an answer (0 of 0 is no evidence, whatever the endpoint). Every report asks this one question.
+ */
+export const fromRealModel = (run: Pick<RunResults, "provenance" | "results">): boolean =>
+  run.provenance.realModel && answeredTrials(run) > 0
+
 export const trialKey = (result: Pick<TrialResult, "scenario" | "trial">): string =>
   `${result.scenario}#${result.trial}`
 

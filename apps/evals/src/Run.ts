@@ -1,7 +1,7 @@
 /**
  * `evals run` as a program: load the suite, decide where answers come from (offline, live, record, replay),
  * run every trial, write `results.json` + `report.html` + `chart.svg` under `evals/runs/<timestamp>-<suite>/`,
- * save the cassette when recording, and apply the gate.
+ * replace the cassette when a recording is complete (never otherwise: docs/evals.md), and apply the gate.
  */
 import { FileSystem, Path } from "@effect/platform"
 import * as ModelModule from "@memdir/core/Model"
@@ -21,12 +21,20 @@ import {
   layerRecord,
   layerReplay,
   readCassette,
+  type RecordFailure,
+  replaceFile,
   sameRequests,
   sourceOfEndpoint,
   writeCassette
 } from "./Cassette.js"
 import { compareRuns, renderComparisonHtml, type RunComparison } from "./Compare.js"
-import { EvalIoError, GateFailedError, InvalidRunOptionError, ModelUnavailableError } from "./Errors.js"
+import {
+  EvalIoError,
+  GateFailedError,
+  InvalidRunOptionError,
+  ModelUnavailableError,
+  RecordingIncompleteError
+} from "./Errors.js"
 import { gateFailures } from "./Gate.js"
 import { harnessCatalog, prepareHarness, suiteNeedsModel } from "./Harness.js"
 import { meterModel } from "./Metering.js"
@@ -116,7 +124,8 @@ const liveProvenance =
       mode,
       models,
       endpoint,
-      realModel: source === "anthropic-api",
+      // No answer is no evidence: a refused key against the real API is not a real model's run.
+      realModel: source === "anthropic-api" && models.length > 0,
       note: note ?? (source === "anthropic-api" ?
         "live answers from the Anthropic API" :
         source === "local-server" ?
@@ -221,7 +230,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
         mode: "replay",
         models: file.meta.respondedModels.length > 0 ? file.meta.respondedModels : models,
         endpoint: file.meta.endpoint,
-        realModel: file.meta.realModel,
+        realModel: file.meta.realModel && file.entries.length > 0,
         cassette: path.relative(process.cwd(), cassettePath) || cassettePath,
         note: `replayed from a cassette recorded ${file.meta.recordedAt}: ${file.meta.note}`
       })
@@ -312,27 +321,25 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
       return run
     }).pipe(Effect.provideService(Model, meterModel(model)))
     const cassette = yield* Effect.serviceOption(Cassette)
-    if (Option.isSome(cassette) && cassette.value.mode === "record") {
-      const entries: ReadonlyArray<CassetteEntry> = yield* cassette.value.entries
-      const source = sourceOfEndpoint(endpoint)
-      const meta: CassetteMeta = {
-        source,
-        endpoint,
-        realModel: source === "anthropic-api",
-        requestedModels: Object.fromEntries(modelRoles.map((role) => [role, model.modelFor(role)])),
-        respondedModels: [...new Set(entries.map((e) => e.response.model))].sort(),
-        recordedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
-        suite: suite.name,
-        variants,
-        trials: run.trials,
-        note: run.provenance.note,
-        outcomes: Object.fromEntries(run.results.map((r) => [trialKeyOf(suite.name, r), r.passed]))
-      }
-      yield* writeCassette(cassettePath, meta, entries)
+    if (Option.isNone(cassette) || cassette.value.mode !== "record") return { run, recording: undefined }
+    const entries: ReadonlyArray<CassetteEntry> = yield* cassette.value.entries
+    const source = sourceOfEndpoint(endpoint)
+    const meta: CassetteMeta = {
+      source,
+      endpoint,
+      realModel: source === "anthropic-api" && entries.length > 0,
+      requestedModels: Object.fromEntries(modelRoles.map((role) => [role, model.modelFor(role)])),
+      respondedModels: [...new Set(entries.map((e) => e.response.model))].sort(),
+      recordedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+      suite: suite.name,
+      variants,
+      trials: run.trials,
+      note: run.provenance.note,
+      outcomes: Object.fromEntries(run.results.map((r) => [trialKeyOf(suite.name, r), r.passed]))
     }
-    return run
+    return { run, recording: { meta, entries, failures: yield* cassette.value.failures } }
   })
-  const run = yield* Effect.scoped(
+  const { recording, run } = yield* Effect.scoped(
     modelLayer === undefined ?
       program.pipe(Effect.provide(ModelModule.layer.pipe(Layer.orDie))) :
       program.pipe(Effect.provide(modelLayer))
@@ -347,6 +354,7 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
   }
   yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(ioError("mkdir", directory)))
   yield* writeRunFiles(directory, run)
+  if (recording !== undefined) yield* saveRecording(cassettePath, directory, run, recording)
   const failures = [
     ...(recorded === undefined ? [] : replayDrift(run, recorded, cassettePath)),
     ...gateFailures(run, { minPassRate: options.minPassRate, baseline, baselinePath: options.baseline })
@@ -363,6 +371,52 @@ const runSuiteCommand = Effect.fn("Run.runCommand")(function*(options: RunComman
     ...(comparison === undefined ? {} : { comparison })
   }
   return { ...result, gate: failures.length === 0 ? undefined : new GateFailedError({ reasons: failures }) }
+})
+
+/** Pure: the trials of a recording that did not get all of their answers (a model call failed, or it errored). */
+export const unansweredTrials = (
+  run: RunResults,
+  failures: ReadonlyArray<RecordFailure>
+): ReadonlyArray<string> => [
+  ...new Set([
+    ...run.results.flatMap((r) => r.error === undefined ? [] : [trialKeyOf(run.suite, r)]),
+    ...failures.map((f) => f.trial)
+  ])
+]
+
+/**
+ * A recording replaces the cassette only when it is complete: some answers came and every trial got all of its
+ * own. Otherwise the old file stays byte for byte, the answers that came are saved beside the run
+ * (`cassette.incomplete.json`), and the run fails saying how many trials got no answer and why.
+ */
+const saveRecording = Effect.fn("Run.saveRecording")(function*(
+  cassettePath: string,
+  directory: string,
+  run: RunResults,
+  recording: {
+    readonly meta: CassetteMeta
+    readonly entries: ReadonlyArray<CassetteEntry>
+    readonly failures: ReadonlyArray<RecordFailure>
+  }
+) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const unanswered = unansweredTrials(run, recording.failures)
+  if (unanswered.length === 0 && recording.entries.length > 0) {
+    return yield* writeCassette(cassettePath, recording.meta, recording.entries)
+  }
+  const incomplete = recording.entries.length === 0 ? undefined : path.join(directory, "cassette.incomplete.json")
+  if (incomplete !== undefined) yield* writeCassette(incomplete, recording.meta, recording.entries)
+  const firstError = recording.failures[0]?.error.message ?? run.results.find((r) => r.error !== undefined)?.error
+  return yield* new RecordingIncompleteError({
+    cassette: cassettePath,
+    kept: yield* fs.exists(cassettePath).pipe(Effect.mapError(ioError("read", cassettePath))),
+    trials: run.results.length,
+    unanswered: unanswered.length === 0 ? run.results.length : unanswered.length,
+    reason: firstError ?? "no trial asked a model anything: these variants need none, there is nothing to record",
+    report: path.join(directory, "report.html"),
+    ...(incomplete === undefined ? {} : { incomplete })
+  })
 })
 
 /**
@@ -456,7 +510,7 @@ export const rerecordSuite = Effect.fn("Run.rerecordSuite")(function*(options: {
     return { suite: options.suite, status: "unchanged", cassette: cassettePath, run: result.run } as RerecordResult
   }
   const text = yield* fs.readFileString(fresh).pipe(Effect.mapError(ioError("read", fresh)))
-  yield* fs.writeFileString(cassettePath, text).pipe(Effect.mapError(ioError("write", cassettePath)))
+  yield* replaceFile(cassettePath, text)
   return {
     suite: options.suite,
     status: before === undefined ? "recorded" : "rewritten",

@@ -7,6 +7,17 @@ const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
 const mainTs = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url))
 
+const tsxLoader = new URL("../node_modules/tsx/dist/loader.mjs", import.meta.url).href
+
+/**
+ * `pnpm evals ARGS` as Node with tsx's loader, for a test that spawns it itself to signal it: the signal reaches
+ * the evals process, not the tsx command line relaying it to a child of its own.
+ */
+export const evalsCommand = (args: ReadonlyArray<string>) => ({
+  file: process.execPath,
+  args: ["--import", tsxLoader, mainTs, ...args]
+})
+
 /** Runs `pnpm evals ARGS` as a child process: its exit code and output. */
 export const runEvals = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
