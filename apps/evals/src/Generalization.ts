@@ -98,13 +98,18 @@ export type Selecting = (directory: LabelledDirectory, query: string) => Readonl
 const grid = <A>(axes: ReadonlyArray<ReadonlyArray<A>>): Array<Array<A>> =>
   axes.reduce<Array<Array<A>>>((acc, axis) => acc.flatMap((prefix) => axis.map((v) => [...prefix, v])), [[]])
 
-/** memdir's offline selector, as shipped: one setting, nothing chosen. */
-export const memdirAsShipped = (options: OfflineSelectorOptions = defaultOfflineOptions): System => ({
-  name: "memdir",
+/** memdir's offline selector, as shipped: one setting, nothing chosen (`whole`: with TermCache's bodies, as recall). */
+export const memdirAsShipped = (
+  options: OfflineSelectorOptions = defaultOfflineOptions,
+  body: BodySource = "head",
+  name = "memdir"
+): System => ({
+  name,
   description: "the offline selector as shipped",
   settings: [{
     label: "shipped",
-    select: (directory, query) => selectRelevantMemories({ query, candidates: directory.candidates }, options)
+    select: (directory, query) =>
+      selectRelevantMemories({ query, candidates: directory.candidates, bodies: bodiesOf(directory, body) }, options)
   }]
 })
 

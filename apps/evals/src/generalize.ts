@@ -78,7 +78,8 @@ const program = Effect.gen(function*() {
   if (missing.length > 0) console.error(`labels naming no candidate:\n  ${missing.join("\n  ")}`)
   const results = leaveOneDirectoryOut(
     [
-      memdirAsShipped(),
+      memdirAsShipped(undefined, "whole", "memdir as shipped (recall: whole bodies)"),
+      memdirAsShipped(undefined, "head", "memdir as shipped, heads only"),
       memdirTuned(),
       memdirTuned(undefined, "whole", "memdir whole body (knobs per fold)"),
       ...(argv.includes("--fields") ? [memdirFieldsTuned()] : []),
