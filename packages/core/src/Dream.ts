@@ -32,7 +32,9 @@ import { orientMessage, renderDreamSystemPrompt } from "./dream/prompt.js"
 import { buildReport, type DreamPreview, type DreamReport, runSucceeded, writeReport } from "./dream/report.js"
 import {
   diffSnapshots,
+  discardUnfinishedTrace,
   DREAM_BACKUP_DIR,
+  type DreamTrace,
   keepTrace,
   reserveTrace,
   snapshotMemoryDir,
@@ -79,7 +81,7 @@ export type DreamOutcome =
   | { readonly _tag: "Completed"; readonly gates: DreamGates; readonly report: DreamReport }
 
 /** Everything the first model call needs (also what a dry run shows). */
-const prepare = (input: DreamInput, gates: DreamGates) =>
+const prepare = (input: DreamInput, gates: DreamGates, trace?: DreamTrace) =>
   Effect.gen(function*() {
     const index = yield* MemoryIndex
     const scanner = yield* Scanner
@@ -104,7 +106,9 @@ const prepare = (input: DreamInput, gates: DreamGates) =>
     const toolset = yield* MemoryTools.make({
       memoryDir: input.memoryDir,
       projectRoot: input.projectRoot,
-      allowDelete: true
+      allowDelete: true,
+      // each memory the dream replaces or deletes is kept before the change (an interrupted dream loses nothing)
+      trace
     })
     const tools = [
       ...toolset.tools,
@@ -130,9 +134,26 @@ const dreamLocked = (input: DreamInput, gates: DreamGates) =>
     const path = yield* Path.Path
     const startedAt = yield* Clock.currentTimeMillis
     const memoryDir = path.resolve(input.memoryDir)
-    const { preview, tools, toolset } = yield* prepare({ ...input, memoryDir }, gates)
-    // The trace directory first: files too large to hold in memory are byte-copied into it before the dream.
+    // The trace directory's name first: the tools keep what they replace in it, and files too large to hold in
+    // memory are byte-copied into it before the dream. It is created with its first file; an interrupted dream
+    // takes its copies back (no empty directory).
     const reserved = yield* reserveTrace(memoryDir, startedAt)
+    const { preview, tools, toolset } = yield* prepare({ ...input, memoryDir }, gates, reserved)
+    return yield* dreamTraced(input, memoryDir, startedAt, preview, tools, toolset, reserved).pipe(
+      Effect.onInterrupt(() => Effect.ignoreLogged(discardUnfinishedTrace(reserved)))
+    )
+  })
+
+const dreamTraced = (
+  input: DreamInput,
+  memoryDir: string,
+  startedAt: number,
+  preview: DreamPreview,
+  tools: ReadonlyArray<Agent.AgentTool>,
+  toolset: MemoryTools.MemoryToolset,
+  reserved: DreamTrace
+) =>
+  Effect.gen(function*() {
     const before = yield* snapshotMemoryDir(memoryDir, { copyLargeTo: reserved.largeCopies })
     const exit = yield* Effect.exit(Agent.run({
       role: "dreamer",
@@ -167,7 +188,7 @@ const dreamLocked = (input: DreamInput, gates: DreamGates) =>
       refusals: yield* toolset.refusals,
       commit
     })
-    yield* writeReport(report)
+    yield* writeReport(reserved, report)
     if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
     if (ioFailures.length > 0) return yield* Effect.fail(ioFailures[0]!.error)
     return report

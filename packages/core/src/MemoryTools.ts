@@ -23,14 +23,15 @@ import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { type AgentTool, defineTool, ToolFailure } from "./Agent.js"
 import { Containment } from "./Containment.js"
-import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
+import { type LockTimeoutError, MemoryIoError, type PathTraversalError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
 import { isoTime } from "./internal/isoTime.js"
 import { describeFiles, headBuffer as makeHeadBuffer } from "./internal/listHeads.js"
+import type { RunTrace } from "./internal/runTrace.js"
 import { compileSafeRegex, makeLineSearch } from "./internal/safeRegex.js"
 import { isCandidatePath } from "./internal/scanPaths.js"
-import { TEAM_DIR } from "./Memory.js"
+import { memoryVersion, TEAM_DIR } from "./Memory.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import { checkIndexCaps, INDEX_FILE, MemoryIndex } from "./MemoryIndex.js"
 import {
@@ -67,6 +68,11 @@ export interface MemoryToolsOptions {
   readonly allowIndexEdit?: boolean | undefined
   /** Team memory is on: paths under `team/` are team memories (the store's team rules). Default off: refused. */
   readonly team?: boolean | undefined
+  /**
+   * The run's trace (`internal/runTrace.ts`): before a tool replaces or deletes a memory, its text is kept there
+   * (the first version the run replaced), and the change names the backup. Without it nothing is backed up.
+   */
+  readonly trace?: RunTrace | undefined
 }
 
 /** A memory file a tool created, updated or deleted, with the text before and after (nothing vanishes untraced). */
@@ -77,6 +83,8 @@ export interface MemoryChange {
   readonly file: string
   readonly before?: string | undefined
   readonly after?: string | undefined
+  /** Where the text it replaced or deleted was kept (relative to the memory directory), with a run's trace. */
+  readonly backup?: string | undefined
 }
 
 /** A call the sandbox refused. */
@@ -230,12 +238,58 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
 
   const isIndexKey = (key: string) => key.trim().toLowerCase() === INDEX_FILE.toLowerCase()
 
+  /**
+   * With a trace, the text a change replaces is kept before the change: read now, kept, and the write made only
+   * while the memory is still that version (`ifVersion`), so the backup is exactly what was replaced. A memory that
+   * appears between the read and the write is kept from what the store replaced. Answers the backup's key.
+   */
+  const keepBefore = (tool: string, key: string) =>
+    Effect.gen(function*() {
+      if (options.trace === undefined) return { backup: undefined, ifVersion: undefined }
+      const trace = options.trace
+      const current = yield* store.read(root, key).pipe(
+        Effect.map(Option.some),
+        Effect.catchTag("MemoryNotFoundError", () => Effect.succeedNone),
+        // over the 1 MiB a memory is read whole (only a deletion can touch it): dream byte-copied it before it began
+        Effect.catchIf(
+          (error) => error._tag === "PathTraversalError" && error.reason === "too-large",
+          () => Effect.succeedNone
+        ),
+        Effect.catchAll(fromStore(tool, key))
+      )
+      if (Option.isNone(current)) return { backup: undefined, ifVersion: undefined }
+      const backup = yield* trace.keepPrevious(current.value.key, current.value.text).pipe(
+        Effect.catchAll(backupFailure(tool, key))
+      )
+      return { backup, ifVersion: memoryVersion(current.value.text) }
+    })
+
+  /** The backup of a change whose old text was not read before it (it appeared meanwhile), kept now. */
+  const keepAfter = (tool: string, key: string, file: string, before: string | undefined, kept: string | undefined) =>
+    options.trace === undefined || before === undefined || kept !== undefined ?
+      Effect.succeed(kept) :
+      options.trace.keepPrevious(file, before).pipe(Effect.catchAll(backupFailure(tool, key)))
+
+  /** A backup that cannot be written: the change is not made (or, after it, the run fails: an I/O failure). */
+  const backupFailure = (tool: string, key: string) => (error: PathTraversalError | MemoryIoError) =>
+    error._tag === "MemoryIoError" ?
+      fromStore(tool, key)(error) :
+      Ref.update(ioFailures, (all) => [...all, {
+        tool,
+        path: key,
+        error: new MemoryIoError({ op: "back up", path: key, detail: error.message })
+      }]).pipe(Effect.zipRight(fail(`${key}: its previous version cannot be kept (${error.message})`)))
+
   /** Write a whole memory file through the store (validated, its index line kept) and record the change. */
   const writeWhole = (tool: string, key: string, content: string) =>
     Effect.gen(function*() {
-      const written = yield* store.write(root, key, content).pipe(Effect.catchAll(fromStore(tool, key)))
+      const kept = yield* keepBefore(tool, key)
+      const written = yield* store.write(root, key, content, { ifVersion: kept.ifVersion }).pipe(
+        Effect.catchAll(fromStore(tool, key))
+      )
       const op = written.created ? "created" : "updated"
-      yield* record({ tool, op, file: written.key, before: written.before, after: written.after })
+      const backup = yield* keepAfter(tool, key, written.key, written.before, kept.backup)
+      yield* record({ tool, op, file: written.key, before: written.before, after: written.after, backup })
       const parsed = parseMemoryFile(written.after, written.key)
       const what = Either.isRight(parsed) ? ` (${parsed.right.frontmatter.type}: ${parsed.right.frontmatter.name})` : ""
       const indexFile = written.scope === "team" ? `${TEAM_DIR}/${INDEX_FILE}` : INDEX_FILE
@@ -411,8 +465,10 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           if (isIndexKey(key)) {
             return yield* new Refused({ path: key, reason: "index-file", detail: "the index is never deleted" })
           }
+          const kept = yield* keepBefore("memory_delete", key)
           const removed = yield* store.remove(root, key).pipe(Effect.catchAll(fromStore("memory_delete", key)))
-          yield* record({ tool: "memory_delete", op: "deleted", file: removed.key, before: removed.before })
+          const backup = yield* keepAfter("memory_delete", key, removed.key, removed.before, kept.backup)
+          yield* record({ tool: "memory_delete", op: "deleted", file: removed.key, before: removed.before, backup })
           return `deleted ${removed.key}`
         }))
       )

@@ -2,8 +2,10 @@ import type Anthropic from "@anthropic-ai/sdk"
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
@@ -695,6 +697,75 @@ describe("runDream (scripted model, real files)", () => {
       toolUses({ name: "memory_delete", input: { path: "project_no_freeze.md" } }),
       new ModelError({ kind: "overloaded", role: "dreamer", model: "m", detail: "overloaded after retries" })
     ])))
+
+  /** The scripted answers, then a model that never answers (the call signals `waiting` and hangs). */
+  const answersThenWaits = (answers: ReadonlyArray<Model.ScriptedReply>, waiting: Deferred.Deferred<void>) =>
+    MemoryStore.layerNode.pipe(
+      Layer.provideMerge(Layer.mergeAll(
+        DreamLock.layer,
+        MemoryIndex.layer,
+        Scanner.layerNode,
+        Layer.effect(
+          Model.Model,
+          Effect.map(Model.Model, (scripted) => {
+            let calls = 0
+            return Model.Model.of({
+              ...scripted,
+              complete: (request) =>
+                calls++ < answers.length ?
+                  scripted.complete(request) :
+                  Deferred.succeed(waiting, undefined).pipe(Effect.zipRight(Effect.never))
+            })
+          })
+        ).pipe(Layer.provide(Model.layerTest(answers)))
+      )),
+      Layer.provideMerge(NodeContext.layer)
+    )
+
+  const stampDirs = (memoryDir: string) => {
+    const dreams = NodePath.join(memoryDir, ".dream")
+    return NodeFs.existsSync(dreams) ?
+      NodeFs.readdirSync(dreams, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) :
+      []
+  }
+
+  it.scoped("interrupted while the model is waiting: no empty .dream/<stamp>/ is left", () =>
+    Effect.gen(function*() {
+      const waiting = yield* Deferred.make<void>()
+      const w = yield* world
+      seedDirectory(w)
+      const fiber = yield* Effect.fork(
+        runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true }).pipe(
+          Effect.provide(answersThenWaits([], waiting))
+        )
+      )
+      yield* Deferred.await(waiting)
+      const exit = yield* Fiber.interrupt(fiber)
+      assert.isTrue(exit._tag === "Failure")
+      assert.deepStrictEqual(stampDirs(w.memoryDir), [])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("interrupted after a deletion: the deleted memory's text is kept, and only that is in the trace", () =>
+    Effect.gen(function*() {
+      const waiting = yield* Deferred.make<void>()
+      const w = yield* world
+      seedDirectory(w)
+      const fiber = yield* Effect.fork(
+        runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true }).pipe(
+          Effect.provide(answersThenWaits([
+            toolUses({ name: "memory_delete", input: { path: "project_no_freeze.md" } })
+          ], waiting))
+        )
+      )
+      yield* Deferred.await(waiting)
+      yield* Fiber.interrupt(fiber)
+      assert.isFalse(NodeFs.existsSync(NodePath.join(w.memoryDir, "project_no_freeze.md")))
+      const [stamp, ...others] = stampDirs(w.memoryDir)
+      assert.deepStrictEqual(others, [])
+      const trace = NodePath.join(w.memoryDir, ".dream", stamp!)
+      assert.deepStrictEqual(NodeFs.readdirSync(trace), ["project_no_freeze.md"])
+      assert.include(NodeFs.readFileSync(NodePath.join(trace, "project_no_freeze.md"), "utf8"), "No freeze planned.")
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scoped("sandbox: a write outside the memory directory or into logs/ is refused and reported, nothing escapes", () =>
     Effect.gen(function*() {

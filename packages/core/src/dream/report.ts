@@ -3,17 +3,19 @@
  * repair of the index and the commit, and written to `.dream/<timestamp>/report.json` whether the dream
  * succeeded or failed (whatever the model changed before it failed is still reported).
  */
-import { Path } from "@effect/platform"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Agent from "../Agent.js"
-import { writeFileAtomic } from "../internal/atomicFile.js"
+import type { RunTrace } from "../internal/runTrace.js"
 import type * as MemoryTools from "../MemoryTools.js"
 import type { DreamCommit } from "./commit.js"
 import type { IndexRepair } from "./indexCaps.js"
 import type { CreatedFile, DeletedFile, DreamDiff, MergedFile, UpdatedFile } from "./snapshot.js"
+
+/** The report's name in the dream's trace directory. */
+export const REPORT_FILE = "report.json"
 
 /** What a dry run shows: exactly what the first model call would carry. */
 export interface DreamPreview {
@@ -117,11 +119,7 @@ export const buildReport = <E extends { readonly message: string }>(input: {
   }
 }
 
-/** `<memoryDir>/<backupDir>/report.json`. */
-export const writeReport = Effect.fn("Dream.writeReport")(function*(report: DreamReport) {
-  const path = yield* Path.Path
-  yield* writeFileAtomic(
-    path.join(report.memoryDir, report.backupDir, "report.json"),
-    JSON.stringify(report, null, 2) + "\n"
-  )
+/** `<memoryDir>/<backupDir>/report.json`, into the dream's trace directory (inside the memory directory only). */
+export const writeReport = Effect.fn("Dream.writeReport")(function*(trace: RunTrace, report: DreamReport) {
+  yield* trace.write(REPORT_FILE, JSON.stringify(report, null, 2) + "\n")
 })

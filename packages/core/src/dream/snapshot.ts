@@ -12,9 +12,11 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
+import * as NodePath from "node:path"
 import { LOGS_DIR } from "../DailyLog.js"
 import type { MemoryIoError } from "../Errors.js"
-import { DIR_MODE, ensureDir, FILE_MODE, isNotFound, toMemoryIoError, writeFileAtomic } from "../internal/atomicFile.js"
+import { DIR_MODE, ensureDir, FILE_MODE, isNotFound, toMemoryIoError } from "../internal/atomicFile.js"
+import { makeRunTrace, type RunTrace } from "../internal/runTrace.js"
 import { INDEX_FILE } from "../MemoryIndex.js"
 import { TEAM_DIR } from "../TeamGuard.js"
 
@@ -281,40 +283,43 @@ export const diffSnapshots = (
   return { created, updated, deleted, merged, index }
 }
 
-/** `2026-03-05T12-00-00Z`: a timestamp usable as a directory name everywhere. */
-export const stampOf = (now: number): string => new Date(now).toISOString().replace(/\.\d+Z$/, "Z").replace(/:/g, "-")
+export { stampOf } from "../internal/runTrace.js"
 
-/** Where one dream keeps its trace: `.dream/<stamp>/` (relative), and that directory's absolute path. */
-export interface DreamTrace {
-  readonly backupDir: string
-  readonly absolute: string
+/** Where one dream keeps its trace: `.dream/<stamp>/` (see `RunTrace`), and where large files are copied first. */
+export interface DreamTrace extends RunTrace {
   /** Where the snapshot before the dream byte-copies large files (`snapshotMemoryDir`'s `copyLargeTo`). */
   readonly largeCopies: string
 }
 
-/** Reserve `.dream/<stamp>/` before the dream starts (a new name when a dream of the same second has one). */
+/**
+ * Choose `.dream/<stamp>/` before the dream starts (a new name when a dream of the same second has one; under the
+ * dream lock). Nothing is created yet: the directory comes with its first file (a large file's copy, a backup, the
+ * report), so an interrupted dream leaves no empty one.
+ */
 export const reserveTrace = (memoryDir: string, startedAt: number) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    let stamp = stampOf(startedAt)
-    for (
-      let n = 2;
-      yield* fs.exists(path.join(memoryDir, DREAM_BACKUP_DIR, stamp)).pipe(Effect.orElseSucceed(() => false));
-      n++
-    ) {
-      stamp = `${stampOf(startedAt)}-${n}`
-    }
-    const backupDir = `${DREAM_BACKUP_DIR}/${stamp}`
-    const absolute = path.join(memoryDir, backupDir)
-    yield* ensureDir(absolute)
-    return { backupDir, absolute, largeCopies: path.join(absolute, LARGE_COPIES_DIR) } satisfies DreamTrace
-  })
+  Effect.map(
+    makeRunTrace(memoryDir, DREAM_BACKUP_DIR, startedAt),
+    (trace): DreamTrace => ({ ...trace, largeCopies: NodePath.join(trace.absolute, LARGE_COPIES_DIR) })
+  )
 
 /**
- * Keep the previous version of every updated or deleted file and of MEMORY.md under the trace's directory: the
- * text from the snapshot, or for a large file its byte copy moved into place. Copies of large files the dream did
- * not change are removed.
+ * An interrupted dream: the byte copies of large files taken before it go, and the trace directory with them when
+ * they were all it held (what the dream replaced before it was interrupted is kept).
+ */
+export const discardUnfinishedTrace = (trace: DreamTrace) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.remove(trace.largeCopies, { recursive: true, force: true })
+    const left = yield* fs.readDirectory(trace.absolute).pipe(
+      Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>(["(none)"]))
+    )
+    if (left.length === 0) yield* fs.remove(trace.absolute)
+  }).pipe(Effect.mapError(toMemoryIoError("remove", trace.absolute)))
+
+/**
+ * Keep the previous version of every updated or deleted file and of MEMORY.md under the trace's directory (those
+ * the dream's tools did not keep already, before they replaced them): the text from the snapshot, or for a large file
+ * its byte copy moved into place. Copies of large files the dream did not change are removed.
  */
 export const keepTrace = (trace: DreamTrace, before: Snapshot, diff: DreamDiff) =>
   Effect.gen(function*() {
@@ -322,21 +327,19 @@ export const keepTrace = (trace: DreamTrace, before: Snapshot, diff: DreamDiff) 
     const path = yield* Path.Path
     // MEMORY.md always: memdir's own repair of the index (after this) changes it too.
     const previous = [...diff.updated.map((u) => u.file), ...diff.deleted.map((d) => d.file), INDEX_FILE]
-    const backups = new Map<string, string>()
+    const backups = new Map(yield* trace.backups)
     for (const file of previous) {
       const was = before.get(file)
-      if (was === undefined) continue
-      const target = path.join(trace.absolute, ...file.split("/"))
+      // kept already: the dream's tools kept it before they replaced it (the text before the dream)
+      if (was === undefined || backups.has(file)) continue
       if (was.content !== undefined) {
-        yield* ensureDir(path.dirname(target))
-        yield* writeFileAtomic(target, was.content)
+        backups.set(file, yield* trace.keepPrevious(file, was.content))
       } else if (was.copy !== undefined) {
+        const target = path.join(trace.absolute, ...file.split("/"))
         yield* ensureDir(path.dirname(target))
         yield* fs.rename(was.copy, target).pipe(Effect.mapError(toMemoryIoError("move", was.copy)))
-      } else {
-        continue
+        backups.set(file, `${trace.backupDir}/${file}`)
       }
-      backups.set(file, `${trace.backupDir}/${file}`)
     }
     yield* fs.remove(trace.largeCopies, { recursive: true, force: true }).pipe(
       Effect.mapError(toMemoryIoError("remove", trace.largeCopies))
