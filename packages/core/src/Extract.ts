@@ -35,10 +35,12 @@ import {
   type LockTimeoutError,
   MemoryIoError,
   ModelError,
+  type PathTraversalError,
   type UnknownPromptVariantError
 } from "./Errors.js"
 import { ensureDir, isNotFound, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
+import { makeRunTrace } from "./internal/runTrace.js"
 import { manifestLine } from "./Memory.js"
 import { MemoryIndex } from "./MemoryIndex.js"
 import * as MemoryTools from "./MemoryTools.js"
@@ -163,7 +165,13 @@ export interface ExtractResult {
   readonly range: { readonly from: number; readonly to: number; readonly total: number }
   /** Complete messages after `to` left for the next run (the run's size budget). */
   readonly remaining: number
+  /**
+   * Every memory the extractor created, updated or deleted; an update or deletion names its `backup`, the text it
+   * replaced, kept before the change under `backupDir`.
+   */
   readonly changes: ReadonlyArray<MemoryTools.MemoryChange>
+  /** `.extract/<session>/<stamp>` (relative to the memory directory) when the run replaced or deleted a memory. */
+  readonly backupDir?: string | undefined
   readonly refusals: ReadonlyArray<MemoryTools.ToolRefusal>
   /** Why the run was skipped: the main agent's own memory writes. */
   readonly mainAgentWrites: ReadonlyArray<MemoryWriteEvidence>
@@ -183,6 +191,7 @@ export interface ExtractResult {
 
 export type ExtractError =
   | ModelError
+  | PathTraversalError
   | UnknownPromptVariantError
   | MemoryIoError
   | LockTimeoutError
@@ -316,7 +325,9 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
       return { ...base, status: "skipped-main-agent-wrote" as const, range, remaining, mainAgentWrites }
     }
 
-    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, team: input.teamEnabled === true })
+    // What the extractor replaces is kept first, under `.extract/<session>/<stamp>/` (created with its first backup).
+    const trace = yield* makeRunTrace(memoryDir, `${CURSOR_DIR}/${stem}`, yield* Clock.currentTimeMillis)
+    const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, team: input.teamEnabled === true, trace })
     // The manifest lists what the tools can read: team/ only with team memory on.
     const scan = yield* scanner.scan(memoryDir, {
       limit: DEFAULT_CANDIDATE_CAP,
@@ -346,11 +357,13 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
     const [ioFailure] = yield* toolset.ioFailures
     if (ioFailure !== undefined) return yield* ioFailure.error
     yield* writeCursor(messages, budget.to)
+    const backups = yield* trace.backups
     return {
       ...base,
       status: "extracted" as const,
       range,
       remaining,
+      ...(backups.size === 0 ? {} : { backupDir: trace.backupDir }),
       changes: yield* toolset.changes,
       refusals: yield* toolset.refusals,
       agent: {

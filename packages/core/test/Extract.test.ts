@@ -314,6 +314,68 @@ describe("extract (scripted model)", () => {
       assert.deepStrictEqual(result.changes, [])
     }).pipe(Effect.provide(services)))
 
+  it.scoped("a hand-written memory it replaces is kept first: the change names its backup, byte for byte", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(NOW)
+      const env = yield* setup(sessionFixture)
+      const handWritten = "---\nname: Testing policy\ndescription: how we test\ntype: feedback\nowner: ana\n---\n\n" +
+        "Hand-written: integration tests use the staging database, never mocks.\n"
+      fs.mkdirSync(env.memoryDir, { recursive: true })
+      fs.writeFileSync(`${env.memoryDir}/feedback_testing_policy.md`, handWritten)
+      const replacement = memoryFile("Testing policy", "no database mocks", "feedback", "Never mock the database.")
+      const model = yield* scripted([
+        tools(toolUse("w1", "memory_write", { path: "feedback_testing_policy.md", content: replacement })),
+        tools(toolUse("w2", "memory_edit", {
+          path: "feedback_testing_policy.md",
+          old_string: "Never mock",
+          new_string: "Do not mock"
+        })),
+        tools(
+          toolUse("w3", "memory_write", { path: "project_new.md", content: memoryFile("New", "n", "project", "x") })
+        ),
+        Model.textReply("done")
+      ])
+      const result = yield* extract(env.input).pipe(Effect.provide(model.context))
+      assert.strictEqual(result.status, "extracted")
+      const stem = sessionFileStem(SESSION_ID)
+      assert.match(result.backupDir ?? "", new RegExp(`^\\.extract/${stem}/2026-03-05T10-00-00Z$`))
+      const backup = `${result.backupDir}/feedback_testing_policy.md`
+      // both changes of the file name the one backup: the text before the run, not the first rewrite
+      assert.deepStrictEqual(result.changes.map((c) => [c.op, c.file, c.backup]), [
+        ["updated", "feedback_testing_policy.md", backup],
+        ["updated", "feedback_testing_policy.md", backup],
+        ["created", "project_new.md", undefined]
+      ])
+      assert.strictEqual(fs.readFileSync(`${env.memoryDir}/${backup}`, "utf8"), handWritten)
+      assert.strictEqual(fs.statSync(`${env.memoryDir}/${backup}`).mode & 0o777, 0o600)
+      assert.include(fs.readFileSync(`${env.memoryDir}/feedback_testing_policy.md`, "utf8"), "Do not mock")
+      assert.deepStrictEqual(fs.readdirSync(`${env.memoryDir}/${result.backupDir}`), ["feedback_testing_policy.md"])
+    }).pipe(Effect.provide(services)))
+
+  it.live("a backup directory that is a link leading out: nothing is replaced, nothing written outside, run fails", () =>
+    Effect.gen(function*() {
+      const env = yield* setup(sessionFixture)
+      const old = memoryFile("Testing policy", "how we test", "feedback", "Hand-written.")
+      const outside = `${env.scratch}/outside`
+      fs.mkdirSync(outside)
+      fs.mkdirSync(`${env.memoryDir}/.extract`, { recursive: true })
+      fs.writeFileSync(`${env.memoryDir}/feedback_testing_policy.md`, old)
+      fs.symlinkSync(outside, `${env.memoryDir}/.extract/${sessionFileStem(SESSION_ID)}`)
+      const model = yield* scripted([
+        tools(toolUse("w1", "memory_write", {
+          path: "feedback_testing_policy.md",
+          content: memoryFile("Testing policy", "no mocks", "feedback", "Replaced.")
+        })),
+        Model.textReply("done")
+      ])
+      const error = yield* extract(env.input).pipe(Effect.provide(model.context), Effect.flip)
+      assert.strictEqual(error._tag, "MemoryIoError")
+      assert.include(error.message, "symlink-escape")
+      assert.strictEqual(fs.readFileSync(`${env.memoryDir}/feedback_testing_policy.md`, "utf8"), old)
+      assert.deepStrictEqual(fs.readdirSync(outside), [])
+      assert.isFalse(yield* env.cursorExists)
+    }).pipe(Effect.scoped, Effect.provide(services)))
+
   it.scoped("a large backlog is read in budgeted runs: at least one message each, the rest left for later", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)

@@ -47,7 +47,10 @@ const printRun = (result: Extract.ExtractResult) =>
       case "extracted": {
         yield* Console.log(`extract: session ${result.sessionId}: ${describeRange(result)}`)
         if (result.changes.length === 0) yield* Console.log("  nothing worth saving")
-        for (const change of result.changes) yield* Console.log(`  ${change.op.padEnd(8)} ${change.file}`)
+        for (const change of result.changes) {
+          const kept = change.backup === undefined ? "" : ` (previous: ${change.backup})`
+          yield* Console.log(`  ${change.op.padEnd(8)} ${change.file}${kept}`)
+        }
         for (const refusal of result.refusals) {
           yield* Console.log(`  refused  ${refusal.tool} ${JSON.stringify(refusal.path)}: ${refusal.reason}`)
         }
@@ -62,11 +65,19 @@ const printRun = (result: Extract.ExtractResult) =>
     }
   })
 
+/** A change as `--json` shows it: what was done to which file, and where the text it replaced was kept. */
+const changeJson = (change: Extract.ExtractResult["changes"][number]) => ({
+  op: change.op,
+  file: change.file,
+  ...(change.backup === undefined ? {} : { backup: change.backup })
+})
+
 const runJson = (result: Extract.ExtractResult) => ({
   status: result.status,
   range: result.range,
   remaining: result.remaining,
-  changes: result.changes.map((c) => ({ op: c.op, file: c.file })),
+  changes: result.changes.map(changeJson),
+  ...(result.backupDir === undefined ? {} : { backupDir: result.backupDir }),
   refusals: result.refusals,
   mainAgentWrites: result.mainAgentWrites,
   ...(result.agent === undefined ? {} : {
@@ -169,7 +180,7 @@ export const extractCommand = Command.make(
           model: model.modelFor("extractor"),
           status: last.status,
           remaining: last.remaining,
-          changes: runs.flatMap((r) => r.changes.map((c) => ({ op: c.op, file: c.file }))),
+          changes: runs.flatMap((r) => r.changes.map(changeJson)),
           refusals: runs.flatMap((r) => r.refusals),
           transcriptProblems: last.transcriptProblems,
           runs: runs.map(runJson)
