@@ -48,8 +48,9 @@ const referencePostings = (memories: ReadonlyArray<MemoryHeader>, weights: Reado
   const postings = new Map<string, Array<readonly [number, number]>>()
   analysed.forEach((fields, doc) => {
     const weighted = new Map<string, number>()
-    weights.forEach(({ b, weight }, f) => {
-      const norm = 1 - b + b * (fields[f]!.words.length / averages[f]!)
+    weights.forEach(({ b, maxLengthRatio, weight }, f) => {
+      // a field's length counts at most `maxLengthRatio` times the average
+      const norm = 1 - b + b * Math.min(fields[f]!.words.length / averages[f]!, maxLengthRatio ?? Infinity)
       const tf = new Map<string, number>()
       for (const term of [...fields[f]!.words, ...fields[f]!.grams.flat()]) tf.set(term, (tf.get(term) ?? 0) + 1)
       for (const [term, n] of tf) weighted.set(term, (weighted.get(term) ?? 0) + (weight * n) / norm)
