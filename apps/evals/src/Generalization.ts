@@ -167,7 +167,6 @@ export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineO
   const fieldSets = grid<number>([[0.35, 0.6], [0.5, 0.75], [1.5, 2, 3, Infinity]]).map(([weight, b, ratio]) =>
     base.fields.map((f) => f.field === "body" ? { ...f, weight: weight!, b: b!, maxLengthRatio: ratio! } : f)
   )
-  const knobs = memdirTuned(base, "whole").settings
   return {
     name: "memdir whole body (fields + knobs per fold)",
     description: "the offline selector, body weight / b and the decision knobs chosen on the other directories",
@@ -194,7 +193,7 @@ export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineO
             )
         }
       })
-    }).concat(knobs.length === 0 ? [] : [])
+    })
   }
 }
 

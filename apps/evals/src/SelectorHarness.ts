@@ -10,13 +10,13 @@
  *   offline answer), with the variant's system prompt.
  */
 import { Path } from "@effect/platform"
-import { parseMemoryFile } from "@memdir/core/Frontmatter"
-import { analyzeBody, type BodyTerms } from "@memdir/core/internal/selectorIndex"
+import type { BodyTerms } from "@memdir/core/internal/selectorIndex"
 import type { MemoryHeader } from "@memdir/core/Memory"
 import { Model } from "@memdir/core/Model"
 import { selectWithModel } from "@memdir/core/ModelSelector"
 import { Scanner } from "@memdir/core/Scanner"
 import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
+import { bodyTermsOf } from "@memdir/core/TermCache"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NodeFs from "node:fs"
@@ -86,11 +86,9 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
     let bodies = bodiesByDir.get(key)
     if (bodies === undefined) {
       bodies = new Map(
-        candidatesIn(dir).map((m) => {
-          const text = NodeFs.readFileSync(m.absolutePath, "utf8")
-          const parsed = parseMemoryFile(text, m.path)
-          return [m.path, analyzeBody(Either.isRight(parsed) ? parsed.right.body : text)] as const
-        })
+        candidatesIn(dir).map((m) =>
+          [m.path, bodyTermsOf(NodeFs.readFileSync(m.absolutePath, "utf8"), m.path)] as const
+        )
       )
       bodiesByDir.set(key, bodies)
     }

@@ -37,6 +37,12 @@ export const ANALYSE_BUDGET_BYTES = 96 * 1024
 /** A cache file larger than this is not read (it would cost more than it saves). */
 const CACHE_MAX_BYTES = 64 * 1024 * 1024
 
+/** The terms of a memory file's body (its frontmatter left out; a file without one is all body). */
+export const bodyTermsOf = (text: string, path: string): BodyTerms => {
+  const parsed = parseMemoryFile(text, path)
+  return analyzeBody(Either.isRight(parsed) ? parsed.right.body : text)
+}
+
 export interface TermCacheOptions {
   readonly analyseBudgetBytes?: number | undefined
 }
@@ -122,8 +128,7 @@ export const makeWith = (options: TermCacheOptions = {}) =>
       fs.readHead(memory.absolutePath, BODY_MAX_BYTES).pipe(
         Effect.map((head): Entry => {
           const text = head.truncated ? head.text.slice(0, head.text.lastIndexOf("\n") + 1) : head.text
-          const parsed = parseMemoryFile(text, memory.path)
-          return { ...info, terms: analyzeBody(Either.isRight(parsed) ? parsed.right.body : text) }
+          return { ...info, terms: bodyTermsOf(text, memory.path) }
         }),
         Effect.option
       )
@@ -196,8 +201,7 @@ export const layerTest: Layer.Layer<TermCache, never, MemoryFs> = Layer.effect(
           for (const memory of candidates) {
             const head = yield* Effect.option(fs.readHead(memory.absolutePath, BODY_MAX_BYTES))
             if (head._tag === "None") continue
-            const parsed = parseMemoryFile(head.value.text, memory.path)
-            out.set(memory.path, analyzeBody(Either.isRight(parsed) ? parsed.right.body : head.value.text))
+            out.set(memory.path, bodyTermsOf(head.value.text, memory.path))
           }
           return out
         })
