@@ -9,8 +9,7 @@
  * slower than 1.5 s, in the first 2 rounds only, to keep `pnpm bench` short); the table gives medians, the
  * spread (min–max) and each ratio against its baseline (the median of per-round ratios), target beside it. A
  * process case is one run per sample; an in-process sample is the mean of back-to-back runs over at least 30 ms.
- * In process, the scans run as in a long-lived server: its head reader thread (packages/core internal/headReader.ts)
- * started after the warm-up; "in-process scan, one thread" is the same scanner without it.
+ * In process, the scans run as in a long-lived server (after a warm-up).
  * The corpora's headers are flat `key: value` lines (what memdir writes); the 200 and 1k memories are measured again
  * in the reference agent's layout (a quoted description, `type` under `metadata:`), for context.
  * Ratios only, never timed assertions. Writes `.bench/peers.json` at the repo root.
@@ -24,7 +23,6 @@
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
 import { NodeContext } from "@effect/platform-node"
 import * as Browse from "@memdir/core/Browse"
-import * as MemoryFs from "@memdir/core/MemoryFs"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
 import * as MemoryStore from "@memdir/core/MemoryStore"
 import * as MemoryToolBackend from "@memdir/core/MemoryToolBackend"
@@ -264,14 +262,8 @@ const memdirTools = (memoryDir: string) =>
       const backend = yield* MemoryToolBackend.MemoryToolBackend
       const guard = yield* TeamGuard.TeamGuard
       const root = { memoryDir }
-      // the same scanner over a MemoryFs that never starts the head reader thread (MemoryFs.layerOneThread)
-      const oneThread = yield* Effect.provide(
-        Scanner.Scanner,
-        Scanner.layer.pipe(Layer.provide(Layer.merge(MemoryFs.layerOneThread, NodeContext.layer)))
-      )
       return {
         scan: () => Effect.runPromise(scanner.scan(memoryDir)),
-        scanOneThread: () => Effect.runPromise(oneThread.scan(memoryDir)),
         list: tool("memory_list"),
         read: tool("memory_read"),
         storeList: () => Effect.runPromise(store.list(root)),
@@ -400,7 +392,6 @@ const main = async () => {
       "server-memory search_nodes warm": inProcess(() => searchNodes(warm)),
       "in-process floor: sync 4 KiB + fstat": inProcess(async () => syncFloor(c.memoryDir)),
       "in-process scan": inProcess(tools.scan),
-      "in-process scan, one thread": inProcess(tools.scanOneThread),
       "memory_list tool": inProcess(() => tools.list({})),
       "MemoryStore.list": inProcess(tools.storeList),
       "Browse list (MCP memory_list)": inProcess(tools.browseList),
@@ -422,7 +413,6 @@ const main = async () => {
     row(c.size, samples, "server-memory search_nodes warm", "memdir recall")
     row(c.size, samples, "memdir ls --json", "floor: read 4 KiB of each", c.size >= 20_000 ? 2 : undefined)
     row(c.size, samples, "in-process scan", "in-process floor: sync 4 KiB + fstat", 1.3)
-    row(c.size, samples, "in-process scan, one thread", "in-process floor: sync 4 KiB + fstat")
     row(c.size, samples, "memory_list tool", "in-process scan", 1.2)
     row(c.size, samples, "memory_list tool", "SDK memory tool view (directory)", 1)
     row(c.size, samples, "MemoryStore.list", "in-process scan", 1.2)

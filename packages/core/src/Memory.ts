@@ -4,7 +4,6 @@
  */
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
-import { isoTime } from "./internal/isoTime.js"
 
 /** The four types of the taxonomy (docs/file-format.md). */
 export const MemoryType = Schema.Literal("user", "feedback", "project", "reference")
@@ -139,6 +138,6 @@ export const parseIndexLine = (line: string): IndexEntry | undefined => {
  */
 export const manifestLine = (
   m: Pick<MemoryHeader, "type" | "path" | "mtime" | "writtenAt" | "description">
-): string => `- [${m.type}] ${m.path} (${isoTime(m.writtenAt ?? m.mtime)}): ${oneLine(m.description)}`
+): string => `- [${m.type}] ${m.path} (${new Date(m.writtenAt ?? m.mtime).toISOString()}): ${oneLine(m.description)}`
 
 const oneLine = (s: string): string => s.replace(/\s+/g, " ").trim()

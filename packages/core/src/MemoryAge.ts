@@ -18,7 +18,8 @@ import { parseFrontmatter } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
 import type { MemoryHeader } from "./Memory.js"
 
-export { isoTime } from "./internal/isoTime.js"
+/** A time as ISO 8601 (UTC, milliseconds): how listings print a written time. */
+export const isoTime = (ms: number): string => new Date(ms).toISOString()
 
 /** Where a memory's age comes from. */
 export type AgeSource = "modified" | "commit" | "mtime"

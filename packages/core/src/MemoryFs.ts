@@ -23,17 +23,8 @@ import { makeMemoryTree } from "./internal/memoryTree.js"
 
 export * from "./internal/memoryFsCore.js"
 
-/**
- * The real file system (`node:fs`). A process that reads many heads (a large scan, a server's repeated ones) reads
- * them on a second thread too (`internal/headReader.ts`).
- */
+/** The real file system (`node:fs`). */
 export const layer: Layer.Layer<MemoryFs> = Layer.sync(MemoryFs, () => makeMemoryFsNode())
-
-/** The real file system, every read on the calling thread: no reader thread is ever started. */
-export const layerOneThread: Layer.Layer<MemoryFs> = Layer.sync(
-  MemoryFs,
-  () => makeMemoryFsNode({ headReader: false })
-)
 
 /**
  * A complete in-memory file system: absolute paths, `/`-separated. `seed` maps absolute paths to file contents

@@ -28,7 +28,6 @@ import {
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
 import { tempFileName, uniqueToken } from "./atomicFile.js"
-import { type HeadReader, makeHeadReader } from "./headReader.js"
 import {
   describeKind,
   DIR_MODE,
@@ -259,8 +258,7 @@ const mtimeOne = (path: string): number | MemoryFsError => {
   }
 }
 
-const mtimeMany = (reader: HeadReader | undefined) => (paths: ReadonlyArray<string>) =>
-  Effect.sync(() => reader?.mtimes(paths, mtimeOne) ?? paths.map(mtimeOne))
+const mtimeMany = (paths: ReadonlyArray<string>) => Effect.sync(() => paths.map(mtimeOne))
 
 // O_NOFOLLOW: never through a link in the last component; O_NONBLOCK: a FIFO swapped in after the listing must
 // not block the batch.
@@ -424,12 +422,8 @@ const readFileMany = (paths: ReadonlyArray<string>, options: ReadOptions) =>
     })
   })
 
-/** One reader thread per process for every live `MemoryFs` (internal/headReader.ts), started only when needed. */
-const processHeadReader = makeHeadReader({ flags: HEAD_FLAGS })
-
-const visitHeads = (reader: HeadReader | undefined) => (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
+const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
   Effect.sync(() => {
-    if (reader !== undefined && reader.visit(paths, visitor, visitHead)) return
     for (let i = 0; i < paths.length; i++) visitHead(paths[i]!, i, visitor)
   })
 
@@ -693,20 +687,7 @@ const rename = (from: string, to: string) => sys("rename", to, () => fsp.rename(
 
 const readLink = (path: string) => sys("readlink", path, () => fsp.readlink(path))
 
-export interface MemoryFsNodeOptions {
-  /**
-   * Who reads heads besides the calling thread: the process's reader thread (default), another reader (tests), or
-   * none (`false`: every head read on the calling thread).
-   */
-  readonly headReader?: HeadReader | false | undefined
-}
-
-export const makeMemoryFsNode = (options: MemoryFsNodeOptions = {}): MemoryFs["Type"] => {
-  const reader = options.headReader === false ? undefined : options.headReader ?? processHeadReader
-  return makeWith(reader)
-}
-
-const makeWith = (reader: HeadReader | undefined): MemoryFs["Type"] => ({
+export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   lstat: (path) => lstat(path).pipe(Effect.withSpan("MemoryFs.lstat")),
   exists: (path) => exists(path).pipe(Effect.withSpan("MemoryFs.exists")),
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
@@ -715,10 +696,10 @@ const makeWith = (reader: HeadReader | undefined): MemoryFs["Type"] => ({
   // The scan's batch calls have no span of their own: a span per batch (a stack captured, fiber refs set) cost a
   // small scan more than its reads; the caller's span (`Scanner.scan`) covers them.
   readDirectoryChunks,
-  mtimeMany: mtimeMany(reader),
+  mtimeMany,
   lstatMany: (paths) => lstatMany(paths).pipe(Effect.withSpan("MemoryFs.lstatMany")),
   readFileMany: (paths, options) => readFileMany(paths, options).pipe(Effect.withSpan("MemoryFs.readFileMany")),
-  visitHeads: visitHeads(reader),
+  visitHeads,
   realPath: (path) => realPath(path).pipe(Effect.withSpan("MemoryFs.realPath")),
   walk: (root, options) => walk(root, options).pipe(Effect.withSpan("MemoryFs.walk")),
   walkKinds: (root, options) => walkKinds(root, options).pipe(Effect.withSpan("MemoryFs.walkKinds")),
