@@ -232,6 +232,10 @@ export const writeRefusal = (
     return { rule: "index-file", reason: `${INDEX_FILE} is the index, maintained by memdir: write the memory file` }
   }
   if (!key.toLowerCase().endsWith(".md")) return { rule: "not-markdown", reason: "a memory file must end in .md" }
+  // `- [T]( a.md)` reads back as `a.md` (Markdown trims a link's destination): such a memory would lose its line
+  if (segments.some((segment) => segment.trim() !== segment)) {
+    return { rule: "edge-space", reason: "a name that begins or ends with a space cannot be linked from the index: trim it" }
+  }
   return undefined
 }
 
