@@ -111,12 +111,19 @@ export type IndexEntry = typeof IndexEntry.Type
 /** Soft cap on one index line, in characters (docs/file-format.md). */
 export const INDEX_ENTRY_MAX_CHARS = 150
 
-const INDEX_LINE = /^\s*[-*]\s+\[(.*)\]\((.+?)\)(?:\s*(?:—|–|-{1,2}|:)\s*(.*))?\s*$/
+const INDEX_LINE = /^\s*[-*]\s+\[((?:[^[\]]|\[[^[\]]*\])*)\]\((<[^<>\n]*>|.+?)\)(?:\s*(?:—|–|-{1,2}|:)\s*(.*))?\s*$/
+
+/**
+ * A link destination that reads back as written: a file name holding a parenthesis goes in angle brackets
+ * (CommonMark's `<…>` form), so `(a) - b.md)` is not read as `a` followed by a hook. Names with `<` or `>` are
+ * refused before they get here (`MemoryStore.writeRefusal`).
+ */
+const linkDestination = (file: string): string => /[()]/.test(file) ? `<${file}>` : file
 
 /** Render one index line, shortening the hook so the whole line fits in `maxChars`. */
 export const formatIndexEntry = (entry: IndexEntry, maxChars: number = INDEX_ENTRY_MAX_CHARS): string => {
   const title = oneLine(entry.title).replace(/[[\]]/g, "")
-  const head = `- [${title}](${entry.file})`
+  const head = `- [${title}](${linkDestination(entry.file)})`
   const hook = oneLine(entry.hook)
   if (hook.length === 0) return head
   const room = maxChars - head.length - 3
@@ -129,7 +136,9 @@ export const formatIndexEntry = (entry: IndexEntry, maxChars: number = INDEX_ENT
 export const parseIndexLine = (line: string): IndexEntry | undefined => {
   const m = INDEX_LINE.exec(line)
   if (m === null) return undefined
-  return { title: m[1]!, file: m[2]!.trim(), hook: (m[3] ?? "").trim() }
+  const destination = m[2]!.trim()
+  const file = destination.startsWith("<") && destination.endsWith(">") ? destination.slice(1, -1) : destination
+  return { title: m[1]!, file, hook: (m[3] ?? "").trim() }
 }
 
 /**

@@ -232,9 +232,21 @@ export const writeRefusal = (
     return { rule: "index-file", reason: `${INDEX_FILE} is the index, maintained by memdir: write the memory file` }
   }
   if (!key.toLowerCase().endsWith(".md")) return { rule: "not-markdown", reason: "a memory file must end in .md" }
-  // `- [T]( a.md)` reads back as `a.md` (Markdown trims a link's destination): such a memory would lose its line
+  // a name its index line cannot link back to would leave the memory without its line (Memory.formatIndexEntry)
+  const unlinkable = /[<>#?%]/.exec(key)?.[0]
+  if (unlinkable !== undefined) {
+    return {
+      rule: "unlinkable",
+      reason: `"${unlinkable}" in a file name changes what its MEMORY.md link points to (< > end it, # ? cut it, ` +
+        `% decodes it): name the file without it`
+    }
+  }
+  // `- [T]( a.md)` reads back as `a.md`: Markdown trims a link's destination
   if (segments.some((segment) => segment.trim() !== segment)) {
-    return { rule: "edge-space", reason: "a name that begins or ends with a space cannot be linked from the index: trim it" }
+    return {
+      rule: "edge-space",
+      reason: "a name that begins or ends with a space cannot be linked from the index: trim it"
+    }
   }
   return undefined
 }

@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
 import { TEMP_FILE_PATTERN } from "../src/internal/atomicFile.js"
 import { acquireLock, releaseLock, withLock } from "../src/internal/fileLock.js"
-import { formatIndexEntry } from "../src/Memory.js"
+import { formatIndexEntry, parseIndexLine } from "../src/Memory.js"
 import {
   countLines,
   INDEX_FILE,
@@ -150,6 +150,21 @@ describe("truncateIndex (pure)", () => {
       assert.strictEqual(result.content, text)
     }
   }, { fastCheck: { numRuns: 150 } })
+})
+
+describe("index lines (pure)", () => {
+  // what the store lets a file be named (MemoryStore.writeRefusal): no < > # ? %, no space at a name's edges
+  const nameChar = FastCheck.constantFrom(..."ab.-_ ()[]—–:/é中".split(""))
+  const fileName = FastCheck.array(nameChar, { minLength: 1, maxLength: 12 }).map((chars) => `${chars.join("")}.md`)
+    .filter((file) => file.split("/").every((segment) => segment !== "" && segment.trim() === segment))
+
+  it.prop("a line links back to exactly the file it was written for, whatever the file is called", [
+    fileName,
+    FastCheck.string({ maxLength: 40 })
+  ], ([file, hook]) => {
+    const line = formatIndexEntry({ title: "T", file, hook })
+    assert.strictEqual(parseIndexLine(line)?.file, file, line)
+  }, { fastCheck: { numRuns: 300, examples: [["a) - b.md/user_a.md", "a"], ["q(1).md", ""]] } })
 })
 
 describe("index edits (pure)", () => {

@@ -398,7 +398,12 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
         ["notes.txt", "not-markdown"],
         // found by MemoryStore.fuzz: `- [P]( a.md)` reads back as `a.md`, the memory would have no index line
         ["x/ a.md", "edge-space"],
-        ["notes /a.md", "edge-space"]
+        ["notes /a.md", "edge-space"],
+        // …or whose link would point elsewhere: `a#1.md` and `a#2.md` were one link (`a`), one line for two files
+        ["a<b>.md", "unlinkable"],
+        ["a#1.md", "unlinkable"],
+        ["b?x.md", "unlinkable"],
+        ["c%41.md", "unlinkable"]
       ]
       for (const [file, rule] of cases) {
         const error = yield* Effect.flip(writePrivateMemory({
