@@ -437,9 +437,15 @@ describe("memdir mcp", () => {
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } }
     }
     child.stdin.write(JSON.stringify(init) + "\n")
+    // the answer's line has arrived (the listener above appended it first)
     await new Promise<void>((resolve) => {
-      const check = () => (stdout.includes("\n") ? resolve() : setTimeout(check, 20))
-      check()
+      const answered = () => {
+        if (!stdout.includes("\n")) return
+        child.stdout.off("data", answered)
+        resolve()
+      }
+      child.stdout.on("data", answered)
+      answered()
     })
     assert.strictEqual(child.exitCode, null, "still serving while stdin is open")
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))

@@ -27,6 +27,7 @@ import {
   upsertIndexText,
   utf8ByteLength
 } from "../src/MemoryIndex.js"
+import { lockWaitLatch } from "./support/lockWait.js"
 
 const entryLine = (i: number) => `- [Memory ${i}](feedback_m${i}.md) — hook ${i}\n`
 const lines = (n: number, make: (i: number) => string = entryLine) =>
@@ -451,8 +452,11 @@ layer(NodeContext.layer, live)("fileLock", (it) => {
         assert.strictEqual(error.holder, `${process.pid}@${hostname()}`)
       }
       // A waiter gets the lock once it is released.
-      const waiter = yield* Effect.fork(withLock(lockPath, Effect.succeed("mine"), { timeout: "5 seconds" }))
-      yield* Effect.sleep("50 millis")
+      const latch = yield* lockWaitLatch
+      const waiter = yield* Effect.fork(
+        latch.observe(withLock(lockPath, Effect.succeed("mine"), { timeout: "5 seconds" }))
+      )
+      yield* latch.waiting
       assert.isNull(yield* Fiber.poll(waiter).pipe(Effect.map((o) => o._tag === "Some" ? o.value : null)))
       yield* releaseLock(held)
       assert.strictEqual(yield* Fiber.join(waiter), "mine")

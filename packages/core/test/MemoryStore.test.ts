@@ -25,6 +25,7 @@ import * as Scanner from "../src/Scanner.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 import { writePrivateMemory, writeTeamFile, writeTeamMemory } from "../src/TeamMemory.js"
 import { writeMemory } from "../src/Write.js"
+import { lockWaitLatch } from "./support/lockWait.js"
 
 const FAKE_AWS_KEY = "AKIA" + "2Z3Y4X5W6V7UTSRQ"
 
@@ -99,8 +100,11 @@ describe("MemoryStore: a team write from an agent's memory_write obeys the team 
         const tools = yield* toolsFor({ memoryDir, team: true })
         const held = yield* acquireLock(`${memoryDir}/${MemoryStore.TEAM_LOCK}`)
         const content = memoryFile("Tracker", "Bugs live in Linear project SHOP")
-        const fiber = yield* Effect.fork(tools.call("memory_write", { path: "team/reference_tracker.md", content }))
-        yield* Effect.sleep("400 millis")
+        const latch = yield* lockWaitLatch
+        const fiber = yield* Effect.fork(
+          latch.observe(tools.call("memory_write", { path: "team/reference_tracker.md", content }))
+        )
+        yield* latch.waiting
         assert.isTrue((yield* Fiber.poll(fiber))._tag === "None", "the write went on while the team lock was held")
         assert.isFalse(yield* exists(`${memoryDir}/team/reference_tracker.md`))
         yield* releaseLock(held)

@@ -50,6 +50,8 @@ export interface LockOptions {
 }
 
 export const DEFAULT_LOCK_TIMEOUT: Duration.Duration = Duration.seconds(10)
+/** Logged (debug, annotated with `lock` and `holder`) the first time an acquire finds the lock held. */
+export const WAITING_FOR_LOCK = "memdir: waiting for a lock another writer holds"
 export const DEFAULT_LOCK_STALE_AFTER: Duration.Duration = Duration.seconds(30)
 
 /** What the owner file says about the holder. */
@@ -186,6 +188,7 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
   )
 
   // One attempt: take a free lock, or break a stale one and take it; a few immediate rounds, then back off.
+  let toldWaiting = false
   const attempt: Effect.Effect<void, LockBusy | MemoryIoError> = Effect.gen(function*() {
     let holder: string | undefined
     for (let round = 0; round < 3; round++) {
@@ -193,6 +196,11 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
       const inspected = yield* breakIfStale
       holder = inspected.holder
       if (!inspected.broke) break
+    }
+    if (!toldWaiting) {
+      // once per acquire: what a debug log shows of a slow write, and the latch tests wait on
+      toldWaiting = true
+      yield* Effect.logDebug(WAITING_FOR_LOCK).pipe(Effect.annotateLogs({ lock: lockPath, holder }))
     }
     return yield* new LockBusy({ holder })
   })
