@@ -145,6 +145,43 @@ describe("file-system refusals: one line, the cause, the fix", () => {
     `$MEMDIR init --memory-dir "$MNT/new" 2>&1; echo "status=$?"; ` +
     `$MEMDIR doctor --fix --memory-dir "$MNT/memory" 2>&1; echo "status=$?"; }`
 
+  it.live("a memory file this user may not read (0000): ls lists the others and names it unreadable (EACCES)", () =>
+    Effect.gen(function*() {
+      // root reads every file whatever its mode: the CLI then runs as nobody, over files it owns
+      const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
+      const userHome = path.join(scratch, "unreadable-home")
+      const memoryDir = path.join(scratch, "unreadable-memory")
+      fs.mkdirSync(userHome, { recursive: true })
+      fs.mkdirSync(memoryDir, { mode: 0o700 })
+      const memory = (name: string) => `---\nname: ${name}\ndescription: ${name} memory\ntype: user\n---\nBody.\n`
+      fs.writeFileSync(path.join(memoryDir, "open.md"), memory("Open"))
+      fs.writeFileSync(path.join(memoryDir, "locked.md"), memory("Locked"))
+      if (user !== undefined) {
+        for (const entry of [userHome, memoryDir, ...["open.md", "locked.md"].map((f) => path.join(memoryDir, f))]) {
+          fs.chownSync(entry, user.uid, user.gid)
+        }
+      }
+      fs.chmodSync(path.join(memoryDir, "locked.md"), 0o000)
+      const listed = yield* Effect.async<CliRun>((resume) => {
+        execFile(process.execPath, [cliPath, "ls", "--json", "--memory-dir", memoryDir], {
+          cwd: project,
+          env: scratchHomeEnv(userHome, { MEMDIR_CODE_CACHE: path.join(userHome, "code-cache") }),
+          encoding: "utf8",
+          ...user
+        }, (error, stdout, stderr) => {
+          resume(Effect.succeed({ status: error === null ? 0 : Number(error.code), stdout, stderr }))
+        })
+      })
+      assert.strictEqual(listed.status, 0, listed.stderr)
+      const document = parseJson(listed)
+      assert.deepStrictEqual(document.memories.map((m: { path: string }) => m.path), ["open.md"])
+      assert.deepStrictEqual(
+        document.problems.map((p: { path: string; code: string }) => [p.path, p.code]),
+        [["locked.md", "unreadable"]]
+      )
+      assert.include(document.problems[0].message, "EACCES")
+    }))
+
   it.live("a read-only file system: read-only (EROFS) with the fix; init names it too; doctor --fix exits 0", () =>
     Effect.gen(function*() {
       const out = yield* inTmpfs(script(`mount -o remount,ro "$MNT"`))
