@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { applyPatch } from "diff"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as fs from "node:fs"
@@ -143,6 +144,9 @@ describe("HookConfig", () => {
     // only a closing bracket gains a comma: nothing of the user's is removed
     const removed = diff.split("\n").slice(2).filter((line) => line.startsWith("-"))
     for (const line of removed) assert.match(line, /^-\s*[\]}]$/)
+    // a real unified diff: it applies to the file as it was and gives the file install writes
+    assert.strictEqual(applyPatch(before, diff), after)
+    assert.strictEqual(applyPatch("", HookConfig.lineDiff("/h/hooks.json", "", after)), after)
   })
 
   it("the plugin's hooks/hooks.json is what install writes for Claude Code", () => {

@@ -197,7 +197,7 @@ describe("start-up", () => {
         /src\/mcp\//,
         /packages\/core\/src\/(Dream|Extract|Agent|Transcript|MemoryTools|DailyLog|Doctor|Browse)\.ts$/,
         /packages\/core\/src\/dream\//,
-        /node_modules\/(yaml|toml|ini|undici|@anthropic-ai\/sdk)\//,
+        /node_modules\/(yaml|toml|ini|undici|diff|@anthropic-ai\/sdk)\//,
         mcpSdk
       ]
     ) assert.deepStrictEqual(matching(run.sources, pattern), [], String(pattern))

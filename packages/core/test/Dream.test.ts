@@ -228,6 +228,15 @@ describe("pure parts", () => {
     assert.deepStrictEqual(lineDiff("same\n", "same\n"), { removed: [], added: [] })
   })
 
+  it("lineDiff: a rewrite past the search bound is reported whole (every old line removed, every new one added)", () => {
+    const before = ["# notes", ...Array.from({ length: 1_500 }, (_, i) => `old ${i}`)]
+    const after = ["# notes", ...Array.from({ length: 1_500 }, (_, i) => `new ${i}`)]
+    assert.deepStrictEqual(lineDiff(before.join("\n"), after.join("\n")), { removed: before, added: after })
+    // a small edit of the same file is still exact
+    const edited = [...before.slice(0, 700), "changed", ...before.slice(701)]
+    assert.deepStrictEqual(lineDiff(before.join("\n"), edited.join("\n")), { removed: ["old 699"], added: ["changed"] })
+  })
+
   it.prop("lineDiff: removed ⊆ before, added ⊆ after, and sizes add up", [
     FastCheck.array(FastCheck.constantFrom("a", "b", "c", "d"), { maxLength: 30 }),
     FastCheck.array(FastCheck.constantFrom("a", "b", "c", "e"), { maxLength: 30 })

@@ -7,6 +7,7 @@
  * with an `AgentConfigError` naming where.
  */
 import { AgentConfigError } from "@memdir/core/Errors"
+import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff"
 import * as Either from "effect/Either"
 
 export type Agent = "claude" | "codex"
@@ -129,46 +130,6 @@ export const uninstall = (config: JsonObject): ConfigChange => {
 /** How memdir writes a config: two-space JSON and a final newline. */
 export const renderConfig = (config: JsonObject): string => JSON.stringify(config, null, 2) + "\n"
 
-/**
- * Pure: a unified line diff of two texts (a longest-common-subsequence diff with `context` lines around each
- * change), for `--dry-run`.
- */
-export const lineDiff = (path: string, before: string, after: string, context = 3): string => {
-  const a = before === "" ? [] : before.replace(/\n$/, "").split("\n")
-  const b = after === "" ? [] : after.replace(/\n$/, "").split("\n")
-  const lcs: Array<Array<number>> = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0))
-  for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) {
-      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!)
-    }
-  }
-  const ops: Array<{ readonly op: " " | "-" | "+"; readonly line: string }> = []
-  let i = 0
-  let j = 0
-  while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) {
-      ops.push({ op: " ", line: a[i]! })
-      i++
-      j++
-    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
-      ops.push({ op: "+", line: b[j]! })
-      j++
-    } else {
-      ops.push({ op: "-", line: a[i]! })
-      i++
-    }
-  }
-  const near = ops.map((_, k) => ops.slice(Math.max(0, k - context), k + context + 1).some((o) => o.op !== " "))
-  const out = [`--- ${path}`, `+++ ${path}`]
-  let skipped = false
-  for (const [k, o] of ops.entries()) {
-    if (!near[k]) {
-      skipped = true
-      continue
-    }
-    if (skipped) out.push("@@ … @@")
-    skipped = false
-    out.push(`${o.op}${o.line}`)
-  }
-  return out.join("\n") + "\n"
-}
+/** Pure: a unified diff of two texts (jsdiff, `context` lines around each change), for `--dry-run`. */
+export const lineDiff = (path: string, before: string, after: string, context = 3): string =>
+  createTwoFilesPatch(path, path, before, after, undefined, undefined, { context, headerOptions: FILE_HEADERS_ONLY })

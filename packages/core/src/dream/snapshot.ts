@@ -8,6 +8,7 @@
  * afterwards.
  */
 import { FileSystem, Path } from "@effect/platform"
+import { diffArrays } from "diff"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -122,47 +123,27 @@ export const snapshotMemoryDir = Effect.fn("Dream.snapshot")(function*(
   return files as Snapshot
 })
 
-/** Lines removed and added from `before` to `after` (a longest-common-subsequence diff, in file order). */
+/**
+ * Past this many removed plus added lines a diff stops looking for a shorter one (Myers' search grows with the
+ * edit's size): a file rewritten that much is reported as all of its old lines removed and all its new ones added.
+ */
+const MAX_DIFF_EDIT_LINES = 2_000
+
+/** Lines removed and added from `before` to `after` (jsdiff's shortest line edit, in file order). */
 export const lineDiff = (
   before: string,
   after: string
 ): { readonly removed: ReadonlyArray<string>; readonly added: ReadonlyArray<string> } => {
   const a = before.split("\n")
   const b = after.split("\n")
-  if (a.length * b.length > 4_000_000) {
-    // Too large for the table: a multiset difference (order kept, moves not detected).
-    const count = (lines: ReadonlyArray<string>) => {
-      const map = new Map<string, number>()
-      for (const line of lines) map.set(line, (map.get(line) ?? 0) + 1)
-      return map
-    }
-    const minus = (lines: ReadonlyArray<string>, other: Map<string, number>) =>
-      lines.filter((line) => {
-        const n = other.get(line) ?? 0
-        if (n > 0) other.set(line, n - 1)
-        return n === 0
-      })
-    return { removed: minus(a, count(b)), added: minus(b, count(a)) }
-  }
-  const table: Array<Uint32Array> = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1))
-  for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) {
-      table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!)
-    }
-  }
+  const changes = diffArrays(a, b, { maxEditLength: MAX_DIFF_EDIT_LINES })
+  if (changes === undefined) return { removed: a, added: b }
   const removed: Array<string> = []
   const added: Array<string> = []
-  let i = 0
-  let j = 0
-  while (i < a.length && j < b.length) {
-    if (a[i] === b[j]) {
-      i++
-      j++
-    } else if (table[i + 1]![j]! >= table[i]![j + 1]!) removed.push(a[i++]!)
-    else added.push(b[j++]!)
+  for (const change of changes) {
+    if (change.removed) removed.push(...change.value)
+    else if (change.added) added.push(...change.value)
   }
-  while (i < a.length) removed.push(a[i++]!)
-  while (j < b.length) added.push(b[j++]!)
   return { removed, added }
 }
 
