@@ -31,13 +31,20 @@ Integration tests run against the real Postgres in docker-compose, never a mocke
 **How to apply:** whenever adding or changing a test under tests/integration/.
 BODY
 
+# pretend this one was written 40 days ago: ls shows its age and recall flags it as a hypothesis to verify
+forty_days_ago="$(node -e 'console.log(new Date(Date.now() - 40 * 86400000).toISOString())')"
 say write --type project --name "Connection pool size" …
 memdir write --type project --name "Connection pool size" \
   --description "DB pool is capped at 10 connections in src/db.ts:1 because of the hosting plan" \
-  --body "The pool max is 10 (src/db.ts:1), chosen on 2026-10-21 for the Hobby plan's 20-connection limit."
-# pretend this one was written 40 days ago: recall will flag it as a hypothesis to verify
-node -e 'const t = Date.now() / 1000 - 40 * 86400; require("fs").utimesSync(process.argv[1], t, t)' \
-  "$(memdir path)project_connection_pool_size.md"
+  --body "The pool max is 10 (src/db.ts:1), chosen on ${forty_days_ago%%T*} for the Hobby plan's 20-connection limit."
+# memdir counts a memory's age from the `modified:` stamp every write puts in its header (docs/file-format.md,
+# "Age and staleness"), so that stamp goes back 40 days, and the file's mtime with it: the file as it would be had
+# this write happened 40 days ago
+node -e '
+const fs = require("fs")
+const [file, at] = process.argv.slice(1)
+fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/^modified: .*$/m, `modified: ${at}`))
+fs.utimesSync(file, new Date(at), new Date(at))' "$(memdir path)project_connection_pool_size.md" "$forty_days_ago"
 
 say write --type reference --name "Bug tracker" …
 memdir write --type reference --name "Bug tracker" \
