@@ -17,7 +17,8 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { PathTraversalError } from "./Errors.js"
-import { sanitizeKey } from "./internal/teamGuardKey.js"
+import { isInside, withSeparator } from "./internal/containment/inside.js"
+import { sanitizeKey } from "./internal/containment/sanitizeKey.js"
 import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
@@ -48,11 +49,14 @@ export interface ContainOptions {
   readonly allowAbsolute?: boolean | undefined
 }
 
-const withSep = (dir: string): string => dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
-
-/** `candidate` is `root` or below it (compared with a trailing separator). */
-export const isInside = (root: string, candidate: string, allowRoot = false): boolean =>
-  (allowRoot && candidate === root) || candidate.startsWith(withSep(root))
+/** The one containment predicate and the key sanitizer: every path check of memdir uses these. */
+export { type InsideOptions, isInside, withSeparator } from "./internal/containment/inside.js"
+export {
+  type KeyRefusal,
+  percentDecodeFully,
+  percentDecodeOnce,
+  sanitizeKey
+} from "./internal/containment/sanitizeKey.js"
 
 /** What can be decided without the disk: the key's characters, then lexical containment. */
 export const lexical = (
@@ -69,7 +73,7 @@ export const lexical = (
   // only an absolute path inside the root becomes a relative key when the caller allows it
   if (options.allowAbsolute === true && NodePath.isAbsolute(key) && !key.includes("\\")) {
     const absolute = NodePath.resolve(key)
-    if (options.allowAbsolute !== true || !isInside(resolvedRoot, absolute, options.allowRoot === true)) {
+    if (options.allowAbsolute !== true || !isInside(resolvedRoot, absolute, { allowRoot: options.allowRoot })) {
       return refuse("absolute", `an absolute path outside ${resolvedRoot}`)
     }
     key = NodePath.relative(resolvedRoot, absolute).split(NodePath.sep).join("/")
@@ -83,7 +87,7 @@ export const lexical = (
   const sane = sanitizeKey(key)
   if (Either.isLeft(sane)) return Either.left(new PathTraversalError({ ...sane.left, key: rawKey }))
   const absolute = NodePath.resolve(resolvedRoot, key)
-  if (!isInside(resolvedRoot, absolute, options.allowRoot === true)) {
+  if (!isInside(resolvedRoot, absolute, { allowRoot: options.allowRoot })) {
     return refuse("escapes-root", `resolves to ${absolute}, outside ${resolvedRoot}`)
   }
   const relative = NodePath.relative(resolvedRoot, absolute).split(NodePath.sep).join("/")
@@ -96,8 +100,10 @@ export const lexical = (
  * key inside `root` is read from its part below the root). `undefined`: the key asks for private memory.
  */
 const teamPartOf = (rawKey: string, root?: string): string | undefined => {
-  const rootPrefix = root === undefined ? undefined : withSep(NodePath.resolve(root))
-  let rest = rootPrefix !== undefined && rawKey.startsWith(rootPrefix) ? rawKey.slice(rootPrefix.length) : rawKey
+  const resolvedRoot = root === undefined ? undefined : NodePath.resolve(root)
+  let rest = resolvedRoot !== undefined && isInside(resolvedRoot, rawKey) ?
+    rawKey.slice(withSeparator(resolvedRoot).length) :
+    rawKey
   while (rest.startsWith("./")) rest = rest.slice(2)
   if (rest === TEAM_DIR) return ""
   return rest.startsWith(`${TEAM_DIR}/`) ? rest.slice(TEAM_DIR.length + 1) : undefined
@@ -176,7 +182,7 @@ export const make = Effect.gen(function*() {
     const real = contained.key === "" ?
       realRoot :
       yield* fs.realPathOfDeepestExisting(contained.path).pipe(Effect.mapError(fromFsError(key)))
-    if (!isInside(realRoot, real, contained.key === "")) {
+    if (!isInside(realRoot, real, { allowRoot: contained.key === "" })) {
       return yield* new PathTraversalError({
         key,
         reason: "symlink-escape",

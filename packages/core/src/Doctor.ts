@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import { stampOf } from "./dream/snapshot.js"
 import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { DIR_MODE, FILE_MODE, toMemoryIoError } from "./internal/atomicFile.js"
+import { isInside } from "./internal/containment/inside.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
 import {
   formatIndexEntry,
@@ -410,7 +411,7 @@ const inspect = (memoryDir: string, text: string) =>
       // a link inside the directory to a symlink that leads out of it: memdir does not follow it either
       realRoot ??= yield* fs.realPath(memoryDir).pipe(Effect.mapError(toMemoryIoError("realpath", memoryDir)))
       const real = yield* fs.realPath(absolute).pipe(Effect.mapError(toMemoryIoError("realpath", absolute)))
-      if (real !== realRoot && !real.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep)) {
+      if (!isInside(realRoot, real, { allowRoot: true, sep: path.sep })) {
         for (const form of forms) outside.add(form)
       }
     }

@@ -19,6 +19,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { isInside } from "./internal/containment/inside.js"
 
 export interface GitRootInfo {
   /** The canonical project root: the main checkout of the repo (shared by all worktrees), or the cwd when no git. */
@@ -155,7 +156,7 @@ export const layerTest = (roots: Readonly<Record<string, GitRootInfo>>): Layer.L
     GitRoot.of({
       canonicalRoot: (cwd) => {
         const match = Object.keys(roots)
-          .filter((key) => cwd === key || cwd.startsWith(key.endsWith("/") ? key : `${key}/`))
+          .filter((key) => isInside(key, cwd, { allowRoot: true, sep: "/" }))
           .sort((a, b) => b.length - a.length)[0]
         return Effect.succeed(match === undefined ? { root: cwd, kind: "none" } : roots[match]!)
       }

@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import { InvalidMemoryDirError, SettingsError } from "./Errors.js"
 import { GitRoot, type GitRootInfo } from "./GitRoot.js"
+import { isInside } from "./internal/containment/inside.js"
 import { type LayoutSetting, layoutSettings } from "./internal/layoutSetting.js"
 import {
   defaultMemoryDirWith,
@@ -191,8 +192,7 @@ export const make = Effect.gen(function*() {
       if (directory.source === "default") return directory
       const real = yield* realPathOf(path.resolve(directory.memoryDir))
       const home = yield* realPathOf(path.resolve(settings.env.userHome))
-      const inside = real === home || home.startsWith(real.endsWith(path.sep) ? real : real + path.sep)
-      if (!inside) return directory
+      if (!isInside(real, home, { allowRoot: true, sep: path.sep })) return directory
       const label = directory.source === "env" ?
         `env ${ENV_MEMORY_DIR}` :
         directory.source === "flag" ?

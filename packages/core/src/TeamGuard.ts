@@ -2,7 +2,7 @@
  * TeamGuard: every path that touches `<memdir>/team/` goes through here (docs/team-memory.md). Files there come from
  * other people, so all checks fail closed with a `PathTraversalError` naming the check that refused:
  *
- * 1. key sanitisation (`sanitizeKey`): null bytes, absolute/home/drive/UNC paths, backslashes, Unicode
+ * 1. key sanitisation (`Containment.sanitizeKey`): null bytes, absolute/home/drive/UNC paths, backslashes, Unicode
  *    look-alikes of `/`, `\` and `..`, and anything that becomes one of those once percent-decoded
  *    (double encoding, overlong UTF-8, `%uXXXX`);
  * 2. string containment (`checkKey`): `..` collapsed, then the team directory plus a trailing separator must
@@ -23,11 +23,14 @@ import * as Containment from "./Containment.js"
 import { type MemoryIoError, MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { auditTeamDir, type AuditViolation, inspectText } from "./internal/teamGuardAudit.js"
 import { readTeamFile, resolveTeamPath, TEAM_FILE_MAX_BYTES, writeTeamFile } from "./internal/teamGuardFs.js"
-import { checkKeyWith, percentDecodeFully, sanitizeKey } from "./internal/teamGuardKey.js"
+import { checkKeyWith } from "./internal/teamGuardKey.js"
 import { TEAM_DIR } from "./Memory.js"
 import { layer as MemoryFsLayer, type MemoryFs } from "./MemoryFs.js"
 
-export { type AuditViolation, percentDecodeFully, sanitizeKey, TEAM_FILE_MAX_BYTES }
+export { type AuditViolation, TEAM_FILE_MAX_BYTES }
+
+/** The key sanitizer is `Containment`'s (one for every key); re-exported for the team's callers. */
+export { percentDecodeFully, sanitizeKey } from "./Containment.js"
 
 export { TEAM_DIR }
 
@@ -119,11 +122,11 @@ export const layerTest = (files: Readonly<Record<string, string>> = {}): Layer.L
         }),
       audit: (teamDir) =>
         Effect.sync(() => {
-          const root = NodePath.resolve(teamDir) + NodePath.sep
+          const root = NodePath.resolve(teamDir)
           const violations: Array<AuditViolation> = []
           for (const [path, content] of store) {
-            if (!path.startsWith(root)) continue
-            const relative = path.slice(root.length).split(NodePath.sep).join("/")
+            if (!Containment.isInside(root, path)) continue
+            const relative = path.slice(Containment.withSeparator(root).length).split(NodePath.sep).join("/")
             violations.push(...inspectText(teamDir, relative, content))
           }
           return violations.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)

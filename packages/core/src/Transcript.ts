@@ -28,6 +28,7 @@ import { FileSystem } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { toMemoryIoError } from "./internal/atomicFile.js"
+import { isInside } from "./internal/containment/inside.js"
 import { isMemoryPath } from "./MemoryPaths.js"
 
 /** One content block as found in a transcript (text, tool_use, tool_result, thinking, image, …). */
@@ -503,8 +504,8 @@ const memoryDirSpellings = (memoryDir: string, homeDir: string | undefined): Rea
   const spellings = [bare]
   if (homeDir !== undefined) {
     const home = NodePath.resolve(homeDir)
-    if (bare.startsWith(home + NodePath.sep)) {
-      const rest = bare.slice(home.length)
+    if (isInside(home, bare)) {
+      const rest = NodePath.sep + NodePath.relative(home, bare)
       spellings.push(`~${rest}`, `$HOME${rest}`, `\${HOME}${rest}`)
     }
   }

@@ -21,7 +21,6 @@ import { fileURLToPath } from "node:url"
 import * as Containment from "../src/Containment.js"
 import { MemoryNotFoundError, PathTraversalError } from "../src/Errors.js"
 import { readTeamFile, resolveTeamPath, writeTeamFile } from "../src/internal/teamGuardFs.js"
-import { percentDecodeOnce } from "../src/internal/teamGuardKey.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 
@@ -155,14 +154,14 @@ describe("layers 1 and 2 (the attack list, validated without writing)", () => {
   })
 
   it("percent-decoding: %XX runs as lenient UTF-8 (overlong forms included), %uXXXX, lone % kept", () => {
-    assert.strictEqual(percentDecodeOnce("%2e%2E%2f"), "../")
-    assert.strictEqual(percentDecodeOnce("%c0%ae%e0%80%ae%c0%af"), "../")
-    assert.strictEqual(percentDecodeOnce("%f0%80%80%ae"), ".")
-    assert.strictEqual(percentDecodeOnce("%u002e%uFF0E"), ".．")
-    assert.strictEqual(percentDecodeOnce("%e6%97%a5"), "日")
-    assert.strictEqual(percentDecodeOnce("50%-off %zz %"), "50%-off %zz %")
-    assert.strictEqual(percentDecodeOnce("%c0x"), "%C0x")
-    assert.strictEqual(percentDecodeOnce("%252e"), "%2e")
+    assert.strictEqual(Containment.percentDecodeOnce("%2e%2E%2f"), "../")
+    assert.strictEqual(Containment.percentDecodeOnce("%c0%ae%e0%80%ae%c0%af"), "../")
+    assert.strictEqual(Containment.percentDecodeOnce("%f0%80%80%ae"), ".")
+    assert.strictEqual(Containment.percentDecodeOnce("%u002e%uFF0E"), ".．")
+    assert.strictEqual(Containment.percentDecodeOnce("%e6%97%a5"), "日")
+    assert.strictEqual(Containment.percentDecodeOnce("50%-off %zz %"), "50%-off %zz %")
+    assert.strictEqual(Containment.percentDecodeOnce("%c0x"), "%C0x")
+    assert.strictEqual(Containment.percentDecodeOnce("%252e"), "%2e")
   })
 
   it("refusals carry the key and a detail saying what was seen", () => {

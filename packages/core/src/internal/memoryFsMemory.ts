@@ -8,6 +8,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
+import { isInside } from "./containment/inside.js"
 import {
   describeKind,
   type DirectoryEntry,
@@ -33,8 +34,8 @@ const decoder = new TextDecoder("utf-8")
 const fail = (op: string, path: string, reason: MemoryFsReason, detail: string) =>
   Effect.fail(new MemoryFsError({ op, path, reason, detail }))
 
-const isInsideOrEqual = (root: string, candidate: string): boolean =>
-  candidate === root || candidate.startsWith(root === "/" ? "/" : `${root}/`)
+/** `within` checks: `Containment`'s predicate over this file system's `/`-separated paths, the root included. */
+const ROOT_INCLUDED = { allowRoot: true, sep: "/" } as const
 
 /** The in-memory `MemoryFs` over `tree` (a new one by default), seeded with `seed`. */
 export const makeMemoryFsInMemory = (
@@ -106,7 +107,7 @@ export const makeMemoryFsInMemory = (
       }
       if (options.within !== undefined) {
         const real = yield* realPathOfDeepestExisting(path)
-        if (!isInsideOrEqual(options.within, real)) {
+        if (!isInside(options.within, real, ROOT_INCLUDED)) {
           return yield* fail("open", path, "Escapes", `resolves to ${real}, outside ${options.within}`)
         }
       }
@@ -225,13 +226,13 @@ export const makeMemoryFsInMemory = (
             resolved.detail
           )
         }
-        if (options.within !== undefined && !isInsideOrEqual(options.within, current)) {
+        if (options.within !== undefined && !isInside(options.within, current, ROOT_INCLUDED)) {
           return yield* fail("create directory", next, "Escapes", `${current} is outside ${options.within}`)
         }
         nodes.set(resolved.path, { kind: "Directory", mtimeMs: now, ino: newIno(), mode: 0o700 })
         current = resolved.path
       }
-      if (options.within !== undefined && !isInsideOrEqual(options.within, current)) {
+      if (options.within !== undefined && !isInside(options.within, current, ROOT_INCLUDED)) {
         return yield* fail("create directory", path, "Escapes", `resolves to ${current}, outside ${options.within}`)
       }
     })
@@ -244,7 +245,7 @@ export const makeMemoryFsInMemory = (
       if (node !== undefined && node.kind === "Directory") {
         return yield* fail("write", path, "NotRegularFile", "a directory")
       }
-      if (options.within !== undefined && !isInsideOrEqual(options.within, posix.dirname(at))) {
+      if (options.within !== undefined && !isInside(options.within, posix.dirname(at), ROOT_INCLUDED)) {
         return yield* fail("write", path, "Escapes", `resolves outside ${options.within}`)
       }
       const now = yield* Clock.currentTimeMillis
@@ -291,7 +292,7 @@ export const makeMemoryFsInMemory = (
       if (target.node?.kind === "Directory") return yield* fail("rename", to, "NotRegularFile", "a directory")
       const moved: Array<readonly [string, Node]> = []
       for (const [key, node] of nodes) {
-        if (key === source.path || key.startsWith(`${source.path}/`)) moved.push([key, node])
+        if (isInside(source.path, key, ROOT_INCLUDED)) moved.push([key, node])
       }
       for (const [key] of moved) nodes.delete(key)
       for (const [key, node] of moved) nodes.set(target.path + key.slice(source.path.length), node)

@@ -28,6 +28,7 @@ import {
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
 import { tempFileName, uniqueToken } from "./atomicFile.js"
+import { isInside, withSeparator } from "./containment/inside.js"
 import {
   describeKind,
   DIR_MODE,
@@ -111,9 +112,8 @@ const infoOf = (stats: Stats): FileInfo => ({
   nlink: stats.nlink
 })
 
-const withSep = (dir: string): string => dir.endsWith(NodePath.sep) ? dir : dir + NodePath.sep
-const isInsideOrEqual = (root: string, candidate: string): boolean =>
-  candidate === root || candidate.startsWith(withSep(root))
+/** `within` checks: `Containment`'s predicate, the root itself included. */
+const ROOT_INCLUDED = { allowRoot: true } as const
 
 const realPathOfDeepestExisting = (absolute: string): Effect.Effect<string, MemoryFsError> =>
   Effect.gen(function*() {
@@ -330,7 +330,7 @@ const checkWithinSync = (path: string, stats: Stats, within: string): void => {
     const error = toError("resolve", path)(cause)
     throw error.detail === "ELOOP" ? new MemoryFsError({ ...error, reason: "SymlinkLoop", cause: error.cause }) : error
   }
-  if (!isInsideOrEqual(within, real)) {
+  if (!isInside(within, real, ROOT_INCLUDED)) {
     throw new MemoryFsError({ op: "open", path, reason: "Escapes", detail: `resolves to ${real}, outside ${within}` })
   }
   let named: Stats
@@ -542,7 +542,7 @@ const walkKindsDirectory: WalkStep<WalkKindEntry> = (directory, isRoot, options,
     const depth = directory.depth + 1
     const descend = options.maxDepth === undefined || depth < options.maxDepth
     // `NodePath.join` of a normalized directory and an entry's name (never `.`, `..` nor holding a separator)
-    const base = withSep(NodePath.normalize(directory.absolute))
+    const base = withSeparator(NodePath.normalize(directory.absolute))
     for (let i = 0; i < listed.length && out.length < max; i++) {
       if (i > 0 && i % WALK_BATCH === 0) yield* Effect.yieldNow()
       const entry = listed[i]!
@@ -581,7 +581,7 @@ const makeDirectory = (path: string, options: { readonly within?: string | undef
     }
     for (const directory of missing.reverse()) {
       const realParent = yield* realPathOfDeepestExisting(NodePath.dirname(directory))
-      if (!isInsideOrEqual(within, realParent) && !isInsideOrEqual(realParent, within)) {
+      if (!isInside(within, realParent, ROOT_INCLUDED) && !isInside(realParent, within, ROOT_INCLUDED)) {
         return yield* fail("create directory", directory, "Escapes", `${realParent} is outside ${within}`)
       }
       // mkdir never follows a symlink in its last component: an existing link makes it fail with EEXIST
@@ -590,7 +590,7 @@ const makeDirectory = (path: string, options: { readonly within?: string | undef
       )
     }
     const real = yield* realPathOfDeepestExisting(path)
-    if (!isInsideOrEqual(within, real)) {
+    if (!isInside(within, real, ROOT_INCLUDED)) {
       return yield* fail("create directory", path, "Escapes", `resolves to ${real}, outside ${within}`)
     }
     const stats = yield* sysSync("lstat", real, () => lstatSync(real))

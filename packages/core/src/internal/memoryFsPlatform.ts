@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as NodePath from "node:path"
+import { isInside } from "./containment/inside.js"
 import type { MemoryFsReason } from "./memoryFsCore.js"
 import type { Located, MemoryTree, Node, Resolved } from "./memoryTree.js"
 
@@ -228,7 +229,7 @@ export const makeFileSystemInMemory = (tree: MemoryTree): FileSystem.FileSystem 
           return yield* fail("remove", path, "BadResource", "ENOTEMPTY")
         }
         for (const key of [...nodes.keys()]) {
-          if (key.startsWith(`${entry.path}/`)) {
+          if (isInside(entry.path, key, { sep: "/" })) {
             nodes.delete(key)
           }
         }
@@ -246,7 +247,7 @@ export const makeFileSystemInMemory = (tree: MemoryTree): FileSystem.FileSystem 
       }
       const moved: Array<readonly [string, Node]> = []
       for (const [key, node] of nodes) {
-        if (key === source.path || key.startsWith(`${source.path}/`)) moved.push([key, node])
+        if (isInside(source.path, key, { allowRoot: true, sep: "/" })) moved.push([key, node])
       }
       for (const [key] of moved) nodes.delete(key)
       for (const [key, node] of moved) nodes.set(target.path + key.slice(source.path.length), node)

@@ -5,6 +5,7 @@
  * `internal/memoryFsPlatform.ts` (the `@effect/platform` `FileSystem` the other services use).
  */
 import * as NodePath from "node:path"
+import { isInside, withSeparator } from "./containment/inside.js"
 import type { FileInfo, MemoryFsReason } from "./memoryFsCore.js"
 
 export type Node =
@@ -88,10 +89,10 @@ export const makeMemoryTree = (): MemoryTree => {
   }
 
   const childrenOf = (directory: string): Array<readonly [string, Node]> => {
-    const prefix = directory === "/" ? "/" : `${directory}/`
+    const prefix = withSeparator(directory, "/")
     const children: Array<readonly [string, Node]> = []
     for (const [key, node] of nodes) {
-      if (key === directory || !key.startsWith(prefix)) continue
+      if (!isInside(directory, key, { sep: "/" })) continue
       const name = key.slice(prefix.length)
       if (!name.includes("/")) children.push([name, node])
     }

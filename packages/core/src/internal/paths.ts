@@ -7,6 +7,7 @@ import type { Path } from "@effect/platform"
 import * as Either from "effect/Either"
 import { createHash } from "node:crypto"
 import { InvalidMemoryDirError } from "../Errors.js"
+import { isInside, withSeparator } from "./containment/inside.js"
 
 /** The subset of `Path.Path` these rules use; `node:path` satisfies it too. */
 export type PathOps = Pick<Path.Path, "sep" | "resolve" | "isAbsolute" | "parse" | "join" | "relative">
@@ -40,8 +41,7 @@ export const sanitizeProjectName = (root: string): string => {
 }
 
 /** Appends the separator unless the path already ends with one (a filesystem root does). */
-export const withTrailingSeparator = (path: PathOps, dir: string): string =>
-  dir.endsWith(path.sep) ? dir : dir + path.sep
+export const withTrailingSeparator = (path: PathOps, dir: string): string => withSeparator(dir, path.sep)
 
 /** `<base>/projects/<sanitized root>/memory/`, NFC-normalised, with a trailing separator. */
 export const defaultMemoryDirWith = (path: PathOps, base: string, root: string): string =>
@@ -60,11 +60,8 @@ export type InvalidMemoryDirReason =
 const isTildePath = (path: PathOps, value: string): boolean =>
   value.startsWith("~/") || (path.sep === "\\" && value.startsWith("~\\"))
 
-const isInsideOrEqual = (path: PathOps, parent: string, child: string): boolean => {
-  const relative = path.relative(parent, child)
-  return relative === "" ||
-    (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
-}
+/** Both resolved; on Windows without case, as `path.win32.relative` compares. */
+const homeCheck = (path: PathOps) => ({ allowRoot: true, sep: path.sep, ignoreCase: path.sep === "\\" })
 
 /**
  * Checks a memory-directory override (env, flag or trusted setting) and turns it into the directory:
@@ -91,13 +88,13 @@ export const validateMemoryDirOverrideWith = (
   if (isTildePath(path, value)) {
     // join, not resolve: "~//etc" means "~/etc", never "/etc"
     resolved = path.resolve(path.join(home, value.slice(2)))
-    if (!isInsideOrEqual(path, home, resolved)) return refuse("escapes-home")
+    if (!isInside(home, resolved, homeCheck(path))) return refuse("escapes-home")
   } else if (path.isAbsolute(value)) {
     resolved = path.resolve(value)
   } else {
     return refuse("relative")
   }
-  if (isInsideOrEqual(path, resolved, home)) return refuse("contains-home")
+  if (isInside(resolved, home, homeCheck(path))) return refuse("contains-home")
   return Either.right(withTrailingSeparator(path, resolved.normalize("NFC")))
 }
 
@@ -107,9 +104,9 @@ export const validateMemoryDirOverrideWith = (
  * `memory/`. Pure string logic: symlinks are not followed (TeamGuard does that for team files).
  */
 export const isMemoryPathWith = (path: PathOps, memoryDir: string, candidate: string): boolean => {
-  const dir = withTrailingSeparator(path, path.resolve(memoryDir.normalize("NFC")))
+  const dir = path.resolve(memoryDir.normalize("NFC"))
   const target = path.resolve(candidate.normalize("NFC"))
-  return target === dir.slice(0, -path.sep.length) || withTrailingSeparator(path, target).startsWith(dir)
+  return isInside(dir, target, { allowRoot: true, sep: path.sep })
 }
 
 /** Expands a leading `~` or `~/` to the user's home; anything else is returned unchanged. */

@@ -11,6 +11,7 @@ import * as NodePath from "node:path"
 import { MemoryIoError } from "../Errors.js"
 import { describeKind, MemoryFs, MemoryFsError } from "../MemoryFs.js"
 import { scanSecrets } from "../SecretScan.js"
+import { isInside } from "./containment/inside.js"
 import { guardError, TEAM_FILE_MAX_BYTES } from "./teamGuardFs.js"
 import { checkKeyWith } from "./teamGuardKey.js"
 
@@ -229,8 +230,7 @@ const describeLink = (fs: MemoryFs["Type"], absolute: string, relative: string, 
       }
       return { path: relative, reason: "unverifiable", detail: `-> ${target} (${real.left.detail})` }
     }
-    const inside = real.right.startsWith(realTeam + NodePath.sep)
-    return inside ?
+    return isInside(realTeam, real.right) ?
       { path: relative, reason: "symlink", detail: `-> ${target} (inside team/; links are refused on read)` } :
       { path: relative, reason: "symlink-escape", detail: `-> ${target} (resolves to ${real.right}, outside team/)` }
   })
