@@ -92,7 +92,7 @@ const heavy = [
 const locationOnly = [
   /packages\/core\/src\/(Scanner|Selector|ModelSelector|Model|Recall|MemoryStore|MemoryIndex|TeamMemory|TeamGuard)\.ts$/,
   /packages\/core\/src\/(Frontmatter|MemoryLayout|MemoryAge|GitAges|Git|Staleness|DreamLock|SecretScan)\.ts$/,
-  /packages\/core\/src\/internal\/(memdirServices|scanYaml|textAnalysis|textData|textLanguage|bm25Text)\.ts$/,
+  /packages\/core\/src\/internal\/(memdirServices|scanYaml|textAnalysis|textData|textLanguage)\.ts$/,
   /node_modules\/(gray-matter|js-yaml|@orama\/stemmers)\//
 ]
 

@@ -17,10 +17,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { removeExcludedTopics } from "./internal/bm25Text.js"
 import { type BodyTerms, type FieldWeight, type IndexableMemory, indexCandidates } from "./internal/selectorIndex.js"
-import { analyzeText, gramPriorWeight, priorWeight } from "./internal/textAnalysis.js"
-import { stemWord } from "./internal/textLanguage.js"
+import { analyzeText, gramPriorWeight, priorWeight, removeExcludedTopics, WEAK_TERMS } from "./internal/textAnalysis.js"
 import type { MemoryHeader } from "./Memory.js"
 
 export const MAX_SELECTED = 5
@@ -176,14 +174,6 @@ export interface ScoredMemory {
   /** Whether it clears the relevance bar (before the `max` cut). */
   readonly relevant: boolean
 }
-
-/** Request words that carry little topical signal in a coding session; they count, but weakly. */
-const WEAK_TERMS: ReadonlySet<string> = new Set(
-  `fix add make use change update create new get set work code file run write check look try show explain help
-  tell see go keep put find start take give know think good right today day week first last next old call stuff`
-    .split(/\s+/)
-    .map((word) => stemWord("en", word))
-)
 
 interface QueryWord {
   readonly term: string

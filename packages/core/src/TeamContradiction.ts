@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NodePath from "node:path"
 import { parseMemoryFile } from "./Frontmatter.js"
-import { analyze, WEAK_STEMS } from "./internal/bm25Text.js"
+import { analyzeText, WEAK_TERMS } from "./internal/textAnalysis.js"
 import { TEAM_DIR } from "./Memory.js"
 import { MemoryStore } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
@@ -50,7 +50,7 @@ export const isProhibition = (memory: FeedbackText): boolean =>
 
 /** Topic words of a rule (stemmed; stopwords, negations and weak verbs such as "use" or "make" removed). */
 const topicWords = (memory: FeedbackText): ReadonlySet<string> =>
-  new Set(analyze(ruleText(memory)).filter((word) => !WEAK_STEMS.has(word)))
+  new Set(analyzeText(ruleText(memory)).words.filter((word) => !WEAK_TERMS.has(word)))
 
 /** Similarity at or above which two rules are about the same thing. */
 export const CONTRADICTION_MIN_SIMILARITY = 0.5

@@ -5,7 +5,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { analyze, removeExcludedTopics, stem } from "../src/internal/bm25Text.js"
+import { analyzeText, removeExcludedTopics } from "../src/internal/textAnalysis.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as ScannerModule from "../src/Scanner.js"
 import {
@@ -94,9 +94,9 @@ const headerText = (m: MemoryHeader) => `${m.name} ${m.description} ${m.path.rep
 
 /** Baseline 1: every memory sharing a content word with the query, most shared words first, top 5. */
 const keywordOverlap = (memories: ReadonlyArray<MemoryHeader>) => (label: Label) => {
-  const query = new Set(analyze(label.query))
+  const query = new Set(analyzeText(label.query).words)
   return memories
-    .map((m) => ({ path: m.path, shared: new Set(analyze(headerText(m)).filter((t) => query.has(t))).size }))
+    .map((m) => ({ path: m.path, shared: new Set(analyzeText(headerText(m)).words.filter((t) => query.has(t))).size }))
     .filter((m) => m.shared > 0)
     .sort((a, b) => b.shared - a.shared)
     .slice(0, MAX_SELECTED)
@@ -366,14 +366,16 @@ describe("selectRelevantMemories (pure)", () => {
     assert.isFalse(isWarningMemory(kubectlDoc))
   })
 
-  it("matches word families and spelling variants through the light stemmer", () => {
-    assert.strictEqual(stem("migration"), stem("migrate"))
-    assert.strictEqual(stem("migrations"), stem("migrated"))
-    assert.strictEqual(stem("optimise"), stem("optimization"))
-    assert.strictEqual(stem("running"), "run")
-    assert.notStrictEqual(stem("user"), stem("use"))
-    assert.deepStrictEqual(analyze("Open a pull request"), analyze("open PR"))
-    assert.deepStrictEqual(analyze("the DB"), analyze("databases"))
+  it("matches word families, abbreviations and phrases through the one text analysis", () => {
+    const terms = (text: string) => analyzeText(text, "en").words
+    assert.deepStrictEqual(terms("migration"), terms("migrate"))
+    assert.deepStrictEqual(terms("migrations"), terms("migrated"))
+    assert.deepStrictEqual(terms("optimize"), terms("optimization"))
+    assert.deepStrictEqual(terms("running"), ["run"])
+    assert.notDeepEqual(terms("user"), terms("use"))
+    assert.deepStrictEqual(terms("Open a pull request"), terms("open PR"))
+    assert.deepStrictEqual(terms("the DB"), terms("databases"))
+    assert.deepStrictEqual(terms("localization"), terms("i18n"))
   })
 
   const arbitraryHeader = FastCheck.record({

