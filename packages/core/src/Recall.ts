@@ -49,7 +49,7 @@ import { type LinkResolver, linkResolver, resolveLinks } from "./MemoryLinks.js"
 import { MemoryStore } from "./MemoryStore.js"
 import { Scanner } from "./Scanner.js"
 import * as ScannerModule from "./Scanner.js"
-import { effectiveMax, Selector } from "./Selector.js"
+import { effectiveMax, explainSelection, type SelectionExplanation, Selector } from "./Selector.js"
 import * as SelectorModule from "./Selector.js"
 import type { SelectorScript } from "./Selector.js"
 import { Staleness } from "./Staleness.js"
@@ -95,6 +95,11 @@ export interface RecallInput {
   readonly teamEnabled?: boolean | undefined
   /** @deprecated the same as `teamEnabled` (kept for callers of the first version). */
   readonly team?: boolean | undefined
+  /**
+   * Also explain the offline selector's decision over the candidates (`RecallResult.explain`: each one's score,
+   * matched terms and fields, and why it was kept or cut). The model selector's choice is not explained by it.
+   */
+  readonly explain?: boolean | undefined
 }
 
 export interface RecalledMemory {
@@ -168,6 +173,8 @@ export interface RecallResult {
   readonly droppedForBudget: ReadonlyArray<string>
   readonly unreadable: ReadonlyArray<UnreadableMemory>
   readonly telemetry: RecallTelemetry
+  /** With `explain`, the offline selector's decision candidate by candidate (absent when the recall was skipped). */
+  readonly explain?: SelectionExplanation | undefined
 }
 
 /** A recall running in the background. The user never waits for it. */
@@ -315,6 +322,7 @@ interface PendingRecall {
   readonly degraded?: string | undefined
   readonly skipped?: RecallSkipReason | undefined
   readonly unreadable: ReadonlyArray<UnreadableMemory>
+  readonly explain?: SelectionExplanation | undefined
 }
 
 export const makeWith = (
@@ -467,6 +475,15 @@ export const makeWith = (
             max: effectiveMax(input.max),
             bodies
           })
+        const explain = input.explain === true ?
+          explainSelection({
+            query: input.query,
+            candidates,
+            recentTools: input.recentTools,
+            max: effectiveMax(input.max),
+            bodies
+          }) :
+          undefined
         const chosen = yield* chosenMemories(memoryDir, candidates, selection.selected, input.max)
         // Links are resolved among all candidates, so that table is built only when a memory is read.
         const resolve = chosen.length === 0 ? undefined : linkResolver(candidates)
@@ -481,7 +498,8 @@ export const makeWith = (
           selector: selection.selector,
           degraded: "degraded" in selection ? selection.degraded : undefined,
           memories: read.filter(Either.isRight).map((r) => r.right),
-          unreadable: read.filter(Either.isLeft).map((r) => r.left)
+          unreadable: read.filter(Either.isLeft).map((r) => r.left),
+          explain
         } satisfies PendingRecall
       })
 
@@ -559,7 +577,8 @@ export const makeWith = (
           skipped: pending.skipped,
           droppedForBudget: committed.droppedForBudget,
           unreadable: pending.unreadable,
-          telemetry
+          telemetry,
+          ...(pending.explain === undefined ? {} : { explain: pending.explain })
         } satisfies RecallResult
       })
 

@@ -17,7 +17,15 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type BodyTerms, type FieldWeight, type IndexableMemory, indexCandidates } from "./internal/selectorIndex.js"
+import {
+  type BodyTerms,
+  type CandidateIndex,
+  fieldsHolding,
+  type FieldWeight,
+  type IndexableMemory,
+  indexCandidates,
+  type MemoryField
+} from "./internal/selectorIndex.js"
 import { analyzeText, gramPriorWeight, priorWeight, removeExcludedTopics, WEAK_TERMS } from "./internal/textAnalysis.js"
 import type { MemoryHeader } from "./Memory.js"
 
@@ -206,9 +214,12 @@ interface Evidence {
   readonly touched: ReadonlyArray<number>
   /** What matching every query term fully would give. */
   readonly bestPossible: number
+  /** The query's words, and the candidates' index (absent when the query has no words): what an explanation reads. */
+  readonly words: ReadonlyArray<QueryWord>
+  readonly index?: CandidateIndex | undefined
 }
 
-const NO_EVIDENCE = { matched: [], touched: [], bestPossible: 0 }
+const NO_EVIDENCE = { matched: [], touched: [], bestPossible: 0, words: [] }
 
 const withBodiesCache = new WeakMap<
   ReadonlyArray<MemoryHeader>,
@@ -292,7 +303,7 @@ const gatherEvidence = (
     }
   }
   touched.sort((a, b) => a - b)
-  return { scores, matched, touched, bestPossible }
+  return { scores, matched, touched, bestPossible, words, index }
 }
 
 /** The decision for the candidates with evidence, best first (ties keep the candidates' order). */
@@ -380,16 +391,191 @@ export const collapseFamilies = <A extends Pick<ScoredMemory, "path" | "matched"
   return kept
 }
 
+/**
+ * The offline decision's steps over the candidates with evidence (only they can be relevant: a recent-tool bonus
+ * needs some evidence of its own): ranked, the relevant ones with near-duplicates collapsed, the first `max` kept.
+ * The selection and its explanation both come from here, so an explanation always says what was selected.
+ */
+const decideSelection = (
+  request: SelectionRequest,
+  options: OfflineSelectorOptions,
+  evidence: Evidence
+) => {
+  const ranked = decide(request, options, evidence, evidence.touched)
+  const collapsed = collapseFamilies(ranked.filter((s) => s.relevant))
+  return { ranked, collapsed, kept: collapsed.slice(0, effectiveMax(request.max)) }
+}
+
 /** Pure: the offline decision, best first, at most `max` (≤ 5), only candidate paths, possibly empty. */
 export const selectRelevantMemories = (
   request: SelectionRequest,
   options: OfflineSelectorOptions = defaultOfflineOptions
-): ReadonlyArray<string> => {
-  // Only candidates with evidence can be relevant (a recent-tool bonus needs some evidence of its own).
+): ReadonlyArray<string> => decideSelection(request, options, gatherEvidence(request, options)).kept.map((s) => s.path)
+
+/**
+ * Why a candidate was kept or cut, in the order the decision looks (docs/cli.md, `recall --explain`):
+ * - `kept`: selected;
+ * - `no-match`: it shares no term with the request;
+ * - `tool-doc`: the usage doc of a tool the agent is using (`recentTools`), never selected;
+ * - `below-evidence-floor`: less evidence than `minEvidence`, however it ranks;
+ * - `below-relative-cut`: less than `relativeToTop` × the best candidate's score;
+ * - `near-duplicate`: a member of a family already kept (`familyOf`) that matched no term the kept one did not;
+ * - `over-limit`: relevant, but the `max` (≤ 5) slots were taken by better ones.
+ */
+export type CandidateVerdict =
+  | "kept"
+  | "no-match"
+  | "tool-doc"
+  | "below-evidence-floor"
+  | "below-relative-cut"
+  | "near-duplicate"
+  | "over-limit"
+
+/** A query term a candidate matched (stemmed, as the selector compares), and the fields it was found in. */
+export interface MatchedTerm {
+  readonly term: string
+  /** Where the term, or for a word in a script without spaces its bigrams, occurs. */
+  readonly fields: ReadonlyArray<MemoryField>
+}
+
+export interface CandidateExplanation {
+  readonly path: string
+  /** 1 for the best score among the candidates with evidence. */
+  readonly rank: number
+  readonly score: number
+  /** Share of the query explained, 0 … 1. */
+  readonly coverage: number
+  readonly matched: ReadonlyArray<MatchedTerm>
+  readonly verdict: CandidateVerdict
+  /** The verdict as a sentence with its numbers ("0.31 is below the evidence floor 0.40"). */
+  readonly reason: string
+  /** For `near-duplicate`: the kept member of its family. */
+  readonly duplicateOf?: string | undefined
+}
+
+export interface SelectionExplanation {
+  /** What `selectRelevantMemories` returns for the same request: the `kept` candidates, best first. */
+  readonly selected: ReadonlyArray<string>
+  /** The request's terms after analysis (stopwords out, stemmed), as the candidates are matched against them. */
+  readonly queryTerms: ReadonlyArray<string>
+  /** The best score, the absolute floor, and the relative cut (`relativeToTop` × the best score). */
+  readonly top: number
+  readonly minEvidence: number
+  readonly relativeCut: number
+  readonly max: number
+  /** Every candidate with evidence, best first (ties keep the candidates' order). */
+  readonly considered: ReadonlyArray<CandidateExplanation>
+  /** How many candidates share no term with the request (`no-match`; not listed). */
+  readonly unmatched: number
+  /** One line: what was kept, or why nothing was. */
+  readonly summary: string
+}
+
+const fixed = (n: number): string => n.toFixed(2)
+
+/**
+ * Pure: the offline decision explained, candidate by candidate (`memdir recall --explain`, the selector evals): each
+ * candidate with evidence, its score, the terms it matched and in which fields, and why it was kept or cut. Its
+ * `selected` is exactly `selectRelevantMemories` for the same request and options.
+ */
+export const explainSelection = (
+  request: SelectionRequest,
+  options: OfflineSelectorOptions = defaultOfflineOptions
+): SelectionExplanation => {
   const evidence = gatherEvidence(request, options)
-  return collapseFamilies(decide(request, options, evidence, evidence.touched).filter((s) => s.relevant))
-    .slice(0, effectiveMax(request.max))
-    .map((s) => s.path)
+  const { collapsed, kept, ranked } = decideSelection(request, options, evidence)
+  const max = effectiveMax(request.max)
+  const top = ranked[0]?.score ?? 0
+  const relativeCut = options.relativeToTop * top
+  const keptPaths = new Set(kept.map((s) => s.path))
+  const collapsedPaths = new Set(collapsed.map((s) => s.path))
+  const familyHead = new Map<string, string>()
+  for (const s of collapsed) if (!familyHead.has(familyOf(s.path))) familyHead.set(familyOf(s.path), s.path)
+  const positions = new Map(request.candidates.map((m, i) => [m.path, i]))
+  const weighted = new Set(options.fields.map((f) => f.field))
+  const termsOf = new Map(evidence.words.map((w) => [w.term, [w.term, ...w.grams.map((g) => g.term)]]))
+  const matchedIn = (path: string, terms: ReadonlyArray<string>): ReadonlyArray<MatchedTerm> => {
+    const memory = evidence.index?.memories[positions.get(path)!]
+    return terms.map((term) => ({
+      term,
+      fields: memory === undefined ?
+        [] :
+        fieldsHolding(memory, termsOf.get(term) ?? [term]).filter((f) => weighted.has(f))
+    }))
+  }
+  const considered = ranked.map((s, i): CandidateExplanation => {
+    const base = {
+      path: s.path,
+      rank: i + 1,
+      score: s.score,
+      coverage: s.coverage,
+      matched: matchedIn(s.path, s.matched)
+    }
+    if (keptPaths.has(s.path)) {
+      const why = s.score >= relativeCut
+        ? `kept: ${fixed(s.score)} clears the evidence floor ${
+          fixed(options.minEvidence)
+        } and ${options.relativeToTop} × the top score (${fixed(relativeCut)})`
+        : s.score >= options.clearEvidence
+        ? `kept: ${fixed(s.score)} is clear evidence on its own (≥ ${fixed(options.clearEvidence)})`
+        : `kept: a warning about a tool in use (not held to the relative cut)`
+      return { ...base, verdict: "kept", reason: why }
+    }
+    if (s.relevant && !collapsedPaths.has(s.path)) {
+      const head = familyHead.get(familyOf(s.path))
+      return {
+        ...base,
+        verdict: "near-duplicate",
+        reason: `cut: a near-duplicate of ${head} (family "${familyOf(s.path)}") matching no term it does not`,
+        duplicateOf: head
+      }
+    }
+    if (s.relevant) {
+      return { ...base, verdict: "over-limit", reason: `cut: relevant, but the ${max} slots went to better ones` }
+    }
+    if (s.droppedAsToolDoc) {
+      return { ...base, verdict: "tool-doc", reason: "cut: the usage doc of a tool in use (--recent-tools)" }
+    }
+    if (s.score < options.minEvidence) {
+      return {
+        ...base,
+        verdict: "below-evidence-floor",
+        reason: `cut: ${fixed(s.score)} is below the evidence floor ${fixed(options.minEvidence)}`
+      }
+    }
+    return {
+      ...base,
+      verdict: "below-relative-cut",
+      reason: `cut: ${fixed(s.score)} is below ${options.relativeToTop} × the top score ${fixed(top)} (${
+        fixed(relativeCut)
+      })`
+    }
+  })
+  const unmatched = request.candidates.length - ranked.length
+  const summary = kept.length > 0
+    ? `kept ${kept.length} of ${request.candidates.length} candidates (${ranked.length} matched a term of the request)`
+    : request.candidates.length === 0
+    ? "nothing kept: there were no candidates"
+    : evidence.words.length === 0
+    ? "nothing kept: the request has no word to search for (only stopwords or excluded topics)"
+    : ranked.length === 0
+    ? `nothing kept: none of the ${request.candidates.length} candidates shares a term with the request`
+    : considered.every((c) => c.verdict === "tool-doc")
+    ? "nothing kept: every match is the usage doc of a tool in use"
+    : `nothing kept: the best score ${fixed(top)} (${considered[0]!.path}) is below the evidence floor ${
+      fixed(options.minEvidence)
+    }`
+  return {
+    selected: kept.map((s) => s.path),
+    queryTerms: evidence.words.map((w) => w.term),
+    top,
+    minEvidence: options.minEvidence,
+    relativeCut,
+    max,
+    considered,
+    unmatched,
+    summary
+  }
 }
 
 /** The offline selector. Never fails. */

@@ -4,6 +4,7 @@ import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import type { SelectorChoice } from "@memdir/core/ModelSelector"
 import { RecallSession } from "@memdir/core/Recall"
+import type { SelectionExplanation } from "@memdir/core/Selector"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -11,6 +12,28 @@ import { common, jsonOption, locate, requireEnabled } from "../Common.js"
 import { printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 import { terminalLine, terminalText } from "../Terminal.js"
+import { explanationLines } from "./recallExplain.js"
+
+/** `--json`'s `explain`: every candidate with evidence, best first; `explainSummary`: the bars and the verdict. */
+const explainJson = ({ considered, ...summary }: SelectionExplanation) => ({
+  explain: considered,
+  explainSummary: summary
+})
+
+const explainText = (
+  result: {
+    readonly explain?: SelectionExplanation | undefined
+    readonly skipped?: string | undefined
+    readonly selector: string
+  }
+) =>
+  result.explain !== undefined
+    ? explanationLines(result.explain, { selector: result.selector })
+    : [
+      `explain: nothing to explain: ${
+        result.skipped === undefined ? "no candidates" : `the request was skipped (${result.skipped})`
+      }`
+    ]
 
 export const recallCommand = Command.make(
   "recall",
@@ -27,6 +50,12 @@ export const recallCommand = Command.make(
           "the offline selector. Default: model when a key is configured, else offline"
       ),
       Options.optional
+    ),
+    explain: Options.boolean("explain").pipe(
+      Options.withDescription(
+        "Also show the offline selector's decision: each candidate's score, the terms it matched and where, and " +
+          "why it was kept or cut"
+      )
     ),
     recentTools: Options.text("recent-tools").pipe(
       Options.withDescription("Comma-separated tools the agent is using (their usage docs are skipped)"),
@@ -53,6 +82,7 @@ export const recallCommand = Command.make(
         max: args.max,
         // Team memory on: team/ is recalled too (each result says its scope); off: team/ is skipped.
         teamEnabled: location.teamEnabled === true,
+        explain: args.explain,
         ...(Option.isSome(args.recentTools) ?
           { recentTools: args.recentTools.value.split(",").map((s) => s.trim()).filter((s) => s !== "") } :
           {})
@@ -77,14 +107,18 @@ export const recallCommand = Command.make(
           candidates: result.candidates,
           selector: result.selector,
           ...(result.degraded === undefined ? {} : { degraded: result.degraded }),
-          ...(result.skipped === undefined ? {} : { skipped: result.skipped })
+          ...(result.skipped === undefined ? {} : { skipped: result.skipped }),
+          ...(result.explain === undefined ? {} : explainJson(result.explain))
         })
       }
       if (result.degraded !== undefined) {
         yield* Console.error(`note: the model selector failed, the offline selector answered: ${result.degraded}`)
       }
+      const explained = args.explain ? explainText(result) : []
       if (selected.length === 0) {
-        return yield* Console.log(`no relevant memory (${result.candidates} candidates, selector: ${result.selector})`)
+        yield* Console.log(`no relevant memory (${result.candidates} candidates, selector: ${result.selector})`)
+        for (const line of explained) yield* Console.log(line)
+        return
       }
       for (const m of selected) {
         yield* Console.log(
@@ -95,6 +129,7 @@ export const recallCommand = Command.make(
         yield* Console.log("")
       }
       yield* Console.log(`(${selected.length}/${result.candidates} selected by the ${result.selector} selector)`)
+      for (const line of explained) yield* Console.log(line)
     }), (args) => ({ selector: Option.getOrElse(args.selector, (): SelectorChoice => "auto") }))
 ).pipe(
   Command.withDescription(

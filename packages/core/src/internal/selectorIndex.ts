@@ -62,6 +62,10 @@ export interface IndexedMemory {
 
 const FIELDS: ReadonlyArray<MemoryField> = ["name", "description", "path", "body", "type"]
 
+/** The fields of an analysed memory that hold any of `terms` (for an explanation of a score), in `FIELDS` order. */
+export const fieldsHolding = (memory: IndexedMemory, terms: ReadonlyArray<string>): ReadonlyArray<MemoryField> =>
+  FIELDS.filter((_, slot) => terms.some((term) => memory.fields[slot]!.has(term)))
+
 const fieldText = (memory: IndexableMemory, field: MemoryField): string => {
   switch (field) {
     case "name":

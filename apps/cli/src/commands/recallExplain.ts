@@ -1,0 +1,72 @@
+/**
+ * `memdir recall --explain` (docs/cli.md#recall---explain): the offline selector's decision as a table a person can
+ * read, candidate by candidate (score, the request's terms it matched and in which fields, and why it was kept or
+ * cut), and as JSON for `--json`.
+ */
+import type { CandidateExplanation, SelectionExplanation } from "@memdir/core/Selector"
+import { terminalLine } from "../Terminal.js"
+
+/** Rows shown in the table; the rest are counted. */
+export const EXPLAIN_ROWS = 15
+
+/** The verdict in a few words, for the table's "why" column (the full sentence is in `reason`). */
+const shortWhy = (c: CandidateExplanation, explanation: SelectionExplanation): string => {
+  switch (c.verdict) {
+    case "kept":
+      return "kept"
+    case "below-evidence-floor":
+      return `cut: below the floor ${explanation.minEvidence.toFixed(2)}`
+    case "below-relative-cut":
+      return `cut: below the relative cut ${explanation.relativeCut.toFixed(2)}`
+    case "near-duplicate":
+      return `cut: near-duplicate of ${c.duplicateOf ?? "a kept memory"}`
+    case "over-limit":
+      return `cut: over the ${explanation.max}-slot limit`
+    case "tool-doc":
+      return "cut: usage doc of a tool in use"
+    case "no-match":
+      return "cut: no term matched"
+  }
+}
+
+const matchedText = (c: CandidateExplanation): string =>
+  c.matched.map((m) => `${m.term} (${m.fields.length === 0 ? "?" : m.fields.join(", ")})`).join(", ")
+
+const pad = (text: string, width: number): string => text + " ".repeat(Math.max(0, width - [...text].length))
+
+/** The explanation as lines of text: the request's terms and the bars, a table of the best candidates, a summary. */
+export const explanationLines = (
+  explanation: SelectionExplanation,
+  options: { readonly selector: string; readonly rows?: number | undefined }
+): ReadonlyArray<string> => {
+  const rows = explanation.considered.slice(0, options.rows ?? EXPLAIN_ROWS)
+  const lines: Array<string> = []
+  lines.push(
+    `explain (offline selector${options.selector === "offline" ? "" : `; the ${options.selector} selector chose`}):` +
+      ` request terms: ${explanation.queryTerms.length === 0 ? "(none)" : explanation.queryTerms.join(", ")}`
+  )
+  lines.push(
+    `  evidence floor ${explanation.minEvidence.toFixed(2)}, relative cut ${explanation.relativeCut.toFixed(2)} ` +
+      `(top score ${explanation.top.toFixed(2)}), at most ${explanation.max}`
+  )
+  if (rows.length > 0) {
+    const cells = rows.map((
+      c
+    ) => [String(c.rank), c.score.toFixed(2), shortWhy(c, explanation), c.path, matchedText(c)])
+    const header = ["#", "score", "why", "path", "matched terms (fields)"]
+    const widths = header.map((h, i) => Math.max([...h].length, ...cells.map((row) => [...row[i]!].length)))
+    const render = (row: ReadonlyArray<string>) =>
+      "  " + row.map((cell, i) => (i === row.length - 1 ? cell : pad(cell, widths[i]!))).join("  ")
+    lines.push(render(header))
+    for (const row of cells) lines.push(render(row))
+  }
+  const more = explanation.considered.length - rows.length
+  const rest = [
+    ...(more > 0 ? [`${more} more with evidence not shown (--json lists them all)`] : []),
+    ...(explanation.unmatched === 1 ? ["1 candidate shares no term with the request"] : []),
+    ...(explanation.unmatched > 1 ? [`${explanation.unmatched} candidates share no term with the request`] : [])
+  ]
+  if (rest.length > 0) lines.push(`  ${rest.join("; ")}`)
+  lines.push(`  ${explanation.summary}`)
+  return lines.map(terminalLine)
+}

@@ -1,0 +1,122 @@
+/**
+ * `explainSelection`: the offline decision explained candidate by candidate. Its `selected` must be exactly what
+ * `selectRelevantMemories` selects (over the whole labelled set), and each verdict must say what cut a candidate.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as path from "node:path"
+import type { MemoryHeader } from "../src/Memory.js"
+import * as ScannerModule from "../src/Scanner.js"
+import { explainSelection, selectRelevantMemories } from "../src/Selector.js"
+import { SELECTOR_SET, setLabels } from "./support/selectorSet.js"
+
+const memory = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader => ({
+  path,
+  absolutePath: `/m/${path}`,
+  name,
+  description,
+  type: "reference",
+  mtime: 1,
+  extra: {},
+  bodyHead
+})
+
+describe("explainSelection", () => {
+  it.effect("selects exactly what selectRelevantMemories selects, on every labelled request", () =>
+    Effect.gen(function*() {
+      const scanner = yield* ScannerModule.Scanner
+      let kept = 0
+      let cut = 0
+      for (const label of setLabels) {
+        const scan = yield* scanner.scan(path.join(SELECTOR_SET, label.dir))
+        const candidates = [...scan.memories, ...(scan.headerless ?? [])]
+        const explanation = explainSelection({ query: label.query, candidates })
+        const selected = selectRelevantMemories({ query: label.query, candidates })
+        assert.deepStrictEqual(explanation.selected, selected, label.id)
+        assert.deepStrictEqual(
+          explanation.considered.filter((c) => c.verdict === "kept").map((c) => c.path),
+          selected,
+          label.id
+        )
+        assert.strictEqual(explanation.considered.length + explanation.unmatched, candidates.length, label.id)
+        for (const c of explanation.considered) {
+          // every matched term is found in some field of the memory, and the candidate has evidence
+          assert.isAbove(c.score, 0, `${label.id} ${c.path}`)
+          for (const m of c.matched) assert.isNotEmpty(m.fields, `${label.id} ${c.path} ${m.term}`)
+          if (c.verdict === "below-evidence-floor") assert.isBelow(c.score, explanation.minEvidence)
+          if (c.verdict === "below-relative-cut") {
+            assert.isAtLeast(c.score, explanation.minEvidence)
+            assert.isBelow(c.score, explanation.relativeCut)
+          }
+          if (c.verdict === "kept") kept++
+          else cut++
+        }
+        if (selected.length === 0) assert.match(explanation.summary, /^nothing kept: /, label.id)
+      }
+      // the set exercises both outcomes
+      assert.isAbove(kept, 100)
+      assert.isAbove(cut, 100)
+    }).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer)))))
+
+  it("says which family member a near-duplicate repeats, and which relevant ones the slots left out", () => {
+    const family = [45, 81, 90].map((v) =>
+      memory(`mcpe-v${v}-protocol.md`, `MCPE protocol ${v}`, `Packet layout of the MCPE protocol, version ${v}`)
+    )
+    const explanation = explainSelection({ query: "mcpe protocol packet layout", candidates: family })
+    assert.deepStrictEqual(explanation.selected, ["mcpe-v45-protocol.md"])
+    const duplicates = explanation.considered.filter((c) => c.verdict === "near-duplicate")
+    assert.deepStrictEqual(duplicates.map((c) => c.duplicateOf), ["mcpe-v45-protocol.md", "mcpe-v45-protocol.md"])
+    assert.include(duplicates[0]!.reason, "near-duplicate of mcpe-v45-protocol.md")
+
+    const many = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"].map((n) =>
+      memory(`${n}_deploy.md`, `Deploy runbook ${n}`, `How to deploy the kubernetes cluster ${n}`)
+    )
+    const limited = explainSelection({ query: "deploy the kubernetes cluster", candidates: many, max: 2 })
+    assert.strictEqual(limited.selected.length, 2)
+    assert.deepStrictEqual(
+      limited.considered.map((c) => c.verdict),
+      ["kept", "kept", "over-limit", "over-limit", "over-limit", "over-limit"]
+    )
+    assert.include(limited.considered[2]!.reason, "the 2 slots")
+  })
+
+  it("names the fields a term matched in, and why a tool's usage doc is cut", () => {
+    const candidates = [
+      memory("reference_redis-cli.md", "redis-cli usage", "How to use redis-cli to inspect keys"),
+      memory("feedback_cache.md", "Cache keys", "Cache keys expire after an hour", "Inspect keys with the dashboard.")
+    ]
+    const explanation = explainSelection({ query: "inspect the cache keys", candidates, recentTools: ["redis-cli"] })
+    const doc = explanation.considered.find((c) => c.path === "reference_redis-cli.md")!
+    assert.strictEqual(doc.verdict, "tool-doc")
+    const cache = explanation.considered.find((c) => c.path === "feedback_cache.md")!
+    assert.strictEqual(cache.verdict, "kept")
+    const fieldsOf = (term: string) => cache.matched.find((m) => m.term === term)?.fields
+    assert.deepStrictEqual(fieldsOf("cach"), ["name", "description", "path"])
+    assert.deepStrictEqual(fieldsOf("inspect"), ["body"])
+  })
+
+  it("says why nothing was kept: no shared term, or too little evidence", () => {
+    const candidates = [
+      ...[45, 81].map((v) =>
+        memory(
+          `reference_mcpe-v${v}-protocol.md`,
+          `MCPE protocol v${v}`,
+          `Packet layout of MCPE protocol version ${v}, handshake and login`,
+          "The handshake sends a login packet."
+        )
+      ),
+      memory("feedback_db-tests.md", "Database tests use a real Postgres", "Integration tests hit a real database"),
+      memory("project_release.md", "Release on Fridays", "Never ship releases on a Friday afternoon")
+    ]
+    const none = explainSelection({ query: "what is the weather in paris tomorrow", candidates })
+    assert.deepStrictEqual(none.selected, [])
+    assert.strictEqual(none.unmatched, 4)
+    assert.match(none.summary, /none of the 4 candidates shares a term/)
+    const weak = explainSelection({ query: "the login form button color in the mobile app", candidates })
+    assert.deepStrictEqual(weak.selected, [])
+    assert.strictEqual(weak.considered[0]!.verdict, "below-evidence-floor")
+    assert.match(weak.summary, /is below the evidence floor 0\.40/)
+  })
+})
