@@ -338,14 +338,55 @@ export class VersionConflictError extends Schema.TaggedError<VersionConflictErro
   path: Schema.String,
   expected: Schema.String,
   current: Schema.NullOr(Schema.String),
-  content: Schema.NullOr(Schema.String)
+  content: Schema.NullOr(Schema.String),
+  /** `edit`: the memory changed between an edit's read and its write (the edit was not given a version). */
+  operation: Schema.optional(Schema.Literal("write", "edit"))
 }) {
   override get message(): string {
+    if (this.operation === "edit") {
+      return this.current === null ?
+        `${this.path} was removed while it was being edited; nothing was written.` :
+        `${this.path} changed while it was being edited (another writer); nothing was written. Read it again and ` +
+        `redo the edit on its current text.`
+    }
     return this.current === null ?
       `${this.path} no longer exists (if_version ${this.expected} was given). Write without if_version to ` +
       `create it again.` :
       `${this.path} changed since version ${this.expected}: its version is now ${this.current}. Nothing was ` +
       `written. Merge your change into the current content below and retry with if_version ${this.current}.`
+  }
+}
+
+/**
+ * An edit's text to replace (`old`) does not name one place: it does not occur, occurs several times without
+ * `replaceAll`, or the replacement is the same text. Nothing was changed.
+ */
+export class EditMatchError extends Schema.TaggedError<EditMatchError>()("EditMatchError", {
+  path: Schema.String,
+  reason: Schema.Literal("no-match", "multiple-matches", "no-change"),
+  /** Occurrences of the text to replace in the memory. */
+  count: Schema.Number
+}) {
+  override get message(): string {
+    switch (this.reason) {
+      case "no-match":
+        return `the text to replace does not occur in ${this.path}; nothing was changed. Read the memory again and ` +
+          `copy the text exactly (spaces and line breaks too).`
+      case "multiple-matches":
+        return `the text to replace occurs ${this.count} times in ${this.path}; it must occur exactly once. Nothing ` +
+          `was changed: include more surrounding text so it names one place, or replace all ${this.count}.`
+      case "no-change":
+        return `the replacement is the text it replaces; nothing was changed in ${this.path}. Give the new text.`
+    }
+  }
+}
+
+/** A rename onto a memory that already exists. Nothing was renamed. */
+export class PathExistsError extends Schema.TaggedError<PathExistsError>()("PathExistsError", {
+  path: Schema.String
+}) {
+  override get message(): string {
+    return `${this.path} already exists; nothing was renamed. Delete it first or choose another new path.`
   }
 }
 
@@ -461,6 +502,8 @@ export type MemdirError =
   | TeamSyncRejectedError
   | AgentConfigError
   | VersionConflictError
+  | EditMatchError
+  | PathExistsError
 
 /** The CLI's exit code for each error (documented in the README). 1 is reserved for defects. */
 export const exitCodes: Record<MemdirError["_tag"], number> = {
@@ -481,7 +524,10 @@ export const exitCodes: Record<MemdirError["_tag"], number> = {
   TeamSyncError: 16,
   TeamSyncRejectedError: 17,
   AgentConfigError: 18,
-  VersionConflictError: 19
+  VersionConflictError: 19,
+  // 20 and 21 are doctor's and team audit's findings
+  EditMatchError: 22,
+  PathExistsError: 23
 }
 
 export interface FromMemoryFsErrorOptions {
