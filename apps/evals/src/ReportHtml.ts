@@ -113,11 +113,40 @@ const renderSelection = (selected: ReadonlyArray<string>, inputs: ScenarioInputs
   }${missed.length === 0 ? "" : `<p class="fail"><b>Missed</b>: ${codeList(missed)}</p>`}`
 }
 
+/** An offline selector trial's explanation (SelectorHarness.trialExplanation): why each candidate was kept or cut. */
+const renderExplanation = (explain: {
+  readonly summary?: string
+  readonly queryTerms?: ReadonlyArray<string>
+  readonly candidates?: ReadonlyArray<
+    { path: string; score: number; verdict: string; reason: string; matched: ReadonlyArray<string> }
+  >
+  readonly more?: number
+  readonly unmatched?: number
+}): string => {
+  const rows = (explain.candidates ?? []).map((c) =>
+    `<tr class="${c.verdict === "kept" ? "pass" : ""}"><td><code>${h(c.path)}</code></td><td>${
+      h(c.score.toFixed(2))
+    }</td><td>${h(c.reason)}</td><td>${h(c.matched.join(", "))}</td></tr>`
+  )
+  const rest = [
+    ...(explain.more !== undefined && explain.more > 0 ? [`${explain.more} more with evidence`] : []),
+    ...(explain.unmatched !== undefined && explain.unmatched > 0 ? [`${explain.unmatched} without a shared term`] : [])
+  ]
+  return `<details><summary>Why (offline selector): ${h(explain.summary ?? "")}</summary><p>request terms: ${
+    h((explain.queryTerms ?? []).join(", "))
+  }</p>${
+    rows.length === 0 ?
+      "" :
+      `<table><tr><th>memory</th><th>score</th><th>why</th><th>matched terms (fields)</th></tr>${rows.join("")}</table>`
+  }${rest.length === 0 ? "" : `<p>${h(rest.join("; "))}</p>`}</details>`
+}
+
 const renderOutput = (output: unknown, inputs: ScenarioInputs | undefined): string => {
   if (typeof output !== "object" || output === null) return ""
   const o = output as Record<string, unknown>
   const parts: Array<string> = []
   if (Array.isArray(o["selected"])) parts.push(renderSelection(o["selected"] as Array<string>, inputs))
+  if (typeof o["explain"] === "object" && o["explain"] !== null) parts.push(renderExplanation(o["explain"] as any))
   if (Array.isArray(o["toolCalls"])) {
     const calls = (o["toolCalls"] as Array<any>).map((c) =>
       `<li>turn ${h(String(c.turn))}: <code>${h(String(c.name))}</code> <code>${h(JSON.stringify(c.input))}</code>${
@@ -137,7 +166,7 @@ const renderOutput = (output: unknown, inputs: ScenarioInputs | undefined): stri
     )
     parts.push(`<p><b>Memory changes</b></p><ul>${changes.join("") || "<li>none</li>"}</ul>`)
   }
-  const known = new Set(["selected", "toolCalls", "finalText", "memoryChanges", "messages"])
+  const known = new Set(["selected", "explain", "toolCalls", "finalText", "memoryChanges", "messages"])
   const rest = Object.fromEntries(Object.entries(o).filter(([k]) => !known.has(k)))
   if (Object.keys(rest).length > 0) {
     parts.push(`<details><summary>Other output</summary><pre>${h(JSON.stringify(rest, null, 2))}</pre></details>`)

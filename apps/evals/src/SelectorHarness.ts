@@ -15,7 +15,12 @@ import type { MemoryHeader } from "@memdir/core/Memory"
 import { Model } from "@memdir/core/Model"
 import { selectWithModel } from "@memdir/core/ModelSelector"
 import { Scanner } from "@memdir/core/Scanner"
-import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
+import {
+  defaultOfflineOptions,
+  explainSelection,
+  type OfflineSelectorOptions,
+  type SelectionExplanation
+} from "@memdir/core/Selector"
 import { bodyTermsOf } from "@memdir/core/TermCache"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -26,6 +31,24 @@ import { makeSandbox } from "./Sandbox.js"
 import { scoreSelection } from "./Scoring.js"
 import type { SelectorSuite, SelectorVariant } from "./Suite.js"
 import { harnessCatalog, resolveVariant, type SectionSource } from "./Variants.js"
+
+/** Candidates with evidence kept in a trial's output (the report shows why each was kept or cut). */
+export const EXPLAINED_CANDIDATES = 10
+
+/** An offline trial's explanation, trimmed for `results.json`: the summary and the best candidates. */
+export const trialExplanation = (explanation: SelectionExplanation) => ({
+  summary: explanation.summary,
+  queryTerms: explanation.queryTerms,
+  candidates: explanation.considered.slice(0, EXPLAINED_CANDIDATES).map((c) => ({
+    path: c.path,
+    score: Math.round(c.score * 100) / 100,
+    verdict: c.verdict,
+    reason: c.reason,
+    matched: c.matched.map((m) => `${m.term} (${m.fields.join(", ")})`)
+  })),
+  more: Math.max(0, explanation.considered.length - EXPLAINED_CANDIDATES),
+  unmatched: explanation.unmatched
+})
 
 /** The offline selector's options with a variant's knobs applied. */
 export const offlineOptionsFor = (variant: SelectorVariant): OfflineSelectorOptions => ({
@@ -115,12 +138,14 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
         recentTools: scenario.recentTools
       }
       if (variant.selector === "offline") {
-        const selected = selectRelevantMemories(
+        // The explanation's `selected` is the offline selection itself (core's `selectRelevantMemories`).
+        const explanation = explainSelection(
           { ...request, bodies: bodiesIn(scenario.dir) },
           offlineOptionsFor(variant)
         )
+        const selected = explanation.selected
         const score = scoreSelection(suite.scorer, "selection", scenario, selected)
-        return { scores: [score], output: { selected } }
+        return { scores: [score], output: { selected, explain: trialExplanation(explanation) } }
       }
       // The model alone, without core's offline fallback: a model error is an errored trial, not an offline answer.
       const model = yield* Model

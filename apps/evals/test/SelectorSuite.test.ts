@@ -79,6 +79,16 @@ layer(NodeContext.layer)("selector suite, offline", (it) => {
       const html = fs.readFileSync(path.join(directory, "report.html"), "utf8")
       assert.include(html, "<svg")
       assert.include(html, "No model involved")
+
+      // every offline trial says why: its explanation's kept candidates are what it selected
+      for (const r of run.results) {
+        const output = r.output as any
+        const kept = output.explain.candidates.filter((c: any) => c.verdict === "kept").map((c: any) => c.path)
+        assert.deepStrictEqual(kept, output.selected, `${r.variant} ${r.scenario}`)
+        if (output.selected.length === 0) assert.match(output.explain.summary, /^nothing kept: /)
+      }
+      assert.include(html, "Why (offline selector): kept 1 of ")
+      assert.include(html, "cut: ")
     }))
 
   it.scoped("is deterministic: two runs give the same trials", () =>
