@@ -28,8 +28,8 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { requestedScope } from "./Containment.js"
-import { MemoryIoError, MemoryToolError } from "./Errors.js"
-import { scopeOf, TEAM_DIR } from "./Memory.js"
+import { type EditMatchError, MemoryIoError, MemoryToolError } from "./Errors.js"
+import { memoryVersion, scopeOf, TEAM_DIR } from "./Memory.js"
 import { type FileInfo, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import { INDEX_FILE } from "./MemoryIndex.js"
 import {
@@ -41,6 +41,7 @@ import {
   type StoreWriteError,
   type StoreWriteOptions
 } from "./MemoryStore.js"
+import * as Operations from "./Operations.js"
 
 /** The memory tool's root path, as the model names it. */
 export const MEMORIES = "/memories"
@@ -99,7 +100,13 @@ export type MemoryToolCommand = typeof MemoryToolCommand.Type
 const COMMANDS: ReadonlySet<string> = new Set(["view", "create", "str_replace", "insert", "delete", "rename"])
 
 /** What a command can fail with: the reference's errors, and memdir's own refusals (named by their messages). */
-export type MemoryToolFailure = MemoryToolError | StoreReadError | StoreWriteError | StoreRemoveError | MemoryIoError
+export type MemoryToolFailure =
+  | MemoryToolError
+  | StoreReadError
+  | StoreWriteError
+  | StoreRemoveError
+  | MemoryIoError
+  | EditMatchError
 
 /** A tool result as the model receives it (`content` is `Error: …` when `is_error`, as the SDK's runner sends). */
 export interface MemoryToolAnswer {
@@ -417,7 +424,7 @@ export const make = Effect.gen(function*() {
       return `File created successfully at: ${command.path}`
     })
 
-  /** Read, edit, write back under the store's lock (the edit re-applied to what is there by then). */
+  /** `insert`: read, edit, write back under the store's lock (the edit re-applied to what is there by then). */
   const edit = (
     root: MemoryRoot,
     toolPath: string,
@@ -437,6 +444,30 @@ export const make = Effect.gen(function*() {
         return Either.isRight(outcome) ? outcome.right.text : current
       }, VERBATIM)
       return yield* fromEither(Either.map(outcome, (done) => done.result))
+    })
+
+  /**
+   * `str_replace` is the one edit (`Operations.edit`: written only while the memory is still the text it was
+   * computed from, else refused), with the reference's wire behaviour kept here: its rule (exactly one line holds
+   * `old_str`), its messages and its snippet, and the model's text stored line for line (no `modified:` stamp).
+   * Where the rules differ, the reference's wins: two occurrences on the one line replace the first (the edit then
+   * replaces the whole text read, which occurs once, by the reference's result), and an `old_str` equal to `new_str`
+   * is an edit that changes nothing (answered, nothing written) where `Operations.edit` would refuse it.
+   */
+  const strReplace = (root: MemoryRoot, command: typeof StrReplaceCommand.Type) =>
+    Effect.gen(function*() {
+      const key = yield* existingFile(root, command.path, "str_replace")
+      const current = yield* store.read(root, key)
+      const planned = yield* fromEither(replaceUnique(command.path, current.text, command.old_str, command.new_str))
+      if (planned.text === current.text) return planned.result
+      const once = Operations.occurrences(current.text, command.old_str) === 1
+      yield* Operations.edit(root, {
+        path: key,
+        old: once ? command.old_str : current.text,
+        new: once ? command.new_str : planned.text,
+        ifVersion: memoryVersion(current.text)
+      }, { verbatim: true }).pipe(Effect.provideService(MemoryStore, store))
+      return planned.result
     })
 
   const remove = (root: MemoryRoot, command: typeof DeleteCommand.Type) =>
@@ -481,12 +512,7 @@ export const make = Effect.gen(function*() {
       case "create":
         return yield* create(root, command)
       case "str_replace":
-        return yield* edit(
-          root,
-          command.path,
-          "str_replace",
-          (text) => replaceUnique(command.path, text, command.old_str, command.new_str)
-        )
+        return yield* strReplace(root, command)
       case "insert":
         return yield* edit(
           root,

@@ -30,7 +30,7 @@ import { describeFiles, headBuffer as makeHeadBuffer } from "./internal/listHead
 import type { RunTrace } from "./internal/runTrace.js"
 import { compileSafeRegex, makeLineSearch } from "./internal/safeRegex.js"
 import { isCandidatePath } from "./internal/scanPaths.js"
-import { memoryVersion, TEAM_DIR } from "./Memory.js"
+import { type MemoryScope, memoryVersion, TEAM_DIR } from "./Memory.js"
 import { isoTime } from "./MemoryAge.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import { checkIndexCaps, INDEX_FILE, MemoryIndex } from "./MemoryIndex.js"
@@ -42,6 +42,7 @@ import {
   type StoreRemoveError,
   type StoreWriteError
 } from "./MemoryStore.js"
+import * as Operations from "./Operations.js"
 
 /** Lines of one `read_file` / `memory_read` answer at most. */
 export const READ_MAX_LINES = 2000
@@ -280,6 +281,14 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         error: new MemoryIoError({ op: "back up", path: key, detail: error.message })
       }]).pipe(Effect.zipRight(fail(`${key}: its previous version cannot be kept (${error.message})`)))
 
+  /** What the model reads after a change: the memory, its index file, and what the memory is now. */
+  const changeSummary = (op: string, key: string, scope: MemoryScope, after: string) => {
+    const parsed = parseMemoryFile(after, key)
+    const what = Either.isRight(parsed) ? ` (${parsed.right.frontmatter.type}: ${parsed.right.frontmatter.name})` : ""
+    const indexFile = scope === "team" ? `${TEAM_DIR}/${INDEX_FILE}` : INDEX_FILE
+    return `${op} ${key} and its line in ${indexFile}${what}`
+  }
+
   /** Write a whole memory file through the store (validated, its index line kept) and record the change. */
   const writeWhole = (tool: string, key: string, content: string) =>
     Effect.gen(function*() {
@@ -290,10 +299,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       const op = written.created ? "created" : "updated"
       const backup = yield* keepAfter(tool, key, written.key, written.before, kept.backup)
       yield* record({ tool, op, file: written.key, before: written.before, after: written.after, backup })
-      const parsed = parseMemoryFile(written.after, written.key)
-      const what = Either.isRight(parsed) ? ` (${parsed.right.frontmatter.type}: ${parsed.right.frontmatter.name})` : ""
-      const indexFile = written.scope === "team" ? `${TEAM_DIR}/${INDEX_FILE}` : INDEX_FILE
-      return `${op} ${written.key} and its line in ${indexFile}${what}`
+      return changeSummary(op, written.key, written.scope, written.after)
     })
 
   // -------------------------------------------------------------------------------------------------------------
@@ -435,19 +441,37 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
               detail: `${INDEX_FILE} is maintained by memdir: write the memory file instead`
             })
           }
+          const edit = { old: input.old_string, new: input.new_string, replaceAll: input.replace_all }
           const current = yield* readMemory("memory_edit", input.path)
-          const shown = input.path.trim()
-          if (Option.isNone(current)) return yield* fail(`no file ${shown}: create it with memory_write`)
-          const occurrences = current.value.split(input.old_string).length - 1
-          if (occurrences === 0) return yield* fail(`old_string does not occur in ${shown}: read it again`)
-          if (occurrences > 1 && input.replace_all !== true) {
-            return yield* fail(`old_string occurs ${occurrences} times in ${shown}: add context, or set replace_all`)
-          }
-          const next = input.replace_all === true ?
-            current.value.split(input.old_string).join(input.new_string) :
-            current.value.replace(input.old_string, () => input.new_string)
-          if (isIndexKey(input.path)) return yield* editIndex(input.path, current.value, next)
-          return yield* writeWhole("memory_edit", input.path, next)
+          if (Option.isNone(current)) return yield* fail(`no file ${input.path.trim()}: create it with memory_write`)
+          // Checked before anything is kept: an edit that names no one place leaves no backup behind.
+          const planned = yield* Operations.planEdit(input.path.trim(), current.value, edit).pipe(
+            Effect.mapError((error) => new ToolFailure({ message: error.message }))
+          )
+          if (isIndexKey(input.path)) return yield* editIndex(input.path, current.value, planned.text)
+          // The one edit (Operations.edit): written only while the memory is still the text it was computed from
+          // (with a trace, the text kept as its backup).
+          const kept = yield* keepBefore("memory_edit", input.path)
+          const ifVersion = kept.ifVersion ?? memoryVersion(current.value)
+          const edited = yield* Operations.edit(root, { path: input.path, ...edit, ifVersion }).pipe(
+            Effect.provideService(MemoryStore, store),
+            Effect.catchAll((error) =>
+              error._tag === "MemoryNotFoundError" ?
+                fail(`no file ${input.path.trim()}: create it with memory_write`) :
+                error._tag === "EditMatchError" ?
+                fail(error.message) :
+                fromStore("memory_edit", input.path)(error)
+            )
+          )
+          yield* record({
+            tool: "memory_edit",
+            op: "updated",
+            file: edited.path,
+            before: edited.before,
+            after: edited.after,
+            backup: kept.backup
+          })
+          return changeSummary("updated", edited.path, edited.scope, edited.after)
         }))
       )
   })
