@@ -18,6 +18,12 @@ export const isMemoryType = Schema.is(MemoryType)
 /** The shared directory of team memory, inside the memory directory. */
 export const TEAM_DIR = "team"
 
+/**
+ * Largest memory memdir writes, private or team, and largest team file it reads, syncs or lets pass an audit: one
+ * limit for every memory (a file over it is one topic too many).
+ */
+export const MEMORY_MAX_BYTES = 250_000
+
 /** Where a memory lives: the user's own directory, or the shared `team/`. */
 export type MemoryScope = "private" | "team"
 

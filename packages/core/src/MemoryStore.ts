@@ -45,7 +45,7 @@ import {
 import { parseMemoryFile } from "./Frontmatter.js"
 import { type LockOptions, withLock } from "./internal/fileLock.js"
 import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
-import { Frontmatter, type MemoryScope, memoryVersion, scopeOf, TEAM_DIR } from "./Memory.js"
+import { Frontmatter, MEMORY_MAX_BYTES, type MemoryScope, memoryVersion, scopeOf, TEAM_DIR } from "./Memory.js"
 import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 import {
   checkIndexCaps,
@@ -61,8 +61,8 @@ import { stampModified } from "./MemoryLayout.js"
 import { findSecret } from "./SecretScan.js"
 import { layer as teamGuardLayer, TeamGuard } from "./TeamGuard.js"
 
-/** Largest memory memdir writes (private or team): the team's limit, for every memory. */
-export const MEMORY_MAX_BYTES = 250_000
+/** Largest memory memdir writes (private or team): `Memory.MEMORY_MAX_BYTES`, the one limit. */
+export { MEMORY_MAX_BYTES }
 /** Largest private memory file memdir reads (older, hand-made files may exceed the write cap). */
 export const MEMORY_READ_MAX_BYTES = 1024 * 1024
 /** The lock serialising every change to team/ (writes, its index, sync); outside team/ so it is never committed. */

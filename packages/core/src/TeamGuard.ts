@@ -22,12 +22,12 @@ import * as NodePath from "node:path"
 import * as Containment from "./Containment.js"
 import { type MemoryIoError, MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { auditTeamDir, type AuditViolation, inspectText } from "./internal/teamGuardAudit.js"
-import { readTeamFile, resolveTeamPath, TEAM_FILE_MAX_BYTES, writeTeamFile } from "./internal/teamGuardFs.js"
+import { readTeamFile, resolveTeamPath, writeTeamFile } from "./internal/teamGuardFs.js"
 import { checkKeyWith } from "./internal/teamGuardKey.js"
-import { TEAM_DIR } from "./Memory.js"
+import { MEMORY_MAX_BYTES, TEAM_DIR } from "./Memory.js"
 import { layer as MemoryFsLayer, type MemoryFs } from "./MemoryFs.js"
 
-export { type AuditViolation, TEAM_FILE_MAX_BYTES }
+export { type AuditViolation }
 
 /** The key sanitizer is `Containment`'s (one for every key); re-exported for the team's callers. */
 export { percentDecodeFully, sanitizeKey } from "./Containment.js"
@@ -110,7 +110,7 @@ export const layerTest = (files: Readonly<Record<string, string>> = {}): Layer.L
             const content = store.get(path)
             if (content === undefined) return Effect.fail(new MemoryNotFoundError({ path }))
             const size = new TextEncoder().encode(content).length
-            return size > TEAM_FILE_MAX_BYTES ?
+            return size > MEMORY_MAX_BYTES ?
               Effect.fail(new PathTraversalError({ key, reason: "too-large", detail: `${size} bytes` })) :
               Effect.succeed(content)
           }

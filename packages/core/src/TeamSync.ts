@@ -51,8 +51,9 @@ import {
 import * as Git from "./Git.js"
 import { currentPid, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
 import { commitTimesArgs, parseCommitTimes } from "./internal/commitTimes.js"
+import { MEMORY_MAX_BYTES } from "./Memory.js"
 import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
-import { TEAM_DIR, TEAM_FILE_MAX_BYTES, TeamGuard } from "./TeamGuard.js"
+import { TEAM_DIR, TeamGuard } from "./TeamGuard.js"
 import { ensureTeamDir, type TeamLocation, withTeamLock } from "./TeamMemory.js"
 import {
   contentViolations,
@@ -264,7 +265,7 @@ const inspectTree = (c: Clone, entries: ReadonlyArray<TreeEntry>, trusted: Reado
     if (entries.length > TEAM_SYNC_MAX_ENTRIES || violations.some((v) => v.path === ".")) return violations
     const unread = entries.filter((e) =>
       e.type === "blob" && REGULAR_MODES.has(e.mode) && !trusted.has(e.sha) &&
-      (e.size ?? 0) <= TEAM_FILE_MAX_BYTES
+      (e.size ?? 0) <= MEMORY_MAX_BYTES
     )
     const blobs = yield* readBlobs(c, [...new Set(unread.map((e) => e.sha))])
     violations.push(...contentViolations(unread.map((e) => ({ path: e.path, text: blobs.get(e.sha) ?? "" }))))

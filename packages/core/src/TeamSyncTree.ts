@@ -10,9 +10,10 @@
  */
 import * as Either from "effect/Either"
 import { conflictCopyPath } from "./internal/teamConflict.js"
+import { MEMORY_MAX_BYTES } from "./Memory.js"
 import { INDEX_FILE } from "./MemoryIndex.js"
 import { scanSecrets } from "./SecretScan.js"
-import { checkKey, TEAM_DIR, TEAM_FILE_MAX_BYTES } from "./TeamGuard.js"
+import { checkKey, TEAM_DIR } from "./TeamGuard.js"
 
 /** An incoming tree with more entries than this is refused (a team memory holds a few hundred files). */
 export const TEAM_SYNC_MAX_ENTRIES = 10_000
@@ -188,8 +189,8 @@ export const entryViolations = (teamDir: string, entries: ReadonlyArray<TreeEntr
       refuse("hidden-file", "dot-files (.gitattributes, .gitmodules, …) are never synced")
     }
     for (const shape of pathViolations(entry.path)) refuse(shape.reason, shape.detail)
-    if (entry.size !== undefined && entry.size > TEAM_FILE_MAX_BYTES) {
-      refuse("oversized", `${entry.size} bytes (limit ${TEAM_FILE_MAX_BYTES})`)
+    if (entry.size !== undefined && entry.size > MEMORY_MAX_BYTES) {
+      refuse("oversized", `${entry.size} bytes (limit ${MEMORY_MAX_BYTES})`)
     }
   }
   return violations

@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url"
 import * as Containment from "../src/Containment.js"
 import { MemoryNotFoundError, PathTraversalError } from "../src/Errors.js"
 import { readTeamFile, resolveTeamPath, writeTeamFile } from "../src/internal/teamGuardFs.js"
+import { MEMORY_MAX_BYTES } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 
@@ -344,11 +345,11 @@ describe("reads", () => {
         assert.strictEqual(hard.reason, "not-regular-file")
         assert.include(hard.detail ?? "", "hard link")
         fs.unlinkSync(path.join(box.team, "hard.md")) // restores etc/passwd's link count for the snapshot
-        fs.writeFileSync(path.join(box.team, "big.md"), "x".repeat(TeamGuard.TEAM_FILE_MAX_BYTES + 1))
+        fs.writeFileSync(path.join(box.team, "big.md"), "x".repeat(MEMORY_MAX_BYTES + 1))
         const big = yield* refusal(readTeamFile(box.team, "big.md"))
         assert.strictEqual(big.reason, "too-large")
-        fs.writeFileSync(path.join(box.team, "limit.md"), "y".repeat(TeamGuard.TEAM_FILE_MAX_BYTES))
-        assert.strictEqual((yield* readTeamFile(box.team, "limit.md")).length, TeamGuard.TEAM_FILE_MAX_BYTES)
+        fs.writeFileSync(path.join(box.team, "limit.md"), "y".repeat(MEMORY_MAX_BYTES))
+        assert.strictEqual((yield* readTeamFile(box.team, "limit.md")).length, MEMORY_MAX_BYTES)
       })
     ))
 
@@ -584,7 +585,7 @@ describe("audit", () => {
         fs.symlinkSync(path.join(box.base, "gone"), t("dangling"))
         fs.symlinkSync("loop", t("loop"))
         mkfifo(t("pipe.md"))
-        fs.writeFileSync(t("big.md"), "z".repeat(TeamGuard.TEAM_FILE_MAX_BYTES + 1))
+        fs.writeFileSync(t("big.md"), "z".repeat(MEMORY_MAX_BYTES + 1))
         fs.writeFileSync(t("key.md"), "deploy with\n-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n")
         fs.writeFileSync(t("back\\slash.md"), "x")
         fs.mkdirSync(t("%2e%2e"))
@@ -593,7 +594,7 @@ describe("audit", () => {
         fs.linkSync(t("notes/clean.md"), t("real/hard.md"))
         // git's own files when team/ is a checkout are not memories: skipped
         fs.mkdirSync(t(".git"))
-        fs.writeFileSync(t(".git/packed"), "q".repeat(TeamGuard.TEAM_FILE_MAX_BYTES + 10))
+        fs.writeFileSync(t(".git/packed"), "q".repeat(MEMORY_MAX_BYTES + 10))
         const violations = yield* Effect.provide(
           Effect.flatMap(TeamGuard.TeamGuard, (guard) => guard.audit(box.team)),
           TeamGuard.layer
@@ -654,7 +655,7 @@ describe("layerTest (in memory)", () => {
         "token.md secret"
       ])
     }).pipe(Effect.provide(TeamGuard.layerTest({
-      "/m/team/big.md": "b".repeat(TeamGuard.TEAM_FILE_MAX_BYTES + 1),
+      "/m/team/big.md": "b".repeat(MEMORY_MAX_BYTES + 1),
       "/m/team/token.md": `token: ${"xox" + "b-1234567890-"}abcdefghijkl`,
       "/m/team/a%2fb.md": "x",
       "/m/private.md": "not team"

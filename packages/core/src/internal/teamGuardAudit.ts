@@ -9,10 +9,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NodePath from "node:path"
 import { MemoryIoError } from "../Errors.js"
+import { MEMORY_MAX_BYTES } from "../Memory.js"
 import { describeKind, MemoryFs, MemoryFsError } from "../MemoryFs.js"
 import { scanSecrets } from "../SecretScan.js"
 import { isInside } from "./containment/inside.js"
-import { guardError, TEAM_FILE_MAX_BYTES } from "./teamGuardFs.js"
+import { guardError } from "./teamGuardFs.js"
 import { checkKeyWith } from "./teamGuardKey.js"
 
 export interface AuditViolation {
@@ -39,8 +40,8 @@ export const inspectText = (teamDir: string, relative: string, content: string):
   const refused = refusedName(teamDir, relative)
   if (refused !== undefined) violations.push(refused)
   const size = new TextEncoder().encode(content).length
-  if (size > TEAM_FILE_MAX_BYTES) {
-    violations.push({ path: relative, reason: "oversized", detail: `${size} bytes (limit ${TEAM_FILE_MAX_BYTES})` })
+  if (size > MEMORY_MAX_BYTES) {
+    violations.push({ path: relative, reason: "oversized", detail: `${size} bytes (limit ${MEMORY_MAX_BYTES})` })
   } else {
     violations.push(...secretViolations(relative, content))
   }
@@ -151,11 +152,11 @@ const auditBatch = (
           reason: "hard-link",
           detail: `${info.nlink} links: may alias a file elsewhere`
         })
-      } else if (info.size > TEAM_FILE_MAX_BYTES) {
+      } else if (info.size > MEMORY_MAX_BYTES) {
         violations.push({
           path: relative,
           reason: "oversized",
-          detail: `${info.size} bytes (limit ${TEAM_FILE_MAX_BYTES})`
+          detail: `${info.size} bytes (limit ${MEMORY_MAX_BYTES})`
         })
       } else {
         files.push(entry)
@@ -163,7 +164,7 @@ const auditBatch = (
     }
     // opened without following a link or blocking, singly linked, size-bounded, inside team/ (as a guarded read)
     const texts = yield* fs.readFileMany(files.map((file) => file.absolute), {
-      maxBytes: TEAM_FILE_MAX_BYTES,
+      maxBytes: MEMORY_MAX_BYTES,
       singleLink: true,
       within: realTeam
     })

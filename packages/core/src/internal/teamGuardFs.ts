@@ -2,17 +2,15 @@
  * TeamGuard layer 3 and the guarded reads and writes: policy on top of `Containment` and `MemoryFs`. Containment
  * checks the key (layers 1 and 2) and the real path of the target (layer 3); the file system opens without
  * following links or blocking, and writes atomically, verifying the parent again right before the rename. What
- * the guard adds: a team file is a regular, singly linked file of at most `TEAM_FILE_MAX_BYTES`, and every
+ * the guard adds: a team file is a regular, singly linked file of at most `MEMORY_MAX_BYTES`, and every
  * failure is a typed `PathTraversalError` (or `MemoryNotFoundError` / `MemoryIoError`) naming what was refused.
  */
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { type ContainedReal, Containment } from "../Containment.js"
 import { fromMemoryFsError, MemoryIoError, type MemoryNotFoundError, type PathTraversalError } from "../Errors.js"
+import { MEMORY_MAX_BYTES } from "../Memory.js"
 import { MemoryFs } from "../MemoryFs.js"
-
-/** Team files larger than this are refused on read and reported by the audit. */
-export const TEAM_FILE_MAX_BYTES = 250_000
 
 export type ResolvedTeamPath = ContainedReal
 
@@ -58,7 +56,7 @@ export const readTeamFile = (
   Effect.gen(function*() {
     const resolved = yield* resolveTeamPath(teamDir, key)
     hooks.afterResolve?.(resolved.path)
-    return yield* readRegularFileNoFollow(key, resolved.path, TEAM_FILE_MAX_BYTES, resolved.realRoot)
+    return yield* readRegularFileNoFollow(key, resolved.path, MEMORY_MAX_BYTES, resolved.realRoot)
   })
 
 /** The careful read shared with the audit. */
