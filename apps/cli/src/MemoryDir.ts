@@ -4,6 +4,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import { DIR_MODE, FILE_MODE } from "@memdir/core/MemoryFs"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import * as Effect from "effect/Effect"
 
@@ -11,14 +12,14 @@ export const ensureMemoryDir = (memoryDir: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    yield* fs.makeDirectory(memoryDir, { recursive: true, mode: 0o700 }).pipe(
+    yield* fs.makeDirectory(memoryDir, { recursive: true, mode: DIR_MODE }).pipe(
       // Node's recursive mkdir answers ENOENT where the last directory cannot be made (EROFS, EACCES, …): one
       // plain mkdir of it names the real cause (still ENOENT when a parent is missing)
       Effect.catchIf(
         (error) => error._tag === "SystemError" && error.reason === "NotFound",
-        () => fs.makeDirectory(memoryDir, { mode: 0o700 })
+        () => fs.makeDirectory(memoryDir, { mode: DIR_MODE })
       )
     )
     const index = path.join(memoryDir, INDEX_FILE)
-    if (!(yield* fs.exists(index))) yield* fs.writeFileString(index, "", { mode: 0o600, flag: "wx" })
+    if (!(yield* fs.exists(index))) yield* fs.writeFileString(index, "", { mode: FILE_MODE, flag: "wx" })
   })

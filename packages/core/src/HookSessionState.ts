@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { InvalidMemoryInputError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { withLock } from "./internal/fileLock.js"
-import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
+import { FILE_MODE, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 export const SESSIONS_DIR = ".sessions"
 /** Paths remembered per session at most (recall surfaces ≤ 5 per prompt, so this is hundreds of prompts). */
@@ -130,7 +130,7 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
           const state: SessionState = { surfaced: merged, bytes: before.bytes + Math.max(0, bytes) }
           const now = yield* Clock.currentTimeMillis
           const text = JSON.stringify({ version: 1, ...state, updatedAt: now }) + "\n"
-          yield* fs.writeFileAtomic(fileOf(dir, sessionId), text, { mode: 0o600, within: root }).pipe(
+          yield* fs.writeFileAtomic(fileOf(dir, sessionId), text, { mode: FILE_MODE, within: root }).pipe(
             Effect.mapError(toIo("write session state"))
           )
           return state

@@ -35,6 +35,7 @@ import { withLock } from "./internal/fileLock.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
 import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
 import { type Frontmatter, type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
+import { DIR_MODE } from "./MemoryFs.js"
 import { INDEX_FILE, type LoadedIndex, toLoadedIndex } from "./MemoryIndex.js"
 import { sameMemoryName } from "./MemoryLayout.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
@@ -153,7 +154,7 @@ export const ensureTeamDir = Effect.fn("TeamMemory.ensureTeamDir")(function*(mem
   const path = yield* Path.Path
   const root = path.resolve(memoryDir)
   const teamDir = teamDirOf(path, root)
-  yield* fs.makeDirectory(teamDir, { recursive: true, mode: 0o700 }).pipe(
+  yield* fs.makeDirectory(teamDir, { recursive: true, mode: DIR_MODE }).pipe(
     Effect.mapError(toMemoryIoError("create directory", teamDir))
   )
   const realRoot = yield* fs.realPath(root).pipe(Effect.mapError(toMemoryIoError("resolve", root)))

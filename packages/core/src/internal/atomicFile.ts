@@ -9,10 +9,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import { errnoCodeOf, MemoryIoError } from "../Errors.js"
+import { DIR_MODE, FILE_MODE } from "./memoryFsCore.js"
 
-/** Memory files are private to their owner. */
-export const FILE_MODE = 0o600
-export const DIR_MODE = 0o700
+/** The file modes are `MemoryFs`'s (one set for every file memdir makes). */
+export { DIR_MODE, FILE_MODE }
 
 const encoder = new TextEncoder()
 

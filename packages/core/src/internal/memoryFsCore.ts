@@ -7,8 +7,9 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-/** Memory files are private to their owner. */
+/** The one set of modes memdir creates with: every file it writes is private to its owner (0600) … */
 export const FILE_MODE = 0o600
+/** … and so is every directory it makes (0700). */
 export const DIR_MODE = 0o700
 
 export type FileKind =

@@ -11,7 +11,9 @@ import * as NodePath from "node:path"
 import { isInside } from "./containment/inside.js"
 import {
   describeKind,
+  DIR_MODE,
   type DirectoryEntry,
+  FILE_MODE,
   type HeadVisitor,
   type MemoryFs,
   MemoryFsError,
@@ -229,7 +231,7 @@ export const makeMemoryFsInMemory = (
         if (options.within !== undefined && !isInside(options.within, current, ROOT_INCLUDED)) {
           return yield* fail("create directory", next, "Escapes", `${current} is outside ${options.within}`)
         }
-        nodes.set(resolved.path, { kind: "Directory", mtimeMs: now, ino: newIno(), mode: 0o700 })
+        nodes.set(resolved.path, { kind: "Directory", mtimeMs: now, ino: newIno(), mode: DIR_MODE })
         current = resolved.path
       }
       if (options.within !== undefined && !isInside(options.within, current, ROOT_INCLUDED)) {
@@ -254,7 +256,7 @@ export const makeMemoryFsInMemory = (
         data: typeof data === "string" ? encoder.encode(data) : Uint8Array.from(data),
         mtimeMs: now,
         ino: newIno(),
-        mode: 0o600
+        mode: options.mode ?? FILE_MODE
       })
     })
 
@@ -263,7 +265,7 @@ export const makeMemoryFsInMemory = (
       const { node, path: at } = yield* entryOf("append", path)
       const now = yield* Clock.currentTimeMillis
       if (node === undefined) {
-        nodes.set(at, { kind: "File", data: encoder.encode(data), mtimeMs: now, ino: newIno(), mode: 0o600 })
+        nodes.set(at, { kind: "File", data: encoder.encode(data), mtimeMs: now, ino: newIno(), mode: FILE_MODE })
         return
       }
       if (node.kind === "SymbolicLink") return yield* fail("append", path, "SymbolicLink", "ELOOP")
@@ -311,10 +313,10 @@ export const makeMemoryFsInMemory = (
     const absolute = normalize(path)
     Effect.runSync(makeDirectory(posix.dirname(absolute)))
     const node: Node = typeof content === "string" ?
-      { kind: "File", data: encoder.encode(content), mtimeMs: 0, ino: newIno(), mode: 0o600 } :
+      { kind: "File", data: encoder.encode(content), mtimeMs: 0, ino: newIno(), mode: FILE_MODE } :
       "symlink" in content ?
       { kind: "SymbolicLink", target: content.symlink, mtimeMs: 0, ino: newIno(), mode: 0o777 } :
-      { kind: "FIFO", mtimeMs: 0, ino: newIno(), mode: 0o600 }
+      { kind: "FIFO", mtimeMs: 0, ino: newIno(), mode: FILE_MODE }
     nodes.set(absolute, node)
   }
 
