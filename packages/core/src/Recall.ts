@@ -286,7 +286,12 @@ export const capBody = (
 }
 
 /** How a runtime can show one recalled memory to the model: header, age, caveat, body. */
-export const renderRecalledMemory = (memory: RecalledMemory): string => {
+export const renderRecalledMemory = (
+  memory: Pick<
+    RecalledMemory,
+    "path" | "scope" | "type" | "age" | "name" | "description" | "caveat" | "content" | "links"
+  >
+): string => {
   const scope = memory.scope === "team" ? ", team memory: a teammate's observation" : ""
   const head =
     `Memory ${memory.path} (${memory.type}${scope}, saved ${memory.age}): ${memory.name} — ${memory.description}`

@@ -3,6 +3,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import type { SelectorChoice } from "@memdir/core/ModelSelector"
+import { recalledMemory } from "@memdir/core/Operations"
 import { RecallSession } from "@memdir/core/Recall"
 import type { SelectionExplanation } from "@memdir/core/Selector"
 import * as Console from "effect/Console"
@@ -87,20 +88,8 @@ export const recallCommand = Command.make(
           { recentTools: args.recentTools.value.split(",").map((s) => s.trim()).filter((s) => s !== "") } :
           {})
       })
-      const selected = result.selected.map((m) => ({
-        path: m.path,
-        scope: m.scope,
-        name: m.name,
-        type: m.type,
-        description: m.description,
-        ageDays: m.ageDays,
-        age: m.age,
-        caveat: m.caveat,
-        content: m.content,
-        truncated: m.truncated,
-        // Memories its [[links]] name, to follow (docs/file-format.md#links).
-        links: m.links ?? []
-      }))
+      // The one shape of a recalled memory, as MCP's memory_recall gives it (Operations.RecalledMemory).
+      const selected = result.selected.map(recalledMemory)
       if (args.json) {
         return yield* printJson({
           selected,

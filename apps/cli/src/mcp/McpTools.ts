@@ -8,16 +8,11 @@
  * `isError: true` that names the problem (and, for bad arguments, the accepted ones), so the model can correct
  * itself and the protocol never sees a crash.
  */
-import * as Browse from "@memdir/core/Browse"
 import { MemoryDisabledError, VersionConflictError } from "@memdir/core/Errors"
-import { parseMemoryFile } from "@memdir/core/Frontmatter"
-import { type MemoryType, memoryTypes } from "@memdir/core/Memory"
-import { isoTime, writtenAtOf, writtenAtOfFile } from "@memdir/core/MemoryAge"
-import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
-import { RecallSession, renderRecalledMemory } from "@memdir/core/Recall"
-import { Staleness } from "@memdir/core/Staleness"
-import { chooseTeamKey, type TeamLocation, writePrivateMemory, writeTeamMemory } from "@memdir/core/TeamMemory"
-import { chooseTarget, deleteMemory, validateWriteInput } from "@memdir/core/Write"
+import type { MemoryRoot } from "@memdir/core/MemoryStore"
+import * as Operations from "@memdir/core/Operations"
+import { renderRecalledMemory } from "@memdir/core/Recall"
+import type { TeamLocation } from "@memdir/core/TeamMemory"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -29,31 +24,8 @@ import { locateTeam, requireTeam } from "../commands/teamMemory.js"
 import { isMemdirError } from "../Output.js"
 
 // ---------------------------------------------------------------------------------------------------------------
-// Failures of the tools themselves (besides the core's typed errors)
+// Failures of the tools themselves (the operations' errors are core's: Errors.ts)
 // ---------------------------------------------------------------------------------------------------------------
-
-/** `old_str` of an edit matched no text or more than once. */
-export class EditMatchError extends Schema.TaggedError<EditMatchError>()("EditMatchError", {
-  path: Schema.String,
-  count: Schema.Number
-}) {
-  override get message(): string {
-    return this.count === 0 ?
-      `old_str does not occur in ${this.path}; nothing was changed. Read it with memory_read and copy the text ` +
-      `exactly.` :
-      `old_str occurs ${this.count} times in ${this.path}; it must occur exactly once. Nothing was changed: ` +
-      `include more surrounding text so it names one place.`
-  }
-}
-
-/** A rename onto a memory that already exists. */
-export class PathExistsError extends Schema.TaggedError<PathExistsError>()("PathExistsError", {
-  path: Schema.String
-}) {
-  override get message(): string {
-    return `${this.path} already exists; nothing was renamed. Delete it first or choose another new_path.`
-  }
-}
 
 /** Arguments that do not match the tool's input schema. */
 export class ToolArgumentsError extends Schema.TaggedError<ToolArgumentsError>()("ToolArgumentsError", {
@@ -66,10 +38,7 @@ export class ToolArgumentsError extends Schema.TaggedError<ToolArgumentsError>()
   }
 }
 
-/** A stale `if_version` (the store checks it under the write's lock). */
-export { VersionConflictError }
-
-export type ToolError = VersionConflictError | EditMatchError | PathExistsError | ToolArgumentsError
+export type ToolError = ToolArgumentsError
 
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas
@@ -77,30 +46,6 @@ export type ToolError = VersionConflictError | EditMatchError | PathExistsError 
 
 const described = <S extends Schema.Schema.Any>(schema: S, description: string) =>
   schema.annotations({ description }) as unknown as S
-
-const MemoryTypeArg = described(Schema.Literal(...memoryTypes), "Memory type: user | feedback | project | reference")
-const ScopeArg = described(
-  Schema.Literal(...Browse.browseScopes),
-  "private, team (only while team memory is on) or all (default)"
-)
-const PathArg = described(
-  Schema.String,
-  "Memory file relative to the memory directory, e.g. feedback_testing.md or team/reference_ci.md"
-)
-const Scope = Schema.Literal("private", "team")
-const Kind = Schema.Literal(...memoryTypes, "untyped")
-const Caveat = described(Schema.NullOr(Schema.String), "The staleness caveat (null for today/yesterday)")
-
-const Header = Schema.Struct({
-  path: Schema.String,
-  scope: Scope,
-  name: Schema.String,
-  type: Kind,
-  description: Schema.String,
-  mtime: described(Schema.String, "Last modified, ISO 8601"),
-  ageDays: Schema.Number,
-  age: Schema.String
-})
 
 // ---------------------------------------------------------------------------------------------------------------
 // The tool shape
@@ -211,7 +156,8 @@ const toolHints: Readonly<Record<string, string>> = {
     "instead), or save it in scope \"private\".",
   InvalidMemoryInputError: "Check the arguments against the tool's input schema.",
   MemoryDisabledError: "Memory is off for this project: the tools cannot read or write it until it is turned on.",
-  LockTimeoutError: "Another memdir process is writing: retry in a moment."
+  LockTimeoutError: "Another memdir process is writing: retry in a moment.",
+  EditMatchError: "memory_read shows the memory's current text; memory_edit's replace_all replaces every occurrence."
 }
 
 /** An error as the model should read it: the message, then advice, and the current text on a version conflict. */
@@ -219,9 +165,7 @@ export const renderToolError = (error: unknown): string => {
   if (error instanceof VersionConflictError && error.content !== null) {
     return `${error.message}\n\n--- current content (version ${error.current}) ---\n${error.content}`
   }
-  if (error instanceof ToolArgumentsError || error instanceof EditMatchError || error instanceof PathExistsError) {
-    return error.message
-  }
+  if (error instanceof ToolArgumentsError) return error.message
   if (isMemdirError(error)) {
     const hint = toolHints[error._tag]
     return hint === undefined ? error.message : `${error.message}\n${hint}`
@@ -278,59 +222,13 @@ const enabledLocation = (context: ToolContext) =>
 
 const rootOf = (team: TeamLocation): MemoryRoot => ({ memoryDir: team.memory.memoryDir, teamEnabled: team.enabled })
 
-const headerOf = (
-  m: Browse.ListedMemory,
-  age: { readonly ageDays: number; readonly age: string }
-): typeof Header.Type => ({
-  path: m.path,
-  scope: m.scope,
-  name: m.name,
-  type: m.type,
-  description: m.description,
-  mtime: isoTime(m.mtime),
-  ageDays: age.ageDays,
-  age: age.age
-})
-
 /** A header as one line of a tool's text result. */
-const headerText = (m: typeof Header.Type): string =>
+const headerText = (m: Operations.Header): string =>
   `${m.path} [${m.type}${m.scope === "team" ? ", team" : ""}] ${m.name} (${m.age}) — ${m.description}`
 
-/** The current text of a memory, or undefined when there is none. */
-const currentText = (root: MemoryRoot, key: string) =>
-  Effect.flatMap(MemoryStore, (store) => store.read(root, key)).pipe(
-    Effect.map((stored): string | undefined => stored.text),
-    Effect.catchTag("MemoryNotFoundError", () => Effect.succeed(undefined))
-  )
-
-/** Non-overlapping occurrences of `needle` in `text`. */
-export const occurrences = (text: string, needle: string): number => {
-  let count = 0
-  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) count++
-  return count
-}
-
-const replaceOnce = (text: string, from: string, to: string): string => {
-  const at = text.indexOf(from)
-  return text.slice(0, at) + to + text.slice(at + from.length)
-}
-
 // ---------------------------------------------------------------------------------------------------------------
-// The tools
+// The tools: each one the MCP names of an operation's request and its result as text (Operations.ts)
 // ---------------------------------------------------------------------------------------------------------------
-
-const RecalledMemory = Schema.Struct({
-  path: Schema.String,
-  scope: Scope,
-  name: Schema.String,
-  type: Kind,
-  description: Schema.String,
-  ageDays: Schema.Number,
-  age: Schema.String,
-  caveat: Caveat,
-  content: described(Schema.String, "The body (frontmatter stripped), capped at 200 lines / 4 KB"),
-  truncated: Schema.Boolean
-})
 
 export const recallTool = defineTool({
   name: "memory_recall",
@@ -338,59 +236,21 @@ export const recallTool = defineTool({
   description: "The memories (at most 5) that will clearly help with a request, each with its age and a " +
     "staleness caveat. Never returns a memory this session already got. Call it with the user's request at the " +
     "start of a task.",
-  input: Schema.Struct({
-    query: described(Schema.String, "The user's request, in their words"),
-    exclude: Schema.optional(
-      described(Schema.Array(Schema.String), "Memory paths you already have (they are not returned)")
-    )
-  }),
-  output: Schema.Struct({
-    memories: Schema.Array(RecalledMemory),
-    candidates: described(Schema.Number, "Memories the selector looked at"),
-    selector: Schema.String,
-    skipped: Schema.optional(described(Schema.String, "Why memory was not consulted at all")),
-    degraded: Schema.optional(Schema.String)
-  }),
+  input: Schema.Struct({ query: Operations.RecallInput.fields.query, exclude: Operations.RecallInput.fields.exclude }),
+  output: Operations.RecallResult,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const session = yield* RecallSession
-      const result = yield* session.recall({
-        memoryDir: team.memory.memoryDir,
-        query: input.query,
-        teamEnabled: team.enabled,
-        alreadyRead: input.exclude
-      })
-      const memories = result.selected.map((m) => ({
-        path: m.path,
-        scope: m.scope,
-        name: m.name,
-        type: m.type,
-        description: m.description,
-        ageDays: m.ageDays,
-        age: m.age,
-        caveat: m.caveat,
-        content: m.content,
-        truncated: m.truncated
-      }))
-      const text = result.selected.length > 0 ?
-        result.selected.map(renderRecalledMemory).join("\n\n---\n\n") :
+      const result = yield* Operations.recall(rootOf(team), input)
+      const text = result.memories.length > 0 ?
+        result.memories.map(renderRecalledMemory).join("\n\n---\n\n") :
         result.skipped === undefined ?
         `No relevant memory (${result.candidates} looked at; a memory this session already got is not ` +
         `returned again).` :
         `Memory was not consulted: ${result.skipped}` +
         (result.skipped === "one-word-prompt" ? " (give the request in a few words)." : ".")
-      return {
-        structured: {
-          memories,
-          candidates: result.candidates,
-          selector: result.selector,
-          ...(result.skipped === undefined ? {} : { skipped: result.skipped }),
-          ...(result.degraded === undefined ? {} : { degraded: result.degraded })
-        },
-        text
-      }
+      return { structured: result, text }
     })
 })
 
@@ -399,44 +259,15 @@ export const searchTool = defineTool({
   title: "Search memories",
   description: "Memory headers (path, name, type, description, age) ranked by how well they match a query, for " +
     "browsing. Use memory_read for a memory's content.",
-  input: Schema.Struct({
-    query: described(Schema.String, "Words to look for"),
-    limit: Schema.optional(
-      described(
-        Schema.Number.pipe(Schema.int(), Schema.between(1, Browse.MAX_SEARCH_LIMIT)),
-        "At most this many (1–50, default 10)"
-      )
-    ),
-    scope: Schema.optional(ScopeArg),
-    type: Schema.optional(MemoryTypeArg)
-  }),
-  output: Schema.Struct({
-    results: Schema.Array(Schema.Struct({
-      ...Header.fields,
-      score: described(Schema.Number, "Match evidence (higher is better)"),
-      relevant: described(Schema.Boolean, "memory_recall would pick it for this query")
-    }))
-  }),
+  input: Operations.SearchInput,
+  output: Operations.SearchResult,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const hits = yield* Browse.searchMemories({
-        memoryDir: team.memory.memoryDir,
-        teamEnabled: team.enabled,
-        query: input.query,
-        limit: input.limit,
-        scope: input.scope,
-        type: input.type
-      })
-      const ages = yield* (yield* Staleness).ages(hits.map((h) => writtenAtOf(h.memory)))
-      const results = hits.map((h, i) => ({
-        ...headerOf(h.memory, ages[i]!),
-        score: Math.round(h.score * 1000) / 1000,
-        relevant: h.relevant
-      }))
-      const text = results.length === 0 ? "No memory matches." : results.map(headerText).join("\n")
-      return { structured: { results }, text }
+      const result = yield* Operations.search(rootOf(team), input)
+      const text = result.results.length === 0 ? "No memory matches." : result.results.map(headerText).join("\n")
+      return { structured: result, text }
     })
 })
 
@@ -444,22 +275,15 @@ export const listTool = defineTool({
   name: "memory_list",
   title: "List memories",
   description: "Every memory's header (path, name, type, description, age), newest first.",
-  input: Schema.Struct({ scope: Schema.optional(ScopeArg), type: Schema.optional(MemoryTypeArg) }),
-  output: Schema.Struct({ memories: Schema.Array(Header), teamEnabled: Schema.Boolean }),
+  input: Operations.ListInput,
+  output: Operations.ListResult,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const listed = yield* Browse.listMemories({
-        memoryDir: team.memory.memoryDir,
-        teamEnabled: team.enabled,
-        scope: input.scope,
-        type: input.type
-      })
-      const ages = yield* (yield* Staleness).ages(listed.map(writtenAtOf))
-      const memories = listed.map((m, i) => headerOf(m, ages[i]!))
-      const text = memories.length === 0 ? "No memories yet." : memories.map(headerText).join("\n")
-      return { structured: { memories, teamEnabled: team.enabled }, text }
+      const result = yield* Operations.list(rootOf(team), input)
+      const text = result.memories.length === 0 ? "No memories yet." : result.memories.map(headerText).join("\n")
+      return { structured: result, text }
     })
 })
 
@@ -467,67 +291,26 @@ export const readTool = defineTool({
   name: "memory_read",
   title: "Read a memory",
   description: "One memory file in full: its content, frontmatter, age and version (pass the version as " +
-    "if_version to memory_write to update it safely).",
-  input: Schema.Struct({ path: PathArg }),
-  output: Schema.Struct({
-    path: Schema.String,
-    scope: Scope,
-    content: described(Schema.String, "The whole file, frontmatter included"),
-    frontmatter: described(
-      Schema.NullOr(Schema.Struct({ name: Schema.String, description: Schema.String, type: Kind })),
-      "null when the file has no valid frontmatter"
-    ),
-    body: Schema.String,
-    mtime: Schema.String,
-    ageDays: Schema.Number,
-    age: Schema.String,
-    caveat: Caveat,
-    version: described(Schema.String, "A hash of the content")
-  }),
+    "if_version to memory_write or memory_edit to update it safely).",
+  input: Operations.ReadInput,
+  output: Operations.ReadResult,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const stored = yield* (yield* MemoryStore).read(rootOf(team), input.path)
-      // The same time memory_list, recall and `memdir show` count from (MemoryAge).
-      const written = yield* writtenAtOfFile(team.memory.memoryDir, stored.key, stored.text, stored.mtimeMs)
-      const age = yield* (yield* Staleness).age(written.at)
-      const parsed = parseMemoryFile(stored.text, stored.key)
-      const frontmatter = Either.isRight(parsed) ?
-        {
-          name: parsed.right.frontmatter.name,
-          description: parsed.right.frontmatter.description,
-          type: parsed.right.frontmatter.type
-        } :
-        null
-      const version = Browse.memoryVersion(stored.text)
-      const caveat = age.caveat === null ? "" : `${age.caveat}\n`
+      const read = yield* Operations.read(rootOf(team), input)
+      const caveat = read.caveat === null ? "" : `${read.caveat}\n`
       return {
-        structured: {
-          path: stored.key,
-          scope: stored.scope,
-          content: stored.text,
-          frontmatter,
-          body: Either.isRight(parsed) ? parsed.right.body : stored.text,
-          mtime: new Date(stored.mtimeMs).toISOString(),
-          ageDays: age.ageDays,
-          age: age.age,
-          caveat: age.caveat,
-          version
-        },
-        text: `${stored.key} (saved ${age.age}, version ${version})\n${caveat}\n${stored.text}`
+        structured: read,
+        text: `${read.path} (saved ${read.age}, version ${read.version})\n${caveat}\n${read.content}`
       }
     })
 })
 
-const WriteResult = Schema.Struct({
-  path: described(Schema.String, "Relative to the memory directory"),
-  scope: Scope,
-  created: described(Schema.Boolean, "A new memory (false: an existing one was updated)"),
-  indexCreated: Schema.Boolean,
-  version: Schema.String,
-  warnings: Schema.Array(Schema.String)
-})
+const IfVersion = (what: string) =>
+  Schema.optional(
+    described(Schema.String, `The version memory_read returned: the ${what} fails if the memory changed since`)
+  )
 
 export const writeTool = defineTool({
   name: "memory_write",
@@ -535,63 +318,25 @@ export const writeTool = defineTool({
   description: "Creates a memory, or updates the one with the same name and type (never a duplicate), and its " +
     "line in MEMORY.md. Team scope is shared with the whole team: secrets are refused there.",
   input: Schema.Struct({
-    type: MemoryTypeArg,
-    name: described(Schema.String, "Short title, e.g. \"Testing policy\""),
-    description: described(Schema.String, "One line saying what the memory holds: recall decides on it"),
-    body: described(Schema.String, "Markdown: the rule or fact; for feedback and project, then Why: and How to apply:"),
-    scope: Schema.optional(described(Schema.Literal("private", "team"), "private (default) or team")),
-    if_version: Schema.optional(
-      described(Schema.String, "The version memory_read returned: the write fails if the memory changed since")
-    )
+    type: Operations.WriteInput.fields.type,
+    name: Operations.WriteInput.fields.name,
+    description: Operations.WriteInput.fields.description,
+    body: Operations.WriteInput.fields.body,
+    scope: Operations.WriteInput.fields.scope,
+    if_version: IfVersion("write")
   }),
-  output: WriteResult,
+  output: Operations.WriteResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
-  run: (input, context) =>
+  run: ({ if_version, ...input }, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const memoryDir = team.memory.memoryDir
-      const frontmatter = yield* validateWriteInput(input)
-      const fields = { memoryDir, type: input.type as MemoryType, name: input.name, description: input.description }
-      const inTeam = input.scope === "team"
-      if (inTeam) yield* requireTeam(team)
-      const file = inTeam ?
-        `team/${yield* chooseTeamKey(memoryDir, frontmatter)}` :
-        yield* chooseTarget(memoryDir, frontmatter)
-      const written = inTeam ?
-        {
-          ...yield* writeTeamMemory({
-            ...fields,
-            body: input.body,
-            file: file.slice("team/".length),
-            ifVersion: input.if_version
-          }),
-          contradictions: []
-        } :
-        // if_version is checked by the store under the write's lock: a change landing meanwhile is a conflict.
-        yield* writePrivateMemory({
-          ...fields,
-          body: input.body,
-          file,
-          teamEnabled: team.enabled,
-          ifVersion: input.if_version
-        })
-      const after = yield* (yield* MemoryStore).read(rootOf(team), written.file)
-      const warnings = written.contradictions.map((c) =>
-        `This may contradict team feedback ${c.path} ("${c.name}": ${c.description}) — ${c.reason}. Check with ` +
-        `the user which rule should hold.`
-      )
-      const structured = {
-        path: written.file,
-        scope: written.scope,
-        created: written.created,
-        indexCreated: written.indexCreated,
-        version: Browse.memoryVersion(after.text),
-        warnings
-      }
+      // the location's own refusal, naming which setting turned team memory off
+      if (input.scope === "team") yield* requireTeam(team)
+      const written = yield* Operations.write(rootOf(team), { ...input, ifVersion: if_version })
       return {
-        structured,
-        text: `${written.created ? "Saved" : "Updated"} ${written.file} (version ${structured.version}).` +
-          warnings.map((w) => `\nwarning: ${w}`).join("")
+        structured: written,
+        text: `${written.created ? "Saved" : "Updated"} ${written.path} (version ${written.version}).` +
+          written.warnings.map((w) => `\nwarning: ${w}`).join("")
       }
     })
 })
@@ -599,36 +344,30 @@ export const writeTool = defineTool({
 export const editTool = defineTool({
   name: "memory_edit",
   title: "Edit a memory",
-  description: "Replaces old_str, which must occur exactly once, with new_str in a memory file; its MEMORY.md " +
-    "line follows a changed name or description.",
+  description: "Replaces old_str, which must occur exactly once (unless replace_all), with new_str in a memory " +
+    "file; its MEMORY.md line follows a changed name or description. A change made meanwhile is never overwritten.",
   input: Schema.Struct({
-    path: PathArg,
-    old_str: described(Schema.String.pipe(Schema.minLength(1)), "The exact text to replace (must occur once)"),
-    new_str: described(Schema.String, "The replacement")
+    path: Operations.MemoryPath,
+    old_str: Operations.EditInput.fields.old,
+    new_str: Operations.EditInput.fields.new,
+    replace_all: Operations.EditInput.fields.replaceAll,
+    if_version: IfVersion("edit")
   }),
-  output: Schema.Struct({ path: Schema.String, scope: Scope, version: Schema.String }),
+  output: Schema.Struct({ path: Schema.String, scope: Operations.Scope, version: Schema.String }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const store = yield* MemoryStore
-      const root = rootOf(team)
-      const stored = yield* store.read(root, input.path)
-      const count = occurrences(stored.text, input.old_str)
-      if (count !== 1) return yield* new EditMatchError({ path: stored.key, count })
-      // Under the store's lock: applied to the text as it is then; a concurrent change that broke the match
-      // leaves the file as it is (and is reported below).
-      const written = yield* store.write(root, stored.key, (existing) =>
-        existing !== undefined && occurrences(existing, input.old_str) === 1 ?
-          replaceOnce(existing, input.old_str, input.new_str) :
-          existing ?? stored.text)
-      if (written.before !== undefined && written.after === written.before && input.old_str !== input.new_str) {
-        return yield* new EditMatchError({ path: stored.key, count: occurrences(written.before, input.old_str) })
-      }
-      const version = Browse.memoryVersion(written.after)
+      const edited = yield* Operations.edit(rootOf(team), {
+        path: input.path,
+        old: input.old_str,
+        new: input.new_str,
+        replaceAll: input.replace_all,
+        ifVersion: input.if_version
+      })
       return {
-        structured: { path: written.key, scope: written.scope, version },
-        text: `Edited ${written.key} (version ${version}).`
+        structured: { path: edited.path, scope: edited.scope, version: edited.version },
+        text: `Edited ${edited.path} (version ${edited.version}).`
       }
     })
 })
@@ -637,24 +376,16 @@ export const deleteTool = defineTool({
   name: "memory_delete",
   title: "Delete a memory",
   description: "Deletes a memory file and its line in MEMORY.md (\"forget …\").",
-  input: Schema.Struct({ path: PathArg }),
-  output: Schema.Struct({ path: Schema.String, fileRemoved: Schema.Boolean, indexLinesRemoved: Schema.Number }),
+  input: Operations.DeleteInput,
+  output: Operations.DeleteResult,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const removed = yield* deleteMemory({
-        memoryDir: team.memory.memoryDir,
-        file: input.path,
-        teamEnabled: team.enabled
-      })
+      const removed = yield* Operations.remove(rootOf(team), input)
       return {
-        structured: {
-          path: removed.file,
-          fileRemoved: removed.fileRemoved,
-          indexLinesRemoved: removed.indexLinesRemoved
-        },
-        text: `Deleted ${removed.file}${removed.fileRemoved ? "" : " (only its index line was left)"}.`
+        structured: removed,
+        text: `Deleted ${removed.path}${removed.fileRemoved ? "" : " (only its index line was left)"}.`
       }
     })
 })
@@ -664,27 +395,14 @@ export const renameTool = defineTool({
   title: "Rename a memory",
   description: "Moves a memory to another path and its MEMORY.md line with it (team/… paths move into team memory, " +
     "under the team rules).",
-  input: Schema.Struct({
-    path: PathArg,
-    new_path: described(Schema.String, "The new path, relative to the memory directory, ending in .md")
-  }),
-  output: Schema.Struct({ from: Schema.String, path: Schema.String, scope: Scope }),
+  input: Schema.Struct({ path: Operations.MemoryPath, new_path: Operations.RenameInput.fields.newPath }),
+  output: Operations.RenameResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const store = yield* MemoryStore
-      const root = rootOf(team)
-      const source = yield* store.read(root, input.path)
-      const target = yield* store.locate(root, input.new_path)
-      if (target.contained.key !== source.key && (yield* currentText(root, target.contained.key)) !== undefined) {
-        return yield* new PathExistsError({ path: target.contained.key })
-      }
-      const written = yield* store.rename(root, source.key, input.new_path)
-      return {
-        structured: { from: source.key, path: written.key, scope: written.scope },
-        text: `Renamed ${source.key} to ${written.key}.`
-      }
+      const renamed = yield* Operations.rename(rootOf(team), { path: input.path, newPath: input.new_path })
+      return { structured: renamed, text: `Renamed ${renamed.from} to ${renamed.path}.` }
     })
 })
 
