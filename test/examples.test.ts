@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
+import * as SdkModels from "@memdir/testing/SdkModels"
 import * as Effect from "effect/Effect"
 import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -57,7 +58,7 @@ const runExampleWithModel = (
     for (const [k, v] of Object.entries(process.env)) {
       if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
     }
-    const out = yield* Effect.async<string, Error>((resume) => {
+    const { stderr, stdout: out } = yield* Effect.async<{ stdout: string; stderr: string }, Error>((resume) => {
       execFile(process.execPath, ["--import", "tsx", path.join(examplesDir, file), project], {
         cwd: repoRoot,
         env: {
@@ -68,8 +69,11 @@ const runExampleWithModel = (
           ANTHROPIC_BASE_URL: server.url
         },
         encoding: "utf8"
-      }, (error, stdout, stderr) => resume(error === null ? Effect.succeed(stdout) : Effect.fail(new Error(stderr))))
+      }, (error, stdout, stderr) =>
+        resume(error === null ? Effect.succeed({ stdout, stderr }) : Effect.fail(new Error(stderr))))
     })
+    // the SDK warns on stderr when a request names a model past or near its end of life: the examples name none
+    assert.notMatch(stderr, SdkModels.DEPRECATION_WARNING)
     const memoryDir = path.join(scratch, "home/projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
     check(out, memoryDir, yield* server.requests)
   }).pipe(Effect.scoped)

@@ -204,14 +204,14 @@ describe("the report's real-model claim", () => {
     const answered: RunResults = {
       ...unanswered,
       trials: 2,
-      provenance: { ...unanswered.provenance, models: ["claude-sonnet-4-5"] },
+      provenance: { ...unanswered.provenance, models: ["claude-sonnet-5-5"] },
       results: [...unanswered.results, {
         ...unanswered.results[0]!,
         scenario: "pool",
         trial: 2,
         passed: true,
         error: undefined,
-        model: "claude-sonnet-4-5",
+        model: "claude-sonnet-5-5",
         calls: 2
       }]
     }

@@ -8,7 +8,7 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory"
 import { NodeContext } from "@effect/platform-node"
-import { Memdir, MemoryPaths, MemoryToolBackend } from "@memdir/core"
+import { Memdir, MemoryPaths, MemoryToolBackend, ModelCatalog } from "@memdir/core"
 import { Console, Effect } from "effect"
 
 const program = Effect.gen(function*() {
@@ -22,7 +22,7 @@ const program = Effect.gen(function*() {
   const client = new Anthropic() // ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) from the environment
   const final = yield* Effect.tryPromise(() =>
     client.beta.messages.toolRunner({
-      model: "claude-sonnet-4-5",
+      model: ModelCatalog.DEFAULT_MODEL, // memdir's default model, a current one
       max_tokens: 2048,
       betas: ["context-management-2025-06-27"],
       system: "Each memory is a Markdown file with frontmatter: name, description and type " +

@@ -33,6 +33,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { ModelError } from "./Errors.js"
+import { DEFAULT_MODEL } from "./ModelCatalog.js"
 
 /** Which job a call is for: each role has its own configured model. */
 export type ModelRole = "selector" | "extractor" | "dreamer" | "grader" | "agent"
@@ -99,17 +100,17 @@ export class Model extends Context.Tag("@memdir/core/Model")<Model, {
 // ---------------------------------------------------------------------------------------------------------------
 
 /**
- * Default model per role, from the installed SDK's own `Model` list and never one it lists as deprecated
+ * Default model per role: the catalog's `DEFAULT_MODEL` (ModelCatalog.ts, the one table of model ids and prices),
+ * a current model of the installed SDK's own `Model` list and never one it lists as deprecated
  * (`test/Model.test.ts` reads both lists). The selector follows the reference (a Sonnet-class model, at most
- * 256 output tokens per turn); extraction and dreaming write memory files, where a wrong fact costs more
- * than a token.
+ * 256 output tokens per turn).
  */
 export const DEFAULT_MODELS: Readonly<Record<ModelRole, Anthropic.Model>> = {
-  selector: "claude-sonnet-5-5",
-  extractor: "claude-sonnet-5-5",
-  dreamer: "claude-sonnet-5-5",
-  grader: "claude-sonnet-5-5",
-  agent: "claude-sonnet-5-5"
+  selector: DEFAULT_MODEL,
+  extractor: DEFAULT_MODEL,
+  dreamer: DEFAULT_MODEL,
+  grader: DEFAULT_MODEL,
+  agent: DEFAULT_MODEL
 }
 
 /** The environment variable that picks a role's model. */

@@ -19,6 +19,7 @@ import * as Server from "../../testing/src/MessagesApiServer.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
 import * as MemoryToolBackend from "../src/MemoryToolBackend.js"
+import * as ModelCatalog from "../src/ModelCatalog.js"
 
 const live = MemoryToolBackend.layer.pipe(
   Layer.provideMerge(MemoryStore.layerNode),
@@ -456,7 +457,7 @@ describe("MemoryToolBackend: inside the SDK's tool runner", () => {
       const client = new Anthropic({ apiKey: "test-key", baseURL: server.url, maxRetries: 0 })
       const final = yield* Effect.promise(() =>
         client.beta.messages.toolRunner({
-          model: "claude-sonnet-4-5",
+          model: ModelCatalog.DEFAULT_MODEL,
           max_tokens: 1024,
           betas: ["context-management-2025-06-27"],
           messages: [{ role: "user", content: "Remember: integration tests hit a real database." }],

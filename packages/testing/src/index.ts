@@ -4,4 +4,5 @@
  */
 export * as Fixtures from "./Fixtures.js"
 export * as MessagesApiServer from "./MessagesApiServer.js"
+export * as SdkModels from "./SdkModels.js"
 export * as TestMemdir from "./TestMemdir.js"
