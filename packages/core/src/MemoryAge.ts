@@ -110,6 +110,19 @@ export const writtenAtOfFile = (memoryDir: string, key: string, text: string, mt
 export const writtenAtOf = (header: Pick<MemoryHeader, "mtime" | "writtenAt">): number =>
   header.writtenAt ?? header.mtime
 
+/**
+ * Memories newest first by the time their age counts from (`writtenAtOf`), equal times in path order: a listing
+ * sorted by the age it shows (a memory whose `modified:` is months old but whose file was touched today is listed
+ * with the old ones, not on top). A new array; `memories` is left as it was.
+ */
+export const sortNewestWrittenFirst = <A extends Pick<MemoryHeader, "mtime" | "writtenAt" | "path">>(
+  memories: ReadonlyArray<A>
+): Array<A> => {
+  const keyed = memories.map((memory) => ({ memory, at: writtenAtOf(memory) }))
+  keyed.sort((a, b) => b.at - a.at || (a.memory.path < b.memory.path ? -1 : a.memory.path > b.memory.path ? 1 : 0))
+  return keyed.map((k) => k.memory)
+}
+
 /** A header's own warning with that of an ignored `modified:` beside it. */
 export const withWrittenWarning = (warning: string | undefined, written: Written): string | undefined =>
   written.warning === undefined ? warning : warning === undefined ? written.warning : `${warning}; ${written.warning}`

@@ -1,5 +1,5 @@
 import * as Command from "@effect/cli/Command"
-import { isoTime, writtenAtOf } from "@memdir/core/MemoryAge"
+import { isoTime, sortNewestWrittenFirst, writtenAtOf } from "@memdir/core/MemoryAge"
 import { Scanner } from "@memdir/core/Scanner"
 import { Staleness } from "@memdir/core/Staleness"
 import { scopeOf, TEAM_DIR } from "@memdir/core/TeamMemory"
@@ -103,7 +103,9 @@ export const lsCommand = Command.make(
       const staleness = yield* Staleness
       // team/ is listed only while team memory is on (docs/team-memory.md).
       const scan = yield* scanner.scan(location.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
-      const ages = yield* staleness.ages(scan.memories.map(writtenAtOf))
+      // newest first by the written time each line shows (docs/file-format.md#age-and-staleness), not by mtime
+      const memories = sortNewestWrittenFirst(scan.memories)
+      const ages = yield* staleness.ages(memories.map(writtenAtOf))
       const problems = scan.problems.map((p) => ({
         path: p.path,
         code: p.code,
@@ -112,22 +114,21 @@ export const lsCommand = Command.make(
       }))
       if (json) {
         // Streamed: a chunk of memories is built and written at a time, never the whole document at once.
-        const memories = { count: scan.memories.length, render: (i: number) => memoryJson(scan.memories[i]!, ages[i]!) }
-        for (const chunk of listingJson(location.memoryDir, memories, problems)) yield* Console.log(chunk)
+        const listed = { count: memories.length, render: (i: number) => memoryJson(memories[i]!, ages[i]!) }
+        for (const chunk of listingJson(location.memoryDir, listed, problems)) yield* Console.log(chunk)
         return
       }
-      if (scan.memories.length === 0 && problems.length === 0) {
+      if (memories.length === 0 && problems.length === 0) {
         return yield* Console.log(`no memories in ${location.memoryDir}`)
       }
       // one write for the whole listing: thousands of memories are common
-      if (scan.memories.length > 0) {
+      if (memories.length > 0) {
         yield* Console.log(
-          scan.memories.map((m, i) =>
-            terminalLine(`${m.path}  [${m.type}] ${m.name} (${ages[i]!.age}) — ${m.description}`)
-          ).join("\n")
+          memories.map((m, i) => terminalLine(`${m.path}  [${m.type}] ${m.name} (${ages[i]!.age}) — ${m.description}`))
+            .join("\n")
         )
       }
       for (const p of problems) yield* Console.error(`problem: ${terminalLine(p.path)}: ${terminalLine(p.message)}`)
     })
   )
-).pipe(Command.withDescription("List memories (newest first) and files that could not be read"))
+).pipe(Command.withDescription("List memories (newest written first) and files that could not be read"))
