@@ -10,7 +10,7 @@ import * as NodePath from "node:path"
 import { type ContainedReal, Containment } from "../Containment.js"
 import { fromMemoryFsError, MemoryIoError, type MemoryNotFoundError, type PathTraversalError } from "../Errors.js"
 import { MEMORY_MAX_BYTES } from "../Memory.js"
-import { MemoryFs } from "../MemoryFs.js"
+import { MemoryFs, type WriteHooks } from "../MemoryFs.js"
 
 export type ResolvedTeamPath = ContainedReal
 
@@ -27,21 +27,14 @@ export const resolveTeamPath = (
 /** A file-system failure of a guarded read or write, as what the caller can act on. */
 export const guardError = (key: string, path: string) => fromMemoryFsError(key, { notFoundPath: path })
 
-/** Test seam for the check-then-use race of a read (never set in production code). */
+/** Test seam for the check-then-use race of a read or a write (never set in production code). */
 export interface ReadHooks {
-  /** After all three layers accepted the key, before the file is opened. */
-  readonly afterResolve?: (target: string) => void
+  /** After all three layers accepted the key, before the file is opened (or any directory is created). */
+  readonly afterResolve?: ((target: string) => void) | undefined
 }
 
-/** Test seams for the check-then-use races (never set in production code). */
-export interface WriteHooks {
-  /** After all three layers accepted the key, before any directory is created. */
-  readonly afterResolve?: (target: string) => void
-  /** Right before the temp file is created (exclusively, without following a link). */
-  readonly beforeTempOpen?: (temp: string) => void
-  /** After the temp file is written and synced, right before the parent is re-verified and the rename. */
-  readonly beforeRename?: (target: string, temp: string) => void
-}
+/** A guarded write's test seams: `afterResolve`, then `MemoryFs`'s own (before the temp file, before the rename). */
+export type TeamWriteHooks = ReadHooks & WriteHooks
 
 /**
  * Reads a team file: opened without following a link and without blocking, a regular singly linked file of at
@@ -82,7 +75,7 @@ export const writeTeamFile = (
   teamDir: string,
   key: string,
   content: string | Uint8Array,
-  hooks: WriteHooks = {}
+  hooks: TeamWriteHooks = {}
 ): Effect.Effect<string, PathTraversalError | MemoryIoError, TeamGuardParts> =>
   Effect.gen(function*() {
     const fs = yield* MemoryFs
@@ -93,7 +86,7 @@ export const writeTeamFile = (
     )
     yield* fs.writeFileAtomic(resolved.path, content, {
       within: resolved.realRoot,
-      hooks: { beforeTempOpen: hooks.beforeTempOpen, beforeRename: hooks.beforeRename }
+      hooks
     }).pipe(
       Effect.mapError((error) => {
         const mapped = guardError(key, resolved.path)(error)
