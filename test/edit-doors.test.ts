@@ -5,8 +5,9 @@
  * the same files; and a change that lands between a door's read and its write is refused by each, never
  * overwritten. All three are adapters over `Operations.edit`.
  *
- * The one difference is the memory tool's, kept on purpose (docs/memory-tool.md): it stores the model's text line
- * for line, so its edit leaves the memory's `modified:` as it was, where the other doors stamp the time of the edit.
+ * The differences are the memory tool's, kept in its adapter on purpose (docs/memory-tool.md): it stores the model's
+ * text line for line, so its edit leaves the memory's `modified:` as it was where the other doors stamp the time of
+ * the edit; and it keeps the reference's one-line rule, so text found twice on one line replaces the first there.
  */
 import { NodeContext } from "@effect/platform-node"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -239,6 +240,28 @@ describe("one edit through every door", () => {
     // the reference's words for it: the lines that hold it
     assert.include(tool.text, "Multiple occurrences of old_str `test` in lines: 3, 8")
     for (const dir of dirs) assert.deepStrictEqual(files(dir), { memory: MEMORY, index: INDEX })
+  })
+
+  it("the memory tool keeps the reference's rule: twice on one line replaces the first; the others refuse", async () => {
+    const dirs = [memoryDir(), memoryDir(), memoryDir()] as const
+    // " m" occurs twice, both on one line ("a mock", "migration"): the reference's one-line rule accepts it
+    const mcp = await mcpCall(await connect(dirs[0]), "memory_edit", { path: FILE, old_str: " m", new_str: " M" })
+    const agents = await agentsEdit(dirs[1], { path: FILE, old_string: " m", new_string: " M" })
+    const tool = await memoryToolEdit(dirs[2], {
+      command: "str_replace",
+      path: `/memories/${FILE}`,
+      old_str: " m",
+      new_str: " M"
+    })
+    for (const refused of [mcp, agents]) {
+      assert.isTrue(refused.isError)
+      assert.include(refused.text, "occurs 2 times")
+    }
+    assert.isFalse(tool.isError, tool.text)
+    assert.include(tool.text, "     9\tWhy: a Mock hid a broken migration.")
+    assert.deepStrictEqual(files(dirs[0]), { memory: MEMORY, index: INDEX })
+    assert.deepStrictEqual(files(dirs[1]), { memory: MEMORY, index: INDEX })
+    assert.deepStrictEqual(files(dirs[2]), { memory: MEMORY.replace("a mock", "a Mock"), index: INDEX })
   })
 
   it("a change between a door's read and its write is refused by every door, never overwritten", async () => {
