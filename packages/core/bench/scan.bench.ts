@@ -9,7 +9,7 @@
  *   floor-async       the same walk + fs.promises open / read / close, 64 in flight
  *   floor-sync+fstat  floor-sync plus one fstat per file: the floor of any scanner that must know mtimes
  *   scan              the memdir Scanner live layer, all files, no limit
- *   naive             the same walk + readFileSync of the whole file + gray-matter
+ *   naive             the same walk + readFileSync of the whole file + the `yaml` parser on its header block
  * then the peak memory of a scan over small bodies vs the same headers with huge bodies (each in a fresh child
  * process), and the latency of the offline Selector over a 10k-entry manifest when it is available.
  *
@@ -18,7 +18,6 @@
 import { NodeContext } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import matter from "gray-matter"
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -26,6 +25,7 @@ import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import * as NodeV8 from "node:v8"
 import * as NodeVm from "node:vm"
+import { parse as parseYaml } from "yaml"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as Scanner from "../src/Scanner.js"
 import { hex, listMemoryFiles, makeRandom, MEMORY_TYPES, pick, sentence, WORDS } from "./corpus.js"
@@ -170,9 +170,10 @@ const naive = (root: string): number => {
   let parsed = 0
   for (const file of listFiles(root)) {
     try {
-      // An options object keeps gray-matter from caching every file's content.
-      const { data } = matter(NodeFs.readFileSync(file, "utf8"), {})
-      if (typeof data.description === "string") parsed++
+      const text = NodeFs.readFileSync(file, "utf8")
+      const end = text.startsWith("---\n") ? text.indexOf("\n---", 3) : -1
+      const data = end === -1 ? undefined : parseYaml(text.slice(4, end))
+      if (typeof data?.description === "string") parsed++
     } catch {
       // Strict YAML rejects some real files; the naive reader just loses them.
     }
@@ -258,7 +259,7 @@ const measureSize = async (root: string, runs: number): Promise<SizeResult> => {
   const samples: Record<string, Array<Sample>> = {}
   for (const [name, run] of contenders) {
     // Warm-up: the JIT once per contender; the page cache of every set through the cheap contenders. (The
-    // expensive ones, 50k files through gray-matter or 64 promises at a time, would blow the time budget.)
+    // expensive ones, 50k files through a YAML parser or 64 promises at a time, would blow the time budget.)
     if (!warmedUp.has(name) || name === "floor-sync" || name === "scan") await run()
     warmedUp.add(name)
     samples[name] = []

@@ -103,6 +103,14 @@ describe("parseFrontmatter", () => {
     assert.deepStrictEqual(header.extra, { created: new Date("2026-03-05T00:00:00.000Z") })
   })
 
+  it("reads YAML 1.2's core schema (with dates): `yes` is text, `0o17` a number, a list or map is no key", () => {
+    const header = parsed(lines("---", "name: x", "description: y", "type: user", "flag: yes", "mode: 0o17", "---"))
+    assert.deepStrictEqual(header.extra, { flag: "yes", mode: 15 })
+    const collectionKey = failure(lines("---", "name: x", "? [a, b]", ": value", "---"))
+    assert.strictEqual(collectionKey.reason, "yaml-error")
+    assert.include(collectionKey.detail, "a list or map used as a key")
+  })
+
   it("recovers an unquoted ': ' inside a description line by line, naming the line", () => {
     const header = parsed(lines(
       "---",
@@ -150,7 +158,7 @@ describe("parseFrontmatter", () => {
     }
   })
 
-  it("never lets a language tag on the fence run code (gray-matter would eval `---js`)", () => {
+  it("never lets a language tag on the fence run code (gray-matter, once used here, would eval `---js`)", () => {
     const marker = "__memdirFrontmatterEval"
     const error = failure(`---js\n{ name: (globalThis.${marker} = "ran") }\n---\n`)
     assert.strictEqual(error.reason, "missing-frontmatter")

@@ -1,25 +1,25 @@
 /**
  * The YAML inside a frontmatter block: a fast path for the common flat `key: plain text` layout, the full
- * YAML parser (js-yaml 3, through gray-matter) with bounds against pathological input, a line-wise repair for
- * values strict YAML rejects, and the quoting memdir uses when it writes.
+ * YAML parser (`yaml`, YAML 1.2's core schema plus timestamps, alias expansion capped) with bounds against
+ * pathological input, a line-wise repair for values strict YAML rejects, and the quoting memdir uses when it writes.
  *
- * The fast path exists because the scanner must stay within 1.3x of merely reading the files; it only accepts
+ * The fast path is the one every header read takes first (a recall per prompt reads 200 of them); it only accepts
  * text on which it provably agrees with the YAML parser (a property test checks that), and returns `undefined`
  * for anything else so the caller falls back to the YAML path.
  */
-import matter from "gray-matter"
-
-interface YamlEngine {
-  readonly parse: (text: string, options?: object) => unknown
-  readonly stringify: (value: object, options?: object) => string
-}
-
-/**
- * gray-matter exposes its js-yaml 3 engine at run time (`matter.engines`, documented in its README) but not in
- * its types. Calling the engine directly keeps gray-matter's language detection out of the way: a `---js`
- * fence would otherwise make gray-matter `eval` the block, and memory files may come from other people.
- */
-const yamlEngine = (matter as unknown as { readonly engines: { readonly yaml: YamlEngine } }).engines.yaml
+import {
+  type CreateNodeOptions,
+  type DocumentOptions,
+  isCollection,
+  isMap,
+  isSeq,
+  parseDocument,
+  type ParseOptions,
+  type SchemaOptions,
+  stringify,
+  type ToJSOptions,
+  type ToStringOptions
+} from "yaml"
 
 /** A top-level mapping, as the YAML parser returns it. */
 export type YamlMap = Record<string, unknown>
@@ -32,7 +32,7 @@ export type YamlMap = Record<string, unknown>
 const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/
 
 /**
- * Characters on which the fast path gives up on the whole block: tabs, carriage returns, anything js-yaml
+ * Characters on which the fast path gives up on the whole block: tabs, carriage returns, anything YAML
  * calls non-printable, the Unicode line/paragraph separators, BOMs and lone surrogates.
  */
 const UNSAFE_CHARACTER =
@@ -42,7 +42,7 @@ const MAYBE_UNSAFE_CHARACTER = /[\t\r\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u
 
 const hasUnsafeCharacter = (text: string): boolean => MAYBE_UNSAFE_CHARACTER.test(text) && UNSAFE_CHARACTER.test(text)
 
-/** Plain scalars YAML resolves to null or a boolean (js-yaml 3's default schema). */
+/** Plain scalars YAML resolves to null or a boolean (the core schema). */
 const RESERVED_WORDS = new Set(["null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"])
 
 /** YAML reads `TRUE:` as the key "true": reserved words are left to the parser (and quoted when written). */
@@ -63,15 +63,16 @@ for (const c of NUMBER_OR_DATE_STARTS) START_CLASS[c.charCodeAt(0)] = NUMBER_OR_
 for (const c of INDICATORS) START_CLASS[c.charCodeAt(0)] = INDICATOR
 
 /**
- * Supersets of the plain scalars js-yaml 3's default schema resolves to a number or a date (its int, float and
- * timestamp resolvers); `~` is null. Anything matching is left to the parser, so the fast path never has to
- * know the exact rules. Common strings such as ids (`6a6ab3b9-90e0-…`) and versions (`1.2.3`) do not match.
+ * Supersets of the plain scalars YAML resolves to a number or a date (the core schema's int and float, the
+ * timestamp tag, and YAML 1.1's binary, sexagesimal and underscored forms for good measure); `~` is null.
+ * Anything matching is left to the parser, so the fast path never has to know the exact rules. Common strings
+ * such as ids (`6a6ab3b9-90e0-…`) and versions (`1.2.3`) do not match.
  */
 const MAYBE_NUMBER_OR_DATE = new RegExp(
   "^(?:~" +
-    "|[-+]?(?:0b[01_]+|0x[0-9a-fA-F_]+|[0-9_]+(?::[0-5]?[0-9])*)" +
+    "|[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|[0-9_]+(?::[0-5]?[0-9])*)" +
     "|[-+]?[0-9][0-9_]*(?:\\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?" +
-    "|\\.[0-9_]+(?:[eE][-+]?[0-9]+)?" +
+    "|[-+]?\\.[0-9_]+(?:[eE][-+]?[0-9]+)?" +
     "|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*" +
     "|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN)" +
     "|[0-9]{4}-[0-9][0-9]?-[0-9][0-9]?(?:[Tt \\t].*)?" +
@@ -230,13 +231,27 @@ const isPlainValue = (value: string): boolean => {
 // YAML path
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Deeper flow nesting than this is refused before the parser sees it (js-yaml recurses per level). */
+/** Deeper flow nesting than this is refused before the parser sees it (its values are built recursively). */
 export const MAX_FLOW_NESTING = 64
 /**
- * Values the parsed block may expand to, counting every alias use again. js-yaml shares aliased nodes, so a
- * "billion laughs" block parses fast but explodes in whoever walks it later (JSON output, copies): refuse it.
+ * Alias uses a block may expand to (the parser's own limit, counting every use again): a "billion laughs" block
+ * is refused, not expanded into whoever walks it later (JSON output, copies).
  */
-export const MAX_EXPANDED_VALUES = 10_000
+export const MAX_ALIAS_COUNT = 100
+
+/**
+ * How memdir reads YAML: the core schema (YAML 1.2: `yes` is text, `0o17` a number) with timestamps (a bare
+ * `2026-03-05` is a date, as memory files have always been read) and `<<` merge keys; errors as values, never
+ * printed; a repeated key an error (`uniqueKeys`), which the repair below turns into "the last one wins".
+ */
+const READ_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions = {
+  schema: "core",
+  customTags: ["timestamp"],
+  merge: true,
+  prettyErrors: true,
+  logLevel: "silent"
+}
+const TO_JS: ToJSOptions = { maxAliasCount: MAX_ALIAS_COUNT }
 
 export interface YamlFailure {
   /** 0-based line inside the block. */
@@ -259,12 +274,6 @@ export interface YamlRepair {
   readonly reason: string
 }
 
-interface YamlExceptionLike {
-  readonly reason?: string
-  readonly message?: string
-  readonly mark?: { readonly line?: number }
-}
-
 const flowNestingDepth = (block: string): number => {
   let depth = 0
   let max = 0
@@ -280,32 +289,39 @@ const flowNestingDepth = (block: string): number => {
   return max
 }
 
-/** Counts values reachable from `root`, alias uses included, stopping as soon as `budget` is exceeded. */
-const exceedsExpansionBudget = (root: unknown, budget: number): boolean => {
-  const stack: Array<unknown> = [root]
-  let count = 0
-  while (stack.length > 0) {
-    const value = stack.pop()
-    if (++count > budget) return true
-    if (value !== null && typeof value === "object" && !(value instanceof Date) && !ArrayBuffer.isView(value)) {
-      for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push(child)
-    }
-  }
+type Attempt =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly failure: YamlFailure; readonly duplicateKey: boolean }
+
+/** Whether a key anywhere in `node` is a list or a map (not text, a number, a date…). */
+const hasCollectionKey = (node: unknown): boolean => {
+  if (isMap(node)) return node.items.some((pair) => isCollection(pair.key) || hasCollectionKey(pair.value))
+  if (isSeq(node)) return node.items.some(hasCollectionKey)
   return false
 }
 
-const tryParse = (
-  block: string,
-  options: object
-): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly failure: YamlFailure } => {
-  // js-yaml reports bad input by throwing; this is the boundary where that becomes data. A stack overflow on
-  // input that slipped past the nesting guard is reported the same way.
+const tryParse = (block: string, uniqueKeys: boolean): Attempt => {
+  const document = parseDocument(block, { ...READ_OPTIONS, uniqueKeys })
+  const error = document.errors[0]
+  if (error === undefined) {
+    // A list or map as a key becomes one string of its whole YAML in JavaScript (aliases expanded): refused.
+    const refused = hasCollectionKey(document.contents) ? "a list or map used as a key" : undefined
+    if (refused !== undefined) return { ok: false, failure: { line: 0, detail: refused }, duplicateKey: false }
+  } else {
+    // "Map keys must be unique at line 2, column 1:" and a code excerpt: the sentence is the detail.
+    const detail = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "").trim()
+    const line = Math.max(0, (error.linePos?.[0].line ?? 1) - 1)
+    return { ok: false, failure: { line, detail }, duplicateKey: error.code === "DUPLICATE_KEY" }
+  }
+  // Building the values is where aliases expand: past the limit the parser throws (a ReferenceError), as it does
+  // on a stack overflow from input that slipped past the nesting guard. This is where that becomes data.
   try {
-    return { ok: true, value: yamlEngine.parse(block, options) }
-  } catch (error) {
-    const e = (error ?? {}) as YamlExceptionLike
-    const detail = e.reason ?? e.message ?? String(error)
-    return { ok: false, failure: { line: e.mark?.line ?? 0, detail: detail.split("\n")[0]!.trim() } }
+    return { ok: true, value: document.toJS(TO_JS) }
+  } catch (cause) {
+    const detail = cause instanceof ReferenceError && /alias/i.test(cause.message)
+      ? `expands through more than ${MAX_ALIAS_COUNT} uses of YAML aliases`
+      : String(cause instanceof Error ? cause.message : cause).split("\n")[0]!.trim()
+    return { ok: false, failure: { line: 0, detail }, duplicateKey: false }
   }
 }
 
@@ -328,7 +344,7 @@ export const parseYamlBlock = (block: string): YamlOutcome => {
   const repairs: Array<YamlRepair> = []
   const repaired = new Set<number>()
   // A top-level plain value holding ": " is always a YAML error: quote it up front instead of learning it
-  // from a thrown exception (js-yaml's are costly, and real memory files do this a lot).
+  // from a failed parse (a parse per repaired line, and real memory files do this a lot).
   for (let index = 0; index < lines.length; index++) {
     const match = TOP_LEVEL_PLAIN_WITH_COLON.exec(lines[index]!)
     if (match === null) continue
@@ -336,24 +352,16 @@ export const parseYamlBlock = (block: string): YamlOutcome => {
     repairs.push({ _tag: "ReadAsPlainText", line: index, key: match[1]!, reason: "unquoted ': ' inside the value" })
     lines[index] = `${match[1]}: ${quoteYamlString(match[2]!)}`
   }
-  let options: object = {}
+  let uniqueKeys = true
   // Each round either succeeds, fails for good, or repairs one more line: bounded by the line count.
   for (let round = 0; round <= lines.length + 1; round++) {
-    const attempt = tryParse(lines.join("\n"), options)
-    if (attempt.ok) {
-      if (exceedsExpansionBudget(attempt.value, MAX_EXPANDED_VALUES)) {
-        return {
-          _tag: "Failed",
-          failure: { line: 0, detail: `expands to more than ${MAX_EXPANDED_VALUES} values (YAML aliases?)` }
-        }
-      }
-      return { _tag: "Parsed", value: attempt.value, repairs }
-    }
+    const attempt = tryParse(lines.join("\n"), uniqueKeys)
+    if (attempt.ok) return { _tag: "Parsed", value: attempt.value, repairs }
     const { failure } = attempt
-    if (failure.detail.startsWith("duplicated mapping key") && !("json" in options)) {
-      // js-yaml's json mode keeps the last value of a repeated key instead of failing.
+    if (attempt.duplicateKey && uniqueKeys) {
+      // Without the uniqueness check the last value of a repeated key is kept.
       repairs.push({ _tag: "DuplicateKey", line: failure.line, key: "", reason: failure.detail })
-      options = { json: true }
+      uniqueKeys = false
       continue
     }
     let candidate = Math.min(failure.line, lines.length - 1)
@@ -398,13 +406,27 @@ export const quoteYamlString = (value: string): string => `"${value.replace(ESCA
 /** `value` as YAML text after `key: `: bare when that is safe, double-quoted otherwise. */
 export const yamlScalar = (value: string): string => isPlainSafe(value) ? value : quoteYamlString(value)
 
+/** How memdir writes a value that is not a string: the read schema, one line per scalar, no anchors. */
+const WRITE_OPTIONS: CreateNodeOptions & SchemaOptions & ToStringOptions = {
+  schema: "core",
+  customTags: ["timestamp"],
+  lineWidth: 0,
+  aliasDuplicateObjects: false
+}
+
 /** One top-level entry of any value, as YAML lines (no trailing newline). */
 export const yamlEntry = (key: string, value: unknown): string | undefined => {
   if (value === undefined || typeof value === "function" || typeof value === "symbol") return undefined
   const renderedKey = isSimpleKey(key) ? key : quoteYamlString(key)
   if (typeof value === "string") return `${renderedKey}: ${yamlScalar(value)}`
-  // Only newlines are trimmed: js-yaml may end a line with a plain scalar of Unicode blanks (U+3000).
-  const dumped = yamlEngine.stringify({ value }, { lineWidth: -1, skipInvalid: true, noRefs: true }).replace(/\n+$/, "")
+  let dumped: string
+  try {
+    // Only newlines are trimmed: a line may end with a plain scalar of Unicode blanks (U+3000).
+    dumped = stringify({ value }, WRITE_OPTIONS).replace(/\n+$/, "")
+  } catch {
+    // A value YAML cannot hold (a BigInt, a cycle): left out, as an undefined one is.
+    return undefined
+  }
   if (!dumped.startsWith("value:")) return undefined
   return renderedKey + dumped.slice("value".length)
 }
