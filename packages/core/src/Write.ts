@@ -83,6 +83,12 @@ export const writeLayout = (scan: Pick<ScanResult, "memories">, setting: LayoutS
 export const SLUG_MAX_LENGTH = 60
 
 /**
+ * Longest name, in characters (code points, after trimming): the name is the title of the memory's `MEMORY.md`
+ * line, which the index keeps under ~150 characters with its link and description hook.
+ */
+export const NAME_MAX_LENGTH = 100
+
+/**
  * Sub-directories whose memories are not the user's own and are never matched by name (docs/team-memory.md,
  * docs/dream-and-logs.md#daily-logs).
  */
@@ -130,6 +136,18 @@ export const validateWriteInput = (
   if (/[\r\n]/.test(input.name)) {
     return Either.left(
       new InvalidMemoryInputError({ field: "name", value: input.name, reason: "name must be a single line" })
+    )
+  }
+  const nameLength = [...input.name.trim()].length
+  if (nameLength > NAME_MAX_LENGTH) {
+    return Either.left(
+      new InvalidMemoryInputError({
+        field: "name",
+        // the start is enough to recognise it; the whole name would flood the one line of the error
+        value: `${[...input.name.trim()].slice(0, 40).join("")}…`,
+        reason: `name is ${nameLength} characters, at most ${NAME_MAX_LENGTH} (it is the title of the memory's ` +
+          "MEMORY.md line): keep it a short title and put the detail in the description or the body"
+      })
     )
   }
   return Either.mapLeft(decodeFrontmatter(fields), (error) => {

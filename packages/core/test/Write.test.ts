@@ -17,6 +17,7 @@ import {
   chooseTarget,
   deleteMemory,
   memoryFileName,
+  NAME_MAX_LENGTH,
   shortHash,
   SLUG_MAX_LENGTH,
   slugifyTopic,
@@ -64,6 +65,13 @@ describe("slugifyTopic (pure)", () => {
     assert.deepStrictEqual(bad({ type: "user", name: "n", description: "" }), ["description", ""])
     assert.deepStrictEqual(bad({ type: "user", name: "n", description: "two\nlines" }), ["description", "two\nlines"])
     assert.deepStrictEqual(bad({ type: "user", name: "a\nb", description: "d" }), ["name", "a\nb"])
+    // at most NAME_MAX_LENGTH characters (code points, trimmed): the title of the memory's index line
+    assert.deepStrictEqual(bad({ type: "user", name: "é".repeat(NAME_MAX_LENGTH), description: "d" }), [])
+    assert.deepStrictEqual(bad({ type: "user", name: ` ${"x".repeat(NAME_MAX_LENGTH)} `, description: "d" }), [])
+    assert.deepStrictEqual(bad({ type: "user", name: "x".repeat(NAME_MAX_LENGTH + 1), description: "d" }), [
+      "name",
+      `${"x".repeat(40)}…`
+    ])
     assert.deepStrictEqual(
       validateWriteInput({ type: "user", name: " Alex ", description: " SRE " }),
       Either.right({ type: "user" as const, name: "Alex", description: "SRE" })

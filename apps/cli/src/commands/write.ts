@@ -52,11 +52,14 @@ export const writeCommand = Command.make(
         })
       }
       const body = Option.isSome(args.body) ? args.body.value : yield* readStdin
-      if (body === undefined) {
+      // a memory is its body: no --body, an empty one or an empty stdin is a usage mistake (docs/cli.md, exit 2)
+      if (body === undefined || body.trim() === "") {
         return yield* new InvalidMemoryInputError({
           field: "body",
-          value: "",
-          reason: "give --body TEXT or pipe the body on stdin"
+          value: body ?? "",
+          reason: body === undefined ?
+            "give --body TEXT or pipe the body on stdin" :
+            "the body is empty: give the memory's text with --body TEXT or on stdin"
         })
       }
       const team = yield* locateTeam(args.cwd)
