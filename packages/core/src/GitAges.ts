@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Git from "./Git.js"
 import { commitTimesArgs, parseCommitTimes } from "./internal/commitTimes.js"
+import { parseDotGitFile, parsePointerFile } from "./internal/gitFiles.js"
 import type { CommitTimes } from "./MemoryAge.js"
 import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
 
@@ -63,11 +64,12 @@ export const make: Effect.Effect<Context.Tag.Service<GitAges>, never, Git.Git | 
         if (info._tag === "Some" && info.value.kind === "Directory") return { gitDir: dotGit, commonDir: dotGit }
         if (info._tag === "Some" && info.value.kind === "File") {
           const text = yield* readSmall(dotGit)
-          const target = text._tag === "Some" ? /^gitdir:[ \t]*(.*?)[ \t]*$/m.exec(text.value)?.[1] : undefined
+          const target = text._tag === "Some" ? parseDotGitFile(text.value) : undefined
           if (target === undefined) return undefined
           const gitDir = path.resolve(at, target)
           const common = yield* readSmall(path.join(gitDir, "commondir"))
-          return { gitDir, commonDir: common._tag === "Some" ? path.resolve(gitDir, common.value.trim()) : gitDir }
+          const commonDir = common._tag === "Some" ? parsePointerFile(common.value) : undefined
+          return { gitDir, commonDir: commonDir === undefined ? gitDir : path.resolve(gitDir, commonDir) }
         }
         const parent = path.dirname(at)
         if (parent === at) return undefined

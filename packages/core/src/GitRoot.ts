@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { isInside } from "./internal/containment/inside.js"
+import { parseDotGitFile, parsePointerFile } from "./internal/gitFiles.js"
 
 export interface GitRootInfo {
   /** The canonical project root: the main checkout of the repo (shared by all worktrees), or the cwd when no git. */
@@ -33,8 +34,6 @@ export class GitRoot extends Context.Tag("@memdir/core/GitRoot")<GitRoot, {
   /** Never fails: anything it cannot follow falls back to the no-git root (the given directory). */
   readonly canonicalRoot: (cwd: string) => Effect.Effect<GitRootInfo>
 }>() {}
-
-const gitdirLine = /^gitdir:[ \t]*(.*?)[ \t]*$/m
 
 /** Whether a git config text sets `core.bare` to true (git's boolean spellings; a bare key means true). */
 export const configSaysBare = (config: string): boolean => {
@@ -79,8 +78,8 @@ export const make = Effect.gen(function*() {
 
   /** Follows a `.git` file at `dir`; `None` means verification failed. */
   const followGitFile = Effect.fnUntraced(function*(dir: string, dotGit: string) {
-    const pointer = (yield* readText(dotGit)).pipe(Option.flatMapNullable((text) => gitdirLine.exec(text)?.[1]))
-    if (Option.isNone(pointer) || pointer.value === "") return Option.none<GitRootInfo>()
+    const pointer = (yield* readText(dotGit)).pipe(Option.flatMapNullable(parseDotGitFile))
+    if (Option.isNone(pointer)) return Option.none<GitRootInfo>()
     const gitDir = yield* realPath(path.resolve(dir, pointer.value))
     if (Option.isNone(gitDir)) return Option.none<GitRootInfo>()
     const commonDirPointer = yield* readText(path.join(gitDir.value, "commondir"))
@@ -90,13 +89,15 @@ export const make = Effect.gen(function*() {
         ? Option.some<GitRootInfo>({ root: dir, kind: "repository", commonDir: gitDir.value })
         : Option.none<GitRootInfo>()
     }
-    const commonDir = yield* realPath(path.resolve(gitDir.value, commonDirPointer.value.trim()))
+    const commonDirPath = parsePointerFile(commonDirPointer.value)
+    if (commonDirPath === undefined) return Option.none<GitRootInfo>()
+    const commonDir = yield* realPath(path.resolve(gitDir.value, commonDirPath))
     if (Option.isNone(commonDir) || path.dirname(gitDir.value) !== path.join(commonDir.value, "worktrees")) {
       return Option.none<GitRootInfo>()
     }
-    const backLink = yield* readText(path.join(gitDir.value, "gitdir"))
-    if (Option.isNone(backLink) || backLink.value.trim() === "") return Option.none<GitRootInfo>()
-    const linkedCheckout = yield* realPath(path.resolve(gitDir.value, backLink.value.trim()))
+    const backLink = (yield* readText(path.join(gitDir.value, "gitdir"))).pipe(Option.flatMapNullable(parsePointerFile))
+    if (Option.isNone(backLink)) return Option.none<GitRootInfo>()
+    const linkedCheckout = yield* realPath(path.resolve(gitDir.value, backLink.value))
     const thisCheckout = yield* realPath(dotGit)
     if (Option.isNone(linkedCheckout) || !Option.contains(thisCheckout, linkedCheckout.value)) {
       return Option.none<GitRootInfo>()

@@ -20,6 +20,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { homedir } from "node:os"
 import { SettingsError } from "./Errors.js"
+import { parseDotGitFile } from "./internal/gitFiles.js"
 import { makeMemoryFsNode } from "./internal/memoryFsNode.js"
 import { expandHome, isEnvTruthy } from "./internal/paths.js"
 import { type MemoryFs, type MemoryFsError } from "./MemoryFs.js"
@@ -386,9 +387,9 @@ const isTracked = (fs: FileSystem.FileSystem, memoryFs: MemoryFs["Type"], path: 
       // a submodule or `--separate-git-dir`: `.git` names the git dir
       const text = yield* Effect.either(memoryFs.readFile(dotGit, { maxBytes: 4096 }))
       if (Either.isLeft(text)) return Either.left(`cannot read ${dotGit} (${text.left.detail})`)
-      const line = /^gitdir:[ \t]*(.*?)[ \t]*$/m.exec(text.right.text)
-      if (line === null || line[1] === undefined) return Either.left(`${dotGit} names no git dir`)
-      gitDir = path.resolve(root, line[1])
+      const target = parseDotGitFile(text.right.text)
+      if (target === undefined) return Either.left(`${dotGit} names no git dir`)
+      gitDir = path.resolve(root, target)
     } else if (kind.right !== "Directory") {
       return Either.left(`${dotGit} is a ${kind.right}`)
     }
