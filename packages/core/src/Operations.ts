@@ -18,6 +18,7 @@ import * as Schema from "effect/Schema"
 import * as Browse from "./Browse.js"
 import { EditMatchError, PathExistsError, TeamMemoryDisabledError, VersionConflictError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
+import type { LayoutSetting } from "./internal/layoutSetting.js"
 import { type MemoryType, memoryTypes, memoryVersion } from "./Memory.js"
 import { isoTime, writtenAtOf, writtenAtOfFile } from "./MemoryAge.js"
 import { type MemoryRoot, MemoryStore } from "./MemoryStore.js"
@@ -277,14 +278,30 @@ export const WriteResult = Schema.Struct({
   warnings: Schema.Array(Schema.String)
 })
 
+/** How the location writes (not part of the request: the project's settings). */
+export interface WriteOptions {
+  /** The `memoryLayout` setting (docs/configuration.md#memory-layout); default `auto`, the directory's own. */
+  readonly layout?: LayoutSetting | undefined
+}
+
 /**
  * Creates a memory, or updates the one with the same name and type (never a duplicate), and its index line; a
  * private feedback memory that seems to contradict team feedback is written with a warning naming it.
  */
-export const write = Effect.fn("Operations.write")(function*(root: MemoryRoot, input: typeof WriteInput.Type) {
+export const write = Effect.fn("Operations.write")(function*(
+  root: MemoryRoot,
+  input: typeof WriteInput.Type,
+  options: WriteOptions = {}
+) {
   const memoryDir = root.memoryDir
   const frontmatter = yield* validateWriteInput(input)
-  const fields = { memoryDir, type: input.type as MemoryType, name: input.name, description: input.description }
+  const fields = {
+    memoryDir,
+    type: input.type as MemoryType,
+    name: input.name,
+    description: input.description,
+    layout: options.layout
+  }
   const inTeam = input.scope === "team"
   if (inTeam && root.teamEnabled !== true) {
     return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })

@@ -85,6 +85,17 @@ describe("Operations: write, read, list, search, recall", () => {
       assert.include(yield* read("team/MEMORY.md"), "(feedback_testing_policy.md)")
     }).pipe(Effect.provide(live)))
 
+  it.scoped("write follows the location's memoryLayout setting (nested: type under metadata:)", () =>
+    Effect.gen(function*() {
+      const { read, root } = yield* scratch()
+      const flat = yield* Operations.write(root, testing)
+      assert.match(yield* read(flat.path), /^type: feedback$/m)
+      const nested = yield* Operations.write(root, { ...testing, type: "user", name: "Nested" }, { layout: "nested" })
+      const text = yield* read(nested.path)
+      assert.match(text, /^metadata:\n(?: .*\n)* +type: user$/m)
+      assert.notMatch(text, /^type:/m)
+    }).pipe(Effect.provide(live)))
+
   it.scoped("write to team scope while team memory is off is refused, nothing written", () =>
     Effect.gen(function*() {
       const { exists, root } = yield* scratch(false)

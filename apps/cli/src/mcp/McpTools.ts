@@ -332,7 +332,10 @@ export const writeTool = defineTool({
       const team = yield* enabledLocation(context)
       // the location's own refusal, naming which setting turned team memory off
       if (input.scope === "team") yield* requireTeam(team)
-      const written = yield* Operations.write(rootOf(team), { ...input, ifVersion: if_version })
+      // the project's memoryLayout setting, as `memdir write` honours it
+      const written = yield* Operations.write(rootOf(team), { ...input, ifVersion: if_version }, {
+        layout: team.memory.memoryLayout
+      })
       return {
         structured: written,
         text: `${written.created ? "Saved" : "Updated"} ${written.path} (version ${written.version}).` +
