@@ -62,7 +62,7 @@ export { memoryVersion } from "./Memory.js"
  * lists every memory).
  */
 const listed = (m: MemoryHeader, path: string, scope: MemoryScope): ListedMemory => {
-  const memory: { readonly [K in Exclude<keyof ListedMemory, "headerless">]-?: ListedMemory[K] } = {
+  const memory: { readonly [K in Exclude<keyof ListedMemory, "headerless" | "size">]-?: ListedMemory[K] } = {
     path,
     absolutePath: m.absolutePath,
     name: m.name,

@@ -26,6 +26,7 @@ import type * as DreamLock from "./DreamLock.js"
 import type * as Extract from "./Extract.js"
 import type * as GitAges from "./GitAges.js"
 import * as GitRoot from "./GitRoot.js"
+import type * as HeaderCache from "./HeaderCache.js"
 import { andThen, inOrder } from "./internal/layersInOrder.js"
 import * as MemoryFs from "./MemoryFs.js"
 import type * as MemoryIndex from "./MemoryIndex.js"
@@ -51,6 +52,7 @@ export type LocationServices = Settings.Settings | GitRoot.GitRoot | MemoryPaths
 export type MemdirServices =
   | LocationServices
   | DreamLock.DreamLock
+  | HeaderCache.HeaderCache
   | MemoryIndex.MemoryIndex
   | Containment.Containment
   | MemoryStore.MemoryStore

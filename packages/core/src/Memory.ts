@@ -78,6 +78,11 @@ export interface MemoryHeader {
   /** Modification time, epoch milliseconds. */
   readonly mtime: number
   /**
+   * Bytes of the file when the scan looked (its `lstat`, with `mtime` from the same look), when the scan has it: a
+   * reader keyed by size and mtime (`TermCache`) then needs no second `lstat`. Absent for a link's target.
+   */
+  readonly size?: number | undefined
+  /**
    * When the memory was written, epoch ms: its `modified:` timestamp when sane, else its last commit (a file git
    * tracks), else `mtime` (`MemoryAge`, docs/file-format.md#age-and-staleness). Absent: `mtime`.
    */

@@ -24,6 +24,7 @@ import * as Option from "effect/Option"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
+import { type CachedHead, HeaderCache, type HeaderCacheTable } from "./HeaderCache.js"
 import { makeTextArena, type TextArena } from "./internal/scanArena.js"
 import {
   BODY_HEAD_MAX_BYTES,
@@ -51,7 +52,14 @@ import { type AgeBasis, ageBasis, stampHeader, withWrittenWarning, writtenAtIn }
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
 // (bench/scan.bench.ts): its I/O is `MemoryFs`'s batch calls (`mtimeMany`, `visitHeads`), one synchronous
 // call per batch of files rather than an async round trip per file.
-import { type DirectoryEntry, layer as MemoryFsLayer, MemoryFs, MemoryFsError, type ReadAt } from "./MemoryFs.js"
+import {
+  type DirectoryEntry,
+  type FileInfo,
+  layer as MemoryFsLayer,
+  MemoryFs,
+  MemoryFsError,
+  type ReadAt
+} from "./MemoryFs.js"
 
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
 /** Reference: 200 candidates for the selector. */
@@ -116,7 +124,7 @@ const resolveOptions = (options: ScanOptions | undefined): ResolvedOptions => ({
  * first lines of the file.
  */
 const collectProblem = (
-  error: InvalidFrontmatterError,
+  error: Pick<InvalidFrontmatterError, "reason" | "message" | "line">,
   relativePath: string,
   absolutePath: string,
   mtime: number,
@@ -126,6 +134,13 @@ const collectProblem = (
 ): HeadKind => {
   const problem = { path: relativePath, code: error.reason, message: error.message, line: error.line }
   found.problems.push(problem)
+  found.filed?.(relativePath, {
+    kind: "problem",
+    code: error.reason,
+    message: error.message,
+    line: error.line,
+    headText
+  })
   const headerless = headerlessMemory(problem, relativePath, absolutePath, mtime, headText)
   if (headerless === undefined) return "none"
   found.headerless.push(stampHeader(headerless, basis.nowMs, basis.commitTimes?.(relativePath, mtime)))
@@ -134,7 +149,7 @@ const collectProblem = (
 
 /** Files a parsed header as a memory, built once with its written time (MemoryAge) already in it. */
 const collectMemory = (
-  parsed: ParsedFrontmatter,
+  parsed: Pick<ParsedFrontmatter, "description" | "extra" | "name" | "type" | "warning">,
   relativePath: string,
   absolutePath: string,
   mtime: number,
@@ -143,6 +158,7 @@ const collectMemory = (
   basis: AgeBasis
 ): HeadKind => {
   const { description, extra, name, type, warning } = parsed
+  found.filed?.(relativePath, { kind: "memory", name, description, type, extra, warning, bodyHead })
   const written = writtenAtIn(basis, relativePath, extra, mtime)
   found.mtimes.push(mtime)
   found.memories.push({
@@ -190,6 +206,8 @@ interface Found {
   readonly mtimes: Array<number>
   readonly problems: Array<ScanProblem>
   readonly headerless: Array<MemoryHeader>
+  /** Told what each head read was made into, for the header cache (`HeaderCache`). */
+  filed?: ((relativePath: string, head: CachedHead) => void) | undefined
 }
 
 /** `total`: the memory count when not every file was read (a capped scan); all memories read otherwise. */
@@ -486,6 +504,75 @@ const readBatch = (
   )
 }
 
+/**
+ * A batch through the header cache: one `lstat` per file; a file whose size and mtime match its entry is filed from
+ * the cache without being opened, the others are read as without a cache and their heads recorded. Every memory
+ * whose bytes are its own path (not a link's target) carries the size, so later readers need no second `lstat`.
+ */
+const readBatchCached = (
+  fs: Fs,
+  buffer: Buffer,
+  arena: TextArena,
+  batch: Listing,
+  found: Found,
+  basis: AgeBasis,
+  cache: HeaderCacheTable
+): Effect.Effect<void> =>
+  Effect.flatMap(fs.lstatMany(batch.sources), (infos) => {
+    const start = found.memories.length
+    const misses = emptyListing()
+    const missInfos: Array<FileInfo> = []
+    const sizes = new Map<string, number>()
+    for (let i = 0; i < infos.length; i++) {
+      const info = infos[i]!
+      // Gone since the listing: not a memory, nothing to report (as the reader says of it).
+      if (info instanceof MemoryFsError && info.reason === "NotFound") continue
+      const relativePath = batch.relativePaths[i]!
+      const absolutePath = batch.absolutePaths[i]!
+      const source = batch.sources[i]!
+      const head = info instanceof MemoryFsError || info.kind !== "File"
+        ? undefined
+        : cache.get(source, info.size, info.mtimeMs)
+      if (!(info instanceof MemoryFsError) && info.kind === "File" && source === absolutePath) {
+        sizes.set(relativePath, info.size)
+      }
+      if (head === undefined) {
+        misses.relativePaths.push(relativePath)
+        misses.absolutePaths.push(absolutePath)
+        misses.sources.push(source)
+        // a link, a FIFO or a file that cannot be stat-ed is read (and refused) by the reader, never recorded
+        if (!(info instanceof MemoryFsError) && info.kind === "File") missInfos[misses.sources.length - 1] = info
+        continue
+      }
+      const mtime = (info as FileInfo).mtimeMs
+      if (head.kind === "memory") {
+        collectMemory(head, relativePath, absolutePath, mtime, head.bodyHead, found, basis)
+      } else {
+        const error = { reason: head.code as InvalidFrontmatterError["reason"], message: head.message, line: head.line }
+        collectProblem(error, relativePath, absolutePath, mtime, head.headText, found, basis)
+      }
+    }
+    // the batch's headers are fresh objects, not handed out yet
+    const withSizes = () => {
+      for (let i = start; i < found.memories.length; i++) {
+        const size = sizes.get(found.memories[i]!.path)
+        if (size !== undefined) (found.memories[i] as { size?: number }).size = size
+      }
+    }
+    if (misses.sources.length === 0) return Effect.sync(withSizes)
+    const indexOf = new Map<string, number>()
+    for (let j = 0; j < misses.relativePaths.length; j++) indexOf.set(misses.relativePaths[j]!, j)
+    found.filed = (relativePath, head) => {
+      const j = indexOf.get(relativePath)
+      const info = j === undefined ? undefined : missInfos[j]
+      if (info !== undefined) cache.set(misses.sources[j!]!, info.size, info.mtimeMs, head)
+    }
+    return Effect.map(readBatch(fs, buffer, arena, misses, found, basis), () => {
+      found.filed = undefined
+      withSizes()
+    })
+  })
+
 /** A full scan: each batch's heads read as the walk lists it, the fiber yielding between batches. */
 const scanAll = (
   fs: Fs,
@@ -494,16 +581,27 @@ const scanAll = (
   root: string,
   separator: string,
   options: ResolvedOptions,
-  basis: AgeBasis
+  basis: AgeBasis,
+  cache?: HeaderCacheTable | undefined
 ): Effect.Effect<ScanResult> =>
   Effect.gen(function*() {
     const found: Found = { memories: [], mtimes: [], problems: [], headerless: [] }
     let batches = 0
     const walkProblems = yield* walkTree(fs, root, separator, options, (batch) => {
-      const read = readBatch(fs, buffer, arena, batch, found, basis)
+      const read = cache === undefined ?
+        readBatch(fs, buffer, arena, batch, found, basis) :
+        readBatchCached(fs, buffer, arena, batch, found, basis, cache)
       return batches++ === 0 ? read : Effect.zipRight(Effect.yieldNow(), read)
     })
     for (const problem of walkProblems) found.problems.push(problem)
+    if (cache !== undefined) {
+      // entries of files the walk did not look for stay (a skipped `team/`, an excluded file); of the rest, only
+      // the files it found
+      yield* cache.save((path) => {
+        const relative = path.startsWith(root + separator) ? path.slice(root.length + 1).split(separator).join("/") : ""
+        return relative !== "" && (options.exclude.has(relative) || isUnderSkippedDir(relative, options.skipDirs))
+      })
+    }
     return finish(found, undefined)
   })
 
@@ -602,6 +700,8 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
   const path = yield* Path.Path
   // Commit times of a git-tracked memory directory, when the layer is given them (`Memdir.layer` with `gitAges`).
   const gitAges = yield* Effect.serviceOption(GitAges)
+  // What earlier scans made of unchanged heads, when the layer is given a cache (`Memdir.layer`): full scans use it.
+  const headerCache = yield* Effect.serviceOption(HeaderCache)
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
   // A text arena is held by one scan from start to end (its strings span the scan's batches); the last one is kept
@@ -620,8 +720,9 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
     const basis = yield* ageBasis(Option.isNone(gitAges) ? undefined : yield* gitAges.value.commitTimes(root))
     const limit = resolved.limit
     const arena = takeArena()
+    const cache = limit === undefined && Option.isSome(headerCache) ? yield* headerCache.value.open(root) : undefined
     const result = limit === undefined ?
-      yield* scanAll(fs, buffer, arena, root, path.sep, resolved, basis) :
+      yield* scanAll(fs, buffer, arena, root, path.sep, resolved, basis, cache) :
       yield* scanNewest(fs, buffer, arena, root, path.sep, resolved, limit, basis)
     spareArena = arena
     return result

@@ -22,7 +22,7 @@ import { parseMemoryFile } from "./Frontmatter.js"
 import { analyzeBody, type BodyTerms } from "./internal/selectorIndex.js"
 import { type Language, LANGUAGES } from "./internal/textLanguage.js"
 import type { MemoryHeader } from "./Memory.js"
-import { MemoryFs, MemoryFsError } from "./MemoryFs.js"
+import { type FileInfo, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 
 export type { BodyTerms }
 
@@ -124,11 +124,11 @@ export const makeWith = (options: TermCacheOptions = {}) =>
         Effect.catchAll(() => Effect.succeed(new Map<string, Entry>()))
       )
 
-    const analyseFile = (memory: MemoryHeader, info: { size: number; mtimeMs: number }) =>
+    const analyseFile = (memory: MemoryHeader, info: Pick<FileInfo, "size" | "mtimeMs">) =>
       fs.readHead(memory.absolutePath, BODY_MAX_BYTES).pipe(
         Effect.map((head): Entry => {
           const text = head.truncated ? head.text.slice(0, head.text.lastIndexOf("\n") + 1) : head.text
-          return { ...info, terms: bodyTermsOf(text, memory.path) }
+          return { size: info.size, mtimeMs: info.mtimeMs, terms: bodyTermsOf(text, memory.path) }
         }),
         Effect.option
       )
@@ -137,7 +137,13 @@ export const makeWith = (options: TermCacheOptions = {}) =>
       const cacheFile = NodePath.join(memoryDir, TERM_CACHE_FILE)
       const cached = loaded.get(cacheFile) ?? (yield* load(cacheFile))
       loaded.set(cacheFile, cached)
-      const infos = yield* fs.lstatMany(candidates.map((m) => m.absolutePath))
+      // The scan's own look at each file (size and mtime from its `lstat`), else one `lstat` for those without.
+      const unsized = candidates.filter((m) => m.size === undefined)
+      const looked = unsized.length === 0 ? [] : yield* fs.lstatMany(unsized.map((m) => m.absolutePath))
+      let lookedAt = 0
+      const infos = candidates.map((m): Pick<FileInfo, "kind" | "size" | "mtimeMs"> | MemoryFsError =>
+        m.size === undefined ? looked[lookedAt++]! : { kind: "File", size: m.size, mtimeMs: m.mtime }
+      )
       const out = new Map<string, BodyTerms>()
       // entries of files that were not candidates this time (another scope) stay; they are checked when used
       const next = new Map(cached)

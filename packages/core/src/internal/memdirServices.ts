@@ -12,6 +12,7 @@ import { pipe } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as DreamLock from "../DreamLock.js"
 import * as Git from "../Git.js"
+import * as HeaderCache from "../HeaderCache.js"
 import type { LocationServices, MemdirLayerOptions, MemdirServices, Platform } from "../Memdir.js"
 import * as MemoryIndex from "../MemoryIndex.js"
 import * as MemoryStore from "../MemoryStore.js"
@@ -47,6 +48,8 @@ export const servicesLayer = <R>(
       andThen(location),
       // GitAges first, so the scanner finds it; built once, shared with `show` through the context.
       andThen(gitAges),
+      // what earlier scans made of unchanged heads, kept per memory directory: before the scanner, which finds it
+      andThen(HeaderCache.layer),
       andThen(Scanner.layer),
       andThen(options.model ?? Model.layer),
       andThen(selectorOf(options)),
