@@ -7,10 +7,8 @@
  * mtime, no second path lookup), a read of its first 4 KiB (more only while 30 lines are incomplete, at most
  * 64 KiB) and one close. Bad files become `problems`; the scan itself never fails.
  *
- * Per file, nothing is decoded while it is open: its head is copied into the batch's text arena and the simple
- * `key: value` header (nearly every memory's) is checked on the raw bytes; once the batch is read its text is
- * decoded a few strings at a time and each header is built from slices of them (any other header is parsed from
- * its decoded block as before).
+ * Per file, only the header block between the fences is decoded while it is open, and read by the fast path for
+ * flat `key: value` headers when it can (internal/scanYaml.ts), by the YAML parser otherwise.
  *
  * With a `limit` (recall), the scan reads only what it keeps: it lists and stats every file, picks the newest by
  * mtime with a bounded heap, and reads only their heads, one further for each head that is not a valid memory.
@@ -25,15 +23,7 @@ import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
 import { type CachedHead, HeaderCache, type HeaderCacheTable } from "./HeaderCache.js"
-import { makeTextArena, type TextArena } from "./internal/scanArena.js"
-import {
-  BODY_HEAD_MAX_BYTES,
-  bodyHeadOf,
-  bodyHeadRange,
-  type ByteRange,
-  headerlessMemory
-} from "./internal/scanBody.js"
-import { readBlock } from "./internal/scanFrontmatter.js"
+import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
 import { parseLocatedHead, readHeadLocation } from "./internal/scanHead.js"
 import {
   isCandidatePath,
@@ -46,7 +36,6 @@ import {
   sortNewestFirst
 } from "./internal/scanPaths.js"
 import { type HeadKind, newest, newestSelection, readNewest, readNewestBatched } from "./internal/scanSelect.js"
-import { buildSimpleHeader, findSimpleHeader } from "./internal/scanSimple.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
 import { type AgeBasis, ageBasis, stampHeader, withWrittenWarning, writtenAtIn } from "./MemoryAge.js"
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
@@ -393,30 +382,19 @@ const walkTree = (
     return problems
   })
 
-/** Per file of a batch whose header block was found: the numbers `readBatch` needs once the batch's text is decoded. */
-const PENDING_FIELDS = 10
-
 /**
- * Reads the heads of `batch` and files each as a memory or a problem; `kinds[i]` says which. A head whose header
- * block is between clean fences (nearly all) is copied into the scan's text arena while its file is open, and
- * parsed once the batch's text is decoded (one string per batch, each header's strings slices of it); any other
- * head is parsed at once. One reader closure per batch, none per file.
+ * Reads the heads of `batch` and files each as a memory or a problem; `kinds[i]` says which. Each head is parsed
+ * while its file is open (only its header block decoded when the fences are clean). One reader closure per batch,
+ * none per file.
  */
 const readBatch = (
   fs: Fs,
   buffer: Buffer,
-  arena: TextArena,
   batch: Listing,
   found: Found,
   basis: AgeBasis
 ): Effect.Effect<Array<HeadKind>> => {
   const kinds: Array<HeadKind> = new Array(batch.sources.length).fill("none")
-  // Flat, PENDING_FIELDS per file: index, mtime, then arena offsets: the copied head's start, the block's start and
-  // end, the body head's start and end, the copy's end; then the closing fence line, and where the parts of a simple
-  // header are in `simpleParts` (-1: not simple).
-  const pending: Array<number> = []
-  const simpleParts: Array<number> = []
-  const range: ByteRange = { start: 0, end: 0 }
   let readFile: ReadAt | undefined
   let length = 0
   const readAt = (offset: number, size: number) => {
@@ -424,65 +402,13 @@ const readBatch = (
     if (offset + got > length) length = offset + got
     return got
   }
-  const buildPending = () => {
-    arena.seal()
-    for (let p = 0; p < pending.length; p += PENDING_FIELDS) {
-      const index = pending[p]!
-      const mtime = pending[p + 1]!
-      const relativePath = batch.relativePaths[index]!
-      const absolutePath = batch.absolutePaths[index]!
-      const endLine = pending[p + 8]!
-      const partsAt = pending[p + 9]!
-      const simple = partsAt === -1 ? undefined : buildSimpleHeader(simpleParts, partsAt, arena.text, endLine)
-      const parsed = simple !== undefined
-        ? undefined
-        : readBlock(arena.text(pending[p + 3]!, pending[p + 4]!), endLine, relativePath)
-      if (parsed !== undefined && Either.isLeft(parsed)) {
-        // The copy holds the head up to the end of its body head: the file's first lines are in it.
-        const head = arena.bytes(pending[p + 2]!, pending[p + 7]!)
-        const text = bodyHeadOf(head, head.length, 0)
-        kinds[index] = collectProblem(parsed.left, relativePath, absolutePath, mtime, text, found, basis)
-      } else {
-        const header = parsed === undefined ? simple! : parsed.right
-        const bodyHead = arena.text(pending[p + 5]!, pending[p + 6]!).trim()
-        kinds[index] = collectMemory(header, relativePath, absolutePath, mtime, bodyHead, found, basis)
-      }
-    }
-    arena.reset()
-    simpleParts.length = 0
-    return kinds
-  }
-  return Effect.map(
+  return Effect.as(
     fs.visitHeads(batch.sources, {
       file: (index, mtime, read) => {
         readFile = read
         length = 0
-        const location = readHeadLocation(buffer, readAt)
-        if (location._tag === "Block") {
-          // Enough of the head for its body head and, should the header not parse, its first lines.
-          bodyHeadRange(buffer, length, location.endLine, range)
-          const headEnd = Math.max(location.end, range.end, Math.min(length, BODY_HEAD_MAX_BYTES))
-          const at = arena.add(buffer, 0, headEnd)
-          const partsAt = simpleParts.length
-          const simple = findSimpleHeader(buffer, location.start, location.end, simpleParts)
-          // The parts were found in `buffer`; their text is read from the copy.
-          for (let q = partsAt; q < simpleParts.length; q++) if (q !== partsAt + 6) simpleParts[q]! += at
-          pending.push(
-            index,
-            mtime,
-            at,
-            at + location.start,
-            at + location.end,
-            at + range.start,
-            at + range.end,
-            at + headEnd,
-            location.endLine,
-            simple ? partsAt : -1
-          )
-          return
-        }
         const relativePath = batch.relativePaths[index]!
-        const parsed = parseLocatedHead(buffer, location, relativePath)
+        const parsed = parseLocatedHead(buffer, readHeadLocation(buffer, readAt), relativePath)
         kinds[index] = collectHead(
           parsed,
           relativePath,
@@ -500,7 +426,7 @@ const readBatch = (
         found.problems.push(unreadable(batch.relativePaths[index]!, error.detail))
       }
     }),
-    buildPending
+    kinds
   )
 }
 
@@ -512,7 +438,6 @@ const readBatch = (
 const readBatchCached = (
   fs: Fs,
   buffer: Buffer,
-  arena: TextArena,
   batch: Listing,
   found: Found,
   basis: AgeBasis,
@@ -567,7 +492,7 @@ const readBatchCached = (
       const info = j === undefined ? undefined : missInfos[j]
       if (info !== undefined) cache.set(misses.sources[j!]!, info.size, info.mtimeMs, head)
     }
-    return Effect.map(readBatch(fs, buffer, arena, misses, found, basis), () => {
+    return Effect.map(readBatch(fs, buffer, misses, found, basis), () => {
       found.filed = undefined
       withSizes()
     })
@@ -577,7 +502,6 @@ const readBatchCached = (
 const scanAll = (
   fs: Fs,
   buffer: Buffer,
-  arena: TextArena,
   root: string,
   separator: string,
   options: ResolvedOptions,
@@ -589,8 +513,8 @@ const scanAll = (
     let batches = 0
     const walkProblems = yield* walkTree(fs, root, separator, options, (batch) => {
       const read = cache === undefined ?
-        readBatch(fs, buffer, arena, batch, found, basis) :
-        readBatchCached(fs, buffer, arena, batch, found, basis, cache)
+        readBatch(fs, buffer, batch, found, basis) :
+        readBatchCached(fs, buffer, batch, found, basis, cache)
       return batches++ === 0 ? read : Effect.zipRight(Effect.yieldNow(), read)
     })
     for (const problem of walkProblems) found.problems.push(problem)
@@ -621,7 +545,6 @@ interface DatedCandidate {
 const scanNewest = (
   fs: Fs,
   buffer: Buffer,
-  arena: TextArena,
   root: string,
   separator: string,
   options: ResolvedOptions,
@@ -681,7 +604,7 @@ const scanNewest = (
         batch.absolutePaths.push(item.absolutePath)
         batch.sources.push(item.source)
       }
-      return Effect.map(readBatch(fs, buffer, arena, batch, found, basis), (readKinds) => {
+      return Effect.map(readBatch(fs, buffer, batch, found, basis), (readKinds) => {
         for (let j = 0; j < readKinds.length; j++) {
           kinds[at[j]!] = readKinds[j]!
           if (readKinds[j] !== "memory") {
@@ -704,14 +627,6 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
   const headerCache = yield* Effect.serviceOption(HeaderCache)
   // One buffer per scanner: each batch uses it synchronously, so concurrent scans never interleave on it.
   const buffer = Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES + 1)
-  // A text arena is held by one scan from start to end (its strings span the scan's batches); the last one is kept
-  // for the next scan, so a scan does not allocate and fault in a fresh one. A concurrent scan makes its own.
-  let spareArena: TextArena | undefined
-  const takeArena = (): TextArena => {
-    const arena = spareArena ?? makeTextArena()
-    spareArena = undefined
-    return arena
-  }
 
   const scan = Effect.fn("Scanner.scan")(function*(memoryDir: string, options?: ScanOptions) {
     const resolved = resolveOptions(options)
@@ -719,12 +634,10 @@ export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs |
     // Each header's age counts from the memory's own time (MemoryAge), stamped as the header is built.
     const basis = yield* ageBasis(Option.isNone(gitAges) ? undefined : yield* gitAges.value.commitTimes(root))
     const limit = resolved.limit
-    const arena = takeArena()
     const cache = limit === undefined && Option.isSome(headerCache) ? yield* headerCache.value.open(root) : undefined
     const result = limit === undefined ?
-      yield* scanAll(fs, buffer, arena, root, path.sep, resolved, basis, cache) :
-      yield* scanNewest(fs, buffer, arena, root, path.sep, resolved, limit, basis)
-    spareArena = arena
+      yield* scanAll(fs, buffer, root, path.sep, resolved, basis, cache) :
+      yield* scanNewest(fs, buffer, root, path.sep, resolved, limit, basis)
     return result
   })
 

@@ -7,14 +7,14 @@ import type { MemoryHeader, ScanProblem } from "../Memory.js"
 import { fileStem, FRONTMATTER_MAX_LINES } from "./scanFrontmatter.js"
 
 /** Enough for the "Why / How to apply" lines of a typical memory; bounds the decoding work per file. */
-export const BODY_HEAD_MAX_BYTES = 1024
+const BODY_HEAD_MAX_BYTES = 1024
 
 const NEWLINE = 10
 
 const isAsciiBlank = (c: number): boolean => c === 32 || (c >= 9 && c <= 13)
 
 /** A byte range `[start, end)`, filled in by {@link bodyHeadRange} (one per scan, reused: no object per file). */
-export interface ByteRange {
+interface ByteRange {
   start: number
   end: number
 }
@@ -24,7 +24,7 @@ export interface ByteRange {
  * the whole head) up to the end of line 30, at most BODY_HEAD_MAX_BYTES, cut back to a whole UTF-8 character, ASCII
  * blanks trimmed. Lines are found with `indexOf` (native): this runs once per memory file.
  */
-export const bodyHeadRange = (head: Buffer, length: number, afterLine: number, range: ByteRange): ByteRange => {
+const bodyHeadRange = (head: Buffer, length: number, afterLine: number, range: ByteRange): ByteRange => {
   let start = 0
   for (let line = 0; line < afterLine; line++) {
     const newline = head.indexOf(NEWLINE, start)
@@ -59,7 +59,7 @@ export const bodyHeadRange = (head: Buffer, length: number, afterLine: number, r
 }
 
 /** The decoded body head of a range {@link bodyHeadRange} found: trimmed of any other white space too. */
-export const decodeBodyHead = (bytes: Buffer, start: number, end: number): string =>
+const decodeBodyHead = (bytes: Buffer, start: number, end: number): string =>
   end <= start ? "" : bytes.toString("utf8", start, end).trim()
 
 /**

@@ -4,9 +4,19 @@
  */
 import * as Either from "effect/Either"
 import { InvalidFrontmatterError } from "../Errors.js"
-import type { MemoryKind } from "../Memory.js"
-import { knownTypes, NO_EXTRA } from "./scanSimple.js"
+import type { MemoryKind, MemoryType } from "../Memory.js"
 import { parseFlatBlock, parseYamlBlock, type YamlMap, type YamlRepair } from "./scanYaml.js"
+
+/** Each known type by its text: a header keeps the one shared string, not its own copy. */
+const knownTypes: ReadonlyMap<string, MemoryType> = new Map(
+  (["user", "feedback", "project", "reference"] as const).map((type) => [type, type])
+)
+
+/**
+ * The `extra` of every header without other keys: one frozen empty map (a scan keeps thousands of headers, and
+ * `extra` is read-only to everyone).
+ */
+const NO_EXTRA: Readonly<Record<string, unknown>> = Object.freeze({})
 
 /** Only this many lines of a memory file are ever read for its header (reference: 30). */
 export const FRONTMATTER_MAX_LINES = 30

@@ -7,7 +7,6 @@
 import * as Either from "effect/Either"
 import type { InvalidFrontmatterError } from "../Errors.js"
 import { FRONTMATTER_MAX_LINES, type ParsedFrontmatter, parseHeader, readBlock, stripBom } from "./scanFrontmatter.js"
-import { buildSimpleHeader, findSimpleHeader } from "./scanSimple.js"
 
 export type HeadLocation =
   /** The block between the fences, as byte offsets; `endLine` is the 1-based line of the closing fence. */
@@ -107,31 +106,18 @@ export const readHeadLocation = (
   }
 }
 
-/** Where `parseLocatedHead` finds a simple header's parts (each call uses it synchronously, from empty). */
-const simpleParts: Array<number> = []
-
 /**
- * The header of a head located by {@link readHeadLocation}: only the block is decoded when the fences are clean, and
- * a simple block (`key: value` lines of plain text, as the scanner's fast path reads it: internal/scanSimple.ts)
- * is read without YAML, to the same header.
+ * The header of a head located by {@link readHeadLocation}: between clean fences only the block is decoded (and
+ * read by the fast path when it can: internal/scanYaml.ts), anything else is parsed from the decoded head.
  */
 export const parseLocatedHead = (
   buffer: Buffer,
   location: Exclude<HeadLocation, { readonly _tag: "NeedMore" }>,
   path: string
-): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> => {
-  if (location._tag !== "Block") {
-    return Either.map(parseHeader(stripBom(buffer.toString("utf8", 0, location.end)), path), ([parsed]) => parsed)
-  }
-  simpleParts.length = 0
-  const simple = findSimpleHeader(buffer, location.start, location.end, simpleParts)
-    ? buildSimpleHeader(simpleParts, 0, (start, end) => buffer.toString("utf8", start, end), location.endLine)
-    : undefined
-  simpleParts.length = 0
-  return simple !== undefined
-    ? Either.right(simple)
-    : readBlock(buffer.toString("utf8", location.start, location.end), location.endLine, path)
-}
+): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> =>
+  location._tag === "Block"
+    ? readBlock(buffer.toString("utf8", location.start, location.end), location.endLine, path)
+    : Either.map(parseHeader(stripBom(buffer.toString("utf8", 0, location.end)), path), ([parsed]) => parsed)
 
 /** Reads a file head ({@link readHeadLocation}) and parses it ({@link parseLocatedHead}). */
 export const readHead = (

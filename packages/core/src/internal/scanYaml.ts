@@ -79,9 +79,6 @@ const MAYBE_NUMBER_OR_DATE = new RegExp(
     ")$"
 )
 
-/** Whether YAML may read plain `value` as a number, a date or null (a superset: `false` means it is text). */
-export const mayReadAsNumberOrDate = (value: string): boolean => MAYBE_NUMBER_OR_DATE.test(value)
-
 /** `isPlainSafe` minus the character checks (done once per block by the fast path). */
 const isPlainSafeText = (value: string): boolean =>
   value.length > 0 &&
