@@ -1,8 +1,9 @@
 /**
  * The tools of `memdir mcp` (docs/mcp.md): each one a title, an input and an output schema (Effect Schema, sent to
- * the client as JSON Schema), annotations, and a handler over the core programs and the `MemoryStore` — the only
- * door to memory files, so containment, the team rules (TeamGuard, secret refusal, team lock and index line) and
- * the index caps hold here as everywhere.
+ * the client as JSON Schema), annotations, and a handler that is an adapter over one core operation
+ * (`@memdir/core/Operations`): the MCP names of its arguments (`old_str`, `if_version`, `new_path`) turned into the
+ * operation's request, its result returned as `structuredContent` with a text for the model. What a write or an
+ * edit does (containment, the team rules, the index caps, the version check) is decided there, once for every door.
  *
  * `callTool` never fails: bad arguments, a typed memdir error or a defect each become a tool result with
  * `isError: true` that names the problem (and, for bad arguments, the accepted ones), so the model can correct
@@ -37,8 +38,6 @@ export class ToolArgumentsError extends Schema.TaggedError<ToolArgumentsError>()
     return `invalid arguments for ${this.tool}: ${this.problems.join("; ")}.\nAccepted arguments:\n${this.accepted}`
   }
 }
-
-export type ToolError = ToolArgumentsError
 
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas
