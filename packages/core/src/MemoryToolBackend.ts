@@ -480,7 +480,7 @@ export const make = Effect.gen(function*() {
       if (target.info.value.kind === "Directory") {
         return yield* new MemoryToolError({ reason: "directory-refused", path: command.path, command: "delete" })
       }
-      yield* store.remove(root, target.key)
+      yield* Operations.remove(root, { path: target.key }).pipe(Effect.provideService(MemoryStore, store))
       return `Successfully deleted ${command.path}`
     })
 
@@ -498,7 +498,12 @@ export const make = Effect.gen(function*() {
       if (source.info.value.kind === "Directory") {
         return yield* new MemoryToolError({ reason: "directory-refused", path: command.old_path, command: "rename" })
       }
-      yield* store.rename(root, source.key, destination.key)
+      yield* Operations.rename(root, { path: source.key, newPath: destination.key }).pipe(
+        Effect.provideService(MemoryStore, store),
+        // created since the check above: the reference's words for it
+        Effect.catchTag("PathExistsError", () =>
+          Effect.fail(new MemoryToolError({ reason: "destination-exists", path: command.new_path })))
+      )
       return `Successfully renamed ${command.old_path} to ${command.new_path}`
     })
 
