@@ -24,6 +24,7 @@ import {
   parseIndexLine,
   type ScanProblem
 } from "./Memory.js"
+import { MemoryFs } from "./MemoryFs.js"
 import {
   countLines,
   fitsIndexCaps,
@@ -38,6 +39,7 @@ import {
   utf8ByteLength
 } from "./MemoryIndex.js"
 import { type LinkResolver, linkResolver, resolveLinks } from "./MemoryLinks.js"
+import { MEMORY_READ_MAX_BYTES } from "./MemoryStore.js"
 import { MAX_PINNED, pinnedOf } from "./Pins.js"
 import { Scanner } from "./Scanner.js"
 
@@ -378,10 +380,24 @@ export const findingsOf = (
   return findings
 }
 
+/**
+ * A memory's text, read as memdir reads a memory: a link is followed only to where it leads, and only a file inside
+ * the memory directory's real path is opened, without following a link or waiting on a FIFO, and read up to
+ * `MEMORY_READ_MAX_BYTES`. `None` when it cannot be read so: the scan reports such files (a link out, not a
+ * regular file), and a file swapped since the scan is left alone.
+ */
+const readMemoryText = (memoryFs: MemoryFs["Type"], realMemoryDir: string, absolutePath: string) =>
+  memoryFs.realPath(absolutePath).pipe(
+    Effect.flatMap((real) => memoryFs.readFile(real, { maxBytes: MEMORY_READ_MAX_BYTES, within: realMemoryDir })),
+    Effect.map((file) => file.text),
+    Effect.option
+  )
+
 const inspect = (memoryDir: string, text: string) =>
   Effect.gen(function*() {
     const scanner = yield* Scanner
     const fs = yield* FileSystem.FileSystem
+    const memoryFs = yield* MemoryFs
     const path = yield* Path.Path
     const scan = yield* scanner.scan(memoryDir, { skipDirs: SKIP_DIRS })
     const outside = new Set<string>()
@@ -415,12 +431,16 @@ const inspect = (memoryDir: string, text: string) =>
         for (const form of forms) outside.add(form)
       }
     }
-    // `[[links]]`: the index's and every memory's (read whole, as recall would).
+    // `[[links]]`: the index's and every memory's (read whole, as memdir reads a memory).
     const resolve = linkResolver(scan.memories)
     const deadMemoryLinks = deadLinksOf(INDEX_FILE, text, resolve)
-    for (const memory of scan.memories) {
-      const body = yield* fs.readFileString(memory.absolutePath).pipe(Effect.option)
-      if (body._tag === "Some") deadMemoryLinks.push(...deadLinksOf(memory.path, body.value, resolve))
+    // a memory directory that cannot be resolved now has no memory that can be read inside it
+    const realMemoryDir = scan.memories.length === 0 ? undefined : yield* Effect.option(memoryFs.realPath(memoryDir))
+    if (realMemoryDir?._tag === "Some") {
+      for (const memory of scan.memories) {
+        const body = yield* readMemoryText(memoryFs, realMemoryDir.value, memory.absolutePath)
+        if (body._tag === "Some") deadMemoryLinks.push(...deadLinksOf(memory.path, body.value, resolve))
+      }
     }
     const inspection: Inspection = {
       text,

@@ -1,12 +1,14 @@
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { diagnose, DOCTOR_BACKUP_DIR, type DoctorFinding, fix } from "../src/Doctor.js"
 import { INDEX_ENTRY_MAX_CHARS } from "../src/Memory.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import {
   countLines,
   INDEX_FILE,
@@ -14,7 +16,7 @@ import {
   INDEX_MAX_LINES,
   layer as memoryIndexLayer
 } from "../src/MemoryIndex.js"
-import { layerNode as scannerLayer } from "../src/Scanner.js"
+import { layerNode as scannerLayer, Scanner } from "../src/Scanner.js"
 
 const memory = (name: string, type: string, description: string) =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\nBody of ${name}.\n`
@@ -76,7 +78,7 @@ const memoryFiles = (dir: string) =>
 
 const codes = (findings: ReadonlyArray<DoctorFinding>) => findings.map((f) => `${f.code} ${f.path ?? ""}`).sort()
 
-const live = Layer.mergeAll(memoryIndexLayer, scannerLayer).pipe(Layer.provideMerge(NodeContext.layer))
+const live = Layer.mergeAll(memoryIndexLayer, scannerLayer, MemoryFs.layer).pipe(Layer.provideMerge(NodeContext.layer))
 
 layer(live, { excludeTestServices: true })("Doctor", (it) => {
   it.scoped("diagnose produces each finding from the fixture, with lines and fixability", () =>
@@ -357,5 +359,86 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.deepStrictEqual(result.changes.map((c) => `${c.action} ${c.path}`), ["removed-line user_gone.md"])
       const after = yield* fs.readFileString(path.join(memoryDir, INDEX_FILE))
       assert.strictEqual(after, lines.filter((l) => !l.includes("user_gone.md")).join("\n"))
+    }))
+})
+
+/**
+ * The live scanner, then `afterScan` on the first scan of `memoryDir`: what another process can do to the directory
+ * between doctor's scan and its reads of the memories it found.
+ */
+const scannerThen = (memoryDir: string, afterScan: () => void) =>
+  Layer.effect(
+    Scanner,
+    Effect.map(Scanner, (scanner) => {
+      let pending = true
+      return Scanner.of({
+        ...scanner,
+        scan: (dir, options) =>
+          Effect.tap(scanner.scan(dir, options), () =>
+            Effect.sync(() => {
+              if (!pending || dir !== memoryDir) return
+              pending = false
+              afterScan()
+            }))
+      })
+    })
+  ).pipe(Layer.provide(scannerLayer))
+
+const withScanner = (scanner: Layer.Layer<Scanner, never, Path.Path>) =>
+  Effect.provide(Layer.mergeAll(memoryIndexLayer, scanner, MemoryFs.layer).pipe(Layer.provideMerge(NodeContext.layer)))
+
+/** A memory whose body links `[[target]]`: doctor reports the link as dead only if it read the body. */
+const linking = (name: string, target: string) =>
+  `${memory(name, "project", `Links to ${target}`)}See [[${target}]], which no memory is.\n`
+
+/** Names of the dead `[[links]]` doctor found: the bodies it read. */
+const deadLinkTargets = (findings: ReadonlyArray<DoctorFinding>) =>
+  findings.filter((f) => f.code === "dead-memory-link").map((f) => /\[\[([^\]]+)\]\]/.exec(f.message)![1]).sort()
+
+/** A scratch memory directory, and beside it a memory-looking file that links `[[nowhere-outside]]`. */
+const outsideAndIn = Effect.gen(function*() {
+  const dir = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeFs.realpathSync("/tmp"), "memdir-doctor-")))
+  yield* Effect.addFinalizer(() => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true })))
+  const memoryDir = NodePath.join(dir, "memory")
+  const outside = NodePath.join(dir, "outside", "secret.md")
+  NodeFs.mkdirSync(NodePath.dirname(outside), { recursive: true })
+  NodeFs.writeFileSync(outside, linking("Secret", "nowhere-outside"))
+  NodeFs.mkdirSync(NodePath.join(memoryDir, ".archive"), { recursive: true })
+  NodeFs.writeFileSync(NodePath.join(memoryDir, INDEX_FILE), "")
+  NodeFs.writeFileSync(NodePath.join(memoryDir, "project_kept.md"), linking("Kept", "nowhere-kept"))
+  // a link inside the directory is followed, as the scan follows it
+  NodeFs.writeFileSync(NodePath.join(memoryDir, ".archive", "alias.md"), linking("Alias", "nowhere-alias"))
+  NodeFs.symlinkSync(NodePath.join(memoryDir, ".archive", "alias.md"), NodePath.join(memoryDir, "project_alias.md"))
+  return { memoryDir, outside }
+})
+
+const mkfifo = (file: string) => execFileSync("mkfifo", [file])
+
+describe("Doctor reads memories as memdir reads them", () => {
+  it.scoped("a memory that is a link out of the directory, or a FIFO, is neither read nor waited on", () =>
+    Effect.gen(function*() {
+      const { memoryDir, outside } = yield* outsideAndIn
+      NodeFs.symlinkSync(outside, NodePath.join(memoryDir, "project_linked.md"))
+      mkfifo(NodePath.join(memoryDir, "project_piped.md"))
+      const { findings } = yield* diagnose(memoryDir)
+      assert.deepStrictEqual(deadLinkTargets(findings), ["nowhere-alias", "nowhere-kept"])
+    }).pipe(withScanner(scannerLayer)))
+
+  it.scoped("a memory swapped for a link out, or for a FIFO, between the scan and the read is left alone", () =>
+    Effect.gen(function*() {
+      const { memoryDir, outside } = yield* outsideAndIn
+      const linked = NodePath.join(memoryDir, "project_linked.md")
+      const piped = NodePath.join(memoryDir, "project_piped.md")
+      NodeFs.writeFileSync(linked, linking("Linked", "nowhere-linked"))
+      NodeFs.writeFileSync(piped, linking("Piped", "nowhere-piped"))
+      const swap = () => {
+        NodeFs.rmSync(linked)
+        NodeFs.symlinkSync(outside, linked)
+        NodeFs.rmSync(piped)
+        mkfifo(piped)
+      }
+      const { findings } = yield* diagnose(memoryDir).pipe(withScanner(scannerThen(memoryDir, swap)))
+      assert.isTrue(NodeFs.lstatSync(piped).isFIFO(), "the swap happened")
+      assert.deepStrictEqual(deadLinkTargets(findings), ["nowhere-alias", "nowhere-kept"])
     }))
 })
