@@ -490,10 +490,14 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
             return yield* new Refused({ path: key, reason: "index-file", detail: "the index is never deleted" })
           }
           const kept = yield* keepBefore("memory_delete", key)
-          const removed = yield* store.remove(root, key).pipe(Effect.catchAll(fromStore("memory_delete", key)))
-          const backup = yield* keepAfter("memory_delete", key, removed.key, removed.before, kept.backup)
-          yield* record({ tool: "memory_delete", op: "deleted", file: removed.key, before: removed.before, backup })
-          return `deleted ${removed.key}`
+          const removed = yield* Operations.remove(root, { path: key }).pipe(
+            Effect.provideService(MemoryStore, store),
+            Effect.catchAll(fromStore("memory_delete", key))
+          )
+          const before = removed.before ?? undefined
+          const backup = yield* keepAfter("memory_delete", key, removed.path, before, kept.backup)
+          yield* record({ tool: "memory_delete", op: "deleted", file: removed.path, before, backup })
+          return `deleted ${removed.path}`
         }))
       )
   })

@@ -25,7 +25,7 @@ import { type MemoryRoot, MemoryStore } from "./MemoryStore.js"
 import { type RecalledMemory as CoreRecalledMemory, RecallSession } from "./Recall.js"
 import { Staleness } from "./Staleness.js"
 import { chooseTeamKey, writePrivateMemory, writeTeamMemory } from "./TeamMemory.js"
-import { chooseTarget, deleteMemory, validateWriteInput } from "./Write.js"
+import { chooseTarget, validateWriteInput } from "./Write.js"
 
 export type { MemoryRoot } from "./MemoryStore.js"
 
@@ -443,20 +443,18 @@ export const DeleteInput = Schema.Struct({ path: MemoryPath })
 export const DeleteResult = Schema.Struct({
   path: Schema.String,
   fileRemoved: Schema.Boolean,
-  indexLinesRemoved: Schema.Number
+  indexLinesRemoved: Schema.Number,
+  before: described(Schema.NullOr(Schema.String), "The text removed (null: only an index line was left)")
 })
 
 /** Deletes a memory file and its index line(s); `MemoryNotFoundError` when neither exists. */
 export const remove = Effect.fn("Operations.delete")(function*(root: MemoryRoot, input: typeof DeleteInput.Type) {
-  const removed = yield* deleteMemory({
-    memoryDir: root.memoryDir,
-    file: input.path,
-    teamEnabled: root.teamEnabled === true
-  })
+  const removed = yield* (yield* MemoryStore).remove(root, input.path)
   const result: typeof DeleteResult.Type = {
-    path: removed.file,
+    path: removed.key,
     fileRemoved: removed.fileRemoved,
-    indexLinesRemoved: removed.indexLinesRemoved
+    indexLinesRemoved: removed.indexLinesRemoved,
+    before: removed.before ?? null
   }
   return result
 })

@@ -360,9 +360,10 @@ for (const [world, services] of worlds) {
       Effect.gen(function*() {
         const { exists, read, root } = yield* scratch()
         const { path } = yield* Operations.write(root, testing)
+        const text = yield* read(path)
         const removed = yield* Operations.delete(root, { path })
         conforms(Operations.DeleteResult, removed)
-        assert.deepStrictEqual(removed, { path, fileRemoved: true, indexLinesRemoved: 1 })
+        assert.deepStrictEqual(removed, { path, fileRemoved: true, indexLinesRemoved: 1, before: text })
         assert.isFalse(yield* exists(path))
         assert.notInclude(yield* read("MEMORY.md"), path)
         assert.strictEqual((yield* Effect.flip(Operations.remove(root, { path })))._tag, "MemoryNotFoundError")

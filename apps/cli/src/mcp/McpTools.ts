@@ -379,14 +379,18 @@ export const deleteTool = defineTool({
   title: "Delete a memory",
   description: "Deletes a memory file and its line in MEMORY.md (\"forget …\").",
   input: Operations.DeleteInput,
-  output: Operations.DeleteResult,
+  output: Schema.Struct({ path: Schema.String, fileRemoved: Schema.Boolean, indexLinesRemoved: Schema.Number }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
       const removed = yield* Operations.remove(rootOf(team), input)
       return {
-        structured: removed,
+        structured: {
+          path: removed.path,
+          fileRemoved: removed.fileRemoved,
+          indexLinesRemoved: removed.indexLinesRemoved
+        },
         text: `Deleted ${removed.path}${removed.fileRemoved ? "" : " (only its index line was left)"}.`
       }
     })
