@@ -19,7 +19,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import { parseMemoryFile } from "./Frontmatter.js"
-import { analyzeBody, type BodyTerms } from "./internal/selectorIndex.js"
+import { analyzeBody, type BodyTerms, headerKey, type HeaderTerms, headerTermsOf } from "./internal/selectorIndex.js"
 import { type Language, LANGUAGES } from "./internal/textLanguage.js"
 import type { MemoryHeader } from "./Memory.js"
 import { type FileInfo, MemoryFs, MemoryFsError } from "./MemoryFs.js"
@@ -64,16 +64,56 @@ interface Entry {
   readonly terms: BodyTerms
 }
 
+/** A header's fields as stored: its key, then per field (name, description, path, type) its words and term counts. */
+type RawHeader = [string, ...Array<[number, Array<[string, number]>]>]
+
+interface RawEntry {
+  s: number
+  m: number
+  w: number
+  l: string
+  t: Array<[string, number]>
+  h?: RawHeader
+}
+
 interface CacheFile {
   readonly version: number
   /** Absolute path → entry. */
-  readonly entries: Readonly<Record<string, { s: number; m: number; w: number; l: string; t: Array<[string, number]> }>>
+  readonly entries: Readonly<Record<string, RawEntry>>
 }
 
-const toTerms = (words: number, language: Language, pairs: ReadonlyArray<readonly [string, number]>): BodyTerms => ({
+const isPairs = (value: unknown): value is Array<[string, number]> =>
+  Array.isArray(value) &&
+  value.every((pair) => Array.isArray(pair) && typeof pair[0] === "string" && typeof pair[1] === "number")
+
+const toHeader = (raw: unknown): HeaderTerms | undefined => {
+  if (!Array.isArray(raw) || raw.length !== 5 || typeof raw[0] !== "string") return undefined
+  const fields = raw.slice(1) as Array<unknown>
+  if (!fields.every((f) => Array.isArray(f) && typeof f[0] === "number" && isPairs(f[1]))) return undefined
+  return {
+    key: raw[0],
+    fields: (fields as Array<[number, Array<[string, number]>]>).map(([words, pairs]) => ({
+      words,
+      counts: new Map(pairs)
+    }))
+  }
+}
+
+const fromHeader = (header: HeaderTerms): RawHeader => [
+  header.key,
+  ...header.fields.map((f): [number, Array<[string, number]>] => [f.words, [...f.counts]])
+]
+
+const toTerms = (
+  words: number,
+  language: Language,
+  pairs: ReadonlyArray<readonly [string, number]>,
+  header: HeaderTerms | undefined
+): BodyTerms => ({
   words,
   language,
-  counts: new Map(pairs)
+  counts: new Map(pairs),
+  ...(header === undefined ? {} : { header })
 })
 
 const parseCache = (text: string): Map<string, Entry> => {
@@ -89,23 +129,25 @@ const parseCache = (text: string): Map<string, Entry> => {
   for (const [path, raw] of Object.entries(file.entries ?? {})) {
     if (
       raw === null || typeof raw !== "object" || typeof raw.s !== "number" || typeof raw.m !== "number" ||
-      typeof raw.w !== "number" || !(LANGUAGES as ReadonlyArray<string>).includes(raw.l) || !Array.isArray(raw.t) ||
-      !raw.t.every((pair) => Array.isArray(pair) && typeof pair[0] === "string" && typeof pair[1] === "number")
+      typeof raw.w !== "number" || !(LANGUAGES as ReadonlyArray<string>).includes(raw.l) || !isPairs(raw.t)
     ) continue
-    entries.set(path, { size: raw.s, mtimeMs: raw.m, terms: toTerms(raw.w, raw.l as Language, raw.t) })
+    // a header's terms of the wrong shape are dropped, not the body's: they are made again on use
+    const header = raw.h === undefined ? undefined : toHeader(raw.h)
+    entries.set(path, { size: raw.s, mtimeMs: raw.m, terms: toTerms(raw.w, raw.l as Language, raw.t, header) })
   }
   return entries
 }
 
 const renderCache = (entries: ReadonlyMap<string, Entry>): string => {
-  const out: Record<string, { s: number; m: number; w: number; l: string; t: Array<[string, number]> }> = {}
+  const out: Record<string, RawEntry> = {}
   entries.forEach((entry, path) => {
     out[path] = {
       s: entry.size,
       m: entry.mtimeMs,
       w: entry.terms.words,
       l: entry.terms.language,
-      t: [...entry.terms.counts]
+      t: [...entry.terms.counts],
+      ...(entry.terms.header === undefined ? {} : { h: fromHeader(entry.terms.header) })
     }
   })
   return JSON.stringify({ version: ANALYSIS_VERSION, entries: out } satisfies CacheFile)
@@ -128,7 +170,12 @@ export const makeWith = (options: TermCacheOptions = {}) =>
       fs.readHead(memory.absolutePath, BODY_MAX_BYTES).pipe(
         Effect.map((head): Entry => {
           const text = head.truncated ? head.text.slice(0, head.text.lastIndexOf("\n") + 1) : head.text
-          return { size: info.size, mtimeMs: info.mtimeMs, terms: bodyTermsOf(text, memory.path) }
+          const body = bodyTermsOf(text, memory.path)
+          return {
+            size: info.size,
+            mtimeMs: info.mtimeMs,
+            terms: { ...body, header: headerTermsOf(memory, body.language) }
+          }
         }),
         Effect.option
       )
@@ -158,7 +205,15 @@ export const makeWith = (options: TermCacheOptions = {}) =>
           continue
         }
         if (entry !== undefined && entry.size === info.size && entry.mtimeMs === info.mtimeMs) {
-          out.set(memory.path, entry.terms)
+          if (entry.terms.header?.key === headerKey(memory)) {
+            out.set(memory.path, entry.terms)
+            continue
+          }
+          // the body's terms hold; its header's are made now (an entry of an earlier memdir, or a new header parse)
+          const terms = { ...entry.terms, header: headerTermsOf(memory, entry.terms.language) }
+          out.set(memory.path, terms)
+          next.set(memory.absolutePath, { ...entry, terms })
+          changed = true
           continue
         }
         const cost = Math.min(info.size, BODY_MAX_BYTES)

@@ -12,12 +12,15 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { headerKey } from "../src/internal/selectorIndex.js"
 import * as Memdir from "../src/Memdir.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import * as Recall from "../src/Recall.js"
 import * as Scanner from "../src/Scanner.js"
+import { scoreMemories } from "../src/Selector.js"
 import { TERM_CACHE_FILE, TermCache } from "../src/TermCache.js"
 import * as TermCacheModule from "../src/TermCache.js"
+import { SELECTOR_SET, setLabels } from "./support/selectorSet.js"
 
 const memory = (name: string, description: string, body: string) =>
   `---\nname: ${name}\ndescription: ${description}\ntype: project\n---\n\n${body}\n`
@@ -114,6 +117,34 @@ describe("TermCache", () => {
       ])
       assert.deepStrictEqual([...bodies.keys()], ["a.md"])
       assert.notInclude(fs.readFileSync(path.join(dir, TERM_CACHE_FILE), "utf8"), "classified")
+    }).pipe(Effect.provide(live())))
+
+  it.effect("keeps each header's terms beside its body's; scores with them are the scores without", () =>
+    Effect.gen(function*() {
+      const dir = scratchDir()
+      fs.cpSync(path.join(SELECTOR_SET, "payments-en"), dir, { recursive: true })
+      const scan = yield* (yield* Scanner.Scanner).scan(dir)
+      const cached = yield* (yield* TermCache).bodies(dir, scan.memories)
+      const entries = Object.values(readCache(dir).entries) as Array<{ h?: Array<unknown> }>
+      assert.strictEqual(entries.filter((e) => e.h !== undefined).length, scan.memories.length)
+      for (const m of scan.memories) assert.strictEqual(cached.get(m.path)!.header!.key, headerKey(m))
+      const bare = new Map([...cached].map(([p, { header: _, ...terms }]) => [p, terms]))
+      for (const label of setLabels.filter((l) => l.dir === "payments-en")) {
+        const request = { query: label.query, candidates: scan.memories }
+        assert.deepStrictEqual(
+          scoreMemories({ ...request, bodies: cached }),
+          scoreMemories({ ...request, bodies: bare }),
+          label.id
+        )
+      }
+      // terms made for another header (a changed parse, say) are not used: the header is analysed again
+      const cache = readCache(dir)
+      const first = scan.memories[0]!
+      cache.entries[first.absolutePath].h[0] = "stale"
+      fs.writeFileSync(path.join(dir, TERM_CACHE_FILE), JSON.stringify(cache))
+      const again = yield* Effect.flatMap(TermCache, (c) => c.bodies(dir, scan.memories)).pipe(Effect.provide(live()))
+      assert.strictEqual(again.get(first.path)!.header!.key, headerKey(first))
+      assert.strictEqual(readCache(dir).entries[first.absolutePath].h[0], headerKey(first))
     }).pipe(Effect.provide(live())))
 
   it.effect("analyses at most its budget per call; the rest on later calls", () =>

@@ -31,6 +31,18 @@ export interface BodyTerms {
   readonly words: number
   /** The body's language: the memory's, for stemming its name and description alike. */
   readonly language: Language
+  /**
+   * The header's fields analysed in the body's language (`headerTermsOf`), kept with the body's terms so a recall
+   * in a fresh process analyses no unchanged memory at all; used only for the header they were made from.
+   */
+  readonly header?: HeaderTerms | undefined
+}
+
+/** Term counts of a header's short fields, in the body's language: name, description, path, type. */
+export interface HeaderTerms {
+  /** `headerKey` of the header they were made from. */
+  readonly key: string
+  readonly fields: ReadonlyArray<{ readonly counts: ReadonlyMap<string, number>; readonly words: number }>
 }
 
 /**
@@ -101,14 +113,38 @@ const analyzeMemory = (memory: IndexableMemory): IndexedMemory => {
   return { source: memory, language, fields: counted.map((c) => c.counts), lengths: counted.map((c) => c.words) }
 }
 
-/** With the whole body already analysed (`TermCache`): only the short fields are, in the body's language. */
-const analyzeWithBody = (memory: IndexableMemory, body: BodyTerms): IndexedMemory => {
-  const language = body.language
-  const counted = FIELDS.map((field) => {
-    if (field === "body") return body
+const HEADER_FIELDS: ReadonlyArray<MemoryField> = ["name", "description", "path", "type"]
+
+/** FNV-1a of the fields a header's terms come from: which header `HeaderTerms` were made from. */
+export const headerKey = (memory: Pick<IndexableMemory, "name" | "description" | "path" | "type">): string => {
+  const text = `${memory.type}\u0000${memory.path}\u0000${memory.name}\u0000${memory.description}`
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193) >>> 0
+  }
+  return `${text.length.toString(36)}.${hash.toString(36)}`
+}
+
+/** The header's short fields analysed in `language` (the body's), as the index reads them beside a whole body. */
+export const headerTermsOf = (memory: IndexableMemory, language: Language): HeaderTerms => ({
+  key: headerKey(memory),
+  fields: HEADER_FIELDS.map((field) => {
     const tokens = segmentWords(fieldText(memory, field))
     return countTerms(tokens, tallyWords(tokens), language)
   })
+})
+
+/**
+ * With the whole body already analysed (`TermCache`): only the short fields are, in the body's language, unless
+ * the cache kept them for this very header.
+ */
+const analyzeWithBody = (memory: IndexableMemory, body: BodyTerms): IndexedMemory => {
+  const language = body.language
+  const header = body.header !== undefined && body.header.key === headerKey(memory) ?
+    body.header :
+    headerTermsOf(memory, language)
+  const counted = FIELDS.map((field) => field === "body" ? body : header.fields[HEADER_FIELDS.indexOf(field)]!)
   return { source: memory, language, fields: counted.map((c) => c.counts), lengths: counted.map((c) => c.words) }
 }
 
