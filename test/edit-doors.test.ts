@@ -15,17 +15,19 @@ import * as MemoryIndex from "@memdir/core/MemoryIndex"
 import * as MemoryStore from "@memdir/core/MemoryStore"
 import * as MemoryToolBackend from "@memdir/core/MemoryToolBackend"
 import * as MemoryTools from "@memdir/core/MemoryTools"
+import * as Operations from "@memdir/core/Operations"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schema from "effect/Schema"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath, parseJson, runCli, scratchHomeEnv } from "./support/cli.js"
 
 const runtime = ManagedRuntime.make(
   MemoryToolBackend.layer.pipe(
@@ -307,5 +309,24 @@ describe("one edit through every door", () => {
       assert.include(now.memory, OLD, door)
       assert.strictEqual(now.index, INDEX, door)
     }
+  })
+})
+
+describe("one recalled memory through every door", () => {
+  it("memdir recall --json and MCP memory_recall give the same memory in the same shape", async () => {
+    const viaCli = memoryDir()
+    const viaMcp = memoryDir()
+    const query = "should the integration tests use the docker database or mocks"
+    const cli = parseJson(
+      await Effect.runPromise(
+        runCli(["recall", query, "--json"], { cwd: project, env: scratchHomeEnv(home, { MEMDIR_MEMORY_DIR: viaCli }) })
+      )
+    )
+    const mcp = await mcpCall(await connect(viaMcp), "memory_recall", { query })
+    assert.isFalse(mcp.isError, mcp.text)
+    const decode = Schema.decodeUnknownSync(Schema.Array(Operations.RecalledMemory), { onExcessProperty: "error" })
+    const fromCli = decode(cli.selected)
+    assert.deepStrictEqual(fromCli.map((m) => m.path), [FILE])
+    assert.deepStrictEqual(decode(mcp.structured.memories), fromCli)
   })
 })
