@@ -340,10 +340,7 @@ describe("memdir CLI", () => {
     const prose = await runMemdir(["doctor"], { env })
     assert.strictEqual(prose.status, 0, prose.stderr)
     assert.notInclude(prose.stdout, "is healthy")
-    assert.match(
-      prose.stdout,
-      /^warning prose-index MEMORY\.md: MEMORY\.md is 162 lines of notes without one index line/m
-    )
+    assert.match(prose.stdout, /^warning prose-index \(1\)\n {2}MEMORY\.md: 162 lines of notes without one index line/m)
     assert.match(prose.stdout, /^ {2}fix: Split the prose into one memory file per topic/m)
     assert.include((await runMemdir(["ls"], { env })).stdout, "no memories in")
 
@@ -391,7 +388,7 @@ describe("memdir CLI", () => {
     assert.include(runs["team ls"].stdout, "Teammate␛[2J")
     assert.include(runs["team ls"].stdout, "␛]8;;http://evil␇click")
     assert.include(runs.show.stdout, "body ␛[2J \\u{202e}evil")
-    assert.include(runs.doctor.stdout, "missing-from-index project_hostile.md: project_hostile.md (Hostile␛[2J)")
+    assert.include(runs.doctor.stdout, "\n  project_hostile.md: Hostile␛[2J has no line in MEMORY.md")
 
     const listing = json(await runMemdir(["ls", "--json"], { env }))
     assert.strictEqual(listing.memories.find((m: any) => m.path === "project_hostile.md").description, description)

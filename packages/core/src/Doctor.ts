@@ -24,6 +24,7 @@ import {
   parseIndexLine,
   type ScanProblem
 } from "./Memory.js"
+import { splitWrittenWarning } from "./MemoryAge.js"
 import { MemoryFs } from "./MemoryFs.js"
 import {
   countLines,
@@ -58,6 +59,8 @@ export type DoctorCode =
   | "link-outside"
   | "dead-memory-link"
   | "too-many-pins"
+  | "modified-ignored"
+  | "unreadable"
 
 export interface DoctorFinding {
   readonly code: DoctorCode
@@ -66,6 +69,7 @@ export interface DoctorFinding {
   readonly path?: string | undefined
   /** 1-based line (of MEMORY.md for index findings, of the memory file for frontmatter findings). */
   readonly line?: number | undefined
+  /** What is wrong, without where (`path`, `line`; `locationOf` renders them). */
   readonly message: string
   /** What to do about it. */
   readonly fix: string
@@ -155,7 +159,7 @@ const linkAndPinFindings = (
     severity: "warning",
     path: link.path,
     line: link.line,
-    message: `${link.path}: [[${link.target}]] names no memory (no memory has that name or file stem)`,
+    message: `[[${link.target}]] names no memory (no memory has that name or file stem)`,
     fix: `Link a memory by its name or file stem, e.g. [[${
       memories[0]?.name ?? "testing-policy"
     }]], or remove the link`,
@@ -188,6 +192,75 @@ const proseLines = (text: string): number =>
     return line.length > 0 && !line.startsWith("#") && parseIndexLine(raw) === undefined
   }).length
 
+/** The advice for a frontmatter the scan could not read, by why (`InvalidFrontmatterError.reason`). */
+const FRONTMATTER_FIX = "Fix the frontmatter between the two '---' lines: name, description and type " +
+  "(user | feedback | project | reference)"
+
+const FRONTMATTER_FIXES: Readonly<Record<string, string>> = {
+  "missing-frontmatter": "Start the file with a frontmatter: a '---' line, then name:, description: and type: " +
+    "(user | feedback | project | reference), then a '---' line",
+  "unclosed-frontmatter": "Close the frontmatter with a '---' line after its last key",
+  "yaml-error": "Fix the YAML between the two '---' lines (quote a value that holds ': ' or ' #', or starts with " +
+    "'[', '{', '*' or '&')",
+  "binary": "Move it out of the memory directory: it is not a text file, and memories are Markdown"
+}
+
+/**
+ * A scan problem's text as a finding's message: without the `path[:line]: ` it starts with (the finding has its
+ * own `path` and `line`) and without the advice it ends with (the finding's `fix` gives it).
+ */
+const problemDetail = (problem: ScanProblem): string => {
+  const located = problem.message.startsWith(`${problem.path}`) ?
+    problem.message.slice(problem.path.length).replace(/^(?::\d+)?: /, "") :
+    problem.message
+  return located
+    .replace(/\s*Fix the frontmatter between the two '---' lines:[\s\S]*$/, "")
+    .replace(/\s*Check its permissions, or remove it\.$/, "")
+}
+
+/** Findings whose `line` is a line of MEMORY.md while `path` names the memory the line points at. */
+const INDEX_LINE_CODES: ReadonlySet<DoctorCode> = new Set([
+  "dead-link",
+  "duplicate-entry",
+  "entry-too-long",
+  "link-outside"
+])
+
+/**
+ * Where a finding is, as a person looks for it: `MEMORY.md:4` for a line of the index (even when `path` is the
+ * memory that line points at), else `path` and its line (`broken.md:3`).
+ */
+export const locationOf = (finding: DoctorFinding): string | undefined => {
+  if (finding.line !== undefined && INDEX_LINE_CODES.has(finding.code)) return `${INDEX_FILE}:${finding.line}`
+  if (finding.path === undefined) return undefined
+  return finding.line === undefined ? finding.path : `${finding.path}:${finding.line}`
+}
+
+/** The counts a report starts with: errors, warnings, and each code's findings (errors' codes first). */
+export interface DoctorSummary {
+  readonly errors: number
+  readonly warnings: number
+  readonly byCode: ReadonlyArray<
+    { readonly code: DoctorCode; readonly severity: "error" | "warning"; readonly count: number }
+  >
+}
+
+export const summarize = (findings: ReadonlyArray<DoctorFinding>): DoctorSummary => {
+  const byCode = new Map<string, { code: DoctorCode; severity: "error" | "warning"; count: number }>()
+  for (const f of findings) {
+    const key = `${f.severity}\u0000${f.code}`
+    const group = byCode.get(key)
+    if (group === undefined) byCode.set(key, { code: f.code, severity: f.severity, count: 1 })
+    else group.count++
+  }
+  const groups = [...byCode.values()]
+  return {
+    errors: findings.filter((f) => f.severity === "error").length,
+    warnings: findings.filter((f) => f.severity === "warning").length,
+    byCode: [...groups.filter((g) => g.severity === "error"), ...groups.filter((g) => g.severity === "warning")]
+  }
+}
+
 /** The pure part of `diagnose`: findings from the index text, the scan, and which links are dead. */
 export const findingsOf = (
   { dead, deadMemoryLinks, memories, outside, problems, text }: Inspection
@@ -201,22 +274,30 @@ export const findingsOf = (
       severity: "error",
       path: INDEX_FILE,
       line: INDEX_MAX_LINES + 1,
-      message: `${INDEX_FILE} has ${lines} lines (limit: ${INDEX_MAX_LINES}); lines after ${INDEX_MAX_LINES} are ` +
-        `never loaded`,
+      message: `has ${lines} lines (limit: ${INDEX_MAX_LINES}); lines after ${INDEX_MAX_LINES} are never loaded`,
       fix: "Merge or drop entries: one line per memory, detail in the topic files (then run `memdir doctor --fix`)",
       fixable: false
     })
   }
   if (bytes > INDEX_MAX_BYTES) {
     const loadedLines = countLines(truncateIndex(text).kept)
+    // Too long entries, or too many short ones: each has its own remedy.
+    const long = text.split("\n").filter((raw) => lineLength(raw) > INDEX_ENTRY_MAX_CHARS).length
     findings.push({
       code: "index-over-bytes",
       severity: "error",
       path: INDEX_FILE,
       line: loadedLines + 1,
-      message: `${INDEX_FILE} is ${kb(bytes)} (limit: ${kb(INDEX_MAX_BYTES)}) — index entries are too long; ` +
-        `everything after line ${loadedLines} is never loaded`,
-      fix: `Keep each entry to one line under ~${INDEX_ENTRY_MAX_CHARS} chars and move detail into topic files`,
+      message: `is ${kb(bytes)} (limit: ${kb(INDEX_MAX_BYTES)}) in ${lines} lines, ` +
+        (long > 0 ?
+          `${long} of them over ~${INDEX_ENTRY_MAX_CHARS} characters` :
+          `every one under ~${INDEX_ENTRY_MAX_CHARS} characters: more entries than one index holds`) +
+        `; everything after line ${loadedLines} is never loaded`,
+      fix: long > 0 ?
+        `Shorten the lines over ~${INDEX_ENTRY_MAX_CHARS} characters to a title and a short hook (\`memdir doctor ` +
+        "--fix` shortens those it can); the detail belongs in the memory files" :
+        "Fewer entries: merge memories that say the same thing and delete stale ones (`memdir dream` " +
+        "consolidates them), one line per memory",
       fixable: false
     })
   }
@@ -232,8 +313,8 @@ export const findingsOf = (
         severity: "warning",
         path: entry.file,
         line,
-        message: `${INDEX_FILE}:${line} links to ${entry.file}, outside the memory directory: memdir reads only ` +
-          `files inside it, so recall, ls and the agents never see that file`,
+        message: `links to ${entry.file}, outside the memory directory: memdir reads only files inside it, so ` +
+          "recall, ls and the agents never see that file",
         fix: "Move the note into the memory directory as a memory file and link it by its relative name, or " +
           "drop the line",
         fixable: false
@@ -247,7 +328,7 @@ export const findingsOf = (
         severity: "warning",
         path: entry.file,
         line,
-        message: `${INDEX_FILE}:${line} points at ${entry.file}, which does not exist`,
+        message: `points at ${entry.file}, which does not exist`,
         fix: "Drop the line, or restore the file",
         fixable: true
       })
@@ -257,7 +338,7 @@ export const findingsOf = (
         severity: "warning",
         path: entry.file,
         line,
-        message: `${INDEX_FILE}:${line} points at ${entry.file} again (first at line ${firstLineOf.get(file)})`,
+        message: `points at ${entry.file} again (first at line ${firstLineOf.get(file)})`,
         fix: "Keep one line per memory",
         fixable: true
       })
@@ -270,7 +351,7 @@ export const findingsOf = (
         severity: "warning",
         path: entry.file,
         line,
-        message: `${INDEX_FILE}:${line} is ${lineLength(raw)} characters (limit: ~${INDEX_ENTRY_MAX_CHARS})`,
+        message: `the line of ${entry.file} is ${lineLength(raw)} characters (limit: ~${INDEX_ENTRY_MAX_CHARS})`,
         fix: "Shorten the hook: the index is a table of contents; the detail belongs in the memory file",
         fixable: shortened(raw) !== undefined
       })
@@ -283,8 +364,7 @@ export const findingsOf = (
       code: "prose-index",
       severity: "warning",
       path: INDEX_FILE,
-      message:
-        `${INDEX_FILE} is ${lines} lines of notes without one index line, and no memory file is beside it: memdir ` +
+      message: `${lines} lines of notes without one index line, and no memory file is beside it: memdir ` +
         `expects ${INDEX_FILE} to be an index, one line per memory (\`- [Title](file.md) — hook\`), and each ` +
         `memory in its own file with a frontmatter (name, description, type), so \`memdir ls\` and recall find ` +
         `nothing here (only the prompt loads the prose, up to ${INDEX_MAX_LINES} lines)`,
@@ -303,7 +383,7 @@ export const findingsOf = (
         code: "type-prefix-mismatch",
         severity: "warning",
         path: memory.path,
-        message: `${memory.path} is named as a ${prefix} memory but its frontmatter says type: ${memory.type}; ` +
+        message: `named as a ${prefix} memory but its frontmatter says type: ${memory.type}; ` +
           `recall and the index go by the frontmatter, a reader by the name`,
         fix: `Rename it to ${renamed} (and its ${INDEX_FILE} line), or set \`type: ${prefix}\` if the name is right`,
         fixable: false
@@ -311,15 +391,24 @@ export const findingsOf = (
     }
   }
 
+  // A line fits when the index with it stays under both caps (a newline joins it to a last unterminated line).
+  const joiner = text === "" || text.endsWith("\n") ? 0 : 1
+  const fits = (entry: string) =>
+    lines + 1 <= INDEX_MAX_LINES && bytes + joiner + utf8ByteLength(entry) + 1 <= INDEX_MAX_BYTES
   for (const memory of memories) {
     if (!firstLineOf.has(normalizeIndexLink(memory.path) ?? memory.path)) {
+      const entry = formatIndexEntry({ title: memory.name, file: memory.path, hook: memory.description })
+      const room = fits(entry)
       findings.push({
         code: "missing-from-index",
         severity: "warning",
         path: memory.path,
-        message: `${memory.path} (${memory.name}) has no line in ${INDEX_FILE}, so sessions never see it`,
-        fix: `Add \`${formatIndexEntry({ title: memory.name, file: memory.path, hook: memory.description })}\``,
-        fixable: true
+        message: `${memory.name} has no line in ${INDEX_FILE}, so sessions never see it`,
+        fix: room ?
+          `Add \`${entry}\`` :
+          `${INDEX_FILE} has no room for its line (${INDEX_MAX_LINES} lines / ${kb(INDEX_MAX_BYTES)}): merge or ` +
+          "delete memories that say the same thing (`memdir dream` consolidates them), then add it",
+        fixable: room
       })
     }
   }
@@ -330,8 +419,20 @@ export const findingsOf = (
         code: "link-outside",
         severity: "error",
         path: problem.path,
-        message: problem.message,
+        message: problemDetail(problem),
         fix: "Replace the symlink by the file itself: memdir never follows a link out of the memory directory",
+        fixable: false
+      })
+      continue
+    }
+    if (problem.code === "unreadable") {
+      findings.push({
+        code: "unreadable",
+        severity: "error",
+        path: problem.path,
+        message: problemDetail(problem),
+        fix: "Make it readable by the user memdir runs as (its permissions), or remove it; until then recall " +
+          "skips it",
         fixable: false
       })
       continue
@@ -341,20 +442,31 @@ export const findingsOf = (
       severity: "error",
       path: problem.path,
       line: problem.line,
-      message: `${problem.path}: ${problem.message}`,
-      fix: "Fix the frontmatter between the two '---' lines: name, description and type " +
-        "(user | feedback | project | reference); until then recall skips this file",
+      message: problemDetail(problem),
+      fix: `${FRONTMATTER_FIXES[problem.code] ?? FRONTMATTER_FIX}; until then recall skips this file`,
       fixable: false
     })
   }
   for (const memory of memories) {
-    if (memory.warning !== undefined) {
+    const warning = splitWrittenWarning(memory.warning)
+    if (warning.header !== undefined) {
       findings.push({
         code: "invalid-frontmatter",
         severity: "warning",
         path: memory.path,
-        message: `${memory.path}: ${memory.warning}`,
+        message: warning.header,
         fix: "Give the memory a name, a one-line description and a type (user | feedback | project | reference)",
+        fixable: false
+      })
+    }
+    if (warning.modified !== undefined) {
+      findings.push({
+        code: "modified-ignored",
+        severity: "warning",
+        path: memory.path,
+        message: warning.modified,
+        fix: "Set `modified:` to when the memory was written, an ISO 8601 time not in the future (e.g. " +
+          "2026-03-05T12:00:00Z), or delete the line: the next `memdir write` of the memory stamps it",
         fixable: false
       })
     }

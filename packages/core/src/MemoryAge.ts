@@ -61,6 +61,9 @@ export const parseModified = (value: unknown): number | string => {
   return Number.isNaN(ms) ? `${JSON.stringify(text.slice(0, 40))} is not a valid date` : ms
 }
 
+/** The time an ignored `modified:` gives way to, as a warning names it. */
+const fallbackName = (from: AgeSource): string => from === "commit" ? "its last commit" : "the file's mtime"
+
 /**
  * When a memory was written, as seen at `nowMs`: a sane `modified:`, else `commitMs` (its last commit, when git
  * tracks it), else `mtime`. A `modified:` in the future (beyond a clock skew) is ignored with a warning.
@@ -77,13 +80,13 @@ export const writtenAt = (
   if (raw === undefined || raw === null || raw === "") return fallback
   const parsed = parseModified(raw)
   if (typeof parsed === "string") {
-    return { ...fallback, warning: `modified: ${parsed}; the age counts from the file's ${fallback.from} time` }
+    return { ...fallback, warning: `modified: ${parsed}; the age counts from ${fallbackName(fallback.from)}` }
   }
   if (parsed > nowMs + CLOCK_SKEW_MS) {
     return {
       ...fallback,
-      warning: `modified: ${new Date(parsed).toISOString()} is in the future; the age counts from the file's ` +
-        `${fallback.from} time`
+      warning: `modified: ${new Date(parsed).toISOString()} is in the future; the age counts from ` +
+        fallbackName(fallback.from)
     }
   }
   return { at: Math.min(parsed, nowMs), from: "modified" }
@@ -126,6 +129,22 @@ export const sortNewestWrittenFirst = <A extends Pick<MemoryHeader, "mtime" | "w
 /** A header's own warning with that of an ignored `modified:` beside it. */
 export const withWrittenWarning = (warning: string | undefined, written: Written): string | undefined =>
   written.warning === undefined ? warning : warning === undefined ? written.warning : `${warning}; ${written.warning}`
+
+/**
+ * A stamped header's warning taken apart again: the header's own (a missing description, …) and that of an ignored
+ * `modified:` (`withWrittenWarning` puts it last, and it always starts with `modified: `), so each gets its own
+ * advice (`memdir doctor`).
+ */
+export const splitWrittenWarning = (
+  warning: string | undefined
+): { readonly header: string | undefined; readonly modified: string | undefined } => {
+  if (warning === undefined) return { header: undefined, modified: undefined }
+  if (warning.startsWith(`${MODIFIED_KEY}: `)) return { header: undefined, modified: warning }
+  const at = warning.lastIndexOf(`; ${MODIFIED_KEY}: `)
+  return at < 0
+    ? { header: warning, modified: undefined }
+    : { header: warning.slice(0, at), modified: warning.slice(at + 2) }
+}
 
 /** One header with its written time (and the warning of an ignored `modified:` beside any other). */
 export const stampHeader = (

@@ -193,7 +193,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       const { findings } = yield* diagnose(dir)
       const overBytes = findings.find((f) => f.code === "index-over-bytes")!
       assert.strictEqual(overBytes.severity, "error")
-      assert.include(overBytes.message, "(limit: 25 KB) — index entries are too long")
+      assert.include(overBytes.message, "(limit: 25 KB) in 40 lines, 40 of them over ~150 characters")
       assert.strictEqual(overBytes.line, 26)
       assert.strictEqual(findings.filter((f) => f.code === "entry-too-long").length, 40)
 
@@ -268,7 +268,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.isFalse(finding.fixable)
       assert.include(
         finding.message,
-        `${INDEX_FILE} is ${countLines(prose)} lines of notes without one index line, and no memory file`
+        `${countLines(prose)} lines of notes without one index line, and no memory file`
       )
       assert.include(finding.message, "- [Title](file.md) — hook")
       assert.include(finding.message, "frontmatter (name, description, type)")

@@ -10,6 +10,16 @@ import { memdirHandler } from "../Services.js"
 import { terminalLine } from "../Terminal.js"
 import { refusedWarning } from "./path.js"
 
+/** Findings (and repairs) listed per kind in the text report; `--json` lists every one. */
+export const SHOWN_PER_KIND = 10
+
+const count = (n: number, one: string, many = `${one}s`): string =>
+  `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
+
+/** "… and 1,990 more" after the first `SHOWN_PER_KIND` of a kind. */
+const more = (total: number, what: string): string =>
+  `  … and ${(total - SHOWN_PER_KIND).toLocaleString("en-US")} more ${what} (\`memdir doctor --json\` lists every one)`
+
 /** One repair as a person reads it: where in MEMORY.md, what was done, why, and the line itself. */
 export const describeChange = (change: Doctor.DoctorChange): string => {
   const where = change.line === undefined ? INDEX_FILE : `${INDEX_FILE}:${change.line}`
@@ -19,6 +29,80 @@ export const describeChange = (change: Doctor.DoctorChange): string => {
     ? `shortened ${where} to`
     : `added to ${INDEX_FILE}`
   return `${what} (${change.code} ${change.path}): ${change.text}`
+}
+
+/** The counts first: how many errors and warnings, and how many of each kind. */
+export const summaryLines = (memoryDir: string, findings: ReadonlyArray<Doctor.DoctorFinding>): Array<string> => {
+  const summary = Doctor.summarize(findings)
+  const width = Math.max(...summary.byCode.map((g) => g.code.length))
+  return [
+    `${terminalLine(memoryDir)}: ${count(summary.errors, "error")}, ${count(summary.warnings, "warning")}`,
+    ...summary.byCode.map((g) =>
+      `  ${g.severity.padEnd(7)} ${g.code.padEnd(width)}  ${g.count.toLocaleString("en-US")}`
+    )
+  ]
+}
+
+/**
+ * The findings of each kind together, errors first: a heading with the count, each finding where it is and what is
+ * wrong (the first `SHOWN_PER_KIND`), and the advice — once for the kind when every finding shares it, else under
+ * each finding.
+ */
+export const findingLines = (findings: ReadonlyArray<Doctor.DoctorFinding>): Array<string> => {
+  const lines: Array<string> = []
+  const advice = (f: Doctor.DoctorFinding) => `fix: ${terminalLine(f.fix)}${f.fixable ? " (memdir doctor --fix)" : ""}`
+  for (const group of Doctor.summarize(findings).byCode) {
+    const members = findings.filter((f) => f.code === group.code && f.severity === group.severity)
+    const shared = members.every((f) => f.fix === members[0]!.fix && f.fixable === members[0]!.fixable)
+    lines.push("", `${group.severity} ${group.code} (${group.count.toLocaleString("en-US")})`)
+    for (const f of members.slice(0, SHOWN_PER_KIND)) {
+      const where = Doctor.locationOf(f)
+      lines.push(`  ${where === undefined ? "" : `${terminalLine(where)}: `}${terminalLine(f.message)}`)
+      if (!shared) lines.push(`    ${advice(f)}`)
+    }
+    if (members.length > SHOWN_PER_KIND) lines.push(more(members.length, "of them"))
+    if (shared) lines.push(`  ${advice(members[0]!)}`)
+  }
+  return lines
+}
+
+/** What `--fix` did, each repair (the first `SHOWN_PER_KIND` of each kind) and the memories it could not add. */
+export const repairLines = (memoryDir: string, fixed: Doctor.DoctorFixResult): Array<string> => {
+  const lines: Array<string> = []
+  const kinds = [...new Set(fixed.changes.map((c) => `${c.action} ${c.code}`))]
+  for (const kind of kinds) {
+    const changes = fixed.changes.filter((c) => `${c.action} ${c.code}` === kind)
+    for (const change of changes.slice(0, SHOWN_PER_KIND)) lines.push(`fixed: ${terminalLine(describeChange(change))}`)
+    if (changes.length > SHOWN_PER_KIND) lines.push(more(changes.length, "like these"))
+  }
+  for (const reason of [...new Set(fixed.notAdded.map((n) => n.reason))]) {
+    const paths = fixed.notAdded.filter((n) => n.reason === reason).map((n) => terminalLine(n.path))
+    const shown = paths.slice(0, SHOWN_PER_KIND).join(", ")
+    lines.push(
+      `not added: ${count(paths.length, "memory", "memories")}, ${reason}: ${shown}` +
+        (paths.length > SHOWN_PER_KIND ? `, … and ${(paths.length - SHOWN_PER_KIND).toLocaleString("en-US")} more` : "")
+    )
+  }
+  if (fixed.backup !== undefined) lines.push(`backup: the previous ${INDEX_FILE} is at ${memoryDir}${fixed.backup}`)
+  return lines
+}
+
+/** The line `--fix` ends with: what it did, what it could not, and what is left for a person. */
+export const fixedLine = (fixed: Doctor.DoctorFixResult, remaining: number): string => {
+  const by = (action: Doctor.DoctorChange["action"]) => fixed.changes.filter((c) => c.action === action).length
+  const done = [
+    by("removed-line") > 0 ? `removed ${count(by("removed-line"), "line")}` : "",
+    by("shortened-line") > 0 ? `shortened ${count(by("shortened-line"), "line")}` : "",
+    by("added-line") > 0 ? `added ${count(by("added-line"), "line")}` : ""
+  ].filter((part) => part !== "")
+  const did = done.length === 0 ? "fixed: nothing to repair" : `fixed: ${INDEX_FILE}: ${done.join(", ")}`
+  const notAdded = fixed.notAdded.length === 0 ?
+    "" :
+    `; ${count(fixed.notAdded.length, "memory", "memories")} not added (no room in ${INDEX_FILE})`
+  const left = remaining === 0 ?
+    "; nothing left to fix" :
+    `; ${count(remaining, "finding")} above ${remaining === 1 ? "needs" : "need"} you`
+  return `${did}${notAdded}${left}`
 }
 
 export const doctorCommand = Command.make(
@@ -40,29 +124,28 @@ export const doctorCommand = Command.make(
       const nothing: Doctor.DoctorFixResult = { changes: [], notAdded: [], remaining: found.findings }
       const fixed = repairs ? yield* Doctor.fix(location.memoryDir) : fix ? nothing : undefined
       const report = repairs ? yield* Doctor.diagnose(location.memoryDir) : found
-      const errors = report.findings.filter((f) => f.severity === "error").length
       if (json) {
-        yield* printJson({ memoryDir: location.memoryDir, findings: report.findings, ...(fixed ? { fixed } : {}) })
+        yield* printJson({
+          memoryDir: location.memoryDir,
+          summary: Doctor.summarize(report.findings),
+          findings: report.findings,
+          ...(fixed ? { fixed } : {})
+        })
       } else {
-        if (fixed !== undefined) {
-          for (const change of fixed.changes) yield* Console.log(`fixed: ${terminalLine(describeChange(change))}`)
-          for (const n of fixed.notAdded) yield* Console.log(`not added: ${terminalLine(n.path)}: ${n.reason}`)
-          if (fixed.backup !== undefined) {
-            yield* Console.log(
-              `backup: the previous ${INDEX_FILE} is at ${`${location.memoryDir}${fixed.backup}`}`
-            )
-          } else if (fixed.changes.length === 0) {
-            yield* Console.log("fixed: nothing to repair")
-          }
-        }
-        if (report.findings.length === 0) yield* Console.log(`ok: ${location.memoryDir} is healthy`)
-        for (const f of report.findings) {
-          const where = f.path === undefined ? "" : ` ${f.path}${f.line === undefined ? "" : `:${f.line}`}`
-          yield* Console.log(terminalLine(`${f.severity} ${f.code}${where}: ${f.message}`))
-          yield* Console.log(`  fix: ${terminalLine(f.fix)}${f.fixable ? " (memdir doctor --fix)" : ""}`)
-        }
+        const lines = [
+          ...(fixed === undefined || (fixed.changes.length === 0 && fixed.notAdded.length === 0) ?
+            [] :
+            [...repairLines(location.memoryDir, fixed), ""]),
+          ...(report.findings.length === 0 ?
+            [`ok: ${location.memoryDir} is healthy`] :
+            [...summaryLines(location.memoryDir, report.findings), ...findingLines(report.findings)]),
+          ...(fixed === undefined ? [] : ["", fixedLine(fixed, report.findings.length)])
+        ]
+        // one write: a directory of thousands of memories can have thousands of findings
+        yield* Console.log(lines.join("\n"))
       }
-      if (errors > 0) process.exitCode = DOCTOR_FINDINGS_EXIT_CODE
+      // `--fix` did what it could: what remains is listed for a person, and is not a failure of the repair
+      if (!fix && report.findings.some((f) => f.severity === "error")) process.exitCode = DOCTOR_FINDINGS_EXIT_CODE
     })
   )
 ).pipe(
