@@ -49,6 +49,7 @@ beforeAll(() => {
   memory("project_written_yesterday.md", { modifiedDaysAgo: 1, mtimeDaysAgo: 10 })
   // no `modified:`: its mtime, 5 days ago
   memory("project_no_stamp.md", { mtimeDaysAgo: 5 })
+  fs.writeFileSync(path.join(memoryDir, "broken.md"), "---\nname: [broken\ndescription: x\ntype: project\n---\nbody\n")
 })
 
 afterAll(() => {
@@ -66,6 +67,9 @@ describe("memdir ls", () => {
     Effect.gen(function*() {
       const run = yield* memdir(["ls"])
       assert.strictEqual(run.status, 0, run.stderr)
+      // a file that is not a memory: reported once, its path not repeated
+      assert.match(run.stderr, /^problem: broken\.md:\d+: invalid YAML: /)
+      assert.notInclude(run.stderr, "broken.md: broken.md")
       const lines = run.stdout.trimEnd().split("\n")
       assert.deepStrictEqual(
         lines.map((line) => [line.split("  ")[0], /\(([^)]+)\) — /.exec(line)?.[1]]),

@@ -128,7 +128,11 @@ export const lsCommand = Command.make(
             .join("\n")
         )
       }
-      for (const p of problems) yield* Console.error(`problem: ${terminalLine(p.path)}: ${terminalLine(p.message)}`)
+      // a scan problem's message names its file (and line) first: the path once, not "broken.md: broken.md:3: …"
+      for (const p of problems) {
+        const located = p.message.startsWith(p.path) ? p.message : `${p.path}: ${p.message}`
+        yield* Console.error(`problem: ${terminalLine(located)}`)
+      }
     })
   )
 ).pipe(Command.withDescription("List memories (newest written first) and files that could not be read"))
