@@ -14,13 +14,14 @@
  * so a forged `.git` file cannot borrow the memory of another repository. Roots are real paths: a symlinked
  * checkout shares the memory of its target.
  */
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { isInside } from "./internal/containment/inside.js"
-import { parseDotGitFile, parsePointerFile } from "./internal/gitFiles.js"
+import { GIT_FILE_MAX_BYTES, parseDotGitFile, parsePointerFile } from "./internal/gitFiles.js"
+import { type FileKind, MemoryFs } from "./MemoryFs.js"
 
 export interface GitRootInfo {
   /** The canonical project root: the main checkout of the repo (shared by all worktrees), or the cwd when no git. */
@@ -56,16 +57,31 @@ export const configSaysBare = (config: string): boolean => {
 }
 
 export const make = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
+  const fs = yield* MemoryFs
   const path = yield* Path.Path
 
-  // Each probe answers "absent" for anything it cannot read: the caller then falls back, by design.
-  const typeOf = (file: string) => fs.stat(file).pipe(Effect.map((info) => Option.some(info.type)), orAbsent)
-  const readText = (file: string) => fs.readFileString(file).pipe(Effect.map(Option.some), orAbsent)
-  const realPath = (file: string) => fs.realPath(file).pipe(Effect.map(Option.some), orAbsent)
-  const isFile = (file: string) => typeOf(file).pipe(Effect.map(Option.contains<FileSystem.File.Type>("File")))
-  const isDirectory = (file: string) =>
-    typeOf(file).pipe(Effect.map(Option.contains<FileSystem.File.Type>("Directory")))
+  // Each probe answers "absent" for anything it cannot read: the caller then falls back, by design. A link is
+  // followed to where it leads (a symlinked checkout or `.git`); what is there is then looked at without following
+  // a link, and opened without blocking and read with a size bound: a forged `.git` (a FIFO, `/dev/zero`) can
+  // neither hang nor flood the lookup every command makes.
+  const realPath = (file: string) => fs.realPath(file).pipe(Effect.option)
+  const typeOf = (file: string) =>
+    realPath(file).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.succeedNone,
+        onSome: (real) => fs.lstat(real).pipe(Effect.map((info) => info.kind), Effect.option)
+      }))
+    )
+  const readText = (file: string) =>
+    realPath(file).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.succeedNone,
+        onSome: (real) =>
+          fs.readFile(real, { maxBytes: GIT_FILE_MAX_BYTES }).pipe(Effect.map((read) => read.text), Effect.option)
+      }))
+    )
+  const isFile = (file: string) => typeOf(file).pipe(Effect.map(Option.contains<FileKind>("File")))
+  const isDirectory = (file: string) => typeOf(file).pipe(Effect.map(Option.contains<FileKind>("Directory")))
 
   const isBare = (commonDir: string) =>
     readText(path.join(commonDir, "config")).pipe(Effect.map(Option.exists(configSaysBare)))
@@ -141,11 +157,8 @@ export const make = Effect.gen(function*() {
   return GitRoot.of({ canonicalRoot })
 })
 
-const orAbsent = <A, E, R>(self: Effect.Effect<Option.Option<A>, E, R>): Effect.Effect<Option.Option<A>, never, R> =>
-  Effect.orElseSucceed(self, () => Option.none())
-
-/** Reads the repository layout from the file system. */
-export const layer: Layer.Layer<GitRoot, never, FileSystem.FileSystem | Path.Path> = Layer.effect(GitRoot, make)
+/** Reads the repository layout from the file system (through `MemoryFs`). */
+export const layer: Layer.Layer<GitRoot, never, MemoryFs | Path.Path> = Layer.effect(GitRoot, make)
 
 /**
  * Fixed answers for tests: a cwd equal to or below a key resolves to that key's info (the deepest key wins);

@@ -11,6 +11,7 @@ import * as NodePath from "node:path"
 import type { InvalidMemoryDirError } from "../src/Errors.js"
 import * as GitRoot from "../src/GitRoot.js"
 import { isMemoryPathWith, validateMemoryDirOverrideWith } from "../src/internal/paths.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import {
   defaultMemoryDir,
   isMemoryPath,
@@ -307,7 +308,7 @@ const resolveIn = (config: Record<string, string>, cwd: string, overrides: Parti
   Effect.flatMap(MemoryPaths, (paths) => paths.resolve(cwd)).pipe(
     Effect.provide(
       memoryPathsLayer.pipe(
-        Layer.provide(Layer.merge(GitRoot.layer, settingsLayerWith(overrides))),
+        Layer.provide(Layer.merge(GitRoot.layer.pipe(Layer.provide(MemoryFs.layer)), settingsLayerWith(overrides))),
         Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(config))))),
         Layer.orDie
       )

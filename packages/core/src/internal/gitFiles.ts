@@ -8,6 +8,9 @@
 
 const GITDIR_LINE = /^gitdir:[ \t]*(.*?)[ \t]*$/m
 
+/** Largest git file read to find a repository (a pointer file, `HEAD`, a `config`): git's own are far smaller. */
+export const GIT_FILE_MAX_BYTES = 1024 * 1024
+
 /** The git dir a `.git` file names (its `gitdir:` line), as written; `undefined` when it names none. */
 export const parseDotGitFile = (text: string): string | undefined => {
   const target = GITDIR_LINE.exec(text)?.[1]
