@@ -1,25 +1,28 @@
 /**
- * Hook latency benchmark (docs/hooks.md): how long an agent CLI waits for `memdir hook` on 200 memories, offline (no
- * key), as child processes fed the hook's JSON on stdin, side by side with the floor `node -e 0` and with
- * `memdir recall --selector offline` (the same recall as a command). Each UserPromptSubmit run is a new session (so
+ * Hook latency benchmark (docs/hooks.md): how long an agent CLI waits for `memdir hook` on 200 and 2,000 memories,
+ * offline (no key), with the recall caches warm (docs/architecture.md#the-recall-caches: filled once in process, as a
+ * directory has them after a few recalls), as child processes fed the hook's JSON on stdin, side by side with the
+ * floor `node -e 0` and with `memdir recall --selector offline` (the same recall as a command). Each UserPromptSubmit run is a new session (so
  * nothing is excluded as already surfaced) with a prompt that matches many memories. Every case once per round, in a
  * rotated order, after a warm-up round; medians, spread, the ratio against `node -e 0` (median of per-round ratios)
  * and the 1.5 s budget. Ratios and medians only, never timed assertions. Writes `.bench/hook.json` at the repo root.
  *
  *   tsx apps/cli/bench/hook.bench.ts
  *   MEMDIR_BENCH_ROUNDS=15                   rounds per case (default 9)
+ *   MEMDIR_BENCH_HOOK_SIZES=200              memory counts (default 200,2000)
  *   MEMDIR_BENCH_CLI=path/to/memdir.js       another bundle
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { warmCaches } from "./warmCaches.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, "../../..")
 const cli = path.resolve(process.env.MEMDIR_BENCH_CLI ?? path.join(repoRoot, "apps/cli/dist/memdir.js"))
 const benchDir = path.join(repoRoot, ".bench")
-const SIZE = 200
+const SIZES = (process.env.MEMDIR_BENCH_HOOK_SIZES ?? "200,2000").split(",").map(Number)
 const ROUNDS = Number(process.env.MEMDIR_BENCH_ROUNDS ?? 9)
 const PROMPT = "how should the database migration be tested before the deploy?"
 const BUDGET_MS = 1_500
@@ -29,18 +32,18 @@ const types = ["user", "feedback", "project", "reference"] as const
 const words = ["database", "pool", "migration", "deploy", "oncall", "review", "testing", "cache", "latency", "auth"]
 const sentence = "Body text that recall reads only when it selects this memory. "
 
-/** 200 memories and their index, deterministic, reused while the marker matches. */
-const corpus = (): string => {
-  const memoryDir = path.join(benchDir, `hook-${SIZE}`, "memory")
-  const marker = path.join(benchDir, `hook-${SIZE}`, ".generated")
-  if (fs.existsSync(marker) && fs.readFileSync(marker, "utf8") === `${GENERATOR_VERSION}:${SIZE}\n`) return memoryDir
+/** `size` memories and their index, deterministic, reused while the marker matches. */
+const corpus = (size: number): string => {
+  const memoryDir = path.join(benchDir, `hook-${size}`, "memory")
+  const marker = path.join(benchDir, `hook-${size}`, ".generated")
+  if (fs.existsSync(marker) && fs.readFileSync(marker, "utf8") === `${GENERATOR_VERSION}:${size}\n`) return memoryDir
   fs.rmSync(path.dirname(memoryDir), { recursive: true, force: true })
   fs.mkdirSync(memoryDir, { recursive: true })
   let seed = 7
   const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
   const now = Date.now() / 1000
   const index: Array<string> = []
-  for (let i = 0; i < SIZE; i++) {
+  for (let i = 0; i < size; i++) {
     const type = types[next() % 4]!
     const topic = `${words[next() % 10]} ${words[next() % 10]} ${i}`
     const file = `${type}_${topic.replace(/ /g, "_")}.md`
@@ -53,7 +56,7 @@ const corpus = (): string => {
     if (index.length < 150) index.push(`- [${topic}](${file}) — ${description}`)
   }
   fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), `${index.join("\n")}\n`)
-  fs.writeFileSync(marker, `${GENERATOR_VERSION}:${SIZE}\n`)
+  fs.writeFileSync(marker, `${GENERATOR_VERSION}:${size}\n`)
   return memoryDir
 }
 
@@ -96,9 +99,9 @@ const median = (xs: ReadonlyArray<number>) => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const main = () => {
-  if (!fs.existsSync(cli)) throw new Error(`${cli} missing: run \`pnpm --filter @memdir/cli run bundle\``)
-  const memoryDir = corpus()
+const measure = async (size: number) => {
+  const memoryDir = corpus(size)
+  await warmCaches(memoryDir)
   const { ANTHROPIC_API_KEY: _key, ...baseEnv } = process.env
   const home = path.join(benchDir, "hook-home")
   fs.mkdirSync(home, { recursive: true })
@@ -124,7 +127,9 @@ const main = () => {
     const ratio = median(xs.map((x, i) => x / floor[i]!))
     return { case: name, ms: median(xs), min: Math.min(...xs), max: Math.max(...xs), ratio }
   })
-  console.log(`\nhook latency, ${SIZE} memories, offline (median of ${ROUNDS} alternated runs after a warm-up)`)
+  console.log(
+    `\nhook latency, ${size} memories, offline, recall caches warm (median of ${ROUNDS} alternated runs after a warm-up)`
+  )
   console.log("case".padEnd(28) + "ms".padStart(9) + "  " + "min–max".padEnd(18) + "× node -e 0".padStart(12))
   for (const r of rows) {
     console.log(
@@ -138,21 +143,21 @@ const main = () => {
       hook.ms <= BUDGET_MS ? "met" : "NOT MET"
     }`
   )
+  return { size, rows }
+}
+
+const main = async () => {
+  if (!fs.existsSync(cli)) throw new Error(`${cli} missing: run \`pnpm --filter @memdir/cli run bundle\``)
+  const sizes = []
+  for (const size of SIZES) sizes.push(await measure(size))
   fs.writeFileSync(
     path.join(benchDir, "hook.json"),
     JSON.stringify(
-      {
-        cli: path.relative(repoRoot, cli),
-        size: SIZE,
-        rounds: ROUNDS,
-        node: process.version,
-        budgetMs: BUDGET_MS,
-        rows
-      },
+      { cli: path.relative(repoRoot, cli), rounds: ROUNDS, node: process.version, budgetMs: BUDGET_MS, sizes },
       null,
       2
     )
   )
 }
 
-main()
+void main()
