@@ -302,8 +302,9 @@ const tryParse = (block: string, uniqueKeys: boolean): Attempt => {
   const error = document.errors[0]
   if (error === undefined) {
     // A list or map as a key becomes one string of its whole YAML in JavaScript (aliases expanded): refused.
-    const refused = hasCollectionKey(document.contents) ? "a list or map used as a key" : undefined
-    if (refused !== undefined) return { ok: false, failure: { line: 0, detail: refused }, duplicateKey: false }
+    if (hasCollectionKey(document.contents)) {
+      return { ok: false, failure: { line: 0, detail: "a list or map used as a key" }, duplicateKey: false }
+    }
   } else {
     // "Map keys must be unique at line 2, column 1:" and a code excerpt: the sentence is the detail.
     const detail = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "").trim()
