@@ -21,12 +21,16 @@ const memdir = (args: ReadonlyArray<string>) =>
   runCli([...args, "--memory-dir", memoryDir], { cwd: project, env: scratchHomeEnv(path.join(scratch, "home")) })
 
 /** A memory file as a person or another tool leaves it: `modified:` (when given) and mtime set independently. */
-const memory = (file: string, options: { readonly modifiedDaysAgo?: number; readonly mtimeDaysAgo: number }) => {
+const memory = (
+  file: string,
+  options: { readonly modifiedDaysAgo?: number; readonly mtimeDaysAgo: number },
+  dir = memoryDir
+) => {
   const now = Date.now()
   const modified = options.modifiedDaysAgo === undefined ?
     "" :
     `modified: ${new Date(now - options.modifiedDaysAgo * DAY).toISOString()}\n`
-  const target = path.join(memoryDir, file)
+  const target = path.join(dir, file)
   fs.writeFileSync(
     target,
     `---\nname: ${file}\ndescription: about ${file}\ntype: project\n${modified}---\n\nBody of ${file}.\n`
@@ -87,6 +91,23 @@ describe("memdir ls", () => {
       assert.deepStrictEqual(
         listing.memories.map((m: { writtenFrom: string }) => m.writtenFrom),
         ["modified", "mtime", "modified"]
+      )
+    }))
+
+  it.live("team ls sorts its memories the same way", () =>
+    Effect.gen(function*() {
+      const teamMemoryDir = path.join(scratch, "team-memory")
+      const teamDir = path.join(teamMemoryDir, "team")
+      fs.mkdirSync(teamDir, { recursive: true })
+      memory("project_old_but_touched.md", { modifiedDaysAgo: 271, mtimeDaysAgo: 0 }, teamDir)
+      memory("project_written_yesterday.md", { modifiedDaysAgo: 1, mtimeDaysAgo: 10 }, teamDir)
+      const run = yield* runCli(["team", "ls", "--json", "--memory-dir", teamMemoryDir], {
+        cwd: project,
+        env: scratchHomeEnv(path.join(scratch, "home"), { MEMDIR_TEAM_MEMORY: "1" })
+      })
+      assert.deepStrictEqual(
+        parseJson(run).memories.map((m: { path: string; age: string }) => [m.path, m.age]),
+        [["team/project_written_yesterday.md", "yesterday"], ["team/project_old_but_touched.md", "271 days ago"]]
       )
     }))
 })

@@ -6,7 +6,7 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError, MemoryDisabledError, TeamMemoryDisabledError } from "@memdir/core/Errors"
-import { writtenAtOf } from "@memdir/core/MemoryAge"
+import { sortNewestWrittenFirst, writtenAtOf } from "@memdir/core/MemoryAge"
 import { Staleness } from "@memdir/core/Staleness"
 import {
   type Contradiction,
@@ -94,8 +94,10 @@ export const teamLsCommand = Command.make(
       yield* requireTeam(team)
       const staleness = yield* Staleness
       const listing = yield* listTeamMemories(team.memory.memoryDir)
-      const ages = yield* staleness.ages(listing.memories.map(writtenAtOf))
-      const memories = listing.memories.map((m, i) => {
+      // newest first by the written time each line shows, as `memdir ls` (docs/file-format.md#age-and-staleness)
+      const listed = sortNewestWrittenFirst(listing.memories)
+      const ages = yield* staleness.ages(listed.map(writtenAtOf))
+      const memories = listed.map((m, i) => {
         const age = ages[i]!
         return ({
           path: m.path,
