@@ -67,9 +67,12 @@ export const showCommand = Command.make(
           ageDays: age.ageDays,
           age: age.age,
           caveat: age.caveat,
+          ...(written.warning === undefined ? {} : { warning: written.warning }),
           content: text
         })
       }
+      // an ignored `modified:` says why the age is not the one it gives, as ls --json and doctor do
+      if (written.warning !== undefined) yield* Console.error(`warning: ${terminalLine(written.warning)}`)
       const title = header === undefined ? relative : `${header.name} [${header.type}]`
       yield* Console.log(terminalLine(`# ${title} — ${relative}, saved ${age.age}`))
       if (age.caveat !== null) yield* Console.log(`> ${age.caveat}`)
