@@ -10,7 +10,7 @@
  * `MEMDIR_SIMPLE` → off; `MEMDIR_REMOTE` without `MEMDIR_REMOTE_MEMORY_DIR` → off; `autoMemoryEnabled` from any
  * source, project included (a project may opt out); else on.
  */
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -29,6 +29,7 @@ import {
   validateMemoryDirOverrideWith
 } from "./internal/paths.js"
 import { resolveTeamSwitch, type TeamSwitch } from "./internal/teamSwitch.js"
+import { MemoryFs } from "./MemoryFs.js"
 import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, type RefusedSettings, Settings } from "./Settings.js"
 
 export {
@@ -173,18 +174,14 @@ export const make = Effect.gen(function*() {
   const gitRoot = yield* GitRoot
   const settings = yield* Settings
   const path = yield* Path.Path
-  const fs = yield* FileSystem.FileSystem
+  const fs = yield* MemoryFs
 
-  /** The real path of `target`: of its deepest existing ancestor, the missing tail re-joined. */
+  /**
+   * The real path of `target`: of its deepest existing ancestor, the missing tail re-joined; the path as given when
+   * even that cannot be told (a dangling link, a loop): the lexical check has judged that one already.
+   */
   const realPathOf = (target: string): Effect.Effect<string> =>
-    fs.realPath(target).pipe(
-      Effect.catchAll(() => {
-        const parent = path.dirname(target)
-        return parent === target ?
-          Effect.succeed(target) :
-          Effect.map(realPathOf(parent), (real) => path.join(real, path.basename(target)))
-      })
-    )
+    fs.realPathOfDeepestExisting(target).pipe(Effect.orElseSucceed(() => target))
 
   // The home check of an override is lexical; a link to the home (or to an ancestor of it) is refused here.
   const refuseRealHome = (directory: Pick<MemoryLocation, "memoryDir" | "source" | "sourcePath">) =>
@@ -233,8 +230,10 @@ export const make = Effect.gen(function*() {
   return MemoryPaths.of({ resolve, locate })
 })
 
-export const layer: Layer.Layer<MemoryPaths, never, GitRoot | Settings | Path.Path | FileSystem.FileSystem> = Layer
-  .effect(MemoryPaths, make)
+export const layer: Layer.Layer<MemoryPaths, never, GitRoot | Settings | Path.Path | MemoryFs> = Layer.effect(
+  MemoryPaths,
+  make
+)
 
 /** Always answers `location`, whatever the cwd (team memory off unless the location says otherwise). */
 export const layerTest = (location: MemoryLocation): Layer.Layer<MemoryPaths> =>

@@ -303,12 +303,13 @@ const world = Effect.gen(function*() {
   return { base, userHome, memdirHome, repo, files, config, writeJson, defaultDir }
 })
 
-/** MemoryPaths on the live GitRoot and Settings layers, with `config` as the environment. */
+/** MemoryPaths on the live GitRoot, Settings and MemoryFs layers, with `config` as the environment. */
 const resolveIn = (config: Record<string, string>, cwd: string, overrides: Partial<MemdirEnv> = {}) =>
   Effect.flatMap(MemoryPaths, (paths) => paths.resolve(cwd)).pipe(
     Effect.provide(
       memoryPathsLayer.pipe(
-        Layer.provide(Layer.merge(GitRoot.layer.pipe(Layer.provide(MemoryFs.layer)), settingsLayerWith(overrides))),
+        Layer.provide(Layer.merge(GitRoot.layer, settingsLayerWith(overrides))),
+        Layer.provide(MemoryFs.layer),
         Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(config))))),
         Layer.orDie
       )

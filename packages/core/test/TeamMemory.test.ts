@@ -12,6 +12,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as GitRoot from "../src/GitRoot.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import { truncateIndex } from "../src/MemoryIndex.js"
 import * as MemoryPaths from "../src/MemoryPaths.js"
@@ -160,6 +161,7 @@ describe("the team switch is resolved once, with the other settings", () => {
       const services = TeamMemoryModule.layer.pipe(
         Layer.provideMerge(MemoryPaths.layer),
         Layer.provide(GitRoot.layerTest({ [root]: { root, kind: "repository" } })),
+        Layer.provide(MemoryFs.layer),
         Layer.provideMerge(counting),
         Layer.provide(NodeContext.layer)
       )
