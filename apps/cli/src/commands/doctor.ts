@@ -18,7 +18,8 @@ const count = (n: number, one: string, many = `${one}s`): string =>
 
 /** "… and 1,990 more" after the first `SHOWN_PER_KIND` of a kind. */
 const more = (total: number, what: string): string =>
-  `  … and ${(total - SHOWN_PER_KIND).toLocaleString("en-US")} more ${what} (\`memdir doctor --json\` lists every one)`
+  `  … and ${(total - SHOWN_PER_KIND).toLocaleString("en-US")} more ${what} ` +
+  "(`memdir doctor --json` lists every one)"
 
 /** One repair as a person reads it: where in MEMORY.md, what was done, why, and the line itself. */
 export const describeChange = (change: Doctor.DoctorChange): string => {
