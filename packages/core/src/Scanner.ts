@@ -23,6 +23,7 @@ import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
 import { type CachedHead, HeaderCache, type HeaderCacheTable } from "./HeaderCache.js"
+import { isInside, withSeparator } from "./internal/containment/inside.js"
 import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
 import { parseLocatedHead, readHeadLocation } from "./internal/scanHead.js"
 import {
@@ -275,7 +276,6 @@ const walkTree = (
     const resolveRoot = Effect.suspend(() =>
       realRoot !== undefined ? Effect.succeed(realRoot) : Effect.map(fs.realPath(root), (real) => (realRoot = real))
     )
-    const insideRoot = (realRoot: string, real: string) => real === realRoot || real.startsWith(realRoot + separator)
     /** Where a real path inside the tree is, relative to the real root (`""` for the root itself). */
     const underRoot = (realRoot: string, real: string) => real === realRoot ? "" : real.slice(realRoot.length + 1)
     // A file's real path inside the tree, relative and `/`-separated: the walk lists it there when it is a
@@ -317,7 +317,7 @@ const walkTree = (
           return
         }
         const { info, real } = resolved.right
-        if (!insideRoot(rootReal.right, real)) {
+        if (!isInside(rootReal.right, real, { allowRoot: true, sep: separator })) {
           if (info.kind === "Directory" || isMemoryFileName(name)) problems.push(symlinkEscape(relativePath))
         } else if (info.kind === "Directory") {
           const realDir = underRoot(rootReal.right, real)
@@ -522,7 +522,9 @@ const scanAll = (
       // entries of files the walk did not look for stay (a skipped `team/`, an excluded file); of the rest, only
       // the files it found
       yield* cache.save((path) => {
-        const relative = path.startsWith(root + separator) ? path.slice(root.length + 1).split(separator).join("/") : ""
+        const relative = isInside(root, path, { sep: separator }) ?
+          path.slice(withSeparator(root, separator).length).split(separator).join("/") :
+          ""
         return relative !== "" && (options.exclude.has(relative) || isUnderSkippedDir(relative, options.skipDirs))
       })
     }
