@@ -101,13 +101,25 @@ describe("memdir ls", () => {
       fs.mkdirSync(teamDir, { recursive: true })
       memory("project_old_but_touched.md", { modifiedDaysAgo: 271, mtimeDaysAgo: 0 }, teamDir)
       memory("project_written_yesterday.md", { modifiedDaysAgo: 1, mtimeDaysAgo: 10 }, teamDir)
-      const run = yield* runCli(["team", "ls", "--json", "--memory-dir", teamMemoryDir], {
-        cwd: project,
-        env: scratchHomeEnv(path.join(scratch, "home"), { MEMDIR_TEAM_MEMORY: "1" })
-      })
+      fs.writeFileSync(
+        path.join(teamDir, "broken.md"),
+        "---\nname: [broken\ndescription: x\ntype: project\n---\nbody\n"
+      )
+      const teamLs = (args: ReadonlyArray<string>) =>
+        runCli(["team", "ls", ...args, "--memory-dir", teamMemoryDir], {
+          cwd: project,
+          env: scratchHomeEnv(path.join(scratch, "home"), { MEMDIR_TEAM_MEMORY: "1" })
+        })
       assert.deepStrictEqual(
-        parseJson(run).memories.map((m: { path: string; age: string }) => [m.path, m.age]),
+        parseJson(yield* teamLs(["--json"])).memories.map((m: { path: string; age: string }) => [m.path, m.age]),
         [["team/project_written_yesterday.md", "yesterday"], ["team/project_old_but_touched.md", "271 days ago"]]
       )
+      const text = yield* teamLs([])
+      assert.deepStrictEqual(text.stdout.trimEnd().split("\n").map((line) => line.split("  ")[0]), [
+        "team/project_written_yesterday.md",
+        "team/project_old_but_touched.md"
+      ])
+      // the broken file named once, from the memory directory
+      assert.match(text.stderr, /^problem: team\/broken\.md:\d+: invalid YAML: /)
     }))
 })

@@ -128,7 +128,14 @@ export const teamLsCommand = Command.make(
       for (const m of memories) {
         yield* Console.log(terminalLine(`${m.path}  [${m.type}] ${m.name} (${m.age}) — ${m.description}`))
       }
-      for (const p of listing.problems) yield* Console.error(`problem: ${terminalLine(`${p.path}: ${p.message}`)}`)
+      for (const p of listing.problems) {
+        // the scan's message names the file (relative to team/) first: say it once, from the memory directory
+        const inTeam = p.path.startsWith("team/") ? p.path.slice("team/".length) : p.path
+        const located = p.message.startsWith(inTeam)
+          ? `${p.path}${p.message.slice(inTeam.length)}`
+          : `${p.path}: ${p.message}`
+        yield* Console.error(`problem: ${terminalLine(located)}`)
+      }
       for (const c of listing.conflicts) {
         yield* Console.error(
           terminalLine(`conflict: ${c.path} is another version of ${c.conflictsWith}: merge them (memdir doctor)`)
