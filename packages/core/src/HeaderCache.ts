@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import { isMemoryType, type MemoryKind } from "./Memory.js"
-import { MemoryFs } from "./MemoryFs.js"
+import { FILE_MODE, MemoryFs } from "./MemoryFs.js"
 
 /** Where the cache lives, relative to the memory directory. */
 export const HEADER_CACHE_FILE = ".cache/headers.json"
@@ -197,7 +197,9 @@ export const make = Effect.gen(function*() {
           if (!changed) return Effect.void
           changed = false
           return fs.makeDirectory(NodePath.dirname(cacheFile), { within: memoryDir }).pipe(
-            Effect.zipRight(fs.writeFileAtomic(cacheFile, renderCache(entries), { mode: 0o600, within: memoryDir })),
+            Effect.zipRight(
+              fs.writeFileAtomic(cacheFile, renderCache(entries), { mode: FILE_MODE, within: memoryDir })
+            ),
             // a cache is an optimisation: a read-only or full disk costs the next scan its reads, nothing else
             Effect.catchAll((error) => Effect.logDebug(`header cache not written: ${error.message}`))
           )

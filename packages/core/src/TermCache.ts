@@ -22,7 +22,7 @@ import { parseMemoryFile } from "./Frontmatter.js"
 import { analyzeBody, type BodyTerms, headerKey, type HeaderTerms, headerTermsOf } from "./internal/selectorIndex.js"
 import { type Language, LANGUAGES } from "./internal/textLanguage.js"
 import type { MemoryHeader } from "./Memory.js"
-import { type FileInfo, MemoryFs, MemoryFsError } from "./MemoryFs.js"
+import { FILE_MODE, type FileInfo, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 
 export type { BodyTerms }
 
@@ -234,7 +234,7 @@ export const makeWith = (options: TermCacheOptions = {}) =>
       if (changed) {
         loaded.set(cacheFile, next)
         yield* fs.makeDirectory(NodePath.dirname(cacheFile), { within: memoryDir }).pipe(
-          Effect.zipRight(fs.writeFileAtomic(cacheFile, renderCache(next), { mode: 0o600, within: memoryDir })),
+          Effect.zipRight(fs.writeFileAtomic(cacheFile, renderCache(next), { mode: FILE_MODE, within: memoryDir })),
           // a cache is an optimisation: a read-only or full disk costs the next recall its analysis, nothing else
           Effect.catchAll((error) => Effect.logDebug(`term cache not written: ${error.message}`))
         )
