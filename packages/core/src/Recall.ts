@@ -41,6 +41,7 @@ import * as Stream from "effect/Stream"
 import { MemoryIoError } from "./Errors.js"
 import { MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
+import { isInside } from "./internal/containment/inside.js"
 import { countWords } from "./internal/textAnalysis.js"
 import type { MemoryHeader, MemoryKind } from "./Memory.js"
 import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
@@ -415,8 +416,10 @@ export const makeWith = (
 
     /** Relative form of a path inside `memoryDir`, or undefined if it lies outside. */
     const relativeTo = (memoryDir: string, p: string): string | undefined => {
-      const relative = path.relative(memoryDir, path.resolve(memoryDir, p)).split(path.sep).join("/")
-      return relative.length === 0 || relative.startsWith("..") || path.isAbsolute(relative) ? undefined : relative
+      const absolute = path.resolve(memoryDir, p)
+      return isInside(memoryDir, absolute, { sep: path.sep }) ?
+        path.relative(memoryDir, absolute).split(path.sep).join("/") :
+        undefined
     }
 
     /** The selected candidates, each once, not surfaced yet, at most `max`: nothing is built when none was selected. */
