@@ -195,7 +195,8 @@ describe("start-up", () => {
       const pattern of [
         /src\/commands\/(dream|extract|team|ls|show|write|doctor|log|init|mcp|hook|hooks|memoryTool)\.ts$/,
         /src\/mcp\//,
-        /packages\/core\/src\/(Dream|Extract|Agent|Transcript|MemoryTools|DailyLog|Doctor|Browse)\.ts$/,
+        // (Operations and Browse, ~10 KB, are loaded: the memory-tool backend of every Memdir layer edits through them)
+        /packages\/core\/src\/(Dream|Extract|Agent|Transcript|MemoryTools|DailyLog|Doctor)\.ts$/,
         /packages\/core\/src\/dream\//,
         // `yaml` reads the headers the fast path does not (internal/scanYaml.ts): a recall may load it
         /node_modules\/(toml|ini|undici|diff|@anthropic-ai\/sdk)\//,

@@ -11,7 +11,8 @@ export type MemoryType = typeof MemoryType.Type
 export const memoryTypes: ReadonlyArray<MemoryType> = MemoryType.literals
 
 /** A file whose `type` is missing or unknown is kept as "untyped", never dropped. */
-export type MemoryKind = MemoryType | "untyped"
+export const MemoryKind = Schema.Literal(...MemoryType.literals, "untyped")
+export type MemoryKind = typeof MemoryKind.Type
 
 export const isMemoryType = Schema.is(MemoryType)
 
@@ -25,7 +26,8 @@ export const TEAM_DIR = "team"
 export const MEMORY_MAX_BYTES = 250_000
 
 /** Where a memory lives: the user's own directory, or the shared `team/`. */
-export type MemoryScope = "private" | "team"
+export const MemoryScope = Schema.Literal("private", "team")
+export type MemoryScope = typeof MemoryScope.Type
 
 /** `team/x.md` → "team"; anything else → "private". Keys are relative to the memory directory, `/`-separated. */
 export const scopeOf = (key: string): MemoryScope =>

@@ -19,10 +19,10 @@ import * as Browse from "./Browse.js"
 import { EditMatchError, PathExistsError, TeamMemoryDisabledError, VersionConflictError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import type { LayoutSetting } from "./internal/layoutSetting.js"
-import { type MemoryType, memoryTypes, memoryVersion } from "./Memory.js"
+import { MemoryKind, MemoryScope, type MemoryType, memoryTypes, memoryVersion } from "./Memory.js"
 import { isoTime, writtenAtOf, writtenAtOfFile } from "./MemoryAge.js"
 import { type MemoryRoot, MemoryStore } from "./MemoryStore.js"
-import { type RecalledMemory as CoreRecalledMemory, RecallSession } from "./Recall.js"
+import { Caveat, RecalledMemoryView, recalledMemoryView, RecallSession } from "./Recall.js"
 import { Staleness } from "./Staleness.js"
 import { chooseTeamKey, writePrivateMemory, writeTeamMemory } from "./TeamMemory.js"
 import { chooseTarget, validateWriteInput } from "./Write.js"
@@ -36,8 +36,8 @@ const described = <S extends Schema.Schema.Any>(schema: S, description: string) 
 // Shapes shared by several operations
 // ---------------------------------------------------------------------------------------------------------------
 
-export const Scope = Schema.Literal("private", "team")
-export const Kind = Schema.Literal(...memoryTypes, "untyped")
+export const Scope = MemoryScope
+export const Kind = MemoryKind
 export const MemoryTypeField = described(
   Schema.Literal(...memoryTypes),
   "Memory type: user | feedback | project | reference"
@@ -50,7 +50,6 @@ export const MemoryPath = described(
   Schema.String,
   "Memory file relative to the memory directory, e.g. feedback_testing.md or team/reference_ci.md"
 )
-const Caveat = described(Schema.NullOr(Schema.String), "The staleness caveat (null for today/yesterday)")
 
 /** A memory's header as listings show it, with its age. */
 export const Header = Schema.Struct({
@@ -65,39 +64,12 @@ export const Header = Schema.Struct({
 })
 export type Header = typeof Header.Type
 
-/** One recalled memory, as every door shows it (`memdir recall --json`, MCP `memory_recall`). */
-export const RecalledMemory = Schema.Struct({
-  path: Schema.String,
-  scope: Scope,
-  name: Schema.String,
-  type: Kind,
-  description: Schema.String,
-  ageDays: Schema.Number,
-  age: Schema.String,
-  caveat: Caveat,
-  content: described(Schema.String, "The body (frontmatter stripped), capped at 200 lines / 4 KB"),
-  truncated: Schema.Boolean,
-  links: described(
-    Schema.Array(Schema.String),
-    "Memories its [[links]] name, to follow (docs/file-format.md#links)"
-  )
-})
-export type RecalledMemory = typeof RecalledMemory.Type
+/** One recalled memory, as every door shows it: `Recall.RecalledMemoryView`, here under the operations' name. */
+export const RecalledMemory = RecalledMemoryView
+export type RecalledMemory = RecalledMemoryView
 
 /** A recalled memory of `RecallSession.recall` in the one shape every door shows. */
-export const recalledMemory = (m: CoreRecalledMemory): RecalledMemory => ({
-  path: m.path,
-  scope: m.scope,
-  name: m.name,
-  type: m.type,
-  description: m.description,
-  ageDays: m.ageDays,
-  age: m.age,
-  caveat: m.caveat,
-  content: m.content,
-  truncated: m.truncated,
-  links: m.links ?? []
-})
+export const recalledMemory = recalledMemoryView
 
 const headerOf = (m: Browse.ListedMemory, age: { readonly ageDays: number; readonly age: string }): Header => ({
   path: m.path,

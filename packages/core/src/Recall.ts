@@ -36,6 +36,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { MemoryIoError } from "./Errors.js"
@@ -43,8 +44,8 @@ import { MemoryNotFoundError, PathTraversalError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
 import { isInside } from "./internal/containment/inside.js"
 import { countWords } from "./internal/textAnalysis.js"
-import type { MemoryHeader, MemoryKind } from "./Memory.js"
-import { type MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
+import type { MemoryHeader } from "./Memory.js"
+import { MemoryKind, MemoryScope, scopeOf, TEAM_DIR } from "./Memory.js"
 import { writtenAtOf } from "./MemoryAge.js"
 import { type LinkResolver, linkResolver, resolveLinks } from "./MemoryLinks.js"
 import { MemoryStore } from "./MemoryStore.js"
@@ -129,6 +130,47 @@ export interface RecalledMemory {
    */
   readonly links?: ReadonlyArray<string> | undefined
 }
+
+/** The staleness caveat a door shows beside a memory (null for today and yesterday). */
+export const Caveat = Schema.NullOr(Schema.String).annotations({
+  description: "The staleness caveat (null for today/yesterday)"
+})
+
+/**
+ * One recalled memory as every door shows it (`memdir recall --json`, MCP `memory_recall`, `Operations.recall`).
+ * Here, not in Operations, so a recall (a hook on every prompt) loads no other operation's code.
+ */
+export const RecalledMemoryView = Schema.Struct({
+  path: Schema.String,
+  scope: MemoryScope,
+  name: Schema.String,
+  type: MemoryKind,
+  description: Schema.String,
+  ageDays: Schema.Number,
+  age: Schema.String,
+  caveat: Caveat,
+  content: Schema.String.annotations({ description: "The body (frontmatter stripped), capped at 200 lines / 4 KB" }),
+  truncated: Schema.Boolean,
+  links: Schema.Array(Schema.String).annotations({
+    description: "Memories its [[links]] name, to follow (docs/file-format.md#links)"
+  })
+})
+export type RecalledMemoryView = typeof RecalledMemoryView.Type
+
+/** A recalled memory in the one shape every door shows. */
+export const recalledMemoryView = (m: RecalledMemory): RecalledMemoryView => ({
+  path: m.path,
+  scope: m.scope,
+  name: m.name,
+  type: m.type,
+  description: m.description,
+  ageDays: m.ageDays,
+  age: m.age,
+  caveat: m.caveat,
+  content: m.content,
+  truncated: m.truncated,
+  links: m.links ?? []
+})
 
 /** Why a recall did not look at memory at all. */
 export type RecallSkipReason = "empty-prompt" | "one-word-prompt" | "ignore-memory" | "budget-exhausted"

@@ -3,8 +3,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import type { SelectorChoice } from "@memdir/core/ModelSelector"
-import { recalledMemory } from "@memdir/core/Operations"
-import { RecallSession } from "@memdir/core/Recall"
+import { recalledMemoryView, RecallSession } from "@memdir/core/Recall"
 import type { SelectionExplanation } from "@memdir/core/Selector"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -88,8 +87,8 @@ export const recallCommand = Command.make(
           { recentTools: args.recentTools.value.split(",").map((s) => s.trim()).filter((s) => s !== "") } :
           {})
       })
-      // The one shape of a recalled memory, as MCP's memory_recall gives it (Operations.RecalledMemory).
-      const selected = result.selected.map(recalledMemory)
+      // The one shape of a recalled memory, as MCP's memory_recall gives it (Recall.RecalledMemoryView, Operations.RecalledMemory).
+      const selected = result.selected.map(recalledMemoryView)
       if (args.json) {
         return yield* printJson({
           selected,
