@@ -36,6 +36,28 @@ const errorLines = (run: CliRun) => run.stderr.split("\n").filter((line) => line
 
 const write = ["write", "--type", "user", "--name", "editor", "--description", "Uses Neovim", "--body", "Neovim."]
 
+/**
+ * Root ignores permission bits: under root a permission case runs the CLI as `nobody` (uid/gid 65534), with a home
+ * and a memory directory it owns (`chown` them first with `ownedBy`).
+ */
+const permissionUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
+const ownedBy = (entries: ReadonlyArray<string>) => {
+  if (permissionUser !== undefined) {
+    for (const entry of entries) fs.chownSync(entry, permissionUser.uid, permissionUser.gid)
+  }
+}
+const memdirAs = (userHome: string, args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
+  Effect.async<CliRun>((resume) => {
+    execFile(process.execPath, [cliPath, ...args], {
+      cwd: project,
+      env: scratchHomeEnv(userHome, { MEMDIR_CODE_CACHE: path.join(userHome, "code-cache") }),
+      encoding: "utf8",
+      ...permissionUser
+    }, (error, stdout, stderr) => {
+      resume(Effect.succeed({ status: error === null ? 0 : Number(error.code), stdout, stderr }))
+    })
+  })
+
 beforeAll(() => {
   buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-cli-errors-")))
@@ -75,31 +97,14 @@ describe("file-system refusals: one line, the cause, the fix", () => {
 
   it.live("a memory directory this user may not write (0500): permission denied (EACCES); doctor --fix exits 0", () =>
     Effect.gen(function*() {
-      // root ignores the mode: the CLI then runs as nobody, in directories it owns
-      const asRoot = process.getuid?.() === 0
-      const user = asRoot ? { uid: 65534, gid: 65534 } : undefined
       const userHome = path.join(scratch, "nobody-home")
       const memoryDir = path.join(scratch, "read-only-memory")
       fs.mkdirSync(userHome, { recursive: true })
       fs.mkdirSync(memoryDir)
       fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), "")
-      if (user !== undefined) {
-        for (const dir of [userHome, memoryDir, path.join(memoryDir, "MEMORY.md")]) {
-          fs.chownSync(dir, user.uid, user.gid)
-        }
-      }
+      ownedBy([userHome, memoryDir, path.join(memoryDir, "MEMORY.md")])
       fs.chmodSync(memoryDir, 0o500)
-      const run = (args: ReadonlyArray<string>) =>
-        Effect.async<CliRun>((resume) => {
-          execFile(process.execPath, [cliPath, ...args, "--memory-dir", memoryDir], {
-            cwd: project,
-            env: scratchHomeEnv(userHome, { MEMDIR_CODE_CACHE: path.join(userHome, "code-cache") }),
-            encoding: "utf8",
-            ...user
-          }, (error, stdout, stderr) => {
-            resume(Effect.succeed({ status: error === null ? 0 : Number(error.code), stdout, stderr }))
-          })
-        })
+      const run = (args: ReadonlyArray<string>) => memdirAs(userHome, [...args, "--memory-dir", memoryDir])
       const refused = yield* run(write)
       assert.strictEqual(refused.status, 11, refused.stderr)
       assertPlain(refused)
@@ -147,8 +152,6 @@ describe("file-system refusals: one line, the cause, the fix", () => {
 
   it.live("a memory file this user may not read (0000): ls lists the others and names it unreadable (EACCES)", () =>
     Effect.gen(function*() {
-      // root reads every file whatever its mode: the CLI then runs as nobody, over files it owns
-      const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
       const userHome = path.join(scratch, "unreadable-home")
       const memoryDir = path.join(scratch, "unreadable-memory")
       fs.mkdirSync(userHome, { recursive: true })
@@ -156,22 +159,9 @@ describe("file-system refusals: one line, the cause, the fix", () => {
       const memory = (name: string) => `---\nname: ${name}\ndescription: ${name} memory\ntype: user\n---\nBody.\n`
       fs.writeFileSync(path.join(memoryDir, "open.md"), memory("Open"))
       fs.writeFileSync(path.join(memoryDir, "locked.md"), memory("Locked"))
-      if (user !== undefined) {
-        for (const entry of [userHome, memoryDir, ...["open.md", "locked.md"].map((f) => path.join(memoryDir, f))]) {
-          fs.chownSync(entry, user.uid, user.gid)
-        }
-      }
+      ownedBy([userHome, memoryDir, ...["open.md", "locked.md"].map((f) => path.join(memoryDir, f))])
       fs.chmodSync(path.join(memoryDir, "locked.md"), 0o000)
-      const listed = yield* Effect.async<CliRun>((resume) => {
-        execFile(process.execPath, [cliPath, "ls", "--json", "--memory-dir", memoryDir], {
-          cwd: project,
-          env: scratchHomeEnv(userHome, { MEMDIR_CODE_CACHE: path.join(userHome, "code-cache") }),
-          encoding: "utf8",
-          ...user
-        }, (error, stdout, stderr) => {
-          resume(Effect.succeed({ status: error === null ? 0 : Number(error.code), stdout, stderr }))
-        })
-      })
+      const listed = yield* memdirAs(userHome, ["ls", "--json", "--memory-dir", memoryDir])
       assert.strictEqual(listed.status, 0, listed.stderr)
       const document = parseJson(listed)
       assert.deepStrictEqual(document.memories.map((m: { path: string }) => m.path), ["open.md"])
