@@ -92,7 +92,10 @@ const prepare = (input: DreamInput, gates: DreamGates, trace?: DreamTrace) =>
       variant: input.variant
     })
     const loaded = yield* index.load(input.memoryDir)
-    const scan = yield* scanner.scan(input.memoryDir, { skipDirs: [...UNTOUCHED_DIRS] })
+    const scan = yield* scanner.scan(input.memoryDir, {
+      skipDirs: [...UNTOUCHED_DIRS],
+      writeCache: input.dryRun !== true
+    })
     const logs = yield* readRecentLogs({ memoryDir: input.memoryDir })
     const firstMessage = orientMessage({
       memoryDir: input.memoryDir,

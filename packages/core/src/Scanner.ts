@@ -66,6 +66,8 @@ export interface ScanOptions {
   readonly exclude?: ReadonlySet<string> | undefined
   /** Sub-directories to skip, relative (default: none; `logs/` is never a memory). */
   readonly skipDirs?: ReadonlyArray<string> | undefined
+  /** `false`: the header cache is read but never written (a dry run writes nothing). Default true. */
+  readonly writeCache?: boolean | undefined
 }
 
 export interface ScanResult {
@@ -99,6 +101,7 @@ interface ResolvedOptions {
   readonly limit: number | undefined
   readonly exclude: ReadonlySet<string>
   readonly skipDirs: ReadonlyArray<string>
+  readonly writeCache: boolean
 }
 
 const resolveOptions = (options: ScanOptions | undefined): ResolvedOptions => ({
@@ -106,7 +109,8 @@ const resolveOptions = (options: ScanOptions | undefined): ResolvedOptions => ({
   exclude: options?.exclude === undefined || options.exclude.size === 0
     ? new Set()
     : new Set([...options.exclude].map(normalizeRelativePath)),
-  skipDirs: (options?.skipDirs ?? []).map(normalizeRelativePath)
+  skipDirs: (options?.skipDirs ?? []).map(normalizeRelativePath),
+  writeCache: options?.writeCache !== false
 })
 
 /**
@@ -518,7 +522,7 @@ const scanAll = (
       return batches++ === 0 ? read : Effect.zipRight(Effect.yieldNow(), read)
     })
     for (const problem of walkProblems) found.problems.push(problem)
-    if (cache !== undefined) {
+    if (cache !== undefined && options.writeCache) {
       // entries of files the walk did not look for stay (a skipped `team/`, an excluded file); of the rest, only
       // the files it found
       yield* cache.save((path) => {

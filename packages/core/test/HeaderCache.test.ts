@@ -179,6 +179,21 @@ describe("HeaderCache", () => {
         path.join(dir, "team", "t.md")
       ])
     }))
+
+  it.effect("writeCache: false reads the cache and writes nothing (a dry run)", () =>
+    Effect.gen(function*() {
+      const dir = scratchDir()
+      fs.writeFileSync(path.join(dir, "a.md"), memory("Alpha", "first memory", "alpha"))
+      const dry = yield* scanIn(dir, true, { writeCache: false })
+      assert.deepStrictEqual(dry.memories.map((m) => m.name), ["Alpha"])
+      assert.isFalse(fs.existsSync(path.join(dir, ".cache")), "no cache directory after a scan that may not write")
+      yield* scanIn(dir)
+      const written = fs.readFileSync(path.join(dir, HEADER_CACHE_FILE), "utf8")
+      fs.writeFileSync(path.join(dir, "b.md"), memory("Beta", "second memory", "beta"))
+      const again = yield* scanIn(dir, true, { writeCache: false })
+      assert.deepStrictEqual(again.memories.map((m) => m.name).sort(), ["Alpha", "Beta"])
+      assert.strictEqual(fs.readFileSync(path.join(dir, HEADER_CACHE_FILE), "utf8"), written, "the cache unchanged")
+    }))
 })
 
 describe("recall with the header cache (Memdir.layer)", () => {
