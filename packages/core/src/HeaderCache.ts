@@ -16,8 +16,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
+import { type CacheFormat, readCacheFile, writeCacheFile } from "./internal/cacheFile.js"
 import { isMemoryType, type MemoryKind } from "./Memory.js"
-import { FILE_MODE, MemoryFs } from "./MemoryFs.js"
+import { MemoryFs } from "./MemoryFs.js"
 
 /** Where the cache lives, relative to the memory directory. */
 export const HEADER_CACHE_FILE = ".cache/headers.json"
@@ -127,31 +128,12 @@ const fromEntry = ({ head, mtimeMs, size }: Entry): RawEntry =>
     ? [size, mtimeMs, "m", head.name, head.description, head.type, head.extra, head.warning ?? null, head.bodyHead]
     : [size, mtimeMs, "p", head.code, head.message, head.line ?? null, head.headText]
 
-const parseCache = (text: string): Map<string, Entry> => {
-  const entries = new Map<string, Entry>()
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return entries
-  }
-  const file = parsed as { version?: unknown; entries?: unknown } | null
-  if (file === null || typeof file !== "object" || file.version !== HEADER_CACHE_VERSION) return entries
-  if (file.entries === null || typeof file.entries !== "object") return entries
-  for (const [path, raw] of Object.entries(file.entries as Record<string, unknown>)) {
-    if (!Array.isArray(raw)) continue
-    const entry = toEntry(raw)
-    if (entry !== undefined) entries.set(path, entry)
-  }
-  return entries
-}
-
-const renderCache = (entries: ReadonlyMap<string, Entry>): string => {
-  const out: Record<string, RawEntry> = {}
-  entries.forEach((entry, path) => {
-    out[path] = fromEntry(entry)
-  })
-  return JSON.stringify({ version: HEADER_CACHE_VERSION, entries: out })
+const format: CacheFormat<Entry> = {
+  name: "header cache",
+  version: HEADER_CACHE_VERSION,
+  maxBytes: CACHE_MAX_BYTES,
+  decode: (raw) => Array.isArray(raw) ? toEntry(raw) : undefined,
+  encode: fromEntry
 }
 
 export const make = Effect.gen(function*() {
@@ -159,15 +141,9 @@ export const make = Effect.gen(function*() {
   // The entries of the directories this process has seen: a long-lived process (a server) reads its cache once.
   const loaded = new Map<string, Map<string, Entry>>()
 
-  const load = (cacheFile: string) =>
-    fs.readFile(cacheFile, { maxBytes: CACHE_MAX_BYTES }).pipe(
-      Effect.map((file) => parseCache(file.text)),
-      Effect.catchAll(() => Effect.succeed(new Map<string, Entry>()))
-    )
-
   const open = Effect.fn("HeaderCache.open")(function*(memoryDir: string) {
     const cacheFile = NodePath.join(memoryDir, HEADER_CACHE_FILE)
-    const entries = loaded.get(cacheFile) ?? (yield* load(cacheFile))
+    const entries = loaded.get(cacheFile) ?? (yield* readCacheFile(fs, format, cacheFile))
     loaded.set(cacheFile, entries)
     const seen = new Set<string>()
     let changed = false
@@ -196,13 +172,7 @@ export const make = Effect.gen(function*() {
           })
           if (!changed) return Effect.void
           changed = false
-          return fs.makeDirectory(NodePath.dirname(cacheFile), { within: memoryDir }).pipe(
-            Effect.zipRight(
-              fs.writeFileAtomic(cacheFile, renderCache(entries), { mode: FILE_MODE, within: memoryDir })
-            ),
-            // a cache is an optimisation: a read-only or full disk costs the next scan its reads, nothing else
-            Effect.catchAll((error) => Effect.logDebug(`header cache not written: ${error.message}`))
-          )
+          return writeCacheFile(fs, format, memoryDir, cacheFile, entries)
         })
     }
     return table

@@ -19,10 +19,11 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import { parseMemoryFile } from "./Frontmatter.js"
+import { type CacheFormat, readCacheFile, writeCacheFile } from "./internal/cacheFile.js"
 import { analyzeBody, type BodyTerms, headerKey, type HeaderTerms, headerTermsOf } from "./internal/selectorIndex.js"
 import { type Language, LANGUAGES } from "./internal/textLanguage.js"
 import type { MemoryHeader } from "./Memory.js"
-import { FILE_MODE, type FileInfo, MemoryFs, MemoryFsError } from "./MemoryFs.js"
+import { type FileInfo, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 
 export type { BodyTerms }
 
@@ -76,12 +77,6 @@ interface RawEntry {
   h?: RawHeader
 }
 
-interface CacheFile {
-  readonly version: number
-  /** Absolute path → entry. */
-  readonly entries: Readonly<Record<string, RawEntry>>
-}
-
 const isPairs = (value: unknown): value is Array<[string, number]> =>
   Array.isArray(value) &&
   value.every((pair) => Array.isArray(pair) && typeof pair[0] === "string" && typeof pair[1] === "number")
@@ -116,41 +111,33 @@ const toTerms = (
   ...(header === undefined ? {} : { header })
 })
 
-const parseCache = (text: string): Map<string, Entry> => {
-  const entries = new Map<string, Entry>()
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return entries
-  }
-  const file = parsed as Partial<CacheFile> | null
-  if (file === null || typeof file !== "object" || file.version !== ANALYSIS_VERSION) return entries
-  for (const [path, raw] of Object.entries(file.entries ?? {})) {
-    if (
-      raw === null || typeof raw !== "object" || typeof raw.s !== "number" || typeof raw.m !== "number" ||
-      typeof raw.w !== "number" || !(LANGUAGES as ReadonlyArray<string>).includes(raw.l) || !isPairs(raw.t)
-    ) continue
-    // a header's terms of the wrong shape are dropped, not the body's: they are made again on use
-    const header = raw.h === undefined ? undefined : toHeader(raw.h)
-    entries.set(path, { size: raw.s, mtimeMs: raw.m, terms: toTerms(raw.w, raw.l as Language, raw.t, header) })
-  }
-  return entries
+const decodeEntry = (raw: unknown): Entry | undefined => {
+  const entry = raw as Partial<RawEntry> | null
+  if (
+    entry === null || typeof entry !== "object" || typeof entry.s !== "number" || typeof entry.m !== "number" ||
+    typeof entry.w !== "number" || !(LANGUAGES as ReadonlyArray<string>).includes(entry.l as string) ||
+    !isPairs(entry.t)
+  ) return undefined
+  // a header's terms of the wrong shape are dropped, not the body's: they are made again on use
+  const header = entry.h === undefined ? undefined : toHeader(entry.h)
+  return { size: entry.s, mtimeMs: entry.m, terms: toTerms(entry.w, entry.l as Language, entry.t, header) }
 }
 
-const renderCache = (entries: ReadonlyMap<string, Entry>): string => {
-  const out: Record<string, RawEntry> = {}
-  entries.forEach((entry, path) => {
-    out[path] = {
-      s: entry.size,
-      m: entry.mtimeMs,
-      w: entry.terms.words,
-      l: entry.terms.language,
-      t: [...entry.terms.counts],
-      ...(entry.terms.header === undefined ? {} : { h: fromHeader(entry.terms.header) })
-    }
-  })
-  return JSON.stringify({ version: ANALYSIS_VERSION, entries: out } satisfies CacheFile)
+const encodeEntry = (entry: Entry): RawEntry => ({
+  s: entry.size,
+  m: entry.mtimeMs,
+  w: entry.terms.words,
+  l: entry.terms.language,
+  t: [...entry.terms.counts],
+  ...(entry.terms.header === undefined ? {} : { h: fromHeader(entry.terms.header) })
+})
+
+const format: CacheFormat<Entry> = {
+  name: "term cache",
+  version: ANALYSIS_VERSION,
+  maxBytes: CACHE_MAX_BYTES,
+  decode: decodeEntry,
+  encode: encodeEntry
 }
 
 export const makeWith = (options: TermCacheOptions = {}) =>
@@ -159,12 +146,6 @@ export const makeWith = (options: TermCacheOptions = {}) =>
     const budget = options.analyseBudgetBytes ?? ANALYSE_BUDGET_BYTES
     // The entries of the directories this process has seen: a long-lived process (a server) reads its cache once.
     const loaded = new Map<string, Map<string, Entry>>()
-
-    const load = (cacheFile: string) =>
-      fs.readFile(cacheFile, { maxBytes: CACHE_MAX_BYTES }).pipe(
-        Effect.map((file) => parseCache(file.text)),
-        Effect.catchAll(() => Effect.succeed(new Map<string, Entry>()))
-      )
 
     const analyseFile = (memory: MemoryHeader, info: Pick<FileInfo, "size" | "mtimeMs">) =>
       fs.readHead(memory.absolutePath, BODY_MAX_BYTES).pipe(
@@ -182,7 +163,7 @@ export const makeWith = (options: TermCacheOptions = {}) =>
 
     const bodies = Effect.fn("TermCache.bodies")(function*(memoryDir: string, candidates: ReadonlyArray<MemoryHeader>) {
       const cacheFile = NodePath.join(memoryDir, TERM_CACHE_FILE)
-      const cached = loaded.get(cacheFile) ?? (yield* load(cacheFile))
+      const cached = loaded.get(cacheFile) ?? (yield* readCacheFile(fs, format, cacheFile))
       loaded.set(cacheFile, cached)
       // The scan's own look at each file (size and mtime from its `lstat`), else one `lstat` for those without.
       const unsized = candidates.filter((m) => m.size === undefined)
@@ -233,11 +214,7 @@ export const makeWith = (options: TermCacheOptions = {}) =>
       }
       if (changed) {
         loaded.set(cacheFile, next)
-        yield* fs.makeDirectory(NodePath.dirname(cacheFile), { within: memoryDir }).pipe(
-          Effect.zipRight(fs.writeFileAtomic(cacheFile, renderCache(next), { mode: FILE_MODE, within: memoryDir })),
-          // a cache is an optimisation: a read-only or full disk costs the next recall its analysis, nothing else
-          Effect.catchAll((error) => Effect.logDebug(`term cache not written: ${error.message}`))
-        )
+        yield* writeCacheFile(fs, format, memoryDir, cacheFile, next)
       }
       return out
     })
