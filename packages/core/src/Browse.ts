@@ -10,8 +10,8 @@
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { TeamMemoryDisabledError } from "./Errors.js"
-import { sortNewestFirst } from "./internal/scanPaths.js"
 import { type MemoryHeader, type MemoryKind, type MemoryScope, TEAM_DIR } from "./Memory.js"
+import { sortNewestWrittenFirst } from "./MemoryAge.js"
 import { Scanner } from "./Scanner.js"
 import { scoreMemories } from "./Selector.js"
 
@@ -80,7 +80,7 @@ const listed = (m: MemoryHeader, path: string, scope: MemoryScope): ListedMemory
   return m.headerless === undefined ? memory : { ...memory, headerless: m.headerless }
 }
 
-/** The memories of a directory, newest first, in the scope and of the type asked for. */
+/** The memories of a directory, newest written first, in the scope and of the type asked for. */
 export const listMemories = Effect.fn("Browse.listMemories")(function*(input: ListInput) {
   const scope = input.scope ?? "all"
   if (scope === "team" && !input.teamEnabled) {
@@ -88,21 +88,18 @@ export const listMemories = Effect.fn("Browse.listMemories")(function*(input: Li
   }
   const scanner = yield* Scanner
   const memories: Array<ListedMemory> = []
-  let scans = 0
   if (scope !== "team") {
     const scan = yield* scanner.scan(input.memoryDir, { skipDirs: [TEAM_DIR] })
     for (const m of scan.memories) memories.push(listed(m, m.path, "private"))
-    scans++
   }
   if (scope !== "private" && input.teamEnabled) {
     const scan = yield* scanner.scan(NodePath.join(input.memoryDir, TEAM_DIR))
     for (const m of scan.memories) memories.push(listed(m, `${TEAM_DIR}/${m.path}`, "team"))
-    scans++
   }
   const typed = input.type === undefined ? memories : memories.filter((m) => m.type === input.type)
-  // The scan's own order (newest first, equal mtimes by path as code units): one scan's list is already in it (a
-  // common prefix keeps the order of the team's paths), two are merged
-  return scans === 1 ? typed : sortNewestFirst(typed)
+  // newest written first, as `memdir ls` lists them: by the time each one's age counts from (its `modified:`, last
+  // commit or mtime), not by mtime, so a listing's order and the ages it shows agree
+  return sortNewestWrittenFirst(typed)
 })
 
 /** The limit actually used: a whole number in 1 … MAX_SEARCH_LIMIT. */

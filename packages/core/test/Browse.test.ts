@@ -63,6 +63,25 @@ describe("Browse", () => {
       })
     ))
 
+  it.live("lists by the written time its ages count from (modified:), not by mtime, as ls does", () =>
+    withDir((dir) =>
+      Effect.gen(function*() {
+        // the newest file on disk says it was written 40 days ago: it lists last, with the age it shows
+        const old = new Date(Date.now() - 40 * 86_400_000).toISOString()
+        fs.writeFileSync(
+          path.join(dir, "feedback_old.md"),
+          `---\nname: Old\ndescription: written long ago\ntype: feedback\nmodified: ${old}\n---\n\nold\n`
+        )
+        const listed = yield* listMemories({ memoryDir: dir, teamEnabled: true })
+        assert.deepStrictEqual(listed.map((m) => m.path), [
+          "feedback_testing.md",
+          "reference_dashboards.md",
+          "team/project_freeze.md",
+          "feedback_old.md"
+        ])
+      })
+    ))
+
   it.effect("searches with the offline selector's evidence, best first, only what matches, at most limit", () =>
     withDir((dir) =>
       Effect.gen(function*() {
