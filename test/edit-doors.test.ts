@@ -23,11 +23,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath, parseJson, runCli, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath, makeScratchProject, parseJson, runCli, scratchHomeEnv } from "./support/cli.js"
 
 const runtime = ManagedRuntime.make(
   MemoryToolBackend.layer.pipe(
@@ -44,12 +42,7 @@ const open: Array<Client> = []
 
 beforeAll(() => {
   buildCli()
-  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-edit-doors-")))
-  home = path.join(scratch, "home")
-  project = path.join(scratch, "project")
-  fs.mkdirSync(home, { recursive: true })
-  fs.mkdirSync(project, { recursive: true })
-  execFileSync("git", ["init", "-q"], { cwd: project })
+  ;({ scratch, home, project } = makeScratchProject("memdir-edit-doors-"))
 })
 
 afterEach(async () => {

@@ -15,11 +15,10 @@ import { formatIndexEntry, parseIndexLine } from "@memdir/core/Memory"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath, repoRoot, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath, makeScratchProject, repoRoot, scratchHomeEnv } from "./support/cli.js"
 
 /** A request that gets no answer within this long is a hang (an answer takes milliseconds). */
 const HANG_MS = 20_000
@@ -52,12 +51,7 @@ let project: string
 
 beforeAll(() => {
   buildCli()
-  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-mcpfuzz-")))
-  home = path.join(scratch, "home")
-  project = path.join(scratch, "project")
-  fs.mkdirSync(home, { recursive: true })
-  fs.mkdirSync(project, { recursive: true })
-  execFileSync("git", ["init", "-q"], { cwd: project })
+  ;({ scratch, home, project } = makeScratchProject("memdir-mcpfuzz-"))
 })
 
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))

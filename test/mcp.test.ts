@@ -9,9 +9,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath, makeScratchProject, scratchHomeEnv } from "./support/cli.js"
 import { codeBlocksIn, readRepoFile } from "./support/markdown.js"
 
 let scratch: string
@@ -21,12 +20,7 @@ const open: Array<Client> = []
 
 beforeAll(() => {
   buildCli()
-  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-mcp-")))
-  home = path.join(scratch, "home")
-  project = path.join(scratch, "project")
-  fs.mkdirSync(home, { recursive: true })
-  fs.mkdirSync(project, { recursive: true })
-  execFileSync("git", ["init", "-q"], { cwd: project })
+  ;({ scratch, home, project } = makeScratchProject("memdir-mcp-"))
 })
 
 afterEach(async () => {

@@ -6,9 +6,8 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath as cli, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath as cli, makeScratchProject, scratchHomeEnv } from "./support/cli.js"
 
 const AUDIT_EXIT = 21
 
@@ -30,12 +29,7 @@ const teamDir = () => path.join(memdir(["path"]).stdout.trim(), "team")
 
 beforeAll(() => {
   buildCli()
-  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-team-audit-")))
-  home = path.join(scratch, "home")
-  project = path.join(scratch, "project")
-  fs.mkdirSync(home, { recursive: true })
-  fs.mkdirSync(project, { recursive: true })
-  execFileSync("git", ["init", "-q"], { cwd: project })
+  ;({ scratch, home, project } = makeScratchProject("memdir-team-audit-"))
 })
 
 afterAll(() => {

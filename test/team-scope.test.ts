@@ -9,11 +9,10 @@ import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vi
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath, repoRoot, runCli, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath, makeScratchProject, repoRoot, runCli, scratchHomeEnv } from "./support/cli.js"
 
 const payloads: ReadonlyArray<string> = fs.readFileSync(
   path.join(repoRoot, "packages/core/test/fixtures/traversal-payloads.txt"),
@@ -41,12 +40,7 @@ const clients: Array<Client> = []
 
 beforeAll(() => {
   buildCli()
-  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-team-scope-")))
-  home = path.join(scratch, "home")
-  project = path.join(scratch, "project")
-  fs.mkdirSync(home, { recursive: true })
-  fs.mkdirSync(project, { recursive: true })
-  execFileSync("git", ["init", "-q"], { cwd: project })
+  ;({ scratch, home, project } = makeScratchProject("memdir-team-scope-"))
 })
 
 afterEach(async () => {

@@ -3,7 +3,7 @@
  * environment with none of the caller's memdir or Anthropic settings, and JSON output parsed with a readable failure.
  */
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -83,4 +83,18 @@ export const parseJson = (run: Pick<CliRun, "stdout" | "stderr"> & { readonly st
   } catch {
     throw new Error(`not JSON (exit ${run.status}):\n${run.stdout}\n${run.stderr}`)
   }
+}
+
+/**
+ * A scratch directory (its real path, so paths compare on systems whose temp directory is a link) holding a `home`
+ * for `scratchHomeEnv` and a git-initialised `project` to run the CLI in.
+ */
+export const makeScratchProject = (prefix: string) => {
+  const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+  const home = path.join(scratch, "home")
+  const project = path.join(scratch, "project")
+  fs.mkdirSync(home, { recursive: true })
+  fs.mkdirSync(project, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: project })
+  return { scratch, home, project }
 }
