@@ -1,12 +1,12 @@
 /**
  * The resources of `memdir mcp` (docs/mcp.md): `memdir://index`, the index as the memory prompt loads it (MEMORY.md
  * under its 200-line / 25 KB caps with the cap warning, and team/MEMORY.md while team memory is on), and one
- * `memdir://memory/{path}` per memory file, read through the `MemoryStore`.
+ * `memdir://memory/{path}` per memory file. The memories are listed and read by the operations every door uses
+ * (`Operations.list`, `Operations.read`); only the index, which is not a memory, is read here.
  */
-import * as Browse from "@memdir/core/Browse"
 import { MemoryDisabledError } from "@memdir/core/Errors"
 import { INDEX_FILE, MemoryIndex } from "@memdir/core/MemoryIndex"
-import { MemoryStore } from "@memdir/core/MemoryStore"
+import * as Operations from "@memdir/core/Operations"
 import { teamPromptInput } from "@memdir/core/TeamMemory"
 import * as Effect from "effect/Effect"
 import { locateTeam } from "../commands/teamMemory.js"
@@ -64,19 +64,16 @@ export const readIndex = (context: ToolContext) =>
 export const readMemory = (context: ToolContext, path: string) =>
   Effect.gen(function*() {
     const team = yield* enabledTeam(context)
-    const stored = yield* (yield* MemoryStore).read(
-      { memoryDir: team.memory.memoryDir, teamEnabled: team.enabled },
-      path
-    )
-    const resource: ResourceText = { uri: memoryUri(stored.key), mimeType: "text/markdown", text: stored.text }
+    const read = yield* Operations.read({ memoryDir: team.memory.memoryDir, teamEnabled: team.enabled }, { path })
+    const resource: ResourceText = { uri: memoryUri(read.path), mimeType: "text/markdown", text: read.content }
     return resource
   })
 
-/** Every resource: the index, then each memory (newest first). */
+/** Every resource: the index, then each memory (newest written first, as `memory_list`). */
 export const listResources = (context: ToolContext) =>
   Effect.gen(function*() {
     const team = yield* enabledTeam(context)
-    const memories = yield* Browse.listMemories({ memoryDir: team.memory.memoryDir, teamEnabled: team.enabled })
+    const { memories } = yield* Operations.list({ memoryDir: team.memory.memoryDir, teamEnabled: team.enabled }, {})
     return [
       { uri: INDEX_URI, name: INDEX_FILE, title: "Memory index", mimeType: "text/markdown" },
       ...memories.map((m) => ({
