@@ -149,6 +149,12 @@ export const ReadResult = Schema.Struct({
   ),
   body: Schema.String,
   mtime: Schema.String,
+  written: described(Schema.String, "When it was written, ISO 8601: the time its age counts from"),
+  writtenFrom: described(
+    Schema.Literal("modified", "commit", "mtime"),
+    "Where that time came from: its modified: header, its last git commit, or the file's mtime"
+  ),
+  warning: Schema.optional(described(Schema.String, "Why a modified: header was not used, when there is one")),
   ageDays: Schema.Number,
   age: Schema.String,
   caveat: Caveat,
@@ -177,6 +183,9 @@ export const read = Effect.fn("Operations.read")(function*(root: MemoryRoot, inp
       null,
     body: Either.isRight(parsed) ? parsed.right.body : stored.text,
     mtime: new Date(stored.mtimeMs).toISOString(),
+    written: new Date(written.at).toISOString(),
+    writtenFrom: written.from,
+    ...(written.warning === undefined ? {} : { warning: written.warning }),
     ageDays: age.ageDays,
     age: age.age,
     caveat: age.caveat,

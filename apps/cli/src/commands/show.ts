@@ -1,11 +1,9 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import { InvalidMemoryInputError, type MemoryIoError } from "@memdir/core/Errors"
-import { parseFrontmatter } from "@memdir/core/Frontmatter"
-import { writtenAtOfFile } from "@memdir/core/MemoryAge"
 import { MemoryFs } from "@memdir/core/MemoryFs"
 import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
-import { Staleness } from "@memdir/core/Staleness"
+import * as Operations from "@memdir/core/Operations"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -44,40 +42,34 @@ export const showCommand = Command.make(
       const team = yield* locateTeam(cwd)
       // The one door: containment (also through links), team files through the guard, no FIFO or device opened.
       const root = { memoryDir: team.memory.memoryDir, teamEnabled: team.memory.enabled && team.enabled }
-      const stored = yield* (yield* MemoryStore).read(root, file).pipe(
+      // The one read every door makes (Operations.read): its age counts from the same time as ls and recall.
+      const read = yield* Operations.read(root, { path: file }).pipe(
         Effect.catchTag("MemoryIoError", (error) => refuseDirectory(root, file, error))
       )
-      const relative = stored.key
-      const text = stored.text
-      const mtime = stored.mtimeMs
-      const parsed = parseFrontmatter(text, relative)
-      const header = parsed._tag === "Right" ? parsed.right : undefined
-      // The same time ls and recall count from (MemoryAge).
-      const written = yield* writtenAtOfFile(team.memory.memoryDir, relative, text, mtime)
-      const age = yield* (yield* Staleness).age(written.at)
+      const header = read.frontmatter ?? undefined
       if (json) {
         return yield* printJson({
-          path: relative,
+          path: read.path,
           name: header?.name ?? null,
           type: header?.type ?? null,
           description: header?.description ?? null,
-          mtime: new Date(mtime).toISOString(),
-          written: new Date(written.at).toISOString(),
-          writtenFrom: written.from,
-          ageDays: age.ageDays,
-          age: age.age,
-          caveat: age.caveat,
-          ...(written.warning === undefined ? {} : { warning: written.warning }),
-          content: text
+          mtime: read.mtime,
+          written: read.written,
+          writtenFrom: read.writtenFrom,
+          ageDays: read.ageDays,
+          age: read.age,
+          caveat: read.caveat,
+          ...(read.warning === undefined ? {} : { warning: read.warning }),
+          content: read.content
         })
       }
       // an ignored `modified:` says why the age is not the one it gives, as ls --json and doctor do
-      if (written.warning !== undefined) yield* Console.error(`warning: ${terminalLine(written.warning)}`)
-      const title = header === undefined ? relative : `${header.name} [${header.type}]`
-      yield* Console.log(terminalLine(`# ${title} — ${relative}, saved ${age.age}`))
-      if (age.caveat !== null) yield* Console.log(`> ${age.caveat}`)
+      if (read.warning !== undefined) yield* Console.error(`warning: ${terminalLine(read.warning)}`)
+      const title = header === undefined ? read.path : `${header.name} [${header.type}]`
+      yield* Console.log(terminalLine(`# ${title} — ${read.path}, saved ${read.age}`))
+      if (read.caveat !== null) yield* Console.log(`> ${read.caveat}`)
       yield* Console.log("")
-      yield* Console.log(terminalText(text.replace(/\n$/, "")))
+      yield* Console.log(terminalText(read.content.replace(/\n$/, "")))
     })
   )
 ).pipe(
