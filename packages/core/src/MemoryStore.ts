@@ -218,9 +218,14 @@ export type Located =
   | { readonly scope: "private"; readonly contained: ContainedReal }
   | { readonly scope: "team"; readonly contained: Contained; readonly teamDir: string; readonly teamKey: string }
 
-/** Why a key may not be written, or `undefined`; the rule names match `InvalidMemoryInputError.rule`. */
+/**
+ * Why a key may not be written (or, with `removing`, removed), or `undefined`; the rule names match
+ * `InvalidMemoryInputError.rule`. The name rules (`unlinkable`, `edge-space`) only stop a name from being written:
+ * a file already so named (by hand, by another tool) can still be removed, or renamed to a name that links.
+ */
 export const writeRefusal = (
-  key: string
+  key: string,
+  removing = false
 ): { readonly rule: string; readonly reason: string } | undefined => {
   const segments = key.split("/")
   if (segments.some((segment) => segment.startsWith("."))) {
@@ -232,6 +237,7 @@ export const writeRefusal = (
     return { rule: "index-file", reason: `${INDEX_FILE} is the index, maintained by memdir: write the memory file` }
   }
   if (!key.toLowerCase().endsWith(".md")) return { rule: "not-markdown", reason: "a memory file must end in .md" }
+  if (removing) return undefined
   // a name its index line cannot link back to would leave the memory without its line (Memory.formatIndexEntry)
   const unlinkable = /[<>#?%]/.exec(key)?.[0]
   if (unlinkable !== undefined) {
@@ -280,8 +286,8 @@ const refuseCaseAlias = (key: string): Effect.Effect<void, PathTraversalError> =
   )
 }
 
-const refuseKey = (key: string): Effect.Effect<void, InvalidMemoryInputError> => {
-  const refusal = writeRefusal(key)
+const refuseKey = (key: string, removing = false): Effect.Effect<void, InvalidMemoryInputError> => {
+  const refusal = writeRefusal(key, removing)
   return refusal === undefined ?
     Effect.void :
     Effect.fail(new InvalidMemoryInputError({ field: "file", value: key, reason: refusal.reason, rule: refusal.rule }))
@@ -676,7 +682,7 @@ export const make = Effect.gen(function*() {
 
   const remove = Effect.fn("MemoryStore.remove")(function*(root: MemoryRoot, key: string) {
     const located = yield* locateFile(root, key)
-    yield* refuseKey(located.contained.key)
+    yield* refuseKey(located.contained.key, true)
     const relative = located.contained.key
     if (located.scope === "team") {
       return yield* modifyTeamIndex(located.contained.root, located.teamDir, (current) =>

@@ -562,6 +562,34 @@ describe("MemoryFs", () => {
       )
     ))
 
+  it.effect("a file already named what memdir would not write (a#1.md) can be renamed to a good name or removed", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const root = { memoryDir: "/mem", teamEnabled: false }
+      const refused = yield* Effect.flip(store.write(root, "notes#2.md", memoryFile("N", "new", "project")))
+      assert.strictEqual(refused._tag, "InvalidMemoryInputError")
+      const renamed = yield* store.rename(root, "notes#1.md", "project_notes.md")
+      assert.strictEqual(renamed.key, "project_notes.md")
+      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key).sort(), ["old%20draft.md", "project_notes.md"])
+      yield* store.remove(root, "old%20draft.md")
+      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key), ["project_notes.md"])
+    }).pipe(
+      Effect.provide(
+        MemoryStore.layer.pipe(
+          Layer.provide(Containment.layer),
+          Layer.provideMerge(
+            MemoryFs.layerMemory({
+              "/mem/notes#1.md": memoryFile("Notes", "made by hand", "project"),
+              "/mem/old%20draft.md": memoryFile("Draft", "made by hand too", "project")
+            })
+          ),
+          Layer.provideMerge(MemoryIndex.layerTest),
+          Layer.provide(TeamGuard.layerTest()),
+          Layer.provide(NodeContext.layer)
+        )
+      )
+    ))
+
   it.effect("the store over the in-memory file system: write, read, list, rename, remove, links out refused", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
