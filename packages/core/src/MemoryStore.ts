@@ -708,7 +708,16 @@ export const make = Effect.gen(function*() {
     const source = yield* read(root, from)
     // A move is not an edit: the memory keeps its `modified:`.
     const written = yield* writeStamped(root, to, source.text, undefined)
-    if (written.key !== source.key) yield* remove(root, source.key)
+    if (written.key !== source.key) {
+      // all or nothing: a source that cannot be removed leaves no second copy behind (the target as it was before)
+      yield* remove(root, source.key).pipe(
+        Effect.tapError(() =>
+          written.before === undefined ?
+            Effect.ignore(remove(root, written.key)) :
+            Effect.ignore(writeStamped(root, written.key, written.before, undefined))
+        )
+      )
+    }
     return written
   })
 

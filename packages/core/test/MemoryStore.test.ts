@@ -590,6 +590,47 @@ describe("MemoryFs", () => {
       )
     ))
 
+  it.effect("a rename whose source cannot be removed leaves no second copy (the target back as it was)", () =>
+    Effect.gen(function*() {
+      const store = yield* MemoryStore.MemoryStore
+      const index = yield* MemoryIndex.MemoryIndex
+      const root = { memoryDir: "/mem", teamEnabled: false }
+      yield* store.write(root, "feedback_a.md", memoryFile("A", "the source", "feedback"))
+      yield* store.write(root, "feedback_b.md", memoryFile("B", "an existing target", "feedback"))
+      const before = (yield* index.read("/mem")).text
+      for (const target of ["feedback_new.md", "feedback_b.md"]) {
+        const failed = yield* Effect.flip(store.rename(root, "feedback_a.md", target))
+        assert.strictEqual(failed._tag, "MemoryIoError", target)
+        assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key).sort(), ["feedback_a.md", "feedback_b.md"])
+        assert.include((yield* store.read(root, "feedback_b.md")).text, "an existing target")
+        assert.strictEqual((yield* index.read("/mem")).text, before, target)
+      }
+    }).pipe(
+      Effect.provide(
+        MemoryStore.layer.pipe(
+          Layer.provide(Containment.layer),
+          // the source's removal fails (a disk error), everything else works
+          Layer.provideMerge(
+            Layer.effect(
+              MemoryFs.MemoryFs,
+              Effect.map(MemoryFs.MemoryFs, (fs) => ({
+                ...fs,
+                remove: (path: string) =>
+                  path.endsWith("feedback_a.md") ?
+                    Effect.fail(
+                      new MemoryFs.MemoryFsError({ op: "remove", path, reason: "PermissionDenied", detail: "EPERM" })
+                    ) :
+                    fs.remove(path)
+              }))
+            ).pipe(Layer.provide(MemoryFs.layerMemory({ "/mem/.keep": "" })))
+          ),
+          Layer.provideMerge(MemoryIndex.layerTest),
+          Layer.provide(TeamGuard.layerTest()),
+          Layer.provide(NodeContext.layer)
+        )
+      )
+    ))
+
   it.effect("the store over the in-memory file system: write, read, list, rename, remove, links out refused", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
