@@ -530,6 +530,21 @@ export const exitCodes: Record<MemdirError["_tag"], number> = {
   PathExistsError: 23
 }
 
+/**
+ * A `MemoryFsError` of memdir's own state (a log, a cursor, a lock, a snapshot: not a memory file the user names) as
+ * the `MemoryIoError` a caller acts on: `op` says what memdir was doing, the errno code is kept.
+ */
+export const ioErrorOf = (op: string, path?: string) => (error: MemoryFsError): MemoryIoError =>
+  new MemoryIoError({
+    op,
+    path: path ?? error.path,
+    detail: `${error.reason} (${error.detail})`,
+    code: errnoCodeOf(error)
+  })
+
+/** The file (or a directory on its path) is not there. */
+export const isMissingFile = (error: MemoryFsError): boolean => error.reason === "NotFound"
+
 export interface FromMemoryFsErrorOptions {
   /** The path `MemoryNotFoundError` names (default: the key). */
   readonly notFoundPath?: string | undefined

@@ -43,6 +43,10 @@ export interface FileInfo {
   readonly ino: number
   readonly dev: number
   readonly nlink: number
+  /** The owner's user id (0 where the system has none). */
+  readonly uid: number
+  /** The permission bits (`0o777` at most). */
+  readonly mode: number
 }
 
 /** Why a file-system call failed, mapped once from the errno code. */
@@ -104,10 +108,20 @@ export interface WriteOptions {
    */
   readonly within?: string | undefined
   readonly hooks?: WriteHooks | undefined
+  /**
+   * Create `path` only if nothing is there (`AlreadyExists` otherwise): the complete file appears at once (a temp
+   * file hard-linked into place), so a concurrent creator or reader never sees it half written.
+   */
+  readonly exclusive?: boolean | undefined
 }
 
 export interface FileText {
   readonly text: string
+  readonly info: FileInfo
+}
+
+export interface FileBytes {
+  readonly bytes: Uint8Array
   readonly info: FileInfo
 }
 
@@ -175,6 +189,8 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
   readonly exists: (path: string) => Effect.Effect<boolean, MemoryFsError>
   /** A whole regular file as UTF-8, opened with O_NOFOLLOW | O_NONBLOCK and read with a size bound. */
   readonly readFile: (path: string, options: ReadOptions) => Effect.Effect<FileText, MemoryFsError>
+  /** `readFile`'s bytes, undecoded (a binary file: git's index, a copy kept byte for byte). */
+  readonly readBytes: (path: string, options: ReadOptions) => Effect.Effect<FileBytes, MemoryFsError>
   /** At most the first `maxBytes` of a regular file, opened like `readFile`. */
   readonly readHead: (path: string, maxBytes: number) => Effect.Effect<FileHead, MemoryFsError>
   /** The entries of a directory with their kinds (a link is reported as one), sorted by name unless `sorted: false`. */
@@ -243,8 +259,20 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
   ) => Effect.Effect<void, MemoryFsError>
   /** Appends to a regular file (created 0600 when missing), never following a link, never blocking. */
   readonly append: (path: string, data: string) => Effect.Effect<void, MemoryFsError>
-  /** Removes a file or a link (never what it points to); `NotFound` when nothing is there. */
-  readonly remove: (path: string) => Effect.Effect<void, MemoryFsError>
+  /**
+   * Removes a file or a link (never what it points to); `NotFound` when nothing is there. With `recursive`, a
+   * directory and everything in it (links inside are removed, never followed).
+   */
+  readonly remove: (
+    path: string,
+    options?: { readonly recursive?: boolean | undefined }
+  ) => Effect.Effect<void, MemoryFsError>
+  /** Sets the modification (and access) time of what is at `path` itself, a link not followed. */
+  readonly setModified: (path: string, mtimeMs: number) => Effect.Effect<void, MemoryFsError>
+  /**
+   * Renames a file, link or directory; replaces a file at `to`. A directory replaces only an empty directory: onto
+   * one with entries it fails with `AlreadyExists` (what a lock directory relies on).
+   */
   readonly rename: (from: string, to: string) => Effect.Effect<void, MemoryFsError>
   /** Where a symbolic link points (its text, not resolved): for reports of what a link leads to. */
   readonly readLink: (path: string) => Effect.Effect<string, MemoryFsError>

@@ -101,9 +101,14 @@ export const makeMemoryFsInMemory = (
       return Effect.succeed({ node, at })
     })
 
-  const readFile = (path: string, options: ReadOptions) =>
+  /** The regular file at `path`, checked as the live `readFile` checks it. */
+  const readChecked = (path: string, options: ReadOptions) =>
     Effect.gen(function*() {
       const { node } = yield* regularFile("open", path)
+      const links = infoOf(node).nlink
+      if (options.singleLink === true && links > 1) {
+        return yield* fail("open", path, "NotRegularFile", `has ${links} hard links (may alias a file elsewhere)`)
+      }
       if (node.data.length > options.maxBytes) {
         return yield* fail("read", path, "TooLarge", `${node.data.length} bytes (limit ${options.maxBytes})`)
       }
@@ -113,8 +118,14 @@ export const makeMemoryFsInMemory = (
           return yield* fail("open", path, "Escapes", `resolves to ${real}, outside ${options.within}`)
         }
       }
-      return { text: decoder.decode(node.data), info: infoOf(node) }
+      return node
     })
+
+  const readFile = (path: string, options: ReadOptions) =>
+    Effect.map(readChecked(path, options), (node) => ({ text: decoder.decode(node.data), info: infoOf(node) }))
+
+  const readBytes = (path: string, options: ReadOptions) =>
+    Effect.map(readChecked(path, options), (node) => ({ bytes: Uint8Array.from(node.data), info: infoOf(node) }))
 
   const readHead = (path: string, maxBytes: number) =>
     Effect.map(regularFile("open", path), ({ node }) => ({
@@ -247,6 +258,9 @@ export const makeMemoryFsInMemory = (
       if (node !== undefined && node.kind === "Directory") {
         return yield* fail("write", path, "NotRegularFile", "a directory")
       }
+      if (node !== undefined && options.exclusive === true) {
+        return yield* fail("create", path, "AlreadyExists", "EEXIST")
+      }
       if (options.within !== undefined && !isInside(options.within, posix.dirname(at), ROOT_INCLUDED)) {
         return yield* fail("write", path, "Escapes", `resolves outside ${options.within}`)
       }
@@ -278,12 +292,31 @@ export const makeMemoryFsInMemory = (
       node.mtimeMs = now
     })
 
-  const remove = (path: string) =>
+  /** `at` and, for a directory, everything under it. */
+  const subtree = (at: string): Array<readonly [string, Node]> => {
+    const found: Array<readonly [string, Node]> = []
+    for (const [key, node] of nodes) if (isInside(at, key, ROOT_INCLUDED)) found.push([key, node])
+    return found
+  }
+
+  const remove = (path: string, options: { readonly recursive?: boolean | undefined } = {}) =>
     Effect.gen(function*() {
       const { node, path: at } = yield* entryOf("remove", path)
       if (node === undefined) return yield* fail("remove", path, "NotFound", "ENOENT")
-      if (node.kind === "Directory") return yield* fail("remove", path, "NotRegularFile", "a directory")
-      nodes.delete(at)
+      if (node.kind !== "Directory") {
+        nodes.delete(at)
+        return
+      }
+      if (options.recursive !== true) return yield* fail("remove", path, "NotRegularFile", "a directory")
+      if (at === "/") return yield* fail("remove", path, "PermissionDenied", "the root")
+      for (const [key] of subtree(at)) nodes.delete(key)
+    })
+
+  const setModified = (path: string, mtimeMs: number) =>
+    Effect.flatMap(entryOf("set time of", path), ({ node }) => {
+      if (node === undefined) return fail("set time of", path, "NotFound", "ENOENT")
+      node.mtimeMs = mtimeMs
+      return Effect.void
     })
 
   const rename = (from: string, to: string) =>
@@ -291,11 +324,18 @@ export const makeMemoryFsInMemory = (
       const source = yield* entryOf("rename", from)
       if (source.node === undefined) return yield* fail("rename", from, "NotFound", "ENOENT")
       const target = yield* entryOf("rename", to)
-      if (target.node?.kind === "Directory") return yield* fail("rename", to, "NotRegularFile", "a directory")
-      const moved: Array<readonly [string, Node]> = []
-      for (const [key, node] of nodes) {
-        if (isInside(source.path, key, ROOT_INCLUDED)) moved.push([key, node])
+      if (target.node?.kind === "Directory") {
+        // as rename(2): a directory replaces only an empty directory, a file never replaces one
+        if (source.node.kind !== "Directory") return yield* fail("rename", to, "NotRegularFile", "a directory")
+        if (subtree(target.path).length > 1) return yield* fail("rename", to, "AlreadyExists", "ENOTEMPTY")
+        nodes.delete(target.path)
+      } else if (target.node !== undefined && source.node.kind === "Directory") {
+        return yield* fail("rename", to, "NotDirectory", "ENOTDIR")
       }
+      if (source.node.kind === "Directory" && isInside(source.path, target.path, ROOT_INCLUDED)) {
+        return yield* fail("rename", to, "Unknown", "EINVAL (into itself)")
+      }
+      const moved = subtree(source.path)
       for (const [key] of moved) nodes.delete(key)
       for (const [key, node] of moved) nodes.set(target.path + key.slice(source.path.length), node)
     })
@@ -324,6 +364,7 @@ export const makeMemoryFsInMemory = (
     lstat,
     exists,
     readFile,
+    readBytes,
     readHead,
     readDirectory,
     readDirectoryChunks,
@@ -338,6 +379,7 @@ export const makeMemoryFsInMemory = (
     writeFileAtomic,
     append,
     remove,
+    setModified,
     rename,
     readLink,
     realPathOfDeepestExisting

@@ -34,6 +34,7 @@ import {
   DIR_MODE,
   type DirectoryEntry,
   FILE_MODE,
+  type FileBytes,
   type FileInfo,
   type FileKind,
   type FileText,
@@ -51,6 +52,7 @@ import {
 const REASONS: Readonly<Record<string, MemoryFsReason>> = {
   ENOENT: "NotFound",
   EEXIST: "AlreadyExists",
+  ENOTEMPTY: "AlreadyExists",
   // Linux and macOS answer ELOOP, FreeBSD EMLINK, when O_NOFOLLOW meets a symlink
   ELOOP: "SymbolicLink",
   EMLINK: "SymbolicLink",
@@ -109,7 +111,9 @@ const infoOf = (stats: Stats): FileInfo => ({
   mtimeMs: stats.mtimeMs,
   ino: stats.ino,
   dev: stats.dev,
-  nlink: stats.nlink
+  nlink: stats.nlink,
+  uid: stats.uid,
+  mode: stats.mode & 0o777
 })
 
 /** `within` checks: `Containment`'s predicate, the root itself included. */
@@ -365,6 +369,26 @@ const readFully = (fd: number, path: string, buffer: Uint8Array, position = 0): 
  * growth), else into one of the file's size.
  */
 const readFileSyncInto = (path: string, options: ReadOptions, batchBuffer?: Uint8Array): FileText => {
+  const { buffer, filled, stats } = readBoundedSync(path, options, batchBuffer)
+  return { text: decoder.decode(buffer.subarray(0, filled)), info: infoOf(stats) }
+}
+
+/** The bytes of a whole regular file, read like `readFileSyncInto` (a buffer of its own, not a batch's). */
+const readBytes = (path: string, options: ReadOptions) =>
+  Effect.try({
+    try: (): FileBytes => {
+      const { buffer, filled, stats } = readBoundedSync(path, options)
+      return { bytes: Uint8Array.prototype.slice.call(buffer, 0, filled), info: infoOf(stats) }
+    },
+    catch: (error) => error instanceof MemoryFsError ? error : toError("read", path)(error)
+  })
+
+/**
+ * A regular file opened without following a link or blocking, checked (`singleLink`, `maxBytes`, `within`) and read
+ * whole: into the batch's buffer when given (`maxBytes + 1` bytes: one past the limit notices growth), else into one
+ * of the file's size.
+ */
+const readBoundedSync = (path: string, options: ReadOptions, batchBuffer?: Uint8Array) => {
   const { fd, stats } = openRegularSync(path)
   try {
     if (options.singleLink === true && stats.nlink > 1) {
@@ -385,7 +409,7 @@ const readFileSyncInto = (path: string, options: ReadOptions, batchBuffer?: Uint
     }
     if (options.within !== undefined) checkWithinSync(path, stats, options.within)
     // one file alone: a buffer of its size (and one byte to notice growth), not of the limit, larger only when it
-    // grew since its fstat; not zeroed, only the bytes read are decoded
+    // grew since its fstat; not zeroed, only the bytes read are used
     let buffer = batchBuffer ?? Buffer.allocUnsafe(stats.size + 1)
     let filled = readFully(fd, path, buffer)
     if (filled === buffer.length && buffer.length <= options.maxBytes) {
@@ -402,7 +426,7 @@ const readFileSyncInto = (path: string, options: ReadOptions, batchBuffer?: Uint
         detail: `grew past ${options.maxBytes} bytes while read`
       })
     }
-    return { text: decoder.decode(buffer.subarray(0, filled)), info: infoOf(stats) }
+    return { buffer, filled, stats }
   } finally {
     closeSync(fd)
   }
@@ -654,7 +678,18 @@ const writeFileAtomic = (path: string, data: string | Uint8Array, options: Write
             }
             const tempNow = yield* sys("lstat", temp, () => fsp.lstat(temp))
             if (!isOurs(tempNow)) return yield* fail("rename", temp, "Changed", "the temp file was replaced")
-            yield* sys("rename", finalTarget, () => fsp.rename(temp, finalTarget))
+            if (options.exclusive === true) {
+              // a hard link never replaces: it fails with EEXIST when something is there; the temp name goes after
+              yield* sys("create", finalTarget, () => fsp.link(temp, finalTarget)).pipe(
+                // where the file system has no hard links, an exclusive create of the target itself
+                Effect.catchIf((error) => error.reason !== "AlreadyExists", () =>
+                  createExclusive(finalTarget, bytes, options.mode))
+              )
+              yield* removeOurTemp
+            } else {
+              yield* sys("rename", finalTarget, () =>
+                fsp.rename(temp, finalTarget))
+            }
           })
           yield* writeVerifyAndRename.pipe(Effect.onError(() => removeOurTemp))
         }),
@@ -662,6 +697,25 @@ const writeFileAtomic = (path: string, data: string | Uint8Array, options: Write
     )
     yield* syncDirectory(realParent)
   })
+
+/** The target created with `O_EXCL` and written in place: `writeFileAtomic`'s exclusive fallback. */
+const createExclusive = (path: string, bytes: Uint8Array, mode: number | undefined) =>
+  Effect.acquireUseRelease(
+    sys("create", path, () =>
+      fsp.open(
+        path,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        mode ?? FILE_MODE
+      )),
+    (handle) =>
+      Effect.gen(function*() {
+        if (bytes.length > 0) {
+          yield* sys("write", path, () => handle.writeFile(bytes))
+        }
+        yield* sys("sync", path, () => handle.sync())
+      }).pipe(Effect.onError(() => Effect.ignore(sys("remove", path, () => fsp.unlink(path))))),
+    closeQuietly
+  )
 
 const append = (path: string, data: string) =>
   Effect.acquireUseRelease(
@@ -681,7 +735,17 @@ const append = (path: string, data: string) =>
     closeQuietly
   )
 
-const remove = (path: string) => sys("remove", path, () => fsp.unlink(path))
+const remove = (path: string, options: { readonly recursive?: boolean | undefined } = {}) =>
+  options.recursive === true ?
+    Effect.flatMap(
+      lstat(path),
+      // `rm` never follows a link it meets; `force` stays off so a missing path is `NotFound`
+      () => sys("remove", path, () => fsp.rm(path, { recursive: true }))
+    ) :
+    sys("remove", path, () => fsp.unlink(path))
+
+const setModified = (path: string, mtimeMs: number) =>
+  sys("set time of", path, () => fsp.lutimes(path, mtimeMs / 1000, mtimeMs / 1000))
 
 const rename = (from: string, to: string) => sys("rename", to, () => fsp.rename(from, to))
 
@@ -691,6 +755,7 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   lstat: (path) => lstat(path).pipe(Effect.withSpan("MemoryFs.lstat")),
   exists: (path) => exists(path).pipe(Effect.withSpan("MemoryFs.exists")),
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),
+  readBytes: (path, options) => readBytes(path, options).pipe(Effect.withSpan("MemoryFs.readBytes")),
   readHead: (path, maxBytes) => readHead(path, maxBytes).pipe(Effect.withSpan("MemoryFs.readHead")),
   readDirectory: (path, options) => readDirectory(path, options).pipe(Effect.withSpan("MemoryFs.readDirectory")),
   // The scan's batch calls have no span of their own: a span per batch (a stack captured, fiber refs set) cost a
@@ -707,7 +772,8 @@ export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
   writeFileAtomic: (path, data, options) =>
     writeFileAtomic(path, data, options).pipe(Effect.withSpan("MemoryFs.writeFileAtomic")),
   append: (path, data) => append(path, data).pipe(Effect.withSpan("MemoryFs.append")),
-  remove: (path) => remove(path).pipe(Effect.withSpan("MemoryFs.remove")),
+  remove: (path, options) => remove(path, options).pipe(Effect.withSpan("MemoryFs.remove")),
+  setModified: (path, mtimeMs) => setModified(path, mtimeMs).pipe(Effect.withSpan("MemoryFs.setModified")),
   rename: (from, to) => rename(from, to).pipe(Effect.withSpan("MemoryFs.rename")),
   readLink: (path) => readLink(path).pipe(Effect.withSpan("MemoryFs.readLink")),
   realPathOfDeepestExisting: (path) =>

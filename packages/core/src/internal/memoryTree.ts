@@ -38,6 +38,8 @@ export interface MemoryTree {
 
 const posix = NodePath.posix
 const MAX_LINK_HOPS = 40
+/** Every in-memory file belongs to the user running the process, as the files a process creates do. */
+const OWNER = typeof process.getuid === "function" ? process.getuid() : 0
 
 export const makeMemoryTree = (): MemoryTree => {
   const nodes = new Map<string, Node>()
@@ -108,7 +110,9 @@ export const makeMemoryTree = (): MemoryTree => {
       mtimeMs: node.mtimeMs,
       ino: node.ino,
       dev: 1,
-      nlink: Math.max(1, nlink)
+      nlink: Math.max(1, nlink),
+      uid: OWNER,
+      mode: node.mode & 0o777
     }
   }
 
