@@ -7,7 +7,7 @@
  * A missing file is absent; a file that cannot be read, is not a JSON object, or gives a known key the wrong
  * type is a `SettingsError` naming the file (and the key). Unknown keys are kept for later features.
  */
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -338,46 +338,43 @@ const UNTRACK_FIX = `run \`git rm --cached ${LOCAL_FILE_IN_ROOT}\` and add it to
  * tracked by git: a repository cannot commit a "local" file that chooses where memory goes. Git's index is read
  * directly (no process), and only when the file exists; anything that prevents the answer refuses the file.
  */
-const checkLocalWith =
-  (fs: FileSystem.FileSystem, memoryFs: MemoryFs["Type"], path: Path.Path): CheckLocalSettings => (file, root) =>
-    Effect.gen(function*() {
-      const refuse = (reason: string, fix: string) => Effect.succeed(Option.some({ reason, fix }))
-      const entry = yield* Effect.either(memoryFs.lstat(file))
-      if (Either.isLeft(entry)) {
-        return isMissing(entry.left)
-          ? Option.none()
-          : yield* refuse(`cannot be checked (${entry.left.detail})`, "check its permissions")
-      }
-      if (entry.right.kind === "SymbolicLink") {
-        return yield* refuse("is a symbolic link", "replace the link with a file")
-      }
-      if (entry.right.kind !== "File") {
-        return yield* refuse(`is not a regular file (${entry.right.kind})`, "replace it with a regular file")
-      }
-      const uid = typeof process.getuid === "function" ? process.getuid() : undefined
-      if (uid !== undefined) {
-        const owner = yield* fs.stat(file).pipe(Effect.map((info) => Option.getOrUndefined(info.uid)), Effect.option)
-        if (Option.isNone(owner) || owner.value !== uid) {
-          return yield* refuse(
-            `is not owned by you (uid ${Option.getOrElse(owner, () => "unknown")}, you are ${uid})`,
-            "remove it, or create your own copy"
-          )
-        }
-      }
-      const tracked = yield* isTracked(fs, memoryFs, path, root)
-      if (Either.isLeft(tracked)) {
-        return yield* refuse(
-          `cannot tell whether git tracks it (${tracked.left})`,
-          `check the repository, then ${UNTRACK_FIX}`
-        )
-      }
-      return tracked.right
-        ? yield* refuse("is tracked by git (committed in the repository)", UNTRACK_FIX)
-        : Option.none()
-    })
+const checkLocalWith = (memoryFs: MemoryFs["Type"], path: Path.Path): CheckLocalSettings => (file, root) =>
+  Effect.gen(function*() {
+    const refuse = (reason: string, fix: string) => Effect.succeed(Option.some({ reason, fix }))
+    const entry = yield* Effect.either(memoryFs.lstat(file))
+    if (Either.isLeft(entry)) {
+      return isMissing(entry.left)
+        ? Option.none()
+        : yield* refuse(`cannot be checked (${entry.left.detail})`, "check its permissions")
+    }
+    if (entry.right.kind === "SymbolicLink") {
+      return yield* refuse("is a symbolic link", "replace the link with a file")
+    }
+    if (entry.right.kind !== "File") {
+      return yield* refuse(`is not a regular file (${entry.right.kind})`, "replace it with a regular file")
+    }
+    const uid = typeof process.getuid === "function" ? process.getuid() : undefined
+    // the owner of the file itself: the lstat above found a regular file, not a link
+    if (uid !== undefined && entry.right.uid !== uid) {
+      return yield* refuse(
+        `is not owned by you (uid ${entry.right.uid}, you are ${uid})`,
+        "remove it, or create your own copy"
+      )
+    }
+    const tracked = yield* isTracked(memoryFs, path, root)
+    if (Either.isLeft(tracked)) {
+      return yield* refuse(
+        `cannot tell whether git tracks it (${tracked.left})`,
+        `check the repository, then ${UNTRACK_FIX}`
+      )
+    }
+    return tracked.right
+      ? yield* refuse("is tracked by git (committed in the repository)", UNTRACK_FIX)
+      : Option.none()
+  })
 
 /** Whether the git repository at `root` (if any) tracks the local settings file: `Left` when it cannot tell. */
-const isTracked = (fs: FileSystem.FileSystem, memoryFs: MemoryFs["Type"], path: Path.Path, root: string) =>
+const isTracked = (memoryFs: MemoryFs["Type"], path: Path.Path, root: string) =>
   Effect.gen(function*() {
     const dotGit = path.join(root, ".git")
     const kind = yield* memoryFs.lstat(dotGit).pipe(Effect.map((info) => info.kind), Effect.either)
@@ -399,9 +396,12 @@ const isTracked = (fs: FileSystem.FileSystem, memoryFs: MemoryFs["Type"], path: 
     if (Either.isLeft(info)) return isMissing(info.left) ? Either.right(false) : Either.left(info.left.detail)
     if (info.right.kind !== "File") return Either.left(`${index} is not a regular file`)
     if (info.right.size > MAX_INDEX_BYTES) return Either.left(`${index} is over ${MAX_INDEX_BYTES} bytes`)
-    const bytes = yield* Effect.either(fs.readFile(index))
-    if (Either.isLeft(bytes)) return Either.left(`cannot read ${index} (${bytes.left.message})`)
-    return indexTracks(bytes.right, LOCAL_FILE_IN_ROOT)
+    // opened without following a link or blocking, and bounded again (it may have grown since the lstat)
+    const bytes = yield* Effect.either(memoryFs.readBytes(index, { maxBytes: MAX_INDEX_BYTES }))
+    if (Either.isLeft(bytes)) {
+      return Either.left(`cannot read ${index} (${bytes.left.reason}: ${bytes.left.detail})`)
+    }
+    return indexTracks(bytes.right.bytes, LOCAL_FILE_IN_ROOT)
   })
 
 /**
@@ -410,7 +410,6 @@ const isTracked = (fs: FileSystem.FileSystem, memoryFs: MemoryFs["Type"], path: 
  */
 const makeFromEnv = (env: MemdirEnv) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const memoryFs: MemoryFs["Type"] = makeMemoryFsNode()
     // Links are followed (a dotfiles manager links the user file), then the real file is opened without
@@ -424,25 +423,21 @@ const makeFromEnv = (env: MemdirEnv) =>
           new SettingsError({ path: file, detail: `cannot read (${error.reason}: ${error.detail})` })
         )
       )
-    return makeWith(env, path, readText, checkLocalWith(fs, memoryFs, path))
+    return makeWith(env, path, readText, checkLocalWith(memoryFs, path))
   })
 
 /** Reads the environment through `Config`, then the settings files from disk. */
-export const make: Effect.Effect<
-  Settings["Type"],
-  ConfigError.ConfigError,
-  FileSystem.FileSystem | Path.Path
-> = Effect.flatMap(readEnv, makeFromEnv)
-
-export const layer: Layer.Layer<Settings, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> = Layer.effect(
-  Settings,
-  make
+export const make: Effect.Effect<Settings["Type"], ConfigError.ConfigError, Path.Path> = Effect.flatMap(
+  readEnv,
+  makeFromEnv
 )
+
+export const layer: Layer.Layer<Settings, ConfigError.ConfigError, Path.Path> = Layer.effect(Settings, make)
 
 /** Like `layer`, with parts of the environment replaced (the CLI sets `flagMemoryDir` from `--memory-dir`). */
 export const layerWith = (
   overrides: Partial<MemdirEnv>
-): Layer.Layer<Settings, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> =>
+): Layer.Layer<Settings, ConfigError.ConfigError, Path.Path> =>
   Layer.effect(Settings, Effect.flatMap(readEnv, (env) => makeFromEnv({ ...env, ...overrides })))
 
 /** The environment `layerTest` starts from: a fictitious home, everything else unset. */
