@@ -8,7 +8,7 @@
  * Every change to `team/` (writes, the team index, sync) happens under one lock, `<memdir>/.team.lock`, which
  * lives outside `team/` so it is never committed.
  */
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -21,6 +21,7 @@ import {
   InvalidFrontmatterError,
   type InvalidMemoryDirError,
   type InvalidMemoryInputError,
+  ioErrorOf,
   type LockTimeoutError,
   MemoryIoError,
   type MemoryNotFoundError,
@@ -30,12 +31,11 @@ import {
   type TeamMemoryDisabledError
 } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
-import { toMemoryIoError } from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
 import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
 import { type Frontmatter, type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
-import { DIR_MODE } from "./MemoryFs.js"
+import { MemoryFs } from "./MemoryFs.js"
 import { INDEX_FILE, type LoadedIndex, toLoadedIndex } from "./MemoryIndex.js"
 import { sameMemoryName } from "./MemoryLayout.js"
 import { type MemoryLocation, MemoryPaths } from "./MemoryPaths.js"
@@ -150,15 +150,13 @@ export const layerTest = (team: TeamLocation): Layer.Layer<TeamMemory> =>
  * symlink (say to `/etc`) would make every guarded key "inside" the wrong tree. Returns the team directory.
  */
 export const ensureTeamDir = Effect.fn("TeamMemory.ensureTeamDir")(function*(memoryDir: string) {
-  const fs = yield* FileSystem.FileSystem
+  const memoryFs = yield* MemoryFs
   const path = yield* Path.Path
   const root = path.resolve(memoryDir)
   const teamDir = teamDirOf(path, root)
-  yield* fs.makeDirectory(teamDir, { recursive: true, mode: DIR_MODE }).pipe(
-    Effect.mapError(toMemoryIoError("create directory", teamDir))
-  )
-  const realRoot = yield* fs.realPath(root).pipe(Effect.mapError(toMemoryIoError("resolve", root)))
-  const realTeam = yield* fs.realPath(teamDir).pipe(Effect.mapError(toMemoryIoError("resolve", teamDir)))
+  yield* memoryFs.makeDirectory(teamDir).pipe(Effect.mapError(ioErrorOf("create directory", teamDir)))
+  const realRoot = yield* memoryFs.realPath(root).pipe(Effect.mapError(ioErrorOf("resolve", root)))
+  const realTeam = yield* memoryFs.realPath(teamDir).pipe(Effect.mapError(ioErrorOf("resolve", teamDir)))
   if (realTeam !== path.join(realRoot, TEAM_DIR)) {
     return yield* new PathTraversalError({
       key: TEAM_DIR,
@@ -166,8 +164,9 @@ export const ensureTeamDir = Effect.fn("TeamMemory.ensureTeamDir")(function*(mem
       detail: `the team directory resolves to ${realTeam}, not inside ${realRoot}`
     })
   }
-  const info = yield* fs.stat(teamDir).pipe(Effect.mapError(toMemoryIoError("stat", teamDir)))
-  if (info.type !== "Directory") {
+  // `realTeam` is what `teamDir` leads to, and no link itself (a real path never ends in one)
+  const info = yield* memoryFs.lstat(realTeam).pipe(Effect.mapError(ioErrorOf("stat", teamDir)))
+  if (info.kind !== "Directory") {
     return yield* new MemoryIoError({ op: "stat", path: teamDir, detail: "the team directory is not a directory" })
   }
   return teamDir

@@ -33,12 +33,14 @@
  * with a teammate is retried after a new fetch and merge (at most three rounds). Every git call has a timeout,
  * so a remote that never answers fails the sync and releases the lock.
  */
-import { type CommandExecutor, FileSystem, Path } from "@effect/platform"
+import { type CommandExecutor, Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { hostname } from "node:os"
 import {
+  ioErrorOf,
+  isMissingFile,
   type LockTimeoutError,
   MemoryDisabledError,
   MemoryIoError,
@@ -49,7 +51,7 @@ import {
   TeamSyncRejectedError
 } from "./Errors.js"
 import * as Git from "./Git.js"
-import { currentPid, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
+import { currentPid } from "./internal/atomicFile.js"
 import { commitTimesArgs, parseCommitTimes } from "./internal/commitTimes.js"
 import { MEMORY_MAX_BYTES } from "./Memory.js"
 import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
@@ -132,7 +134,6 @@ const INFO_EXCLUDE = ".*\n*~\n"
 /** What every step of a sync needs: the services (resolved when the layer is built) and the clone. */
 interface Clone {
   readonly git: Context.Tag.Service<Git.Git>
-  readonly fs: FileSystem.FileSystem
   readonly memoryFs: Context.Tag.Service<MemoryFs>
   readonly path: Path.Path
   readonly guard: Context.Tag.Service<TeamGuard>
@@ -174,9 +175,13 @@ const kindOf = (c: Clone, file: string) =>
     Effect.map((info) =>
       info.kind === "Directory" ? "directory" as const : info.kind === "File" ? "file" as const : "other"
     ),
-    Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed("missing" as const)),
+    Effect.catchIf(isMissingFile, () => Effect.succeed("missing" as const)),
     Effect.mapError((error) => new MemoryIoError({ op: "stat", path: file, detail: error.detail }))
   )
+
+/** Writes one of memdir's own files of the clone whole (temp file and rename: a link there is replaced). */
+const writeWhole = (c: Clone, file: string, text: string) =>
+  c.memoryFs.writeFileAtomic(file, text).pipe(Effect.mapError(ioErrorOf("write", file)))
 
 /** The clone, created if need be, with memdir's own config and info files written whole. */
 const ensureClone = (c: Clone) =>
@@ -191,16 +196,16 @@ const ensureClone = (c: Clone) =>
     }
     const fresh = (yield* kindOf(c, c.path.join(c.gitDir, "HEAD"))) === "missing"
     if (fresh) yield* runOk(c, "init", ["init", "-q", "--bare", c.gitDir], { gitDir: undefined, workTree: undefined })
-    yield* writeFileAtomic(c.path.join(c.gitDir, "config"), CLONE_CONFIG)
+    yield* writeWhole(c, c.path.join(c.gitDir, "config"), CLONE_CONFIG)
     if (fresh) yield* runOk(c, "init", ["symbolic-ref", "HEAD", `refs/heads/${TEAM_BRANCH}`])
     const info = c.path.join(c.gitDir, "info")
     const infoKind = yield* kindOf(c, info)
     if (infoKind !== "directory") {
-      if (infoKind !== "missing") yield* c.fs.remove(info).pipe(Effect.mapError(toMemoryIoError("remove", info)))
-      yield* c.fs.makeDirectory(info, { recursive: true }).pipe(Effect.mapError(toMemoryIoError("create", info)))
+      if (infoKind !== "missing") yield* c.memoryFs.remove(info).pipe(Effect.mapError(ioErrorOf("remove", info)))
+      yield* c.memoryFs.makeDirectory(info).pipe(Effect.mapError(ioErrorOf("create", info)))
     }
-    yield* writeFileAtomic(c.path.join(info, "attributes"), INFO_ATTRIBUTES)
-    yield* writeFileAtomic(c.path.join(info, "exclude"), INFO_EXCLUDE)
+    yield* writeWhole(c, c.path.join(info, "attributes"), INFO_ATTRIBUTES)
+    yield* writeWhole(c, c.path.join(info, "exclude"), INFO_EXCLUDE)
   })
 
 /** Called when `git merge-tree --write-tree` fails: a git that is too old gets a clear message. */
@@ -423,7 +428,7 @@ const mergeTrees = (c: Clone, head: string, incoming: string) =>
         stdin: [...removals, ...additions].join("")
       })
       return (yield* runOk(c, "merge", ["write-tree"], { env })).stdout.trim()
-    }).pipe(Effect.ensuring(Effect.ignore(c.fs.remove(index, { force: true }))))
+    }).pipe(Effect.ensuring(Effect.ignore(c.memoryFs.remove(index))))
     return { tree, conflicts: resolution.conflicts }
   })
 
@@ -494,8 +499,7 @@ const setCommitTimes = (c: Clone) =>
       }
       const file = c.path.join(c.teamDir, ...relative.split("/"))
       if ((yield* kindOf(c, file)) !== "file") continue
-      const at = new Date(ms)
-      yield* c.fs.utimes(file, at, at).pipe(Effect.mapError(toMemoryIoError("utimes", file)))
+      yield* c.memoryFs.setModified(file, ms).pipe(Effect.mapError(ioErrorOf("utimes", file)))
     }
   })
 
@@ -551,14 +555,13 @@ const notConfigured = (detail: string) => new TeamSyncError({ step: "configure",
 export const make: Effect.Effect<
   Context.Tag.Service<TeamSync>,
   never,
-  Git.Git | FileSystem.FileSystem | Path.Path | TeamGuard | MemoryFs
+  Git.Git | Path.Path | TeamGuard | MemoryFs
 > = Effect.gen(function*() {
   const git = yield* Git.Git
-  const fs = yield* FileSystem.FileSystem
   const memoryFs = yield* MemoryFs
   const path = yield* Path.Path
   const guard = yield* TeamGuard
-  const services = Context.make(FileSystem.FileSystem, fs).pipe(
+  const services = Context.make(MemoryFs, memoryFs).pipe(
     Context.add(Path.Path, path),
     Context.add(TeamGuard, guard)
   )
@@ -583,7 +586,6 @@ export const make: Effect.Effect<
       const teamDir = yield* ensureTeamDir(memoryDir)
       const clone: Clone = {
         git,
-        fs,
         memoryFs,
         path,
         guard,
@@ -603,21 +605,21 @@ export const make: Effect.Effect<
 export const layerOver: Layer.Layer<
   TeamSync,
   never,
-  Git.Git | MemoryFs | FileSystem.FileSystem | Path.Path | TeamGuard
+  Git.Git | MemoryFs | Path.Path | TeamGuard
 > = Layer.effect(TeamSync, make)
 
 /** The sync over a `Git` provided by the caller (tests give one with a short timeout or an isolated home). */
 export const layerWithoutDependencies: Layer.Layer<
   TeamSync,
   never,
-  Git.Git | FileSystem.FileSystem | Path.Path | TeamGuard
+  Git.Git | Path.Path | TeamGuard
 > = layerOver.pipe(Layer.provide(MemoryFsLayer))
 
 /** Live sync: git as a child process through `Git.layer` (needs `CommandExecutor`, e.g. from `NodeContext.layer`). */
 export const layer: Layer.Layer<
   TeamSync,
   never,
-  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | TeamGuard
+  CommandExecutor.CommandExecutor | Path.Path | TeamGuard
 > = layerWithoutDependencies.pipe(Layer.provide(Git.layer))
 
 /**
