@@ -9,12 +9,12 @@
  * whose name prefix (`feedback_…`) says another type than its frontmatter, and index links that lead out of the
  * memory directory (memdir never reads those).
  */
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { stampOf } from "./dream/snapshot.js"
-import type { LockTimeoutError, MemoryIoError } from "./Errors.js"
-import { DIR_MODE, FILE_MODE, toMemoryIoError } from "./internal/atomicFile.js"
+import { ioErrorOf, isMissingFile, type LockTimeoutError, type MemoryIoError } from "./Errors.js"
 import { isInside } from "./internal/containment/inside.js"
 import { conflictOriginal } from "./internal/teamConflict.js"
 import {
@@ -505,10 +505,20 @@ const readMemoryText = (memoryFs: MemoryFs["Type"], realMemoryDir: string, absol
     Effect.option
   )
 
+/**
+ * The real path of what `path` leads to, every link followed, or `None` when nothing is there or a link leads
+ * nowhere (what `access` calls missing).
+ */
+const realPathIfPresent = (memoryFs: MemoryFs["Type"], path: string) =>
+  memoryFs.realPath(path).pipe(
+    Effect.map(Option.some),
+    Effect.catchIf(isMissingFile, () => Effect.succeedNone),
+    Effect.mapError(ioErrorOf("realpath", path))
+  )
+
 const inspect = (memoryDir: string, text: string) =>
   Effect.gen(function*() {
     const scanner = yield* Scanner
-    const fs = yield* FileSystem.FileSystem
     const memoryFs = yield* MemoryFs
     const path = yield* Path.Path
     const scan = yield* scanner.scan(memoryDir, { skipDirs: SKIP_DIRS })
@@ -531,15 +541,14 @@ const inspect = (memoryDir: string, text: string) =>
     let realRoot: string | undefined
     for (const [file, forms] of links) {
       const absolute = path.resolve(memoryDir, file)
-      const exists = yield* fs.exists(absolute).pipe(Effect.mapError(toMemoryIoError("stat", absolute)))
-      if (!exists) {
+      const real = yield* realPathIfPresent(memoryFs, absolute)
+      if (Option.isNone(real)) {
         dead.add(file)
         continue
       }
       // a link inside the directory to a symlink that leads out of it: memdir does not follow it either
-      realRoot ??= yield* fs.realPath(memoryDir).pipe(Effect.mapError(toMemoryIoError("realpath", memoryDir)))
-      const real = yield* fs.realPath(absolute).pipe(Effect.mapError(toMemoryIoError("realpath", absolute)))
-      if (!isInside(realRoot, real, { allowRoot: true, sep: path.sep })) {
+      realRoot ??= yield* memoryFs.realPath(memoryDir).pipe(Effect.mapError(ioErrorOf("realpath", memoryDir)))
+      if (!isInside(realRoot, real.value, { allowRoot: true, sep: path.sep })) {
         for (const form of forms) outside.add(form)
       }
     }
@@ -605,23 +614,24 @@ export const diagnose = Effect.fn("Doctor.diagnose")(function*(memoryDir: string
  */
 const backUp = (memoryDir: string, text: string) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
+    const memoryFs = yield* MemoryFs
     const path = yield* Path.Path
     const now = yield* Clock.currentTimeMillis
     let stamp = stampOf(now)
     for (let n = 2;; n++) {
       const candidate = path.join(memoryDir, DOCTOR_BACKUP_DIR, stamp)
-      const taken = yield* fs.exists(candidate).pipe(Effect.mapError(toMemoryIoError("stat", candidate)))
+      const taken = yield* memoryFs.exists(candidate).pipe(Effect.mapError(ioErrorOf("stat", candidate)))
       if (!taken) break
       stamp = `${stampOf(now)}-${n}`
     }
     const relative = `${DOCTOR_BACKUP_DIR}/${stamp}/${INDEX_FILE}`
     const absolute = path.join(memoryDir, relative)
-    yield* fs.makeDirectory(path.dirname(absolute), { recursive: true, mode: DIR_MODE }).pipe(
-      Effect.mapError(toMemoryIoError("mkdir", path.dirname(absolute)))
+    yield* memoryFs.makeDirectory(path.dirname(absolute)).pipe(
+      Effect.mapError(ioErrorOf("mkdir", path.dirname(absolute)))
     )
-    yield* fs.writeFileString(absolute, text, { mode: FILE_MODE, flag: "wx" }).pipe(
-      Effect.mapError(toMemoryIoError("write", absolute))
+    // never over an existing file: the complete copy appears at once, or nothing does
+    yield* memoryFs.writeFileAtomic(absolute, text, { exclusive: true }).pipe(
+      Effect.mapError(ioErrorOf("write", absolute))
     )
     return relative
   })
@@ -629,9 +639,9 @@ const backUp = (memoryDir: string, text: string) =>
 /** Apply the safe repairs to MEMORY.md; returns what changed, what could not be added, and what remains. */
 export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
   const index = yield* MemoryIndex
-  const fs = yield* FileSystem.FileSystem
-  const exists = yield* fs.exists(memoryDir).pipe(Effect.mapError(toMemoryIoError("stat", memoryDir)))
-  if (!exists) {
+  const memoryFs = yield* MemoryFs
+  // a memory directory behind a link is followed, as everywhere; one that leads nowhere has nothing to fix
+  if (Option.isNone(yield* realPathIfPresent(memoryFs, memoryDir))) {
     const nothing: DoctorFixResult = { changes: [], notAdded: [], remaining: [] }
     return nothing
   }
