@@ -11,7 +11,6 @@
  * one session at once (two hook processes) merge what they surfaced: `record` is a read-modify-write under the
  * session's own lock (`<id>.lock`, waited for at most `RECORD_LOCK_TIMEOUT`).
  */
-import type { FileSystem, Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -95,8 +94,6 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
   Effect.gen(function*() {
     const lockTimeout = options.lockTimeout ?? RECORD_LOCK_TIMEOUT
     const fs = yield* MemoryFs
-    // the session lock's own files (fileLock) go through the platform file system
-    const platform = yield* Effect.context<FileSystem.FileSystem | Path.Path>()
 
     /** The real memory directory and its `.sessions/` inside it (created 0700 only when writing). */
     const where = (memoryDir: string) =>
@@ -136,7 +133,7 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
           return state
         })
         return yield* withLock(`${dir}/${sessionId}.lock`, update, { timeout: lockTimeout }).pipe(
-          Effect.provide(platform)
+          Effect.provideService(MemoryFs, fs)
         )
       }
     )
@@ -173,9 +170,8 @@ export const make = makeWith()
 /** The live state with its options (e.g. a longer lock timeout for a program that may wait). */
 export const layerWith = (
   options: HookSessionStateOptions
-): Layer.Layer<HookSessionState, never, MemoryFs | FileSystem.FileSystem | Path.Path> =>
-  Layer.effect(HookSessionState, makeWith(options))
+): Layer.Layer<HookSessionState, never, MemoryFs> => Layer.effect(HookSessionState, makeWith(options))
 
-/** The live state over `MemoryFs` (its session locks over the platform's `FileSystem`). */
-export const layer: Layer.Layer<HookSessionState, never, MemoryFs | FileSystem.FileSystem | Path.Path> = Layer
+/** The live state over `MemoryFs` (its session locks too). */
+export const layer: Layer.Layer<HookSessionState, never, MemoryFs> = Layer
   .effect(HookSessionState, make)

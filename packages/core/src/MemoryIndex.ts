@@ -3,12 +3,12 @@
  * (docs/file-format.md). Loading enforces the caps (200 lines, 25,000 bytes) with an actionable warning; every change
  * is a read-modify-write under a cross-process lock, written atomically, preserving every line it does not own.
  */
-import { FileSystem, Path } from "@effect/platform"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as NodePath from "node:path"
 import { IndexOverCapError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { sweepAbandoned, tempFileOwner } from "./internal/atomicFile.js"
 import { DEFAULT_LOCK_STALE_AFTER, DEFAULT_LOCK_TIMEOUT, type LockOptions, withLock } from "./internal/fileLock.js"
@@ -386,12 +386,9 @@ const indexIoError = (op: string, file: string) => (error: MemoryFsError): Memor
 
 export const makeWith = (options: MemoryIndexOptions = {}) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
     const memoryFs = yield* MemoryFs
-    const platform = Context.make(FileSystem.FileSystem, fs).pipe(Context.add(Path.Path, path))
 
-    const indexPath = (memoryDir: string) => path.join(memoryDir, INDEX_FILE)
+    const indexPath = (memoryDir: string) => NodePath.join(memoryDir, INDEX_FILE)
 
     const read = Effect.fn("MemoryIndex.read")(function*(memoryDir: string) {
       const file = indexPath(memoryDir)
@@ -429,8 +426,8 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
           }
           return update.result
         })
-        return yield* withLock(path.join(memoryDir, INDEX_LOCK), step, options.lock)
-      }).pipe(Effect.provide(platform), Effect.withSpan("MemoryIndex.modify"))
+        return yield* withLock(NodePath.join(memoryDir, INDEX_LOCK), step, options.lock)
+      }).pipe(Effect.provideService(MemoryFs, memoryFs), Effect.withSpan("MemoryIndex.modify"))
 
     const upsert = Effect.fn("MemoryIndex.upsert")(function*(memoryDir: string, entry: IndexEntry) {
       return yield* modify(memoryDir, upsertStep(entry))
@@ -448,14 +445,14 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
 
 export const make = makeWith()
 
-/** MEMORY.md over the given `MemoryFs` (its lock files through `FileSystem`). */
-export const layerOver: Layer.Layer<MemoryIndex, never, MemoryFs | FileSystem.FileSystem | Path.Path> = Layer.effect(
+/** MEMORY.md over the given `MemoryFs` (its lock files too). */
+export const layerOver: Layer.Layer<MemoryIndex, never, MemoryFs> = Layer.effect(
   MemoryIndex,
   make
 )
 
-/** MEMORY.md on the real file system: the live `MemoryFs` built in (the lock files need FileSystem and Path). */
-export const layer: Layer.Layer<MemoryIndex, never, FileSystem.FileSystem | Path.Path> = layerOver.pipe(
+/** MEMORY.md on the real file system: the live `MemoryFs` built in. */
+export const layer: Layer.Layer<MemoryIndex> = layerOver.pipe(
   Layer.provide(memoryFsLayer)
 )
 

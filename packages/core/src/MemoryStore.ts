@@ -14,7 +14,6 @@
  *   nothing (when the index cannot be written, e.g. a full disk, the file is taken back, or the error names the fix);
  * - reads open without following a link and without blocking, insist on a regular file and are size-bounded.
  */
-import { FileSystem, Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -402,9 +401,6 @@ export const make = Effect.gen(function*() {
   const containment = yield* Containment
   const index = yield* MemoryIndex
   const guard = yield* TeamGuard
-  const platform = Context.make(FileSystem.FileSystem, yield* FileSystem.FileSystem).pipe(
-    Context.add(Path.Path, yield* Path.Path)
-  )
 
   const locate = Effect.fn("MemoryStore.locate")(function*(root: MemoryRoot, key: string) {
     // the scope is the one the key asks for, decided before `..` is collapsed (`team/../x.md` is refused)
@@ -552,7 +548,7 @@ export const make = Effect.gen(function*() {
           return update.result
         }),
         TEAM_LOCK_OPTIONS
-      ).pipe(Effect.provide(platform))
+      ).pipe(Effect.provideService(MemoryFs, fs))
     })
 
   const writeTeam = (
@@ -775,26 +771,25 @@ export const make = Effect.gen(function*() {
   return MemoryStore.of({ read, readHead, write, remove, rename, list, listKeys, locate })
 })
 
-/** The store over the given file system, containment, index and team guard (the lock files use `FileSystem`). */
+/** The store over the given file system (its lock files too), containment, index and team guard. */
 export const layer: Layer.Layer<
   MemoryStore,
   never,
-  MemoryFs | Containment | MemoryIndex | TeamGuard | FileSystem.FileSystem | Path.Path
+  MemoryFs | Containment | MemoryIndex | TeamGuard
 > = Layer.effect(MemoryStore, make)
 
 /** `layer` with its `Containment` (over the given `MemoryFs`) built in. */
 export const layerWithContainment: Layer.Layer<
   MemoryStore | Containment,
   never,
-  MemoryFs | MemoryIndex | TeamGuard | FileSystem.FileSystem | Path.Path
+  MemoryFs | MemoryIndex | TeamGuard
 > = layer.pipe(Layer.provideMerge(containmentLayer))
 
 /**
- * The store on the real disk: live `MemoryFs`, `Containment` and `TeamGuard` built in (it still needs the index,
- * and the platform's `FileSystem`/`Path` for its lock files).
+ * The store on the real disk: live `MemoryFs`, `Containment` and `TeamGuard` built in (it still needs the index).
  */
 export const layerNode: Layer.Layer<
   MemoryStore | Containment | MemoryFs | TeamGuard,
   never,
-  MemoryIndex | FileSystem.FileSystem | Path.Path
+  MemoryIndex
 > = layerWithContainment.pipe(Layer.provideMerge(Layer.mergeAll(MemoryFsLayer, teamGuardLayer)))

@@ -2,15 +2,13 @@ import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { spawnSync } from "node:child_process"
-import { hostname } from "node:os"
 import { TEMP_FILE_PATTERN } from "../src/internal/atomicFile.js"
-import { acquireLock, releaseLock, withLock } from "../src/internal/fileLock.js"
+import { acquireLock, releaseLock } from "../src/internal/fileLock.js"
 import { formatIndexEntry, parseIndexLine } from "../src/Memory.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import {
   countLines,
   INDEX_FILE,
@@ -27,7 +25,6 @@ import {
   upsertIndexText,
   utf8ByteLength
 } from "../src/MemoryIndex.js"
-import { lockWaitLatch } from "./support/lockWait.js"
 
 const entryLine = (i: number) => `- [Memory ${i}](feedback_m${i}.md) — hook ${i}\n`
 const lines = (n: number, make: (i: number) => string = entryLine) =>
@@ -437,141 +434,10 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
     }))
 })
 
-layer(NodeContext.layer, live)("fileLock", (it) => {
-  it.scoped("a held lock makes others wait, then time out with LockTimeoutError naming the holder", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* tempDir
-      const lockPath = path.join(dir, INDEX_LOCK)
-      const held = yield* acquireLock(lockPath)
-      const error = yield* Effect.flip(acquireLock(lockPath, { timeout: "200 millis" }))
-      assert.strictEqual(error._tag, "LockTimeoutError")
-      if (error._tag === "LockTimeoutError") {
-        assert.isAtLeast(error.waitedMs, 200)
-        assert.strictEqual(error.holder, `${process.pid}@${hostname()}`)
-      }
-      // A waiter gets the lock once it is released.
-      const latch = yield* lockWaitLatch
-      const waiter = yield* Effect.fork(
-        latch.observe(withLock(lockPath, Effect.succeed("mine"), { timeout: "5 seconds" }))
-      )
-      yield* latch.waiting
-      assert.isNull(yield* Fiber.poll(waiter).pipe(Effect.map((o) => o._tag === "Some" ? o.value : null)))
-      yield* releaseLock(held)
-      assert.strictEqual(yield* Fiber.join(waiter), "mine")
-      assert.deepStrictEqual((yield* fs.readDirectory(dir)).filter((n) => n.startsWith(INDEX_LOCK)), [])
-    }))
-
-  it.scoped("after a long wait the owner file is re-dated, so staleness measures the hold, not the wait", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* tempDir
-      const lockPath = path.join(dir, INDEX_LOCK)
-      const first = yield* acquireLock(lockPath)
-      const second = yield* Effect.fork(acquireLock(lockPath))
-      yield* Effect.sleep("1200 millis")
-      const releasedAt = Date.now()
-      yield* releaseLock(first)
-      const held = yield* Fiber.join(second)
-      const owner = JSON.parse(yield* fs.readFileString(held.ownerFile))
-      assert.isAtLeast(owner.acquiredAt, releasedAt)
-      assert.strictEqual(owner.pid, process.pid)
-      yield* releaseLock(held)
-    }))
-
-  it.scoped("mutual exclusion: increments under the lock from many fibers are never lost", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* tempDir
-      const counter = path.join(dir, "counter")
-      yield* fs.writeFileString(counter, "0")
-      const increment = withLock(
-        path.join(dir, INDEX_LOCK),
-        Effect.gen(function*() {
-          const value = Number(yield* fs.readFileString(counter))
-          yield* Effect.yieldNow()
-          yield* fs.writeFileString(counter, String(value + 1))
-        })
-      )
-      yield* Effect.all(Array.from({ length: 30 }, () => increment), { concurrency: "unbounded" })
-      assert.strictEqual(yield* fs.readFileString(counter), "30")
-    }))
-
-  it.scoped("a lock whose pid is dead is taken over at once", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* tempDir
-      const lockPath = path.join(dir, INDEX_LOCK)
-      const pid = deadPid()
-      yield* fs.makeDirectory(lockPath)
-      yield* fs.writeFileString(
-        path.join(lockPath, `owner.${pid}.abc.json`),
-        JSON.stringify({ pid, hostname: hostname(), acquiredAt: Date.now(), token: `${pid}.abc` })
-      )
-      const result = yield* withLock(lockPath, Effect.succeed("taken over"), { timeout: "2 seconds" })
-      assert.strictEqual(result, "taken over")
-      assert.isFalse(yield* fs.exists(lockPath))
-    }))
-
-  it.scoped("a lock older than the stale limit is taken over even if its pid lives; a fresh one is not", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* tempDir
-      const lockPath = path.join(dir, INDEX_LOCK)
-      const writeOwner = (acquiredAt: number) =>
-        Effect.gen(function*() {
-          yield* fs.makeDirectory(lockPath, { recursive: true })
-          yield* fs.writeFileString(
-            path.join(lockPath, `owner.${process.ppid}.abc.json`),
-            JSON.stringify({ pid: process.ppid, hostname: hostname(), acquiredAt, token: `${process.ppid}.abc` })
-          )
-        })
-      yield* writeOwner(Date.now())
-      const fresh = yield* Effect.flip(withLock(lockPath, Effect.void, { timeout: "150 millis" }))
-      assert.strictEqual(fresh._tag, "LockTimeoutError")
-
-      yield* fs.remove(lockPath, { recursive: true })
-      yield* writeOwner(Date.now() - 60_000)
-      const exit = yield* Effect.exit(withLock(lockPath, Effect.succeed(1), { timeout: "1 second" }))
-      assert.isTrue(Exit.isSuccess(exit))
-    }))
-
-  it.scoped("breaking a stale lock never removes a lock acquired after it (many breakers at once)", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const dir = yield* tempDir
-      const lockPath = path.join(dir, INDEX_LOCK)
-      const pid = deadPid()
-      yield* fs.makeDirectory(lockPath)
-      yield* fs.writeFileString(
-        path.join(lockPath, `owner.${pid}.dead.json`),
-        JSON.stringify({ pid, hostname: hostname(), acquiredAt: Date.now(), token: `${pid}.dead` })
-      )
-      let inside = 0
-      let maxInside = 0
-      const critical = withLock(
-        lockPath,
-        Effect.gen(function*() {
-          inside++
-          maxInside = Math.max(maxInside, inside)
-          yield* Effect.sleep("2 millis")
-          inside--
-        }),
-        { timeout: "10 seconds" }
-      )
-      yield* Effect.all(Array.from({ length: 12 }, () => critical), { concurrency: "unbounded" })
-      assert.strictEqual(maxInside, 1)
-      assert.isFalse(yield* fs.exists(lockPath))
-    }))
-})
-
-layer(Layer.provideMerge(layerWith({ lock: { timeout: "100 millis" } }), NodeContext.layer), live)(
+layer(
+  Layer.provideMerge(layerWith({ lock: { timeout: "100 millis" } }), Layer.merge(NodeContext.layer, MemoryFs.layer)),
+  live
+)(
   "MemoryIndex with lock options",
   (it) => {
     it.scoped("upsert fails with LockTimeoutError while another process holds the index lock", () =>

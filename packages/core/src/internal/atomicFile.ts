@@ -6,10 +6,10 @@ import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as NodePath from "node:path"
 import { errnoCodeOf, MemoryIoError } from "../Errors.js"
-import { DIR_MODE, FILE_MODE } from "./memoryFsCore.js"
+import { DIR_MODE, FILE_MODE, MemoryFs } from "./memoryFsCore.js"
 
 /** The file modes are `MemoryFs`'s (one set for every file memdir makes). */
 export { DIR_MODE, FILE_MODE }
@@ -58,15 +58,13 @@ export const sweepAbandoned = (
   olderThanMs: number
 ) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
+    const fs = yield* MemoryFs
     const now = yield* Clock.currentTimeMillis
-    for (const name of yield* fs.readDirectory(directory)) {
+    for (const { name } of yield* fs.readDirectory(directory)) {
       const pid = pidOf(name)
       if (pid === undefined || pid === currentPid() || isProcessAlive(pid)) continue
-      const entry = path.join(directory, name)
-      const modified = Option.getOrUndefined((yield* fs.stat(entry)).mtime)?.getTime() ?? now
-      if (now - modified > olderThanMs) yield* fs.remove(entry, { recursive: true, force: true })
+      const entry = NodePath.join(directory, name)
+      if (now - (yield* fs.lstat(entry)).mtimeMs > olderThanMs) yield* fs.remove(entry, { recursive: true })
     }
   }).pipe(Effect.ignore)
 

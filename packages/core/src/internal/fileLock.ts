@@ -18,8 +18,6 @@
  *
  * The dream lock (`.consolidate-lock`, docs/dream-and-logs.md) is a different protocol: its mtime is scheduling state.
  */
-import { FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
@@ -28,17 +26,10 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { hostname } from "node:os"
-import { LockTimeoutError, type MemoryIoError } from "../Errors.js"
-import {
-  currentPid,
-  DIR_MODE,
-  FILE_MODE,
-  isNotFound,
-  isProcessAlive,
-  sweepAbandoned,
-  toMemoryIoError,
-  uniqueToken
-} from "./atomicFile.js"
+import * as NodePath from "node:path"
+import { ioErrorOf, isMissingFile, LockTimeoutError, type MemoryIoError } from "../Errors.js"
+import { currentPid, isProcessAlive, sweepAbandoned, uniqueToken } from "./atomicFile.js"
+import { MemoryFs, type MemoryFsError } from "./memoryFsCore.js"
 
 export { isProcessAlive } from "./atomicFile.js"
 
@@ -79,21 +70,19 @@ const lockLeftoverOwner = (lockName: string) => (name: string): number | undefin
   return match === null ? undefined : Number(match[1])
 }
 const ownerFileName = (token: string): string => `owner.${token}.json`
+/**
+ * Owner records are written without fsync: a crash loses the lock with them, and a lock left behind is broken as
+ * stale anyway. Every memory write takes a lock, so this is on the path of every write.
+ */
+const OWNER_WRITE = { durable: false } as const
 /** An owner record is one short line of JSON; a bigger "owner file" is not read. */
 const OWNER_MAX_BYTES = 4096
 
 /** Internal: the lock is held by someone else right now. */
 class LockBusy extends Data.TaggedError("LockBusy")<{ readonly holder: string | undefined }> {}
 
-const errnoCode = (error: PlatformError): string | undefined =>
-  error._tag === "SystemError" ? (error.cause as NodeJS.ErrnoException | undefined)?.code : undefined
-
-/** rename(dir, lockPath) refused because lockPath is a non-empty directory: someone holds the lock. */
-const isHeld = (error: PlatformError): boolean => {
-  const code = errnoCode(error)
-  return code === "ENOTEMPTY" || code === "EEXIST" ||
-    (error._tag === "SystemError" && error.reason === "AlreadyExists")
-}
+/** rename(dir, lockPath) refused because lockPath is a non-empty directory (ENOTEMPTY, EEXIST): someone holds it. */
+const isHeld = (error: MemoryFsError): boolean => error.reason === "AlreadyExists"
 
 const parseOwner = (text: string): LockOwner | undefined => {
   try {
@@ -116,8 +105,7 @@ const parseOwner = (text: string): LockOwner | undefined => {
  * holder keeps it for longer than `options.timeout`.
  */
 export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, options?: LockOptions) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
+  const fs = yield* MemoryFs
   const timeout = Duration.decode(options?.timeout ?? DEFAULT_LOCK_TIMEOUT)
   const staleAfterMs = Duration.toMillis(options?.staleAfter ?? DEFAULT_LOCK_STALE_AFTER)
   const host = hostname()
@@ -125,7 +113,7 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
   const token = yield* uniqueToken
   const staging = `${lockPath}.${token}.staging`
   const ownerName = ownerFileName(token)
-  const ioError = (op: string, at: string) => toMemoryIoError(op, at)
+  const ioError = (op: string, at: string) => ioErrorOf(op, at)
 
   const isStale = (owner: LockOwner | undefined, modifiedAt: number, now: number): boolean => {
     if (owner !== undefined && owner.hostname === host && owner.pid !== currentPid() && !isProcessAlive(owner.pid)) {
@@ -137,26 +125,32 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
   /** Look at the current holder; move its owner file out when it is stale. `broke`: retry at once. */
   const breakIfStale = Effect.gen(function*() {
     const entries = yield* fs.readDirectory(lockPath).pipe(
-      Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
+      Effect.catchIf(isMissingFile, () => Effect.succeed([])),
       Effect.mapError(ioError("read lock", lockPath))
     )
     if (entries.length === 0) return { broke: true, holder: undefined }
     const now = yield* Clock.currentTimeMillis
     let holder: string | undefined
     let broke = false
-    for (const entry of entries) {
-      const entryPath = path.join(lockPath, entry)
+    for (const { name: entry } of entries) {
+      const entryPath = NodePath.join(lockPath, entry)
       // Gone since the listing: the holder released; retry at once.
-      const info = yield* fs.stat(entryPath).pipe(Effect.option)
+      const info = yield* fs.lstat(entryPath).pipe(Effect.option)
       if (Option.isNone(info)) {
         broke = true
         continue
       }
-      const modifiedAt = Option.getOrElse(info.value.mtime, () => new Date(now)).getTime()
-      // Only a regular file is read (a FIFO planted as the owner file would block the reader forever), and
-      // only its head: an owner record is a line of JSON. Anything else has no readable owner: stale by mtime.
-      const owner = OWNER_FILE.test(entry) && info.value.type === "File" && Number(info.value.size) <= OWNER_MAX_BYTES
-        ? parseOwner(yield* fs.readFileString(entryPath).pipe(Effect.orElseSucceed(() => "")))
+      const modifiedAt = info.value.mtimeMs
+      // Only a regular file is read (opened without following a link or blocking: a FIFO planted as the owner file
+      // never hangs the reader), with a bound: an owner record is a line of JSON. Anything else has no readable
+      // owner: stale by mtime.
+      const owner = OWNER_FILE.test(entry) && info.value.kind === "File"
+        ? parseOwner(
+          yield* fs.readFile(entryPath, { maxBytes: OWNER_MAX_BYTES }).pipe(
+            Effect.map((file) => file.text),
+            Effect.orElseSucceed(() => "")
+          )
+        )
         : undefined
       if (isStale(owner, modifiedAt, now)) {
         // Moving the owner file out by its unique name can only ever remove that (stale) generation; rename
@@ -165,7 +159,7 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
         const removed = yield* fs.rename(entryPath, broken).pipe(
           Effect.zipRight(fs.remove(broken)),
           Effect.as(true),
-          Effect.catchIf(isNotFound, () => Effect.succeed(false)),
+          Effect.catchIf(isMissingFile, () => Effect.succeed(false)),
           Effect.mapError(ioError("break stale lock", entryPath))
         )
         if (removed) {
@@ -212,11 +206,11 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
   )
 
   const prepareStaging = Effect.gen(function*() {
-    yield* fs.makeDirectory(staging, { mode: DIR_MODE })
+    yield* fs.makeDirectory(staging)
     const owner: LockOwner = { pid: currentPid(), hostname: host, acquiredAt: startedAt, token }
-    yield* fs.writeFileString(path.join(staging, ownerName), JSON.stringify(owner) + "\n", {
-      flag: "wx",
-      mode: FILE_MODE
+    yield* fs.writeFileAtomic(NodePath.join(staging, ownerName), JSON.stringify(owner) + "\n", {
+      ...OWNER_WRITE,
+      exclusive: true
     })
     return owner
   }).pipe(Effect.mapError(ioError("prepare lock", staging)))
@@ -233,18 +227,18 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
           })
         ))),
     // Not acquired (timeout, error, interruption): the staging dir is ours alone, remove it.
-    Effect.onError(() => Effect.ignore(fs.remove(staging, { recursive: true, force: true })))
+    Effect.onError(() => Effect.ignore(fs.remove(staging, { recursive: true })))
   )
   // The owner's clock starts when the lock is really ours, so `staleAfter` measures the hold time.
   const acquiredAt = yield* Clock.currentTimeMillis
-  const ownerFile = path.join(lockPath, ownerName)
+  const ownerFile = NodePath.join(lockPath, ownerName)
   if (acquiredAt - startedAt > 1000) {
     // We waited: the owner file still says when we started waiting. Only we write it while we hold the lock.
     // Best effort: failing here must not leak the held lock; an older date only means an earlier takeover.
-    yield* Effect.ignore(fs.writeFileString(ownerFile, JSON.stringify({ ...owner, acquiredAt }) + "\n"))
+    yield* Effect.ignore(fs.writeFileAtomic(ownerFile, JSON.stringify({ ...owner, acquiredAt }) + "\n", OWNER_WRITE))
   }
   // While we hold the lock, clear what killed waiters and holders left beside it (their staging dirs).
-  yield* sweepAbandoned(path.dirname(lockPath), lockLeftoverOwner(path.basename(lockPath)), staleAfterMs)
+  yield* sweepAbandoned(NodePath.dirname(lockPath), lockLeftoverOwner(NodePath.basename(lockPath)), staleAfterMs)
   const held: HeldLock = { lockPath, ownerFile, owner: { ...owner, acquiredAt } }
   return held
 })
@@ -254,7 +248,7 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
  * taken over once stale.
  */
 export const releaseLock = Effect.fn("releaseLock")(function*(held: HeldLock, options?: LockOptions) {
-  const fs = yield* FileSystem.FileSystem
+  const fs = yield* MemoryFs
   const now = yield* Clock.currentTimeMillis
   const staleAfterMs = Duration.toMillis(options?.staleAfter ?? DEFAULT_LOCK_STALE_AFTER)
   const release = now - held.owner.acquiredAt < staleAfterMs / 2
@@ -265,7 +259,7 @@ export const releaseLock = Effect.fn("releaseLock")(function*(held: HeldLock, op
       yield* fs.remove(released, { recursive: true })
     })
     // Possibly taken over: only remove our own owner file (a no-op if someone broke it); an empty dir is free.
-    : fs.remove(held.ownerFile).pipe(Effect.catchIf(isNotFound, () => Effect.void))
+    : fs.remove(held.ownerFile).pipe(Effect.catchIf(isMissingFile, () => Effect.void))
   yield* release.pipe(
     Effect.catchAll((error) => Effect.logWarning(`memdir: could not release lock ${held.lockPath}: ${error.message}`))
   )
@@ -275,7 +269,7 @@ export const releaseLock = Effect.fn("releaseLock")(function*(held: HeldLock, op
 export const lockScoped = (
   lockPath: string,
   options?: LockOptions
-): Effect.Effect<HeldLock, LockTimeoutError | MemoryIoError, FileSystem.FileSystem | Path.Path | Scope.Scope> =>
+): Effect.Effect<HeldLock, LockTimeoutError | MemoryIoError, MemoryFs | Scope.Scope> =>
   Effect.acquireRelease(acquireLock(lockPath, options), (held) => releaseLock(held, options))
 
 /** Run `effect` while holding the lock at `lockPath`; the lock is always released. */
@@ -283,5 +277,5 @@ export const withLock = <A, E, R>(
   lockPath: string,
   effect: Effect.Effect<A, E, R>,
   options?: LockOptions
-): Effect.Effect<A, E | LockTimeoutError | MemoryIoError, R | FileSystem.FileSystem | Path.Path> =>
+): Effect.Effect<A, E | LockTimeoutError | MemoryIoError, R | MemoryFs> =>
   Effect.acquireUseRelease(acquireLock(lockPath, options), () => effect, (held) => releaseLock(held, options))

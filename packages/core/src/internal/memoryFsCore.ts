@@ -113,6 +113,11 @@ export interface WriteOptions {
    * file hard-linked into place), so a concurrent creator or reader never sees it half written.
    */
   readonly exclusive?: boolean | undefined
+  /**
+   * `false` skips the fsyncs (of the file and of its directory): for a file whose loss in a crash costs nothing, such
+   * as a lock's owner record, on a path taken on every write. Atomicity is unchanged. Default `true`.
+   */
+  readonly durable?: boolean | undefined
 }
 
 export interface FileText {

@@ -635,6 +635,7 @@ const writeFileAtomic = (path: string, data: string | Uint8Array, options: Write
     const parent = NodePath.dirname(target)
     const within = options.within
     const hooks = options.hooks ?? {}
+    const durable = options.durable !== false
     yield* makeDirectory(parent, { within })
     const realParent = within === undefined ? parent : yield* realPathOfDeepestExisting(parent)
     const name = NodePath.basename(target)
@@ -668,7 +669,7 @@ const writeFileAtomic = (path: string, data: string | Uint8Array, options: Write
           )
           const writeVerifyAndRename = Effect.gen(function*() {
             if (bytes.length > 0) yield* sys("write", temp, () => handle.writeFile(bytes))
-            yield* sys("sync", temp, () => handle.sync())
+            if (durable) yield* sys("sync", temp, () => handle.sync())
             hooks.beforeRename?.(target, temp)
             if (within !== undefined) {
               const parentNow = yield* realPathOfDeepestExisting(parent)
@@ -695,11 +696,11 @@ const writeFileAtomic = (path: string, data: string | Uint8Array, options: Write
         }),
       closeQuietly
     )
-    yield* syncDirectory(realParent)
+    if (durable) yield* syncDirectory(realParent)
   })
 
 /** The target created with `O_EXCL` and written in place: `writeFileAtomic`'s exclusive fallback. */
-const createExclusive = (path: string, bytes: Uint8Array, mode: number | undefined) =>
+const createExclusive = (path: string, bytes: Uint8Array, mode: number | undefined, durable: boolean) =>
   Effect.acquireUseRelease(
     sys("create", path, () =>
       fsp.open(
@@ -712,7 +713,7 @@ const createExclusive = (path: string, bytes: Uint8Array, mode: number | undefin
         if (bytes.length > 0) {
           yield* sys("write", path, () => handle.writeFile(bytes))
         }
-        yield* sys("sync", path, () => handle.sync())
+        if (durable) yield* sys("sync", path, () => handle.sync())
       }).pipe(Effect.onError(() => Effect.ignore(sys("remove", path, () => fsp.unlink(path))))),
     closeQuietly
   )
