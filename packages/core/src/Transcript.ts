@@ -24,11 +24,11 @@
  * deletes a path inside the memory directory, a shell command that touches it, or a memdir write command.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { FileSystem } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
-import { toMemoryIoError } from "./internal/atomicFile.js"
+import { ioErrorOf } from "./Errors.js"
 import { isInside } from "./internal/containment/inside.js"
+import { MemoryFs } from "./MemoryFs.js"
 import { isMemoryPath } from "./MemoryPaths.js"
 
 /** One content block as found in a transcript (text, tool_use, tool_result, thinking, image, …). */
@@ -381,10 +381,23 @@ export const parseTranscript = (text: string): ParsedTranscript => {
   return { format, sessionId, messages, skippedLines, problems }
 }
 
-/** Read and parse a transcript file. */
+/**
+ * The largest transcript `readTranscript` reads: a long session's JSONL runs to tens of MB. A larger one (or one
+ * that grows past it while read) fails with a `MemoryIoError` (`TooLarge`): never read in part, never hung on.
+ */
+export const TRANSCRIPT_READ_MAX_BYTES = 64 * 1024 * 1024
+
+/**
+ * Read and parse a transcript file. The transcript is the agent's file, not memdir's: a link to it (a user who
+ * keeps sessions elsewhere) is followed, by resolving the path first; what it resolves to is read like any file
+ * memdir reads (a regular file only, never blocking: a FIFO fails at once, with a size bound).
+ */
 export const readTranscript = Effect.fn("Transcript.read")(function*(file: string) {
-  const fs = yield* FileSystem.FileSystem
-  const text = yield* fs.readFileString(file).pipe(Effect.mapError(toMemoryIoError("read transcript", file)))
+  const fs = yield* MemoryFs
+  const { text } = yield* fs.realPath(file).pipe(
+    Effect.flatMap((real) => fs.readFile(real, { maxBytes: TRANSCRIPT_READ_MAX_BYTES })),
+    Effect.mapError(ioErrorOf("read transcript", file))
+  )
   return parseTranscript(text)
 })
 

@@ -2,9 +2,13 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as MemoryFs from "../src/MemoryFs.js"
 import {
   completePrefixLength,
   memoryWritesIn,
@@ -119,7 +123,28 @@ describe("parseTranscript", () => {
       const error = yield* readTranscript("/nonexistent/session.jsonl").pipe(Effect.flip)
       assert.strictEqual(error._tag, "MemoryIoError")
       assert.strictEqual(error.path, "/nonexistent/session.jsonl")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
+
+  it.effect("readTranscript follows a link to a transcript; a FIFO fails at once, naming the file", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-transcript-"))
+      try {
+        const real = path.join(dir, "real.jsonl")
+        fs.writeFileSync(real, toJsonl([{ role: "user", content: "hello" }]))
+        const link = path.join(dir, "linked.jsonl")
+        fs.symlinkSync(real, link)
+        const read = yield* readTranscript(link)
+        assert.deepStrictEqual(read.messages.map((m) => m.content), ["hello"])
+        const pipe = path.join(dir, "pipe.jsonl")
+        execFileSync("mkfifo", [pipe])
+        const error = yield* readTranscript(pipe).pipe(Effect.flip)
+        assert.strictEqual(error._tag, "MemoryIoError")
+        assert.strictEqual(error.path, pipe)
+        assert.include(error.detail, "NotRegularFile")
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }).pipe(Effect.provide(MemoryFs.layer)))
 })
 
 describe("Codex session rollouts", () => {
