@@ -8,21 +8,22 @@
  * `# YYYY-MM-DD (UTC)` so a reader knows; each bullet is `- HH:MM:SS text`. The clock is `Clock`.
  *
  * Appends are safe with concurrent appenders (other processes included): each bullet is one `write(2)` on a file
- * opened with `O_APPEND`, so bullets never interleave, and the header is created with its content in one step
- * (temp file + `link(2)`, which fails if the file exists), so it is always the first line.
+ * opened with `O_APPEND` (`MemoryFs.append`), so bullets never interleave, and the header is created with its content
+ * in one step (`MemoryFs.writeFileAtomic` with `exclusive`: temp file + `link(2)`, which fails if the file exists), so
+ * it is always the first line. A log path that is not a regular file (a link, a FIFO) is refused, never followed or
+ * waited on.
  *
  * The prompt names the path as a pattern, never today's date (the prompt stays cacheable across midnight); the
  * date reaches the model as a separate notice (`dateChangeNotice`).
  */
-import { FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
+import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { InvalidMemoryInputError, type UnknownPromptVariantError } from "./Errors.js"
-import { ensureDir, FILE_MODE, isNotFound, tempFileName, toMemoryIoError, uniqueToken } from "./internal/atomicFile.js"
+import { InvalidMemoryInputError, ioErrorOf, isMissingFile, type UnknownPromptVariantError } from "./Errors.js"
 import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
+import { FILE_MODE, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 import { logsSection } from "./prompts/DailyLogPrompt.js"
 import { renderSection, withTrailingSeparator } from "./prompts/PromptSection.js"
 
@@ -93,45 +94,30 @@ export interface AppendLogResult {
   readonly created: boolean
 }
 
-const isAlreadyExists = (error: PlatformError): boolean =>
-  error._tag === "SystemError" && error.reason === "AlreadyExists"
+const isAlreadyExists = (error: MemoryFsError): boolean => error.reason === "AlreadyExists"
 
 /**
- * Create the day's file with its header in one step, unless it exists: the header is written to a private temp
- * file, then hard-linked to the target (fails if the target exists, so concurrent creators never duplicate or
- * misplace the header). Where hard links are not supported, fall back to an exclusive create.
+ * Create the day's file with its header in one step, unless something is there (then false): the whole file
+ * appears at once (`exclusive`), so concurrent creators never duplicate or misplace the header.
  */
 const createWithHeader = (target: string, header: string) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const temp = path.join(path.dirname(target), tempFileName(path.basename(target), yield* uniqueToken))
-    yield* fs.writeFileString(temp, header, { flag: "wx", mode: FILE_MODE })
-    const linked = yield* fs.link(temp, target).pipe(
+    const fs = yield* MemoryFs
+    return yield* fs.writeFileAtomic(target, header, { mode: FILE_MODE, exclusive: true }).pipe(
       Effect.as(true),
-      Effect.catchIf(isAlreadyExists, () => Effect.succeed(false)),
-      Effect.catchAll(() =>
-        fs.writeFileString(target, header, { flag: "wx", mode: FILE_MODE }).pipe(
-          Effect.as(true),
-          Effect.catchIf(isAlreadyExists, () => Effect.succeed(false))
-        )
-      ),
-      Effect.ensuring(Effect.ignore(fs.remove(temp, { force: true })))
+      Effect.catchIf(isAlreadyExists, () => Effect.succeed(false))
     )
-    return linked
-  }).pipe(Effect.mapError(toMemoryIoError("create log", target)))
+  }).pipe(Effect.mapError(ioErrorOf("create log", target)))
 
-/** One `write(2)` of the whole bullet on an `O_APPEND` descriptor: concurrent appenders never interleave. */
-const appendOnce = (target: string, bytes: Uint8Array) =>
+/**
+ * One `write(2)` of the whole bullet on an `O_APPEND` descriptor: concurrent appenders never interleave. Opened
+ * without following a link or blocking: a link or a FIFO at the log's path is refused at once.
+ */
+const appendOnce = (target: string, entry: string) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    yield* Effect.scoped(Effect.gen(function*() {
-      const file = yield* fs.open(target, { flag: "a", mode: FILE_MODE })
-      const written = Number(yield* file.write(bytes))
-      // A short write to a regular file means a full disk: finish the line rather than leave half of it.
-      if (written < bytes.length) yield* file.writeAll(bytes.subarray(written))
-    }))
-  }).pipe(Effect.mapError(toMemoryIoError("append to", target)))
+    const fs = yield* MemoryFs
+    yield* fs.append(target, entry)
+  }).pipe(Effect.mapError(ioErrorOf("append to", target)))
 
 /** Append one bullet to today's log (UTC date from `Clock`), creating the file and its directories (0700). */
 export const appendLog = Effect.fn("DailyLog.append")(function*(input: AppendLogInput) {
@@ -141,9 +127,12 @@ export const appendLog = Effect.fn("DailyLog.append")(function*(input: AppendLog
   const date = logDate(now)
   const file = logRelativePath(date)
   const target = path.join(path.resolve(input.memoryDir), ...file.split("/"))
-  yield* ensureDir(path.dirname(target))
+  const fs = yield* MemoryFs
+  yield* fs.makeDirectory(path.dirname(target)).pipe(
+    Effect.mapError(ioErrorOf("create directory", path.dirname(target)))
+  )
   const created = yield* createWithHeader(target, logHeader(date))
-  yield* appendOnce(target, encoder.encode(entry))
+  yield* appendOnce(target, entry)
   const result: AppendLogResult = { path: target, file, date, entry: entry.slice(0, -1), created }
   return result
 })
@@ -171,6 +160,13 @@ const tailLines = (text: string, maxBytes: number): string => {
 }
 
 /**
+ * The largest day's log read: bullets are short lines, so a day's log is a few KB (a few MB for a very busy day).
+ * A larger file (or one that is a link, a FIFO, not a regular file) is not read: `readRecentLogs` fails with a
+ * `MemoryIoError` naming it (`TooLarge`, …) at once, never hangs or reads a part of it.
+ */
+export const LOG_FILE_MAX_BYTES = 16 * 1024 * 1024
+
+/**
  * The logs of the last `days` UTC days (today included) that exist, oldest first, within `maxBytes` in total: the
  * newest days are kept whole first; the oldest day that does not fit keeps only its last lines.
  */
@@ -179,7 +175,7 @@ export const readRecentLogs = Effect.fn("DailyLog.readRecent")(function*(input: 
   readonly days?: number | undefined
   readonly maxBytes?: number | undefined
 }) {
-  const fs = yield* FileSystem.FileSystem
+  const fs = yield* MemoryFs
   const path = yield* Path.Path
   const now = yield* Clock.currentTimeMillis
   const days = Math.max(1, input.days ?? RECENT_LOG_DAYS)
@@ -189,10 +185,10 @@ export const readRecentLogs = Effect.fn("DailyLog.readRecent")(function*(input: 
     const date = logDate(now - back * 86_400_000)
     const file = logRelativePath(date)
     const absolute = path.join(path.resolve(input.memoryDir), ...file.split("/"))
-    const text = yield* fs.readFileString(absolute).pipe(
-      Effect.map(Option.some),
-      Effect.catchIf(isNotFound, () => Effect.succeedNone),
-      Effect.mapError(toMemoryIoError("read", absolute))
+    const text = yield* fs.readFile(absolute, { maxBytes: LOG_FILE_MAX_BYTES }).pipe(
+      Effect.map((file) => Option.some(file.text)),
+      Effect.catchIf(isMissingFile, () => Effect.succeedNone),
+      Effect.mapError(ioErrorOf("read", absolute))
     )
     if (Option.isNone(text)) continue
     const size = encoder.encode(text.value).length

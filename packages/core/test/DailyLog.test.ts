@@ -4,7 +4,9 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
+import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
@@ -19,15 +21,18 @@ import {
   readRecentLogs,
   renderLogsPrompt
 } from "../src/DailyLog.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import { bundleWorker, runWorker } from "./support/workers.js"
 
 const AT = Date.parse("2026-03-05T14:03:07.250Z")
 
-const withTempDir = <A, E>(f: (dir: string) => Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>) =>
+const withTempDir = <A, E>(
+  f: (dir: string) => Effect.Effect<A, E, FileSystem.FileSystem | Path.Path | MemoryFs.MemoryFs>
+) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     return yield* f(yield* fs.makeTempDirectoryScoped({ prefix: "memdir-log-" }))
-  }).pipe(Effect.provide(NodeContext.layer))
+  }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer)))
 
 describe("formatting (pure)", () => {
   it("UTC date, path and bullet", () => {
@@ -110,6 +115,33 @@ describe("appendLog", () => {
         const result = yield* appendLog({ memoryDir: dir, text: "later" })
         assert.isFalse(result.created)
         assert.strictEqual(NodeFs.readFileSync(file, "utf8"), "my own notes\n- 09:00:00 earlier\n- 14:03:07 later\n")
+      })
+    ))
+
+  it.scoped("a FIFO or a link at the day's path is refused at once: nothing blocks, nothing written through the link", () =>
+    withTempDir((dir) =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(AT)
+        const file = NodePath.join(dir, "logs/2026/03/2026-03-05.md")
+        NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true })
+        execFileSync("mkfifo", [file])
+        const fifo = yield* Effect.flip(appendLog({ memoryDir: dir, text: "into a pipe" }))
+        assert.strictEqual(fifo._tag, "MemoryIoError")
+        assert.strictEqual(fifo._tag === "MemoryIoError" && fifo.path, file)
+        const read = yield* Effect.flip(readRecentLogs({ memoryDir: dir, days: 1 }))
+        assert.strictEqual(read._tag, "MemoryIoError")
+        assert.include(read.detail, "NotRegularFile")
+
+        NodeFs.rmSync(file)
+        const outside = NodePath.join(dir, "outside.md")
+        NodeFs.writeFileSync(outside, "not a log\n")
+        NodeFs.symlinkSync(outside, file)
+        const link = yield* Effect.flip(appendLog({ memoryDir: dir, text: "through a link" }))
+        assert.strictEqual(link._tag, "MemoryIoError")
+        assert.strictEqual(NodeFs.readFileSync(outside, "utf8"), "not a log\n")
+        assert.isTrue(NodeFs.lstatSync(file).isSymbolicLink())
+        const readLink = yield* Effect.flip(readRecentLogs({ memoryDir: dir, days: 1 }))
+        assert.include(readLink.detail, "SymbolicLink")
       })
     ))
 
