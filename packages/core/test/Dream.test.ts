@@ -32,6 +32,7 @@ import * as DreamLock from "../src/DreamLock.js"
 import { ModelError } from "../src/Errors.js"
 import { serializeFrontmatter } from "../src/Frontmatter.js"
 import { type MemoryType } from "../src/Memory.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import { INDEX_MAX_BYTES, INDEX_MAX_LINES } from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
@@ -94,7 +95,7 @@ const services = (script: Model.ModelScript = [], options: Model.TestModelOption
     Layer.provideMerge(
       Layer.mergeAll(DreamLock.layer, MemoryIndex.layer, Scanner.layerNode, Model.layerTest(script, options))
     ),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))
   )
 
 type Services = Layer.Layer.Success<ReturnType<typeof services>>
@@ -198,6 +199,36 @@ describe("gates (TestClock)", () => {
       const elsewhere = yield* evaluateGates({ ...input, transcriptsDir: NodePath.join(w.root, "elsewhere") })
       assert.isFalse(elsewhere.sessionsFromCache)
       assert.strictEqual(elsewhere.sessions.length, 0)
+    })))
+
+  it.scoped("a link to a transcript counts by what it leads to; a FIFO, a dangling link or a directory never does", () =>
+    withServices()(Effect.gen(function*() {
+      const w = yield* world
+      const elsewhere = NodePath.join(w.root, "kept-elsewhere")
+      NodeFs.mkdirSync(elsewhere)
+      const real = NodePath.join(elsewhere, "linked.jsonl")
+      NodeFs.writeFileSync(real, JSON.stringify({ role: "user", content: "the staging database again" }) + "\n")
+      NodeFs.utimesSync(real, new Date(NOW - HOUR), new Date(NOW - HOUR))
+      NodeFs.symlinkSync(real, NodePath.join(w.transcriptsDir, "linked.jsonl"))
+      NodeFs.symlinkSync(NodePath.join(w.root, "missing.jsonl"), NodePath.join(w.transcriptsDir, "dangling.jsonl"))
+      execFileSync("mkfifo", [NodePath.join(w.transcriptsDir, "pipe.jsonl")])
+      NodeFs.mkdirSync(NodePath.join(w.transcriptsDir, "dir.jsonl"))
+      w.session("plain", NOW)
+      const gates = yield* evaluateGates({
+        memoryDir: w.memoryDir,
+        transcriptsDir: w.transcriptsDir,
+        writeCache: false
+      })
+      assert.deepStrictEqual(gates.sessions.map((s) => [s.id, s.mtime]), [["plain", NOW], ["linked", NOW - HOUR]])
+
+      // the search follows the link too, and a FIFO given as a session answers at once (searched as empty)
+      const tool = yield* transcriptSearchTool([
+        ...gates.sessions,
+        { id: "pipe", path: NodePath.join(w.transcriptsDir, "pipe.jsonl"), mtime: NOW }
+      ])
+      const found = yield* tool.run({ query: "staging database" })
+      assert.strictEqual(found.content.split(": ")[0], "linked:1")
+      assert.strictEqual((yield* tool.run({ query: "staging", session: "pipe" })).content, "(no matches)")
     })))
 
   it.scoped("a live holder stops it even with force; force bypasses time and sessions (still reported)", () =>
@@ -369,7 +400,7 @@ describe("transcript_search", () => {
       const answer = (yield* withHuge.run({ query: "staging database" })).content
       assert.include(answer, "a:1: ")
       assert.include(answer, `[skipped, over ${32 * 1024 * 1024} bytes: huge]`)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
 })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -728,7 +759,7 @@ describe("runDream (scripted model, real files)", () => {
           })
         ).pipe(Layer.provide(Model.layerTest(answers)))
       )),
-      Layer.provideMerge(NodeContext.layer)
+      Layer.provideMerge(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))
     )
 
   const stampDirs = (memoryDir: string) => {

@@ -7,15 +7,16 @@
  * 3. lock — `.consolidate-lock` is free (`DreamLock`).
  * `force` bypasses the time and session gates (they are still reported), never the lock.
  */
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DreamLock, type DreamLockState } from "../DreamLock.js"
-import { ensureDir, isNotFound, toMemoryIoError, writeFileAtomic } from "../internal/atomicFile.js"
+import { ioErrorOf, isMissingFile } from "../Errors.js"
 import { sanitizeProjectName } from "../internal/paths.js"
+import { type DirectoryEntry, FILE_MODE, type FileInfo, MemoryFs, MemoryFsError } from "../MemoryFs.js"
 
 /** Gate 1: hours since lastConsolidatedAt. */
 export const DREAM_MIN_HOURS = 24
@@ -24,6 +25,11 @@ export const DREAM_MIN_SESSIONS = 5
 /** The session scan is reused for this long. */
 export const SESSION_SCAN_INTERVAL_MS = 10 * 60_000
 export const DREAM_SCAN_FILE = ".dream-scan.json"
+/**
+ * The scan cache is a short line per session: a larger file (not memdir's, or corrupt) is not read (a typed
+ * `TooLarge`, never a hang): the cache is ignored and the directory scanned again, as for any unreadable cache.
+ */
+export const DREAM_SCAN_FILE_MAX_BYTES = 4 * 1024 * 1024
 
 /** `<base>/projects/<sanitized root>/`: where the reference agent keeps a project's session transcripts. */
 export const defaultTranscriptsDir = (memoryBase: string, root: string): string =>
@@ -68,6 +74,22 @@ export interface SessionScan {
 }
 
 /**
+ * What a transcript is, from its `lstat`: a link to a transcript (a user who keeps sessions elsewhere) counts as
+ * what it leads to, as it always did, so it is resolved and the file it names looked at; anything that cannot be
+ * looked at (gone, a dangling link) is none.
+ */
+const transcriptInfo = (
+  fs: MemoryFs["Type"],
+  file: string,
+  info: FileInfo | MemoryFsError
+): Effect.Effect<Option.Option<FileInfo>> =>
+  info instanceof MemoryFsError ?
+    Effect.succeedNone :
+    info.kind !== "SymbolicLink" ?
+    Effect.succeedSome(info) :
+    fs.realPath(file).pipe(Effect.flatMap(fs.lstat), Effect.option)
+
+/**
  * The sessions touched since `since` (all of them when undefined), from the cache when it is younger than
  * `SESSION_SCAN_INTERVAL_MS` and was made for the same directory and the same `since`; otherwise a fresh scan,
  * cached unless `writeCache` is false. A missing transcripts directory has no sessions.
@@ -80,7 +102,7 @@ export const scanTouchedSessions = Effect.fn("Dream.scanTouchedSessions")(functi
   readonly writeCache?: boolean | undefined
   readonly scanInterval?: number | undefined
 }) {
-  const fs = yield* FileSystem.FileSystem
+  const fs = yield* MemoryFs
   const path = yield* Path.Path
   const now = yield* Clock.currentTimeMillis
   const transcriptsDir = path.resolve(input.transcriptsDir)
@@ -96,8 +118,8 @@ export const scanTouchedSessions = Effect.fn("Dream.scanTouchedSessions")(functi
     return scan
   }
 
-  const cached = yield* fs.readFileString(cacheFile).pipe(
-    Effect.map(decodeScanCache),
+  const cached = yield* fs.readFile(cacheFile, { maxBytes: DREAM_SCAN_FILE_MAX_BYTES }).pipe(
+    Effect.map((file) => decodeScanCache(file.text)),
     Effect.orElseSucceed(() => Option.none<ScanCache>())
   )
   if (
@@ -107,22 +129,26 @@ export const scanTouchedSessions = Effect.fn("Dream.scanTouchedSessions")(functi
     return finish(cached.value.sessions, cached.value.scannedAt, true)
   }
 
-  const names = yield* fs.readDirectory(transcriptsDir).pipe(
-    Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
-    Effect.mapError(toMemoryIoError("list transcripts in", transcriptsDir))
+  const entries = yield* fs.readDirectory(transcriptsDir).pipe(
+    Effect.catchIf(isMissingFile, () => Effect.succeed<ReadonlyArray<DirectoryEntry>>([])),
+    Effect.mapError(ioErrorOf("list transcripts in", transcriptsDir))
   )
+  const names = entries.map((entry) => entry.name).filter((name) => name.endsWith(".jsonl") && !name.startsWith("."))
+  const files = names.map((name) => path.join(transcriptsDir, name))
+  const infos = yield* fs.lstatMany(files)
   const sessions: Array<{ id: string; mtime: number }> = []
-  for (const name of names) {
-    if (!name.endsWith(".jsonl") || name.startsWith(".")) continue
-    const info = yield* fs.stat(path.join(transcriptsDir, name)).pipe(Effect.option)
-    if (Option.isNone(info) || info.value.type !== "File") continue
-    const mtime = Option.getOrElse(info.value.mtime, () => new Date(0)).getTime()
-    if (since === null || mtime > since) sessions.push({ id: name.slice(0, -".jsonl".length), mtime })
+  for (let i = 0; i < names.length; i++) {
+    const info = yield* transcriptInfo(fs, files[i]!, infos[i]!)
+    if (Option.isNone(info) || info.value.kind !== "File") continue
+    const mtime = info.value.mtimeMs
+    if (since === null || mtime > since) sessions.push({ id: names[i]!.slice(0, -".jsonl".length), mtime })
   }
   if (input.writeCache !== false) {
     const cache: ScanCache = { version: 1, transcriptsDir, since, scannedAt: now, sessions }
-    yield* ensureDir(input.memoryDir)
-    yield* writeFileAtomic(cacheFile, JSON.stringify(cache) + "\n")
+    yield* fs.makeDirectory(input.memoryDir).pipe(Effect.mapError(ioErrorOf("create directory", input.memoryDir)))
+    yield* fs.writeFileAtomic(cacheFile, JSON.stringify(cache) + "\n", { mode: FILE_MODE }).pipe(
+      Effect.mapError(ioErrorOf("write", cacheFile))
+    )
   }
   return finish(sessions, now, false)
 })

@@ -1,13 +1,16 @@
 /** `transcript_search`: the dream's narrow, read-only search of the sessions touched since the last dream. */
-import { FileSystem } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Agent from "../Agent.js"
+import { MemoryFs } from "../MemoryFs.js"
 import type { TouchedSession } from "./gates.js"
 
 export const TRANSCRIPT_SEARCH_MAX_MATCHES = 40
-/** Larger transcripts are skipped (named in the answer). */
+/**
+ * Larger transcripts are skipped (named in the answer), by their size before the read; one that grows past it
+ * while read fails the read with a typed `TooLarge` and is searched as empty, never hung on.
+ */
 export const TRANSCRIPT_MAX_BYTES = 32 * 1024 * 1024
 /** Bytes of transcripts one search reads in all, at most: later sessions are left out (and the answer says so). */
 export const TRANSCRIPT_SEARCH_MAX_TOTAL_BYTES = 128 * 1024 * 1024
@@ -41,7 +44,7 @@ export const transcriptLineText = (line: string): string => {
 /** The tool over `sessions`: case-insensitive literal search, answers `session:line: …snippet…`. */
 export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
+    const fs = yield* MemoryFs
     return Agent.defineTool({
       name: "transcript_search",
       description: "Search the transcripts of the sessions since the last consolidation for a word or phrase " +
@@ -63,9 +66,13 @@ export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
             return yield* new Agent.ToolFailure({ message: `no session ${JSON.stringify(session)} in the list` })
           }
           for (const s of chosen) {
-            const info = yield* fs.stat(s.path).pipe(Effect.option)
+            // A link to a transcript is followed (a user who keeps sessions elsewhere): resolved first, then what
+            // it names is looked at and read like any file (a regular file only, never blocking, bounded).
+            const file = yield* fs.realPath(s.path).pipe(Effect.option)
+            if (Option.isNone(file)) continue
+            const info = yield* fs.lstat(file.value).pipe(Effect.option)
             if (Option.isNone(info)) continue
-            const size = Number(info.value.size)
+            const size = info.value.size
             if (size > TRANSCRIPT_MAX_BYTES) {
               skipped.push(s.id)
               continue
@@ -75,7 +82,10 @@ export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
               continue
             }
             read += size
-            const text = yield* fs.readFileString(s.path).pipe(Effect.orElseSucceed(() => ""))
+            const text = yield* fs.readFile(file.value, { maxBytes: TRANSCRIPT_MAX_BYTES }).pipe(
+              Effect.map((read) => read.text),
+              Effect.orElseSucceed(() => "")
+            )
             const rows = text.split("\n")
             for (let i = 0; i < rows.length; i++) {
               if (!rows[i]!.toLowerCase().includes(needle)) continue
