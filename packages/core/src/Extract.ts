@@ -16,7 +16,7 @@
  *   one-shot process exits.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -32,16 +32,18 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as Agent from "./Agent.js"
 import {
   type InvalidMemoryInputError,
+  ioErrorOf,
+  isMissingFile,
   type LockTimeoutError,
   MemoryIoError,
   ModelError,
   type PathTraversalError,
   type UnknownPromptVariantError
 } from "./Errors.js"
-import { ensureDir, isNotFound, toMemoryIoError, writeFileAtomic } from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
 import { makeRunTrace } from "./internal/runTrace.js"
 import { manifestLine } from "./Memory.js"
+import { FILE_MODE, MemoryFs } from "./MemoryFs.js"
 import { MemoryIndex } from "./MemoryIndex.js"
 import * as MemoryTools from "./MemoryTools.js"
 import { Model, type ModelUsage } from "./Model.js"
@@ -102,6 +104,12 @@ export type ExtractCursor = typeof ExtractCursor.Type
 
 /** memdir's own state inside the memory directory: hidden, so no scan or tool ever sees it. */
 export const CURSOR_DIR = ".extract"
+
+/**
+ * A cursor is a few hundred bytes: a larger file at its path is not memdir's cursor and is not read (a typed
+ * `TooLarge`, never a hang): the run fails with a `MemoryIoError` naming it, as for any unreadable cursor.
+ */
+export const CURSOR_MAX_BYTES = 64 * 1024
 
 /**
  * A session id as a file name: `[A-Za-z0-9._-]`, no leading dot, at most 100 characters. An id that needed
@@ -200,7 +208,7 @@ export type ExtractError =
 /** What `extract` needs: the model, the file system and the memory services. */
 export type ExtractRequirements =
   | Model
-  | FileSystem.FileSystem
+  | MemoryFs
   | Path.Path
   | MemoryIndex
   | Scanner
@@ -237,7 +245,7 @@ const takeWithinBudget = (
 /** Run extraction once for a session. See the module comment for what it does and when the cursor moves. */
 export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInput) {
   const model = yield* Model
-  const fs = yield* FileSystem.FileSystem
+  const fs = yield* MemoryFs
   const path = yield* Path.Path
   const scanner = yield* Scanner
   const index = yield* MemoryIndex
@@ -260,13 +268,13 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
   const stem = sessionFileStem(sessionId)
   const cursorFile = path.join(cursorDir, `${stem}.json`)
   const homeDir = input.homeDir ?? (yield* homeFromConfig)
-  yield* ensureDir(cursorDir)
+  yield* fs.makeDirectory(cursorDir).pipe(Effect.mapError(ioErrorOf("create directory", cursorDir)))
 
   const readCursor = Effect.gen(function*() {
-    const text = yield* fs.readFileString(cursorFile).pipe(
-      Effect.map(Option.some),
-      Effect.catchIf(isNotFound, () => Effect.succeedNone),
-      Effect.mapError(toMemoryIoError("read extraction cursor", cursorFile))
+    const text = yield* fs.readFile(cursorFile, { maxBytes: CURSOR_MAX_BYTES }).pipe(
+      Effect.map((file) => Option.some(file.text)),
+      Effect.catchIf(isMissingFile, () => Effect.succeedNone),
+      Effect.mapError(ioErrorOf("read extraction cursor", cursorFile))
     )
     if (Option.isNone(text)) return undefined
     return yield* Effect.try(() => JSON.parse(text.value) as unknown).pipe(
@@ -292,7 +300,9 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
         transcript: path.resolve(input.transcript),
         updatedAt: new Date(now).toISOString()
       }
-      yield* writeFileAtomic(cursorFile, JSON.stringify(cursor, null, 2) + "\n")
+      yield* fs.writeFileAtomic(cursorFile, JSON.stringify(cursor, null, 2) + "\n", { mode: FILE_MODE }).pipe(
+        Effect.mapError(ioErrorOf("write", cursorFile))
+      )
     })
 
   const run: Effect.Effect<ExtractResult, ExtractError, ExtractRequirements> = Effect.gen(function*() {
