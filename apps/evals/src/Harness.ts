@@ -66,7 +66,7 @@ export const prepareHarness = (suite: LoadedSuite) =>
     if (suite.kind === "dream") {
       const scanner = yield* ScannerModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const index = yield* MemoryIndexModule.make.pipe(Effect.provide(MemoryFsModule.layer))
-      const lock = yield* DreamLockModule.make
+      const lock = yield* DreamLockModule.make.pipe(Effect.provide(MemoryFsModule.layer))
       const store = yield* storeFor(index)
       const runTrial: TrialRunner<never> = withStore(
         store,

@@ -22,7 +22,6 @@
  * is a regular file, and only its first bytes (a PID is short): a FIFO, a device or a link planted as
  * `.consolidate-lock` fails at once with a `MemoryIoError` that says to remove it, instead of hanging the dream.
  */
-import { FileSystem, Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -31,15 +30,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import { type LockTimeoutError, MemoryIoError } from "./Errors.js"
-import {
-  currentPid,
-  ensureDir,
-  isNotFound,
-  isProcessAlive,
-  toMemoryIoError,
-  writeFileAtomic
-} from "./internal/atomicFile.js"
+import * as NodePath from "node:path"
+import { ioErrorOf, isMissingFile, type LockTimeoutError, MemoryIoError } from "./Errors.js"
+import { currentPid, isProcessAlive } from "./internal/atomicFile.js"
 import { withLock } from "./internal/fileLock.js"
 import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
 
@@ -176,28 +169,30 @@ export interface DreamLockOptions {
   readonly guardTimeout?: Duration.DurationInput | undefined
 }
 
-/** The lock over a given `MemoryFs` (its lock file is read through it). */
+/** The lock over a given `MemoryFs`: the lock file, its mtime and the short mutex all go through it. */
 export const makeOver = (options: DreamLockOptions = {}) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
     const memoryFs = yield* MemoryFs
-    const platform = Context.make(FileSystem.FileSystem, fs).pipe(Context.add(Path.Path, path))
     const staleAfterMs = Duration.toMillis(options.staleAfter ?? DREAM_LOCK_STALE_AFTER)
     const ownPid = options.pid ?? currentPid()
-    const lockPath = (memoryDir: string) => path.join(memoryDir, DREAM_LOCK_FILE)
+    const lockPath = (memoryDir: string) => NodePath.join(memoryDir, DREAM_LOCK_FILE)
 
     const readContent = (file: string) => readLockContent(memoryFs, file)
 
+    /** The scheduling state: the lock file's own mtime (a link there is never followed). */
     const setMtime = (file: string, at: number) =>
-      fs.utimes(file, new Date(at), new Date(at)).pipe(Effect.mapError(toMemoryIoError("set mtime of", file)))
+      memoryFs.setModified(file, at).pipe(Effect.mapError(ioErrorOf("set mtime of", file)))
+
+    /** Atomically (temp file + rename): a reader sees one whole PID, or none. */
+    const writeContent = (file: string, content: string) =>
+      memoryFs.writeFileAtomic(file, content).pipe(Effect.mapError(ioErrorOf("write", file)))
 
     const inspect = Effect.fn("DreamLock.inspect")(function*(memoryDir: string) {
       const file = lockPath(memoryDir)
-      const info = yield* fs.stat(file).pipe(
+      const info = yield* memoryFs.lstat(file).pipe(
         Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeedNone),
-        Effect.mapError(toMemoryIoError("stat", file))
+        Effect.catchIf(isMissingFile, () => Effect.succeedNone),
+        Effect.mapError(ioErrorOf("stat", file))
       )
       if (Option.isNone(info)) {
         const absent: DreamLockState = {
@@ -210,7 +205,7 @@ export const makeOver = (options: DreamLockOptions = {}) =>
         return absent
       }
       const now = yield* Clock.currentTimeMillis
-      const mtime = Option.getOrElse(info.value.mtime, () => new Date(now)).getTime()
+      const mtime = info.value.mtimeMs
       const holder = Option.flatMap(yield* readContent(file), (text) => Option.fromNullable(parseHolderPid(text)))
       const state: DreamLockState = {
         path: file,
@@ -235,7 +230,7 @@ export const makeOver = (options: DreamLockOptions = {}) =>
         const before = yield* inspect(memoryDir)
         if (before.status === "held") return Option.none<HeldDreamLock>()
         const now = yield* Clock.currentTimeMillis
-        yield* writeFileAtomic(file, String(ownPid))
+        yield* writeContent(file, String(ownPid))
         yield* setMtime(file, now)
         // Re-read: a writer outside our mutex (the reference agent) may have written its PID meanwhile.
         const after = yield* readContent(file)
@@ -253,49 +248,51 @@ export const makeOver = (options: DreamLockOptions = {}) =>
           tookOver: before.status
         })
       })
-      yield* ensureDir(memoryDir)
-      return yield* withLock(path.join(memoryDir, DREAM_LOCK_GUARD), attempt, {
+      yield* memoryFs.makeDirectory(memoryDir).pipe(Effect.mapError(ioErrorOf("create directory", memoryDir)))
+      return yield* withLock(NodePath.join(memoryDir, DREAM_LOCK_GUARD), attempt, {
         timeout: options.guardTimeout ?? Duration.seconds(10),
         staleAfter: Duration.seconds(30)
-      })
-    }, Effect.provide(platform))
+      }).pipe(Effect.provideService(MemoryFs, memoryFs))
+    })
 
     const release = Effect.fn("DreamLock.release")(function*(held: HeldDreamLock) {
       if (!(yield* stillOurs(held))) {
         return yield* Effect.logWarning(`memdir: the dream lock ${held.path} was taken over; leaving it alone`)
       }
       const now = yield* Clock.currentTimeMillis
-      yield* writeFileAtomic(held.path, "")
+      yield* writeContent(held.path, "")
       yield* setMtime(held.path, now)
-    }, Effect.provide(platform))
+    })
 
     const rollback = Effect.fn("DreamLock.rollback")(function*(held: HeldDreamLock) {
       if (!(yield* stillOurs(held))) {
         return yield* Effect.logWarning(`memdir: the dream lock ${held.path} was taken over; leaving it alone`)
       }
       if (held.previousMtime === undefined) {
-        yield* fs.remove(held.path).pipe(
-          Effect.catchIf(isNotFound, () => Effect.void),
-          Effect.mapError(toMemoryIoError("remove", held.path))
+        yield* memoryFs.remove(held.path).pipe(
+          Effect.catchIf(isMissingFile, () => Effect.void),
+          Effect.mapError(ioErrorOf("remove", held.path))
         )
         return
       }
-      yield* writeFileAtomic(held.path, "")
+      yield* writeContent(held.path, "")
       yield* setMtime(held.path, held.previousMtime)
-    }, Effect.provide(platform))
+    })
 
     return DreamLock.of({ inspect, tryAcquire, release, rollback })
   })
 
-/** The lock on the real file system: the live `MemoryFs` built in (needs FileSystem and Path). */
+/** The lock on the real file system: the live `MemoryFs` built in (needs nothing). */
 export const makeWith = (options: DreamLockOptions = {}) => makeOver(options).pipe(Effect.provide(MemoryFsLayer))
 
-export const make = makeWith()
+/** The lock over the `MemoryFs` in context. */
+export const make = makeOver()
 
-/** The lock on the real file system (needs FileSystem and Path). */
-export const layer = Layer.effect(DreamLock, make)
+/** The lock over the `MemoryFs` in context (the live one in `Memdir.layer`, an in-memory one in tests). */
+export const layer: Layer.Layer<DreamLock, never, MemoryFs> = Layer.effect(DreamLock, make)
 
-export const layerWith = (options: DreamLockOptions) => Layer.effect(DreamLock, makeWith(options))
+export const layerWith = (options: DreamLockOptions): Layer.Layer<DreamLock, never, MemoryFs> =>
+  Layer.effect(DreamLock, makeOver(options))
 
 // ---------------------------------------------------------------------------------------------------------------
 // In memory (deterministic: no file system, no processes; "now" from Clock)

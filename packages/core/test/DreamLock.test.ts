@@ -5,6 +5,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
@@ -22,6 +23,7 @@ import {
   parseHolderPid,
   withDreamLock
 } from "../src/DreamLock.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 
 const NOW = Date.parse("2026-03-05T12:00:00.000Z")
 const HOUR = 3_600_000
@@ -44,7 +46,7 @@ const setup = setupWith({ testClock: true })
 
 const live = <A, E, R extends DreamLock | FileSystem.FileSystem | Path.Path | Scope.Scope>(
   effect: Effect.Effect<A, E, R>
-) => effect.pipe(Effect.provide(dreamLockLayer), Effect.provide(NodeContext.layer))
+) => effect.pipe(Effect.provide(dreamLockLayer), Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer)))
 
 /** The PID of a process that has already exited. */
 const deadPid = (): number => {
@@ -201,7 +203,7 @@ describe("DreamLock (live, real files)", () => {
       sleeper.kill("SIGKILL")
       yield* Effect.promise(() => new Promise((resolve) => sleeper.once("exit", resolve)))
       assert.isTrue(Option.isSome(yield* mine.tryAcquire(dir)))
-    }).pipe(Effect.provide(dreamLockLayer), Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(dreamLockLayer), Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
 })
 
 describe("withDreamLock", () => {
