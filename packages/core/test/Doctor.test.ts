@@ -360,6 +360,37 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       const after = yield* fs.readFileString(path.join(memoryDir, INDEX_FILE))
       assert.strictEqual(after, lines.filter((l) => !l.includes("user_gone.md")).join("\n"))
     }))
+
+  it.scoped("an index link to a link that leads nowhere is dead; a memory dir that is such a link has no fix", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      const memoryDir = path.join(dir, "memory")
+      const lines = [
+        "- [Dangling](user_dangling.md) — a symlink to a file that is gone",
+        "- [Here](user_here.md) — an ordinary memory",
+        ""
+      ]
+      yield* writeTree(memoryDir, {
+        [INDEX_FILE]: lines.join("\n"),
+        "user_here.md": memory("Here", "user", "inside")
+      })
+      yield* fs.symlink(path.join(dir, "gone.md"), path.join(memoryDir, "user_dangling.md"))
+      const { findings } = yield* diagnose(memoryDir)
+      assert.deepStrictEqual(
+        findings.filter((f) => f.code === "dead-link").map((f) => [f.path, f.line]),
+        [["user_dangling.md", 1]]
+      )
+      const result = yield* fix(memoryDir)
+      assert.deepStrictEqual(result.changes.map((c) => `${c.action} ${c.path}`), ["removed-line user_dangling.md"])
+      assert.strictEqual(yield* fs.readFileString(path.join(memoryDir, INDEX_FILE)), lines.slice(1).join("\n"))
+
+      const nowhere = path.join(dir, "nowhere")
+      yield* fs.symlink(path.join(dir, "no-such-directory"), nowhere)
+      assert.deepStrictEqual(yield* fix(nowhere), { changes: [], notAdded: [], remaining: [] })
+      assert.isFalse(NodeFs.existsSync(path.join(dir, "no-such-directory")))
+    }))
 })
 
 /**

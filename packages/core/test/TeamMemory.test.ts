@@ -3,7 +3,7 @@
  * on a real temp dir, the cross-check of private feedback against team feedback, the prompt's team section and
  * team recall. Every escape a broken guard would allow lands in the scratch tree, which the tests inspect.
  */
-import { FileSystem } from "@effect/platform"
+import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -174,6 +174,35 @@ describe("the team switch is resolved once, with the other settings", () => {
         assert.deepStrictEqual(loads, [root], "one read of the settings files for the whole command")
       }).pipe(Effect.provide(services))
     }))
+})
+
+describe("ensureTeamDir needs only MemoryFs and Path", () => {
+  const inMemory = (seed: MemoryFs.MemoryFsSeed) =>
+    Effect.provide(Layer.mergeAll(MemoryFs.layerMemory(seed), Path.layer))
+
+  it.effect("creates team/ (0700) in the memory directory, and again finds it there", () =>
+    Effect.gen(function*() {
+      const memoryFs = yield* MemoryFs.MemoryFs
+      assert.strictEqual(yield* ensureTeamDir("/home/u/.memdir/memory"), "/home/u/.memdir/memory/team/")
+      assert.strictEqual(yield* ensureTeamDir("/home/u/.memdir/memory/"), "/home/u/.memdir/memory/team/")
+      const info = yield* memoryFs.lstat("/home/u/.memdir/memory/team")
+      assert.strictEqual(info.kind, "Directory")
+      assert.strictEqual(info.mode, MemoryFs.DIR_MODE)
+    }).pipe(inMemory({})))
+
+  it.effect("refuses a team/ that is a link out of the memory directory", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(ensureTeamDir("/m"))
+      assert.strictEqual(error._tag, "PathTraversalError")
+      if (error._tag === "PathTraversalError") assert.strictEqual(error.reason, "symlink-escape")
+    }).pipe(inMemory({ "/elsewhere/notes.md": "x", "/m/team": { symlink: "/elsewhere" } })))
+
+  it.effect("a team/ that is a file is an I/O error naming it", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(ensureTeamDir("/m"))
+      assert.strictEqual(error._tag, "MemoryIoError")
+      if (error._tag === "MemoryIoError") assert.strictEqual(error.path, "/m/team/")
+    }).pipe(inMemory({ "/m/team": "not a directory" })))
 })
 
 describe("cross-check (pure)", () => {

@@ -680,6 +680,41 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       }
     }))
 
+  it.scoped("an info/ of the clone that is a link or a file is replaced by memdir's own private directory", () =>
+    Effect.gen(function*() {
+      const w = yield* world
+      yield* writeTeamMemory({
+        memoryDir: w.alice.memory.memoryDir,
+        type: "reference",
+        name: "Runbooks",
+        description: "Runbooks live in the ops wiki",
+        body: "Look there first."
+      })
+      yield* sync(w.alice)
+      const gitDir = `${w.alice.memory.memoryDir}${TEAM_GIT_DIR}`
+      const elsewhere = `${w.root}/elsewhere-info`
+      NodeFs.mkdirSync(elsewhere)
+      for (
+        const plant of [
+          () => NodeFs.symlinkSync(elsewhere, `${gitDir}/info`),
+          () => NodeFs.writeFileSync(`${gitDir}/info`, "x")
+        ]
+      ) {
+        NodeFs.rmSync(`${gitDir}/info`, { recursive: true, force: true })
+        plant()
+        yield* sync(w.alice)
+        const info = NodeFs.lstatSync(`${gitDir}/info`)
+        assert.isTrue(info.isDirectory())
+        assert.strictEqual(info.mode & 0o777, 0o700)
+        assert.strictEqual(
+          NodeFs.readFileSync(`${gitDir}/info/attributes`, "utf8"),
+          "* -filter -ident -working-tree-encoding merge=text\n/MEMORY.md merge=union\n"
+        )
+        assert.strictEqual(NodeFs.readFileSync(`${gitDir}/info/exclude`, "utf8"), ".*\n*~\n")
+      }
+      assert.deepStrictEqual(NodeFs.readdirSync(elsewhere), [])
+    }))
+
   it.scoped("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE from a calling hook do not redirect the sync", () =>
     Effect.gen(function*() {
       const w = yield* world
