@@ -278,6 +278,46 @@ describe("DreamLock against special files", () => {
     })))
 })
 
+describe("DreamLock over MemoryFs", () => {
+  it.scoped("a link as .consolidate-lock, dangling or not, fails inspect and acquire; what it leads to is untouched", () =>
+    live(Effect.gen(function*() {
+      const { dir, file, fs, lock } = yield* setup
+      const target = `${dir}.target`
+      yield* Effect.addFinalizer(() => Effect.ignore(fs.remove(target)))
+      yield* fs.symlink(target, file)
+      const dangling = yield* Effect.flip(lock.inspect(dir))
+      assert.strictEqual(dangling._tag, "MemoryIoError")
+      assert.include(dangling.message, "remove it")
+      yield* fs.writeFileString(target, "123")
+      const linked = yield* Effect.flip(lock.tryAcquire(dir))
+      assert.strictEqual(linked._tag, "MemoryIoError")
+      assert.include(linked.message, "a symbolic link")
+      assert.strictEqual(yield* fs.readFileString(target), "123")
+    })))
+
+  it.effect("the live lock over an in-memory MemoryFs: the PID written, the mtime its scheduling state", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(NOW)
+      const memoryFs = yield* MemoryFs.MemoryFs
+      const lock = yield* DreamLock
+      const file = `/m/${DREAM_LOCK_FILE}`
+      const held = Option.getOrThrow(yield* lock.tryAcquire("/m"))
+      assert.strictEqual((yield* memoryFs.readFile(file, { maxBytes: 64 })).text, String(process.pid))
+      assert.strictEqual((yield* memoryFs.lstat(file)).mtimeMs, NOW)
+      assert.strictEqual((yield* memoryFs.lstat(file)).mode, 0o600)
+      assert.isFalse(yield* memoryFs.exists(`/m/${DREAM_LOCK_GUARD}`))
+      yield* TestClock.adjust("5 minutes")
+      yield* lock.release(held)
+      const state = yield* lock.inspect("/m")
+      assert.deepStrictEqual([state.status, state.lastConsolidatedAt], ["free", NOW + 300_000])
+      assert.strictEqual((yield* memoryFs.readFile(file, { maxBytes: 64 })).text, "")
+      // a rollback of a lock that did not exist removes it
+      const again = Option.getOrThrow(yield* lock.tryAcquire("/n"))
+      yield* lock.rollback(again)
+      assert.isFalse(yield* memoryFs.exists(`/n/${DREAM_LOCK_FILE}`))
+    }).pipe(Effect.provide(dreamLockLayer), Effect.provide(MemoryFs.layerMemoryWorld({ "/m/a.md": "a\n" }))))
+})
+
 describe("DreamLock.layerTest (in memory)", () => {
   it.effect("same rules without a file system: take, hold, release, stale takeover", () =>
     Effect.gen(function*() {
