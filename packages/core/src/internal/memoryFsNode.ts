@@ -684,7 +684,7 @@ const writeFileAtomic = (path: string, data: string | Uint8Array, options: Write
               yield* sys("create", finalTarget, () => fsp.link(temp, finalTarget)).pipe(
                 // where the file system has no hard links, an exclusive create of the target itself
                 Effect.catchIf((error) => error.reason !== "AlreadyExists", () =>
-                  createExclusive(finalTarget, bytes, options.mode))
+                  createExclusive(finalTarget, bytes, options.mode, durable))
               )
               yield* removeOurTemp
             } else {
