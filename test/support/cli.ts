@@ -40,12 +40,15 @@ export const testCodeCache = path.join(os.tmpdir(), `memdir-test-code-cache-${pr
 
 /**
  * process.env without MEMDIR_* and ANTHROPIC_*: a developer's own settings or key never reach a test run (but
- * the shared code cache does).
+ * the shared code cache does). Without NODE_EXTRA_CA_CERTS too: the processes a test starts talk to local HTTP
+ * servers only, and loading a CA bundle costs every Node start 40–90 ms on the project's machines (hundreds of
+ * starts per run). npm, which reaches the registry, gets it back (`test/support/pack.ts`).
  */
 export const scrubbedEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
+    if (v === undefined || k === "NODE_EXTRA_CA_CERTS") continue
+    if (!k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
   }
   env.MEMDIR_CODE_CACHE = testCodeCache
   return env

@@ -53,8 +53,11 @@ export const npmEnv = (scratch: string, base: Record<string, string>): Record<st
   const npmDir = path.join(scratch, "npm")
   fs.mkdirSync(npmDir, { recursive: true })
   for (const rc of ["npmrc", "globalrc"]) fs.writeFileSync(path.join(npmDir, rc), "")
+  const caCerts = process.env.NODE_EXTRA_CA_CERTS
   return {
     ...base,
+    // the registry may sit behind a proxy whose CA the machine adds this way (scrubbedEnv drops it)
+    ...(caCerts === undefined ? {} : { NODE_EXTRA_CA_CERTS: caCerts }),
     PATH: [path.dirname(process.execPath), base.PATH ?? ""].join(path.delimiter),
     npm_config_cache: path.join(npmDir, "cache"),
     npm_config_userconfig: path.join(npmDir, "npmrc"),
