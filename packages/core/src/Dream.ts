@@ -17,13 +17,14 @@
  * Failure (model error, an I/O failure of a tool) rolls the lock back so the next run retries; whatever the model
  * changed before it failed is still backed up and reported.
  */
-import { type FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Agent from "./Agent.js"
+import type { Containment } from "./Containment.js"
 import { readRecentLogs } from "./DailyLog.js"
 import { commitDream, commitMessage } from "./dream/commit.js"
 import { DREAM_SCAN_FILE, type DreamGateInput, type DreamGates, evaluateGates } from "./dream/gates.js"
@@ -45,7 +46,9 @@ import { DREAM_LOCK_FILE, DREAM_LOCK_GUARD, DreamLock, withDreamLock } from "./D
 import { type LockTimeoutError, type MemoryIoError, ModelError, type UnknownPromptVariantError } from "./Errors.js"
 import * as Git from "./Git.js"
 import { manifestLine } from "./Memory.js"
+import type { MemoryFs } from "./MemoryFs.js"
 import { MemoryIndex } from "./MemoryIndex.js"
+import type { MemoryStore } from "./MemoryStore.js"
 import * as MemoryTools from "./MemoryTools.js"
 import { Model } from "./Model.js"
 import { Scanner } from "./Scanner.js"
@@ -250,11 +253,14 @@ export const DREAM_STATE_FILES: ReadonlyArray<string> = [
   DREAM_BACKUP_DIR
 ]
 
+/** What `runDream` needs: its files go through `MemoryFs` (snapshots, backups, the lock, the commit's paths). */
 export type DreamRequirements =
   | DreamLock
   | Model
   | MemoryIndex
   | Scanner
-  | FileSystem.FileSystem
+  | MemoryStore
+  | Containment
+  | MemoryFs
   | Path.Path
   | CommandExecutor.CommandExecutor

@@ -5,9 +5,9 @@
  * repository is always the one found from the memory directory itself. Hooks are off, and every filter the
  * repository's config defines is switched off for the commit, so a `.gitattributes` naming one runs nothing.
  */
-import { FileSystem } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import { filterOverrides, Git } from "../Git.js"
+import { MemoryFs } from "../MemoryFs.js"
 import { INDEX_FILE } from "../MemoryIndex.js"
 import type { DreamDiff } from "./snapshot.js"
 
@@ -45,7 +45,7 @@ const failed = (detail: string): DreamCommit => ({ status: "failed", detail })
 
 /** Commit the memory directory's files as one commit; the outcome (committed, skipped or why it failed). */
 export const commitDream = Effect.fn("Dream.commit")(function*(memoryDir: string, message: string) {
-  const fs = yield* FileSystem.FileSystem
+  const fs = yield* MemoryFs
   const git = yield* Git
   const inMemoryDir = { cwd: memoryDir }
   const outcome = Effect.gen(function*() {

@@ -3,21 +3,20 @@
  * and after and diffed — every file created, updated (with the text removed), merged (a deleted file whose
  * content went into another) or deleted (with its full text). Nothing disappears without a trace, whatever its
  * size: the previous version of every updated or deleted file is copied to `<memdir>/.dream/<timestamp>/`. Files
- * too large to hold and diff in memory are byte-copied into that directory before the dream starts (a kernel copy,
- * never read into memory) and compared by content digest; the copies of those the dream did not touch are removed
- * afterwards.
+ * too large to hold and diff as text are copied byte for byte into that directory before the dream starts (read
+ * whole, up to `SNAPSHOT_COPY_MAX_BYTES`, and written atomically through `MemoryFs`) and compared by the digest of
+ * the very bytes copied; the copies of those the dream did not touch are removed afterwards. Every read and write
+ * goes through `MemoryFs`: a link in the memory directory is never followed.
  */
-import { FileSystem, Path } from "@effect/platform"
 import { diffArrays } from "diff"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { LOGS_DIR } from "../DailyLog.js"
-import type { MemoryIoError } from "../Errors.js"
-import { DIR_MODE, ensureDir, FILE_MODE, isNotFound, toMemoryIoError } from "../internal/atomicFile.js"
+import { ioErrorOf, isMissingFile, MemoryIoError } from "../Errors.js"
 import { makeRunTrace, type RunTrace } from "../internal/runTrace.js"
+import { MemoryFs, type MemoryFsError } from "../MemoryFs.js"
 import { INDEX_FILE } from "../MemoryIndex.js"
 import { TEAM_DIR } from "../TeamGuard.js"
 
@@ -25,6 +24,12 @@ import { TEAM_DIR } from "../TeamGuard.js"
 export const DREAM_BACKUP_DIR = ".dream"
 /** Memory files larger than this are compared by digest (never sent, never diffed) and backed up as byte copies. */
 export const SNAPSHOT_MAX_FILE_BYTES = 1024 * 1024
+/**
+ * A large memory file is read whole to be digested and copied (a byte-exact copy: whatever its encoding), so it is
+ * read with this bound: a memory file past 64 MiB fails the snapshot (and so the dream, before any model call)
+ * with a `MemoryIoError` saying so, instead of exhausting memory. Such a file is not a memory; move it out.
+ */
+export const SNAPSHOT_COPY_MAX_BYTES = 64 * 1024 * 1024
 /** Inside a dream's backup directory: the byte copies of large files taken before the dream, until it is over. */
 export const LARGE_COPIES_DIR = ".large"
 /** Sub-directories the dream leaves alone: daily logs are append-only, team memory belongs to the team. */
@@ -52,71 +57,102 @@ export interface SnapshotOptions {
   readonly copyLargeTo?: string | undefined
 }
 
+/** What a snapshot says of a large file: the size and digest of the bytes read, and where they were copied. */
+interface LargeFile {
+  readonly size: number
+  readonly digest: string
+  readonly copy: string | undefined
+}
+
+/** A large file past `SNAPSHOT_COPY_MAX_BYTES`: a typed failure that says what to do. */
+const tooLargeToCopy = (file: string, error: MemoryFsError) =>
+  new MemoryIoError({
+    op: "copy",
+    path: file,
+    detail: `${error.detail}: a memory file larger than ${SNAPSHOT_COPY_MAX_BYTES} bytes cannot be kept before ` +
+      `the dream; move it out of the memory directory`
+  })
+
 /**
  * Every `*.md` file under the memory directory that the dream may touch: not hidden (memdir's state, `.git`,
- * `.dream`), not under `logs/` or `team/`, not through a symlink.
+ * `.dream`), not under `logs/` or `team/`, not through a symlink (a link is skipped, never followed).
  */
 export const snapshotMemoryDir = Effect.fn("Dream.snapshot")(function*(
   memoryDir: string,
   options: SnapshotOptions = {}
 ) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  const root = path.resolve(memoryDir)
+  const fs = yield* MemoryFs
+  const root = NodePath.resolve(memoryDir)
   const files = new Map<string, SnapshotFile>()
-  /** SHA-256 of a file, streamed: a large memory is never held in memory whole. */
-  const digestOf = (file: string) =>
-    fs.stream(file).pipe(
-      Stream.runFold(createHash("sha256"), (hash, chunk) => hash.update(chunk)),
-      Effect.map((hash) => hash.digest("hex"))
+  // The memory directory's real path, found once a file is read: every read and copy must resolve inside it.
+  let realRootFound: string | undefined
+  const realRoot = Effect.suspend(() =>
+    realRootFound !== undefined ? Effect.succeed(realRootFound) : fs.realPathOfDeepestExisting(root).pipe(
+      Effect.tap((real) => Effect.sync(() => (realRootFound = real))),
+      Effect.mapError(ioErrorOf("resolve", root))
     )
-  /** A large file: its copy (when asked) and the digest of what was copied, so both describe the same bytes. */
-  const large = (absolute: string, rel: string) =>
+  )
+  /**
+   * A large file: its bytes read once, bounded, their digest, and (when asked) their copy written atomically (0600),
+   * so the digest and the copy describe the same bytes. `None` when it was deleted since it was listed.
+   */
+  const large = (absolute: string, rel: string, within: string) =>
     Effect.gen(function*() {
-      if (options.copyLargeTo === undefined) return { digest: yield* digestOf(absolute), copy: undefined }
-      const copy = path.join(options.copyLargeTo, ...rel.split("/"))
-      yield* fs.makeDirectory(path.dirname(copy), { recursive: true, mode: DIR_MODE })
-      yield* fs.copyFile(absolute, copy)
-      yield* fs.chmod(copy, FILE_MODE)
-      return { digest: yield* digestOf(copy), copy }
+      const { bytes } = yield* fs.readBytes(absolute, { maxBytes: SNAPSHOT_COPY_MAX_BYTES, within })
+      const digest = createHash("sha256").update(bytes).digest("hex")
+      if (options.copyLargeTo === undefined) {
+        return Option.some<LargeFile>({ size: bytes.length, digest, copy: undefined })
+      }
+      const copy = NodePath.join(options.copyLargeTo, ...rel.split("/"))
+      yield* fs.writeFileAtomic(copy, bytes, { within })
+      return Option.some<LargeFile>({ size: bytes.length, digest, copy })
     }).pipe(
-      Effect.map(Option.some),
       // Deleted between listing and copying: not part of this snapshot.
-      Effect.catchIf(isNotFound, () => Effect.succeedNone),
-      Effect.mapError(toMemoryIoError("copy", absolute))
+      Effect.catchIf(isMissingFile, () => Effect.succeedNone),
+      Effect.mapError((error) =>
+        error.reason === "TooLarge" ? tooLargeToCopy(absolute, error) : ioErrorOf("copy", absolute)(error)
+      )
     )
   const walk = (directory: string, relative: string): Effect.Effect<void, MemoryIoError> =>
     Effect.gen(function*() {
-      const names = yield* fs.readDirectory(directory).pipe(
-        Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
-        Effect.mapError(toMemoryIoError("list", directory))
+      const entries = yield* fs.readDirectory(directory).pipe(
+        Effect.catchIf(isMissingFile, () => Effect.succeed([])),
+        Effect.mapError(ioErrorOf("list", directory))
       )
-      for (const name of names.sort()) {
+      for (const { kind, name } of [...entries].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
         if (name.startsWith(".")) continue
         const rel = relative === "" ? name : `${relative}/${name}`
         if (relative === "" && UNTOUCHED_DIRS.includes(name)) continue
-        const absolute = path.join(directory, name)
-        const isLink = yield* fs.readLink(absolute).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-        if (isLink) continue
-        const info = yield* fs.stat(absolute).pipe(Effect.option)
-        if (Option.isNone(info)) continue
-        if (info.value.type === "Directory") {
+        // A link is never followed (listed with its own kind, from the directory entry).
+        if (kind === "SymbolicLink") continue
+        const absolute = NodePath.join(directory, name)
+        if (kind === "Directory") {
           yield* walk(absolute, rel)
-        } else if (info.value.type === "File" && name.toLowerCase().endsWith(".md")) {
-          const size = Number(info.value.size)
-          if (size > SNAPSHOT_MAX_FILE_BYTES) {
-            const kept = yield* large(absolute, rel)
-            if (Option.isSome(kept)) files.set(rel, { content: undefined, size, ...kept.value })
+          continue
+        }
+        if (!name.toLowerCase().endsWith(".md")) continue
+        // Gone since the listing: not part of this snapshot.
+        const info = yield* fs.lstat(absolute).pipe(Effect.option)
+        if (Option.isNone(info) || info.value.kind !== "File") continue
+        const within = yield* realRoot
+        const size = info.value.size
+        if (size <= SNAPSHOT_MAX_FILE_BYTES) {
+          const read = yield* fs.readFile(absolute, { maxBytes: SNAPSHOT_MAX_FILE_BYTES, within }).pipe(
+            Effect.map((file): { readonly text: string } | "gone" | "grown" => ({ text: file.text })),
+            // Deleted between listing and reading: not part of this snapshot.
+            Effect.catchIf(isMissingFile, () => Effect.succeed("gone" as const)),
+            // Grown past the bound since the listing: kept as a large file.
+            Effect.catchIf((error) => error.reason === "TooLarge", () => Effect.succeed("grown" as const)),
+            Effect.mapError(ioErrorOf("read", absolute))
+          )
+          if (read === "gone") continue
+          if (read !== "grown") {
+            files.set(rel, { content: read.text, size })
             continue
           }
-          const content = yield* fs.readFileString(absolute).pipe(
-            Effect.map((text): string | undefined => text),
-            // Deleted between listing and reading: not part of this snapshot.
-            Effect.catchIf(isNotFound, () => Effect.succeed(null)),
-            Effect.mapError(toMemoryIoError("read", absolute))
-          )
-          if (content !== null) files.set(rel, { content, size })
         }
+        const kept = yield* large(absolute, rel, within)
+        if (Option.isSome(kept)) files.set(rel, { content: undefined, ...kept.value })
       }
     })
   yield* walk(root, "")
@@ -283,19 +319,34 @@ export const reserveTrace = (memoryDir: string, startedAt: number) =>
     (trace): DreamTrace => ({ ...trace, largeCopies: NodePath.join(trace.absolute, LARGE_COPIES_DIR) })
   )
 
+/** The memory directory a trace belongs to (`absolute` is `<memoryDir>/<backupDir>`). */
+const memoryDirOf = (trace: DreamTrace): string =>
+  NodePath.resolve(trace.absolute, ...trace.backupDir.split("/").map(() => ".."))
+
+/** Remove `path` and everything in it; nothing there is fine. */
+const removeAll = (fs: MemoryFs["Type"], path: string) =>
+  fs.remove(path, { recursive: true }).pipe(
+    Effect.catchIf(isMissingFile, () => Effect.void),
+    Effect.mapError(ioErrorOf("remove", path))
+  )
+
 /**
  * An interrupted dream: the byte copies of large files taken before it go, and the trace directory with them when
  * they were all it held (what the dream replaced before it was interrupted is kept).
  */
 export const discardUnfinishedTrace = (trace: DreamTrace) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.remove(trace.largeCopies, { recursive: true, force: true })
+    const fs = yield* MemoryFs
+    yield* removeAll(fs, trace.largeCopies)
     const left = yield* fs.readDirectory(trace.absolute).pipe(
-      Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>(["(none)"]))
+      Effect.map((entries) => entries.length),
+      // never created: nothing to remove
+      Effect.catchIf(isMissingFile, () => Effect.succeed(-1)),
+      Effect.mapError(ioErrorOf("list", trace.absolute))
     )
-    if (left.length === 0) yield* fs.remove(trace.absolute)
-  }).pipe(Effect.mapError(toMemoryIoError("remove", trace.absolute)))
+    // empty (the copies were all it held): `recursive` only because a directory is removed that way
+    if (left === 0) yield* removeAll(fs, trace.absolute)
+  })
 
 /**
  * Keep the previous version of every updated or deleted file and of MEMORY.md under the trace's directory (those
@@ -304,8 +355,7 @@ export const discardUnfinishedTrace = (trace: DreamTrace) =>
  */
 export const keepTrace = (trace: DreamTrace, before: Snapshot, diff: DreamDiff) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
+    const fs = yield* MemoryFs
     // MEMORY.md always: memdir's own repair of the index (after this) changes it too.
     const previous = [...diff.updated.map((u) => u.file), ...diff.deleted.map((d) => d.file), INDEX_FILE]
     const backups = new Map(yield* trace.backups)
@@ -316,14 +366,17 @@ export const keepTrace = (trace: DreamTrace, before: Snapshot, diff: DreamDiff) 
       if (was.content !== undefined) {
         backups.set(file, yield* trace.keepPrevious(file, was.content))
       } else if (was.copy !== undefined) {
-        const target = path.join(trace.absolute, ...file.split("/"))
-        yield* ensureDir(path.dirname(target))
-        yield* fs.rename(was.copy, target).pipe(Effect.mapError(toMemoryIoError("move", was.copy)))
+        const target = NodePath.join(trace.absolute, ...file.split("/"))
+        const root = memoryDirOf(trace)
+        const within = yield* fs.realPathOfDeepestExisting(root).pipe(Effect.mapError(ioErrorOf("resolve", root)))
+        // the copy was written inside the memory directory; its place in the trace is made inside it too
+        yield* fs.makeDirectory(NodePath.dirname(target), { within }).pipe(
+          Effect.mapError(ioErrorOf("create directory", NodePath.dirname(target)))
+        )
+        yield* fs.rename(was.copy, target).pipe(Effect.mapError(ioErrorOf("move", was.copy)))
         backups.set(file, `${trace.backupDir}/${file}`)
       }
     }
-    yield* fs.remove(trace.largeCopies, { recursive: true, force: true }).pipe(
-      Effect.mapError(toMemoryIoError("remove", trace.largeCopies))
-    )
+    yield* removeAll(fs, trace.largeCopies)
     return { backupDir: trace.backupDir, backups }
   })
