@@ -7,19 +7,15 @@
  * Failures are one typed error, `MemoryFsError`, whose `reason` is mapped once from the errno code (in the live
  * implementation) and which keeps the original failure as its `cause`.
  *
- * Two implementations: `layer` over `node:fs` (`internal/memoryFsNode.ts`, the only core module that imports it
- * for memory files) and `layerMemory`, a complete in-memory file system (directories, files, symbolic links,
- * FIFOs) for tests; `layerMemoryWorld` adds a platform `FileSystem` over the same tree, for an in-memory memdir
- * world.
+ * It is memdir's one door to the disk: memories, indexes, logs, cursors, locks, snapshots, backups, settings and git's
+ * files are all read and written through it. Two implementations: `layer` over `node:fs` (`internal/memoryFsNode.ts`,
+ * the only core module that imports it) and `layerMemory`, a complete in-memory file system (directories, files,
+ * symbolic links, FIFOs): with it, every live service makes an in-memory memdir world (`@memdir/testing`).
  */
-import { FileSystem } from "@effect/platform"
-import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import { MemoryFs } from "./internal/memoryFsCore.js"
 import { makeMemoryFsInMemory, type MemoryFsSeed } from "./internal/memoryFsMemory.js"
 import { makeMemoryFsNode } from "./internal/memoryFsNode.js"
-import { makeFileSystemInMemory } from "./internal/memoryFsPlatform.js"
-import { makeMemoryTree } from "./internal/memoryTree.js"
 
 export * from "./internal/memoryFsCore.js"
 
@@ -32,17 +28,5 @@ export const layer: Layer.Layer<MemoryFs> = Layer.sync(MemoryFs, () => makeMemor
  */
 export const layerMemory = (seed: MemoryFsSeed = {}): Layer.Layer<MemoryFs> =>
   Layer.sync(MemoryFs, () => makeMemoryFsInMemory(seed))
-
-/**
- * One in-memory world: the in-memory `MemoryFs` and an `@effect/platform` `FileSystem` over the same tree
- * (`internal/memoryFsPlatform.ts`), so services on either see each other's files. Seeded like `layerMemory`.
- */
-export const layerMemoryWorld = (seed: MemoryFsSeed = {}): Layer.Layer<MemoryFs | FileSystem.FileSystem> =>
-  Layer.syncContext(() => {
-    const tree = makeMemoryTree()
-    return Context.make(MemoryFs, makeMemoryFsInMemory(seed, tree)).pipe(
-      Context.add(FileSystem.FileSystem, makeFileSystemInMemory(tree))
-    )
-  })
 
 export type { MemoryFsSeed }

@@ -315,7 +315,7 @@ describe("DreamLock over MemoryFs", () => {
       const again = Option.getOrThrow(yield* lock.tryAcquire("/n"))
       yield* lock.rollback(again)
       assert.isFalse(yield* memoryFs.exists(`/n/${DREAM_LOCK_FILE}`))
-    }).pipe(Effect.provide(dreamLockLayer), Effect.provide(MemoryFs.layerMemoryWorld({ "/m/a.md": "a\n" }))))
+    }).pipe(Effect.provide(dreamLockLayer), Effect.provide(MemoryFs.layerMemory({ "/m/a.md": "a\n" }))))
 })
 
 describe("DreamLock.layerTest (in memory)", () => {

@@ -53,7 +53,7 @@ describe("snapshotMemoryDir (in memory)", () => {
       const snapshot = yield* snapshotMemoryDir(memoryDir)
       assert.deepStrictEqual([...snapshot.keys()].sort(), ["MEMORY.md", "a.md", "sub/b.md"])
       assert.strictEqual(snapshot.get("a.md")?.content, "# a\n")
-    }).pipe(Effect.provide(MemoryFs.layerMemoryWorld(seed))))
+    }).pipe(Effect.provide(MemoryFs.layerMemory(seed))))
 
   it.effect("a large memory: its copy is byte for byte (invalid UTF-8 included), 0600, digested from the same bytes", () =>
     Effect.gen(function*() {
@@ -76,7 +76,7 @@ describe("snapshotMemoryDir (in memory)", () => {
       yield* fs.writeFileAtomic(`${memoryDir}/big.md`, changed)
       const after = yield* snapshotMemoryDir(memoryDir)
       assert.deepStrictEqual(diffSnapshots(snapshot, after).updated.map((u) => u.file), ["big.md"])
-    }).pipe(Effect.provide(MemoryFs.layerMemoryWorld(seed))))
+    }).pipe(Effect.provide(MemoryFs.layerMemory(seed))))
 })
 
 describe("snapshotMemoryDir and the trace (real files)", () => {

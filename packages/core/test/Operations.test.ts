@@ -5,12 +5,13 @@
  * exactly one occurrence (or `replaceAll`), a missing, repeated or unchanged text refused with nothing written, and
  * a change landing between the edit's read and its write refused, never overwritten.
  */
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as os from "node:os"
 import type { EditMatchError } from "../src/Errors.js"
 import { memoryVersion } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -29,7 +30,7 @@ const live = Recall.layer.pipe(
   Layer.provideMerge(NodeContext.layer)
 )
 
-/** The same services over the in-memory world (the `MemoryFs` and platform `FileSystem` share its files), as TestMemdir. */
+/** The same services over the in-memory `MemoryFs`, as TestMemdir. */
 const inMemory = Recall.layer.pipe(
   Layer.provideMerge(
     MemoryStore.layerWithContainment.pipe(
@@ -38,7 +39,7 @@ const inMemory = Recall.layer.pipe(
       )
     )
   ),
-  Layer.provideMerge(Layer.merge(MemoryFs.layerMemoryWorld(), Path.layer))
+  Layer.provideMerge(Layer.merge(MemoryFs.layerMemory(), Path.layer))
 )
 
 type World =
@@ -47,32 +48,30 @@ type World =
   | Staleness.Staleness
   | Scanner.Scanner
   | MemoryFs.MemoryFs
-  | FileSystem.FileSystem
   | Path.Path
 
-/** The same contract on the disk and in memory (a temp directory of either world's `FileSystem`). */
+/** The same contract on the disk and in memory (a scratch directory made through either world's `MemoryFs`). */
 const worlds: ReadonlyArray<readonly [string, Layer.Layer<World>]> = [["on disk", live], ["in memory", inMemory]]
 
 const memoryFile = (name: string, description: string, type = "feedback", body = "The rule.\n") =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}`
 
-/** A fresh memory directory (team memory on unless told) with its files' helpers. */
+/** A fresh memory directory (team memory on unless told) with its files' helpers, through either world's `MemoryFs`. */
 const scratch = (teamEnabled = true) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
+    const fs = yield* MemoryFs.MemoryFs
     const path = yield* Path.Path
-    const memoryDir = path.join(yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "memdir-ops-" })), "m")
-    yield* fs.makeDirectory(memoryDir, { recursive: true })
+    const base = path.join(os.tmpdir(), `memdir-ops-${process.pid}-${Math.random().toString(16).slice(2)}`)
+    yield* Effect.acquireRelease(fs.makeDirectory(base), () => Effect.ignore(fs.remove(base, { recursive: true })))
+    const memoryDir = path.join(yield* fs.realPath(base), "m")
+    yield* fs.makeDirectory(memoryDir)
     const root: Operations.MemoryRoot = { memoryDir, teamEnabled }
     return {
       root,
-      read: (file: string) => fs.readFileString(path.join(memoryDir, file)),
+      read: (file: string) =>
+        Effect.map(fs.readFile(path.join(memoryDir, file), { maxBytes: 1 << 20 }), (read) => read.text),
       exists: (file: string) => fs.exists(path.join(memoryDir, file)),
-      plant: (file: string, text: string) =>
-        Effect.zipRight(
-          fs.makeDirectory(path.dirname(path.join(memoryDir, file)), { recursive: true }),
-          fs.writeFileString(path.join(memoryDir, file), text)
-        )
+      plant: (file: string, text: string) => fs.writeFileAtomic(path.join(memoryDir, file), text)
     }
   })
 

@@ -1,7 +1,7 @@
 /**
  * memdir with no disk, no git and no clock of its own: the live services over one in-memory world, holding
- * memories you declare in code. A write through any service (the store, the index, the platform `FileSystem`,
- * `MemoryFs`) is seen by recall, doctor and dream. For CI pipelines and unit tests of an agent loop that uses
+ * memories you declare in code. A write through any service (the store, the index, `MemoryFs` itself) is seen by
+ * recall, doctor and dream. For CI pipelines and unit tests of an agent loop that uses
  * memdir. The example in docs/library.md#test-layers runs as a test (test/docs/test-layers.test.ts):
  *
  *   it.effect("recalls", () => Effect.gen(function*() { … }).pipe(Effect.provide(TestMemdir.layer({ memories }))))
@@ -10,7 +10,7 @@
  * `TestClock.setTime(…)` decides what "today" is. No git and no model are in it: for the team sync, dream commits
  * and anything that must touch real files, use `Fixtures` (real temp directories and git repos) instead.
  */
-import { FileSystem, Path } from "@effect/platform"
+import { Path } from "@effect/platform"
 import type * as Containment from "@memdir/core/Containment"
 import * as DreamLock from "@memdir/core/DreamLock"
 import { serializeFrontmatter } from "@memdir/core/Frontmatter"
@@ -81,10 +81,9 @@ export const indexText = (memories: ReadonlyArray<TestMemory>): string =>
   memories.map((m) => `- [${m.name}](${memoryPath(m)}) — ${m.description}`.slice(0, 150)).join("\n") +
   (memories.length > 0 ? "\n" : "")
 
-/** What `TestMemdir.layer` provides: the live services, the in-memory world they share, and its `Path`. */
+/** What `TestMemdir.layer` provides: the live services, the in-memory file system they share, and `Path`. */
 export type TestMemdirServices =
   | MemoryFs.MemoryFs
-  | FileSystem.FileSystem
   | Path.Path
   | GitRoot.GitRoot
   | Settings.Settings
@@ -103,22 +102,21 @@ export type TestMemdirServices =
 const seed = (memoryDir: string, fileMap: Record<string, Recall.RecallTestFile>, index: string) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
+      const fs = yield* MemoryFs.MemoryFs
       const path = yield* Path.Path
-      yield* fs.makeDirectory(memoryDir, { recursive: true, mode: 0o700 })
-      yield* fs.writeFileString(path.join(memoryDir, MemoryIndex.INDEX_FILE), index, { mode: 0o600 })
+      yield* fs.makeDirectory(memoryDir)
+      yield* fs.writeFileAtomic(path.join(memoryDir, MemoryIndex.INDEX_FILE), index)
       for (const [relative, file] of Object.entries(fileMap)) {
         const absolute = path.join(memoryDir, relative)
-        yield* fs.makeDirectory(path.dirname(absolute), { recursive: true, mode: 0o700 })
-        yield* fs.writeFileString(absolute, file.content, { mode: 0o600 })
-        yield* fs.utimes(absolute, file.mtime, file.mtime)
+        yield* fs.writeFileAtomic(absolute, file.content)
+        yield* fs.setModified(absolute, file.mtime)
       }
     }).pipe(Effect.orDie)
   )
 
 /**
  * memdir in memory: the live scanner, index, store, recall, team guard and dream lock over one in-memory world
- * (`MemoryFs.layerMemoryWorld`: the `MemoryFs` and the platform `FileSystem` share its files), holding the
+ * (`MemoryFs.layerMemory`: every service reads and writes through the one in-memory `MemoryFs`), holding the
  * declared memories. A write through any service is seen by every other one; nothing touches the disk.
  */
 export const layer = (options: TestMemdirOptions = {}): Layer.Layer<TestMemdirServices> => {
@@ -130,7 +128,7 @@ export const layer = (options: TestMemdirOptions = {}): Layer.Layer<TestMemdirSe
     enabled: options.enabled ?? true,
     enabledBy: options.enabled === false ? "test" : "default"
   }
-  const world = Layer.merge(MemoryFs.layerMemoryWorld(), Path.layer)
+  const world = Layer.merge(MemoryFs.layerMemory(), Path.layer)
   const seeded = Layer.provideMerge(
     seed(memoryDir, files(options), options.index ?? indexText(options.memories ?? [])),
     world

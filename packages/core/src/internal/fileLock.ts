@@ -28,10 +28,10 @@ import type * as Scope from "effect/Scope"
 import { hostname } from "node:os"
 import * as NodePath from "node:path"
 import { ioErrorOf, isMissingFile, LockTimeoutError, type MemoryIoError } from "../Errors.js"
-import { currentPid, isProcessAlive, sweepAbandoned, uniqueToken } from "./atomicFile.js"
+import { currentPid, isProcessAlive, sweepAbandoned, uniqueToken } from "./leftovers.js"
 import { MemoryFs, type MemoryFsError } from "./memoryFsCore.js"
 
-export { isProcessAlive } from "./atomicFile.js"
+export { isProcessAlive } from "./leftovers.js"
 
 export interface LockOptions {
   /** How long to wait for a live holder before failing with `LockTimeoutError` (default 10 s). */

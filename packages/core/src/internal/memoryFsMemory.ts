@@ -3,7 +3,7 @@
  * POSIX path. It answers like the live one (same reasons, same refusals: a link in the last component is never
  * followed by a read, a FIFO is "not a regular file", `within` is verified), so the live services over it make a
  * memdir world with no disk. Times come from `Clock`, so `TestClock` drives them. The tree itself is
- * `internal/memoryTree.ts`, shared with the in-memory platform `FileSystem` (one world).
+ * `internal/memoryTree.ts`.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

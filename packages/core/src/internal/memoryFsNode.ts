@@ -27,8 +27,8 @@ import {
 } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
-import { tempFileName, uniqueToken } from "./atomicFile.js"
 import { isInside, withSeparator } from "./containment/inside.js"
+import { tempFileName, uniqueToken } from "./leftovers.js"
 import {
   describeKind,
   DIR_MODE,

@@ -1,8 +1,7 @@
 /**
  * The in-memory file tree: directories, regular files, symbolic links and FIFOs in a map keyed by absolute POSIX
- * path, with path resolution like the kernel's (links followed in every component, a loop bound). Both in-memory
- * facades share one tree, so they are one world: `internal/memoryFsMemory.ts` (the `MemoryFs`) and
- * `internal/memoryFsPlatform.ts` (the `@effect/platform` `FileSystem` the other services use).
+ * path, with path resolution like the kernel's (links followed in every component, a loop bound), under the in-memory
+ * `MemoryFs` (`internal/memoryFsMemory.ts`).
  */
 import * as NodePath from "node:path"
 import { isInside, withSeparator } from "./containment/inside.js"
