@@ -1,7 +1,7 @@
 /**
  * The whole of memdir as one layer: every live service, composed (team sync included, and a session's
  * `Extractor` when asked for), needing only what `@effect/platform-node`'s `NodeContext.layer` provides
- * (`FileSystem`, `Path`, and the `CommandExecutor` that team sync runs git with). An agent runtime provides it
+ * (`Path`, and the `CommandExecutor` that team sync runs git with). An agent runtime provides it
  * once per session:
  *
  *   const MemdirLive = Memdir.layer().pipe(Layer.provide(NodeContext.layer))
@@ -15,7 +15,6 @@
  * (docs/architecture.md#start-up).
  */
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -104,17 +103,20 @@ export type ExtractorOf<O> = O extends { readonly extractor: Extract.ExtractInpu
 export type RequirementsOf<O> = O extends { readonly gitAges: Layer.Layer<GitAges.GitAges, never, infer R> } ? R
   : never
 
-/** The platform services `layer` runs on: all three come from `NodeContext.layer`. */
-export type Platform = FileSystem.FileSystem | Path.Path | CommandExecutor
+/**
+ * The platform services `layer` runs on: `Path`, and the `CommandExecutor` team sync runs git with; both come from
+ * `NodeContext.layer`. (Files are read and written through `MemoryFs`, which the layer builds in.)
+ */
+export type Platform = Path.Path | CommandExecutor
 
 /** Settings (with the trusted flag, when given), git root and memory paths over the live `MemoryFs`. */
 export const locationLayer = (
   options: LocationLayerOptions = {}
-): Layer.Layer<LocationServices, ConfigError.ConfigError, FileSystem.FileSystem | Path.Path> => {
+): Layer.Layer<LocationServices, ConfigError.ConfigError, Path.Path> => {
   const settings = options.flagMemoryDir === undefined ?
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
-  return inOrder<FileSystem.FileSystem | Path.Path>()((start) =>
+  return inOrder<Path.Path>()((start) =>
     pipe(start, andThen(MemoryFs.layer), andThen(settings), andThen(GitRoot.layer), andThen(MemoryPaths.layer))
   )
 }

@@ -9,7 +9,7 @@
  * `await import()` of it (vitest loads every module so, and `Memdir.layer` imports its services so) calls that
  * `then` and never settles.
  *
- *   inOrder<FileSystem | Path>()((start) => pipe(start, andThen(Settings.layer), andThen(GitRoot.layer), …))
+ *   inOrder<Path>()((start) => pipe(start, andThen(Settings.layer), andThen(GitRoot.layer), …))
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -46,7 +46,7 @@ export const andThen = <ROut, E2, RIn>(layer: Layer.Layer<ROut, E2, RIn>) =>
 
 /**
  * A layer from the services built in order, starting from the `Start` services it is given (which it provides
- * too): `inOrder<FileSystem | Path>()((start) => pipe(start, andThen(…), …))`.
+ * too): `inOrder<Path>()((start) => pipe(start, andThen(…), …))`.
  */
 export const inOrder =
   <Start>() => <A, E>(build: (start: Built<Start, never, Start>) => Built<A, E, Start>): Layer.Layer<A, E, Start> =>
