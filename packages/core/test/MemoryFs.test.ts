@@ -154,6 +154,20 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
+    it.scoped("makeDirectory makes missing parents (0700), accepts an existing one, refuses a file in the way", () =>
+      inWorld((root, fs) =>
+        Effect.gen(function*() {
+          yield* fs.makeDirectory(`${root}/p/q/r`)
+          assert.deepStrictEqual([(yield* fs.lstat(`${root}/p`)).mode, (yield* fs.lstat(`${root}/p/q/r`)).mode], [
+            0o700,
+            0o700
+          ])
+          yield* fs.makeDirectory(`${root}/dir`)
+          const file = yield* Effect.flip(fs.makeDirectory(`${root}/dir/a.md/x`))
+          assert.strictEqual(file.reason, "NotDirectory")
+        })
+      ))
+
     it.scoped("append creates a private file and adds to it; a FIFO or a link is refused", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {

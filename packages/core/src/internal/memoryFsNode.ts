@@ -23,7 +23,8 @@ import {
   readlinkSync,
   readSync,
   realpathSync,
-  type Stats
+  type Stats,
+  statSync
 } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
@@ -584,6 +585,32 @@ const walkKindsDirectory: WalkStep<WalkKindEntry> = (directory, isRoot, options,
 const walkKinds = breadthFirst<WalkKindEntry>(walkKindsDirectory)
 
 /**
+ * `mkdir -p`, one level at a time: Node's `recursive` mkdir answers ENOENT where the system said EROFS or EACCES,
+ * and the error must name the real cause. An existing directory (or a link to one) is fine, as with `mkdir -p`.
+ */
+const makeParentsSync = (path: string): void => {
+  try {
+    mkdirSync(path, { mode: DIR_MODE })
+    return
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "EEXIST") {
+      if (statSync(path).isDirectory()) return
+      throw error
+    }
+    const parent = NodePath.dirname(path)
+    if (code !== "ENOENT" || parent === path) throw error
+  }
+  makeParentsSync(NodePath.dirname(path))
+  try {
+    mkdirSync(path, { mode: DIR_MODE })
+  } catch (error) {
+    // made meanwhile by someone else: fine, as above
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !statSync(path).isDirectory()) throw error
+  }
+}
+
+/**
  * Synchronously, like the path lookups: a directory that exists (nearly every call: the memory directory before
  * each tool command) costs one system call, not a round trip through the thread pool.
  */
@@ -591,7 +618,7 @@ const makeDirectory = (path: string, options: { readonly within?: string | undef
   Effect.gen(function*() {
     const within = options.within
     if (within === undefined) {
-      yield* sysSync("create directory", path, () => mkdirSync(path, { recursive: true, mode: DIR_MODE }))
+      yield* sysSync("create directory", path, () => makeParentsSync(NodePath.resolve(path)))
       return
     }
     // one level at a time, checking before each step that what exists so far resolves inside `within`
