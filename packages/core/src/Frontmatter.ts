@@ -9,8 +9,8 @@
  */
 import * as Either from "effect/Either"
 import type { InvalidFrontmatterError } from "./Errors.js"
-import { type ParsedFrontmatter, parseHeader, stripBom } from "./internal/scanFrontmatter.js"
-import { yamlEntry, yamlScalar } from "./internal/scanYaml.js"
+import { type ParsedFrontmatter, parseHeader, stripBom } from "./internal/scan/frontmatter.js"
+import { yamlEntry, yamlScalar } from "./internal/scan/yaml.js"
 import type { Frontmatter } from "./Memory.js"
 
 export {
@@ -18,7 +18,7 @@ export {
   FRONTMATTER_MAX_BYTES,
   FRONTMATTER_MAX_LINES,
   type ParsedFrontmatter
-} from "./internal/scanFrontmatter.js"
+} from "./internal/scan/frontmatter.js"
 
 /**
  * Parses the header of a memory file. `text` is the file's head (more is fine: only the first 30 lines, at most

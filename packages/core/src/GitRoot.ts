@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { isInside } from "./internal/containment/inside.js"
-import { GIT_FILE_MAX_BYTES, parseDotGitFile, parsePointerFile } from "./internal/gitFiles.js"
+import { GIT_FILE_MAX_BYTES, parseDotGitFile, parsePointerFile } from "./internal/git/files.js"
 import { type FileKind, MemoryFs } from "./MemoryFs.js"
 
 export interface GitRootInfo {

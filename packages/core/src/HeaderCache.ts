@@ -16,7 +16,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
-import { type CacheFormat, readCacheFile, writeCacheFile } from "./internal/cacheFile.js"
+import { type CacheFormat, readCacheFile, writeCacheFile } from "./internal/fs/cacheFile.js"
 import { isMemoryType, type MemoryKind } from "./Memory.js"
 import { MemoryFs } from "./MemoryFs.js"
 

@@ -19,7 +19,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { InvalidMemoryInputError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
-import { withLock } from "./internal/fileLock.js"
+import { withLock } from "./internal/fs/lock.js"
 import { FILE_MODE, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 export const SESSIONS_DIR = ".sessions"

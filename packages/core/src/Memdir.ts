@@ -26,7 +26,7 @@ import type * as Extract from "./Extract.js"
 import type * as GitAges from "./GitAges.js"
 import * as GitRoot from "./GitRoot.js"
 import type * as HeaderCache from "./HeaderCache.js"
-import { andThen, inOrder } from "./internal/layersInOrder.js"
+import { andThen, inOrder } from "./internal/layers/inOrder.js"
 import * as MemoryFs from "./MemoryFs.js"
 import type * as MemoryIndex from "./MemoryIndex.js"
 import * as MemoryPaths from "./MemoryPaths.js"
@@ -131,7 +131,7 @@ export const layer = <const O extends MemdirLayerOptions<any> = {}>(
 > =>
   Layer.unwrapEffect(
     Effect.map(
-      Effect.promise(() => import("./internal/memdirServices.js")),
+      Effect.promise(() => import("./internal/layers/memdirServices.js")),
       (services) => services.compose(options, locationLayer(options))
     )
   ) as Layer.Layer<MemdirServices | ExtractorOf<O>, ConfigError.ConfigError, Platform | RequirementsOf<O>>

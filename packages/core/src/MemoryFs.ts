@@ -8,16 +8,16 @@
  * implementation) and which keeps the original failure as its `cause`.
  *
  * It is memdir's one door to the disk: memories, indexes, logs, cursors, locks, snapshots, backups, settings and git's
- * files are all read and written through it. Two implementations: `layer` over `node:fs` (`internal/memoryFsNode.ts`,
+ * files are all read and written through it. Two implementations: `layer` over `node:fs` (`internal/fs/node.ts`,
  * the only core module that imports it) and `layerMemory`, a complete in-memory file system (directories, files,
  * symbolic links, FIFOs): with it, every live service makes an in-memory memdir world (`@memdir/testing`).
  */
 import * as Layer from "effect/Layer"
-import { MemoryFs } from "./internal/memoryFsCore.js"
-import { makeMemoryFsInMemory, type MemoryFsSeed } from "./internal/memoryFsMemory.js"
-import { makeMemoryFsNode } from "./internal/memoryFsNode.js"
+import { MemoryFs } from "./internal/fs/core.js"
+import { makeMemoryFsInMemory, type MemoryFsSeed } from "./internal/fs/memory.js"
+import { makeMemoryFsNode } from "./internal/fs/node.js"
 
-export * from "./internal/memoryFsCore.js"
+export * from "./internal/fs/core.js"
 
 /** The real file system (`node:fs`). */
 export const layer: Layer.Layer<MemoryFs> = Layer.sync(MemoryFs, () => makeMemoryFsNode())

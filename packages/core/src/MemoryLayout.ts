@@ -7,12 +7,12 @@
  * `modified:`). A directory's layout is what most of its typed memories use; an existing file keeps its own; the
  * `memoryLayout` setting forces one. Every key a file has is kept on rewrite. Pure: no I/O here.
  */
-import { type Layout, type LayoutSetting } from "./internal/layoutSetting.js"
-import { yamlEntry, yamlScalar } from "./internal/scanYaml.js"
+import { type Layout, type LayoutSetting } from "./internal/location/layoutSetting.js"
+import { yamlEntry, yamlScalar } from "./internal/scan/yaml.js"
 import type { Frontmatter, MemoryHeader } from "./Memory.js"
 import { MODIFIED_KEY } from "./MemoryAge.js"
 
-export { type Layout, type LayoutSetting, layoutSettings } from "./internal/layoutSetting.js"
+export { type Layout, type LayoutSetting, layoutSettings } from "./internal/location/layoutSetting.js"
 
 /** `kebab`: names are slugs (`testing-policy`); `text`: names are titles (`Testing policy`). */
 export type NameStyle = "kebab" | "text"

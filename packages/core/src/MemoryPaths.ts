@@ -19,7 +19,7 @@ import * as NodePath from "node:path"
 import { InvalidMemoryDirError, SettingsError } from "./Errors.js"
 import { GitRoot, type GitRootInfo } from "./GitRoot.js"
 import { isInside } from "./internal/containment/inside.js"
-import { type LayoutSetting, layoutSettings } from "./internal/layoutSetting.js"
+import { type LayoutSetting, layoutSettings } from "./internal/location/layoutSetting.js"
 import {
   defaultMemoryDirWith,
   isEnvDefinedFalsy,
@@ -27,8 +27,8 @@ import {
   isMemoryPathWith,
   type PathOps,
   validateMemoryDirOverrideWith
-} from "./internal/paths.js"
-import { resolveTeamSwitch, type TeamSwitch } from "./internal/teamSwitch.js"
+} from "./internal/location/paths.js"
+import { resolveTeamSwitch, type TeamSwitch } from "./internal/location/teamSwitch.js"
 import { MemoryFs } from "./MemoryFs.js"
 import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, type RefusedSettings, Settings } from "./Settings.js"
 
@@ -39,7 +39,7 @@ export {
   MAX_SANITIZED_LENGTH,
   SANITIZED_HASH_LENGTH,
   sanitizeProjectName
-} from "./internal/paths.js"
+} from "./internal/location/paths.js"
 
 export interface MemoryLocation {
   readonly root: GitRootInfo

@@ -42,8 +42,8 @@ import {
   VersionConflictError
 } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
-import { type LockOptions, withLock } from "./internal/fileLock.js"
-import { LOGS_DIR_NAME } from "./internal/scanPaths.js"
+import { type LockOptions, withLock } from "./internal/fs/lock.js"
+import { LOGS_DIR_NAME } from "./internal/scan/paths.js"
 import { Frontmatter, MEMORY_MAX_BYTES, type MemoryScope, memoryVersion, scopeOf, TEAM_DIR } from "./Memory.js"
 import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 import {

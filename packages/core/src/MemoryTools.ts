@@ -26,10 +26,10 @@ import { Containment } from "./Containment.js"
 import { type LockTimeoutError, MemoryIoError, type PathTraversalError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
-import { describeFiles, headBuffer as makeHeadBuffer } from "./internal/listHeads.js"
-import type { RunTrace } from "./internal/runTrace.js"
-import { compileSafeRegex, makeLineSearch } from "./internal/safeRegex.js"
-import { isCandidatePath } from "./internal/scanPaths.js"
+import type { RunTrace } from "./internal/runs/trace.js"
+import { describeFiles, headBuffer as makeHeadBuffer } from "./internal/scan/listHeads.js"
+import { isCandidatePath } from "./internal/scan/paths.js"
+import { compileSafeRegex, makeLineSearch } from "./internal/text/safeRegex.js"
 import { type MemoryScope, memoryVersion, TEAM_DIR } from "./Memory.js"
 import { isoTime } from "./MemoryAge.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
@@ -70,7 +70,7 @@ export interface MemoryToolsOptions {
   /** Team memory is on: paths under `team/` are team memories (the store's team rules). Default off: refused. */
   readonly team?: boolean | undefined
   /**
-   * The run's trace (`internal/runTrace.ts`): before a tool replaces or deletes a memory, its text is kept there
+   * The run's trace (`internal/runs/trace.ts`): before a tool replaces or deletes a memory, its text is kept there
    * (the first version the run replaced), and the change names the backup. Without it nothing is backed up.
    */
   readonly trace?: RunTrace | undefined

@@ -8,7 +8,7 @@
  * 64 KiB) and one close. Bad files become `problems`; the scan itself never fails.
  *
  * Per file, only the header block between the fences is decoded while it is open, and read by the fast path for
- * flat `key: value` headers when it can (internal/scanYaml.ts), by the YAML parser otherwise.
+ * flat `key: value` headers when it can (internal/scan/yaml.ts), by the YAML parser otherwise.
  *
  * With a `limit` (recall), the scan reads only what it keeps: it lists and stats every file, picks the newest by
  * mtime with a bounded heap, and reads only their heads, one further for each head that is not a valid memory.
@@ -24,8 +24,8 @@ import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from 
 import { GitAges } from "./GitAges.js"
 import { type CachedHead, HeaderCache, type HeaderCacheTable } from "./HeaderCache.js"
 import { isInside, withSeparator } from "./internal/containment/inside.js"
-import { bodyHeadOf, headerlessMemory } from "./internal/scanBody.js"
-import { parseLocatedHead, readHeadLocation } from "./internal/scanHead.js"
+import { bodyHeadOf, headerlessMemory } from "./internal/scan/body.js"
+import { parseLocatedHead, readHeadLocation } from "./internal/scan/head.js"
 import {
   isCandidatePath,
   isMemoryFileName,
@@ -35,8 +35,8 @@ import {
   normalizeLimit,
   normalizeRelativePath,
   sortNewestFirst
-} from "./internal/scanPaths.js"
-import { type HeadKind, newest, newestSelection, readNewest, readNewestBatched } from "./internal/scanSelect.js"
+} from "./internal/scan/paths.js"
+import { type HeadKind, newest, newestSelection, readNewest, readNewestBatched } from "./internal/scan/select.js"
 import type { MemoryHeader, ScanProblem } from "./Memory.js"
 import { type AgeBasis, ageBasis, stampHeader, withWrittenWarning, writtenAtIn } from "./MemoryAge.js"
 // The scan is memdir's one hot path, measured against merely reading the files' heads with plain fs
@@ -54,7 +54,7 @@ import {
 export { FRONTMATTER_MAX_BYTES, FRONTMATTER_MAX_LINES } from "./Frontmatter.js"
 /** Reference: 200 candidates for the selector. */
 export const DEFAULT_CANDIDATE_CAP = 200
-export { FIRST_READ_BYTES } from "./internal/scanHead.js"
+export { FIRST_READ_BYTES } from "./internal/scan/head.js"
 
 export interface ScanOptions {
   /**

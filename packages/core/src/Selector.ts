@@ -3,9 +3,9 @@
  *
  * `layer` is the offline selector, the default when no model is configured: no key, no network, any language.
  * It analyses each candidate (name, description, path, type and the head of the body the scan already read) with
- * Unicode word segmentation, per-language stopwords and stemming, and Hangul/CJK bigrams (internal/textAnalysis),
+ * Unicode word segmentation, per-language stopwords and stemming, and Hangul/CJK bigrams (internal/text/analysis),
  * weighs each query term by a general word-frequency prior blended with the candidate set's own statistics, and
- * scores with saturated, field-weighted term frequencies (internal/selectorIndex). A memory is kept only on
+ * scores with saturated, field-weighted term frequencies (internal/text/selectorIndex). A memory is kept only on
  * absolute evidence (enough informative words matched, whatever the length of the request) and when it scores
  * close enough to the best one, because surfacing nothing is better than surfacing noise. Its quality is measured
  * on labelled sets in `test/Selector.test.ts` (`fixtures/selector-set/`, ten directories in five languages).
@@ -18,6 +18,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import {
+  analyzeText,
+  gramPriorWeight,
+  priorWeight,
+  removeExcludedTopics,
+  WEAK_TERMS
+} from "./internal/text/analysis.js"
+import {
   type BodyTerms,
   type CandidateIndex,
   fieldsHolding,
@@ -25,8 +32,7 @@ import {
   type IndexableMemory,
   indexCandidates,
   type MemoryField
-} from "./internal/selectorIndex.js"
-import { analyzeText, gramPriorWeight, priorWeight, removeExcludedTopics, WEAK_TERMS } from "./internal/textAnalysis.js"
+} from "./internal/text/selectorIndex.js"
 import type { MemoryHeader } from "./Memory.js"
 
 export const MAX_SELECTED = 5

@@ -20,9 +20,9 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { homedir } from "node:os"
 import { SettingsError } from "./Errors.js"
-import { parseDotGitFile } from "./internal/gitFiles.js"
-import { makeMemoryFsNode } from "./internal/memoryFsNode.js"
-import { expandHome, isEnvTruthy } from "./internal/paths.js"
+import { makeMemoryFsNode } from "./internal/fs/node.js"
+import { parseDotGitFile } from "./internal/git/files.js"
+import { expandHome, isEnvTruthy } from "./internal/location/paths.js"
 import { type MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 /** Where a setting came from. `project` is committed in the repo and never trusted for the directory. */

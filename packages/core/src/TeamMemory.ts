@@ -2,7 +2,7 @@
  * Team memory: `<memdir>/team/`, memories shared with the people you work with, with its own `team/MEMORY.md`.
  * This module holds the team location (directory, switch, remote), the programs that write and list team
  * memories, and the team part of the prompt. Every path under `team/` goes through the `MemoryStore` and so
- * through `TeamGuard`; the switch itself is resolved once with the other settings (`internal/teamSwitch.ts`, by
+ * through `TeamGuard`; the switch itself is resolved once with the other settings (`internal/location/teamSwitch.ts`, by
  * `MemoryPaths`), and the contradiction check lives in `TeamContradiction.ts`.
  *
  * Every change to `team/` (writes, the team index, sync) happens under one lock, `<memdir>/.team.lock`, which
@@ -31,9 +31,9 @@ import {
   type TeamMemoryDisabledError
 } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
-import { withLock } from "./internal/fileLock.js"
-import { conflictOriginal } from "./internal/teamConflict.js"
-import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/teamSwitch.js"
+import { withLock } from "./internal/fs/lock.js"
+import { resolveTeamSwitch, TEAM_MEMORY_ENV } from "./internal/location/teamSwitch.js"
+import { conflictOriginal } from "./internal/team/conflict.js"
 import { type Frontmatter, type MemoryHeader, type MemoryScope, type ScanProblem, scopeOf, TEAM_DIR } from "./Memory.js"
 import { MemoryFs } from "./MemoryFs.js"
 import { INDEX_FILE, type LoadedIndex, toLoadedIndex } from "./MemoryIndex.js"
@@ -64,7 +64,7 @@ export {
   TEAM_MEMORY_ENV,
   type TeamSettings,
   validateTeamRemote
-} from "./internal/teamSwitch.js"
+} from "./internal/location/teamSwitch.js"
 export {
   checkTeamContradictions,
   type Contradiction,

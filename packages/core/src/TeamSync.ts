@@ -51,8 +51,8 @@ import {
   TeamSyncRejectedError
 } from "./Errors.js"
 import * as Git from "./Git.js"
-import { commitTimesArgs, parseCommitTimes } from "./internal/commitTimes.js"
-import { currentPid } from "./internal/leftovers.js"
+import { currentPid } from "./internal/fs/leftovers.js"
+import { commitTimesArgs, parseCommitTimes } from "./internal/git/commitTimes.js"
 import { MEMORY_MAX_BYTES } from "./Memory.js"
 import { layer as MemoryFsLayer, MemoryFs } from "./MemoryFs.js"
 import { TEAM_DIR, TeamGuard } from "./TeamGuard.js"

@@ -9,7 +9,7 @@
  * likely secret (SecretScan).
  */
 import * as Either from "effect/Either"
-import { conflictCopyPath } from "./internal/teamConflict.js"
+import { conflictCopyPath } from "./internal/team/conflict.js"
 import { MEMORY_MAX_BYTES } from "./Memory.js"
 import { INDEX_FILE } from "./MemoryIndex.js"
 import { scanSecrets } from "./SecretScan.js"

@@ -19,9 +19,15 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import { parseMemoryFile } from "./Frontmatter.js"
-import { type CacheFormat, readCacheFile, writeCacheFile } from "./internal/cacheFile.js"
-import { analyzeBody, type BodyTerms, headerKey, type HeaderTerms, headerTermsOf } from "./internal/selectorIndex.js"
-import { type Language, LANGUAGES } from "./internal/textLanguage.js"
+import { type CacheFormat, readCacheFile, writeCacheFile } from "./internal/fs/cacheFile.js"
+import { type Language, LANGUAGES } from "./internal/text/language.js"
+import {
+  analyzeBody,
+  type BodyTerms,
+  headerKey,
+  type HeaderTerms,
+  headerTermsOf
+} from "./internal/text/selectorIndex.js"
 import type { MemoryHeader } from "./Memory.js"
 import { type FileInfo, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 

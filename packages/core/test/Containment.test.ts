@@ -9,7 +9,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as NodePath from "node:path"
 import { isInside, sanitizeKey } from "../src/Containment.js"
 
-/** The rule `internal/paths.ts` answered with `path.relative` (case-insensitive on Windows, as `relative` is). */
+/** The rule `internal/location/paths.ts` answered with `path.relative` (case-insensitive on Windows, as `relative` is). */
 const byRelative = (path: NodePath.PlatformPath, root: string, candidate: string): boolean => {
   const relative = path.relative(root, candidate)
   return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))

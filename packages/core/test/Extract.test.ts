@@ -27,7 +27,7 @@ import {
   renderExtractionPrompt,
   sessionFileStem
 } from "../src/Extract.js"
-import { acquireLock, releaseLock } from "../src/internal/fileLock.js"
+import { acquireLock, releaseLock } from "../src/internal/fs/lock.js"
 import {
   INDEX_FILE,
   INDEX_LOCK,

@@ -1,5 +1,5 @@
 /**
- * The cross-process lock (`internal/fileLock.ts`) on real files: waiting, timing out, mutual exclusion, taking over
+ * The cross-process lock (`internal/fs/lock.ts`) on real files: waiting, timing out, mutual exclusion, taking over
  * a dead or stale holder without ever removing a newer one. Its owner-file re-dating runs on the in-memory file
  * system under `TestClock` (no sleep). Other processes contending for it: `test/concurrency.test.ts` at the root.
  */
@@ -13,7 +13,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
-import { acquireLock, releaseLock, withLock } from "../src/internal/fileLock.js"
+import { acquireLock, releaseLock, withLock } from "../src/internal/fs/lock.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import { lockWaitLatch } from "./support/lockWait.js"
 

@@ -8,7 +8,7 @@ import {
   parseMemoryFile,
   serializeFrontmatter
 } from "../src/Frontmatter.js"
-import { isPlainSafe, parseFlatBlock, parseYamlBlock } from "../src/internal/scanYaml.js"
+import { isPlainSafe, parseFlatBlock, parseYamlBlock } from "../src/internal/scan/yaml.js"
 import { memoryTypes } from "../src/Memory.js"
 
 const parsed = (text: string, path = "feedback_testing.md"): ParsedFrontmatter => {

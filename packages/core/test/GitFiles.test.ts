@@ -4,7 +4,7 @@
  * here, the spellings git and other tools write.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { parseDotGitFile, parsePointerFile } from "../src/internal/gitFiles.js"
+import { parseDotGitFile, parsePointerFile } from "../src/internal/git/files.js"
 
 describe("parseDotGitFile", () => {
   it("reads the gitdir line as written, its blanks and line end trimmed", () => {

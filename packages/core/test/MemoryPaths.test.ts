@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process"
 import * as NodePath from "node:path"
 import type { InvalidMemoryDirError } from "../src/Errors.js"
 import * as GitRoot from "../src/GitRoot.js"
-import { isMemoryPathWith, validateMemoryDirOverrideWith } from "../src/internal/paths.js"
+import { isMemoryPathWith, validateMemoryDirOverrideWith } from "../src/internal/location/paths.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import {
   defaultMemoryDir,

@@ -8,7 +8,7 @@ import type * as NodeFs from "node:fs"
 import { createRequire, syncBuiltinESMExports } from "node:module"
 import type { AgentTool } from "../src/Agent.js"
 import { PathTraversalError } from "../src/Errors.js"
-import { acquireLock, releaseLock } from "../src/internal/fileLock.js"
+import { acquireLock, releaseLock } from "../src/internal/fs/lock.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import {
   INDEX_FILE,

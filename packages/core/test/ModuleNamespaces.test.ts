@@ -1,7 +1,7 @@
 /**
  * No module of the library is a thenable. A module that exports `then` makes its namespace one: `await import()`
  * of it calls that `then` and never settles, so a program (or vitest, which loads every module so) that imports it
- * hangs. A step of `internal/layersInOrder.ts` was once named `then`, and every test file importing `Memdir` hung
+ * hangs. A step of `internal/layers/inOrder.ts` was once named `then`, and every test file importing `Memdir` hung
  * in collection. Each module is imported here dynamically and raced against a timer, so a thenable fails the test
  * instead of hanging it.
  */

@@ -8,7 +8,7 @@ import {
   makeLineSearch,
   SAFE_REGEX_MAX_LINE_CHARS,
   SAFE_REGEX_MAX_PATTERN_CHARS
-} from "../src/internal/safeRegex.js"
+} from "../src/internal/text/safeRegex.js"
 
 /** The attack of issue 13: a model's grep for `^(a+)+$` over a file of `a`×40 + `!`. */
 const HOSTILE_PATTERN = "^(a+)+$"

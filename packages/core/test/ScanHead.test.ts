@@ -1,5 +1,5 @@
 /**
- * The scanner's head reader (`internal/scanHead.ts`: fences found on the raw bytes, only the block decoded) against
+ * The scanner's head reader (`internal/scan/head.ts`: fences found on the raw bytes, only the block decoded) against
  * the string parser (`parseFrontmatter`): the same header, or the same error, on every Markdown file of the test
  * fixtures, whole or cut to the bytes a scan reads.
  */
@@ -8,7 +8,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { fileURLToPath } from "node:url"
 import { FRONTMATTER_MAX_BYTES, parseFrontmatter } from "../src/Frontmatter.js"
-import { readHead } from "../src/internal/scanHead.js"
+import { readHead } from "../src/internal/scan/head.js"
 
 const fixtures = NodePath.join(NodePath.dirname(fileURLToPath(import.meta.url)), "fixtures")
 

@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { parseFrontmatter } from "../src/Frontmatter.js"
-import { readHead } from "../src/internal/scanHead.js"
+import { readHead } from "../src/internal/scan/head.js"
 import {
   type Dated,
   headerlessLookahead,
@@ -17,7 +17,7 @@ import {
   newest,
   readNewest,
   readNewestBatched
-} from "../src/internal/scanSelect.js"
+} from "../src/internal/scan/select.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import * as Scanner from "../src/Scanner.js"

@@ -5,7 +5,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { analyzeText, removeExcludedTopics } from "../src/internal/textAnalysis.js"
+import { analyzeText, removeExcludedTopics } from "../src/internal/text/analysis.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as ScannerModule from "../src/Scanner.js"
 import {

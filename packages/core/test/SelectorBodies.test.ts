@@ -4,7 +4,7 @@
  * does not fill the five slots.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { analyzeBody } from "../src/internal/selectorIndex.js"
+import { analyzeBody } from "../src/internal/text/selectorIndex.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import { MANIFEST_MAX_LINES, manifestCandidates } from "../src/ModelSelector.js"
 import { collapseFamilies, familyOf, selectRelevantMemories } from "../src/Selector.js"

@@ -15,8 +15,8 @@ import {
   priorWeight,
   segmentWords,
   tallyWords
-} from "../src/internal/textAnalysis.js"
-import { foldWord, stemWord, stripKoreanSuffix } from "../src/internal/textLanguage.js"
+} from "../src/internal/text/analysis.js"
+import { foldWord, stemWord, stripKoreanSuffix } from "../src/internal/text/language.js"
 
 describe("text analysis", () => {
   it("ships exactly the word lists the generator makes from the stopword and word-frequency packages", () => {

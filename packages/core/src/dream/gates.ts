@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { DreamLock, type DreamLockState } from "../DreamLock.js"
 import { ioErrorOf, isMissingFile } from "../Errors.js"
-import { sanitizeProjectName } from "../internal/paths.js"
+import { sanitizeProjectName } from "../internal/location/paths.js"
 import { type DirectoryEntry, FILE_MODE, type FileInfo, MemoryFs, MemoryFsError } from "../MemoryFs.js"
 
 /** Gate 1: hours since lastConsolidatedAt. */

@@ -15,7 +15,7 @@ import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { LOGS_DIR } from "../DailyLog.js"
 import { ioErrorOf, isMissingFile, MemoryIoError } from "../Errors.js"
-import { makeRunTrace, type RunTrace } from "../internal/runTrace.js"
+import { makeRunTrace, type RunTrace } from "../internal/runs/trace.js"
 import { MemoryFs, type MemoryFsError } from "../MemoryFs.js"
 import { INDEX_FILE } from "../MemoryIndex.js"
 import { TEAM_DIR } from "../TeamGuard.js"
@@ -300,7 +300,7 @@ export const diffSnapshots = (
   return { created, updated, deleted, merged, index }
 }
 
-export { stampOf } from "../internal/runTrace.js"
+export { stampOf } from "../internal/runs/trace.js"
 
 /** Where one dream keeps its trace: `.dream/<stamp>/` (see `RunTrace`), and where large files are copied first. */
 export interface DreamTrace extends RunTrace {

@@ -7,7 +7,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import { WAITING_FOR_LOCK } from "../../src/internal/fileLock.js"
+import { WAITING_FOR_LOCK } from "../../src/internal/fs/lock.js"
 
 export const lockWaitLatch = Effect.gen(function*() {
   const waiting = yield* Deferred.make<void>()

@@ -8,13 +8,13 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NodePath from "node:path"
-import { MemoryIoError } from "../Errors.js"
-import { MEMORY_MAX_BYTES } from "../Memory.js"
-import { describeKind, MemoryFs, MemoryFsError } from "../MemoryFs.js"
-import { scanSecrets } from "../SecretScan.js"
-import { isInside } from "./containment/inside.js"
-import { guardError } from "./teamGuardFs.js"
-import { checkKeyWith } from "./teamGuardKey.js"
+import { MemoryIoError } from "../../Errors.js"
+import { MEMORY_MAX_BYTES } from "../../Memory.js"
+import { describeKind, MemoryFs, MemoryFsError } from "../../MemoryFs.js"
+import { scanSecrets } from "../../SecretScan.js"
+import { isInside } from "../containment/inside.js"
+import { guardError } from "./guardFs.js"
+import { checkKeyWith } from "./guardKey.js"
 
 export interface AuditViolation {
   /** Relative to the team directory, `/` separators (`.` for the team directory itself). */

@@ -5,8 +5,8 @@
  * instead, which then sees exactly the lines it would see in the whole file.
  */
 import * as Either from "effect/Either"
-import type { InvalidFrontmatterError } from "../Errors.js"
-import { FRONTMATTER_MAX_LINES, type ParsedFrontmatter, parseHeader, readBlock, stripBom } from "./scanFrontmatter.js"
+import type { InvalidFrontmatterError } from "../../Errors.js"
+import { FRONTMATTER_MAX_LINES, type ParsedFrontmatter, parseHeader, readBlock, stripBom } from "./frontmatter.js"
 
 export type HeadLocation =
   /** The block between the fences, as byte offsets; `endLine` is the 1-based line of the closing fence. */
@@ -108,7 +108,7 @@ export const readHeadLocation = (
 
 /**
  * The header of a head located by {@link readHeadLocation}: between clean fences only the block is decoded (and
- * read by the fast path when it can: internal/scanYaml.ts), anything else is parsed from the decoded head.
+ * read by the fast path when it can: internal/scan/yaml.ts), anything else is parsed from the decoded head.
  */
 export const parseLocatedHead = (
   buffer: Buffer,

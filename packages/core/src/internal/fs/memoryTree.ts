@@ -1,11 +1,11 @@
 /**
  * The in-memory file tree: directories, regular files, symbolic links and FIFOs in a map keyed by absolute POSIX
  * path, with path resolution like the kernel's (links followed in every component, a loop bound), under the in-memory
- * `MemoryFs` (`internal/memoryFsMemory.ts`).
+ * `MemoryFs` (`internal/fs/memory.ts`).
  */
 import * as NodePath from "node:path"
-import { isInside, withSeparator } from "./containment/inside.js"
-import type { FileInfo, MemoryFsReason } from "./memoryFsCore.js"
+import { isInside, withSeparator } from "../containment/inside.js"
+import type { FileInfo, MemoryFsReason } from "./core.js"
 
 export type Node =
   | { readonly kind: "File"; data: Uint8Array; mtimeMs: number; readonly ino: number; mode: number }

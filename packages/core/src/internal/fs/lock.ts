@@ -27,9 +27,9 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { hostname } from "node:os"
 import * as NodePath from "node:path"
-import { ioErrorOf, isMissingFile, LockTimeoutError, type MemoryIoError } from "../Errors.js"
+import { ioErrorOf, isMissingFile, LockTimeoutError, type MemoryIoError } from "../../Errors.js"
+import { MemoryFs, type MemoryFsError } from "./core.js"
 import { currentPid, isProcessAlive, sweepAbandoned, uniqueToken } from "./leftovers.js"
-import { MemoryFs, type MemoryFsError } from "./memoryFsCore.js"
 
 export { isProcessAlive } from "./leftovers.js"
 

@@ -6,10 +6,10 @@
  * A key is what a teammate (or a sync) names a team file with: a path relative to `team/`, `/`-separated.
  */
 import * as Either from "effect/Either"
-import { PathTraversalError } from "../Errors.js"
-import { isInside } from "./containment/inside.js"
-import { sanitizeKey } from "./containment/sanitizeKey.js"
-import type { PathOps } from "./paths.js"
+import { PathTraversalError } from "../../Errors.js"
+import { isInside } from "../containment/inside.js"
+import { sanitizeKey } from "../containment/sanitizeKey.js"
+import type { PathOps } from "../location/paths.js"
 
 /**
  * Layer 2: the key resolved against the team directory (`..` and `.` collapsed) must lie strictly inside it,

@@ -12,10 +12,10 @@
  * The one analysis of memdir's text: the offline selector, the term cache and the team contradiction check all
  * read words through it (one stemmer per language, one stopword list per language, in `textData`).
  */
-import { TEXT_DATA } from "./textData.js"
-import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "./textLanguage.js"
+import { TEXT_DATA } from "./data.js"
+import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "./language.js"
 
-export type { Language } from "./textLanguage.js"
+export type { Language } from "./language.js"
 
 export interface AnalyzedText {
   readonly language: Language

@@ -6,8 +6,8 @@
 import type { Path } from "@effect/platform"
 import * as Either from "effect/Either"
 import { createHash } from "node:crypto"
-import { InvalidMemoryDirError } from "../Errors.js"
-import { isInside, withSeparator } from "./containment/inside.js"
+import { InvalidMemoryDirError } from "../../Errors.js"
+import { isInside, withSeparator } from "../containment/inside.js"
 
 /** The subset of `Path.Path` these rules use; `node:path` satisfies it too. */
 export type PathOps = Pick<Path.Path, "sep" | "resolve" | "isAbsolute" | "parse" | "join" | "relative">

@@ -4,30 +4,30 @@
  * built, so importing `Memdir` evaluates none of these modules; the extraction code is loaded only for an
  * `Extractor`.
  *
- * The services' layers are built one after another (`internal/layersInOrder.ts`: the types check the order).
+ * The services' layers are built one after another (`internal/layers/inOrder.ts`: the types check the order).
  */
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import { pipe } from "effect/Function"
 import * as Layer from "effect/Layer"
-import * as DreamLock from "../DreamLock.js"
-import * as Git from "../Git.js"
-import * as HeaderCache from "../HeaderCache.js"
-import type { LocationServices, MemdirLayerOptions, MemdirServices, Platform } from "../Memdir.js"
-import * as MemoryIndex from "../MemoryIndex.js"
-import * as MemoryStore from "../MemoryStore.js"
-import * as MemoryToolBackend from "../MemoryToolBackend.js"
-import * as Model from "../Model.js"
-import * as ModelSelector from "../ModelSelector.js"
-import * as Recall from "../Recall.js"
-import * as Scanner from "../Scanner.js"
-import * as Selector from "../Selector.js"
-import * as Staleness from "../Staleness.js"
-import * as TeamGuard from "../TeamGuard.js"
-import * as TeamMemory from "../TeamMemory.js"
-import * as TeamSync from "../TeamSync.js"
-import * as TermCache from "../TermCache.js"
-import { andThen, inOrder } from "./layersInOrder.js"
+import * as DreamLock from "../../DreamLock.js"
+import * as Git from "../../Git.js"
+import * as HeaderCache from "../../HeaderCache.js"
+import type { LocationServices, MemdirLayerOptions, MemdirServices, Platform } from "../../Memdir.js"
+import * as MemoryIndex from "../../MemoryIndex.js"
+import * as MemoryStore from "../../MemoryStore.js"
+import * as MemoryToolBackend from "../../MemoryToolBackend.js"
+import * as Model from "../../Model.js"
+import * as ModelSelector from "../../ModelSelector.js"
+import * as Recall from "../../Recall.js"
+import * as Scanner from "../../Scanner.js"
+import * as Selector from "../../Selector.js"
+import * as Staleness from "../../Staleness.js"
+import * as TeamGuard from "../../TeamGuard.js"
+import * as TeamMemory from "../../TeamMemory.js"
+import * as TeamSync from "../../TeamSync.js"
+import * as TermCache from "../../TermCache.js"
+import { andThen, inOrder } from "./inOrder.js"
 
 /** The selector layer the options name (over the model). */
 const selectorOf = <R>(options: MemdirLayerOptions<R>) =>
@@ -79,7 +79,7 @@ export const compose = <R>(
   const input = options.extractor
   if (input === undefined) return services
   const extractor = Layer.unwrapEffect(
-    Effect.map(Effect.promise(() => import("../Extract.js")), (Extract) => Extract.layer(input))
+    Effect.map(Effect.promise(() => import("../../Extract.js")), (Extract) => Extract.layer(input))
   )
   return Layer.provideMerge(extractor, services)
 }

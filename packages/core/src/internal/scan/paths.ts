@@ -2,7 +2,7 @@
  * Which files of a memory directory are memories, and the order a scan returns them in. Shared by the live
  * scanner and its in-memory test layer so both agree on every rule.
  */
-import type { MemoryHeader } from "../Memory.js"
+import type { MemoryHeader } from "../../Memory.js"
 
 /** The index of a memory directory (or of a sub-scope such as `team/`): never a memory itself. */
 export const INDEX_FILE_NAME = "MEMORY.md"

@@ -4,9 +4,9 @@
  * index with the field-weighted, length-normalised term frequencies, so scoring a query touches only the memories
  * that share a term with it. Pure apart from the two bounded caches.
  */
-import type { MemoryHeader } from "../Memory.js"
-import { countTerms, detectLanguageOfTallies, isAscii, segmentWords, tallyWords } from "./textAnalysis.js"
-import type { Language } from "./textLanguage.js"
+import type { MemoryHeader } from "../../Memory.js"
+import { countTerms, detectLanguageOfTallies, isAscii, segmentWords, tallyWords } from "./analysis.js"
+import type { Language } from "./language.js"
 
 export type MemoryField = "name" | "description" | "path" | "body" | "type"
 

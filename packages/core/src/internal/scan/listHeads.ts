@@ -7,11 +7,11 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { MemoryKind } from "../Memory.js"
-import { type CommitTimes, writtenAt } from "../MemoryAge.js"
-import type { MemoryFs } from "../MemoryFs.js"
-import { FRONTMATTER_MAX_BYTES } from "./scanFrontmatter.js"
-import { readHead } from "./scanHead.js"
+import type { MemoryKind } from "../../Memory.js"
+import { type CommitTimes, writtenAt } from "../../MemoryAge.js"
+import type { MemoryFs } from "../../MemoryFs.js"
+import { FRONTMATTER_MAX_BYTES } from "./frontmatter.js"
+import { readHead } from "./head.js"
 
 /** A listed file: its key (relative to the scanned directory, `/`-separated) and where it is. */
 export interface ListedFile {

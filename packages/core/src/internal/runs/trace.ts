@@ -13,8 +13,8 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as NodePath from "node:path"
-import { fromMemoryFsError, MemoryIoError, type PathTraversalError } from "../Errors.js"
-import { MemoryFs, type MemoryFsError } from "../MemoryFs.js"
+import { fromMemoryFsError, MemoryIoError, type PathTraversalError } from "../../Errors.js"
+import { MemoryFs, type MemoryFsError } from "../../MemoryFs.js"
 
 /** A link leading out is a refusal; anything else (a gone directory included) an I/O failure of the write. */
 const refusalOrIo = (key: string) => (error: MemoryFsError): PathTraversalError | MemoryIoError => {

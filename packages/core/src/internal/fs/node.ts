@@ -28,8 +28,7 @@ import {
 } from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as NodePath from "node:path"
-import { isInside, withSeparator } from "./containment/inside.js"
-import { tempFileName, uniqueToken } from "./leftovers.js"
+import { isInside, withSeparator } from "../containment/inside.js"
 import {
   describeKind,
   DIR_MODE,
@@ -48,7 +47,8 @@ import {
   type WalkKindEntry,
   type WalkOptions,
   type WriteOptions
-} from "./memoryFsCore.js"
+} from "./core.js"
+import { tempFileName, uniqueToken } from "./leftovers.js"
 
 const REASONS: Readonly<Record<string, MemoryFsReason>> = {
   ENOENT: "NotFound",

@@ -3,9 +3,9 @@
  * fences in the raw bytes itself and hands over only the block between them).
  */
 import * as Either from "effect/Either"
-import { InvalidFrontmatterError } from "../Errors.js"
-import type { MemoryKind, MemoryType } from "../Memory.js"
-import { parseFlatBlock, parseYamlBlock, type YamlMap, type YamlRepair } from "./scanYaml.js"
+import { InvalidFrontmatterError } from "../../Errors.js"
+import type { MemoryKind, MemoryType } from "../../Memory.js"
+import { parseFlatBlock, parseYamlBlock, type YamlMap, type YamlRepair } from "./yaml.js"
 
 /** Each known type by its text: a header keeps the one shared string, not its own copy. */
 const knownTypes: ReadonlyMap<string, MemoryType> = new Map(

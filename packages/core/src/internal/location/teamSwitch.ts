@@ -12,8 +12,8 @@
  * `teamRemote` likewise comes from policy, local or user settings only.
  */
 import * as Either from "effect/Either"
-import { SettingsError } from "../Errors.js"
-import type { LoadedSettings, SettingsSource } from "../Settings.js"
+import { SettingsError } from "../../Errors.js"
+import type { LoadedSettings, SettingsSource } from "../../Settings.js"
 import { isEnvDefinedFalsy, isEnvTruthy } from "./paths.js"
 
 export const TEAM_MEMORY_ENV = "MEMDIR_TEAM_MEMORY"

@@ -7,10 +7,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
-import { type ContainedReal, Containment } from "../Containment.js"
-import { fromMemoryFsError, MemoryIoError, type MemoryNotFoundError, type PathTraversalError } from "../Errors.js"
-import { MEMORY_MAX_BYTES } from "../Memory.js"
-import { MemoryFs, type WriteHooks } from "../MemoryFs.js"
+import { type ContainedReal, Containment } from "../../Containment.js"
+import { fromMemoryFsError, MemoryIoError, type MemoryNotFoundError, type PathTraversalError } from "../../Errors.js"
+import { MEMORY_MAX_BYTES } from "../../Memory.js"
+import { MemoryFs, type WriteHooks } from "../../MemoryFs.js"
 
 export type ResolvedTeamPath = ContainedReal
 

@@ -3,8 +3,8 @@
  * (up to line 30 of the file, at most BODY_HEAD_MAX_BYTES), and for a file whose header cannot be read a stand-in
  * header made from its file name and first lines. Never reads anything itself.
  */
-import type { MemoryHeader, ScanProblem } from "../Memory.js"
-import { fileStem, FRONTMATTER_MAX_LINES } from "./scanFrontmatter.js"
+import type { MemoryHeader, ScanProblem } from "../../Memory.js"
+import { fileStem, FRONTMATTER_MAX_LINES } from "./frontmatter.js"
 
 /** Enough for the "Why / How to apply" lines of a typical memory; bounds the decoding work per file. */
 const BODY_HEAD_MAX_BYTES = 1024

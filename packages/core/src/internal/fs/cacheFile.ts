@@ -8,7 +8,7 @@
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
-import { FILE_MODE, type MemoryFs } from "./memoryFsCore.js"
+import { FILE_MODE, type MemoryFs } from "./core.js"
 
 export interface CacheFormat<Entry> {
   /** What the log names it ("header cache"). */

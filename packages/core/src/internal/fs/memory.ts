@@ -3,12 +3,12 @@
  * POSIX path. It answers like the live one (same reasons, same refusals: a link in the last component is never
  * followed by a read, a FIFO is "not a regular file", `within` is verified), so the live services over it make a
  * memdir world with no disk. Times come from `Clock`, so `TestClock` drives them. The tree itself is
- * `internal/memoryTree.ts`.
+ * `internal/fs/memoryTree.ts`.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
-import { isInside } from "./containment/inside.js"
+import { isInside } from "../containment/inside.js"
 import {
   describeKind,
   DIR_MODE,
@@ -23,7 +23,7 @@ import {
   type WalkKindEntry,
   type WalkOptions,
   type WriteOptions
-} from "./memoryFsCore.js"
+} from "./core.js"
 import { makeMemoryTree, type MemoryTree, type Node } from "./memoryTree.js"
 
 /** Absolute path → file content, or a link / FIFO to plant. */

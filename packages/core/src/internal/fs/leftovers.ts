@@ -7,7 +7,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as NodePath from "node:path"
-import { MemoryFs } from "./memoryFsCore.js"
+import { MemoryFs } from "./core.js"
 
 /** A name no other process or fiber will pick: pid plus 48 random bits. */
 export const uniqueToken: Effect.Effect<string> = Effect.map(
