@@ -15,14 +15,11 @@ import * as path from "node:path"
 import { configDefaults, type TestProjectInlineConfiguration, type UserWorkspaceConfig } from "vitest/config"
 
 /**
- * What makes a test file share nothing with others:
- * - the TestClock: in a worker that keeps its modules, `it.effect` tests read the live clock instead of the
- *   TestClock now and then ("testClock.adjust is not a function"), so they keep a worker of their own per file;
- * - writing the process environment or the working directory, or vitest's module and global stubs: a later
- *   file in the same worker would inherit them.
+ * What makes a test file share nothing with others: writing the process environment or the working directory, or
+ * vitest's module and global stubs: a later file in the same worker would inherit them. (The TestClock is safe to
+ * share: `scripts/vitest-restore-it.ts` undoes what `@effect/vitest`'s `layer` leaves on the global `it`.)
  */
 export const ISOLATION_MARKERS: ReadonlyArray<RegExp> = [
-  /\bTestClock\b/,
   /process\.env(\.\w+|\[[^\]]+\])\s*=(?!=)/,
   /delete process\.env/,
   /Object\.assign\(process\.env/,
@@ -47,6 +44,9 @@ export const isolatedFiles = (dir: string): ReadonlyArray<string> =>
     return ISOLATION_MARKERS.some((marker) => marker.test(text))
   })
 
+const toArray = <A>(value: A | ReadonlyArray<A> | undefined): ReadonlyArray<A> =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value as A]
+
 /** A package's project (its vitest.config.ts under `name`), as the shared and the isolated project. */
 export const splitProject = (
   repoRoot: string,
@@ -59,7 +59,14 @@ export const splitProject = (
   const test = config.test ?? {}
   const shared: TestProjectInlineConfiguration = {
     ...config,
-    test: { ...test, name, root, isolate: false, exclude: [...(test.exclude ?? configDefaults.exclude), ...isolated] }
+    test: {
+      ...test,
+      name,
+      root,
+      isolate: false,
+      exclude: [...(test.exclude ?? configDefaults.exclude), ...isolated],
+      setupFiles: [...toArray(test.setupFiles), path.join(repoRoot, "scripts", "vitest-restore-it.ts")]
+    }
   }
   if (isolated.length === 0) return [shared]
   return [shared, {
