@@ -5,7 +5,6 @@ import { fileURLToPath } from "node:url"
 
 const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
 const mainTs = fileURLToPath(new URL("../src/main.ts", import.meta.url))
-const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url))
 
 const tsxLoader = new URL("../node_modules/tsx/dist/loader.mjs", import.meta.url).href
 
@@ -18,12 +17,16 @@ export const evalsCommand = (args: ReadonlyArray<string>) => ({
   args: ["--import", tsxLoader, mainTs, ...args]
 })
 
-/** Runs `pnpm evals ARGS` as a child process: its exit code and output. */
+/**
+ * Runs `pnpm evals ARGS` as a child process: its exit code and output. One Node process with tsx's loader (the
+ * `tsx` command would start a second one to run it: a few hundred ms of CPU per call, on a two-core machine).
+ */
 export const runEvals = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
+    const command = evalsCommand(args)
     execFile(
-      tsx,
-      [mainTs, ...args],
+      command.file,
+      command.args,
       { cwd: repoRoot, env: { ...process.env, ANTHROPIC_API_KEY: "", ...env }, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
