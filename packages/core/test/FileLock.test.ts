@@ -32,40 +32,39 @@ const live = { excludeTestServices: true } as const
 
 // First: a `layer(…, { excludeTestServices: true })` block breaks `TestClock` for the `it.effect`s run after it
 // (@effect/vitest 0.x).
+/**
+ * A second acquirer waits `waitMs` (TestClock) while the first holds the lock, then takes it: what its owner file
+ * says (the lock released, the directory left empty).
+ */
+const ownerAfterWaiting = (waitMs: number) =>
+  Effect.gen(function*() {
+    const fs = yield* MemoryFs.MemoryFs
+    yield* fs.makeDirectory("/m")
+    const first = yield* acquireLock(`/m/${LOCK}`)
+    const second = yield* Effect.fork(acquireLock(`/m/${LOCK}`))
+    yield* TestClock.adjust(waitMs)
+    assert.isNull(yield* Fiber.poll(second).pipe(Effect.map((o) => o._tag === "Some" ? o.value : null)))
+    yield* releaseLock(first)
+    yield* TestClock.adjust("100 millis")
+    const held = yield* Fiber.join(second)
+    const owner = JSON.parse((yield* fs.readFile(held.ownerFile, { maxBytes: 4096 })).text)
+    yield* releaseLock(held)
+    assert.deepStrictEqual((yield* fs.readDirectory("/m")).map((entry) => entry.name), [])
+    return owner as { readonly acquiredAt: number; readonly pid: number }
+  }).pipe(Effect.provide(MemoryFs.layerMemory()))
+
+// First: a `layer(…, { excludeTestServices: true })` block breaks `TestClock` for the `it.effect`s defined after it
+// (@effect/vitest 0.x; scripts/vitest-restore-it.ts mends it between files only).
 describe("fileLock (in memory, TestClock)", () => {
   it.effect("after a long wait the owner file is re-dated, so staleness measures the hold, not the wait", () =>
     Effect.gen(function*() {
-      const fs = yield* MemoryFs.MemoryFs
-      yield* fs.makeDirectory("/m")
-      const first = yield* acquireLock(`/m/${LOCK}`)
-      const second = yield* Effect.fork(acquireLock(`/m/${LOCK}`))
-      yield* TestClock.adjust("1500 millis")
-      assert.isNull(yield* Fiber.poll(second).pipe(Effect.map((o) => o._tag === "Some" ? o.value : null)))
-      yield* releaseLock(first)
-      const releasedAt = 1500
-      yield* TestClock.adjust("100 millis")
-      const held = yield* Fiber.join(second)
-      const owner = JSON.parse((yield* fs.readFile(held.ownerFile, { maxBytes: 4096 })).text)
-      assert.isAtLeast(owner.acquiredAt, releasedAt)
+      const owner = yield* ownerAfterWaiting(1500)
+      assert.isAtLeast(owner.acquiredAt, 1500, "re-dated when taken, after the first let go at 1500 ms")
       assert.strictEqual(owner.pid, process.pid)
-      yield* releaseLock(held)
-      assert.deepStrictEqual((yield* fs.readDirectory("/m")).map((entry) => entry.name), [])
-    }).pipe(Effect.provide(MemoryFs.layerMemory())))
+    }))
 
   it.effect("a short wait leaves the owner file as written (acquiredAt: when the wait began)", () =>
-    Effect.gen(function*() {
-      const fs = yield* MemoryFs.MemoryFs
-      yield* fs.makeDirectory("/m")
-      const first = yield* acquireLock(`/m/${LOCK}`)
-      const second = yield* Effect.fork(acquireLock(`/m/${LOCK}`))
-      yield* TestClock.adjust("300 millis")
-      yield* releaseLock(first)
-      yield* TestClock.adjust("100 millis")
-      const held = yield* Fiber.join(second)
-      const owner = JSON.parse((yield* fs.readFile(held.ownerFile, { maxBytes: 4096 })).text)
-      assert.strictEqual(owner.acquiredAt, 0)
-      yield* releaseLock(held)
-    }).pipe(Effect.provide(MemoryFs.layerMemory())))
+    Effect.map(ownerAfterWaiting(300), (owner) => assert.strictEqual(owner.acquiredAt, 0)))
 })
 
 layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real files, real clock)", (it) => {
