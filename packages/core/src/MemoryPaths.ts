@@ -20,6 +20,7 @@ import { InvalidMemoryDirError, SettingsError } from "./Errors.js"
 import { GitRoot, type GitRootInfo } from "./GitRoot.js"
 import { isInside } from "./internal/containment/inside.js"
 import { type LayoutSetting, layoutSettings } from "./internal/location/layoutSetting.js"
+import { type AutomaticModelCalls, resolveAutomaticModelCalls } from "./internal/location/modelCallsSwitch.js"
 import {
   defaultMemoryDirWith,
   isEnvDefinedFalsy,
@@ -32,6 +33,13 @@ import { resolveTeamSwitch, type TeamSwitch } from "./internal/location/teamSwit
 import { MemoryFs } from "./MemoryFs.js"
 import { FLAG_SOURCE_PATH, type LoadedSettings, type MemdirEnv, type RefusedSettings, Settings } from "./Settings.js"
 
+export {
+  AUTOMATIC_MODEL_CALLS_ENV,
+  AUTOMATIC_MODEL_CALLS_KEY,
+  type AutomaticModelCalls,
+  resolveAutomaticModelCalls,
+  resolveModelCallsEnabled
+} from "./internal/location/modelCallsSwitch.js"
 export {
   type InvalidMemoryDirReason,
   isEnvDefinedFalsy,
@@ -59,6 +67,11 @@ export interface MemoryLocation {
   readonly refusedSettings?: ReadonlyArray<RefusedSettings> | undefined
   /** The `memoryLayout` setting, when a settings file sets it (docs/configuration.md#memory-layout). */
   readonly memoryLayout?: LayoutSetting | undefined
+  /**
+   * Whether hooks and the MCP server may call a model (`automaticModelCalls`, docs/configuration.md): absent on a
+   * location built by hand, which counts as off.
+   */
+  readonly automaticModelCalls?: AutomaticModelCalls | undefined
 }
 
 export class MemoryPaths extends Context.Tag("@memdir/core/MemoryPaths")<MemoryPaths, {
@@ -206,12 +219,14 @@ export const make = Effect.gen(function*() {
         yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
       )
       const memoryLayout = yield* resolveMemoryLayout(loaded.sources)
+      const automaticModelCalls = yield* resolveAutomaticModelCalls(settings.env.automaticModelCalls, loaded.sources)
       const location: MemoryLocation = {
         root,
         ...directory,
         ...resolveEnabled(settings.env, loaded.sources),
         ...(loaded.refused === undefined ? {} : { refusedSettings: loaded.refused }),
-        ...(memoryLayout === undefined ? {} : { memoryLayout })
+        ...(memoryLayout === undefined ? {} : { memoryLayout }),
+        automaticModelCalls
       }
       return { location, sources: loaded.sources }
     })

@@ -15,7 +15,7 @@
  * changes only when a memory is written or surfaced), so the system block and the manifest block carry cache
  * breakpoints and the query comes last.
  */
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -206,16 +206,54 @@ export const layer: Layer.Layer<Selector, never, Model> = Layer.effect(
 export const layerWith = (options: ModelSelectorOptions): Layer.Layer<Selector, UnknownPromptVariantError, Model> =>
   Layer.effect(Selector, makeWith(options))
 
-/** Which selector to run: the model, the offline one, or the model when a key is configured (`auto`). */
-export type SelectorChoice = "model" | "offline" | "auto"
+/**
+ * Which selector to run: the model, the offline one, or the model when a key is configured (`auto`). The
+ * `…-if-allowed` choices are for programs the user did not run by hand (a hook, the MCP server): `auto` or
+ * `model`, but only while `AutomaticModelCallsAllowed` says so for the call, else offline.
+ */
+export type SelectorChoice = "model" | "offline" | "auto" | "auto-if-allowed" | "model-if-allowed"
 
+/** The choices a person picks from (`--selector`); the `…-if-allowed` ones are for hooks and the MCP server. */
 export const selectorChoices: ReadonlyArray<SelectorChoice> = ["model", "offline", "auto"]
+
+/**
+ * Whether the program running now may call a model on its own (docs/configuration.md, `automaticModelCalls`):
+ * a hook or the MCP server sets it around each recall from the project's switch (`MemoryLocation`). The
+ * `…-if-allowed` selectors read it per call; unset, it is `false`, so a program that forgets it stays offline.
+ */
+export class AutomaticModelCallsAllowed extends Context.Reference<AutomaticModelCallsAllowed>()(
+  "@memdir/core/ModelSelector/AutomaticModelCallsAllowed",
+  { defaultValue: (): boolean => false }
+) {}
+
+/** `inner` while `AutomaticModelCallsAllowed` is on for the call, else the offline selector. */
+const gated = (inner: "auto" | "model"): Layer.Layer<Selector, never, Model> =>
+  Layer.effect(
+    Selector,
+    Effect.gen(function*() {
+      const withModel = yield* Effect.provide(Selector, layerFor(inner))
+      const offline = yield* Effect.provide(Selector, OfflineSelector.layer)
+      return Selector.of({
+        select: (request) =>
+          Effect.flatMap(
+            AutomaticModelCallsAllowed,
+            (allowed) => allowed ? withModel.select(request) : offline.select(request)
+          )
+      })
+    })
+  )
 
 /**
  * The selector for a choice. `auto` (the CLI's default) is the model when the `Model` in context is available
  * (a key is configured), else offline; `model` without a key degrades every turn to offline and says so.
  */
 export const layerFor = (choice: SelectorChoice): Layer.Layer<Selector, never, Model> =>
-  choice === "offline" ? OfflineSelector.layer : Layer.unwrapEffect(
-    Effect.map(Model, (model) => choice === "auto" && !model.available ? OfflineSelector.layer : layer)
-  )
+  choice === "offline" ?
+    OfflineSelector.layer :
+    choice === "auto-if-allowed" ?
+    gated("auto") :
+    choice === "model-if-allowed" ?
+    gated("model") :
+    Layer.unwrapEffect(
+      Effect.map(Model, (model) => choice === "auto" && !model.available ? OfflineSelector.layer : layer)
+    )

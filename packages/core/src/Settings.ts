@@ -59,6 +59,8 @@ export interface MemdirEnv {
   readonly flagMemoryDir?: string | undefined
   /** MEMDIR_TEAM_MEMORY raw value (truthy → team memory on, defined-falsy → off). */
   readonly teamMemory?: string | undefined
+  /** MEMDIR_AUTOMATIC_MODEL_CALLS raw value (truthy → hooks and the MCP server may call a model, defined-falsy → not). */
+  readonly automaticModelCalls?: string | undefined
 }
 
 /** A settings file memdir did not trust, ignored for every key: why, and what the user does about it. */
@@ -104,7 +106,8 @@ const rawEnv = Config.all({
   remote: nonEmpty("MEMDIR_REMOTE"),
   remoteMemoryDir: nonEmpty("MEMDIR_REMOTE_MEMORY_DIR"),
   policyFile: nonEmpty("MEMDIR_POLICY_FILE"),
-  teamMemory: Config.option(Config.string("MEMDIR_TEAM_MEMORY"))
+  teamMemory: Config.option(Config.string("MEMDIR_TEAM_MEMORY")),
+  automaticModelCalls: Config.option(Config.string("MEMDIR_AUTOMATIC_MODEL_CALLS"))
 })
 
 /** Reads `MemdirEnv` from `Config` (HOME falls back to `os.homedir()`); directories are made absolute. */
@@ -123,7 +126,11 @@ export const readEnv: Effect.Effect<MemdirEnv, ConfigError.ConfigError, Path.Pat
     simpleMode: isEnvTruthy(Option.getOrUndefined(raw.simple)),
     remoteWithoutStorage: isEnvTruthy(Option.getOrUndefined(raw.remote)) && Option.isNone(raw.remoteMemoryDir),
     policyFile: Option.match(raw.policyFile, { onNone: () => DEFAULT_POLICY_FILE, onSome: absolute }),
-    ...Option.match(raw.teamMemory, { onNone: () => ({}), onSome: (teamMemory) => ({ teamMemory }) })
+    ...Option.match(raw.teamMemory, { onNone: () => ({}), onSome: (teamMemory) => ({ teamMemory }) }),
+    ...Option.match(raw.automaticModelCalls, {
+      onNone: () => ({}),
+      onSome: (automaticModelCalls) => ({ automaticModelCalls })
+    })
   }
 })
 

@@ -13,6 +13,7 @@ import * as GitRoot from "../src/GitRoot.js"
 import { isMemoryPathWith, validateMemoryDirOverrideWith } from "../src/internal/location/paths.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import {
+  AUTOMATIC_MODEL_CALLS_ENV,
   defaultMemoryDir,
   isMemoryPath,
   layer as memoryPathsLayer,
@@ -20,6 +21,7 @@ import {
   type MemoryLocation,
   MemoryPaths,
   resolveEnabled,
+  resolveModelCallsEnabled,
   sanitizeProjectName,
   validateMemoryDirOverride
 } from "../src/MemoryPaths.js"
@@ -329,7 +331,8 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
           memoryDir: defaultDir,
           source: "default",
           enabled: true,
-          enabledBy: "default"
+          enabledBy: "default",
+          automaticModelCalls: { enabled: false, enabledBy: "default (off)" }
         } satisfies MemoryLocation
       )
       assert.include(defaultDir, "-code-my-repo/memory/")
@@ -475,6 +478,73 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       const simple = yield* resolveIn({ ...config, MEMDIR_SIMPLE: "1" }, repo)
       assert.deepStrictEqual([simple.enabled, simple.enabledBy], [false, "env MEMDIR_SIMPLE"])
     }))
+
+  it.scoped("automaticModelCalls on real files: project true ignored, project false wins, env wins, wrong type fails", () =>
+    Effect.gen(function*() {
+      const { config, files, repo, writeJson } = yield* world
+      const calls = (env: Record<string, string> = {}) =>
+        Effect.map(resolveIn({ ...config, ...env }, repo), (location) => location.automaticModelCalls)
+      assert.deepStrictEqual(yield* calls(), { enabled: false, enabledBy: "default (off)" })
+      yield* writeJson(files.project, { automaticModelCalls: true })
+      assert.deepStrictEqual(yield* calls(), { enabled: false, enabledBy: "default (off)" })
+      yield* writeJson(files.user, { automaticModelCalls: true })
+      assert.deepStrictEqual(yield* calls(), { enabled: true, enabledBy: `user settings ${files.user}` })
+      yield* writeJson(files.project, { automaticModelCalls: false })
+      assert.deepStrictEqual(yield* calls(), { enabled: false, enabledBy: `project settings ${files.project}` })
+      assert.deepStrictEqual(yield* calls({ [AUTOMATIC_MODEL_CALLS_ENV]: "true" }), {
+        enabled: true,
+        enabledBy: `env ${AUTOMATIC_MODEL_CALLS_ENV}`
+      })
+      yield* writeJson(files.project, {})
+      assert.isFalse((yield* calls({ [AUTOMATIC_MODEL_CALLS_ENV]: "off" }))!.enabled)
+      yield* writeJson(files.local, { automaticModelCalls: "yes" })
+      const error = yield* Effect.flip(resolveIn(config, repo))
+      assert.strictEqual(error._tag, "SettingsError")
+      if (error._tag === "SettingsError") {
+        assert.strictEqual(error.path, files.local)
+        assert.strictEqual(error.key, "automaticModelCalls")
+      }
+    }))
+})
+
+describe("automaticModelCalls (the chain, pure)", () => {
+  const set = (source: "policy" | "local" | "user" | "project", value: boolean) => ({
+    source,
+    path: `/${source}.json`,
+    value
+  })
+  it("env, policy, project opt-out, local/user, default off; a project never turns it on", () => {
+    assert.deepStrictEqual(resolveModelCallsEnabled(undefined, []), { enabled: false, enabledBy: "default (off)" })
+    // a committed repository must never turn billing on
+    assert.deepStrictEqual(resolveModelCallsEnabled(undefined, [set("project", true)]), {
+      enabled: false,
+      enabledBy: "default (off)"
+    })
+    // …but may always opt out, even against the user's own setting
+    assert.deepStrictEqual(resolveModelCallsEnabled(undefined, [set("user", true), set("project", false)]), {
+      enabled: false,
+      enabledBy: "project settings /project.json"
+    })
+    assert.deepStrictEqual(resolveModelCallsEnabled(undefined, [set("user", true), set("project", true)]), {
+      enabled: true,
+      enabledBy: "user settings /user.json"
+    })
+    assert.isFalse(resolveModelCallsEnabled(undefined, [set("local", false), set("user", true)]).enabled)
+    assert.deepStrictEqual(resolveModelCallsEnabled(undefined, [set("policy", false), set("user", true)]), {
+      enabled: false,
+      enabledBy: "policy settings /policy.json"
+    })
+    // the environment beats every file
+    assert.deepStrictEqual(resolveModelCallsEnabled("1", [set("policy", false), set("project", false)]), {
+      enabled: true,
+      enabledBy: `env ${AUTOMATIC_MODEL_CALLS_ENV}`
+    })
+    assert.deepStrictEqual(resolveModelCallsEnabled("0", [set("user", true)]), {
+      enabled: false,
+      enabledBy: `env ${AUTOMATIC_MODEL_CALLS_ENV}`
+    })
+    assert.isFalse(resolveModelCallsEnabled("", [set("user", true)]).enabled)
+  })
 })
 
 describe("MemoryPaths.layerTest", () => {

@@ -226,6 +226,44 @@ describe("ModelSelector with a scripted model", () => {
       assert.match(forced.degraded ?? "", /^not-configured: .*ANTHROPIC_API_KEY/)
       assert.strictEqual((yield* run("offline", withKey)).selector, "offline")
     }))
+
+  it.effect("the …-if-allowed choices call the model only while AutomaticModelCallsAllowed is on (off unless set)", () =>
+    Effect.gen(function*() {
+      const model = Model.layerTest([picks("user_role.md"), picks("user_role.md")])
+      const check = (choice: ModelSelector.SelectorChoice) =>
+        Effect.gen(function*() {
+          const unset = yield* select()
+          assert.strictEqual(unset.selector, "offline")
+          assert.isUndefined(unset.degraded)
+          assert.strictEqual(
+            (yield* select().pipe(
+              Effect.provideService(ModelSelector.AutomaticModelCallsAllowed, false)
+            )).selector,
+            "offline"
+          )
+          assert.strictEqual((yield* (yield* Model.ModelRequests).all).length, 0)
+          assert.strictEqual(
+            (yield* select().pipe(
+              Effect.provideService(ModelSelector.AutomaticModelCallsAllowed, true)
+            )).selector,
+            "model"
+          )
+          assert.strictEqual((yield* (yield* Model.ModelRequests).all).length, 1)
+        }).pipe(Effect.provide(Layer.provideMerge(ModelSelector.layerFor(choice), model)))
+      yield* check("auto-if-allowed")
+      yield* check("model-if-allowed")
+      // without a key, auto-if-allowed stays offline even when allowed
+      const noKey = yield* select().pipe(
+        Effect.provideService(ModelSelector.AutomaticModelCallsAllowed, true),
+        Effect.provide(
+          ModelSelector.layerFor("auto-if-allowed").pipe(
+            Layer.provide(Model.layerTest([], { available: false }))
+          )
+        )
+      )
+      assert.strictEqual(noKey.selector, "offline")
+      assert.isUndefined(noKey.degraded)
+    }))
 })
 
 // ---------------------------------------------------------------------------------------------------------------
