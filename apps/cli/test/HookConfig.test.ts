@@ -35,12 +35,12 @@ describe("HookConfig", () => {
     assert.deepStrictEqual(HookConfig.install(config, "claude"), { config, events: [] }, "idempotent")
   })
 
-  it("codex gets three events (no SessionEnd)", () => {
-    assert.deepStrictEqual(Object.keys(HookConfig.install({}, "codex").config.hooks as object), [
-      "SessionStart",
-      "UserPromptSubmit",
-      "Stop"
-    ])
+  it("codex 0.171 gets the four events, SessionEnd with the 3 s Codex allows it", () => {
+    const hooks = HookConfig.install({}, "codex").config.hooks as any
+    assert.deepStrictEqual(Object.keys(hooks), ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
+    assert.deepStrictEqual(hooks.SessionEnd, [{ hooks: [{ type: "command", command: "memdir hook", timeout: 3 }] }])
+    assert.deepStrictEqual(hooks.Stop, [ours])
+    assert.deepStrictEqual(HookConfig.memdirHooks("codex"), hooks)
   })
 
   it("uninstall removes only memdir's handlers, also from a group it shares with the user", () => {
@@ -133,6 +133,36 @@ describe("HookConfig", () => {
     const installed = HookConfig.install(original, agent as HookConfig.Agent).config
     assert.deepStrictEqual(HookConfig.uninstall(installed).config, original)
     assert.deepStrictEqual(JSON.parse(HookConfig.renderConfig(installed)), installed)
+  })
+
+  const layout = FastCheck.record({
+    indent: FastCheck.constantFrom<string | number>(2, 4, "\t", 0),
+    end: FastCheck.constantFrom("\n", "", "\n\n")
+  })
+
+  it.prop("install then uninstall gives the user's file back byte for byte (JSON.stringify layouts)", [
+    settings,
+    layout,
+    FastCheck.constantFrom("claude", "codex")
+  ], ([config, { end, indent }, agent]) => {
+    const original = JSON.stringify(config, null, indent) + end
+    const read = (text: string) => Either.getOrThrow(HookConfig.parseConfig("/h/hooks.json", text))
+    const installed = HookConfig.renderConfig(
+      HookConfig.install(read(original), agent as HookConfig.Agent).config,
+      original
+    )
+    assert.deepStrictEqual(JSON.parse(installed), HookConfig.install(read(original), agent as HookConfig.Agent).config)
+    assert.isTrue(installed.endsWith(end) && !installed.endsWith(end + "\n"), "the file's ending is kept")
+    const change = HookConfig.uninstall(read(installed))
+    assert.strictEqual(HookConfig.renderConfig(change.config, installed), original)
+  })
+
+  it("a new or empty file is written with two spaces and a final newline", () => {
+    assert.strictEqual(HookConfig.renderConfig({ a: 1 }), "{\n  \"a\": 1\n}\n")
+    assert.strictEqual(HookConfig.renderConfig({ a: 1 }, "  \n"), "{\n  \"a\": 1\n}\n")
+    assert.strictEqual(HookConfig.renderConfig({ a: 1 }, "{}"), "{\n  \"a\": 1\n}")
+    assert.strictEqual(HookConfig.renderConfig({ a: 1 }, "{\"b\": 2}\n"), "{\"a\":1}\n")
+    assert.strictEqual(HookConfig.renderConfig({ a: [1] }, "{\n\t\"b\": 2\n}"), "{\n\t\"a\": [\n\t\t1\n\t]\n}")
   })
 
   it("the dry-run diff shows the added lines and the file", () => {

@@ -20,10 +20,12 @@ const agentOption = Options.choice("agent", ["claude", "codex"]).pipe(
   Options.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")
 )
 const projectOption = Options.boolean("project").pipe(
-  Options.withDescription("The project's file (<git root>/.claude/settings.json or <git root>/.codex/hooks.json)")
+  Options.withDescription(
+    "The project's file (<git root>/.claude/settings.json or <git root>/.codex/hooks.json, read in a trusted project)"
+  )
 )
 const userOption = Options.boolean("user").pipe(
-  Options.withDescription("Your user file (~/.claude/settings.json or ~/.codex/hooks.json): the default")
+  Options.withDescription("Your user file (~/.claude/settings.json or $CODEX_HOME/hooks.json, ~/.codex/): the default")
 )
 const dryRunOption = Options.boolean("dry-run").pipe(
   Options.withDescription("Print the change as a diff; write nothing")
@@ -104,7 +106,7 @@ const run = (
     const command = Option.getOrElse(args.command ?? Option.none(), () => HookConfig.DEFAULT_COMMAND)
     const change = action === "install" ? HookConfig.install(config, args.agent, command) : HookConfig.uninstall(config)
     const changed = change.events.length > 0
-    const after = changed ? HookConfig.renderConfig(change.config) : text ?? ""
+    const after = changed ? HookConfig.renderConfig(change.config, text) : text ?? ""
     const diff = changed ? HookConfig.lineDiff(file, text ?? "", after) : ""
     if (changed && !args.dryRun) yield* writeAtomically(target, after)
     const agent = HookConfig.agentName[args.agent]
@@ -135,7 +137,18 @@ const run = (
       `${action === "install" ? "installed" : "removed"} memdir hooks for ${agent} ` +
         `(${change.events.join(", ")}) ${action === "install" ? "in" : "from"} ${file}`
     )
+    if (action === "install" && args.agent === "codex") yield* Console.log(codexTrustNote(scope))
   })
+
+/** Codex runs a hook from a user or project file only once the user has trusted it (docs/hooks.md#codex). */
+const codexTrustNote = (scope: HookConfig.Scope) =>
+  [
+    "Codex runs these hooks only after you trust them: start `codex` and choose \"Trust all and continue\" when it",
+    "asks to review hooks (or type /hooks, then t). `codex exec` skips untrusted hooks without a word.",
+    ...(scope === "project"
+      ? ["A project's .codex/ is read only in a trusted project (`codex exec --trust` once in it)."]
+      : [])
+  ].join("\n")
 
 const installCommand = Command.make(
   "install",

@@ -1,6 +1,6 @@
 /**
  * `memdir hooks install | uninstall` as pure functions over an agent's configuration (docs/hooks.md): Claude Code's
- * `settings.json` and Codex's `hooks.json` share the shape `{"hooks": {Event: [{matcher?, hooks: [{type, command,
+ * `settings.json` and Codex's `hooks.json` (checked against codex-cli 0.171.0) share the shape `{"hooks": {Event: [{matcher?, hooks: [{type, command,
  * timeout}]}]}}`. Install adds one group per event running `memdir hook` unless one is already there; uninstall
  * removes exactly memdir's handlers (found by their command) and the groups, events and `hooks` object that only
  * they filled. Every other key, event, group and handler is kept as it was. A file of another shape is refused
@@ -15,15 +15,29 @@ export type Scope = "user" | "project"
 
 export const agentName: Record<Agent, string> = { claude: "Claude Code", codex: "Codex" }
 
-/** Codex documents no SessionEnd event: its hooks end with Stop. */
+/**
+ * The events memdir's hook answers, for both agents. Codex 0.171 runs all four from `hooks.json` (a real
+ * `codex exec` run fed them to a hook; openai/codex `codex-rs/hooks/src/events/`), with hooks on by default
+ * (`[features].hooks`, stable, default true) once the user has trusted them (docs/hooks.md).
+ */
 export const eventsFor: Record<Agent, ReadonlyArray<string>> = {
   claude: ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"],
-  codex: ["SessionStart", "UserPromptSubmit", "Stop"]
+  codex: ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
 }
 
 export const DEFAULT_COMMAND = "memdir hook"
 /** Seconds the agent waits for the hook; memdir's own guard answers well before (docs/hooks.md). */
 export const HOOK_TIMEOUT_SECONDS = 15
+/**
+ * Codex 0.171 cuts a SessionEnd hook to 3 s and warns at every start when asked for more ("clamping SessionEnd
+ * hook timeout to 3s in …/hooks.json", seen on a real run): memdir asks for what it gets. Its SessionEnd answer only
+ * starts the background job, so it returns well within.
+ */
+export const CODEX_SESSION_END_TIMEOUT_SECONDS = 3
+
+/** The timeout memdir writes for one event of an agent. */
+export const timeoutFor = (agent: Agent, event: string): number =>
+  agent === "codex" && event === "SessionEnd" ? CODEX_SESSION_END_TIMEOUT_SECONDS : HOOK_TIMEOUT_SECONDS
 
 /**
  * memdir's handler: a command that runs memdir (`memdir`, `…/memdir.js`, `@memdir/cli`) with `hook` as its
@@ -42,13 +56,13 @@ const isObject = (value: unknown): value is JsonObject =>
 export type HookGroup = JsonObject & { readonly hooks: ReadonlyArray<JsonObject> }
 
 /** The hook group memdir adds for one event. */
-export const memdirGroup = (command: string = DEFAULT_COMMAND): JsonObject => ({
-  hooks: [{ type: "command", command, timeout: HOOK_TIMEOUT_SECONDS }]
+export const memdirGroup = (command: string = DEFAULT_COMMAND, timeout: number = HOOK_TIMEOUT_SECONDS): JsonObject => ({
+  hooks: [{ type: "command", command, timeout }]
 })
 
 /** The `hooks` object memdir installs for an agent (also the plugin's `hooks/hooks.json`). */
 export const memdirHooks = (agent: Agent, command: string = DEFAULT_COMMAND): JsonObject =>
-  Object.fromEntries(eventsFor[agent].map((event) => [event, [memdirGroup(command)]]))
+  Object.fromEntries(eventsFor[agent].map((event) => [event, [memdirGroup(command, timeoutFor(agent, event))]]))
 
 /** Parses a configuration file's text: empty or absent is `{}`; anything but a JSON object is refused. */
 export const parseConfig = (path: string, text: string | undefined): Either.Either<JsonObject, AgentConfigError> => {
@@ -99,7 +113,7 @@ export const install = (config: JsonObject, agent: Agent, command: string = DEFA
   const added = eventsFor[agent].filter((event) => !groupsOf(hooks, event).some(hasMemdir))
   if (added.length === 0) return { config, events: [] }
   const next: Record<string, Json> = { ...hooks }
-  for (const event of added) next[event] = [...groupsOf(hooks, event), memdirGroup(command)]
+  for (const event of added) next[event] = [...groupsOf(hooks, event), memdirGroup(command, timeoutFor(agent, event))]
   return { config: { ...config, hooks: next }, events: added }
 }
 
@@ -127,8 +141,21 @@ export const uninstall = (config: JsonObject): ConfigChange => {
   return { config: Object.keys(next).length === 0 ? rest : { ...config, hooks: next }, events: removedFrom }
 }
 
-/** How memdir writes a config: two-space JSON and a final newline. */
-export const renderConfig = (config: JsonObject): string => JSON.stringify(config, null, 2) + "\n"
+/**
+ * How memdir writes a config: JSON in the layout of the file it replaces (`previous`) — its indentation (spaces or
+ * a tab; none for a one-line file but `{}`) and whether it ends with a newline; two spaces and a final newline for a
+ * new file.
+ * A file in `JSON.stringify` layout therefore comes back byte for byte after install then uninstall; another layout
+ * comes back JSON-equivalent, in that indentation.
+ */
+export const renderConfig = (config: JsonObject, previous?: string): string => {
+  if (previous === undefined || previous.trim() === "") return JSON.stringify(config, null, 2) + "\n"
+  const body = previous.trimEnd()
+  // `{}` says nothing of a layout: two spaces, as for a new file
+  const oneLine = !body.includes("\n") && !/^\{\s*\}$/.test(body)
+  const indent = oneLine ? "" : (/\n([ \t]+)\S/.exec(body)?.[1] ?? "  ")
+  return JSON.stringify(config, null, indent) + previous.slice(body.length)
+}
 
 /** Pure: a unified diff of two texts (jsdiff, `context` lines around each change), for `--dry-run`. */
 export const lineDiff = (path: string, before: string, after: string, context = 3): string =>
