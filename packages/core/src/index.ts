@@ -4,6 +4,7 @@
  * Each module is also importable on its own: `import * as Recall from "@memdir/core/Recall"`.
  */
 export * as Agent from "./Agent.js"
+export * as BackgroundRuns from "./BackgroundRuns.js"
 export * as Browse from "./Browse.js"
 export * as Containment from "./Containment.js"
 export * as DailyLog from "./DailyLog.js"
