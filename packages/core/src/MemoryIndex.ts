@@ -7,13 +7,12 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Ref from "effect/Ref"
 import * as NodePath from "node:path"
 import { IndexOverCapError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { sweepAbandoned, tempFileOwner } from "./internal/fs/leftovers.js"
 import { DEFAULT_LOCK_STALE_AFTER, DEFAULT_LOCK_TIMEOUT, type LockOptions, withLock } from "./internal/fs/lock.js"
 import { formatIndexEntry, type IndexEntry, memoryTypes, parseIndexLine } from "./Memory.js"
-import { layer as memoryFsLayer, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
+import { layer as memoryFsLayer, layerMemory as memoryFsLayerMemory, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 export const INDEX_FILE = "MEMORY.md"
 export const INDEX_MAX_LINES = 200
@@ -471,44 +470,9 @@ export const layerConfig = Layer.effect(
   )
 ).pipe(Layer.provide(memoryFsLayer))
 
-// ---------------------------------------------------------------------------------------------------------------
-// In-memory implementation (deterministic, no file system)
-// ---------------------------------------------------------------------------------------------------------------
-
-/** An in-memory index: a map from memory directory to MEMORY.md text, with the same caps and edits. */
-export const makeTest = (initial: Readonly<Record<string, string>> = {}) =>
-  Effect.gen(function*() {
-    const files = yield* Ref.make(new Map(Object.entries(initial).map(([dir, text]) => [normalizeDir(dir), text])))
-    const mutex = yield* Effect.makeSemaphore(1)
-    const indexPath = (memoryDir: string) => `${normalizeDir(memoryDir)}/${INDEX_FILE}`
-
-    const read = (memoryDir: string) =>
-      Effect.map(Ref.get(files), (map): IndexText => {
-        const text = map.get(normalizeDir(memoryDir))
-        return { path: indexPath(memoryDir), exists: text !== undefined, text: text ?? "" }
-      })
-
-    const modify = <A, E, R>(memoryDir: string, f: (current: IndexText) => Effect.Effect<IndexUpdate<A>, E, R>) =>
-      mutex.withPermits(1)(Effect.gen(function*() {
-        const update = yield* f(yield* read(memoryDir))
-        yield* Ref.update(files, (map) => new Map(map).set(normalizeDir(memoryDir), update.text))
-        return update.result
-      }))
-
-    return MemoryIndex.of({
-      read,
-      load: (memoryDir) =>
-        Effect.map(read(memoryDir), (current) => toLoadedIndex(current.path, current.exists, current.text)),
-      upsert: (memoryDir, entry) => modify(memoryDir, upsertStep(entry)),
-      remove: (memoryDir, file) =>
-        Effect.flatMap(
-          read(memoryDir),
-          (current) => current.exists ? modify(memoryDir, removeStep(file)) : Effect.succeed(0)
-        ),
-      modify
-    })
-  })
-
-const normalizeDir = (dir: string): string => dir.replace(/[\\/]+$/, "")
-
-export const layerTest = Layer.effect(MemoryIndex, makeTest())
+/**
+ * MEMORY.md in memory: the live index over an in-memory `MemoryFs` of its own (deterministic, no disk), so it has
+ * the live caps, edits and lock by construction. To share one in-memory world with other services, provide
+ * `layerOver` with their `MemoryFs.layerMemory()` instead.
+ */
+export const layerTest: Layer.Layer<MemoryIndex> = layerOver.pipe(Layer.provide(memoryFsLayerMemory()))

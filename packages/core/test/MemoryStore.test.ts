@@ -570,20 +570,25 @@ describe("MemoryFs", () => {
       assert.strictEqual(refused._tag, "InvalidMemoryInputError")
       const renamed = yield* store.rename(root, "notes#1.md", "project_notes.md")
       assert.strictEqual(renamed.key, "project_notes.md")
-      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key).sort(), ["old%20draft.md", "project_notes.md"])
+      // the store's listing names every file, its index (one in-memory world with the store) included
+      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key).sort(), [
+        "MEMORY.md",
+        "old%20draft.md",
+        "project_notes.md"
+      ])
       yield* store.remove(root, "old%20draft.md")
-      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key), ["project_notes.md"])
+      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key), ["MEMORY.md", "project_notes.md"])
     }).pipe(
       Effect.provide(
         MemoryStore.layer.pipe(
           Layer.provide(Containment.layer),
+          Layer.provideMerge(MemoryIndex.layerOver),
           Layer.provideMerge(
             MemoryFs.layerMemory({
               "/mem/notes#1.md": memoryFile("Notes", "made by hand", "project"),
               "/mem/old%20draft.md": memoryFile("Draft", "made by hand too", "project")
             })
           ),
-          Layer.provideMerge(MemoryIndex.layerTest),
           Layer.provide(TeamGuard.layerTest()),
           Layer.provide(NodeContext.layer)
         )
@@ -601,7 +606,11 @@ describe("MemoryFs", () => {
       for (const target of ["feedback_new.md", "feedback_b.md"]) {
         const failed = yield* Effect.flip(store.rename(root, "feedback_a.md", target))
         assert.strictEqual(failed._tag, "MemoryIoError", target)
-        assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key).sort(), ["feedback_a.md", "feedback_b.md"])
+        assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key).sort(), [
+          "MEMORY.md",
+          "feedback_a.md",
+          "feedback_b.md"
+        ])
         assert.include((yield* store.read(root, "feedback_b.md")).text, "an existing target")
         assert.strictEqual((yield* index.read("/mem")).text, before, target)
       }
@@ -609,6 +618,7 @@ describe("MemoryFs", () => {
       Effect.provide(
         MemoryStore.layer.pipe(
           Layer.provide(Containment.layer),
+          Layer.provideMerge(MemoryIndex.layerOver),
           // the source's removal fails (a disk error), everything else works
           Layer.provideMerge(
             Layer.effect(
@@ -624,7 +634,6 @@ describe("MemoryFs", () => {
               }))
             ).pipe(Layer.provide(MemoryFs.layerMemory({ "/mem/.keep": "" })))
           ),
-          Layer.provideMerge(MemoryIndex.layerTest),
           Layer.provide(TeamGuard.layerTest()),
           Layer.provide(NodeContext.layer)
         )
@@ -641,13 +650,13 @@ describe("MemoryFs", () => {
       assert.include((yield* index.read("/mem")).text, "- [A](feedback_a.md) — first rule")
       assert.include((yield* store.read(root, "feedback_a.md")).text, "first rule")
       yield* store.rename(root, "feedback_a.md", "feedback_b.md")
-      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key), ["feedback_b.md"])
+      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key), ["MEMORY.md", "feedback_b.md"])
       // listKeys names exactly what list answers, without the sizes and times.
       yield* store.write(root, "project_c.md", memoryFile("C", "second", "project"))
       const named = yield* store.listKeys(root)
       const listed = yield* store.list(root)
       assert.deepStrictEqual(named, listed.map(({ key, path, scope }) => ({ key, scope, path })))
-      assert.deepStrictEqual(named.map((e) => e.key), ["feedback_b.md", "project_c.md"])
+      assert.deepStrictEqual(named.map((e) => e.key), ["MEMORY.md", "feedback_b.md", "project_c.md"])
       assert.isTrue(listed.every((e) => e.size > 0))
       yield* store.remove(root, "project_c.md")
       assert.include((yield* index.read("/mem")).text, "(feedback_b.md)")
@@ -655,15 +664,16 @@ describe("MemoryFs", () => {
       const out = yield* Effect.flip(store.read(root, "link.md"))
       assert.strictEqual(out._tag, "PathTraversalError")
       yield* store.remove(root, "feedback_b.md")
-      assert.deepStrictEqual(yield* store.list(root), [])
+      assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key), ["MEMORY.md"])
+      assert.strictEqual((yield* index.read("/mem")).text, "", "the index is left empty, not removed")
     }).pipe(
       Effect.provide(
         MemoryStore.layer.pipe(
           Layer.provide(Containment.layer),
+          Layer.provideMerge(MemoryIndex.layerOver),
           Layer.provideMerge(
             MemoryFs.layerMemory({ "/secret/x": "KEY", "/mem/link.md": { symlink: "/secret/x" } })
           ),
-          Layer.provideMerge(MemoryIndex.layerTest),
           Layer.provide(TeamGuard.layerTest()),
           Layer.provide(NodeContext.layer)
         )
