@@ -159,6 +159,66 @@ describe("memdir hook: a Claude-Code-shaped session", () => {
     }))
 })
 
+describe("memdir hook: the JSON Codex 0.171 sends", () => {
+  // Captured verbatim from codex-cli 0.171.0 (`codex exec`, a hooks.json in CODEX_HOME running a stdin dump, against
+  // a loopback Responses server), only session, paths and prompt replaced; the fields match openai/codex
+  // codex-rs/hooks/schema/generated/*.command.input.schema.json. SessionStart and SessionEnd carry no turn_id,
+  // SessionEnd no model nor permission_mode; Codex session ids are UUIDv7.
+  const session = "01a242c5-fd07-74d3-b5c7-a0ca64042f60"
+  const codex = (fields: Record<string, unknown>) =>
+    JSON.stringify({
+      session_id: session,
+      transcript_path: path.join(
+        home,
+        ".codex",
+        "sessions",
+        "2026",
+        "12",
+        "04",
+        `rollout-2026-12-04T20-36-41-${session}.jsonl`
+      ),
+      cwd: project,
+      ...fields
+    })
+  const turn = "01a242c5-fd61-78c3-b3ac-30cf95277add"
+
+  it.live("SessionStart and UserPromptSubmit answer additionalContext; Stop and SessionEnd nothing", () =>
+    Effect.gen(function*() {
+      const start = contextOf(
+        yield* hook(codex({
+          hook_event_name: "SessionStart",
+          model: "gpt-5.4",
+          permission_mode: "bypassPermissions",
+          source: "startup"
+        })),
+        "SessionStart"
+      )
+      assert.include(start, "- [Database tests](feedback_database_tests.md)")
+      const prompt = contextOf(
+        yield* hook(codex({
+          turn_id: turn,
+          hook_event_name: "UserPromptSubmit",
+          model: "gpt-5.4",
+          permission_mode: "bypassPermissions",
+          prompt: "should the new tests mock the database?"
+        })),
+        "UserPromptSubmit"
+      )
+      assert.include(prompt, "Memory feedback_database_tests.md (feedback, saved today): Database tests")
+      assertSilent(
+        yield* hook(codex({
+          turn_id: turn,
+          hook_event_name: "Stop",
+          model: "gpt-5.4",
+          permission_mode: "bypassPermissions",
+          stop_hook_active: false,
+          last_assistant_message: "ok"
+        }))
+      )
+      assertSilent(yield* hook(codex({ hook_event_name: "SessionEnd", reason: "other" })))
+    }))
+})
+
 describe("memdir hook fails open", () => {
   const cases: ReadonlyArray<readonly [string, () => string, Record<string, string> | undefined]> = [
     ["not JSON", () => "{not json", undefined],
@@ -285,19 +345,51 @@ describe("memdir hooks install | uninstall", () => {
       assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ["settings.json"], "no temp file left behind")
     }))
 
-  it.live("Codex: ~/.codex/hooks.json, created when missing, three events", () =>
+  it.live("Codex: ~/.codex/hooks.json, created when missing, the four events 0.171 runs", () =>
     Effect.gen(function*() {
       const h = freshHome("home-codex")
       const run = yield* memdir(["hooks", "install", "--agent", "codex"], "", { HOME: h })
       assert.strictEqual(run.status, 0, run.stderr)
+      assert.include(run.stdout, "Trust all and continue", "says how to trust the hooks")
       const file = path.join(h, ".codex", "hooks.json")
-      assert.deepStrictEqual(Object.keys(JSON.parse(fs.readFileSync(file, "utf8")).hooks), [
-        "SessionStart",
-        "UserPromptSubmit",
-        "Stop"
-      ])
+      const hooks = JSON.parse(fs.readFileSync(file, "utf8")).hooks
+      assert.deepStrictEqual(Object.keys(hooks), ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
+      assert.strictEqual(hooks.SessionEnd[0].hooks[0].timeout, 3, "what Codex allows a SessionEnd hook")
       yield* memdir(["hooks", "uninstall", "--agent", "codex"], "", { HOME: h })
       assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, "utf8")), {})
+    }))
+
+  it.live("Codex: $CODEX_HOME/hooks.json; install then uninstall gives the user's file back byte for byte", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-codex-own")
+      const codexHome = path.join(scratch, "codex-home")
+      const file = path.join(codexHome, "hooks.json")
+      fs.mkdirSync(codexHome, { recursive: true })
+      const own = JSON.stringify(
+        {
+          hooks: {
+            Stop: [{ hooks: [{ type: "command", command: "notify-send done", timeout: 5 }] }],
+            PreToolUse: [{ matcher: "^Bash$", hooks: [{ type: "command", command: "./audit.sh" }] }]
+          }
+        },
+        null,
+        4
+      ) + "\n"
+      fs.writeFileSync(file, own)
+      const env = { HOME: h, CODEX_HOME: codexHome }
+      const install = yield* memdir(["hooks", "install", "--agent", "codex", "--json"], "", env)
+      assert.strictEqual(install.status, 0, install.stderr)
+      assert.strictEqual(parseJson(install).path, file)
+      const installed = fs.readFileSync(file, "utf8")
+      assert.include(
+        installed,
+        "\n                        \"command\": \"memdir hook\",",
+        "in the file's own indentation"
+      )
+      assert.deepStrictEqual(JSON.parse(installed).hooks.Stop[0], JSON.parse(own).hooks.Stop[0])
+      const uninstall = yield* memdir(["hooks", "uninstall", "--agent", "codex"], "", env)
+      assert.strictEqual(uninstall.status, 0, uninstall.stderr)
+      assert.strictEqual(fs.readFileSync(file, "utf8"), own)
     }))
 
   it.live("--project writes <git root>/.claude/settings.json", () =>
@@ -364,7 +456,12 @@ describe("memdir hook: Stop starts extraction in the background", () => {
       const server = yield* MessagesApiServer.make({
         handler: () => gate.then(() => MessagesApiServer.text("Nothing worth saving."))
       })
-      const env = { ANTHROPIC_API_KEY: "sk-test-hook", ANTHROPIC_BASE_URL: server.url }
+      // the key and the user's consent (a key alone starts nothing: test/model-calls.test.ts)
+      const env = {
+        ANTHROPIC_API_KEY: "sk-test-hook",
+        ANTHROPIC_BASE_URL: server.url,
+        MEMDIR_AUTOMATIC_MODEL_CALLS: "1"
+      }
       const stop = yield* hook(event("Stop", { stop_hook_active: false, transcript_path: transcript }, session), env)
       assertSilent(stop)
       const cursor = path.join(memoryDir, ".extract", `${session}.json`)

@@ -136,11 +136,11 @@ describe("HookConfig", () => {
   })
 
   const layout = FastCheck.record({
-    indent: FastCheck.constantFrom<string | number>(2, 4, "\t", 0),
+    indent: FastCheck.constantFrom<string | number>(2, 4, "\t"),
     end: FastCheck.constantFrom("\n", "", "\n\n")
   })
 
-  it.prop("install then uninstall gives the user's file back byte for byte (JSON.stringify layouts)", [
+  it.prop("install then uninstall gives the user's file back byte for byte (indented JSON.stringify layouts)", [
     settings,
     layout,
     FastCheck.constantFrom("claude", "codex")
@@ -161,7 +161,7 @@ describe("HookConfig", () => {
     assert.strictEqual(HookConfig.renderConfig({ a: 1 }), "{\n  \"a\": 1\n}\n")
     assert.strictEqual(HookConfig.renderConfig({ a: 1 }, "  \n"), "{\n  \"a\": 1\n}\n")
     assert.strictEqual(HookConfig.renderConfig({ a: 1 }, "{}"), "{\n  \"a\": 1\n}")
-    assert.strictEqual(HookConfig.renderConfig({ a: 1 }, "{\"b\": 2}\n"), "{\"a\":1}\n")
+    assert.strictEqual(HookConfig.renderConfig({ a: 1 }, "{\"b\": 2}\n"), "{\n  \"a\": 1\n}\n")
     assert.strictEqual(HookConfig.renderConfig({ a: [1] }, "{\n\t\"b\": 2\n}"), "{\n\t\"a\": [\n\t\t1\n\t]\n}")
   })
 

@@ -143,17 +143,15 @@ export const uninstall = (config: JsonObject): ConfigChange => {
 
 /**
  * How memdir writes a config: JSON in the layout of the file it replaces (`previous`) — its indentation (spaces or
- * a tab; none for a one-line file but `{}`) and whether it ends with a newline; two spaces and a final newline for a
- * new file.
- * A file in `JSON.stringify` layout therefore comes back byte for byte after install then uninstall; another layout
- * comes back JSON-equivalent, in that indentation.
+ * a tab; two spaces for a one-line file) and whether it ends with a newline; two spaces and a final newline for a
+ * new file. An indented `JSON.stringify` layout (or `{}`) therefore comes back byte for byte after install then
+ * uninstall; another layout comes back JSON-equivalent, in that indentation.
  */
 export const renderConfig = (config: JsonObject, previous?: string): string => {
   if (previous === undefined || previous.trim() === "") return JSON.stringify(config, null, 2) + "\n"
   const body = previous.trimEnd()
-  // `{}` says nothing of a layout: two spaces, as for a new file
-  const oneLine = !body.includes("\n") && !/^\{\s*\}$/.test(body)
-  const indent = oneLine ? "" : (/\n([ \t]+)\S/.exec(body)?.[1] ?? "  ")
+  // a one-line file (`{}`, or minified) is opened up with two spaces: a diff of one long line would show nothing
+  const indent = /\n([ \t]+)\S/.exec(body)?.[1] ?? "  "
   return JSON.stringify(config, null, indent) + previous.slice(body.length)
 }
 
