@@ -4,7 +4,9 @@ import * as Doctor from "@memdir/core/Doctor"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import { backgroundRunsLines, backgroundRunsReport } from "../BackgroundRunsReport.js"
 import { common, jsonOption, locate } from "../Common.js"
+import { modelCallsLines, reportFor } from "../ModelCallsReport.js"
 import { DOCTOR_FINDINGS_EXIT_CODE, printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 import { terminalLine } from "../Terminal.js"
@@ -125,12 +127,18 @@ export const doctorCommand = Command.make(
       const nothing: Doctor.DoctorFixResult = { changes: [], notAdded: [], remaining: found.findings }
       const fixed = repairs ? yield* Doctor.fix(location.memoryDir) : fix ? nothing : undefined
       const report = repairs ? yield* Doctor.diagnose(location.memoryDir) : found
+      // what hooks and the MCP server may spend on a model, and who decided (docs/configuration.md)
+      const modelCalls = yield* reportFor(location)
+      // the hooks' background runs: the last ones, and what to do when they fail (docs/hooks.md#background-runs)
+      const background = yield* backgroundRunsReport(location.memoryDir)
       if (json) {
         yield* printJson({
           memoryDir: location.memoryDir,
           summary: Doctor.summarize(report.findings),
           findings: report.findings,
-          ...(fixed ? { fixed } : {})
+          ...(fixed ? { fixed } : {}),
+          ...(background === undefined ? {} : { backgroundRuns: background }),
+          automaticModelCalls: modelCalls
         })
       } else {
         const lines = [
@@ -140,6 +148,9 @@ export const doctorCommand = Command.make(
           ...(report.findings.length === 0 ?
             [`ok: ${location.memoryDir} is healthy`] :
             [...summaryLines(location.memoryDir, report.findings), ...findingLines(report.findings)]),
+          "",
+          ...modelCallsLines(modelCalls),
+          ...backgroundRunsLines(background),
           ...(fixed === undefined ? [] : ["", fixedLine(fixed, report.findings.length)])
         ]
         // one write: a directory of thousands of memories can have thousands of findings

@@ -68,7 +68,7 @@ const readHookStdin: Effect.Effect<string, Error> = Effect.async<string, Error>(
 
 const say = (line: string) => Console.error(`memdir hook: ${line}`)
 
-const dispatch = (input: HookInput) =>
+const dispatch = (input: HookInput, wantsModel: boolean) =>
   Effect.gen(function*() {
     const sessionId = HookSessionState.decodeSessionId(input.session_id)
     if (Either.isLeft(sessionId)) return yield* Effect.fail(sessionId.left)
@@ -76,24 +76,25 @@ const dispatch = (input: HookInput) =>
       case "SessionStart":
         return yield* sessionStart(input)
       case "UserPromptSubmit":
-        return yield* userPromptSubmit(input, sessionId.right)
+        return yield* userPromptSubmit(input, sessionId.right, { wantsModel })
       case "Stop":
       case "SessionEnd":
         return yield* sessionStop(input)
     }
   })
 
-const answerHook = Effect.gen(function*() {
-  const parsed = parseHookInput(yield* readHookStdin)
-  if (Either.isLeft(parsed)) {
-    const problem = parsed.left
-    return yield* problem._tag === "OtherEvent" ? Effect.void : say(`${problem.detail}; answered with nothing`)
-  }
-  const output: Option.Option<HookOutput> = yield* dispatch(parsed.right).pipe(
-    Effect.provide(HookSessionState.layer)
-  )
-  if (Option.isSome(output)) yield* Console.log(JSON.stringify(output.value))
-})
+const answerHook = (wantsModel: boolean) =>
+  Effect.gen(function*() {
+    const parsed = parseHookInput(yield* readHookStdin)
+    if (Either.isLeft(parsed)) {
+      const problem = parsed.left
+      return yield* problem._tag === "OtherEvent" ? Effect.void : say(`${problem.detail}; answered with nothing`)
+    }
+    const output: Option.Option<HookOutput> = yield* dispatch(parsed.right, wantsModel).pipe(
+      Effect.provide(HookSessionState.layer)
+    )
+    if (Option.isSome(output)) yield* Console.log(JSON.stringify(output.value))
+  })
 
 const runBackground = Effect.flatMap(
   Effect.promise(() => import("../hooks/HookBackground.js")),
@@ -119,7 +120,7 @@ export const hookCommand = Command.make(
     selector: Options.choice("selector", ["offline", "model", "auto"]).pipe(
       Options.withDescription(
         "Who picks memories on UserPromptSubmit: offline (default: no network, fast), model, or auto (model when a " +
-          "key is configured)"
+          "key is configured); model and auto only while automaticModelCalls is on (docs/configuration.md)"
       ),
       Options.withDefault("offline" as const)
     ),
@@ -129,9 +130,14 @@ export const hookCommand = Command.make(
   },
   (args) => {
     const handled = memdirHandler(
-      (a: typeof args): Effect.Effect<void, unknown, Effect.Effect.Context<typeof runBackground | typeof answerHook>> =>
-        a.background ? runBackground : answerHook,
-      (a) => ({ selector: a.selector })
+      (
+        a: typeof args
+      ): Effect.Effect<void, unknown, Effect.Effect.Context<typeof runBackground | ReturnType<typeof answerHook>>> =>
+        a.background ? runBackground : answerHook(a.selector !== "offline"),
+      // model or auto only while the project's automaticModelCalls switch is on (set per prompt by the handler)
+      (a) => ({
+        selector: a.selector === "offline" ? "offline" : a.selector === "model" ? "model-if-allowed" : "auto-if-allowed"
+      })
     )(args)
     const guardMs = args.background ? BACKGROUND_GUARD_MS : guardFromEnv()
     // Belt and braces: should the runtime itself stall, the process still ends, with nothing on stdout.

@@ -14,6 +14,14 @@ import * as Option from "effect/Option"
 import * as NodeOs from "node:os"
 import { common, jsonOption, locate, locationHandler } from "../Common.js"
 import * as HookConfig from "../hooks/HookConfig.js"
+import {
+  askAutomaticModelCalls,
+  automaticModelCallsBy,
+  automaticModelCallsOn,
+  TURN_OFF_HINT,
+  TURN_ON_HINT,
+  writeAutomaticModelCalls
+} from "../ModelCalls.js"
 import { printJson } from "../Output.js"
 
 const agentOption = Options.choice("agent", ["claude", "codex"]).pipe(
@@ -85,6 +93,57 @@ const writeAtomically = (target: string, text: string) =>
   })
 
 type Action = "install" | "uninstall"
+
+/**
+ * The automatic-model-calls switch (docs/configuration.md#automatic-model-calls), after the hooks: `--model-calls`
+ * answers; without it, `install` on a terminal asks (default No) and writes the answer to the user settings; anywhere
+ * else `install` only says where the switch stands (stderr), and `uninstall` leaves it alone.
+ */
+const settleModelCalls = (
+  action: Action,
+  args: {
+    readonly cwd: Option.Option<string>
+    readonly dryRun: boolean
+    readonly json: boolean
+    readonly modelCalls: Option.Option<"on" | "off">
+  }
+) =>
+  Effect.gen(function*() {
+    const state = Effect.map(Effect.option(locate(args.cwd)), (location) =>
+      Option.match(location, {
+        onNone: () => ({ on: false, by: "unknown: the project's settings could not be read" }),
+        onSome: (l) => ({ on: automaticModelCallsOn(l), by: automaticModelCallsBy(l) })
+      }))
+    const answer = Option.isSome(args.modelCalls)
+      ? args.modelCalls.value === "on"
+      : action === "install" && !args.json && !args.dryRun
+      ? yield* askAutomaticModelCalls
+      : undefined
+    if (answer === undefined) {
+      if (action === "uninstall" || args.json) return
+      const now = yield* state
+      return yield* Console.error(
+        now.on
+          ? `memdir: automatic model calls are on (${now.by}): the hooks run extraction and the dream with your key ` +
+            `at the end of each session; ${TURN_OFF_HINT}`
+          : `memdir: automatic model calls are off (${now.by}): the hooks never call a model, even with a key; ` +
+            TURN_ON_HINT
+      )
+    }
+    if (args.dryRun) {
+      return yield* Console.log(`(dry run: "automaticModelCalls": ${answer} was not written)`)
+    }
+    const file = yield* writeAutomaticModelCalls(answer)
+    if (args.json) return
+    const now = yield* state
+    yield* Console.log(
+      `automatic model calls: wrote "automaticModelCalls": ${answer} to ${file}` +
+        (now.on === answer ? "" : `; still ${now.on ? "on" : "off"} here: ${now.by} decides`)
+    )
+  })
+
+const modelCallsOption = <A extends "on" | "off">(choices: ReadonlyArray<A>, description: string) =>
+  Options.choice("model-calls", choices).pipe(Options.withDescription(description), Options.optional)
 
 const run = (
   action: Action,
@@ -164,6 +223,11 @@ const installCommand = Command.make(
         `The command the hooks run (default: "${HookConfig.DEFAULT_COMMAND}"; memdir's \`hook\`, options after it)`
       ),
       Options.optional
+    ),
+    modelCalls: modelCallsOption(
+      ["on", "off"],
+      "Turn automatic model calls (extraction and dream at session end, with your key) on or off in your user " +
+        "settings; without it a terminal is asked (default No)"
     )
   },
   locationHandler((args) =>
@@ -177,7 +241,7 @@ const installCommand = Command.make(
           } must run memdir's \`hook\` (e.g. "npx @memdir/cli hook", "memdir hook --selector model")`
         })
       )
-      : run("install", args)
+      : Effect.zipRight(run("install", args), settleModelCalls("install", args))
   )
 ).pipe(
   Command.withDescription("Add memdir's hooks to Claude Code's or Codex's configuration (merged, never clobbered)")
@@ -185,8 +249,16 @@ const installCommand = Command.make(
 
 const uninstallCommand = Command.make(
   "uninstall",
-  { ...common, json: jsonOption, agent: agentOption, project: projectOption, user: userOption, dryRun: dryRunOption },
-  locationHandler((args) => run("uninstall", args))
+  {
+    ...common,
+    json: jsonOption,
+    agent: agentOption,
+    project: projectOption,
+    user: userOption,
+    dryRun: dryRunOption,
+    modelCalls: modelCallsOption(["off"], "Also turn automatic model calls off in your user settings")
+  },
+  locationHandler((args) => Effect.zipRight(run("uninstall", args), settleModelCalls("uninstall", args)))
 ).pipe(Command.withDescription("Remove exactly the hooks `memdir hooks install` added"))
 
 export const hooksCommand = Command.make("hooks").pipe(

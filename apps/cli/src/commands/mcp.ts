@@ -12,8 +12,9 @@ export const mcpCommand = Command.make(
   common,
   memdirHandler(
     ({ cwd }) => Effect.flatMap(Effect.promise(() => import("../mcp/McpServer.js")), (mcp) => mcp.serve({ cwd })),
-    // recall picks with the model when a key is configured, as `memdir recall` does
-    () => ({ selector: "auto" })
+    // recall picks with the model only when a key is configured AND the user turned automatic model calls on
+    // (`automaticModelCalls`, checked per call by memory_recall): a key inherited from the client is not consent
+    () => ({ selector: "auto-if-allowed" })
   )
 ).pipe(
   Command.withDescription(

@@ -8,6 +8,7 @@ import * as Dream from "@memdir/core/Dream"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import * as Extract from "@memdir/core/Extract"
 import { decodeSessionId } from "@memdir/core/HookSessionState"
+import * as Model from "@memdir/core/Model"
 import { Settings } from "@memdir/core/Settings"
 import { TeamMemory } from "@memdir/core/TeamMemory"
 import * as Effect from "effect/Effect"
@@ -15,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { locate, requireEnabled } from "../Common.js"
+import { automaticModelCallsBy, automaticModelCallsOn } from "../ModelCalls.js"
 import { BACKGROUND_INPUT_ENV } from "./HookHandlers.js"
 import { StopInput } from "./HookInput.js"
 
@@ -45,6 +47,13 @@ export const runBackground = Effect.gen(function*() {
   const sessionId = yield* decodeSessionId(job.session_id)
   const location = yield* locate(Option.some(job.cwd))
   yield* requireEnabled(location)
+  // Checked again here (the hook checked before starting this job): no billed call without the user's consent.
+  if (!automaticModelCallsOn(location) || !(yield* Model.isConfigured)) {
+    return yield* Effect.logWarning(
+      `memdir hook: background job not run: automatic model calls are off (${automaticModelCallsBy(location)}) ` +
+        "or no key is configured"
+    )
+  }
   const team = yield* (yield* TeamMemory).locate(location)
   const transcript = job.transcript_path ?? undefined
   if (transcript !== undefined) {

@@ -4,13 +4,14 @@
  *   10,000-character limit (index lines left out are counted, with how to read them);
  * - `UserPromptSubmit`: recall for the prompt, minus what this session already surfaced (`HookSessionState`),
  *   nothing for one-word prompts;
- * - `Stop` / `SessionEnd`: extraction and the dream gates in a detached background process (only with a key),
- *   nothing when `stop_hook_active`.
+ * - `Stop` / `SessionEnd`: extraction and the dream gates in a detached background process (only with a key and
+ *   automatic model calls turned on, `ModelCalls.ts`), nothing when `stop_hook_active`.
  * A handler answers `None` when it has nothing to say; the command turns every failure into "nothing" too.
  */
 import { HookSessionState, type SessionId } from "@memdir/core/HookSessionState"
 import { INDEX_FILE, type LoadedIndex, MemoryIndex } from "@memdir/core/MemoryIndex"
 import * as Model from "@memdir/core/Model"
+import { AutomaticModelCallsAllowed } from "@memdir/core/ModelSelector"
 import { type MemoryPromptInput, renderMemoryPrompt } from "@memdir/core/Prompt"
 import {
   RECALL_SESSION_BUDGET_BYTES,
@@ -20,12 +21,14 @@ import {
   skipReasonFor
 } from "@memdir/core/Recall"
 import { teamPromptInput } from "@memdir/core/TeamMemory"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { spawn } from "node:child_process"
 import { locateTeam } from "../commands/teamMemory.js"
 import { ensureMemoryDir } from "../MemoryDir.js"
+import { automaticModelCallsBy, automaticModelCallsOn, TURN_ON_HINT } from "../ModelCalls.js"
 import { toIoError } from "../Output.js"
 import {
   CONTEXT_MAX_CHARS,
@@ -160,8 +163,13 @@ export const fitRecall = (
 
 const utf8Length = (text: string) => Buffer.byteLength(text, "utf8")
 
+export interface PromptHookOptions {
+  /** The hook was asked for the model selector (`--selector model|auto`): said once when the switch keeps it off. */
+  readonly wantsModel?: boolean | undefined
+}
+
 export const userPromptSubmit = Effect.fn("Hook.userPromptSubmit")(
-  function*(input: typeof UserPromptSubmitInput.Type, sessionId: SessionId) {
+  function*(input: typeof UserPromptSubmitInput.Type, sessionId: SessionId, options: PromptHookOptions = {}) {
     // One-word, empty and "ignore memory" prompts: nothing, before touching the disk.
     if (skipReasonFor(input.prompt) !== undefined) return Option.none<HookOutput>()
     const team = yield* locateTeam(Option.some(input.cwd))
@@ -170,12 +178,20 @@ export const userPromptSubmit = Effect.fn("Hook.userPromptSubmit")(
     const state = yield* HookSessionState
     const before = yield* state.load(location.memoryDir, sessionId)
     if (before.bytes >= RECALL_SESSION_BUDGET_BYTES) return Option.none<HookOutput>()
+    // The model picks only when the user turned automatic model calls on: an inherited key alone never does.
+    const allowed = automaticModelCallsOn(location)
+    if (options.wantsModel === true && !allowed) {
+      yield* Console.error(
+        `memdir hook: automatic model calls are off (${automaticModelCallsBy(location)}): recalled with the offline ` +
+          `selector; ${TURN_ON_HINT}`
+      )
+    }
     const result = yield* (yield* RecallSession).recall({
       memoryDir: location.memoryDir,
       query: input.prompt,
       teamEnabled: team.enabled,
       alreadyRead: before.surfaced
-    })
+    }).pipe(Effect.provideService(AutomaticModelCallsAllowed, allowed))
     if (result.selected.length === 0) return Option.none<HookOutput>()
     const { shown, text } = fitRecall(result.selected)
     // Named but not shown counts as surfaced too: the model was told where it is.
@@ -225,6 +241,8 @@ export const sessionStop = Effect.fn("Hook.sessionStop")(
     if (!(yield* Model.isConfigured)) return Option.none<HookOutput>()
     const team = yield* locateTeam(Option.some(input.cwd))
     if (!team.memory.enabled) return Option.none<HookOutput>()
+    // …and the user's consent: a key inherited from the agent's environment alone never starts billed calls.
+    if (!automaticModelCallsOn(team.memory)) return Option.none<HookOutput>()
     yield* startBackground({ session_id: input.session_id, cwd: input.cwd, transcript_path: input.transcript_path })
     return Option.none<HookOutput>()
   }

@@ -11,6 +11,7 @@
  */
 import { MemoryDisabledError, VersionConflictError } from "@memdir/core/Errors"
 import type { MemoryRoot } from "@memdir/core/MemoryStore"
+import { AutomaticModelCallsAllowed } from "@memdir/core/ModelSelector"
 import * as Operations from "@memdir/core/Operations"
 import { renderRecalledMemory } from "@memdir/core/Recall"
 import type { TeamLocation } from "@memdir/core/TeamMemory"
@@ -22,6 +23,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { locateTeam, requireTeam } from "../commands/teamMemory.js"
+import { automaticModelCallsOn } from "../ModelCalls.js"
 import { isMemdirError } from "../Output.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -241,7 +243,10 @@ export const recallTool = defineTool({
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
-      const result = yield* Operations.recall(rootOf(team), input)
+      // the model picks only while the user turned automatic model calls on (docs/mcp.md): a key alone never does
+      const result = yield* Operations.recall(rootOf(team), input).pipe(
+        Effect.provideService(AutomaticModelCallsAllowed, automaticModelCallsOn(team.memory))
+      )
       const text = result.memories.length > 0 ?
         result.memories.map(renderRecalledMemory).join("\n\n---\n\n") :
         result.skipped === undefined ?
