@@ -20,12 +20,12 @@ import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import * as Containment from "./Containment.js"
-import { type MemoryIoError, MemoryNotFoundError, PathTraversalError } from "./Errors.js"
-import { auditTeamDir, type AuditViolation, inspectText } from "./internal/team/guardAudit.js"
+import { type MemoryIoError, type MemoryNotFoundError, type PathTraversalError } from "./Errors.js"
+import { auditTeamDir, type AuditViolation } from "./internal/team/guardAudit.js"
 import { readTeamFile, resolveTeamPath, writeTeamFile } from "./internal/team/guardFs.js"
 import { checkKeyWith } from "./internal/team/guardKey.js"
-import { MEMORY_MAX_BYTES, TEAM_DIR } from "./Memory.js"
-import { layer as MemoryFsLayer, type MemoryFs } from "./MemoryFs.js"
+import { TEAM_DIR } from "./Memory.js"
+import { layer as MemoryFsLayer, layerMemory as MemoryFsLayerMemory, type MemoryFs } from "./MemoryFs.js"
 
 export { type AuditViolation }
 
@@ -93,43 +93,9 @@ export const layerOver: Layer.Layer<TeamGuard, never, MemoryFs> = Layer.effect(T
 export const layer: Layer.Layer<TeamGuard> = layerOver.pipe(Layer.provide(MemoryFsLayer))
 
 /**
- * In memory, deterministic: layers 1 and 2 exactly as in `layer` (there are no symlinks in memory), files in a
- * map keyed by absolute path, the size limit on read, and an audit of names, sizes and secrets. `files` seeds it
- * (absolute path → content); seeded names are not checked, so a test can plant what a hostile sync would.
+ * In memory, deterministic: the live guard over an in-memory `MemoryFs` of its own, seeded with `files` (absolute
+ * path → content; seeded names are not checked, so a test can plant what a hostile sync would). To share one
+ * in-memory world with other services, provide `layerOver` with their `MemoryFs.layerMemory()` instead.
  */
 export const layerTest = (files: Readonly<Record<string, string>> = {}): Layer.Layer<TeamGuard> =>
-  Layer.sync(TeamGuard, () => {
-    const store = new Map<string, string>(Object.entries(files).map(([p, c]) => [NodePath.resolve(p), c]))
-    const resolve = (teamDir: string, key: string) => checkKey(teamDir, key)
-    return {
-      resolve: (teamDir, key) => resolve(teamDir, key),
-      read: (teamDir, key) =>
-        Effect.flatMap(
-          resolve(teamDir, key),
-          (path): Effect.Effect<string, PathTraversalError | MemoryNotFoundError> => {
-            const content = store.get(path)
-            if (content === undefined) return Effect.fail(new MemoryNotFoundError({ path }))
-            const size = new TextEncoder().encode(content).length
-            return size > MEMORY_MAX_BYTES ?
-              Effect.fail(new PathTraversalError({ key, reason: "too-large", detail: `${size} bytes` })) :
-              Effect.succeed(content)
-          }
-        ),
-      write: (teamDir, key, content) =>
-        Effect.map(resolve(teamDir, key), (path) => {
-          store.set(path, content)
-          return path
-        }),
-      audit: (teamDir) =>
-        Effect.sync(() => {
-          const root = NodePath.resolve(teamDir)
-          const violations: Array<AuditViolation> = []
-          for (const [path, content] of store) {
-            if (!Containment.isInside(root, path)) continue
-            const relative = path.slice(Containment.withSeparator(root).length).split(NodePath.sep).join("/")
-            violations.push(...inspectText(teamDir, relative, content))
-          }
-          return violations.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
-        })
-    }
-  })
+  layerOver.pipe(Layer.provide(MemoryFsLayerMemory(files)))
