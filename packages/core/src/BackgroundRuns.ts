@@ -29,6 +29,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import type { DreamOutcome } from "./Dream.js"
 import { type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { isProcessAlive } from "./internal/fs/leftovers.js"
 import { withLock } from "./internal/fs/lock.js"
@@ -431,6 +432,41 @@ export interface RunNotes {
   readonly dream: (note: DreamNote) => Effect.Effect<void>
 }
 
+/** What a dream's outcome tells the trace: the gate that stopped it and why, or what it changed. */
+export const dreamNoteOf = (outcome: DreamOutcome): DreamNote => {
+  if (outcome._tag === "Completed") {
+    const report = outcome.report
+    return {
+      gates: "open",
+      ran: true,
+      status: report.status,
+      created: report.created.length,
+      updated: report.updated.length,
+      merged: report.merged.length,
+      deleted: report.deleted.length
+    }
+  }
+  const stopped = outcome.gates.checks.find((check) => check.status === "failed")
+  return {
+    gates: outcome.gates.open ? "open" : "closed",
+    ran: false,
+    ...(stopped === undefined ? {} : { stoppedBy: stopped.gate, reason: oneLine(stopped.detail, 160) })
+  }
+}
+
+/** The notes of the run `track` is running, for code deep in the job; absent outside a tracked run. */
+export class CurrentRun extends Context.Tag("@memdir/core/BackgroundRuns/CurrentRun")<CurrentRun, RunNotes>() {}
+
+const withCurrentRun = (f: (notes: RunNotes) => Effect.Effect<void>) =>
+  Effect.flatMap(Effect.serviceOption(CurrentRun), Option.match({ onNone: () => Effect.void, onSome: f }))
+
+/** Notes what extraction did in the current tracked run (nothing outside one). */
+export const noteExtraction = (note: ExtractionNote): Effect.Effect<void> =>
+  withCurrentRun((notes) => notes.extraction(note))
+
+/** Notes what the dream did in the current tracked run (nothing outside one). */
+export const noteDream = (note: DreamNote): Effect.Effect<void> => withCurrentRun((notes) => notes.dream(note))
+
 export interface TrackInput {
   readonly memoryDir: string
   readonly session: string
@@ -499,6 +535,7 @@ export const track = <A, E, R>(input: TrackInput, body: (notes: RunNotes) => Eff
         yield* quietly(runs.record(input.memoryDir, line))
       })
     return yield* body(notes).pipe(
+      Effect.provideService(CurrentRun, notes),
       Effect.provide(Logger.add(collector)),
       Effect.onExit(finish)
     )

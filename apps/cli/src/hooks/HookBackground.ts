@@ -4,6 +4,7 @@
  * and, when they are open, the dream (docs/dream-and-logs.md). Loaded only by that process, so the hook itself
  * never evaluates the extractor or the dream. Its input (ids and paths) comes in `MEMDIR_HOOK_BACKGROUND_INPUT`.
  */
+import * as BackgroundRuns from "@memdir/core/BackgroundRuns"
 import * as Dream from "@memdir/core/Dream"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import * as Extract from "@memdir/core/Extract"
@@ -23,7 +24,13 @@ import { StopInput } from "./HookInput.js"
 /** Extraction runs per background job at most (each reads up to one run's budget of messages). */
 const MAX_EXTRACT_RUNS = 10
 
-const Job = Schema.parseJson(StopInput.pipe(Schema.omit("hook_event_name", "stop_hook_active")))
+const Job = Schema.parseJson(
+  StopInput.pipe(
+    Schema.omit("hook_event_name", "stop_hook_active"),
+    // the run id the hook wrote its `start` line under (BackgroundRuns)
+    Schema.extend(Schema.Struct({ run: Schema.optional(Schema.String.pipe(Schema.pattern(/^[a-z0-9-]{1,40}$/))) }))
+  )
+)
 
 const readJob = Effect.suspend(() => {
   const raw = process.env[BACKGROUND_INPUT_ENV] ?? ""
@@ -34,15 +41,29 @@ const readJob = Effect.suspend(() => {
   )
 })
 
-const extractAll = (input: Extract.ExtractInput) =>
-  Effect.gen(function*() {
+const extractAll = (input: Extract.ExtractInput) => {
+  // what the runs did, noted in the run's trace (BackgroundRuns) also when one of them fails
+  const total = { runs: 0, messagesRead: 0, written: 0, refused: 0 }
+  let status: BackgroundRuns.ExtractionNote["status"] = "up-to-date"
+  return Effect.gen(function*() {
     for (let i = 0; i < MAX_EXTRACT_RUNS; i++) {
       const result = yield* Extract.extract(input)
+      total.runs++
+      total.messagesRead += result.range.to - result.range.from
+      total.written += result.changes.length
+      total.refused += result.refusals.length
+      status = result.status
       if (result.remaining === 0 || result.range.to === result.range.from) return
     }
-  })
+  }).pipe(
+    Effect.tapError((error) =>
+      BackgroundRuns.noteExtraction({ ...total, status: "failed", failure: BackgroundRuns.failureOf(error) })
+    ),
+    Effect.tap(() => BackgroundRuns.noteExtraction({ ...total, status }))
+  )
+}
 
-export const runBackground = Effect.gen(function*() {
+const runJob = Effect.gen(function*() {
   const job = yield* readJob
   const sessionId = yield* decodeSessionId(job.session_id)
   const location = yield* locate(Option.some(job.cwd))
@@ -73,7 +94,7 @@ export const runBackground = Effect.gen(function*() {
   const transcriptsDir = transcript !== undefined
     ? NodePath.dirname(transcript)
     : Dream.defaultTranscriptsDir(settings.env.memoryBase, location.root.root)
-  yield* Dream.runDream({
+  const dream = yield* Dream.runDream({
     memoryDir: location.memoryDir,
     transcriptsDir,
     currentSessionId: sessionId,
@@ -82,4 +103,20 @@ export const runBackground = Effect.gen(function*() {
     dryRun: false,
     commit: true
   })
+  yield* BackgroundRuns.noteDream(BackgroundRuns.dreamNoteOf(dream))
+})
+
+/**
+ * The job, traced: its `end` line in `<memdir>/.runs/background.jsonl` (docs/hooks.md#background-runs) whatever way it
+ * stops, under the run id the hook wrote the `start` line with. What fails before the memory directory is known is
+ * left to the job's stderr file and the `start` line.
+ */
+export const runBackground = Effect.gen(function*() {
+  const job = yield* readJob
+  const sessionId = yield* decodeSessionId(job.session_id)
+  const location = yield* locate(Option.some(job.cwd))
+  return yield* BackgroundRuns.track(
+    { memoryDir: location.memoryDir, session: sessionId, run: job.run },
+    () => runJob
+  ).pipe(Effect.provide(BackgroundRuns.layer))
 })

@@ -8,6 +8,7 @@
  *   automatic model calls turned on, `ModelCalls.ts`), nothing when `stop_hook_active`.
  * A handler answers `None` when it has nothing to say; the command turns every failure into "nothing" too.
  */
+import * as BackgroundRuns from "@memdir/core/BackgroundRuns"
 import { HookSessionState, type SessionId } from "@memdir/core/HookSessionState"
 import { INDEX_FILE, type LoadedIndex, MemoryIndex } from "@memdir/core/MemoryIndex"
 import * as Model from "@memdir/core/Model"
@@ -21,11 +22,13 @@ import {
   skipReasonFor
 } from "@memdir/core/Recall"
 import { teamPromptInput } from "@memdir/core/TeamMemory"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
 import { locateTeam } from "../commands/teamMemory.js"
 import { ensureMemoryDir } from "../MemoryDir.js"
 import { automaticModelCallsBy, automaticModelCallsOn, TURN_ON_HINT } from "../ModelCalls.js"
@@ -216,23 +219,70 @@ export interface BackgroundJob {
   readonly session_id: string
   readonly cwd: string
   readonly transcript_path?: string | null | undefined
+  /** The id of the run's trace (`.runs/background.jsonl`, BackgroundRuns). */
+  readonly run?: string | undefined
 }
 
-/** Starts `memdir hook --background` detached from this process, its stdio closed, and returns at once. */
-const startBackground = (job: BackgroundJob) =>
+/**
+ * The child's stderr: `.runs/background.stderr`, appended to, opened without following a link or blocking on a FIFO,
+ * and only when it is a regular file of one link; else nothing (`ignore`, as before). The one file the CLI opens
+ * with `node:fs` itself: `spawn` needs a descriptor, which `MemoryFs` does not hand out.
+ */
+const openStderr = (path: string | undefined): number | "ignore" => {
+  if (path === undefined) return "ignore"
+  const { O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_WRONLY } = NodeFs.constants
+  let fd: number | undefined
+  try {
+    fd = NodeFs.openSync(path, O_WRONLY | O_APPEND | O_CREAT | (O_NOFOLLOW ?? 0) | (O_NONBLOCK ?? 0), 0o600)
+    const stat = NodeFs.fstatSync(fd)
+    if (stat.isFile() && stat.nlink === 1) return fd
+  } catch {
+    // a FIFO without a reader (ENXIO), a link (ELOOP), no permission: the child's stderr is not kept
+  }
+  if (fd !== undefined) NodeFs.closeSync(fd)
+  return "ignore"
+}
+
+/** Starts `memdir hook --background` detached from this process and returns at once; the child's pid, if it started. */
+const spawnJob = (job: BackgroundJob, stderrPath: string | undefined) =>
   Effect.sync(() => {
     const script = process.argv[1]
-    if (script === undefined) return false
-    const child = spawn(process.execPath, [script, "hook", "--background"], {
-      detached: true,
-      stdio: "ignore",
-      cwd: job.cwd,
-      env: { ...process.env, [BACKGROUND_INPUT_ENV]: JSON.stringify(job) }
-    })
-    child.on("error", () => {}) // the parent is gone by then; nothing to report to
-    child.unref()
-    return true
+    if (script === undefined) return undefined
+    const stderr = openStderr(stderrPath)
+    try {
+      const child = spawn(process.execPath, [script, "hook", "--background"], {
+        detached: true,
+        stdio: ["ignore", "ignore", stderr],
+        cwd: job.cwd,
+        env: { ...process.env, [BACKGROUND_INPUT_ENV]: JSON.stringify(job) }
+      })
+      child.on("error", () => {}) // the parent is gone by then: the run's `start` line without an `end` tells it
+      child.unref()
+      return child.pid
+    } catch {
+      return undefined
+    } finally {
+      if (typeof stderr === "number") NodeFs.closeSync(stderr)
+    }
   })
+
+/**
+ * Starts the background job with its trace (docs/hooks.md#background-runs): the child's stderr to
+ * `.runs/background.stderr`, then the run's `start` line with its pid (none: it did not start, and the run reads as
+ * died). A trace that cannot be kept never stops the job.
+ */
+const startBackground = (job: BackgroundJob, memoryDir: string) =>
+  Effect.gen(function*() {
+    const runs = yield* BackgroundRuns.BackgroundRuns
+    const at = yield* Clock.currentTimeMillis
+    const run = BackgroundRuns.newRunId(at)
+    const stderrPath = yield* runs.prepareStderr(memoryDir).pipe(Effect.option, Effect.map(Option.getOrUndefined))
+    const pid = yield* spawnJob({ ...job, run }, stderrPath)
+    yield* runs.record(memoryDir, { v: 1, event: "start", run, at, session: job.session_id, ...(pid ? { pid } : {}) })
+  }).pipe(
+    Effect.catchAll((error) => Effect.logDebug(`memdir hook: background run not traced: ${error.message}`)),
+    Effect.provide(BackgroundRuns.layer)
+  )
 
 export const sessionStop = Effect.fn("Hook.sessionStop")(
   function*(input: typeof StopInput.Type | typeof SessionEndInput.Type) {
@@ -243,7 +293,10 @@ export const sessionStop = Effect.fn("Hook.sessionStop")(
     if (!team.memory.enabled) return Option.none<HookOutput>()
     // …and the user's consent: a key inherited from the agent's environment alone never starts billed calls.
     if (!automaticModelCallsOn(team.memory)) return Option.none<HookOutput>()
-    yield* startBackground({ session_id: input.session_id, cwd: input.cwd, transcript_path: input.transcript_path })
+    yield* startBackground(
+      { session_id: input.session_id, cwd: input.cwd, transcript_path: input.transcript_path },
+      team.memory.memoryDir
+    )
     return Option.none<HookOutput>()
   }
 )
