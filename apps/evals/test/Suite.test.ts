@@ -147,7 +147,10 @@ layer(NodeContext.layer)("loadSuite", (it) => {
       if (error._tag !== "InvalidSuiteError") return
       const byPath = new Map(error.problems.map((p) => [p.path, p]))
       assert.include(byPath.get("name")!.message, "\"demo\"")
-      assert.include(byPath.get("variants[1].builtin")!.message, "known: before-recommending, trusting-what-you-recall")
+      assert.include(
+        byPath.get("variants[1].builtin")!.message,
+        "known: before-recommending, trusting-what-you-recall, compact"
+      )
       assert.include(byPath.get("variants[2].patch.replace[0].find")!.message, "text not found")
       assert.include(byPath.get("scenarios[0].recall[0]")!.message, "no memory project_missing.md")
       // every problem points at its line in the file

@@ -27,6 +27,20 @@ export type SectionId = typeof sectionIds[number]
 /** A section of the memory prompt (the catalog's section type, with the memory prompt's ids). */
 export type PromptSection = CatalogSection<SectionId>
 
+/**
+ * The memory prompt in short: each section's `compact` variant (the index itself stays whole). For a context with a
+ * size limit, where every character the rules take is one the index does not get: the SessionStart hook (Claude
+ * Code keeps 10,000 characters of it, docs/hooks.md). The compact intro names `memdir prompt` for the whole rules.
+ */
+export const COMPACT_VARIANTS: Readonly<Partial<Record<SectionId, string>>> = {
+  intro: "compact",
+  types: "compact",
+  exclusions: "compact",
+  protocol: "compact",
+  "recall-trust": "compact",
+  team: "compact"
+}
+
 /** The memory prompt's sections, in prompt order. */
 export const promptSections: ReadonlyArray<PromptSection> = memoryPromptSections
 

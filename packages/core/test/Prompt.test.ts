@@ -4,7 +4,7 @@ import * as Either from "effect/Either"
 import { exitCodes } from "../src/Errors.js"
 import type { LoadedIndex } from "../src/MemoryIndex.js"
 import { truncateIndex } from "../src/MemoryIndex.js"
-import { buildMemoryPrompt, promptSections, renderMemoryPrompt, sectionIds } from "../src/Prompt.js"
+import { buildMemoryPrompt, COMPACT_VARIANTS, promptSections, renderMemoryPrompt, sectionIds } from "../src/Prompt.js"
 import type { SectionId } from "../src/Prompt.js"
 
 const MEMORY_DIR = "/home/maya/.memdir/projects/-home-maya-code-ledgerly/memory/"
@@ -136,7 +136,7 @@ describe("buildMemoryPrompt", () => {
       assert.strictEqual(error._tag, "UnknownPromptVariantError")
       assert.strictEqual(error.section, "recall-trust")
       assert.strictEqual(error.variant, "nope")
-      assert.deepStrictEqual(error.known, ["before-recommending", "trusting-what-you-recall"])
+      assert.deepStrictEqual(error.known, ["before-recommending", "trusting-what-you-recall", "compact"])
       assert.include(error.message, "trusting-what-you-recall")
       assert.strictEqual(exitCodes[error._tag], 12)
 
@@ -181,3 +181,22 @@ const sectionText = (prompt: string, heading: string): string => {
   const end = rest.search(/\n#{1,2} /)
   return heading + (end < 0 ? rest : rest.slice(0, end))
 }
+
+describe("the compact rules (COMPACT_VARIANTS, for the SessionStart hook)", () => {
+  it("say the essentials in under 2,000 characters, a third of the whole rules, and name `memdir prompt`", () => {
+    // the rules alone: the index is one character
+    const whole = render(undefined, loaded("X\n")).length - 1
+    const compact = render(COMPACT_VARIANTS, loaded("X\n"))
+    assert.isAbove(whole, 6_000)
+    assert.isAtMost(compact.length - 1, 2_000)
+    for (const type of ["**user**", "**feedback**", "**project**", "**reference**"]) assert.include(compact, type)
+    for (
+      const essential of ["## Before recommending from memory", "memory_write", "`memdir write`", "`memdir prompt`"]
+    ) {
+      assert.include(compact, essential)
+    }
+    assert.include(compact, `${MEMORY_DIR}MEMORY.md`)
+    // the index is the same section, whole
+    assert.include(render(COMPACT_VARIANTS), INDEX.trim())
+  })
+})

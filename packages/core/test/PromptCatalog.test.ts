@@ -161,7 +161,7 @@ describe("the prompt catalog", () => {
         Prompt.buildMemoryPrompt({ memoryDir: "/m/", index: loaded(INDEX), variants: { exclusions: "nope" } })
       )
       assert.strictEqual(error._tag, "UnknownPromptVariantError")
-      assert.deepStrictEqual(error.known, ["default", "without-push-back"])
+      assert.deepStrictEqual(error.known, ["default", "without-push-back", "compact"])
     }))
 
   it("programs read their texts from the catalog's sections (one lookup, no copies)", () => {
