@@ -1,7 +1,7 @@
 /**
  * What `memdir hook` does for each event (docs/hooks.md), as effects over the live memdir services:
- * - `SessionStart`: the memory section of the system prompt (index under its caps), fitted under the agent's
- *   10,000-character limit (index lines left out are counted, with how to read them);
+ * - `SessionStart`: the memory section of the system prompt with its compact rules (index under its caps), fitted
+ *   under the agent's 10,000-character limit (pinned and newest index lines kept, the cut stated: `IndexBudget`);
  * - `UserPromptSubmit`: recall for the prompt, minus what this session already surfaced (`HookSessionState`),
  *   nothing for one-word prompts;
  * - `Stop` / `SessionEnd`: extraction and the dream gates in a detached background process (only with a key and
@@ -10,10 +10,11 @@
  */
 import * as BackgroundRuns from "@memdir/core/BackgroundRuns"
 import { HookSessionState, type SessionId } from "@memdir/core/HookSessionState"
+import { TEAM_DIR } from "@memdir/core/Memory"
 import { INDEX_FILE, type LoadedIndex, MemoryIndex } from "@memdir/core/MemoryIndex"
 import * as Model from "@memdir/core/Model"
 import { AutomaticModelCallsAllowed } from "@memdir/core/ModelSelector"
-import { type MemoryPromptInput, renderMemoryPrompt } from "@memdir/core/Prompt"
+import { COMPACT_VARIANTS, type MemoryPromptInput, renderMemoryPrompt } from "@memdir/core/Prompt"
 import {
   RECALL_SESSION_BUDGET_BYTES,
   type RecalledMemory,
@@ -21,6 +22,7 @@ import {
   renderRecalledMemory,
   skipReasonFor
 } from "@memdir/core/Recall"
+import { Scanner } from "@memdir/core/Scanner"
 import { teamPromptInput } from "@memdir/core/TeamMemory"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -42,6 +44,7 @@ import {
   type StopInput,
   type UserPromptSubmitInput
 } from "./HookInput.js"
+import { factsOf, fitIndex, type IndexLineFacts, NO_FACTS } from "./IndexBudget.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // SessionStart: the memory prompt, fitted under the cap
@@ -107,6 +110,90 @@ export const fitMemoryPrompt = (input: MemoryPromptInput, max: number = CONTEXT_
   return render(withPrivate(0)).slice(0, max - tail.length) + tail
 }
 
+/** The memory prompt the SessionStart hook sends: the compact rules (`COMPACT_VARIANTS`) and the whole index. */
+export const sessionPromptInput = (input: MemoryPromptInput): MemoryPromptInput => ({
+  ...input,
+  variants: { ...COMPACT_VARIANTS, ...input.variants }
+})
+
+/** What the budget knows of each index's memories (pinned, written when). */
+export interface SessionFacts {
+  readonly private: IndexLineFacts
+  readonly team?: IndexLineFacts | undefined
+}
+
+const blankIndex = (index: LoadedIndex) => index.content.trim().length === 0
+
+/**
+ * Pure: the SessionStart context in at most `max` characters (docs/hooks.md#the-10000-character-cap): the compact
+ * rules, then the index in what they leave. An index that fits is whole; else its pinned and newest lines are kept
+ * (`IndexBudget.fitIndex`), the private index first, then the team index in what is left, each ending with a line
+ * that says what was cut. Rules too long for `max` themselves (a tiny `max`): `fitMemoryPrompt`'s hard cut.
+ */
+export const fitSessionContext = (
+  input: MemoryPromptInput,
+  facts: SessionFacts = { private: NO_FACTS },
+  max: number = CONTEXT_MAX_CHARS
+): string => {
+  const compact = sessionPromptInput(input)
+  const render = (i: MemoryPromptInput) => Either.getOrThrow(renderMemoryPrompt(i))
+  const whole = render(compact)
+  if (whole.length <= max) return whole
+  // The rules' length: the prompt with each non-blank index as one character (a blank one says so in a note).
+  const placeholder = (index: LoadedIndex): LoadedIndex => blankIndex(index) ? index : { ...index, content: "x\n" }
+  const team = compact.team
+  const placeholders = (blankIndex(compact.index) ? 0 : 1) + (team === undefined || blankIndex(team.index) ? 0 : 1)
+  const rules = render({
+    ...compact,
+    index: placeholder(compact.index),
+    team: team === undefined ? undefined : { ...team, index: placeholder(team.index) }
+  }).length - placeholders
+  const room = max - rules
+  // What an index adds to the prompt: its trimmed text (`Prompt.promptSlots`); fitIndex's budget counts one newline.
+  const added = (index: LoadedIndex) => blankIndex(index) ? 0 : index.content.trim().length
+  const teamFile = `team/${INDEX_FILE}`
+  // Room kept for the team index: the least it can be (its cut line), or its whole text when that is less.
+  const teamLeast = team === undefined ? 0 : Math.min(
+    added(team.index),
+    added({ ...team.index, content: fitIndex(team.index, 0, NO_FACTS, teamFile, max).content })
+  )
+  const ownIndex = fitIndex(
+    compact.index,
+    room - teamLeast + 1,
+    facts.private,
+    INDEX_FILE,
+    max
+  )
+  const fitted: MemoryPromptInput = {
+    ...compact,
+    index: { ...compact.index, content: ownIndex.content },
+    team: team === undefined ? undefined : {
+      ...team,
+      index: {
+        ...team.index,
+        content: fitIndex(
+          team.index,
+          room - added({ ...compact.index, content: ownIndex.content }) + 1,
+          facts.team ?? NO_FACTS,
+          teamFile,
+          max
+        ).content
+      }
+    }
+  }
+  const text = render(fitted)
+  return ownIndex.fits && text.length <= max ? text : fitMemoryPrompt(compact, max)
+}
+
+/** The facts the budget needs, read only when the whole index does not fit: one scan of each directory. */
+const sessionFacts = (memoryDir: string, teamDir: string | undefined) =>
+  Effect.gen(function*() {
+    const scanner = yield* Scanner
+    const own = yield* scanner.scan(memoryDir, { skipDirs: [TEAM_DIR, "logs"] })
+    const team = teamDir === undefined ? undefined : yield* scanner.scan(teamDir)
+    return { private: factsOf(own.memories), team: team === undefined ? undefined : factsOf(team.memories) }
+  })
+
 export const sessionStart = Effect.fn("Hook.sessionStart")(function*(input: typeof SessionStartInput.Type) {
   const team = yield* locateTeam(Option.some(input.cwd))
   const location = team.memory
@@ -119,7 +206,12 @@ export const sessionStart = Effect.fn("Hook.sessionStart")(function*(input: type
   )
   const index = yield* (yield* MemoryIndex).load(location.memoryDir)
   const teamInput = yield* teamPromptInput(team)
-  const context = fitMemoryPrompt({ memoryDir: location.memoryDir, index, team: teamInput })
+  const prompt: MemoryPromptInput = { memoryDir: location.memoryDir, index, team: teamInput }
+  // The compact rules leave the index most of the 10,000 characters; the scan only when it still does not fit.
+  const whole = Either.getOrThrow(renderMemoryPrompt(sessionPromptInput(prompt)))
+  const context = whole.length <= CONTEXT_MAX_CHARS ?
+    whole :
+    fitSessionContext(prompt, yield* sessionFacts(location.memoryDir, teamInput?.teamDir))
   return Option.some(hookOutput("SessionStart", context))
 })
 

@@ -91,5 +91,9 @@ export const hookOutput = (
   additionalContext: string
 ): HookOutput => ({ hookSpecificOutput: { hookEventName, additionalContext } })
 
-/** Claude Code cuts injected text over this to a short preview (docs/hooks.md): memdir never sends more, to either agent. */
+/**
+ * Claude Code cuts injected text over this to a short preview (docs/hooks.md): memdir never sends more, to either agent.
+ * Its check is `text.length <= 10_000` on the JavaScript string, so the unit is UTF-16 code units and exactly 10,000
+ * passes (claude-code issues #44086, #51537; the constant read from its bundle in claude-supertool issue #2029).
+ */
 export const CONTEXT_MAX_CHARS = 10_000
