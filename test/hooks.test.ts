@@ -269,15 +269,24 @@ describe("memdir hook fails open", () => {
 })
 
 describe("memdir hook: the 10,000-character cap", () => {
-  it.live("a large index is cut to fit, saying how many lines were left out and how to read them", () =>
+  it.live("a 186-line index: compact rules, the pinned and newest lines kept, the cut stated, under 10,000", () =>
     Effect.gen(function*() {
       const bigHome = path.join(scratch, "big-home")
-      const lines = Array.from(
-        { length: 180 },
-        (_, i) => `- [Topic ${i}](project_topic_${i}.md) — notes on topic ${i}, ${"x".repeat(60)}`
-      )
       const bigMemory = path.join(scratch, "big-memory")
       fs.mkdirSync(bigMemory, { recursive: true })
+      // memory i was written (i * 53) % 186 minutes after the start: the newest are spread through the index
+      const written = (i: number) => (i * 53) % 186
+      const start = Date.UTC(2026, 2, 1)
+      const lines = Array.from({ length: 186 }, (_, i) => {
+        const file = `project_topic_${i}.md`
+        fs.writeFileSync(
+          path.join(bigMemory, file),
+          `---\nname: Topic ${i}\ndescription: notes on topic ${i}\ntype: project\n` +
+            `modified: ${new Date(start + written(i) * 60_000).toISOString()}\n${i === 7 ? "pinned: true\n" : ""}` +
+            `---\n\nBody ${i}.\n`
+        )
+        return `- [Topic ${i}](${file}) — notes on topic ${i}, ${"x".repeat(70)}`
+      })
       fs.writeFileSync(path.join(bigMemory, "MEMORY.md"), lines.join("\n") + "\n")
       const run = yield* hook(event("SessionStart", { source: "startup" }), {
         HOME: bigHome,
@@ -285,9 +294,28 @@ describe("memdir hook: the 10,000-character cap", () => {
       })
       const context = contextOf(run, "SessionStart")
       assert.isAtMost(context.length, 10_000)
-      assert.include(context, "- [Topic 0](project_topic_0.md)")
-      assert.notInclude(context, "- [Topic 179](project_topic_179.md)")
-      assert.match(context, /\[memdir: \d+ of 180 lines of MEMORY\.md are left out here .*`memdir show MEMORY\.md`/)
+      assert.isAbove(context.length, 9_700)
+      // the compact rules, naming the whole ones
+      assert.include(context, "`memdir prompt` prints them whole")
+      assert.notInclude(context, "## How to save a memory")
+      const shown = [...context.matchAll(/\(project_topic_(\d+)\.md\)/g)].map((m) => Number(m[1]))
+      const cut = /\[memdir: MEMORY\.md cut to fit this 10,000-character context: (\d+) of 186 lines shown/.exec(
+        context
+      )
+      assert.isNotNull(cut)
+      assert.strictEqual(Number(cut![1]), shown.length)
+      // 61 lines of ~126 characters (the whole rules left room for the first 26)
+      assert.strictEqual(shown.length, 61)
+      // the pinned one (old), then the newest, in the index's order
+      assert.include(shown, 7)
+      const newest = Array.from({ length: 186 }, (_, i) => i).filter((i) => i !== 7)
+        .sort((a, b) => written(b) - written(a)).slice(0, shown.length - 1)
+      assert.sameMembers(shown, [7, ...newest])
+      assert.deepStrictEqual(shown, [...shown].sort((a, b) => a - b))
+      assert.include(context, "`memdir ls` lists every memory")
+      assert.isTrue(context.trimEnd().endsWith(`${path.join(bigMemory, "MEMORY.md")}]`))
+      // whole lines only
+      for (const i of shown) assert.include(context, lines[i] + "\n")
     }))
 })
 
