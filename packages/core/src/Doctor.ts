@@ -32,6 +32,7 @@ import {
   INDEX_FILE,
   INDEX_MAX_BYTES,
   INDEX_MAX_LINES,
+  indexKeyOf,
   MemoryIndex,
   normalizeIndexLink,
   truncateIndex,
@@ -396,7 +397,7 @@ export const findingsOf = (
   const fits = (entry: string) =>
     lines + 1 <= INDEX_MAX_LINES && bytes + joiner + utf8ByteLength(entry) + 1 <= INDEX_MAX_BYTES
   for (const memory of memories) {
-    if (!firstLineOf.has(normalizeIndexLink(memory.path) ?? memory.path)) {
+    if (!firstLineOf.has(indexKeyOf(memory.path))) {
       const entry = formatIndexEntry({ title: memory.name, file: memory.path, hook: memory.description })
       const room = fits(entry)
       findings.push({
@@ -675,7 +676,7 @@ export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
       let text = kept.join("\n")
 
       const missing = memories
-        .filter((memory) => !seen.has(normalizeIndexLink(memory.path) ?? memory.path))
+        .filter((memory) => !seen.has(indexKeyOf(memory.path)))
         .sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
       for (const memory of missing) {
         const next = upsertIndexText(text, { title: memory.name, file: memory.path, hook: memory.description })

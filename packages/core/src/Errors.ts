@@ -471,8 +471,7 @@ export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("Memo
       case "destination-exists":
         return `The destination ${this.path} already exists`
       case "directory-refused":
-        return `${this.path} is a directory: memdir ${this.command ?? "change"}s memory files one at a time, ` +
-          `so ${this.command ?? "change"} each file in it instead`
+        return `${this.path} cannot be ${this.command === "rename" ? "renamed" : "deleted"} whole: ${detail}`
       case "unknown-command":
         // the SDK's own text for a command it has no handler for (helpers/beta/memory.ts)
         return `${this.path} not implemented`

@@ -127,16 +127,22 @@ export const INDEX_ENTRY_MAX_CHARS = 150
 const INDEX_LINE = /^\s*[-*]\s+\[((?:[^[\]]|\[[^[\]]*\])*)\]\((<[^<>\n]*>|.+?)\)(?:\s*(?:—|–|-{1,2}|:)\s*(.*))?\s*$/
 
 /**
- * A link destination that reads back as written: a file name holding a parenthesis goes in angle brackets
- * (CommonMark's `<…>` form), so `(a) - b.md)` is not read as `a` followed by a hook. Names with `<` or `>` are
- * refused before they get here (`MemoryStore.writeRefusal`).
+ * A file name as a link destination that points at exactly that file (`MemoryIndex.normalizeIndexLink` reads it
+ * back): `%`, `#`, `?`, `<` and `>` are percent-encoded (a link would decode `%`, cut at `#` or `?`, end at `>`); a
+ * first segment holding `:` gets `./` (else it reads as a URL scheme); a name holding a parenthesis or beginning or
+ * ending with white space goes in angle brackets (CommonMark's `<…>` form), so `(a) - b.md)` is not read as `a`
+ * followed by a hook and ` a.md` keeps its space.
  */
-const linkDestination = (file: string): string => /[()]/.test(file) ? `<${file}>` : file
+export const indexLink = (file: string): string => {
+  const encoded = file.replace(/[%#?<>]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  const safe = (encoded.split("/")[0] ?? "").includes(":") ? `./${encoded}` : encoded
+  return /[()]/.test(safe) || file.split("/").some((segment) => segment.trim() !== segment) ? `<${safe}>` : safe
+}
 
 /** Render one index line, shortening the hook so the whole line fits in `maxChars`. */
 export const formatIndexEntry = (entry: IndexEntry, maxChars: number = INDEX_ENTRY_MAX_CHARS): string => {
   const title = oneLine(entry.title).replace(/[[\]]/g, "")
-  const head = `- [${title}](${linkDestination(entry.file)})`
+  const head = `- [${title}](${indexLink(entry.file)})`
   const hook = oneLine(entry.hook)
   if (hook.length === 0) return head
   const room = maxChars - head.length - 3

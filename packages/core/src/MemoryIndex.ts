@@ -11,7 +11,7 @@ import * as NodePath from "node:path"
 import { IndexOverCapError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { sweepAbandoned, tempFileOwner } from "./internal/fs/leftovers.js"
 import { DEFAULT_LOCK_STALE_AFTER, DEFAULT_LOCK_TIMEOUT, type LockOptions, withLock } from "./internal/fs/lock.js"
-import { formatIndexEntry, type IndexEntry, memoryTypes, parseIndexLine } from "./Memory.js"
+import { formatIndexEntry, type IndexEntry, indexLink, memoryTypes, parseIndexLine } from "./Memory.js"
 import { layer as memoryFsLayer, layerMemory as memoryFsLayerMemory, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
 export const INDEX_FILE = "MEMORY.md"
@@ -220,7 +220,7 @@ export const normalizeIndexLink = (link: string): string | undefined => {
   let file = link.trim().replace(/^<(.*)>$/, "$1").replace(/[#?].*$/, "")
   if (file.length === 0 || /^[a-z][a-z0-9+.-]*:/i.test(file)) return undefined
   try {
-    file = decodeURI(file)
+    file = decodeURIComponent(file)
   } catch {
     // Not percent-encoded after all: compare it as written.
   }
@@ -233,9 +233,16 @@ export const normalizeIndexLink = (link: string): string | undefined => {
   return segments.join("/")
 }
 
-const sameFile = (a: string, b: string): boolean => {
-  const left = normalizeIndexLink(a)
-  return left !== undefined && left === normalizeIndexLink(b)
+/**
+ * A memory's key (a file name as it is on disk) in the form `normalizeIndexLink` gives its link: `a%b.md` stays
+ * `a%b.md` (never decoded as a link would be). Compare it with `normalizeIndexLink(link)`.
+ */
+export const indexKeyOf = (key: string): string => normalizeIndexLink(indexLink(key)) ?? key
+
+/** The index link `link` points at the memory `key`. */
+const sameFile = (link: string, key: string): boolean => {
+  const left = normalizeIndexLink(link)
+  return left !== undefined && left === indexKeyOf(key)
 }
 
 /** Every link entry of the text, with its 1-based line number. */
@@ -292,7 +299,7 @@ export const upsertIndexText = (
   return { text: `${text}${text.endsWith("\n") ? "" : eol}${line}${eol}`, created: true }
 }
 
-/** Drop every line pointing at `file`; every other line is kept byte for byte. */
+/** Drop every line pointing at the memory `file` (its key); every other line is kept byte for byte. */
 export const removeFromIndexText = (
   text: string,
   file: string

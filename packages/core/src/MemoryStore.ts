@@ -51,7 +51,6 @@ import {
   INDEX_FILE,
   type IndexUpdate,
   MemoryIndex,
-  normalizeIndexLink,
   removeFromIndexText,
   undoAfterIndexFailure,
   upsertIndexText
@@ -137,6 +136,12 @@ export interface StoreWriteOptions {
    * memory is gone. Absent: the write replaces whatever is there.
    */
   readonly ifVersion?: string | undefined
+  /**
+   * A plain file, as the memory-tool backend stores what the model sends: any name the rules allow (not only `.md`),
+   * any text (no frontmatter needed). Its index line is from its frontmatter when that is valid, else from its file
+   * name and first line. Also taken by `remove` and `rename`, whose keys may then be any file.
+   */
+  readonly plain?: boolean | undefined
 }
 
 export type WriteContent = string | ((existing: string | undefined) => string)
@@ -181,13 +186,18 @@ export class MemoryStore extends Context.Tag("@memdir/core/MemoryStore")<MemoryS
     content: WriteContent,
     options?: StoreWriteOptions
   ) => Effect.Effect<StoreWriteResult, StoreWriteError>
-  /** Removes a memory and its index line(s); `MemoryNotFoundError` when neither exists. */
-  readonly remove: (root: MemoryRoot, key: string) => Effect.Effect<StoreRemoveResult, StoreRemoveError>
+  /** Removes a memory and its index line(s); `MemoryNotFoundError` when neither exists (`plain`: any file). */
+  readonly remove: (
+    root: MemoryRoot,
+    key: string,
+    options?: Pick<StoreWriteOptions, "plain">
+  ) => Effect.Effect<StoreRemoveResult, StoreRemoveError>
   /** Moves a memory (and its index line) to another key: a write of the new key, then a removal of the old. */
   readonly rename: (
     root: MemoryRoot,
     from: string,
-    to: string
+    to: string,
+    options?: Pick<StoreWriteOptions, "plain">
   ) => Effect.Effect<StoreWriteResult, StoreWriteError | StoreRemoveError>
   /**
    * The regular files under `dir` (default: the whole directory), never following links, hidden entries left
@@ -217,14 +227,23 @@ export type Located =
   | { readonly scope: "private"; readonly contained: ContainedReal }
   | { readonly scope: "team"; readonly contained: Contained; readonly teamDir: string; readonly teamKey: string }
 
+/** How a key is checked (`writeRefusal`). */
+export interface KeyRules {
+  /** Removing (or renaming away from) the key: the name rule (`edge-space`) does not apply. */
+  readonly removing?: boolean | undefined
+  /** A plain file (`StoreWriteOptions.plain`): any extension, not only `.md`. */
+  readonly plain?: boolean | undefined
+}
+
 /**
  * Why a key may not be written (or, with `removing`, removed), or `undefined`; the rule names match
- * `InvalidMemoryInputError.rule`. The name rules (`unlinkable`, `edge-space`) only stop a name from being written:
- * a file already so named (by hand, by another tool) can still be removed, or renamed to a name that links.
+ * `InvalidMemoryInputError.rule`. The name rule (`edge-space`) only stops a name from being written: a file already
+ * so named (by hand, by another tool) can still be removed, or renamed to another name. Any other character its
+ * index line can link (`Memory.indexLink` encodes `<`, `>`, `#`, `?` and `%`).
  */
 export const writeRefusal = (
   key: string,
-  removing = false
+  rules: KeyRules = {}
 ): { readonly rule: string; readonly reason: string } | undefined => {
   const segments = key.split("/")
   if (segments.some((segment) => segment.startsWith("."))) {
@@ -235,22 +254,15 @@ export const writeRefusal = (
   if (inScope.toLowerCase() === INDEX_FILE.toLowerCase()) {
     return { rule: "index-file", reason: `${INDEX_FILE} is the index, maintained by memdir: write the memory file` }
   }
-  if (!key.toLowerCase().endsWith(".md")) return { rule: "not-markdown", reason: "a memory file must end in .md" }
-  if (removing) return undefined
-  // a name its index line cannot link back to would leave the memory without its line (Memory.formatIndexEntry)
-  const unlinkable = /[<>#?%]/.exec(key)?.[0]
-  if (unlinkable !== undefined) {
-    return {
-      rule: "unlinkable",
-      reason: `"${unlinkable}" in a file name changes what its MEMORY.md link points to (< > end it, # ? cut it, ` +
-        `% decodes it): name the file without it`
-    }
+  if (rules.plain !== true && !key.toLowerCase().endsWith(".md")) {
+    return { rule: "not-markdown", reason: "a memory file must end in .md" }
   }
-  // `- [T]( a.md)` reads back as `a.md`: Markdown trims a link's destination
+  if (rules.removing === true) return undefined
+  // the store trims the keys it is given, so " a.md" would name "a.md": such a name cannot be asked for
   if (segments.some((segment) => segment.trim() !== segment)) {
     return {
       rule: "edge-space",
-      reason: "a name that begins or ends with a space cannot be linked from the index: trim it"
+      reason: "a name that begins or ends with a space is trimmed by memdir (it would name another file): trim it"
     }
   }
   return undefined
@@ -285,8 +297,8 @@ const refuseCaseAlias = (key: string): Effect.Effect<void, PathTraversalError> =
   )
 }
 
-const refuseKey = (key: string, removing = false): Effect.Effect<void, InvalidMemoryInputError> => {
-  const refusal = writeRefusal(key, removing)
+const refuseKey = (key: string, rules: KeyRules = {}): Effect.Effect<void, InvalidMemoryInputError> => {
+  const refusal = writeRefusal(key, rules)
   return refusal === undefined ?
     Effect.void :
     Effect.fail(new InvalidMemoryInputError({ field: "file", value: key, reason: refusal.reason, rule: refusal.rule }))
@@ -294,8 +306,24 @@ const refuseKey = (key: string, removing = false): Effect.Effect<void, InvalidMe
 
 const decodeFrontmatter = Schema.decodeUnknownEither(Frontmatter)
 
+/** The index line's title and hook of a plain file without valid frontmatter: its file name and first line. */
+const plainFields = (key: string, text: string): { readonly name: string; readonly description: string } => {
+  const printable = (line: string) => line.replace(/[\p{Cc}\p{Cf}]/gu, " ").trim()
+  const first = text.split("\n").map(printable).find((line) => line !== "" && !/^-{3,}$/.test(line))
+  return { name: key.slice(key.lastIndexOf("/") + 1), description: first ?? "" }
+}
+
+/**
+ * The index fields of a file to write: its frontmatter's, validated (a plain file without valid frontmatter: its
+ * name and first line).
+ */
+const memoryFields = (key: string, text: string, plain: boolean) =>
+  plain ?
+    Effect.orElseSucceed(strictFields(key, text), () => plainFields(key, text)) :
+    strictFields(key, text)
+
 /** The three fields of a memory file to write, validated (its index line is rendered from them). */
-const memoryFields = (key: string, text: string) =>
+const strictFields = (key: string, text: string) =>
   Effect.gen(function*() {
     const parsed = yield* parseMemoryFile(text, key)
     const { description, name, type } = parsed.frontmatter
@@ -376,13 +404,14 @@ const checkedWrite = (
   before: string | undefined,
   content: WriteContent,
   modified: Modified,
-  ifVersion: string | undefined
+  ifVersion: string | undefined,
+  plain: boolean
 ) =>
   Effect.gen(function*() {
     yield* checkVersion(key, ifVersion, before)
     const text = textToWrite(content, before, modified)
     yield* checkSize(key, text, before)
-    const fields = yield* memoryFields(key, text)
+    const fields = yield* memoryFields(key, text, plain)
     return { text, fields }
   })
 
@@ -555,13 +584,14 @@ export const make = Effect.gen(function*() {
     located: Extract<Located, { scope: "team" }>,
     content: WriteContent,
     modified: Modified,
-    ifVersion: string | undefined
+    ifVersion: string | undefined,
+    plain: boolean
   ) =>
     modifyTeamIndex(located.contained.root, located.teamDir, (currentIndex) =>
       Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* teamText(located.teamDir, located.teamKey)
-        const { fields, text } = yield* checkedWrite(key, before, content, modified, ifVersion)
+        const { fields, text } = yield* checkedWrite(key, before, content, modified, ifVersion, plain)
         yield* refuseSecret(key, text)
         const planned = upsertIndexText(currentIndex, {
           title: fields.name,
@@ -590,13 +620,14 @@ export const make = Effect.gen(function*() {
     located: Extract<Located, { scope: "private" }>,
     content: WriteContent,
     modified: Modified,
-    ifVersion: string | undefined
+    ifVersion: string | undefined,
+    plain: boolean
   ) =>
     index.modify(located.contained.root, (current) =>
       Effect.gen(function*() {
         const key = located.contained.key
         const before = yield* orUndefined(readPrivate(located))
-        const { fields, text } = yield* checkedWrite(key, before, content, modified, ifVersion)
+        const { fields, text } = yield* checkedWrite(key, before, content, modified, ifVersion, plain)
         // Cap check first: an over-cap write changes nothing, not even the memory file.
         const planned = upsertIndexText(current.text, { title: fields.name, file: key, hook: fields.description })
         const overCap = checkIndexCaps(current.path, current.text, planned.text)
@@ -624,22 +655,26 @@ export const make = Effect.gen(function*() {
     key: string,
     content: WriteContent,
     modified: Modified,
-    ifVersion?: string | undefined
+    ifVersion?: string | undefined,
+    plain = false
   ) =>
     Effect.gen(function*() {
       const located = yield* locateFile(root, key)
-      yield* refuseKey(located.contained.key)
+      yield* refuseKey(located.contained.key, { plain })
       return located.scope === "team" ?
-        yield* writeTeam(located, content, modified, ifVersion) :
-        yield* writePrivate(located, content, modified, ifVersion)
+        yield* writeTeam(located, content, modified, ifVersion, plain) :
+        yield* writePrivate(located, content, modified, ifVersion, plain)
     })
 
   const write = Effect.fn("MemoryStore.write")(
     function*(root: MemoryRoot, key: string, content: WriteContent, options?: StoreWriteOptions) {
-      if (options?.verbatim === true) return yield* writeStamped(root, key, content, undefined, options.ifVersion)
+      const plain = options?.plain === true
+      if (options?.verbatim === true) {
+        return yield* writeStamped(root, key, content, undefined, options.ifVersion, plain)
+      }
       // Every memory memdir writes says when (docs/file-format.md#age-and-staleness).
       const now = yield* Clock.currentTimeMillis
-      return yield* writeStamped(root, key, content, new Date(now).toISOString(), options?.ifVersion)
+      return yield* writeStamped(root, key, content, new Date(now).toISOString(), options?.ifVersion, plain)
     }
   )
 
@@ -652,7 +687,7 @@ export const make = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const relative = located.contained.key
-      const planned = removeFromIndexText(indexText, normalizeIndexLink(indexKey) ?? indexKey)
+      const planned = removeFromIndexText(indexText, indexKey)
       const fileRemoved = yield* fs.remove(located.contained.path).pipe(
         Effect.as(true),
         Effect.catchIf((error) => error.reason === "NotFound", () => Effect.succeed(false)),
@@ -676,9 +711,9 @@ export const make = Effect.gen(function*() {
       return { text: planned.text, result, undo }
     })
 
-  const remove = Effect.fn("MemoryStore.remove")(function*(root: MemoryRoot, key: string) {
+  const remove = Effect.fn("MemoryStore.remove")(function*(root: MemoryRoot, key: string, options?: StoreWriteOptions) {
     const located = yield* locateFile(root, key)
-    yield* refuseKey(located.contained.key, true)
+    yield* refuseKey(located.contained.key, { removing: true, plain: options?.plain })
     const relative = located.contained.key
     if (located.scope === "team") {
       return yield* modifyTeamIndex(located.contained.root, located.teamDir, (current) =>
@@ -700,22 +735,25 @@ export const make = Effect.gen(function*() {
       }))
   })
 
-  const rename = Effect.fn("MemoryStore.rename")(function*(root: MemoryRoot, from: string, to: string) {
-    const source = yield* read(root, from)
-    // A move is not an edit: the memory keeps its `modified:`.
-    const written = yield* writeStamped(root, to, source.text, undefined)
-    if (written.key !== source.key) {
-      // all or nothing: a source that cannot be removed leaves no second copy behind (the target as it was before)
-      yield* remove(root, source.key).pipe(
-        Effect.tapError(() =>
-          written.before === undefined ?
-            Effect.ignore(remove(root, written.key)) :
-            Effect.ignore(writeStamped(root, written.key, written.before, undefined))
+  const rename = Effect.fn("MemoryStore.rename")(
+    function*(root: MemoryRoot, from: string, to: string, options?: StoreWriteOptions) {
+      const plain = options?.plain === true
+      const source = yield* read(root, from)
+      // A move is not an edit: the memory keeps its `modified:`.
+      const written = yield* writeStamped(root, to, source.text, undefined, undefined, plain)
+      if (written.key !== source.key) {
+        // all or nothing: a source that cannot be removed leaves no second copy behind (the target as it was before)
+        yield* remove(root, source.key, options).pipe(
+          Effect.tapError(() =>
+            written.before === undefined ?
+              Effect.ignore(remove(root, written.key, options)) :
+              Effect.ignore(writeStamped(root, written.key, written.before, undefined, undefined, plain))
+          )
         )
-      )
+      }
+      return written
     }
-    return written
-  })
+  )
 
   const listKeys = Effect.fn("MemoryStore.listKeys")(function*(root: MemoryRoot, dir?: string) {
     const located = yield* locate(root, dir ?? "")

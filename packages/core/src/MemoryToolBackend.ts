@@ -50,8 +50,13 @@ export const VIEW_MAX_LINES = 999_999
 const LINE_NUMBER_WIDTH = String(VIEW_MAX_LINES).length
 /** How deep a directory `view` lists (the reference's depth). */
 const LIST_DEPTH = 2
-/** The backend's writes store the model's text as given (`MemoryStore.write`'s `verbatim`). */
-const VERBATIM: StoreWriteOptions = { verbatim: true }
+/**
+ * The backend's writes store the model's text as given (`MemoryStore.write`'s `verbatim`), and any file the reference
+ * stores (`plain`: any extension, no frontmatter needed).
+ */
+const VERBATIM: StoreWriteOptions = { verbatim: true, plain: true }
+/** The store's rules for the backend's removals and moves: any file (`plain`). */
+const PLAIN = { plain: true } as const
 
 // ---------------------------------------------------------------------------------------------------------------
 // Commands
@@ -392,6 +397,30 @@ export const make = Effect.gen(function*() {
       return renderListing(toolPath, size, entries)
     })
 
+  /**
+   * The files under a directory to delete or move whole, by key; refused when it holds what memdir does not move
+   * file by file: its own files (an index, a hidden entry: locks, state) or anything but files and directories.
+   */
+  const filesOfDirectory = (toolPath: string, command: string, key: string, located: Located) =>
+    Effect.gen(function*() {
+      const refuse = (detail: string) =>
+        new MemoryToolError({ reason: "directory-refused", path: toolPath, command, detail })
+      if (key === TEAM_DIR) return yield* refuse("it is team memory's directory; change the files in it instead")
+      const walked = yield* fs.walk(diskPath(located)).pipe(Effect.mapError(ioError))
+      const files: Array<string> = []
+      for (const entry of walked) {
+        const inner = `${key}/${entry.relative}`
+        if (entry.relative.split("/").some((name) => name.startsWith(".")) || isIndexKey(inner)) {
+          return yield* refuse(`it holds memdir's own ${inner} (a hidden entry or an index)`)
+        }
+        if (entry.info.kind === "File") files.push(inner)
+        else if (entry.info.kind !== "Directory") {
+          return yield* refuse(`${inner} is not a regular file or a directory (a link?)`)
+        }
+      }
+      return files
+    })
+
   const view = (root: MemoryRoot, command: typeof ViewCommand.Type) =>
     Effect.gen(function*() {
       const target = yield* resolve(root, command.path)
@@ -466,7 +495,7 @@ export const make = Effect.gen(function*() {
         old: once ? command.old_str : current.text,
         new: once ? command.new_str : planned.text,
         ifVersion: memoryVersion(current.text)
-      }, { verbatim: true }).pipe(Effect.provideService(MemoryStore, store))
+      }, VERBATIM).pipe(Effect.provideService(MemoryStore, store))
       return planned.result
     })
 
@@ -478,9 +507,15 @@ export const make = Effect.gen(function*() {
         return yield* new MemoryToolError({ reason: "not-found", path: command.path, command: "delete" })
       }
       if (target.info.value.kind === "Directory") {
-        return yield* new MemoryToolError({ reason: "directory-refused", path: command.path, command: "delete" })
+        const files = yield* filesOfDirectory(command.path, "delete", target.key, target.located)
+        // each file with its index line, then the directories left (the reference's `rm -r`)
+        for (const file of files) {
+          yield* Operations.remove(root, { path: file }, PLAIN).pipe(Effect.provideService(MemoryStore, store))
+        }
+        yield* fs.remove(diskPath(target.located), { recursive: true }).pipe(Effect.mapError(ioError))
+        return `Successfully deleted ${command.path}`
       }
-      yield* Operations.remove(root, { path: target.key }).pipe(Effect.provideService(MemoryStore, store))
+      yield* Operations.remove(root, { path: target.key }, PLAIN).pipe(Effect.provideService(MemoryStore, store))
       return `Successfully deleted ${command.path}`
     })
 
@@ -493,12 +528,38 @@ export const make = Effect.gen(function*() {
         return yield* new MemoryToolError({ reason: "destination-exists", path: command.new_path })
       }
       if (Option.isNone(source.info)) {
+        // the reference makes the destination's directory before it finds the source missing: the same files
+        if (destination.key.includes("/")) {
+          yield* fs.makeDirectory(NodePath.dirname(diskPath(destination.located))).pipe(Effect.mapError(ioError))
+        }
         return yield* new MemoryToolError({ reason: "not-found", path: command.old_path, command: "rename" })
       }
       if (source.info.value.kind === "Directory") {
-        return yield* new MemoryToolError({ reason: "directory-refused", path: command.old_path, command: "rename" })
+        if (destination.key.startsWith(`${source.key}/`)) {
+          return yield* new MemoryToolError({
+            reason: "directory-refused",
+            path: command.old_path,
+            command: "rename",
+            detail: `${command.new_path} is inside it`
+          })
+        }
+        const files = yield* filesOfDirectory(command.old_path, "rename", source.key, source.located)
+        // the directories first (an empty one moves too), then each file with its index line, then the old tree
+        const walked = yield* fs.walk(diskPath(source.located)).pipe(Effect.mapError(ioError))
+        yield* fs.makeDirectory(diskPath(destination.located)).pipe(Effect.mapError(ioError))
+        for (const entry of walked) {
+          if (entry.info.kind !== "Directory") continue
+          const located = yield* locate(root, `${destination.key}/${entry.relative}`, command.new_path)
+          yield* fs.makeDirectory(diskPath(located)).pipe(Effect.mapError(ioError))
+        }
+        for (const file of files) {
+          const to = `${destination.key}/${file.slice(source.key.length + 1)}`
+          yield* store.rename(root, file, to, PLAIN)
+        }
+        yield* fs.remove(diskPath(source.located), { recursive: true }).pipe(Effect.mapError(ioError))
+        return `Successfully renamed ${command.old_path} to ${command.new_path}`
       }
-      yield* Operations.rename(root, { path: source.key, newPath: destination.key }).pipe(
+      yield* Operations.rename(root, { path: source.key, newPath: destination.key }, PLAIN).pipe(
         Effect.provideService(MemoryStore, store),
         // created since the check above: the reference's words for it
         Effect.catchTag("PathExistsError", () =>

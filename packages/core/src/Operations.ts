@@ -351,6 +351,8 @@ export interface EditOptions {
    * whose model addresses the file by line numbers: `MemoryStore.write`'s `verbatim`).
    */
   readonly verbatim?: boolean | undefined
+  /** Any file, not only a memory with frontmatter (the memory-tool backend: `MemoryStore.write`'s `plain`). */
+  readonly plain?: boolean | undefined
 }
 
 /** Non-overlapping occurrences of `needle` in `text`. */
@@ -400,7 +402,8 @@ export const edit = Effect.fn("Operations.edit")(
     const planned = yield* planEdit(current.key, current.text, input)
     const written = yield* store.write(root, current.key, planned.text, {
       ifVersion: version,
-      verbatim: options.verbatim
+      verbatim: options.verbatim,
+      plain: options.plain
     }).pipe(
       Effect.catchTag("VersionConflictError", (e) => Effect.fail(conflict(e.expected, e.current, e.content)))
     )
@@ -429,16 +432,18 @@ export const DeleteResult = Schema.Struct({
 })
 
 /** Deletes a memory file and its index line(s); `MemoryNotFoundError` when neither exists. */
-export const remove = Effect.fn("Operations.delete")(function*(root: MemoryRoot, input: typeof DeleteInput.Type) {
-  const removed = yield* (yield* MemoryStore).remove(root, input.path)
-  const result: typeof DeleteResult.Type = {
-    path: removed.key,
-    fileRemoved: removed.fileRemoved,
-    indexLinesRemoved: removed.indexLinesRemoved,
-    before: removed.before ?? null
+export const remove = Effect.fn("Operations.delete")(
+  function*(root: MemoryRoot, input: typeof DeleteInput.Type, options: Pick<EditOptions, "plain"> = {}) {
+    const removed = yield* (yield* MemoryStore).remove(root, input.path, options)
+    const result: typeof DeleteResult.Type = {
+      path: removed.key,
+      fileRemoved: removed.fileRemoved,
+      indexLinesRemoved: removed.indexLinesRemoved,
+      before: removed.before ?? null
+    }
+    return result
   }
-  return result
-})
+)
 
 export { remove as delete }
 
@@ -452,18 +457,20 @@ export const RenameResult = Schema.Struct({ from: Schema.String, path: Schema.St
  * Moves a memory to another path and its index line with it (`team/…` paths move into team memory, under the team
  * rules); a memory already at the new path is kept (`PathExistsError`).
  */
-export const rename = Effect.fn("Operations.rename")(function*(root: MemoryRoot, input: typeof RenameInput.Type) {
-  const store = yield* MemoryStore
-  const source = yield* store.read(root, input.path)
-  const target = yield* store.locate(root, input.newPath)
-  if (target.contained.key !== source.key) {
-    const taken = yield* store.read(root, target.contained.key).pipe(
-      Effect.as(true),
-      Effect.catchTag("MemoryNotFoundError", () => Effect.succeed(false))
-    )
-    if (taken) return yield* new PathExistsError({ path: target.contained.key })
+export const rename = Effect.fn("Operations.rename")(
+  function*(root: MemoryRoot, input: typeof RenameInput.Type, options: Pick<EditOptions, "plain"> = {}) {
+    const store = yield* MemoryStore
+    const source = yield* store.read(root, input.path)
+    const target = yield* store.locate(root, input.newPath)
+    if (target.contained.key !== source.key) {
+      const taken = yield* store.read(root, target.contained.key).pipe(
+        Effect.as(true),
+        Effect.catchTag("MemoryNotFoundError", () => Effect.succeed(false))
+      )
+      if (taken) return yield* new PathExistsError({ path: target.contained.key })
+    }
+    const written = yield* store.rename(root, source.key, input.newPath, options)
+    const result: typeof RenameResult.Type = { from: source.key, path: written.key, scope: written.scope }
+    return result
   }
-  const written = yield* store.rename(root, source.key, input.newPath)
-  const result: typeof RenameResult.Type = { from: source.key, path: written.key, scope: written.scope }
-  return result
-})
+)

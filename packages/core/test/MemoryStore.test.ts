@@ -402,12 +402,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
         ["notes.txt", "not-markdown"],
         // found by MemoryStore.fuzz: `- [P]( a.md)` reads back as `a.md`, the memory would have no index line
         ["x/ a.md", "edge-space"],
-        ["notes /a.md", "edge-space"],
-        // …or whose link would point elsewhere: `a#1.md` and `a#2.md` were one link (`a`), one line for two files
-        ["a<b>.md", "unlinkable"],
-        ["a#1.md", "unlinkable"],
-        ["b?x.md", "unlinkable"],
-        ["c%41.md", "unlinkable"]
+        ["notes /a.md", "edge-space"]
       ]
       for (const [file, rule] of cases) {
         const error = yield* Effect.flip(writePrivateMemory({
@@ -562,22 +557,31 @@ describe("MemoryFs", () => {
       )
     ))
 
-  it.effect("a file already named what memdir would not write (a#1.md) can be renamed to a good name or removed", () =>
+  it.effect("a name with # or % is written with a line that links back (percent-encoded); renamed, removed", () =>
     Effect.gen(function*() {
       const store = yield* MemoryStore.MemoryStore
       const root = { memoryDir: "/mem", teamEnabled: false }
-      const refused = yield* Effect.flip(store.write(root, "notes#2.md", memoryFile("N", "new", "project")))
-      assert.strictEqual(refused._tag, "InvalidMemoryInputError")
+      yield* store.write(root, "notes#2.md", memoryFile("N", "new", "project"))
+      yield* store.write(root, "50%.md", memoryFile("Half", "half", "project"))
+      const index = (yield* store.read(root, "MEMORY.md")).text
+      assert.include(index, "- [N](notes%232.md) — new")
+      assert.include(index, "- [Half](50%25.md) — half")
+      // one made by hand, without its line: renamed with a line, the old name's none
       const renamed = yield* store.rename(root, "notes#1.md", "project_notes.md")
       assert.strictEqual(renamed.key, "project_notes.md")
       // the store's listing names every file, its index (one in-memory world with the store) included
       assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key).sort(), [
+        "50%.md",
         "MEMORY.md",
+        "notes#2.md",
         "old%20draft.md",
         "project_notes.md"
       ])
       yield* store.remove(root, "old%20draft.md")
+      yield* store.remove(root, "notes#2.md")
+      yield* store.remove(root, "50%.md")
       assert.deepStrictEqual((yield* store.list(root)).map((e) => e.key), ["MEMORY.md", "project_notes.md"])
+      assert.strictEqual((yield* store.read(root, "MEMORY.md")).text.trim().split("\n").length, 1)
     }).pipe(
       Effect.provide(
         MemoryStore.layer.pipe(

@@ -218,7 +218,7 @@ describe("MemoryToolBackend fuzzed against BetaLocalFilesystemMemoryTool", () =>
           }
         }
         assert.deepStrictEqual(changesOutside(before, snapshot(w.memdirBase), memoryKey), [], "outside the memory dir")
-        assert.deepStrictEqual(unsoundness(w.memoryDir, teamEnabled), [], "the memory directory")
+        assert.deepStrictEqual(unsoundness(w.memoryDir, teamEnabled, true), [], "the memory directory")
       }).pipe(Effect.scoped),
     { timeout: 60_000, fastCheck: { numRuns: 30 } }
   )

@@ -287,16 +287,6 @@ const MEMDIR_REFUSES_MORE: ReadonlyArray<{
   readonly memdir: RegExp
 }> = [
   {
-    why: "a memory needs memdir's frontmatter (name, description, type)",
-    input: { command: "create", path: "/memories/notes.md", file_text: "just some notes\n" },
-    memdir: /^Error: .*frontmatter/
-  },
-  {
-    why: "a memory is a .md file",
-    input: { command: "create", path: "/memories/notes.txt", file_text: TESTING },
-    memdir: /^Error: invalid file "notes.txt": a memory file must end in \.md/
-  },
-  {
     why: "MEMORY.md is the index, maintained by memdir",
     input: { command: "create", path: "/memories/MEMORY.md", file_text: TESTING },
     memdir: /^Error: invalid file "MEMORY.md": MEMORY.md is the index/
@@ -305,12 +295,6 @@ const MEMDIR_REFUSES_MORE: ReadonlyArray<{
     why: "hidden entries are memdir's own state",
     input: { command: "create", path: "/memories/.state.md", file_text: TESTING },
     memdir: /^Error: invalid file ".state.md": hidden entries/
-  },
-  {
-    why: "an edit must leave valid frontmatter",
-    setup: (w) => w.both((dir) => fs.writeFileSync(path.join(dir, "f.md"), TESTING)),
-    input: { command: "insert", path: "/memories/f.md", insert_line: 0, insert_text: "preamble" },
-    memdir: /^Error: .*frontmatter/
   },
   {
     why: "/memoriesX is not under /memories (the reference reads it as /memories/X)",
@@ -348,16 +332,10 @@ const MEMDIR_REFUSES_MORE: ReadonlyArray<{
     memdir: /^Error: team\/reference_ci\.md:\d+ looks like it holds a secret/
   },
   {
-    why: "directories are deleted file by file",
-    setup: (w) => w.both((dir) => fs.mkdirSync(path.join(dir, "old"))),
+    why: "a directory holding a hidden entry (memdir's own state) is not deleted whole",
+    setup: (w) => w.both((dir) => fs.mkdirSync(path.join(dir, "old", ".state"), { recursive: true })),
     input: { command: "delete", path: "/memories/old" },
-    memdir: /^Error: \/memories\/old is a directory: memdir deletes memory files one at a time/
-  },
-  {
-    why: "directories are renamed file by file",
-    setup: (w) => w.both((dir) => fs.mkdirSync(path.join(dir, "old"))),
-    input: { command: "rename", old_path: "/memories/old", new_path: "/memories/new" },
-    memdir: /^Error: \/memories\/old is a directory: memdir renames memory files one at a time/
+    memdir: /^Error: \/memories\/old cannot be deleted whole: it holds memdir's own old\/\.state/
   },
   {
     why: "a file over 1 MiB is not read (memdir's read bound)",
@@ -372,6 +350,61 @@ const MEMDIR_REFUSES_MORE: ReadonlyArray<{
     memdir: /^Error: invalid content "big.md": \d+ bytes is over the limit of 250000/
   }
 ]
+
+/** What memdir once refused and now does as the reference does (issue 24): same answer, same files. */
+const SAME_AS_REFERENCE: ReadonlyArray<{
+  readonly why: string
+  readonly setup?: (w: Awaited<ReturnType<typeof worlds>>) => void
+  readonly input: Input
+}> = [
+  {
+    why: "a file without frontmatter",
+    input: { command: "create", path: "/memories/notes.md", file_text: "just some notes\n" }
+  },
+  { why: "a file that is not .md", input: { command: "create", path: "/memories/notes.txt", file_text: "x\n" } },
+  {
+    why: "an edit that breaks the frontmatter",
+    setup: (w) => w.both((dir) => fs.writeFileSync(path.join(dir, "f.md"), TESTING)),
+    input: { command: "insert", path: "/memories/f.md", insert_line: 0, insert_text: "preamble" }
+  },
+  {
+    why: "a name with # ? % < >",
+    input: { command: "create", path: "/memories/a#1 ?50% <x>.md", file_text: TESTING }
+  },
+  {
+    why: "delete of a directory, its files and index lines with it",
+    setup: (w) => w.both((dir) => fs.mkdirSync(path.join(dir, "old", "empty"), { recursive: true })),
+    input: { command: "delete", path: "/memories/old" }
+  },
+  {
+    why: "rename of a directory",
+    setup: (w) => w.both((dir) => fs.mkdirSync(path.join(dir, "old", "empty"), { recursive: true })),
+    input: { command: "rename", old_path: "/memories/old", new_path: "/memories/new/deeper" }
+  }
+]
+
+describe("MemoryToolBackend: what memdir once refused, as the reference does it", () => {
+  for (const same of SAME_AS_REFERENCE) {
+    it(same.why, async () => {
+      const w = await worlds()
+      try {
+        same.setup?.(w)
+        const reference = await w.viaReference(same.input)
+        const memdir = await w.viaMemdir(same.input)
+        assert.isFalse(reference.is_error, reference.content)
+        assert.deepStrictEqual(memdir, reference)
+        const files = (dir: string) =>
+          fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) =>
+            !f.startsWith(".") && f !== "MEMORY.md"
+          )
+            .sort()
+        assert.deepStrictEqual(files(w.memoryDir), files(w.referenceDir))
+      } finally {
+        w.cleanup()
+      }
+    })
+  }
+})
 
 describe("MemoryToolBackend: where memdir refuses more", () => {
   for (const exception of MEMDIR_REFUSES_MORE) {
