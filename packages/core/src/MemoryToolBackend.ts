@@ -1,12 +1,14 @@
 /**
  * MemoryToolBackend: a drop-in backend for the Anthropic API's memory tool (`memory_20250818`) over memdir's
  * memory directory (docs/memory-tool.md). `/memories` is the memory directory and `/memories/team` its `team/`
- * directory (only while team memory is on). Every command goes through `MemoryStore`, so memdir's rules hold:
- * containment, the write refusals, the size cap, valid frontmatter with its `MEMORY.md` line kept in the same
- * step, and for `team/` the guard, the secret refusal, the team lock and the `team/MEMORY.md` line.
+ * directory (only while team memory is on). Every command goes through `MemoryStore` (its `plain` writes: any file
+ * the reference stores, any extension, any text), so memdir's rules hold: containment, the index and hidden files
+ * refused, the size cap, the `MEMORY.md` line kept in the same step, and for `team/` the guard, the secret refusal,
+ * the team lock and the `team/MEMORY.md` line.
  *
- * The result strings and error texts are those of the SDK's reference backend (`BetaLocalFilesystemMemoryTool`)
- * for the same commands; memdir refuses more in a few places, listed in the docs and in the conformance test.
+ * The result strings, error texts and files are those of the SDK's reference backend
+ * (`BetaLocalFilesystemMemoryTool`) for the same commands; memdir refuses only for safety, each case listed in the
+ * docs and tested (MemoryToolBackend.test.ts; the differential test compares random sequences).
  * `view` never shows what memdir keeps for itself: the index files (`MEMORY.md`, `team/MEMORY.md`), and the
  * hidden locks and temp files the reference hides too.
  *
