@@ -514,11 +514,30 @@ export const make = Effect.gen(function*() {
         for (const file of files) {
           yield* Operations.remove(root, { path: file }, PLAIN).pipe(Effect.provideService(MemoryStore, store))
         }
-        yield* fs.remove(diskPath(target.located), { recursive: true }).pipe(Effect.mapError(ioError))
+        yield* removeEmptiedTree(command.path, "delete", target.located)
         return `Successfully deleted ${command.path}`
       }
       yield* Operations.remove(root, { path: target.key }, PLAIN).pipe(Effect.provideService(MemoryStore, store))
       return `Successfully deleted ${command.path}`
+    })
+
+  /**
+   * The directories a whole-directory delete or rename leaves once its files are gone: removed only while nothing
+   * but directories is in them, so a file written there meanwhile is never deleted with them (it stays, refused).
+   */
+  const removeEmptiedTree = (toolPath: string, command: string, located: Located) =>
+    Effect.gen(function*() {
+      const left = yield* fs.walk(diskPath(located)).pipe(Effect.mapError(ioError))
+      const file = left.find((entry) => entry.info.kind !== "Directory")
+      if (file !== undefined) {
+        return yield* new MemoryToolError({
+          reason: "directory-refused",
+          path: toolPath,
+          command,
+          detail: `${file.relative} appeared in it meanwhile and was left in place`
+        })
+      }
+      yield* fs.remove(diskPath(located), { recursive: true }).pipe(Effect.mapError(ioError))
     })
 
   const rename = (root: MemoryRoot, command: typeof RenameCommand.Type) =>
@@ -558,7 +577,7 @@ export const make = Effect.gen(function*() {
           const to = `${destination.key}/${file.slice(source.key.length + 1)}`
           yield* store.rename(root, file, to, PLAIN)
         }
-        yield* fs.remove(diskPath(source.located), { recursive: true }).pipe(Effect.mapError(ioError))
+        yield* removeEmptiedTree(command.old_path, "rename", source.located)
         return `Successfully renamed ${command.old_path} to ${command.new_path}`
       }
       yield* Operations.rename(root, { path: source.key, newPath: destination.key }, PLAIN).pipe(

@@ -7,6 +7,7 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory"
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
+import { Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -16,10 +17,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Server from "../../testing/src/MessagesApiServer.js"
+import * as MemoryFs from "../src/MemoryFs.js"
 import * as MemoryIndex from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
 import * as MemoryToolBackend from "../src/MemoryToolBackend.js"
 import * as ModelCatalog from "../src/ModelCatalog.js"
+import * as TeamGuard from "../src/TeamGuard.js"
 
 const live = MemoryToolBackend.layer.pipe(
   Layer.provideMerge(MemoryStore.layerNode),
@@ -530,4 +533,48 @@ describe("MemoryToolBackend: inside the SDK's tool runner", () => {
       assert.strictEqual(resultOf(4).is_error, true)
       assert.match(resultOf(4).content, /^Error: team memory is off/)
     }).pipe(Effect.provide(live), Effect.scoped))
+})
+
+describe("a whole-directory rename never deletes a file written there meanwhile", () => {
+  it.effect("the late file stays in the old directory, the moved ones are moved, and the answer says why", () =>
+    Effect.gen(function*() {
+      const backend = yield* MemoryToolBackend.MemoryToolBackend
+      const fs = yield* MemoryFs.MemoryFs
+      const root = { memoryDir: "/mem", teamEnabled: false }
+      const created = yield* backend.answer(root, { command: "create", path: "/memories/old/a.md", file_text: "A\n" })
+      assert.isFalse(created.is_error, created.content)
+      const moved = yield* backend.answer(root, {
+        command: "rename",
+        old_path: "/memories/old",
+        new_path: "/memories/new"
+      })
+      assert.isTrue(moved.is_error, moved.content)
+      assert.include(moved.content, "late.md appeared in it meanwhile and was left in place")
+      assert.strictEqual((yield* fs.readFile("/mem/old/late.md", { maxBytes: 100 })).text, "written meanwhile\n")
+      assert.strictEqual((yield* fs.readFile("/mem/new/a.md", { maxBytes: 100 })).text, "A\n")
+    }).pipe(
+      Effect.provide(
+        MemoryToolBackend.layer.pipe(
+          Layer.provideMerge(MemoryStore.layerWithContainment),
+          Layer.provideMerge(Layer.merge(MemoryIndex.layerOver, TeamGuard.layerOver)),
+          // another writer puts a file into the old directory while the rename makes the new one
+          Layer.provideMerge(
+            Layer.effect(
+              MemoryFs.MemoryFs,
+              Effect.map(MemoryFs.MemoryFs, (inner) => ({
+                ...inner,
+                makeDirectory: (path: string, options?: { readonly within?: string | undefined }) =>
+                  path === "/mem/new" ?
+                    Effect.zipRight(
+                      Effect.ignore(inner.writeFileAtomic("/mem/old/late.md", "written meanwhile\n")),
+                      inner.makeDirectory(path, options)
+                    ) :
+                    inner.makeDirectory(path, options)
+              }))
+            ).pipe(Layer.provide(MemoryFs.layerMemory()))
+          ),
+          Layer.provideMerge(Path.layer)
+        )
+      )
+    ))
 })
