@@ -188,7 +188,7 @@ describe("memdir team (end to end)", () => {
       "team/reference_dashboards.md",
       "team"
     ]])
-    assert.include(prompt.stdout, "## Team memory")
+    assert.include(prompt.stdout, "## Team memory", prompt.stderr + " status " + prompt.status)
     assert.include(prompt.stdout, "- [Dashboards](reference_dashboards.md)")
     assert.strictEqual(contradicting.status, 0, contradicting.stderr)
     assert.match(contradicting.stderr, /warning: this may contradict team feedback team\/feedback_real_db\.md/)
