@@ -6,6 +6,7 @@
  * (packages/core/test/fixtures/traversal-payloads.txt): every one is refused or lands inside `team/`.
  */
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
+import { indexEntries, indexKeyOf, normalizeIndexLink } from "@memdir/core/MemoryIndex"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
@@ -78,7 +79,11 @@ const assertNoLeak = (b: ReturnType<typeof freshBox>, door: string, keep: Readon
   assert.deepStrictEqual(privateFiles, [], `${door}: team keys stored as private memory`)
   const teamFiles = visible.filter((file) => file.startsWith("team/") && file !== "team/MEMORY.md")
   const index = teamFiles.length === 0 ? "" : fs.readFileSync(path.join(b.memoryDir, "team", "MEMORY.md"), "utf8")
-  for (const file of teamFiles) assert.include(index, `](${file.slice("team/".length)})`, `${door}: ${file}`)
+  // each file has a line whose link leads back to it (names with `%`, `#`, `(` … are linked encoded)
+  const linked = new Set(indexEntries(index).map((entry) => normalizeIndexLink(entry.file)))
+  for (const file of teamFiles) {
+    assert.isTrue(linked.has(indexKeyOf(file.slice("team/".length))), `${door}: ${file} has no line`)
+  }
   return teamFiles
 }
 

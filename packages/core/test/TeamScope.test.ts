@@ -69,7 +69,11 @@ const assertOnlyTeam = (s: Scratch, door: string, accepted: number) => {
   const teamFiles = inMemory.filter((file) => file.startsWith("team/") && file !== "team/MEMORY.md")
   assert.strictEqual(teamFiles.length, accepted, `${door}: accepted writes and team files`)
   const index = teamFiles.length === 0 ? "" : fs.readFileSync(path.join(s.memoryDir, "team", "MEMORY.md"), "utf8")
-  for (const file of teamFiles) assert.include(index, `](${file.slice("team/".length)})`, `${door}: ${file}`)
+  // each file has a line whose link leads back to it (names with `%`, `#`, `(` … are linked encoded)
+  const linked = new Set(MemoryIndex.indexEntries(index).map((entry) => MemoryIndex.normalizeIndexLink(entry.file)))
+  for (const file of teamFiles) {
+    assert.isTrue(linked.has(MemoryIndex.indexKeyOf(file.slice("team/".length))), `${door}: ${file} has no line`)
+  }
 }
 
 /** Runs `write` for every payload; counts the writes that succeeded, every failure must be a typed refusal. */
