@@ -10,8 +10,9 @@
  */
 import * as BackgroundRuns from "@memdir/core/BackgroundRuns"
 import { HookSessionState, type SessionId } from "@memdir/core/HookSessionState"
-import { TEAM_DIR } from "@memdir/core/Memory"
-import { INDEX_FILE, type LoadedIndex, MemoryIndex } from "@memdir/core/MemoryIndex"
+import { describeFiles, headBuffer } from "@memdir/core/internal/scan/listHeads"
+import { MemoryFs } from "@memdir/core/MemoryFs"
+import { INDEX_FILE, type LoadedIndex, MemoryIndex, normalizeIndexLink } from "@memdir/core/MemoryIndex"
 import * as Model from "@memdir/core/Model"
 import { AutomaticModelCallsAllowed } from "@memdir/core/ModelSelector"
 import { COMPACT_VARIANTS, type MemoryPromptInput, renderMemoryPrompt } from "@memdir/core/Prompt"
@@ -22,7 +23,6 @@ import {
   renderRecalledMemory,
   skipReasonFor
 } from "@memdir/core/Recall"
-import { Scanner } from "@memdir/core/Scanner"
 import { teamPromptInput } from "@memdir/core/TeamMemory"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -31,6 +31,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import { locateTeam } from "../commands/teamMemory.js"
 import { ensureMemoryDir } from "../MemoryDir.js"
 import { automaticModelCallsBy, automaticModelCallsOn, TURN_ON_HINT } from "../ModelCalls.js"
@@ -44,7 +45,7 @@ import {
   type StopInput,
   type UserPromptSubmitInput
 } from "./HookInput.js"
-import { factsOf, fitIndex, type IndexLineFacts, NO_FACTS } from "./IndexBudget.js"
+import { factsOfLines, fitIndex, type IndexLineFacts, NO_FACTS } from "./IndexBudget.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // SessionStart: the memory prompt, fitted under the cap
@@ -185,13 +186,34 @@ export const fitSessionContext = (
   return ownIndex.fits && text.length <= max ? text : fitMemoryPrompt(compact, max)
 }
 
-/** The facts the budget needs, read only when the whole index does not fit: one scan of each directory. */
-const sessionFacts = (memoryDir: string, teamDir: string | undefined) =>
+/**
+ * The facts the budget needs, read only when the whole index does not fit: the heads of the files the index links
+ * to (at most its 200 lines), not a scan of the directory, which may hold thousands. A link out of the directory,
+ * into a hidden one, or to something that is not a memory gives no facts (its line ranks last).
+ */
+const linkedFacts = (directory: string, index: LoadedIndex) =>
   Effect.gen(function*() {
-    const scanner = yield* Scanner
-    const own = yield* scanner.scan(memoryDir, { skipDirs: [TEAM_DIR, "logs"] })
-    const team = teamDir === undefined ? undefined : yield* scanner.scan(teamDir)
-    return { private: factsOf(own.memories), team: team === undefined ? undefined : factsOf(team.memories) }
+    const keys = [
+      ...new Set(
+        index.entries.flatMap((entry) => {
+          const key = normalizeIndexLink(entry.file)
+          const inside = key !== undefined && !NodePath.isAbsolute(key) &&
+            key.split("/").every((segment) => segment !== ".." && !segment.startsWith("."))
+          return inside ? [key] : []
+        })
+      )
+    ]
+    if (keys.length === 0) return NO_FACTS
+    const fs = yield* MemoryFs
+    const files = keys.map((key) => ({ key, path: NodePath.join(directory, key), candidate: true }))
+    return factsOfLines(keys, yield* describeFiles(fs, headBuffer(), files))
+  })
+
+const sessionFacts = (prompt: MemoryPromptInput) =>
+  Effect.gen(function*() {
+    const own = yield* linkedFacts(prompt.memoryDir, prompt.index)
+    const team = prompt.team === undefined ? undefined : yield* linkedFacts(prompt.team.teamDir, prompt.team.index)
+    return { private: own, team }
   })
 
 export const sessionStart = Effect.fn("Hook.sessionStart")(function*(input: typeof SessionStartInput.Type) {
@@ -211,7 +233,7 @@ export const sessionStart = Effect.fn("Hook.sessionStart")(function*(input: type
   const whole = Either.getOrThrow(renderMemoryPrompt(sessionPromptInput(prompt)))
   const context = whole.length <= CONTEXT_MAX_CHARS ?
     whole :
-    fitSessionContext(prompt, yield* sessionFacts(location.memoryDir, teamInput?.teamDir))
+    fitSessionContext(prompt, yield* sessionFacts(prompt))
   return Option.some(hookOutput("SessionStart", context))
 })
 

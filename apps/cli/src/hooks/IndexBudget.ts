@@ -7,8 +7,8 @@
  * Lengths are JavaScript string lengths (UTF-16 code units), as Claude Code (a Node program) measures the context it
  * keeps: "é" is 1, "🙂" is 2, never the UTF-8 byte count.
  */
-import { type MemoryHeader, parseIndexLine } from "@memdir/core/Memory"
-import { writtenAtOf } from "@memdir/core/MemoryAge"
+import type { ListedLine } from "@memdir/core/internal/scan/listHeads"
+import { parseIndexLine } from "@memdir/core/Memory"
 import { type LoadedIndex, normalizeIndexLink } from "@memdir/core/MemoryIndex"
 import { isPinned } from "@memdir/core/Pins"
 
@@ -21,10 +21,22 @@ export interface IndexLineFacts {
 
 export const NO_FACTS: IndexLineFacts = { writtenAt: () => undefined, pinned: () => false }
 
-/** The facts of a scan's memories (their paths relative to the index's directory). */
-export const factsOf = (memories: ReadonlyArray<MemoryHeader>): IndexLineFacts => {
-  const written = new Map(memories.map((m) => [m.path, writtenAtOf(m)]))
-  const pinned = new Set(memories.filter((m) => isPinned(m.extra)).map((m) => m.path))
+/**
+ * The facts of the files an index links to, read from their heads (`describeFiles`): `lines[i]` describes `keys[i]`,
+ * a key relative to the index's directory. Only memories (a valid header) have a written time.
+ */
+export const factsOfLines = (
+  keys: ReadonlyArray<string>,
+  lines: ReadonlyArray<ListedLine | undefined>
+): IndexLineFacts => {
+  const written = new Map<string, number>()
+  const pinned = new Set<string>()
+  keys.forEach((key, i) => {
+    const line = lines[i]
+    if (line?._tag !== "Memory") return
+    written.set(key, line.writtenAt)
+    if (isPinned(line.extra)) pinned.add(key)
+  })
   return { writtenAt: (file) => written.get(file), pinned: (file) => pinned.has(file) }
 }
 

@@ -29,6 +29,8 @@ export type ListedLine =
     readonly description: string
     /** When it was written (epoch ms): its `modified:`, else its last commit, else its mtime. */
     readonly writtenAt: number
+    /** The header's other keys (`pinned:`, …), as the scan keeps them. */
+    readonly extra: Readonly<Record<string, unknown>>
   }
   | { readonly _tag: "File"; readonly size: number }
 
@@ -59,7 +61,7 @@ export const describeFiles = (
         }
         const { description, extra, type } = parsed.right
         const at = writtenAt({ extra, mtime }, nowMs, commitTimes?.(key, mtime)).at
-        lines[index] = { _tag: "Memory", type, description, writtenAt: at }
+        lines[index] = { _tag: "Memory", type, description, writtenAt: at, extra }
       },
       failed: () => undefined
     })
