@@ -557,6 +557,8 @@ export const make = Effect.gen(function*() {
       }
       if (source.info.value.kind === "Directory") {
         if (destination.key.startsWith(`${source.key}/`)) {
+          // the reference makes the destination's directory before rename(2) refuses: the same files
+          yield* fs.makeDirectory(NodePath.dirname(diskPath(destination.located))).pipe(Effect.mapError(ioError))
           return yield* new MemoryToolError({
             reason: "directory-refused",
             path: command.old_path,
