@@ -229,7 +229,9 @@ describe("memory tool: memdir against the SDK's reference backend, random comman
           fs.rmSync(w.dir, { recursive: true, force: true })
         }
       }),
-      { numRuns: 200, seed: 24_07, endOnFailure: true }
+      // new sequences on every run, as the other fuzz tests: a failure prints its seed and path, and
+      // `{ seed, path, endOnFailure: true }` here replays it (a fixed seed hid two divergences other seeds found)
+      { numRuns: 200, endOnFailure: true }
     )
     // the sequences did something: most commands answered, few fell to the os-error rule
     assert.isAbove(seen.successes, seen.commands / 5, JSON.stringify(seen))
