@@ -27,6 +27,18 @@ const tempDir = Effect.flatMap(
 /** A pid that belonged to a process which has exited. */
 const deadPid = (): number => spawnSync(process.execPath, ["-e", "0"]).pid!
 
+/** Plants the owner record of a lock held by `pid` since `acquiredAt` (the lock directory made if missing). */
+const plantOwner = (lockPath: string, pid: number, acquiredAt = Date.now()) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    yield* fs.makeDirectory(lockPath, { recursive: true })
+    yield* fs.writeFileString(
+      path.join(lockPath, `owner.${pid}.abc.json`),
+      JSON.stringify({ pid, hostname: hostname(), acquiredAt, token: `${pid}.abc` })
+    )
+  })
+
 // Real files, real clock: lock waits are real waits (latched, never slept on).
 const live = { excludeTestServices: true } as const
 
@@ -118,12 +130,7 @@ layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real file
       const path = yield* Path.Path
       const dir = yield* tempDir
       const lockPath = path.join(dir, LOCK)
-      const pid = deadPid()
-      yield* fs.makeDirectory(lockPath)
-      yield* fs.writeFileString(
-        path.join(lockPath, `owner.${pid}.abc.json`),
-        JSON.stringify({ pid, hostname: hostname(), acquiredAt: Date.now(), token: `${pid}.abc` })
-      )
+      yield* plantOwner(lockPath, deadPid())
       const result = yield* withLock(lockPath, Effect.succeed("taken over"), { timeout: "2 seconds" })
       assert.strictEqual(result, "taken over")
       assert.isFalse(yield* fs.exists(lockPath))
@@ -135,20 +142,12 @@ layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real file
       const path = yield* Path.Path
       const dir = yield* tempDir
       const lockPath = path.join(dir, LOCK)
-      const writeOwner = (acquiredAt: number) =>
-        Effect.gen(function*() {
-          yield* fs.makeDirectory(lockPath, { recursive: true })
-          yield* fs.writeFileString(
-            path.join(lockPath, `owner.${process.ppid}.abc.json`),
-            JSON.stringify({ pid: process.ppid, hostname: hostname(), acquiredAt, token: `${process.ppid}.abc` })
-          )
-        })
-      yield* writeOwner(Date.now())
+      yield* plantOwner(lockPath, process.ppid)
       const fresh = yield* Effect.flip(withLock(lockPath, Effect.void, { timeout: "150 millis" }))
       assert.strictEqual(fresh._tag, "LockTimeoutError")
 
       yield* fs.remove(lockPath, { recursive: true })
-      yield* writeOwner(Date.now() - 60_000)
+      yield* plantOwner(lockPath, process.ppid, Date.now() - 60_000)
       const exit = yield* Effect.exit(withLock(lockPath, Effect.succeed(1), { timeout: "1 second" }))
       assert.isTrue(Exit.isSuccess(exit))
     }))
@@ -159,12 +158,7 @@ layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real file
       const path = yield* Path.Path
       const dir = yield* tempDir
       const lockPath = path.join(dir, LOCK)
-      const pid = deadPid()
-      yield* fs.makeDirectory(lockPath)
-      yield* fs.writeFileString(
-        path.join(lockPath, `owner.${pid}.dead.json`),
-        JSON.stringify({ pid, hostname: hostname(), acquiredAt: Date.now(), token: `${pid}.dead` })
-      )
+      yield* plantOwner(lockPath, deadPid())
       let inside = 0
       let maxInside = 0
       const critical = withLock(
