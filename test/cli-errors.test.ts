@@ -47,7 +47,7 @@ const ownedBy = (entries: ReadonlyArray<string>) => {
   }
 }
 const memdirAs = (userHome: string, args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
-  Effect.async<CliRun>((resume) => {
+  Effect.callback<CliRun>((resume) => {
     execFile(process.execPath, [cliPath, ...args], {
       cwd: project,
       env: scratchHomeEnv(userHome, { MEMDIR_CODE_CACHE: path.join(userHome, "code-cache") }),

@@ -9,7 +9,7 @@
  * text line for line, so its edit leaves the memory's `modified:` as it was where the other doors stamp the time of
  * the edit; and it keeps the reference's one-line rule, so text found twice on one line replaces the first there.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
 import * as MemoryStore from "@memdir/core/MemoryStore"
@@ -31,7 +31,7 @@ const runtime = ManagedRuntime.make(
   MemoryToolBackend.layer.pipe(
     Layer.provideMerge(MemoryStore.layerNode),
     Layer.provideMerge(MemoryIndex.layer),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(NodeServices.layer)
   )
 )
 
@@ -139,7 +139,7 @@ const racingStore = (change: (text: string) => string) =>
         Effect.suspend(() => {
           if (raced) return live.write(root, key, content, options)
           raced = true
-          return Effect.zipRight(
+          return Effect.andThen(
             live.write(root, key, (text) => change(text ?? "")),
             live.write(root, key, content, options)
           )

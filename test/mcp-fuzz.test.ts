@@ -13,8 +13,8 @@ import { requestedScope } from "@memdir/core/Containment"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
 import { formatIndexEntry, parseIndexLine } from "@memdir/core/Memory"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "effect/testing/FastCheck"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -226,7 +226,7 @@ const unsoundness = (memoryDir: string): Array<string> => {
     const link = scope === "team" ? key.slice("team/".length) : key
     linked[scope].add(link)
     const parsed = parseMemoryFile(text, key)
-    if (Either.isLeft(parsed)) {
+    if (Result.isFailure(parsed)) {
       problems.push(`${key}: does not parse (${parsed.left.message})`)
       continue
     }
@@ -483,7 +483,7 @@ describe("memdir mcp fuzzed over raw stdio", () => {
         }
         assert.strictEqual(writes.slice(distinct).every((w) => w.structuredContent.path === sharedPath), true)
         const shared = parseMemoryFile(fs.readFileSync(path.join(toolWorld!.memoryDir, sharedPath), "utf8"), sharedPath)
-        assert.include(bodies, Either.getOrThrow(shared).body.trim(), "the shared memory is one whole version")
+        assert.include(bodies, Result.getOrThrow(shared).body.trim(), "the shared memory is one whole version")
         assert.deepStrictEqual(unsoundness(toolWorld!.memoryDir), [], "the memory directory")
       }),
     { timeout: 60_000, fastCheck: { numRuns: 10 } }

@@ -9,14 +9,14 @@
 import * as Command from "@effect/cli/Command"
 import type * as Descriptor from "@effect/cli/CommandDescriptor"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import type { FileSystem } from "@effect/platform/FileSystem"
-import type { Path } from "@effect/platform/Path"
+import type { FileSystem } from "effect/FileSystem"
+import type { Path } from "effect/Path"
 import type { Terminal } from "@effect/platform/Terminal"
 import * as Option from "effect/Option"
 import type { InterruptNote } from "./Output.js"
 
 /**
- * What `main` runs a command on: Node's context (`NodeContext`) without the worker manager, which no command
+ * What `main` runs a command on: Node's context (`NodeServices`) without the worker manager, which no command
  * uses.
  */
 export type Platform = CommandExecutor | FileSystem | Path | Terminal

@@ -7,8 +7,8 @@
  * use); `memdirHandler` (`Services.ts`, which only the other commands import) every service of `Memdir.layer`.
  */
 import { Options } from "@effect/cli"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { errnoCodeOf, InvalidMemoryInputError, MemoryDisabledError, MemoryIoError } from "@memdir/core/Errors"
 import * as Memdir from "@memdir/core/Memdir"
 import { type MemoryLocation, MemoryPaths } from "@memdir/core/MemoryPaths"
@@ -39,10 +39,10 @@ export type CommandLayerOptions = Pick<Memdir.MemdirLayerOptions, "selector" | "
  * What the parsed command says about the services it runs with: the `--memory-dir` flag (as given: a relative or
  * empty one is refused by the directory chain, as docs/configuration.md says) and the command's layer options.
  */
-export class CommandFlags extends Context.Tag("@memdir/cli/CommandFlags")<CommandFlags, {
+export class CommandFlags extends Context.Service<CommandFlags, {
   readonly memoryDir: Option.Option<string>
   readonly layer: CommandLayerOptions
-}>() {}
+}>()("@memdir/cli/CommandFlags") {}
 
 /** The trusted `--memory-dir` flag, as `Memdir`'s layers take it. */
 export const flagOptions = (flags: Context.Tag.Service<CommandFlags>) =>
@@ -64,7 +64,7 @@ export const locationHandler = <A extends { readonly memoryDir: Option.Option<st
 ) =>
 (args: A) =>
   checkCwd(args).pipe(
-    Effect.zipRight(handler(args)),
+    Effect.andThen(handler(args)),
     Effect.provide(cliLocationLayer),
     Effect.provideService(CommandFlags, { memoryDir: args.memoryDir, layer: {} })
   )

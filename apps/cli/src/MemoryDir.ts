@@ -2,8 +2,8 @@
  * Creating a project's memory directory (0700) with an empty `MEMORY.md` (0600): what `init`, `prompt`, the
  * memory-tool backend and the session-start hook do before they use it.
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { DIR_MODE, FILE_MODE } from "@memdir/core/MemoryFs"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import * as Effect from "effect/Effect"

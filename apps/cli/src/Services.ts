@@ -5,8 +5,8 @@
  * (docs/architecture.md#start-up).
  */
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 import * as GitAges from "@memdir/core/GitAges"
 import * as Memdir from "@memdir/core/Memdir"
 import type * as ConfigError from "effect/ConfigError"
@@ -50,6 +50,6 @@ export const memdirHandler = <A extends { readonly memoryDir: Option.Option<stri
 ) =>
 (args: A) =>
   checkCwd(args).pipe(
-    Effect.zipRight(handler(args)),
+    Effect.andThen(handler(args)),
     withMemdir(args.memoryDir, layerOptions?.(args))
   )

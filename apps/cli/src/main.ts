@@ -2,7 +2,7 @@
  * The `memdir` process: parse argv, run the command with Node's FileSystem/Path, render typed errors as one
  * line + hint (or JSON with `--json`) and exit with the error's documented code.
  *
- * The platform is `NodeContext.layer` without its worker manager (no command starts workers): so a start never
+ * The platform is `NodeServices.layer` without its worker manager (no command starts workers): so a start never
  * evaluates `@effect/platform`'s Worker and WorkerError modules (Schema classes built at module evaluation), and
  * builds its four services one after another (docs/architecture.md#start-up).
  */
@@ -14,7 +14,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { isPlatformError } from "@effect/platform/Error"
+import { isPlatformError } from "effect/PlatformError"
 import { defaultTeardown } from "@effect/platform/Runtime"
 import { type MemdirError, SettingsError } from "@memdir/core/Errors"
 import * as ConfigError from "effect/ConfigError"
@@ -135,8 +135,8 @@ const program = Effect.gen(function*() {
     Effect.flatMap((memdir) => {
       const path = Cli.commandPathOf(memdir, process.argv)
       return Ref.set(command, path.join(" ")).pipe(
-        Effect.zipRight(Command.run(memdir, { name: "memdir", version })(process.argv)),
-        Effect.catchAll(handleFailure(path.length === 0 ? undefined : path.join(" ")))
+        Effect.andThen(Command.run(memdir, { name: "memdir", version })(process.argv)),
+        Effect.catch(handleFailure(path.length === 0 ? undefined : path.join(" ")))
       )
     }),
     Effect.onInterrupt(() => reportInterruption(command, note)),

@@ -279,13 +279,13 @@ describe("start-up", () => {
       path.join(dir, "entry.ts"),
       `import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 const command = Command.make("probe", { config: Options.fileParse("config") }, ({ config }) =>
   Console.log(JSON.stringify(config)))
 Command.run(command, { name: "probe", version: "0" })(process.argv).pipe(
-  Effect.provide(NodeContext.layer),
+  Effect.provide(NodeServices.layer),
   Effect.runPromise
 )
 `

@@ -52,7 +52,7 @@ export const inTrial = (context: TrialContext) => <A, E, R>(effect: Effect.Effec
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Where the answers came from. `local-server` and `other-endpoint` never count as a real model. */
-export const CassetteSource = Schema.Literal("anthropic-api", "local-server", "other-endpoint")
+export const CassetteSource = Schema.Literals(["anthropic-api", "local-server", "other-endpoint"])
 export type CassetteSource = typeof CassetteSource.Type
 
 export const CassetteMeta = Schema.Struct({
@@ -256,7 +256,7 @@ export interface RecordFailure {
   readonly error: ModelError
 }
 
-export class Cassette extends Context.Tag("@memdir/evals/Cassette")<Cassette, {
+export class Cassette extends Context.Service<Cassette, {
   readonly mode: "record" | "replay"
   /** Exchanges recorded so far (record) or loaded (replay). */
   readonly entries: Effect.Effect<ReadonlyArray<CassetteEntry>>
@@ -271,7 +271,7 @@ export class Cassette extends Context.Tag("@memdir/evals/Cassette")<Cassette, {
   readonly meta?: CassetteMeta | undefined
   /** Replay: the file it answers from. */
   readonly path?: string | undefined
-}>() {}
+}>()("@memdir/evals/Cassette") {}
 
 const toStored = (response: ModelResponse, sandboxRoot: string | undefined): typeof StoredResponse.Type => {
   const stored = {
@@ -463,7 +463,7 @@ export const replaceFile = Effect.fn("Cassette.replaceFile")(function*(path: str
     new CassetteError({ path, detail: `cannot ${what}: ${error.message}` })
   yield* fs.writeFileString(temp, text).pipe(
     Effect.mapError(cannot(`write ${temp}`)),
-    Effect.zipRight(fs.rename(temp, path).pipe(Effect.mapError(cannot(`rename ${temp} over it`)))),
+    Effect.andThen(fs.rename(temp, path).pipe(Effect.mapError(cannot(`rename ${temp} over it`)))),
     // A failed write or rename leaves no temp file behind (when even that fails, the error above still says which).
     Effect.tapError(() => Effect.exit(fs.remove(temp, { force: true }))),
     Effect.uninterruptible

@@ -50,15 +50,15 @@ const listCommand = Command.make(
       const evalsDir = yield* evalsDirOf(dir)
       const rows = []
       for (const name of yield* listSuites(evalsDir)) {
-        const suite = yield* loadSuite(evalsDir, name, harnessCatalog).pipe(Effect.either)
-        if (suite._tag === "Left") {
+        const suite = yield* loadSuite(evalsDir, name, harnessCatalog).pipe(Effect.result)
+        if (suite._tag === "Failure") {
           rows.push({ name, error: suite.left.message })
           continue
         }
         const s = suite.right
         const cassettePath = path.join(s.directory, "cassette.json")
         const cassette = (yield* fs.exists(cassettePath).pipe(Effect.orElseSucceed(() => false))) ?
-          yield* readCassette(cassettePath).pipe(Effect.either) :
+          yield* readCassette(cassettePath).pipe(Effect.result) :
           undefined
         rows.push({
           name,
@@ -74,7 +74,7 @@ const listCommand = Command.make(
             : [],
           cassette: cassette === undefined ?
             null :
-            cassette._tag === "Left" ?
+            cassette._tag === "Failure" ?
             { error: cassette.left.message } :
             {
               source: cassette.right.meta.source,

@@ -8,7 +8,7 @@
  */
 import { Path } from "@effect/platform"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import type { FileSystem } from "@effect/platform/FileSystem"
+import type { FileSystem } from "effect/FileSystem"
 import { runDream, snapshotMemoryDir } from "@memdir/core/Dream"
 import type { DreamLock } from "@memdir/core/DreamLock"
 import type { MemoryIndex } from "@memdir/core/MemoryIndex"
@@ -16,7 +16,7 @@ import type { Model } from "@memdir/core/Model"
 import type { Scanner } from "@memdir/core/Scanner"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { inTrial } from "./Cassette.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"
 import { makeSandbox } from "./Sandbox.js"
@@ -80,9 +80,9 @@ export const prepareDreamSuite = (suite: ModelSuiteLoaded) =>
         }).pipe(
           inTrial({ trial: trialKey, sandboxRoot: sandbox.root }),
           Effect.withClock(pinnedClock(nowMs)),
-          Effect.either
+          Effect.result
         )
-        if (Either.isLeft(ran)) return { scores: [], error: ran.left.message } satisfies TrialOutcome
+        if (Result.isFailure(ran)) return { scores: [], error: ran.left.message } satisfies TrialOutcome
         if (ran.right._tag !== "Completed") {
           return { scores: [], error: `the dream did not run (${ran.right._tag})` } satisfies TrialOutcome
         }

@@ -14,7 +14,7 @@ import type { Model } from "@memdir/core/Model"
 import type { Scanner } from "@memdir/core/Scanner"
 import { toJsonl } from "@memdir/core/Transcript"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { inTrial } from "./Cassette.js"
 import { pinnedClock, snapshotTexts } from "./DreamHarness.js"
 import { EvalIoError } from "./Errors.js"
@@ -68,9 +68,9 @@ export const prepareExtractionSuite = (suite: ModelSuiteLoaded) =>
         }).pipe(
           inTrial({ trial: trialKey, sandboxRoot: sandbox.root }),
           Effect.withClock(pinnedClock(nowMs)),
-          Effect.either
+          Effect.result
         )
-        if (Either.isLeft(ran)) return { scores: [], error: ran.left.message } satisfies TrialOutcome
+        if (Result.isFailure(ran)) return { scores: [], error: ran.left.message } satisfies TrialOutcome
         const result = ran.right
         if (result.status !== "extracted" || result.agent === undefined) {
           return { scores: [], error: `the extractor did not run (${result.status})` } satisfies TrialOutcome

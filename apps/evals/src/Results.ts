@@ -75,7 +75,7 @@ export const TrialResult = Schema.Struct({
 })
 export type TrialResult = typeof TrialResult.Type
 
-export const RunMode = Schema.Literal("offline", "live", "record", "replay")
+export const RunMode = Schema.Literals(["offline", "live", "record", "replay"])
 export type RunMode = typeof RunMode.Type
 
 /** Where the numbers came from: the one thing a reader must not get wrong. */

@@ -10,7 +10,7 @@
  */
 import { FileSystem, Path } from "@effect/platform"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as YAML from "yaml"
@@ -119,7 +119,7 @@ export const ProjectFixture = Schema.Struct({
 export type ProjectFixture = typeof ProjectFixture.Type
 
 export const ConversationMessage = Schema.Struct({
-  role: Schema.Literal("user", "assistant"),
+  role: Schema.Literals(["user", "assistant"]),
   content: NonEmptyString
 })
 export type ConversationMessage = typeof ConversationMessage.Type
@@ -185,7 +185,7 @@ export const MemoryMatchesScorer = Schema.Struct({
   type: Schema.Literal("memory-matches"),
   pattern: Pattern,
   expect: Schema.Boolean,
-  in: Schema.optionalWith(Schema.Literal("changed", "all"), { default: () => "changed" as const }),
+  in: Schema.optionalWith(Schema.Literals(["changed", "all"]), { default: () => "changed" as const }),
   ...scorerFields
 })
 
@@ -196,7 +196,7 @@ export const FactsCapturedScorer = Schema.Struct({
   type: Schema.Literal("facts-captured"),
   facts: Schema.NonEmptyArray(NamedPattern),
   minRate: Schema.optionalWith(Rate, { default: () => 1 }),
-  in: Schema.optionalWith(Schema.Literal("changed", "all"), { default: () => "all" as const }),
+  in: Schema.optionalWith(Schema.Literals(["changed", "all"]), { default: () => "all" as const }),
   ...scorerFields
 })
 
@@ -306,7 +306,7 @@ export const SelectorVariant = Schema.Struct({
   name: Identifier,
   description: Schema.optional(Schema.String),
   /** `offline`: BM25F with a relevance bar, no key. `llm`: the model selector (needs a model or a cassette). */
-  selector: Schema.Literal("offline", "llm"),
+  selector: Schema.Literals(["offline", "llm"]),
   options: Schema.optional(OfflineSelectorPatch),
   /** The LLM selector's prompt: a built-in variant name, or a full text / patch as for prompt sections. */
   prompt: Schema.optional(Schema.Union(NonEmptyString, PromptVariant.pipe(Schema.omit("name", "description"))))
@@ -350,7 +350,7 @@ const suiteFields = {
 
 /** Agent, extraction and dream suites: each trial is a model run whose transcript and files are scored. */
 export const ModelSuite = Schema.Struct({
-  kind: Schema.Literal("agent", "extraction", "dream"),
+  kind: Schema.Literals(["agent", "extraction", "dream"]),
   ...suiteFields,
   /** The prompt section the variants replace (a memory prompt section, `extraction` or `dream`). */
   section: NonEmptyString,
@@ -445,11 +445,11 @@ interface ParsedText {
 }
 
 /** YAML 1.2 (a superset of JSON, so `.json` files get line numbers too). */
-const parseText = (text: string): Either.Either<ParsedText, ReadonlyArray<SuiteProblem>> => {
+const parseText = (text: string): Result.Result<ParsedText, ReadonlyArray<SuiteProblem>> => {
   const lineCounter = new YAML.LineCounter()
   const document = YAML.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true })
   if (document.errors.length > 0) {
-    return Either.left(document.errors.map((error) => ({
+    return Result.fail(document.errors.map((error) => ({
       path: "",
       ...(error.linePos === undefined ? {} : { line: error.linePos[0].line }),
       message: error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
@@ -464,16 +464,16 @@ const parseText = (text: string): Either.Either<ParsedText, ReadonlyArray<SuiteP
     }
     return undefined
   }
-  return Either.right({ value: document.toJS({ maxAliasCount: 100 }), lineOf })
+  return Result.succeed({ value: document.toJS({ maxAliasCount: 100 }), lineOf })
 }
 
 /** Every schema issue as a problem at its field path. */
 const decodeWith = <A, I>(
   schema: Schema.Schema<A, I>,
   parsed: ParsedText
-): Either.Either<A, ReadonlyArray<SuiteProblem>> =>
+): Result.Result<A, ReadonlyArray<SuiteProblem>> =>
   Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })(parsed.value).pipe(
-    Either.mapLeft((error) => {
+    Result.mapError((error) => {
       const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
       // An optional field is a union with `undefined`: a mistake inside it also reports "Expected undefined" at
       // the field itself. Keep the most specific issue only (the misspelt key, not its parent).
@@ -493,13 +493,13 @@ const decodeWith = <A, I>(
 /** Pure: decode a suite file's text; problems name the field and the line. */
 export const parseSuiteText = (
   text: string
-): Either.Either<
+): Result.Result<
   { readonly definition: SuiteDefinition; readonly lineOf: ParsedText["lineOf"] },
   ReadonlyArray<SuiteProblem>
 > =>
-  Either.flatMap(
+  Result.flatMap(
     parseText(text),
-    (parsed) => Either.map(decodeByKind(parsed), (definition) => ({ definition, lineOf: parsed.lineOf }))
+    (parsed) => Result.map(decodeByKind(parsed), (definition) => ({ definition, lineOf: parsed.lineOf }))
   )
 
 /**
@@ -507,7 +507,7 @@ export const parseSuiteText = (
  * a misspelt field of an agent suite as "kind: Expected selector" (the other member's complaint) instead of
  * naming the field.
  */
-const decodeByKind = (parsed: ParsedText): Either.Either<SuiteDefinition, ReadonlyArray<SuiteProblem>> => {
+const decodeByKind = (parsed: ParsedText): Result.Result<SuiteDefinition, ReadonlyArray<SuiteProblem>> => {
   const value = parsed.value
   const kind = typeof value === "object" && value !== null ? (value as Record<string, unknown>)["kind"] : undefined
   if (kind === "selector") return decodeWith(SelectorSuite, parsed)
@@ -538,7 +538,7 @@ const variantProblems = (
   // Unknown section: reported once at `section`; the variant cannot be checked against it.
   if (source === undefined) return []
   const resolved = resolveVariant(source, variant)
-  return Either.isLeft(resolved) ? resolved.left.map((p) => ({ path: [...at, ...p.path], message: p.message })) : []
+  return Result.isFailure(resolved) ? resolved.left.map((p) => ({ path: [...at, ...p.path], message: p.message })) : []
 }
 
 const checkMemoryFixture = (fixture: MemoryDirFixture, at: ReadonlyArray<PropertyKey>): ReadonlyArray<Problem> => {
@@ -783,7 +783,7 @@ export const loadSuite = Effect.fn("Suite.loadSuite")(function*(
   const shown = path.relative(process.cwd(), file) || file
   const text = yield* fs.readFileString(file).pipe(Effect.mapError(ioError("read", file)))
   const parsed = parseSuiteText(text)
-  if (Either.isLeft(parsed)) return yield* new InvalidSuiteError({ file: shown, problems: parsed.left })
+  if (Result.isFailure(parsed)) return yield* new InvalidSuiteError({ file: shown, problems: parsed.left })
   const { definition, lineOf } = parsed.right
 
   let suite: SuiteDefinition = definition
@@ -801,8 +801,8 @@ export const loadSuite = Effect.fn("Suite.loadSuite")(function*(
       })
     } else {
       const labelsText = yield* fs.readFileString(labelsFile).pipe(Effect.mapError(ioError("read", labelsFile)))
-      const labels = Either.flatMap(parseText(labelsText), (p) => decodeWith(SelectorLabels, p))
-      if (Either.isLeft(labels)) return yield* new InvalidSuiteError({ file: labelsShown, problems: labels.left })
+      const labels = Result.flatMap(parseText(labelsText), (p) => decodeWith(SelectorLabels, p))
+      if (Result.isFailure(labels)) return yield* new InvalidSuiteError({ file: labelsShown, problems: labels.left })
       suite = { ...suite, scenarios: [...suite.scenarios, ...labels.right.queries] }
     }
   }

@@ -5,7 +5,7 @@
  * cassette is only ever replaced whole by a complete recording, so the old one is kept.
  */
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeServices, NodeRuntime } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -30,20 +30,20 @@ const handleFailure = (error: unknown): Effect.Effect<void> => {
   // @effect/cli has already printed usage errors, with the help text
   if (ValidationError.isValidationError(error)) return exitWith(USAGE_EXIT_CODE)
   if (isEvalError(error)) {
-    return Console.error(`evals: ${error.message}`).pipe(Effect.zipRight(exitWith(evalExitCodes[error._tag])))
+    return Console.error(`evals: ${error.message}`).pipe(Effect.andThen(exitWith(evalExitCodes[error._tag])))
   }
   if (typeof error === "object" && error !== null && "message" in error) {
     return Console.error(`evals: ${String((error as { message: unknown }).message)}`).pipe(
-      Effect.zipRight(exitWith(DEFECT_EXIT_CODE))
+      Effect.andThen(exitWith(DEFECT_EXIT_CODE))
     )
   }
   return Effect.die(error)
 }
 
 const program = Effect.suspend(() => run(process.argv)).pipe(
-  Effect.catchAll(handleFailure),
+  Effect.catch(handleFailure),
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
-  Effect.provide(NodeContext.layer)
+  Effect.provide(NodeServices.layer)
 )
 
 /** The signal that interrupted the run, if one did (the runtime's own handlers interrupt the fiber). */
@@ -53,7 +53,7 @@ for (const name of ["SIGINT", "SIGTERM"] as const) process.once(name, () => (sig
 NodeRuntime.runMain(program, {
   // The default teardown exits 0 on an interrupt: a Ctrl-C'd recording must not look like a finished one.
   teardown: (exit, onExit) => {
-    if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+    if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) {
       process.stderr.write(
         `evals: interrupted by ${signal ?? "an interrupt"}: the run stopped; an unfinished recording replaces ` +
           `no cassette (the old one is kept)\n`

@@ -7,7 +7,7 @@
  * `pnpm evals rerecord` (no key); a cassette from a real model needs the key again.
  */
 import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -25,7 +25,7 @@ const suitesWithCassettes = fs.readdirSync(evalsDir).filter((name) =>
   fs.existsSync(path.join(evalsDir, name, "cassette.json"))
 ).sort()
 
-layer(NodeContext.layer)("committed cassettes", (it) => {
+layer(NodeServices.layer)("committed cassettes", (it) => {
   it("every suite but the offline selector has one", () => {
     for (const suite of ["staleness", "exclusion", "extraction", "dream", "selector"]) {
       assert.include(suitesWithCassettes, suite)
@@ -33,7 +33,7 @@ layer(NodeContext.layer)("committed cassettes", (it) => {
   })
 
   for (const suite of suitesWithCassettes) {
-    it.scoped(`${suite} replays with no key, as recorded, and says where its answers came from`, () =>
+    it.effect(`${suite} replays with no key, as recorded, and says where its answers came from`, () =>
       Effect.gen(function*() {
         const files = yield* FileSystem.FileSystem
         const runsDir = yield* files.makeTempDirectoryScoped()

@@ -4,7 +4,7 @@
  * deliberately worsened between two runs of the same suite.
  */
 import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { compareRuns, renderComparisonTerminal, significantDrops } from "../src/Compare.js"
@@ -79,8 +79,8 @@ describe("compareRuns", () => {
   })
 })
 
-layer(NodeContext.layer)("comparing two real runs", (it) => {
-  it.scoped(
+layer(NodeServices.layer)("comparing two real runs", (it) => {
+  it.effect(
     "a deliberately worsened variant is a significant drop: in compare, its HTML, and the CLI gate",
     () =>
       Effect.gen(function*() {

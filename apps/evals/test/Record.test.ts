@@ -5,7 +5,7 @@
  * it too. The real `@anthropic-ai/sdk` talks to `@memdir/testing`'s local Messages API server throughout.
  */
 import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -32,7 +32,7 @@ const endpoint = (url: string, key = "sk-ant-test") =>
 
 const REAL_MODEL_BANNER = "Answers from a real model"
 
-layer(NodeContext.layer)("recording over a committed cassette", (it) => {
+layer(NodeServices.layer)("recording over a committed cassette", (it) => {
   /** A scratch evals directory holding a copy of the committed staleness suite and its cassette. */
   const committedCopy = Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -44,7 +44,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
     return { root, runsDir: path.join(root, "runs"), cassette, digest, before: yield* digest, fs, path }
   })
 
-  it.scoped(
+  it.effect(
     "a refused key: every trial unanswered, the cassette kept byte for byte, a non-zero exit saying why",
     () =>
       Effect.gen(function*() {
@@ -79,7 +79,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
     240_000
   )
 
-  it.scoped("some trials unanswered: the complete cassette is kept, the incomplete recording saved beside the run", () =>
+  it.effect("some trials unanswered: the complete cassette is kept, the incomplete recording saved beside the run", () =>
     Effect.gen(function*() {
       const { before, digest, fs, path, root, runsDir } = yield* committedCopy
       // One variant's requests are refused; the other's are answered.
@@ -104,7 +104,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
       assert.isTrue(saved.entries.every((e: { trial: string }) => e.trial.includes("/before-recommending/")))
     }))
 
-  it.scoped("a complete recording replaces the cassette, and a replay of it passes", () =>
+  it.effect("a complete recording replaces the cassette, and a replay of it passes", () =>
     Effect.gen(function*() {
       const { before, cassette, digest, fs, root, runsDir } = yield* committedCopy
       const server = yield* MessagesApiServer.make({ handler: scriptedResponder })
@@ -124,7 +124,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
       assert.include(replay.stdout, "before-recommending (baseline)  3/3")
     }), 240_000)
 
-  it.scoped("SIGINT during a recording: exit 130, one line, the cassette kept", () =>
+  it.effect("SIGINT during a recording: exit 130, one line, the cassette kept", () =>
     Effect.gen(function*() {
       const { before, digest, root, runsDir } = yield* committedCopy
       const asked = yield* Deferred.make<void>()
@@ -144,7 +144,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
       })
       let stderr = ""
       child.stderr.on("data", (chunk) => (stderr += String(chunk)))
-      const exited = Effect.async<number | null>((resume) => {
+      const exited = Effect.callback<number | null>((resume) => {
         child.on("exit", (code) => resume(Effect.succeed(code)))
       })
       yield* Deferred.await(asked)

@@ -4,7 +4,7 @@
  * as a diff against the default section.
  */
 import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { renderTerminal } from "../src/Report.js"
@@ -120,8 +120,8 @@ describe("renderHtml", () => {
   })
 })
 
-layer(NodeContext.layer)("the report of a real run", (it) => {
-  it.scoped("shows each variant's prompt as a diff against the default section, and the scenario's task", () =>
+layer(NodeServices.layer)("the report of a real run", (it) => {
+  it.effect("shows each variant's prompt as a diff against the default section, and the scenario's task", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path

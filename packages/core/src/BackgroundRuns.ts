@@ -71,7 +71,7 @@ export type RunFailure = typeof RunFailure.Type
 
 export const ExtractionNote = Schema.Struct({
   /** The last run's status, or `failed`. */
-  status: Schema.Literal("extracted", "skipped-main-agent-wrote", "up-to-date", "failed"),
+  status: Schema.Literals(["extracted", "skipped-main-agent-wrote", "up-to-date", "failed"]),
   /** Extraction runs made (a backlog is read in several). */
   runs: Schema.Number,
   messagesRead: Schema.Number,
@@ -83,11 +83,11 @@ export type ExtractionNote = typeof ExtractionNote.Type
 
 export const DreamNote = Schema.Struct({
   /** The gates let it through (`open`) or one stopped it (`closed`, with `stoppedBy` and `reason`). */
-  gates: Schema.Literal("open", "closed"),
+  gates: Schema.Literals(["open", "closed"]),
   ran: Schema.Boolean,
   stoppedBy: Schema.optional(Schema.String),
   reason: Schema.optional(Schema.String),
-  status: Schema.optional(Schema.Literal("completed", "failed")),
+  status: Schema.optional(Schema.Literals(["completed", "failed"])),
   created: Schema.optional(Schema.Number),
   updated: Schema.optional(Schema.Number),
   merged: Schema.optional(Schema.Number),
@@ -112,7 +112,7 @@ export const EndLine = Schema.Struct({
   run: Schema.String,
   at: Schema.Number,
   session: Schema.String,
-  outcome: Schema.Literal("ok", "failed"),
+  outcome: Schema.Literals(["ok", "failed"]),
   extraction: Schema.optional(ExtractionNote),
   dream: Schema.optional(DreamNote),
   failure: Schema.optional(RunFailure),
@@ -206,7 +206,7 @@ export const failureOf = (error: unknown): RunFailure => {
 
 /** How a job's `Exit` is recorded: its typed failure, else its defect, else an interruption. */
 export const failureOfCause = (cause: Cause.Cause<unknown>): RunFailure => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) return failureOf(failure.value)
   const defect = Cause.dieOption(cause)
   if (Option.isSome(defect)) return { ...failureOf(defect.value), tag: "Defect" }
@@ -360,7 +360,7 @@ export const make = Effect.gen(function*() {
     const update = Effect.gen(function*() {
       // a log over the read bound, or unreadable as a regular file, is started over with this line
       const before = yield* readLog(log, root).pipe(
-        Effect.catchAll(() => Effect.succeed<string | undefined>(undefined))
+        Effect.catch(() => Effect.succeed<string | undefined>(undefined))
       )
       const lines = before === undefined ? [] : parseLines(before)
       const ids = runIds([...lines, line])
@@ -455,7 +455,7 @@ export const dreamNoteOf = (outcome: DreamOutcome): DreamNote => {
 }
 
 /** The notes of the run `track` is running, for code deep in the job; absent outside a tracked run. */
-export class CurrentRun extends Context.Tag("@memdir/core/BackgroundRuns/CurrentRun")<CurrentRun, RunNotes>() {}
+export class CurrentRun extends Context.Service<CurrentRun, RunNotes>()("@memdir/core/BackgroundRuns/CurrentRun") {}
 
 const withCurrentRun = (f: (notes: RunNotes) => Effect.Effect<void>) =>
   Effect.flatMap(Effect.serviceOption(CurrentRun), Option.match({ onNone: () => Effect.void, onSome: f }))
@@ -480,7 +480,7 @@ export const newRunId = (now: number): string =>
 
 /** A failure to keep the trace is logged, never a failure of the run. */
 const quietly = (effect: Effect.Effect<void, MemoryIoError | LockTimeoutError>) =>
-  Effect.catchAll(effect, (error) => Effect.logDebug(`background run not recorded: ${error.message}`))
+  Effect.catch(effect, (error) => Effect.logDebug(`background run not recorded: ${error.message}`))
 
 /**
  * Runs `body` as one traced background run: a `start` line (unless the hook wrote it), then, however it ends, an

@@ -12,7 +12,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
@@ -63,9 +63,9 @@ export const lexical = (
   root: string,
   rawKey: string,
   options: ContainOptions = {}
-): Either.Either<Contained, PathTraversalError> => {
+): Result.Result<Contained, PathTraversalError> => {
   const refuse = (reason: PathTraversalError["reason"], detail: string) =>
-    Either.left(new PathTraversalError({ key: rawKey, reason, detail }))
+    Result.fail(new PathTraversalError({ key: rawKey, reason, detail }))
   const resolvedRoot = NodePath.resolve(root)
   let key = rawKey
   if (key.includes("\0")) return refuse("null-byte", "contains a NUL character")
@@ -80,18 +80,18 @@ export const lexical = (
   }
   if (key === "" || key === ".") {
     if (options.allowRoot === true) {
-      return Either.right({ root: resolvedRoot, key: "", path: ContainedPath.make(resolvedRoot) })
+      return Result.succeed({ root: resolvedRoot, key: "", path: ContainedPath.make(resolvedRoot) })
     }
     return refuse("escapes-root", "names the directory itself: give a file path")
   }
   const sane = sanitizeKey(key)
-  if (Either.isLeft(sane)) return Either.left(new PathTraversalError({ ...sane.left, key: rawKey }))
+  if (Result.isFailure(sane)) return Result.fail(new PathTraversalError({ ...sane.left, key: rawKey }))
   const absolute = NodePath.resolve(resolvedRoot, key)
   if (!isInside(resolvedRoot, absolute, { allowRoot: options.allowRoot })) {
     return refuse("escapes-root", `resolves to ${absolute}, outside ${resolvedRoot}`)
   }
   const relative = NodePath.relative(resolvedRoot, absolute).split(NodePath.sep).join("/")
-  return Either.right({ root: resolvedRoot, key: relative, path: ContainedPath.make(absolute) })
+  return Result.succeed({ root: resolvedRoot, key: relative, path: ContainedPath.make(absolute) })
 }
 
 /**
@@ -126,17 +126,17 @@ export const lexicalScoped = (
   root: string,
   rawKey: string,
   options: ContainOptions = {}
-): Either.Either<Contained & { readonly scope: MemoryScope }, PathTraversalError> => {
+): Result.Result<Contained & { readonly scope: MemoryScope }, PathTraversalError> => {
   const contained = lexical(root, rawKey, options)
-  if (Either.isLeft(contained)) return Either.left(contained.left)
+  if (Result.isFailure(contained)) return Result.fail(contained.left)
   const teamPart = teamPartOf(rawKey, root)
-  if (teamPart === undefined) return Either.right({ ...contained.right, scope: scopeOf(contained.right.key) })
+  if (teamPart === undefined) return Result.succeed({ ...contained.right, scope: scopeOf(contained.right.key) })
   const inTeam = lexical(NodePath.join(contained.right.root, TEAM_DIR), teamPart, { allowRoot: true })
-  if (Either.isLeft(inTeam) || scopeOf(contained.right.key) !== "team") {
-    const why = Either.isLeft(inTeam) ?
+  if (Result.isFailure(inTeam) || scopeOf(contained.right.key) !== "team") {
+    const why = Result.isFailure(inTeam) ?
       `${inTeam.left.reason}${inTeam.left.detail ? `: ${inTeam.left.detail}` : ""}` :
       `resolves to ${contained.right.key || "the memory directory"}`
-    return Either.left(
+    return Result.fail(
       new PathTraversalError({
         key: rawKey,
         reason: "leaves-team",
@@ -144,7 +144,7 @@ export const lexicalScoped = (
       })
     )
   }
-  return Either.right({ ...contained.right, scope: "team" })
+  return Result.succeed({ ...contained.right, scope: "team" })
 }
 
 const fromFsError = (key: string) => (error: MemoryFsError): PathTraversalError =>

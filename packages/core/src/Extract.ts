@@ -23,7 +23,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -75,9 +75,9 @@ export const extractionPrompts: Readonly<Record<string, string>> = extractionSec
 export const renderExtractionPrompt = (
   variant: string | undefined,
   slots: { readonly memoryDir: string; readonly projectRoot: string; readonly maxTurns: number }
-): Either.Either<string, UnknownPromptVariantError> =>
+): Result.Result<string, UnknownPromptVariantError> =>
   // The four types are the same text the main agent's prompt uses (one wording per idea).
-  Either.flatMap(lookup(typesSection), (types) =>
+  Result.flatMap(lookup(typesSection), (types) =>
     renderSection(extractionSection, variant, {
       memoryDir: slots.memoryDir,
       projectRoot: slots.projectRoot,
@@ -406,7 +406,7 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
 export interface ExtractorRun {
   readonly startedAt: number
   readonly endedAt: number
-  readonly outcome: Either.Either<ExtractResult, ExtractError>
+  readonly outcome: Result.Result<ExtractResult, ExtractError>
 }
 
 export interface DrainResult {
@@ -448,14 +448,14 @@ export const make = Effect.fn("Extractor.make")(function*(input: ExtractInput) {
 
   const runOnce = Effect.gen(function*() {
     const startedAt = yield* Clock.currentTimeMillis
-    const outcome = yield* Effect.either(extract(input).pipe(Effect.provide(context)))
+    const outcome = yield* Effect.result(extract(input).pipe(Effect.provide(context)))
     const endedAt = yield* Clock.currentTimeMillis
     yield* Ref.update(runs, (all) => [...all, { startedAt, endedAt, outcome }])
-    if (Either.isLeft(outcome)) {
+    if (Result.isFailure(outcome)) {
       yield* Effect.logWarning(`memdir extraction failed; the cursor stays for the next run: ${outcome.left.message}`)
     }
     // More complete messages than one run's budget: go on without waiting for the next call.
-    return Either.isRight(outcome) && outcome.right.remaining > 0 && outcome.right.range.to > outcome.right.range.from
+    return Result.isSuccess(outcome) && outcome.right.remaining > 0 && outcome.right.range.to > outcome.right.range.from
   })
 
   const busyPeriod = Effect.gen(function*() {

@@ -328,7 +328,7 @@ export const makeWith = (options: GitOptions = {}) =>
 
 export const make = makeWith()
 
-/** git as a child process (needs `CommandExecutor`, e.g. from `NodeContext.layer`). */
+/** git as a child process (needs `CommandExecutor`, e.g. from `NodeServices.layer`). */
 export const layer: Layer.Layer<Git, never, CommandExecutor.CommandExecutor> = Layer.effect(Git, make)
 
 export const layerWith = (options: GitOptions): Layer.Layer<Git, never, CommandExecutor.CommandExecutor> =>

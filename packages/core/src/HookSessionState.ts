@@ -15,7 +15,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { InvalidMemoryInputError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
@@ -45,8 +45,8 @@ export const SessionId = Schema.String.pipe(
 )
 export type SessionId = typeof SessionId.Type
 
-export const decodeSessionId = (raw: string): Either.Either<SessionId, InvalidMemoryInputError> =>
-  Either.mapLeft(
+export const decodeSessionId = (raw: string): Result.Result<SessionId, InvalidMemoryInputError> =>
+  Result.mapError(
     Schema.decodeUnknownEither(SessionId)(raw),
     () =>
       new InvalidMemoryInputError({
@@ -107,7 +107,7 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
     const load = Effect.fn("HookSessionState.load")(function*(memoryDir: string, sessionId: SessionId) {
       const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
       return yield* fs.readFile(fileOf(dir, sessionId), { maxBytes: STATE_MAX_BYTES, within: root }).pipe(
-        Effect.map((file) => Either.getOrElse(decodeState(file.text), () => empty)),
+        Effect.map((file) => Result.getOrElse(decodeState(file.text), () => empty)),
         Effect.map((state): SessionState => ({ surfaced: state.surfaced, bytes: state.bytes })),
         Effect.catchTag(
           "MemoryFsError",
@@ -151,8 +151,8 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
       for (const entry of entries) {
         if (entry.kind !== "File" || !entry.name.endsWith(".json")) continue
         const path = `${dir}/${entry.name}`
-        const info = yield* Effect.either(fs.lstat(path))
-        if (Either.isRight(info)) files.push({ path, mtime: info.right.mtimeMs })
+        const info = yield* Effect.result(fs.lstat(path))
+        if (Result.isSuccess(info)) files.push({ path, mtime: info.right.mtimeMs })
       }
       files.sort((a, b) => b.mtime - a.mtime)
       const stale = files.filter((f, i) => i >= MAX_SESSIONS || now - f.mtime > SESSION_MAX_AGE_MS)

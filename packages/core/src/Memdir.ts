@@ -1,10 +1,10 @@
 /**
  * The whole of memdir as one layer: every live service, composed (team sync included, and a session's
- * `Extractor` when asked for), needing only what `@effect/platform-node`'s `NodeContext.layer` provides
+ * `Extractor` when asked for), needing only what `@effect/platform-node`'s `NodeServices.layer` provides
  * (`Path`, and the `CommandExecutor` that team sync runs git with). An agent runtime provides it
  * once per session:
  *
- *   const MemdirLive = Memdir.layer().pipe(Layer.provide(NodeContext.layer))
+ *   const MemdirLive = Memdir.layer().pipe(Layer.provide(NodeServices.layer))
  *
  * Swap single services for their `layerTest` (or `@memdir/testing`) in CI.
  *
@@ -15,7 +15,7 @@
  * (docs/architecture.md#start-up).
  */
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import type * as Path from "@effect/platform/Path"
+import type * as Path from "effect/Path"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import { pipe } from "effect/Function"
@@ -105,7 +105,7 @@ export type RequirementsOf<O> = O extends { readonly gitAges: Layer.Layer<GitAge
 
 /**
  * The platform services `layer` runs on: `Path`, and the `CommandExecutor` team sync runs git with; both come from
- * `NodeContext.layer`. (Files are read and written through `MemoryFs`, which the layer builds in.)
+ * `NodeServices.layer`. (Files are read and written through `MemoryFs`, which the layer builds in.)
  */
 export type Platform = Path.Path | CommandExecutor
 

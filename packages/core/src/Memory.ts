@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 
 /** The four types of the taxonomy (docs/file-format.md). */
-export const MemoryType = Schema.Literal("user", "feedback", "project", "reference")
+export const MemoryType = Schema.Literals(["user", "feedback", "project", "reference"])
 export type MemoryType = typeof MemoryType.Type
 export const memoryTypes: ReadonlyArray<MemoryType> = MemoryType.literals
 
@@ -26,7 +26,7 @@ export const TEAM_DIR = "team"
 export const MEMORY_MAX_BYTES = 250_000
 
 /** Where a memory lives: the user's own directory, or the shared `team/`. */
-export const MemoryScope = Schema.Literal("private", "team")
+export const MemoryScope = Schema.Literals(["private", "team"])
 export type MemoryScope = typeof MemoryScope.Type
 
 /** `team/x.md` → "team"; anything else → "private". Keys are relative to the memory directory, `/`-separated. */

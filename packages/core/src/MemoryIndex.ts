@@ -427,7 +427,7 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
           if (update.text !== current.text) {
             yield* memoryFs.writeFileAtomic(current.path, update.text).pipe(
               Effect.mapError(indexIoError("write", current.path)),
-              Effect.catchAll((failure) => undoAfterIndexFailure(failure, update.undo))
+              Effect.catch((failure) => undoAfterIndexFailure(failure, update.undo))
             )
           }
           return update.result

@@ -13,7 +13,7 @@
 import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import { InvalidMemoryDirError, SettingsError } from "./Errors.js"
@@ -93,7 +93,7 @@ export const validateMemoryDirOverride = (
   value: string,
   source: string,
   userHome: string
-): Either.Either<string, InvalidMemoryDirError> => validateMemoryDirOverrideWith(NodePath, value, source, userHome)
+): Result.Result<string, InvalidMemoryDirError> => validateMemoryDirOverrideWith(NodePath, value, source, userHome)
 
 /**
  * Whether `candidate` is inside `memoryDir` or is the directory itself, after resolving and NFC-normalising
@@ -131,13 +131,13 @@ export const resolveEnabled = (
  */
 export const resolveMemoryLayout = (
   sources: LoadedSettings["sources"]
-): Either.Either<LayoutSetting | undefined, SettingsError> => {
+): Result.Result<LayoutSetting | undefined, SettingsError> => {
   for (const { path, settings } of sources) {
     const value = settings.memoryLayout
     if (value === undefined) continue
     return layoutSettings.includes(value as LayoutSetting) ?
-      Either.right(value as LayoutSetting) :
-      Either.left(
+      Result.succeed(value as LayoutSetting) :
+      Result.fail(
         new SettingsError({
           path,
           key: "memoryLayout",
@@ -145,7 +145,7 @@ export const resolveMemoryLayout = (
         })
       )
   }
-  return Either.right(undefined)
+  return Result.succeed(undefined)
 }
 
 /** The directory chain (pure over `path`): env, then trusted settings in order, then the default. */
@@ -154,10 +154,10 @@ export const resolveMemoryDirWith = (
   env: MemdirEnv,
   root: string,
   sources: LoadedSettings["sources"]
-): Either.Either<Pick<MemoryLocation, "memoryDir" | "source" | "sourcePath">, InvalidMemoryDirError> => {
+): Result.Result<Pick<MemoryLocation, "memoryDir" | "source" | "sourcePath">, InvalidMemoryDirError> => {
   const fromOverride = (value: string, source: MemoryLocation["source"], sourcePath: string, label: string) =>
     validateMemoryDirOverrideWith(path, value, label, env.userHome).pipe(
-      Either.map((memoryDir) => ({ memoryDir, source, sourcePath }))
+      Result.map((memoryDir) => ({ memoryDir, source, sourcePath }))
     )
   if (env.memoryDirOverride !== undefined) {
     return fromOverride(env.memoryDirOverride, "env", ENV_MEMORY_DIR, `env ${ENV_MEMORY_DIR}`)
@@ -180,7 +180,7 @@ export const resolveMemoryDirWith = (
       return fromOverride(candidate.value, candidate.source, candidate.path, label)
     }
   }
-  return Either.right({ memoryDir: defaultMemoryDirWith(path, env.memoryBase, root), source: "default" })
+  return Result.succeed({ memoryDir: defaultMemoryDirWith(path, env.memoryBase, root), source: "default" })
 }
 
 export const make = Effect.gen(function*() {

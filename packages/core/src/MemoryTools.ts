@@ -16,7 +16,7 @@
  * report; a failure the model cannot fix (disk, lock) is kept in `ioFailures`.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -181,7 +181,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         const message = `refused ${JSON.stringify(refused.path)}: ${refused.reason} (${refused.detail}). ` +
           `Memory paths stay inside the memory directory.`
         return Ref.update(refusals, (all) => [...all, { tool, path: key, reason: refused.reason, message }]).pipe(
-          Effect.zipRight(fail(message))
+          Effect.andThen(fail(message))
         )
       })
     )
@@ -208,7 +208,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         case "MemoryIoError":
         case "LockTimeoutError":
           return Ref.update(ioFailures, (all) => [...all, { tool, path: key, error }]).pipe(
-            Effect.zipRight(fail(error.message))
+            Effect.andThen(fail(error.message))
           )
         default:
           return fail(error.message)
@@ -234,7 +234,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     store.read(root, key).pipe(
       Effect.map((stored) => Option.some(stored.text)),
       Effect.catchTag("MemoryNotFoundError", () => Effect.succeedNone),
-      Effect.catchAll(fromStore(tool, key))
+      Effect.catch(fromStore(tool, key))
     )
 
   const isIndexKey = (key: string) => key.trim().toLowerCase() === INDEX_FILE.toLowerCase()
@@ -256,11 +256,11 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           (error) => error._tag === "PathTraversalError" && error.reason === "too-large",
           () => Effect.succeedNone
         ),
-        Effect.catchAll(fromStore(tool, key))
+        Effect.catch(fromStore(tool, key))
       )
       if (Option.isNone(current)) return { backup: undefined, ifVersion: undefined }
       const backup = yield* trace.keepPrevious(current.value.key, current.value.text).pipe(
-        Effect.catchAll(backupFailure(tool, key))
+        Effect.catch(backupFailure(tool, key))
       )
       return { backup, ifVersion: memoryVersion(current.value.text) }
     })
@@ -269,7 +269,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   const keepAfter = (tool: string, key: string, file: string, before: string | undefined, kept: string | undefined) =>
     options.trace === undefined || before === undefined || kept !== undefined ?
       Effect.succeed(kept) :
-      options.trace.keepPrevious(file, before).pipe(Effect.catchAll(backupFailure(tool, key)))
+      options.trace.keepPrevious(file, before).pipe(Effect.catch(backupFailure(tool, key)))
 
   /** A backup that cannot be written: the change is not made (or, after it, the run fails: an I/O failure). */
   const backupFailure = (tool: string, key: string) => (error: PathTraversalError | MemoryIoError) =>
@@ -279,12 +279,12 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         tool,
         path: key,
         error: new MemoryIoError({ op: "back up", path: key, detail: error.message })
-      }]).pipe(Effect.zipRight(fail(`${key}: its previous version cannot be kept (${error.message})`)))
+      }]).pipe(Effect.andThen(fail(`${key}: its previous version cannot be kept (${error.message})`)))
 
   /** What the model reads after a change: the memory, its index file, and what the memory is now. */
   const changeSummary = (op: string, key: string, scope: MemoryScope, after: string) => {
     const parsed = parseMemoryFile(after, key)
-    const what = Either.isRight(parsed) ? ` (${parsed.right.frontmatter.type}: ${parsed.right.frontmatter.name})` : ""
+    const what = Result.isSuccess(parsed) ? ` (${parsed.right.frontmatter.type}: ${parsed.right.frontmatter.name})` : ""
     const indexFile = scope === "team" ? `${TEAM_DIR}/${INDEX_FILE}` : INDEX_FILE
     return `${op} ${key} and its line in ${indexFile}${what}`
   }
@@ -294,7 +294,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     Effect.gen(function*() {
       const kept = yield* keepBefore(tool, key)
       const written = yield* store.write(root, key, content, { ifVersion: kept.ifVersion }).pipe(
-        Effect.catchAll(fromStore(tool, key))
+        Effect.catch(fromStore(tool, key))
       )
       const op = written.created ? "created" : "updated"
       const backup = yield* keepAfter(tool, key, written.key, written.before, kept.backup)
@@ -339,7 +339,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           yield* hiddenRefusal(dir ?? "")
           // Named from the directory entries; only the page's files are opened, once each (a size from its fstat).
           const entries = yield* store.listKeys(root, dir ?? "").pipe(
-            Effect.catchAll(fromStore("memory_list", dir ?? ""))
+            Effect.catch(fromStore("memory_list", dir ?? ""))
           )
           const shown = entries.slice(0, LIST_MAX_ENTRIES)
           const described = yield* describeShown(shown)
@@ -455,7 +455,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           const ifVersion = kept.ifVersion ?? memoryVersion(current.value)
           const edited = yield* Operations.edit(root, { path: input.path, ...edit, ifVersion }).pipe(
             Effect.provideService(MemoryStore, store),
-            Effect.catchAll((error) =>
+            Effect.catch((error) =>
               error._tag === "MemoryNotFoundError" ?
                 fail(`no file ${input.path.trim()}: create it with memory_write`) :
                 error._tag === "EditMatchError" ?
@@ -492,7 +492,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           const kept = yield* keepBefore("memory_delete", key)
           const removed = yield* Operations.remove(root, { path: key }).pipe(
             Effect.provideService(MemoryStore, store),
-            Effect.catchAll(fromStore("memory_delete", key))
+            Effect.catch(fromStore("memory_delete", key))
           )
           const before = removed.before ?? undefined
           const backup = yield* keepAfter("memory_delete", key, removed.path, before, kept.backup)

@@ -24,7 +24,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
+import * as JSONSchema from "effect/JsonSchema"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -414,11 +414,11 @@ export const makeWith = (modelConfig: ModelConfig): Effect.Effect<Context.Tag.Se
       const attempts = yield* Ref.make(0)
       const startedAt = yield* Clock.currentTimeMillis
       const attempt = Ref.update(attempts, (n) => n + 1).pipe(
-        Effect.zipRight(Effect.tryPromise({
+        Effect.andThen(Effect.tryPromise({
           try: (signal) => client.messages.create(body, { signal }),
           catch: (cause) => cause
         })),
-        Effect.catchAll((cause) =>
+        Effect.catch((cause) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => toAttemptFailure(sdk, request.role, model, cause, now))
         ),
         Effect.timeoutFail({
@@ -542,9 +542,9 @@ export const toolUseReply = (name: string, input: unknown, id = "toolu_scripted"
 })
 
 /** What a scripted model was asked, for assertions. */
-export class ModelRequests extends Context.Tag("@memdir/core/Model/ModelRequests")<ModelRequests, {
+export class ModelRequests extends Context.Service<ModelRequests, {
   readonly all: Effect.Effect<ReadonlyArray<ModelRequest>>
-}>() {}
+}>()("@memdir/core/Model/ModelRequests") {}
 
 export interface TestModelOptions {
   /** False: behave as if no key were configured (every call fails "not-configured"). */

@@ -13,7 +13,7 @@
  * under its lock), so a change that lands in between is refused (`VersionConflictError`), never overwritten.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Browse from "./Browse.js"
 import { EditMatchError, PathExistsError, TeamMemoryDisabledError, VersionConflictError } from "./Errors.js"
@@ -151,7 +151,7 @@ export const ReadResult = Schema.Struct({
   mtime: Schema.String,
   written: described(Schema.String, "When it was written, ISO 8601: the time its age counts from"),
   writtenFrom: described(
-    Schema.Literal("modified", "commit", "mtime"),
+    Schema.Literals(["modified", "commit", "mtime"]),
     "Where that time came from: its modified: header, its last git commit, or the file's mtime"
   ),
   warning: Schema.optional(described(Schema.String, "Why a modified: header was not used, when there is one")),
@@ -174,14 +174,14 @@ export const read = Effect.fn("Operations.read")(function*(root: MemoryRoot, inp
     path: stored.key,
     scope: stored.scope,
     content: stored.text,
-    frontmatter: Either.isRight(parsed) ?
+    frontmatter: Result.isSuccess(parsed) ?
       {
         name: parsed.right.frontmatter.name,
         description: parsed.right.frontmatter.description,
         type: parsed.right.frontmatter.type
       } :
       null,
-    body: Either.isRight(parsed) ? parsed.right.body : stored.text,
+    body: Result.isSuccess(parsed) ? parsed.right.body : stored.text,
     mtime: new Date(stored.mtimeMs).toISOString(),
     written: new Date(written.at).toISOString(),
     writtenFrom: written.from,
@@ -370,18 +370,18 @@ export const planEdit = (
   path: string,
   text: string,
   input: Pick<EditInput, "old" | "new" | "replaceAll">
-): Either.Either<{ readonly text: string; readonly replacements: number }, EditMatchError> => {
+): Result.Result<{ readonly text: string; readonly replacements: number }, EditMatchError> => {
   const count = occurrences(text, input.old)
-  if (count === 0) return Either.left(new EditMatchError({ path, reason: "no-match", count }))
+  if (count === 0) return Result.fail(new EditMatchError({ path, reason: "no-match", count }))
   if (count > 1 && input.replaceAll !== true) {
-    return Either.left(new EditMatchError({ path, reason: "multiple-matches", count }))
+    return Result.fail(new EditMatchError({ path, reason: "multiple-matches", count }))
   }
-  if (input.old === input.new) return Either.left(new EditMatchError({ path, reason: "no-change", count }))
+  if (input.old === input.new) return Result.fail(new EditMatchError({ path, reason: "no-change", count }))
   if (input.replaceAll === true) {
-    return Either.right({ text: text.split(input.old).join(input.new), replacements: count })
+    return Result.succeed({ text: text.split(input.old).join(input.new), replacements: count })
   }
   const at = text.indexOf(input.old)
-  return Either.right({ text: text.slice(0, at) + input.new + text.slice(at + input.old.length), replacements: 1 })
+  return Result.succeed({ text: text.slice(0, at) + input.new + text.slice(at + input.old.length), replacements: 1 })
 }
 
 /**

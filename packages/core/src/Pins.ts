@@ -6,7 +6,7 @@
  * `PINNED_MAX_BYTES`, so pins never crowd out the index. More pins than that are reported by `doctor`.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { type MemoryHeader, type MemoryKind, TEAM_DIR } from "./Memory.js"
 import { writtenAtOf } from "./MemoryAge.js"
@@ -67,14 +67,14 @@ export const loadPinned = Effect.fn("Pins.loadPinned")(function*(memoryDir: stri
   const leftOut: Array<string> = candidates.slice(MAX_PINNED).map((m) => m.path)
   let used = 0
   for (const memory of candidates.slice(0, MAX_PINNED)) {
-    const head = yield* Effect.either(store.readHead({ memoryDir }, memory.path, 64 * 1024 + PINNED_MAX_BYTES_EACH))
+    const head = yield* Effect.result(store.readHead({ memoryDir }, memory.path, 64 * 1024 + PINNED_MAX_BYTES_EACH))
     // Gone or unreadable since the scan: left out (doctor and ls report why).
-    if (Either.isLeft(head)) {
+    if (Result.isFailure(head)) {
       leftOut.push(memory.path)
       continue
     }
     const parsed = parseMemoryFile(head.right.text, memory.path)
-    if (Either.isLeft(parsed)) {
+    if (Result.isFailure(parsed)) {
       leftOut.push(memory.path)
       continue
     }

@@ -28,7 +28,7 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
@@ -409,17 +409,17 @@ export const makeWith = (
       teamEnabled: boolean,
       memory: MemoryHeader,
       resolve: LinkResolver
-    ): Effect.Effect<Either.Either<DeliverableMemory, UnreadableMemory>> =>
+    ): Effect.Effect<Result.Result<DeliverableMemory, UnreadableMemory>> =>
       Effect.gen(function*() {
         const scope = scopeOf(memory.path)
         const head = yield* readHead(memoryDir, teamEnabled, memory)
         const parsed = parseMemoryFile(head.text, memory.path)
         const source = head.text.replace(/^\uFEFF/, "")
         // A file offered without a readable header (the scan's `headerless`) is delivered whole.
-        if (Either.isLeft(parsed) && memory.headerless !== true) {
-          return Either.left({ path: memory.path, detail: parsed.left.message })
+        if (Result.isFailure(parsed) && memory.headerless !== true) {
+          return Result.fail({ path: memory.path, detail: parsed.left.message })
         }
-        const body = Either.isRight(parsed) ? parsed.right.body : source
+        const body = Result.isSuccess(parsed) ? parsed.right.body : source
         const firstLine = source.slice(0, source.length - body.length).split("\n").length
         const capped = capBody(body.replace(/\r\n/g, "\n"), {
           absolutePath: memory.absolutePath,
@@ -452,7 +452,7 @@ export const makeWith = (
         // A memory deleted or made unreadable since the scan is reported in the result, never a failed turn.
         Effect.catchTag(
           "MemoryIoError",
-          (error) => Effect.succeed(Either.left({ path: memory.path, detail: error.message }))
+          (error) => Effect.succeed(Result.fail({ path: memory.path, detail: error.message }))
         )
       )
 
@@ -547,8 +547,8 @@ export const makeWith = (
           candidates: candidates.length,
           selector: selection.selector,
           degraded: "degraded" in selection ? selection.degraded : undefined,
-          memories: read.filter(Either.isRight).map((r) => r.right),
-          unreadable: read.filter(Either.isLeft).map((r) => r.left),
+          memories: read.filter(Result.isSuccess).map((r) => r.right),
+          unreadable: read.filter(Result.isFailure).map((r) => r.left),
           explain
         } satisfies PendingRecall
       })
@@ -664,7 +664,7 @@ export const makeWith = (
       const take = yield* Effect.cached(Effect.flatMap(Fiber.join(fiber), commit))
       const discarded = yield* Ref.make(false)
       const taken = yield* Ref.make(false)
-      const deliver = Effect.zipRight(Ref.set(taken, true), Effect.map(take, Option.some))
+      const deliver = Effect.andThen(Ref.set(taken, true), Effect.map(take, Option.some))
       const drop = Effect.gen(function*() {
         if (yield* Ref.getAndSet(discarded, true)) return
         yield* Fiber.interruptFork(fiber)

@@ -16,7 +16,7 @@
 import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { InvalidFrontmatterError } from "./Errors.js"
@@ -173,7 +173,7 @@ const collectMemory = (
 
 /** Files a parsed head held in `head` (its first `length` bytes, as the header scan read them). */
 const collectHead = (
-  parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError>,
+  parsed: Result.Result<ParsedFrontmatter, InvalidFrontmatterError>,
   relativePath: string,
   absolutePath: string,
   mtime: number,
@@ -182,7 +182,7 @@ const collectHead = (
   found: Found,
   basis: AgeBasis
 ): HeadKind =>
-  Either.isLeft(parsed)
+  Result.isFailure(parsed)
     ? collectProblem(parsed.left, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0), found, basis)
     : collectMemory(
       parsed.right,
@@ -305,17 +305,17 @@ const walkTree = (
     /** A symbolic link in the tree: followed when it stays inside, else a problem (for a memory or a directory). */
     const visitLink = (absolutePath: string, relativePath: string, name: string) =>
       Effect.gen(function*() {
-        const rootReal = yield* Effect.either(resolveRoot)
-        if (Either.isLeft(rootReal)) {
+        const rootReal = yield* Effect.result(resolveRoot)
+        if (Result.isFailure(rootReal)) {
           // The root was listed, yet cannot be resolved now: no link can be checked, reported once.
           if (!rootUnresolved) problems.push(unreadable(".", rootReal.left.detail))
           rootUnresolved = true
           return
         }
-        const resolved = yield* Effect.either(
+        const resolved = yield* Effect.result(
           Effect.flatMap(fs.realPath(absolutePath), (real) => Effect.map(fs.lstat(real), (info) => ({ real, info })))
         )
-        if (Either.isLeft(resolved)) {
+        if (Result.isFailure(resolved)) {
           const detail = resolved.left.detail
           if (isMemoryFileName(name)) problems.push(unreadable(relativePath, `broken symlink: ${detail}`))
           return
@@ -369,7 +369,7 @@ const walkTree = (
             }
           })
         return fs.readDirectoryChunks(absoluteDir, BATCH_SIZE, onChunk).pipe(
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.sync(() => {
               if (error.reason === "NotDirectory" && relativeDir === "") {
                 problems.push(unreadable(".", "not a directory"))
@@ -519,7 +519,7 @@ const scanAll = (
       const read = cache === undefined ?
         readBatch(fs, buffer, batch, found, basis) :
         readBatchCached(fs, buffer, batch, found, basis, cache)
-      return batches++ === 0 ? read : Effect.zipRight(Effect.yieldNow(), read)
+      return batches++ === 0 ? read : Effect.andThen(Effect.yieldNow(), read)
     })
     for (const problem of walkProblems) found.problems.push(problem)
     if (cache !== undefined && options.writeCache) {

@@ -13,7 +13,7 @@ import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -190,10 +190,10 @@ const jsonErrorPosition = (text: string): string => {
  * Parses one settings file. An empty file is `{}` and a leading BOM is ignored (both are what editors
  * leave behind); anything else must be a JSON object whose known keys have the right type.
  */
-export const parseSettingsFile = (path: string, text: string): Either.Either<SettingsFile, SettingsError> => {
+export const parseSettingsFile = (path: string, text: string): Result.Result<SettingsFile, SettingsError> => {
   const body = text.replace(/^\uFEFF/, "")
-  if (body.trim() === "") return Either.right({})
-  return Either.try({
+  if (body.trim() === "") return Result.succeed({})
+  return Result.try({
     try: () => JSON.parse(body) as unknown,
     catch: () => new SettingsError({ path, detail: `invalid JSON at ${jsonErrorPosition(body)}` })
   }).pipe(
@@ -207,10 +207,10 @@ export const parseSettingsFile = (path: string, text: string): Either.Either<Set
           }`
         })
     ),
-    Either.flatMap((json) =>
+    Result.flatMap((json) =>
       decodeKnownSettings(json).pipe(
-        Either.map((settings): SettingsFile => settings),
-        Either.mapLeft((error) => {
+        Result.map((settings): SettingsFile => settings),
+        Result.mapError((error) => {
           const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
           const key = issue?.path[0]
           return new SettingsError({
@@ -287,11 +287,11 @@ const INDEX_SIGNATURE = 0x44495243 // "DIRC"
  * Whether a git index (versions 2 to 4) lists `target` (a `/`-separated path, in any stage). `Left` says why it
  * cannot tell: a damaged index, or a split or sparse index whose entry list here is not the whole story.
  */
-export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<boolean, string> => {
+export const indexTracks = (bytes: Uint8Array, target: string): Result.Result<boolean, string> => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (bytes.length < 12 || view.getUint32(0) !== INDEX_SIGNATURE) return Either.left("not a git index")
+  if (bytes.length < 12 || view.getUint32(0) !== INDEX_SIGNATURE) return Result.fail("not a git index")
   const version = view.getUint32(4)
-  if (version < 2 || version > 4) return Either.left(`unsupported git index version ${version}`)
+  if (version < 2 || version > 4) return Result.fail(`unsupported git index version ${version}`)
   const count = view.getUint32(8)
   const want = new TextEncoder().encode(target)
   const same = (name: Uint8Array) => name.length === want.length && name.every((byte, i) => byte === want[i])
@@ -299,7 +299,7 @@ export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<bo
   let previous: Uint8Array = new Uint8Array(0)
   for (let entry = 0; entry < count; entry++) {
     const start = offset
-    if (offset + 62 > bytes.length) return Either.left("truncated git index")
+    if (offset + 62 > bytes.length) return Result.fail("truncated git index")
     const flags = view.getUint16(offset + 60)
     offset += 62
     if ((flags & 0x4000) !== 0) offset += 2
@@ -313,7 +313,7 @@ export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<bo
         strip = ((strip + 1) * 128) + (byte & 0x7f)
       }
       const end = bytes.indexOf(0, offset)
-      if (end < 0 || strip > previous.length) return Either.left("damaged git index")
+      if (end < 0 || strip > previous.length) return Result.fail("damaged git index")
       const head = previous.subarray(0, previous.length - strip)
       name = new Uint8Array(head.length + end - offset)
       name.set(head)
@@ -321,21 +321,21 @@ export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<bo
       offset = end + 1
     } else {
       const end = bytes.indexOf(0, offset)
-      if (end < 0) return Either.left("damaged git index")
+      if (end < 0) return Result.fail("damaged git index")
       name = bytes.subarray(offset, end)
       offset = start + ((end - start + 8) & ~7)
     }
-    if (same(name)) return Either.right(true)
+    if (same(name)) return Result.succeed(true)
     previous = name
   }
   // extensions up to the trailing checksum: a split or sparse index keeps entries elsewhere
   while (offset + 8 <= bytes.length - 20) {
     const signature = String.fromCharCode(...bytes.subarray(offset, offset + 4))
-    if (signature === "link") return Either.left("a split git index")
-    if (signature === "sdir") return Either.left("a sparse git index")
+    if (signature === "link") return Result.fail("a split git index")
+    if (signature === "sdir") return Result.fail("a sparse git index")
     offset += 8 + view.getUint32(offset + 4)
   }
-  return Either.right(false)
+  return Result.succeed(false)
 }
 
 const UNTRACK_FIX = `run \`git rm --cached ${LOCAL_FILE_IN_ROOT}\` and add it to .gitignore`
@@ -348,8 +348,8 @@ const UNTRACK_FIX = `run \`git rm --cached ${LOCAL_FILE_IN_ROOT}\` and add it to
 const checkLocalWith = (memoryFs: MemoryFs["Type"], path: Path.Path): CheckLocalSettings => (file, root) =>
   Effect.gen(function*() {
     const refuse = (reason: string, fix: string) => Effect.succeed(Option.some({ reason, fix }))
-    const entry = yield* Effect.either(memoryFs.lstat(file))
-    if (Either.isLeft(entry)) {
+    const entry = yield* Effect.result(memoryFs.lstat(file))
+    if (Result.isFailure(entry)) {
       return isMissing(entry.left)
         ? Option.none()
         : yield* refuse(`cannot be checked (${entry.left.detail})`, "check its permissions")
@@ -369,7 +369,7 @@ const checkLocalWith = (memoryFs: MemoryFs["Type"], path: Path.Path): CheckLocal
       )
     }
     const tracked = yield* isTracked(memoryFs, path, root)
-    if (Either.isLeft(tracked)) {
+    if (Result.isFailure(tracked)) {
       return yield* refuse(
         `cannot tell whether git tracks it (${tracked.left})`,
         `check the repository, then ${UNTRACK_FIX}`
@@ -384,29 +384,29 @@ const checkLocalWith = (memoryFs: MemoryFs["Type"], path: Path.Path): CheckLocal
 const isTracked = (memoryFs: MemoryFs["Type"], path: Path.Path, root: string) =>
   Effect.gen(function*() {
     const dotGit = path.join(root, ".git")
-    const kind = yield* memoryFs.lstat(dotGit).pipe(Effect.map((info) => info.kind), Effect.either)
-    if (Either.isLeft(kind)) return isMissing(kind.left) ? Either.right(false) : Either.left(kind.left.detail)
+    const kind = yield* memoryFs.lstat(dotGit).pipe(Effect.map((info) => info.kind), Effect.result)
+    if (Result.isFailure(kind)) return isMissing(kind.left) ? Result.succeed(false) : Result.fail(kind.left.detail)
     let gitDir = dotGit
     if (kind.right === "File") {
       // a submodule or `--separate-git-dir`: `.git` names the git dir
-      const text = yield* Effect.either(memoryFs.readFile(dotGit, { maxBytes: 4096 }))
-      if (Either.isLeft(text)) return Either.left(`cannot read ${dotGit} (${text.left.detail})`)
+      const text = yield* Effect.result(memoryFs.readFile(dotGit, { maxBytes: 4096 }))
+      if (Result.isFailure(text)) return Result.fail(`cannot read ${dotGit} (${text.left.detail})`)
       const target = parseDotGitFile(text.right.text)
-      if (target === undefined) return Either.left(`${dotGit} names no git dir`)
+      if (target === undefined) return Result.fail(`${dotGit} names no git dir`)
       gitDir = path.resolve(root, target)
     } else if (kind.right !== "Directory") {
-      return Either.left(`${dotGit} is a ${kind.right}`)
+      return Result.fail(`${dotGit} is a ${kind.right}`)
     }
     const index = path.join(gitDir, "index")
-    const info = yield* Effect.either(memoryFs.lstat(index))
+    const info = yield* Effect.result(memoryFs.lstat(index))
     // a repository without an index tracks nothing yet
-    if (Either.isLeft(info)) return isMissing(info.left) ? Either.right(false) : Either.left(info.left.detail)
-    if (info.right.kind !== "File") return Either.left(`${index} is not a regular file`)
-    if (info.right.size > MAX_INDEX_BYTES) return Either.left(`${index} is over ${MAX_INDEX_BYTES} bytes`)
+    if (Result.isFailure(info)) return isMissing(info.left) ? Result.succeed(false) : Result.fail(info.left.detail)
+    if (info.right.kind !== "File") return Result.fail(`${index} is not a regular file`)
+    if (info.right.size > MAX_INDEX_BYTES) return Result.fail(`${index} is over ${MAX_INDEX_BYTES} bytes`)
     // opened without following a link or blocking, and bounded again (it may have grown since the lstat)
-    const bytes = yield* Effect.either(memoryFs.readBytes(index, { maxBytes: MAX_INDEX_BYTES }))
-    if (Either.isLeft(bytes)) {
-      return Either.left(`cannot read ${index} (${bytes.left.reason}: ${bytes.left.detail})`)
+    const bytes = yield* Effect.result(memoryFs.readBytes(index, { maxBytes: MAX_INDEX_BYTES }))
+    if (Result.isFailure(bytes)) {
+      return Result.fail(`cannot read ${index} (${bytes.left.reason}: ${bytes.left.detail})`)
     }
     return indexTracks(bytes.right.bytes, LOCAL_FILE_IN_ROOT)
   })

@@ -38,7 +38,7 @@ export { TEAM_DIR }
 export const AUDIT_VIOLATIONS_EXIT_CODE = 21
 
 /** Layers 1 and 2 (no disk access): the absolute path `key` names inside `teamDir`, or why it is refused. */
-export const checkKey = (teamDir: string, key: string): Either.Either<string, PathTraversalError> =>
+export const checkKey = (teamDir: string, key: string): Result.Result<string, PathTraversalError> =>
   checkKeyWith(NodePath, teamDir, key)
 
 export class TeamGuard extends Context.Tag("@memdir/core/TeamGuard")<TeamGuard, {

@@ -13,7 +13,7 @@ import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import {
@@ -229,9 +229,9 @@ export const teamPromptInput = Effect.fn("TeamMemory.teamPromptInput")(function*
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Refuses text holding a likely secret: team files are shared, so memdir never writes one there. */
-export const refuseSecret = (file: string, text: string): Either.Either<void, SecretDetectedError> => {
+export const refuseSecret = (file: string, text: string): Result.Result<void, SecretDetectedError> => {
   const found = findSecret(text)
-  return found === undefined ? Either.void : Either.left(
+  return found === undefined ? Either.void : Result.fail(
     new SecretDetectedError({
       path: file,
       pattern: `${found.description} (${found.pattern})`,

@@ -615,7 +615,7 @@ export const layerWithoutDependencies: Layer.Layer<
   Git.Git | Path.Path | TeamGuard
 > = layerOver.pipe(Layer.provide(MemoryFsLayer))
 
-/** Live sync: git as a child process through `Git.layer` (needs `CommandExecutor`, e.g. from `NodeContext.layer`). */
+/** Live sync: git as a child process through `Git.layer` (needs `CommandExecutor`, e.g. from `NodeServices.layer`). */
 export const layer: Layer.Layer<
   TeamSync,
   never,

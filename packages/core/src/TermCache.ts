@@ -15,7 +15,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as NodePath from "node:path"
 import { parseMemoryFile } from "./Frontmatter.js"
@@ -47,7 +47,7 @@ const CACHE_MAX_BYTES = 64 * 1024 * 1024
 /** The terms of a memory file's body (its frontmatter left out; a file without one is all body). */
 export const bodyTermsOf = (text: string, path: string): BodyTerms => {
   const parsed = parseMemoryFile(text, path)
-  return analyzeBody(Either.isRight(parsed) ? parsed.right.body : text)
+  return analyzeBody(Result.isSuccess(parsed) ? parsed.right.body : text)
 }
 
 export interface TermCacheOptions {

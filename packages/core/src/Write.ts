@@ -5,7 +5,7 @@
  * updates its file: no duplicates, unknown frontmatter keys kept.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
@@ -131,16 +131,16 @@ const decodeFrontmatter = Schema.decodeUnknownEither(Frontmatter)
 /** Validate the three fields with the `Frontmatter` schema; the first problem becomes the error. */
 export const validateWriteInput = (
   input: Pick<WriteMemoryInput, "type" | "name" | "description">
-): Either.Either<Frontmatter, InvalidMemoryInputError> => {
+): Result.Result<Frontmatter, InvalidMemoryInputError> => {
   const fields = { name: input.name, description: input.description, type: input.type }
   if (/[\r\n]/.test(input.name)) {
-    return Either.left(
+    return Result.fail(
       new InvalidMemoryInputError({ field: "name", value: input.name, reason: "name must be a single line" })
     )
   }
   const nameLength = [...input.name.trim()].length
   if (nameLength > NAME_MAX_LENGTH) {
-    return Either.left(
+    return Result.fail(
       new InvalidMemoryInputError({
         field: "name",
         // the start is enough to recognise it; the whole name would flood the one line of the error
@@ -150,7 +150,7 @@ export const validateWriteInput = (
       })
     )
   }
-  return Either.mapLeft(decodeFrontmatter(fields), (error) => {
+  return Result.mapError(decodeFrontmatter(fields), (error) => {
     const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
     const field = String(issue?.path[0] ?? "frontmatter")
     const value = field in fields ? fields[field as keyof typeof fields] : ""
@@ -163,9 +163,9 @@ export const validateWriteInput = (
 
 /** The existing memory's header, when it parses (its keys are kept when it is rewritten). */
 const existingHeader = (existing: string | undefined, file: string) =>
-  existing === undefined ? undefined : Either.match(parseMemoryFile(existing, file), {
-    onLeft: () => undefined,
-    onRight: (parsed) => parsed.frontmatter
+  existing === undefined ? undefined : Result.match(parseMemoryFile(existing, file), {
+    onFailure: () => undefined,
+    onSuccess: (parsed) => parsed.frontmatter
   })
 
 /** How a write lays out its header: the directory's layout and name style; `forced` (a setting) also rewrites. */
@@ -226,7 +226,7 @@ export const chooseTarget = Effect.fn("chooseTarget")(function*(
       const head = yield* fs.readHead(path, FRONTMATTER_MAX_BYTES).pipe(Effect.option)
       if (head._tag === "None") return "other" as const
       const parsed = parseMemoryFile(head.value.text, file)
-      return Either.isRight(parsed) && parsed.right.frontmatter.type === frontmatter.type &&
+      return Result.isSuccess(parsed) && parsed.right.frontmatter.type === frontmatter.type &&
           sameMemoryName(parsed.right.frontmatter.name, frontmatter.name) ?
         "same" as const :
         "other" as const

@@ -5,7 +5,7 @@
  * paths, and never take a sibling with a common prefix (`memory-evil`) for a child.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "effect/testing/FastCheck"
 import * as NodePath from "node:path"
 import { isInside, sanitizeKey } from "../src/Containment.js"
 
@@ -68,7 +68,7 @@ describe("sanitizeKey (Containment's, shared with the team guard)", () => {
   it("refuses what the key's characters alone give away", () => {
     const reason = (key: string) => {
       const result = sanitizeKey(key)
-      return result._tag === "Left" ? result.left.reason : "ok"
+      return result._tag === "Failure" ? result.left.reason : "ok"
     }
     assert.strictEqual(reason("notes/a.md"), "ok")
     assert.strictEqual(reason("50%-off.md"), "ok")

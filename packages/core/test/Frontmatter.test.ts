@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as fc from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as fc from "effect/testing/FastCheck"
 import {
   FRONTMATTER_MAX_BYTES,
   type ParsedFrontmatter,
@@ -13,13 +13,13 @@ import { memoryTypes } from "../src/Memory.js"
 
 const parsed = (text: string, path = "feedback_testing.md"): ParsedFrontmatter => {
   const result = parseFrontmatter(text, path)
-  if (Either.isLeft(result)) assert.fail(`expected a header, got ${result.left.reason}: ${result.left.message}`)
+  if (Result.isFailure(result)) assert.fail(`expected a header, got ${result.left.reason}: ${result.left.message}`)
   return result.right
 }
 
 const failure = (text: string, path = "bad.md") => {
   const result = parseFrontmatter(text, path)
-  if (Either.isRight(result)) assert.fail(`expected a failure, got ${JSON.stringify(result.right)}`)
+  if (Result.isSuccess(result)) assert.fail(`expected a failure, got ${JSON.stringify(result.right)}`)
   return result.left
 }
 
@@ -214,7 +214,7 @@ describe("parseFrontmatter", () => {
     // Nested anchors inside complex keys (js-yaml issue 475): an error, not a hang.
     const anchors = ["? - &a0 x"]
     for (let i = 1; i < 20; i++) anchors.push(`${"  ".repeat(i)}- &a${i} [*a${i - 1}, *a${i - 1}]`)
-    assert.isTrue(Either.isLeft(parseFrontmatter(lines("---", ...anchors, ": key", "---"), "anchors.md")))
+    assert.isTrue(Result.isFailure(parseFrontmatter(lines("---", ...anchors, ": key", "---"), "anchors.md")))
   })
 
   it("keeps a __proto__ key as data", () => {
@@ -228,10 +228,10 @@ describe("parseFrontmatter", () => {
 describe("parseMemoryFile", () => {
   it("splits header and body, dropping the blank line memdir writes after the fence", () => {
     const result = parseMemoryFile(lines("---", "name: a", "description: b", "type: user", "---", "", "Body"), "a.md")
-    assert.isTrue(Either.isRight(result))
-    if (Either.isRight(result)) assert.strictEqual(result.right.body, "Body\n")
+    assert.isTrue(Result.isSuccess(result))
+    if (Result.isSuccess(result)) assert.strictEqual(result.right.body, "Body\n")
     const crlf = parseMemoryFile("\uFEFF---\r\nname: a\r\n---\r\nBody\r\n", "a.md")
-    if (Either.isRight(crlf)) assert.strictEqual(crlf.right.body, "Body\r\n")
+    if (Result.isSuccess(crlf)) assert.strictEqual(crlf.right.body, "Body\r\n")
     else assert.fail("expected a memory")
   })
 })
@@ -476,7 +476,7 @@ describe("serializeFrontmatter", () => {
     ({ body, description, extra, name, type }) => {
       const text = serializeFrontmatter({ ...extra, name, description, type }, body)
       const result = parseMemoryFile(text, "memory.md")
-      if (Either.isLeft(result)) assert.fail(`${result.left.message}\n${text}`)
+      if (Result.isFailure(result)) assert.fail(`${result.left.message}\n${text}`)
       const { frontmatter } = result.right
       assert.strictEqual(frontmatter.name, name)
       assert.strictEqual(frontmatter.description, description)

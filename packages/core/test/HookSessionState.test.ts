@@ -1,11 +1,11 @@
 import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "effect/testing/FastCheck"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as NodeFs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as os from "node:os"
@@ -23,8 +23,8 @@ import {
 import * as MemoryFs from "../src/MemoryFs.js"
 import { bundleWorker, runWorker } from "./support/workers.js"
 
-const live = layer.pipe(Layer.provideMerge(MemoryFs.layer), Layer.provideMerge(NodeContext.layer))
-const id = (raw: string): SessionId => Either.getOrThrow(decodeSessionId(raw))
+const live = layer.pipe(Layer.provideMerge(MemoryFs.layer), Layer.provideMerge(NodeServices.layer))
+const id = (raw: string): SessionId => Result.getOrThrow(decodeSessionId(raw))
 
 const scratch = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
@@ -106,13 +106,13 @@ describe("HookSessionState", () => {
     [FastCheck.string({ unit: "binary", maxLength: 40 })],
     ([raw]) => {
       const decoded = decodeSessionId(raw)
-      if (Either.isRight(decoded)) {
+      if (Result.isSuccess(decoded)) {
         assert.match(decoded.right, /^[A-Za-z0-9][A-Za-z0-9_-]*$/)
       } else {
         assert.strictEqual(decoded.left._tag, "InvalidMemoryInputError")
       }
       for (const bad of ["", "..", "../x", "a/b", "a\\b", "a\0b", ".hidden", "x".repeat(129)]) {
-        assert.isTrue(Either.isLeft(decodeSessionId(bad)), bad)
+        assert.isTrue(Result.isFailure(decodeSessionId(bad)), bad)
       }
     }
   )

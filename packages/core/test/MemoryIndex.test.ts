@@ -1,8 +1,8 @@
 import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "effect/testing/FastCheck"
 import * as Layer from "effect/Layer"
 import { spawnSync } from "node:child_process"
 import { TEMP_FILE_PATTERN } from "../src/internal/fs/leftovers.js"
@@ -281,8 +281,8 @@ const deadPid = (): number => spawnSync(process.execPath, ["-e", "0"]).pid!
 // Real files, real clock: lock waits are real sleeps.
 const live = { excludeTestServices: true } as const
 
-layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryIndex (real files)", (it) => {
-  it.scoped("load: an absent index is empty, a present one is loaded whole or truncated with the warning", () =>
+layer(Layer.provideMerge(memoryIndexLayer, NodeServices.layer), live)("MemoryIndex (real files)", (it) => {
+  it.effect("load: an absent index is empty, a present one is loaded whole or truncated with the warning", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -305,7 +305,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.deepStrictEqual(loaded.entries[204], { title: "Memory 204", file: "feedback_m204.md", hook: "hook 204" })
     }))
 
-  it.scoped("upsert creates the directory (0700) and MEMORY.md (0600), then replaces in place", () =>
+  it.effect("upsert creates the directory (0700) and MEMORY.md (0600), then replaces in place", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -330,7 +330,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.deepStrictEqual(yield* leftovers(dir), [])
     }))
 
-  it.scoped("an index change clears what killed writers left: old temp files and lock staging dirs of dead pids", () =>
+  it.effect("an index change clears what killed writers left: old temp files and lock staging dirs of dead pids", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -351,7 +351,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.deepStrictEqual((yield* fs.readDirectory(dir)).sort(), [alive, young, INDEX_FILE].sort())
     }))
 
-  it.scoped("upsert and remove keep other people's lines, headings and prose byte for byte", () =>
+  it.effect("upsert and remove keep other people's lines, headings and prose byte for byte", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -375,7 +375,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.strictEqual(yield* index.remove(dir, "feedback_mine.md"), 0)
     }))
 
-  it.scoped("an upsert over the caps is refused and leaves MEMORY.md untouched", () =>
+  it.effect("an upsert over the caps is refused and leaves MEMORY.md untouched", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -411,7 +411,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.deepStrictEqual(yield* leftovers(dir2), [])
     }))
 
-  it.scoped("remove on a directory that does not exist returns 0 and creates nothing", () =>
+  it.effect("remove on a directory that does not exist returns 0 and creates nothing", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -421,7 +421,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.isFalse(yield* fs.exists(dir))
     }))
 
-  it.scoped("concurrent upserts from many fibers lose no line and leave no lock or temp file", () =>
+  it.effect("concurrent upserts from many fibers lose no line and leave no lock or temp file", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -442,12 +442,12 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
 })
 
 layer(
-  Layer.provideMerge(layerWith({ lock: { timeout: "100 millis" } }), Layer.merge(NodeContext.layer, MemoryFs.layer)),
+  Layer.provideMerge(layerWith({ lock: { timeout: "100 millis" } }), Layer.merge(NodeServices.layer, MemoryFs.layer)),
   live
 )(
   "MemoryIndex with lock options",
   (it) => {
-    it.scoped("upsert fails with LockTimeoutError while another process holds the index lock", () =>
+    it.effect("upsert fails with LockTimeoutError while another process holds the index lock", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const fs = yield* FileSystem.FileSystem

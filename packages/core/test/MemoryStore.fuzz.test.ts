@@ -14,12 +14,12 @@
  *
  * With team memory off, nothing lands in `team/` at all.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "effect/testing/FastCheck"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as fs from "node:fs"
@@ -31,7 +31,7 @@ import { anyKey, changesOutside, memoryContent, POOL, snapshot, unsoundness } fr
 
 /** The live store on Node's file system, built once for every run. */
 const runtime = ManagedRuntime.make(
-  MemoryStore.layerNode.pipe(Layer.provideMerge(MemoryIndex.layer), Layer.provideMerge(NodeContext.layer))
+  MemoryStore.layerNode.pipe(Layer.provideMerge(MemoryIndex.layer), Layer.provideMerge(NodeServices.layer))
 )
 afterAll(() => runtime.dispose())
 
@@ -99,7 +99,7 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
     const memoryKey = path.relative(s.base, s.memoryDir).split(path.sep).join("/")
     const before = snapshot(s.base)
     const bounded = <A, E>(what: string, effect: Effect.Effect<A, E>) =>
-      Effect.either(effect).pipe(
+      Effect.result(effect).pipe(
         Effect.timeoutFail({ duration: HANG, onTimeout: () => new Error(`${what}: no answer within 20 seconds`) })
       )
     // the pool's memories first, so removes and renames find something to act on
@@ -111,7 +111,7 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
       const at = `operation ${i} ${JSON.stringify(operation)}`
       if (operation.op === "remove") {
         const removed = yield* bounded(at, store.remove(root, keyOf(operation.at)))
-        if (Either.isLeft(removed)) assert.isTrue(TYPED.has(removed.left._tag), `${at}: ${String(removed.left)}`)
+        if (Result.isFailure(removed)) assert.isTrue(TYPED.has(removed.left._tag), `${at}: ${String(removed.left)}`)
         else if (operation.at.team) assert.strictEqual(removed.right.scope, "team", `${at}: removed from team/`)
         continue
       }
@@ -119,7 +119,7 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
       const result = operation.op === "write" ?
         yield* bounded(at, store.write(root, keyOf(operation.at), operation.text)) :
         yield* bounded(at, store.rename(root, keyOf(operation.from), keyOf(operation.to)))
-      if (Either.isLeft(result)) {
+      if (Result.isFailure(result)) {
         assert.isTrue(TYPED.has(result.left._tag), `${at}: an untyped failure ${String(result.left)}`)
         continue
       }

@@ -15,12 +15,12 @@
  * - no command hangs (each is bounded).
  */
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "effect/testing/FastCheck"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as fs from "node:fs"
@@ -45,7 +45,7 @@ const runtime = ManagedRuntime.make(
   MemoryToolBackend.layer.pipe(
     Layer.provideMerge(MemoryStore.layerNode),
     Layer.provideMerge(MemoryIndex.layer),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(NodeServices.layer)
   )
 )
 afterAll(() => runtime.dispose())
@@ -210,7 +210,7 @@ describe("MemoryToolBackend fuzzed against BetaLocalFilesystemMemoryTool", () =>
             )
           }
           if (!answer.is_error && input.command === "create") {
-            const key = Either.getOrThrow(MemoryToolBackend.keyOfToolPath(String(input.path)))
+            const key = Result.getOrThrow(MemoryToolBackend.keyOfToolPath(String(input.path)))
             assert.strictEqual(fs.readFileSync(path.join(w.memoryDir, key), "utf8"), input.file_text, `${at}: verbatim`)
           }
           if (inStep && !answer.is_error && !expected.is_error) {

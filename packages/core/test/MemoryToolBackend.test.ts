@@ -8,7 +8,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory"
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
 import { Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,7 +27,7 @@ import * as TeamGuard from "../src/TeamGuard.js"
 const live = MemoryToolBackend.layer.pipe(
   Layer.provideMerge(MemoryStore.layerNode),
   Layer.provideMerge(MemoryIndex.layer),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 const runtime = ManagedRuntime.make(live)
 
@@ -565,7 +565,7 @@ describe("a whole-directory rename never deletes a file written there meanwhile"
                 ...inner,
                 makeDirectory: (path: string, options?: { readonly within?: string | undefined }) =>
                   path === "/mem/new" ?
-                    Effect.zipRight(
+                    Effect.andThen(
                       Effect.ignore(inner.writeFileAtomic("/mem/old/late.md", "written meanwhile\n")),
                       inner.makeDirectory(path, options)
                     ) :

@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -23,7 +23,7 @@ import { layer as teamGuardLayer, type TeamGuard, TeamGuard as TeamGuardTag } fr
 
 const services = MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 const memoryFile = (name: string, description: string, type = "feedback", body = "The rule.\n") =>
@@ -99,7 +99,7 @@ const exists = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => f
 const read = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file))
 
 describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
-  it.scoped("writes a memory through the write program: file, index line, change record", () =>
+  it.effect("writes a memory through the write program: file, index line, change record", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -130,7 +130,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.deepStrictEqual(yield* tools.refusals, [])
     }).pipe(Effect.provide(services)))
 
-  it.scoped("accepts an absolute path inside the memory directory", () =>
+  it.effect("accepts an absolute path inside the memory directory", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -142,7 +142,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.isTrue(yield* exists(`${memoryDir}/user_role.md`))
     }).pipe(Effect.provide(services)))
 
-  it.scoped("refuses content without valid frontmatter and writes nothing", () =>
+  it.effect("refuses content without valid frontmatter and writes nothing", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -161,7 +161,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       for (const file of ["a.md", "b.md", "c.txt", INDEX_FILE]) assert.isFalse(yield* exists(`${memoryDir}/${file}`))
     }).pipe(Effect.provide(services)))
 
-  it.scoped("memory_edit replaces one exact occurrence and keeps the index line in step", () =>
+  it.effect("memory_edit replaces one exact occurrence and keeps the index line in step", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -206,7 +206,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.strictEqual(yield* read(`${memoryDir}/project_freeze.md`), before)
     }).pipe(Effect.provide(services)))
 
-  it.scoped("parallel edits of one file (one turn) are applied one after the other: none is lost", () =>
+  it.effect("parallel edits of one file (one turn) are applied one after the other: none is lost", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -233,7 +233,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.strictEqual(text.split(": new").length - 1, 8)
     }).pipe(Effect.provide(services)))
 
-  it.scoped("memory_delete is offered only when enabled, and removes file and index line", () =>
+  it.effect("memory_delete is offered only when enabled, and removes file and index line", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const extractor = yield* toolsetFor({ memoryDir })
@@ -271,7 +271,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
 })
 
 describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
-  it.scoped("paths that leave the memory directory, by string or by symlink", () =>
+  it.effect("paths that leave the memory directory, by string or by symlink", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside, scratch } = yield* sandbox
@@ -328,7 +328,7 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
       assert.deepStrictEqual(yield* tools.changes, [])
     }).pipe(Effect.provide(services)))
 
-  it.scoped("MEMORY.md may be edited only when allowed, and only within its caps", () =>
+  it.effect("MEMORY.md may be edited only when allowed, and only within its caps", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const dream = yield* toolsetFor({ memoryDir, allowIndexEdit: true, allowDelete: true })
@@ -352,7 +352,7 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
       assert.isTrue(overwrite.isError)
     }).pipe(Effect.provide(services)))
 
-  it.scoped("team paths go through the TeamGuard when one is given", () =>
+  it.effect("team paths go through the TeamGuard when one is given", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const calls: Array<string> = []
@@ -382,7 +382,7 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
       const storeContext = yield* Layer.build(
         MemoryStore.layerWithContainment.pipe(
           Layer.provide(Layer.mergeAll(MemoryFs.layer, Layer.succeed(TeamGuardTag, guard), memoryIndexLayer)),
-          Layer.provide(NodeContext.layer)
+          Layer.provide(NodeServices.layer)
         )
       )
       const tools = yield* toolsetFor({ memoryDir, team: true }).pipe(Effect.provide(storeContext))
@@ -401,7 +401,7 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
 })
 
 describe("MemoryTools: team memory through the real TeamGuard", () => {
-  it.scoped("writes and reads under team/, refuses a team symlink pointing out", () =>
+  it.effect("writes and reads under team/, refuses a team symlink pointing out", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside } = yield* sandbox
@@ -432,7 +432,7 @@ describe("MemoryTools: team memory through the real TeamGuard", () => {
 })
 
 describe("MemoryTools: reading and listing memory", () => {
-  it.scoped("memory_list shows memories with type and description, not hidden entries", () =>
+  it.effect("memory_list shows memories with type and description, not hidden entries", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir } = yield* sandbox
@@ -451,7 +451,7 @@ describe("MemoryTools: reading and listing memory", () => {
     }).pipe(Effect.provide(services)))
 
   // live clock: the `modified:` times are compared with now
-  it.scopedLive("memory_list reads only the heads it shows and describes them as the scan would, past the cap too", () =>
+  it.live("memory_list reads only the heads it shows and describes them as the scan would, past the cap too", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir } = yield* sandbox
@@ -503,7 +503,7 @@ describe("MemoryTools: reading and listing memory", () => {
       const countedServices = MemoryStore.layerWithContainment.pipe(
         Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, teamGuardLayer)),
         Layer.provideMerge(counting),
-        Layer.provideMerge(NodeContext.layer)
+        Layer.provideMerge(NodeServices.layer)
       )
       const listing = yield* Effect.flatMap(toolsetFor({ memoryDir }), (tools) => tools.call("memory_list", {})).pipe(
         Effect.provide(countedServices)
@@ -536,7 +536,7 @@ describe("MemoryTools: reading and listing memory", () => {
       assert.deepStrictEqual(statted, [])
     }).pipe(Effect.provide(services)))
 
-  it.scoped("memory_list takes kinds from the directory entries: no lstat, each shown file opened once", () =>
+  it.effect("memory_list takes kinds from the directory entries: no lstat, each shown file opened once", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside } = yield* sandbox
@@ -575,7 +575,7 @@ describe("MemoryTools: reading and listing memory", () => {
       )
     }).pipe(Effect.provide(services)))
 
-  it.scoped("memory_read bounds long files and says how to read on", () =>
+  it.effect("memory_read bounds long files and says how to read on", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir } = yield* sandbox
@@ -602,7 +602,7 @@ describe("MemoryTools: reading and listing memory", () => {
 })
 
 describe("MemoryTools: read-only project tools", () => {
-  it.scoped("read_file, list_dir and grep stay inside the project", () =>
+  it.effect("read_file, list_dir and grep stay inside the project", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside, project } = yield* sandbox

@@ -1,9 +1,9 @@
 import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as fc from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as fc from "effect/testing/FastCheck"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -73,10 +73,10 @@ const assertLimited = (capped: Scanner.ScanResult) => {
   assert.strictEqual(capped.total, 999)
 }
 
-layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, MemoryFs.layer))))(
+layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeServices.layer, MemoryFs.layer))))(
   "Scanner.layer",
   (it) => {
-    it.scoped("reads every memory's header, newest first, with absolute paths", () =>
+    it.effect("reads every memory's header, newest first, with absolute paths", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -103,7 +103,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(yield* scanDir(dir + path.sep), result)
       }))
 
-    it.scoped("orders equal mtimes by path", () =>
+    it.effect("orders equal mtimes by path", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, {
@@ -115,7 +115,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(paths((yield* scanDir(dir)).memories), ["z.md", "a.md", "b.md", "c/a.md"])
       }))
 
-    it.scoped("skips indexes, logs, dot-dirs, dot-files and other files", () =>
+    it.effect("skips indexes, logs, dot-dirs, dot-files and other files", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, {
@@ -135,7 +135,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(result.problems, [])
       }))
 
-    it.scoped("caps with limit, counts the total, drops excluded paths unread and skips skipDirs", () =>
+    it.effect("caps with limit, counts the total, drops excluded paths unread and skips skipDirs", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, {
@@ -162,7 +162,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(paths(withoutTeam.memories), ["m5.md", "m3.md", "m2.md", "m1.md"])
       }))
 
-    it.scoped("reports bad files as problems and keeps the good and the recoverable ones", () =>
+    it.effect("reports bad files as problems and keeps the good and the recoverable ones", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         const tooLong = ["---", ...Array.from({ length: 29 }, (_, i) => `key${i}: v`), "---", ""].join("\n")
@@ -200,7 +200,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         for (const problem of result.problems) assert.include(problem.message, problem.path)
       }))
 
-    it.scoped("keeps the start of each body from the bytes already read: up to line 30, at most 1 KiB", () =>
+    it.effect("keeps the start of each body from the bytes already read: up to line 30, at most 1 KiB", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 7}`)
@@ -223,7 +223,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.isUndefined(result.headerless)
       }))
 
-    it.scoped("offers text files without a readable header to the selector, and still reports them", () =>
+    it.effect("offers text files without a readable header to the selector, and still reports them", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, {
@@ -254,7 +254,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(paths((yield* scanDir(dir, { limit: 1 })).headerless ?? []), ["notes_config.md"])
       }))
 
-    it.scoped("an absent directory is an empty scan; a file instead of a directory is a problem", () =>
+    it.effect("an absent directory is an empty scan; a file instead of a directory is a problem", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -266,7 +266,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.strictEqual(onFile.problems[0]?.code, "unreadable")
       }))
 
-    it.scoped("reads past 4 KiB only for long headers, and stops at 64 KiB", () =>
+    it.effect("reads past 4 KiB only for long headers, and stops at 64 KiB", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         const longDescription = "word ".repeat(3000).trim()
@@ -295,7 +295,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.include(result.problems[2]?.message, "65536 bytes")
       }))
 
-    it.scoped("never reads a body: a 1 GB sparse file is scanned without its NUL bytes or its size showing", () =>
+    it.effect("never reads a body: a 1 GB sparse file is scanned without its NUL bytes or its size showing", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -312,7 +312,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.isBelow(peakGrowthKiB, 256 * 1024, "peak RSS grew by more than 256 MiB: the body was read")
       }))
 
-    it.scoped("skips a FIFO without blocking on it", () =>
+    it.effect("skips a FIFO without blocking on it", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -323,7 +323,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(paths(result.memories), ["real.md"])
       }))
 
-    it.scoped("follows symlinks only inside the tree, once, and reports the others", () =>
+    it.effect("follows symlinks only inside the tree, once, and reports the others", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -349,7 +349,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.isFalse(result.memories.some((m) => m.name === "Secret"))
       }))
 
-    it.scoped("through a symlinked memory directory, walks each real directory once and lists each memory once", () =>
+    it.effect("through a symlinked memory directory, walks each real directory once and lists each memory once", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -371,7 +371,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
     // An unreadable file (mode 0000) is reported by the CLI's system test (test/cli-errors.test.ts), which runs
     // as nobody when the suite runs as root (root reads every file whatever its mode).
 
-    it.scoped("with a limit reads only the newest heads: an old broken file is not opened, a bad new one reads one further", () =>
+    it.effect("with a limit reads only the newest heads: an old broken file is not opened, a bad new one reads one further", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, limitedFiles())
@@ -384,7 +384,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.strictEqual(all.total, 299)
       }))
 
-    it.scoped("gives the same result to concurrent scans of many files (batches never share the buffer)", () =>
+    it.effect("gives the same result to concurrent scans of many files (batches never share the buffer)", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         const files: Record<string, readonly [string, number]> = {}
@@ -476,8 +476,8 @@ const headText = fc.tuple(
   fc.boolean()
 ).map(([bom, all, newline, trailing]) => (bom ? "\uFEFF" : "") + all.join(newline) + (trailing ? newline : ""))
 
-const settle = <A>(either: Either.Either<A, { readonly reason: string; readonly line?: number | undefined }>) =>
-  Either.match(either, { onLeft: (e) => ({ reason: e.reason, line: e.line }), onRight: (a) => ({ parsed: a }) })
+const settle = <A>(either: Result.Result<A, { readonly reason: string; readonly line?: number | undefined }>) =>
+  Result.match(either, { onFailure: (e) => ({ reason: e.reason, line: e.line }), onSuccess: (a) => ({ parsed: a }) })
 
 /** The capped-scan loop over a synchronous listing and synchronous reads. */
 const readNewestSync = <A extends Dated>(
@@ -650,7 +650,7 @@ describe("MemoryFs.readDirectoryChunks (the scan's listing)", () => {
     })
   const names = ["a.md", "b.md", "c.md", "d.md", "e.md", "f.md", "g.md"]
 
-  it.scoped("hands a real directory in chunks of at most the chunk size, every entry once, with its kind", () =>
+  it.effect("hands a real directory in chunks of at most the chunk size, every entry once, with its kind", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
@@ -667,7 +667,7 @@ describe("MemoryFs.readDirectoryChunks (the scan's listing)", () => {
       assert.strictEqual(missing.reason, "NotFound")
       const notDirectory = yield* Effect.flip(chunksOf(`${dir}/a.md`))
       assert.strictEqual(notDirectory.reason, "NotDirectory")
-    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, MemoryFs.layer))))
+    }).pipe(Effect.provide(Layer.merge(NodeServices.layer, MemoryFs.layer))))
 
   it.effect("does the same over the in-memory tree", () =>
     Effect.gen(function*() {

@@ -1,7 +1,7 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "effect/testing/FastCheck"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -51,7 +51,7 @@ const loadFixtureMemories = Effect.gen(function*() {
   const result = yield* scanner.scan(path.join(FIXTURES, "selector-memories"))
   assert.deepStrictEqual(result.problems, [])
   return result.memories
-}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeServices.layer))))
 
 interface Metrics {
   /** Selected memories that are relevant or acceptable / all selected. */
@@ -192,7 +192,7 @@ const loadSelectorSet = Effect.gen(function*() {
     dirs.set(dir, [...result.memories, ...(result.headerless ?? [])])
   }
   return { dirs, problems }
-}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeServices.layer))))
 
 describe("the multilingual selection set (natural requests, ten directories, five languages)", () => {
   it("is big and varied enough, and its labels name files that exist", () => {

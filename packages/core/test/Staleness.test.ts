@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
-import * as TestClock from "effect/TestClock"
+import * as FastCheck from "effect/testing/FastCheck"
+import * as TestClock from "effect/testing/TestClock"
 import { ageInDays, describeAge, layer, layerTest, MS_PER_DAY, staleCaveat, Staleness } from "../src/Staleness.js"
 
 const NOW = Date.UTC(2026, 3, 15, 12, 0, 0)

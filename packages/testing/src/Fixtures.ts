@@ -3,7 +3,7 @@
  * age. Everything is scoped: the directories disappear when the scope closes.
  */
 import { Command, FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
+import type { PlatformError } from "effect/PlatformError"
 import { serializeFrontmatter } from "@memdir/core/Frontmatter"
 import type { MemoryType } from "@memdir/core/Memory"
 import * as Clock from "effect/Clock"

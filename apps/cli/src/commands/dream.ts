@@ -86,8 +86,8 @@ const interruptedDream = (memoryDir: string, before: DreamLockState, calls: Mode
       "no memory was changed" :
       `the dreamer had answered ${answered} model call${answered === 1 ? "" : "s"}: changes it made before the ` +
       "signal stay, with no report or backup (`memdir ls` and `memdir doctor` show the memories as they are)"
-    const after = yield* (yield* DreamLock).inspect(memoryDir).pipe(Effect.either)
-    if (after._tag === "Left") return `${memories}; the dream lock could not be read: ${after.left.message}`
+    const after = yield* (yield* DreamLock).inspect(memoryDir).pipe(Effect.result)
+    if (after._tag === "Failure") return `${memories}; the dream lock could not be read: ${after.left.message}`
     const lock = after.right
     if (lock.holder === process.pid) {
       return `${memories}; the dream lock ${lock.path} still names this process (pid ${lock.holder}): the next ` +

@@ -12,7 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import { common } from "../Common.js"
 import { sessionStart, sessionStop, userPromptSubmit } from "../hooks/HookHandlers.js"
@@ -33,7 +33,7 @@ const guardFromEnv = (): number => {
 const BACKGROUND_GUARD_MS = 15 * 60_000
 
 /** stdin, whole, up to `HOOK_INPUT_MAX_BYTES` (more is an error); a terminal is no input. */
-const readHookStdin: Effect.Effect<string, Error> = Effect.async<string, Error>((resume) => {
+const readHookStdin: Effect.Effect<string, Error> = Effect.callback<string, Error>((resume) => {
   const stdin = process.stdin
   if (stdin.isTTY) return resume(Effect.succeed(""))
   const chunks: Array<Buffer> = []
@@ -71,7 +71,7 @@ const say = (line: string) => Console.error(`memdir hook: ${line}`)
 const dispatch = (input: HookInput, wantsModel: boolean) =>
   Effect.gen(function*() {
     const sessionId = HookSessionState.decodeSessionId(input.session_id)
-    if (Either.isLeft(sessionId)) return yield* Effect.fail(sessionId.left)
+    if (Result.isFailure(sessionId)) return yield* Effect.fail(sessionId.left)
     switch (input.hook_event_name) {
       case "SessionStart":
         return yield* sessionStart(input)
@@ -86,7 +86,7 @@ const dispatch = (input: HookInput, wantsModel: boolean) =>
 const answerHook = (wantsModel: boolean) =>
   Effect.gen(function*() {
     const parsed = parseHookInput(yield* readHookStdin)
-    if (Either.isLeft(parsed)) {
+    if (Result.isFailure(parsed)) {
       const problem = parsed.left
       return yield* problem._tag === "OtherEvent" ? Effect.void : say(`${problem.detail}; answered with nothing`)
     }
@@ -110,7 +110,7 @@ const failOpen = <E, R>(effect: Effect.Effect<void, E, R>, guardMs: number) =>
       onSome: () => Effect.void
     })),
     // The one place memdir catches every cause on purpose (docs/hooks.md: fail open); the reason is still reported.
-    Effect.catchAllCause((cause) => say(`${Cause.pretty(cause).split("\n")[0]!.slice(0, 500)}; answered with nothing`))
+    Effect.catchCause((cause) => say(`${Cause.pretty(cause).split("\n")[0]!.slice(0, 500)}; answered with nothing`))
   )
 
 export const hookCommand = Command.make(

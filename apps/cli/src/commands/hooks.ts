@@ -241,7 +241,7 @@ const installCommand = Command.make(
           } must run memdir's \`hook\` (e.g. "npx @memdir/cli hook", "memdir hook --selector model")`
         })
       )
-      : Effect.zipRight(run("install", args), settleModelCalls("install", args))
+      : Effect.andThen(run("install", args), settleModelCalls("install", args))
   )
 ).pipe(
   Command.withDescription("Add memdir's hooks to Claude Code's or Codex's configuration (merged, never clobbered)")
@@ -258,7 +258,7 @@ const uninstallCommand = Command.make(
     dryRun: dryRunOption,
     modelCalls: modelCallsOption(["off"], "Also turn automatic model calls off in your user settings")
   },
-  locationHandler((args) => Effect.zipRight(run("uninstall", args), settleModelCalls("uninstall", args)))
+  locationHandler((args) => Effect.andThen(run("uninstall", args), settleModelCalls("uninstall", args)))
 ).pipe(Command.withDescription("Remove exactly the hooks `memdir hooks install` added"))
 
 export const hooksCommand = Command.make("hooks").pipe(

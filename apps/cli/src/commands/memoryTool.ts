@@ -42,7 +42,7 @@ const parseLine = (line: string, lineNumber: number): { readonly input: unknown 
 
 /** Writes one answer line and waits until stdout took it (so a pipe's reader gets answers as they are made). */
 const writeAnswer = (answer: MemoryToolAnswer) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     process.stdout.write(`${JSON.stringify(answer)}\n`, () => resume(Effect.void))
   })
 

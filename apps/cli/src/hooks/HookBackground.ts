@@ -86,7 +86,7 @@ const runJob = Effect.gen(function*() {
       teamEnabled: team.enabled
     }).pipe(
       // An extraction that failed keeps its cursor (retried next time); the dream's gates are still worth a look.
-      Effect.catchAll((error) => Effect.logWarning(`memdir hook: extraction failed: ${error.message}`))
+      Effect.catch((error) => Effect.logWarning(`memdir hook: extraction failed: ${error.message}`))
     )
   }
   const settings = yield* Settings

@@ -4,7 +4,7 @@
  * (`source`, `prompt`, `stop_hook_active`, `reason`). Fields memdir does not use are ignored; the input is hostile
  * until decoded (a relative `cwd`, a NUL byte, an over-long value, a malformed session id are refused).
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 
@@ -66,14 +66,14 @@ export type HookInputProblem =
   | { readonly _tag: "OtherEvent"; readonly event: string }
 
 /** Decodes stdin: an input memdir handles, or the reason it does nothing. */
-export const parseHookInput = (text: string): Either.Either<HookInput, HookInputProblem> => {
+export const parseHookInput = (text: string): Result.Result<HookInput, HookInputProblem> => {
   const named = Schema.decodeUnknownEither(EventName)(text)
-  if (Either.isLeft(named)) return Either.left({ _tag: "NotJson", detail: "stdin is not a JSON hook input" })
+  if (Result.isFailure(named)) return Result.fail({ _tag: "NotJson", detail: "stdin is not a JSON hook input" })
   const event = named.right.hook_event_name
   if (!(HOOK_EVENTS as ReadonlyArray<string>).includes(event)) {
-    return Either.left({ _tag: "OtherEvent", event: event.slice(0, 100) })
+    return Result.fail({ _tag: "OtherEvent", event: event.slice(0, 100) })
   }
-  return Either.mapLeft(decodeInput(text), (error) => ({ _tag: "Invalid", detail: firstLine(String(error)) }))
+  return Result.mapError(decodeInput(text), (error) => ({ _tag: "Invalid", detail: firstLine(String(error)) }))
 }
 
 const firstLine = (text: string): string => text.split("\n").slice(-1)[0]!.trim().slice(0, 300)

@@ -23,7 +23,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Runtime from "effect/Runtime"
 import { Transform } from "node:stream"
 import { version } from "../Version.js"
@@ -79,7 +79,7 @@ export const makeServer = (
     { name: "memdir", title: "memdir: file-based memory", version },
     {
       capabilities: { tools: {}, resources: {} },
-      instructions: Either.getOrThrow(renderMcpInstructions())
+      instructions: Result.getOrThrow(renderMcpInstructions())
     }
   )
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -160,7 +160,7 @@ export const dropOversizedLines = (maxLineBytes: number, onDrop: (bytes: number)
 
 /** Waits until the client closes stdin (or the transport closes). */
 const untilClosed = (server: Server) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     let done = false
     const finish = () => {
       if (done) return

@@ -17,8 +17,8 @@ import { renderRecalledMemory } from "@memdir/core/Recall"
 import type { TeamLocation } from "@memdir/core/TeamMemory"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
+import * as Result from "effect/Result"
+import * as JSONSchema from "effect/JsonSchema"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -183,16 +183,16 @@ const defineTool = <I, O, R>(spec: ToolSpec<I, O, R>): Tool<R> => {
   const call = (args: unknown, context: ToolContext): Effect.Effect<ToolResult, never, R> =>
     Effect.gen(function*() {
       const input = decode(args ?? {})
-      if (Either.isLeft(input)) {
+      if (Result.isFailure(input)) {
         const problems = argumentProblems(input.left, inputSchema, args)
         return yield* new ToolArgumentsError({ tool: spec.name, problems, accepted })
       }
       const output = yield* spec.run(input.right, context)
-      const structured = yield* Either.mapLeft(encode(output.structured), (e) => new Error(String(e)))
+      const structured = yield* Result.mapError(encode(output.structured), (e) => new Error(String(e)))
       return textResult(output.text, false, structured as Record<string, unknown>)
     }).pipe(
-      Effect.catchAllCause((cause) => {
-        const failure = Cause.failureOption(cause)
+      Effect.catchCause((cause) => {
+        const failure = Cause.findErrorOption(cause)
         const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
         // no structuredContent: a client validates it against the output schema, which describes success
         return Effect.succeed(textResult(renderToolError(error), true))

@@ -19,7 +19,7 @@ export const renderDreamSystemPrompt = (input: {
   readonly memoryDir: string
   readonly now: number
   readonly variant?: string | undefined
-}): Either.Either<string, UnknownPromptVariantError> =>
+}): Result.Result<string, UnknownPromptVariantError> =>
   renderSection(dreamSection, input.variant, {
     memoryDir: withTrailingSeparator(input.memoryDir),
     indexFile: INDEX_FILE,

@@ -52,5 +52,5 @@ export const mcpInstructionsSection = makeSection({
 })
 
 /** The server's `instructions`: the section's variant (its default unless another is named). */
-export const renderMcpInstructions = (variant?: string | undefined): Either.Either<string, UnknownPromptVariantError> =>
+export const renderMcpInstructions = (variant?: string | undefined): Result.Result<string, UnknownPromptVariantError> =>
   renderSection(mcpInstructionsSection, variant, {})

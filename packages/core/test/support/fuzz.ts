@@ -5,8 +5,8 @@
  * memory file parses, and each has exactly its one index line (`MEMORY.md`, or `team/MEMORY.md` for `team/…`),
  * rendered from its own frontmatter and linking its key, with no line for a file that is not there.
  */
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "effect/testing/FastCheck"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { parseMemoryFile } from "../../src/Frontmatter.js"
@@ -216,7 +216,7 @@ export const unsoundness = (memoryDir: string, teamEnabled: boolean, plain = fal
       continue
     }
     const parsed = parseMemoryFile(fs.readFileSync(path.join(memoryDir, key), "utf8"), key)
-    if (Either.isLeft(parsed)) {
+    if (Result.isFailure(parsed)) {
       problems.push(`${key}: does not parse (${parsed.left.message})`)
       continue
     }

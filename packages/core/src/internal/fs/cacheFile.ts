@@ -57,7 +57,7 @@ export const readCacheFile = <Entry>(
 ): Effect.Effect<Map<string, Entry>> =>
   fs.readFile(cacheFile, { maxBytes: format.maxBytes }).pipe(
     Effect.map((file) => parseCacheFile(format, file.text)),
-    Effect.catchAll(() => Effect.succeed(new Map<string, Entry>()))
+    Effect.catch(() => Effect.succeed(new Map<string, Entry>()))
   )
 
 /** Writes the cache (its `.cache/` made inside `memoryDir`); a failure is logged at debug level, never raised. */
@@ -69,9 +69,9 @@ export const writeCacheFile = <Entry>(
   entries: ReadonlyMap<string, Entry>
 ): Effect.Effect<void> =>
   fs.makeDirectory(NodePath.dirname(cacheFile), { within: memoryDir }).pipe(
-    Effect.zipRight(
+    Effect.andThen(
       fs.writeFileAtomic(cacheFile, renderCacheFile(format, entries), { mode: FILE_MODE, within: memoryDir })
     ),
     // a read-only or full disk costs the next run the work the cache saves, nothing else
-    Effect.catchAll((error) => Effect.logDebug(`${format.name} not written: ${error.message}`))
+    Effect.catch((error) => Effect.logDebug(`${format.name} not written: ${error.message}`))
   )

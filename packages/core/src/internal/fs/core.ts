@@ -50,7 +50,7 @@ export interface FileInfo {
 }
 
 /** Why a file-system call failed, mapped once from the errno code. */
-export const MemoryFsReason = Schema.Literal(
+export const MemoryFsReason = Schema.Literals([
   "NotFound",
   "AlreadyExists",
   "SymbolicLink",
@@ -64,7 +64,7 @@ export const MemoryFsReason = Schema.Literal(
   "PermissionDenied",
   "NoSpace",
   "Unknown"
-)
+])
 export type MemoryFsReason = typeof MemoryFsReason.Type
 
 export class MemoryFsError extends Schema.TaggedError<MemoryFsError>()("MemoryFsError", {

@@ -157,7 +157,7 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
         // (not rm, which ignores ENOENT) tells exactly one breaker that it was the one.
         const broken = `${lockPath}.${token}.broken`
         const removed = yield* fs.rename(entryPath, broken).pipe(
-          Effect.zipRight(fs.remove(broken)),
+          Effect.andThen(fs.remove(broken)),
           Effect.as(true),
           Effect.catchIf(isMissingFile, () => Effect.succeed(false)),
           Effect.mapError(ioError("break stale lock", entryPath))
@@ -261,7 +261,7 @@ export const releaseLock = Effect.fn("releaseLock")(function*(held: HeldLock, op
     // Possibly taken over: only remove our own owner file (a no-op if someone broke it); an empty dir is free.
     : fs.remove(held.ownerFile).pipe(Effect.catchIf(isMissingFile, () => Effect.void))
   yield* release.pipe(
-    Effect.catchAll((error) => Effect.logWarning(`memdir: could not release lock ${held.lockPath}: ${error.message}`))
+    Effect.catch((error) => Effect.logWarning(`memdir: could not release lock ${held.lockPath}: ${error.message}`))
   )
 })
 

@@ -80,8 +80,8 @@ export const makeMemoryFsInMemory = (
           return yield* fail("resolve", current, "SymlinkLoop", "too many levels of symbolic links")
         }
         if (resolved.reason !== "NotFound") return yield* fail("resolve", current, resolved.reason, resolved.detail)
-        const entry = yield* Effect.either(entryOf("lstat", current))
-        if (entry._tag === "Right" && entry.right.node !== undefined) {
+        const entry = yield* Effect.result(entryOf("lstat", current))
+        if (entry._tag === "Success" && entry.right.node !== undefined) {
           const node = entry.right.node
           if (node.kind !== "SymbolicLink") return yield* fail("resolve", current, "Changed", "changed while checked")
           return yield* fail("resolve", current, "DanglingSymlink", `-> ${node.target} (missing)`)

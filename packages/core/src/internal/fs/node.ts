@@ -8,7 +8,7 @@
  * final component is never followed.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import {
   closeSync,
   constants,
@@ -128,20 +128,20 @@ const realPathOfDeepestExisting = (absolute: string): Effect.Effect<string, Memo
     // another process may create `current` between realpath and lstat: look again, a few times
     let retries = 3
     while (true) {
-      const real = yield* Effect.either(sysSync(op, current, () => realpathSync.native(current)))
-      if (Either.isRight(real)) return NodePath.join(real.right, ...[...missingTail].reverse())
+      const real = yield* Effect.result(sysSync(op, current, () => realpathSync.native(current)))
+      if (Result.isSuccess(real)) return NodePath.join(real.right, ...[...missingTail].reverse())
       const error = real.left
       if (error.detail === "ELOOP") return yield* fail(op, current, "SymlinkLoop", "too many levels of symbolic links")
       if (error.reason !== "NotFound") return yield* Effect.fail(error)
       // ENOENT: either `current` does not exist (walk up), or it is a link whose target does not
-      const entry = yield* Effect.either(sysSync("lstat", current, () => lstatSync(current)))
-      if (Either.isRight(entry)) {
+      const entry = yield* Effect.result(sysSync("lstat", current, () => lstatSync(current)))
+      if (Result.isSuccess(entry)) {
         if (!entry.right.isSymbolicLink()) {
           if (retries-- > 0) continue
           return yield* fail(op, current, "Changed", "changed while checked")
         }
-        const target = yield* Effect.either(sysSync("readlink", current, () => readlinkSync(current)))
-        return yield* fail(op, current, "DanglingSymlink", `-> ${Either.getOrElse(target, () => "?")} (missing)`)
+        const target = yield* Effect.result(sysSync("readlink", current, () => readlinkSync(current)))
+        return yield* fail(op, current, "DanglingSymlink", `-> ${Result.getOrElse(target, () => "?")} (missing)`)
       }
       if (entry.left.reason !== "NotFound") return yield* Effect.fail(entry.left)
       const parent = NodePath.dirname(current)

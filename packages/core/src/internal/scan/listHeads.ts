@@ -6,7 +6,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { MemoryKind } from "../../Memory.js"
 import { type CommitTimes, writtenAt } from "../../MemoryAge.js"
 import type { MemoryFs } from "../../MemoryFs.js"
@@ -55,7 +55,7 @@ export const describeFiles = (
       file: (index, mtime, read, size) => {
         const { candidate, key } = files[index]!
         const parsed = candidate ? readHead(buffer, (offset, length) => read(buffer, offset, length), key) : undefined
-        if (parsed === undefined || Either.isLeft(parsed)) {
+        if (parsed === undefined || Result.isFailure(parsed)) {
           lines[index] = { _tag: "File", size }
           return
         }

@@ -6,7 +6,7 @@
  * team directory that cannot be listed at all fails the audit.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as NodePath from "node:path"
 import { MemoryIoError } from "../../Errors.js"
 import { MEMORY_MAX_BYTES } from "../../Memory.js"
@@ -50,7 +50,7 @@ export const inspectText = (teamDir: string, relative: string, content: string):
 
 const refusedName = (teamDir: string, relative: string): AuditViolation | undefined => {
   const checked = checkKeyWith(NodePath, teamDir, relative)
-  return Either.isLeft(checked) ?
+  return Result.isFailure(checked) ?
     { path: relative, reason: checked.left.reason, detail: checked.left.detail ?? checked.left.reason } :
     undefined
 }
@@ -72,8 +72,8 @@ export const auditTeamDir = (
     const fs = yield* MemoryFs
     const root = NodePath.resolve(teamDir)
     const violations: Array<AuditViolation> = []
-    const rootStats = yield* Effect.either(fs.lstat(root))
-    if (Either.isLeft(rootStats)) {
+    const rootStats = yield* Effect.result(fs.lstat(root))
+    if (Result.isFailure(rootStats)) {
       if (rootStats.left.reason === "NotFound") return violations
       return yield* new MemoryIoError({ op: "audit", path: root, detail: rootStats.left.detail })
     }
@@ -87,14 +87,14 @@ export const auditTeamDir = (
       Effect.mapError((e) => new MemoryIoError({ op: "audit", path: root, detail: e.detail }))
     )
     yield* walk(fs, root, realTeam, "", 0, false, violations).pipe(
-      Effect.catchAll((e) => Effect.fail(new MemoryIoError({ op: "audit", path: root, detail: e.detail })))
+      Effect.catch((e) => Effect.fail(new MemoryIoError({ op: "audit", path: root, detail: e.detail })))
     )
     return violations.sort(byPath)
   })
 
 /** A link's text for a report; a link that cannot be read says so. */
 const linkText = (fs: MemoryFs["Type"], path: string) =>
-  fs.readLink(path).pipe(Effect.catchAll((error) => Effect.succeed(`? (${error.detail})`)))
+  fs.readLink(path).pipe(Effect.catch((error) => Effect.succeed(`? (${error.detail})`)))
 
 /** Entries `lstat`-ed, and files read, per synchronous batch (`MemoryFs.lstatMany` / `readFileMany`). */
 const AUDIT_BATCH = 256
@@ -187,8 +187,8 @@ const walk = (
 ): Effect.Effect<void, MemoryFsError> =>
   Effect.gen(function*() {
     const absoluteDir = relativeDir === "" ? root : NodePath.join(root, ...relativeDir.split("/"))
-    const listed = yield* Effect.either(fs.readDirectory(absoluteDir))
-    if (Either.isLeft(listed)) {
+    const listed = yield* Effect.result(fs.readDirectory(absoluteDir))
+    if (Result.isFailure(listed)) {
       if (relativeDir === "") return yield* Effect.fail(listed.left)
       violations.push({ path: relativeDir, reason: "unverifiable", detail: `cannot list: ${listed.left.detail}` })
       return
@@ -222,8 +222,8 @@ const walk = (
 const describeLink = (fs: MemoryFs["Type"], absolute: string, relative: string, realTeam: string) =>
   Effect.gen(function*() {
     const target = yield* linkText(fs, absolute)
-    const real = yield* Effect.either(fs.realPathOfDeepestExisting(absolute))
-    if (Either.isLeft(real)) {
+    const real = yield* Effect.result(fs.realPathOfDeepestExisting(absolute))
+    if (Result.isFailure(real)) {
       const reason = real.left.reason
       if (reason === "SymlinkLoop") return { path: relative, reason: "symlink-loop", detail: `-> ${target} (loops)` }
       if (reason === "DanglingSymlink") {
