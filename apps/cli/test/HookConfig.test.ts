@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { applyPatch } from "diff"
 import * as Result from "effect/Result"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import { terminalLine, terminalText } from "../src/Terminal.js"
 
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import { formatPValue, mcnemarExactPValue, pairedComparison, retrievalScores, wilsonInterval } from "../src/Stats.js"
 
 const close = (actual: number, expected: number, digits = 4) =>

@@ -5,7 +5,7 @@
  * paths, and never take a sibling with a common prefix (`memory-evil`) for a child.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import * as NodePath from "node:path"
 import { isInside, sanitizeKey } from "../src/Containment.js"
 

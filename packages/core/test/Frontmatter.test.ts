@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Result from "effect/Result"
-import * as fc from "effect/testing/FastCheck"
+import * as fc from "fast-check"
 import {
   FRONTMATTER_MAX_BYTES,
   type ParsedFrontmatter,

@@ -17,7 +17,7 @@ import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/no
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as fs from "node:fs"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import * as TestClock from "effect/testing/TestClock"
 import { ageInDays, describeAge, layer, layerTest, MS_PER_DAY, staleCaveat, Staleness } from "../src/Staleness.js"
 

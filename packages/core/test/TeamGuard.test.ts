@@ -10,7 +10,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import * as Layer from "effect/Layer"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"

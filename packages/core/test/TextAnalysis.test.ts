@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import { generateTextData, TEXT_DATA_FILE } from "../scripts/textData.js"
 import {

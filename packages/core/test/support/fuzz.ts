@@ -6,7 +6,7 @@
  * rendered from its own frontmatter and linking its key, with no line for a file that is not there.
  */
 import * as Result from "effect/Result"
-import * as FastCheck from "effect/testing/FastCheck"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { parseMemoryFile } from "../../src/Frontmatter.js"
