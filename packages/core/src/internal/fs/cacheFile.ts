@@ -5,7 +5,6 @@
  * truth: a file that cannot be read, does not parse or is of another version reads as empty, an entry its format
  * cannot decode is skipped, and a cache that cannot be written costs the next run its work, nothing else.
  */
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { FILE_MODE, type MemoryFs } from "./core.js"
@@ -51,7 +50,7 @@ export const renderCacheFile = <Entry>(format: CacheFormat<Entry>, entries: Read
 
 /** The cache's entries; empty when the file is missing, unreadable, too large, corrupt or of another version. */
 export const readCacheFile = <Entry>(
-  fs: Context.Tag.Service<MemoryFs>,
+  fs: MemoryFs["Service"],
   format: CacheFormat<Entry>,
   cacheFile: string
 ): Effect.Effect<Map<string, Entry>> =>
@@ -62,7 +61,7 @@ export const readCacheFile = <Entry>(
 
 /** Writes the cache (its `.cache/` made inside `memoryDir`); a failure is logged at debug level, never raised. */
 export const writeCacheFile = <Entry>(
-  fs: Context.Tag.Service<MemoryFs>,
+  fs: MemoryFs["Service"],
   format: CacheFormat<Entry>,
   memoryDir: string,
   cacheFile: string,

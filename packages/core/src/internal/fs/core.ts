@@ -73,7 +73,7 @@ export class MemoryFsError extends Schema.TaggedError<MemoryFsError>()("MemoryFs
   reason: MemoryFsReason,
   /** The errno code or what exactly was wrong (e.g. "a FIFO", "300000 bytes (limit 250000)"). */
   detail: Schema.String,
-  cause: Schema.optional(Schema.Defect)
+  cause: Schema.optional(Schema.Defect())
 }) {
   override get message(): string {
     return `${this.op} ${this.path} failed: ${this.reason} (${this.detail}). Check the file and its permissions.`
@@ -187,7 +187,7 @@ export interface WalkOptions {
   readonly maxDepth?: number | undefined
 }
 
-export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
+export class MemoryFs extends Context.Service<MemoryFs, {
   /** What is at `path` itself (a symbolic link is reported, not followed). */
   readonly lstat: (path: string) => Effect.Effect<FileInfo, MemoryFsError>
   /** Whether anything (a dangling link included) is at `path`. */
@@ -288,4 +288,4 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
    * link (`DanglingSymlink`), a loop (`SymlinkLoop`) or anything else that prevents the answer fails.
    */
   readonly realPathOfDeepestExisting: (path: string) => Effect.Effect<string, MemoryFsError>
-}>() {}
+}>()("@memdir/core/MemoryFs") {}

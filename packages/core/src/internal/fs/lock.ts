@@ -35,9 +35,9 @@ export { isProcessAlive } from "./leftovers.js"
 
 export interface LockOptions {
   /** How long to wait for a live holder before failing with `LockTimeoutError` (default 10 s). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** A lock held longer than this is taken over even if its pid lives (pid reuse, hung holder). Default 30 s. */
-  readonly staleAfter?: Duration.DurationInput | undefined
+  readonly staleAfter?: Duration.Input | undefined
 }
 
 export const DEFAULT_LOCK_TIMEOUT: Duration.Duration = Duration.seconds(10)
@@ -106,7 +106,7 @@ const parseOwner = (text: string): LockOwner | undefined => {
  */
 export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, options?: LockOptions) {
   const fs = yield* MemoryFs
-  const timeout = Duration.decode(options?.timeout ?? DEFAULT_LOCK_TIMEOUT)
+  const timeout = Duration.fromInputUnsafe(options?.timeout ?? DEFAULT_LOCK_TIMEOUT)
   const staleAfterMs = Duration.toMillis(options?.staleAfter ?? DEFAULT_LOCK_STALE_AFTER)
   const host = hostname()
   const startedAt = yield* Clock.currentTimeMillis
@@ -199,11 +199,11 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
     return yield* new LockBusy({ holder })
   })
 
-  const backoff = Schedule.exponential(Duration.millis(2), 1.5).pipe(
-    Schedule.union(Schedule.spaced(Duration.millis(50))),
-    Schedule.jittered,
-    Schedule.upTo(timeout)
-  )
+  const backoff = Schedule.min([Schedule.exponential(Duration.millis(2), 1.5), Schedule.spaced(Duration.millis(50))])
+    .pipe(
+      Schedule.jittered,
+      Schedule.upTo({ duration: timeout })
+    )
 
   const prepareStaging = Effect.gen(function*() {
     yield* fs.makeDirectory(staging)
