@@ -5,7 +5,7 @@
  * Lenient where the world is messy (BOM, CRLF, `type` under a nested `metadata:` map, unknown types, a missing
  * name or description, values strict YAML rejects), strict where it matters (no opening fence, no closing fence
  * within 30 lines, binary content, a header that is not a map), and bounded on hostile input (aliases,
- * nesting, huge lines). Pure: results are `Either`s, nothing throws.
+ * nesting, huge lines). Pure: results are `Result`s, nothing throws.
  */
 import * as Result from "effect/Result"
 import type { InvalidFrontmatterError } from "./Errors.js"

@@ -29,8 +29,8 @@ import { chooseTarget, validateWriteInput } from "./Write.js"
 
 export type { MemoryRoot } from "./MemoryStore.js"
 
-const described = <S extends Schema.Schema.Any>(schema: S, description: string) =>
-  schema.annotations({ description }) as unknown as S
+const described = <S extends Schema.Top>(schema: S, description: string): S["Rebuild"] =>
+  schema.annotate({ description })
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shapes shared by several operations
@@ -39,11 +39,11 @@ const described = <S extends Schema.Schema.Any>(schema: S, description: string) 
 export const Scope = MemoryScope
 export const Kind = MemoryKind
 export const MemoryTypeField = described(
-  Schema.Literal(...memoryTypes),
+  Schema.Literals(memoryTypes),
   "Memory type: user | feedback | project | reference"
 )
 export const BrowseScope = described(
-  Schema.Literal(...Browse.browseScopes),
+  Schema.Literals(Browse.browseScopes),
   "private, team (only while team memory is on) or all (default)"
 )
 export const MemoryPath = described(
@@ -102,7 +102,7 @@ export const SearchInput = Schema.Struct({
   query: described(Schema.String, "Words to look for"),
   limit: Schema.optional(
     described(
-      Schema.Number.pipe(Schema.int(), Schema.between(1, Browse.MAX_SEARCH_LIMIT)),
+      Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Browse.MAX_SEARCH_LIMIT })),
       "At most this many (1–50, default 10)"
     )
   ),
@@ -176,12 +176,12 @@ export const read = Effect.fn("Operations.read")(function*(root: MemoryRoot, inp
     content: stored.text,
     frontmatter: Result.isSuccess(parsed) ?
       {
-        name: parsed.right.frontmatter.name,
-        description: parsed.right.frontmatter.description,
-        type: parsed.right.frontmatter.type
+        name: parsed.success.frontmatter.name,
+        description: parsed.success.frontmatter.description,
+        type: parsed.success.frontmatter.type
       } :
       null,
-    body: Result.isSuccess(parsed) ? parsed.right.body : stored.text,
+    body: Result.isSuccess(parsed) ? parsed.success.body : stored.text,
     mtime: new Date(stored.mtimeMs).toISOString(),
     written: new Date(written.at).toISOString(),
     writtenFrom: written.from,
@@ -203,7 +203,7 @@ export const RecallInput = Schema.Struct({
   exclude: Schema.optional(
     described(Schema.Array(Schema.String), "Memory paths you already have (they are not returned)")
   ),
-  max: Schema.optional(described(Schema.Number.pipe(Schema.int(), Schema.between(1, 5)), "At most this many (1–5)")),
+  max: Schema.optional(described(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })), "At most this many (1–5)")),
   recentTools: Schema.optional(
     described(Schema.Array(Schema.String), "Tools the agent is using (their usage docs are skipped)")
   )
@@ -275,7 +275,7 @@ export const write = Effect.fn("Operations.write")(function*(
   options: WriteOptions = {}
 ) {
   const memoryDir = root.memoryDir
-  const frontmatter = yield* validateWriteInput(input)
+  const frontmatter = yield* Effect.fromResult(validateWriteInput(input))
   const fields = {
     memoryDir,
     type: input.type as MemoryType,
@@ -326,7 +326,7 @@ export const write = Effect.fn("Operations.write")(function*(
 
 export const EditInput = Schema.Struct({
   path: MemoryPath,
-  old: described(Schema.String.pipe(Schema.minLength(1)), "The exact text to replace (must occur once)"),
+  old: described(Schema.String.check(Schema.isMinLength(1)), "The exact text to replace (must occur once)"),
   new: described(Schema.String, "The replacement"),
   replaceAll: Schema.optional(described(Schema.Boolean, "Replace every occurrence (default: it must occur once)")),
   ifVersion: Schema.optional(
@@ -399,7 +399,7 @@ export const edit = Effect.fn("Operations.edit")(
     if (input.ifVersion !== undefined && input.ifVersion !== version) {
       return yield* conflict(input.ifVersion, version, current.text)
     }
-    const planned = yield* planEdit(current.key, current.text, input)
+    const planned = yield* Effect.fromResult(planEdit(current.key, current.text, input))
     const written = yield* store.write(root, current.key, planned.text, {
       ifVersion: version,
       verbatim: options.verbatim,

@@ -73,18 +73,18 @@ export const loadPinned = Effect.fn("Pins.loadPinned")(function*(memoryDir: stri
       leftOut.push(memory.path)
       continue
     }
-    const parsed = parseMemoryFile(head.right.text, memory.path)
+    const parsed = parseMemoryFile(head.success.text, memory.path)
     if (Result.isFailure(parsed)) {
       leftOut.push(memory.path)
       continue
     }
-    const body = parsed.right.body.replace(/\r\n/g, "\n")
+    const body = parsed.success.body.replace(/\r\n/g, "\n")
     const capped = capBody(body, {
       absolutePath: memory.absolutePath,
-      firstLine: head.right.text.slice(0, head.right.text.length - parsed.right.body.length).split("\n").length,
+      firstLine: head.success.text.slice(0, head.success.text.length - parsed.success.body.length).split("\n").length,
       maxLines: PINNED_MAX_LINES,
       maxBytes: PINNED_MAX_BYTES_EACH,
-      moreAfter: head.right.truncated
+      moreAfter: head.success.truncated
     })
     const bytes = utf8.encode(capped.content).length
     if (used + bytes > PINNED_MAX_BYTES) {

@@ -139,9 +139,9 @@ export const renderMemoryPrompt = (input: MemoryPromptInput): Result.Result<stri
   for (const section of promptSections) {
     const given = templates[section.id]
     const template = given === undefined ? lookup(section, requested[section.id]) : Result.succeed(given)
-    if (Result.isFailure(template)) return Result.fail(template.left)
+    if (Result.isFailure(template)) return Result.fail(template.failure)
     if (section.id === "team" && input.team === undefined) continue
-    rendered.push(render(template.right, slots))
+    rendered.push(render(template.success, slots))
     if (section.id === "index" && input.pinned !== undefined && input.pinned.length > 0) {
       const pinnedTemplate = pinnedSection.variants[pinnedSection.default]!
       rendered.push(render(pinnedTemplate, { ...slots, pinnedContent: renderPinned(input.pinned) }))
@@ -153,5 +153,5 @@ export const renderMemoryPrompt = (input: MemoryPromptInput): Result.Result<stri
 /** The memory section of the system prompt; an unknown variant name is a typed error. */
 export const buildMemoryPrompt: (input: MemoryPromptInput) => Effect.Effect<string, UnknownPromptVariantError> = Effect
   .fn("Prompt.buildMemoryPrompt")(function*(input: MemoryPromptInput) {
-    return yield* renderMemoryPrompt(input)
+    return yield* Effect.fromResult(renderMemoryPrompt(input))
   })

@@ -13,7 +13,7 @@
  * With a `limit` (recall), the scan reads only what it keeps: it lists and stats every file, picks the newest by
  * mtime with a bounded heap, and reads only their heads, one further for each head that is not a valid memory.
  */
-import { Path } from "@effect/platform"
+import * as Path from "effect/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -88,10 +88,10 @@ export interface ScanResult {
   readonly headerless?: ReadonlyArray<MemoryHeader> | undefined
 }
 
-export class Scanner extends Context.Tag("@memdir/core/Scanner")<Scanner, {
+export class Scanner extends Context.Service<Scanner, {
   /** Never fails: an absent directory is an empty scan, bad files are problems. */
   readonly scan: (memoryDir: string, options?: ScanOptions) => Effect.Effect<ScanResult>
-}>() {}
+}>()("@memdir/core/Scanner") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared by the live and the in-memory scanner
@@ -183,13 +183,13 @@ const collectHead = (
   basis: AgeBasis
 ): HeadKind =>
   Result.isFailure(parsed)
-    ? collectProblem(parsed.left, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0), found, basis)
+    ? collectProblem(parsed.failure, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0), found, basis)
     : collectMemory(
-      parsed.right,
+      parsed.success,
       relativePath,
       absolutePath,
       mtime,
-      bodyHeadOf(head, length, parsed.right.endLine),
+      bodyHeadOf(head, length, parsed.success.endLine),
       found,
       basis
     )
@@ -256,7 +256,7 @@ const symlinkEscape = (relativePath: string): ScanProblem => ({
   message: `${relativePath}: symlink leads outside the memory directory; skipped.`
 })
 
-type Fs = Context.Tag.Service<MemoryFs>
+type Fs = Context.Service.Shape<typeof MemoryFs>
 
 /**
  * Lists the candidate files, handing them to `onBatch` in batches of at most `BATCH_SIZE` as the walk finds them
@@ -308,7 +308,7 @@ const walkTree = (
         const rootReal = yield* Effect.result(resolveRoot)
         if (Result.isFailure(rootReal)) {
           // The root was listed, yet cannot be resolved now: no link can be checked, reported once.
-          if (!rootUnresolved) problems.push(unreadable(".", rootReal.left.detail))
+          if (!rootUnresolved) problems.push(unreadable(".", rootReal.failure.detail))
           rootUnresolved = true
           return
         }
@@ -316,22 +316,22 @@ const walkTree = (
           Effect.flatMap(fs.realPath(absolutePath), (real) => Effect.map(fs.lstat(real), (info) => ({ real, info })))
         )
         if (Result.isFailure(resolved)) {
-          const detail = resolved.left.detail
+          const detail = resolved.failure.detail
           if (isMemoryFileName(name)) problems.push(unreadable(relativePath, `broken symlink: ${detail}`))
           return
         }
-        const { info, real } = resolved.right
-        if (!isInside(rootReal.right, real, { allowRoot: true, sep: separator })) {
+        const { info, real } = resolved.success
+        if (!isInside(rootReal.success, real, { allowRoot: true, sep: separator })) {
           if (info.kind === "Directory" || isMemoryFileName(name)) problems.push(symlinkEscape(relativePath))
         } else if (info.kind === "Directory") {
-          const realDir = underRoot(rootReal.right, real)
+          const realDir = underRoot(rootReal.success, real)
           // A directory the walk enters anyway is listed there, whichever the system lists first (the link is a
           // duplicate); one it does not enter (a dot-directory, say) is listed through the link.
           const walkedAnyway = isWalkedDir(realDir.split(separator).join("/"), options.skipDirs)
           if (!walkedAnyway && !isUnderSkippedDir(relativePath, options.skipDirs)) {
             yield* visit(absolutePath, realDir, relativePath)
           }
-        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(rootReal.right, real)) {
+        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(rootReal.success, real)) {
           if (push(relativePath, absolutePath, real)) yield* flush
         }
       })
@@ -519,7 +519,7 @@ const scanAll = (
       const read = cache === undefined ?
         readBatch(fs, buffer, batch, found, basis) :
         readBatchCached(fs, buffer, batch, found, basis, cache)
-      return batches++ === 0 ? read : Effect.andThen(Effect.yieldNow(), read)
+      return batches++ === 0 ? read : Effect.andThen(Effect.yieldNow, read)
     })
     for (const problem of walkProblems) found.problems.push(problem)
     if (cache !== undefined && options.writeCache) {
@@ -624,7 +624,7 @@ const scanNewest = (
   })
 
 /** The live scanner over a `MemoryFs` (the real file system with `MemoryFs.layer`). */
-export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs | Path.Path> = Effect.gen(function*() {
+export const make: Effect.Effect<Context.Service.Shape<typeof Scanner>, never, MemoryFs | Path.Path> = Effect.gen(function*() {
   const fs = yield* MemoryFs
   const path = yield* Path.Path
   // Commit times of a git-tracked memory directory, when the layer is given them (`Memdir.layer` with `gitAges`).

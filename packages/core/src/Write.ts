@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as NodePath from "node:path"
 import { InvalidMemoryInputError, MemoryIoError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
@@ -126,7 +126,7 @@ export const memoryFileName = (type: MemoryType, name: string): string => {
   return slug === type || slug.startsWith(`${type}_`) ? `${slug}.md` : `${type}_${slug}.md`
 }
 
-const decodeFrontmatter = Schema.decodeUnknownEither(Frontmatter)
+const decodeFrontmatter = Schema.decodeUnknownResult(Frontmatter)
 
 /** Validate the three fields with the `Frontmatter` schema; the first problem becomes the error. */
 export const validateWriteInput = (
@@ -151,8 +151,8 @@ export const validateWriteInput = (
     )
   }
   return Result.mapError(decodeFrontmatter(fields), (error) => {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-    const field = String(issue?.path[0] ?? "frontmatter")
+    const issue = SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues[0]
+    const field = String(issue?.path?.[0] ?? "frontmatter")
     const value = field in fields ? fields[field as keyof typeof fields] : ""
     const reason = field === "type"
       ? "type must be one of user, feedback, project, reference"
@@ -226,8 +226,8 @@ export const chooseTarget = Effect.fn("chooseTarget")(function*(
       const head = yield* fs.readHead(path, FRONTMATTER_MAX_BYTES).pipe(Effect.option)
       if (head._tag === "None") return "other" as const
       const parsed = parseMemoryFile(head.value.text, file)
-      return Result.isSuccess(parsed) && parsed.right.frontmatter.type === frontmatter.type &&
-          sameMemoryName(parsed.right.frontmatter.name, frontmatter.name) ?
+      return Result.isSuccess(parsed) && parsed.success.frontmatter.type === frontmatter.type &&
+          sameMemoryName(parsed.success.frontmatter.name, frontmatter.name) ?
         "same" as const :
         "other" as const
     })
@@ -248,7 +248,7 @@ export const chooseTarget = Effect.fn("chooseTarget")(function*(
  */
 export const writeMemory = Effect.fn("writeMemory")(function*(input: WriteMemoryInput) {
   const store = yield* MemoryStore
-  const frontmatter = yield* validateWriteInput(input)
+  const frontmatter = yield* Effect.fromResult(validateWriteInput(input))
   const root = { memoryDir: input.memoryDir, teamEnabled: input.teamEnabled ?? false }
   // One scan: the memory to update (same name and type) and the directory's layout.
   const scan = yield* (yield* Scanner).scan(input.memoryDir, { skipDirs: FOREIGN_DIRS })

@@ -43,7 +43,7 @@ export const headBuffer = (): Buffer => Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES
  * it was listed has no line (`undefined`).
  */
 export const describeFiles = (
-  fs: MemoryFs["Type"],
+  fs: MemoryFs["Service"],
   buffer: Buffer,
   files: ReadonlyArray<ListedFile>,
   commitTimes?: CommitTimes | undefined
@@ -59,7 +59,7 @@ export const describeFiles = (
           lines[index] = { _tag: "File", size }
           return
         }
-        const { description, extra, type } = parsed.right
+        const { description, extra, type } = parsed.success
         const at = writtenAt({ extra, mtime }, nowMs, commitTimes?.(key, mtime)).at
         lines[index] = { _tag: "Memory", type, description, writtenAt: at, extra }
       },

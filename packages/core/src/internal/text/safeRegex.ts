@@ -137,7 +137,7 @@ export const compileSafeRegex = Effect.fn("SafeRegex.compile")(function*(
   pattern: string,
   options: { readonly ignoreCase?: boolean | undefined } = {}
 ) {
-  return yield* compileSafeRegexEither(pattern, options)
+  return yield* Effect.fromResult(compileSafeRegexEither(pattern, options))
 })
 
 /** One matching line: 1-based line number and its text, cut to `SAFE_REGEX_MAX_SHOWN_CHARS`. */
