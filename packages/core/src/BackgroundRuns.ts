@@ -28,6 +28,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { DreamOutcome } from "./Dream.js"
 import { type LockTimeoutError, MemoryIoError } from "./Errors.js"
@@ -120,9 +121,9 @@ export const EndLine = Schema.Struct({
 })
 export type EndLine = typeof EndLine.Type
 
-export const RunLine = Schema.Union(StartLine, EndLine)
+export const RunLine = Schema.Union([StartLine, EndLine])
 export type RunLine = typeof RunLine.Type
-const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(RunLine))
+const decodeLine = Schema.decodeUnknownOption(Schema.fromJsonString(RunLine))
 
 /** One run as the log tells it: its two lines joined. */
 export interface BackgroundRun {
@@ -208,8 +209,8 @@ export const failureOf = (error: unknown): RunFailure => {
 export const failureOfCause = (cause: Cause.Cause<unknown>): RunFailure => {
   const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) return failureOf(failure.value)
-  const defect = Cause.dieOption(cause)
-  if (Option.isSome(defect)) return { ...failureOf(defect.value), tag: "Defect" }
+  const defect = Cause.findDefect(cause)
+  if (Result.isSuccess(defect)) return { ...failureOf(defect.success), tag: "Defect" }
   return {
     tag: "Interrupted",
     message: "stopped before it finished (its 15-minute limit, or the process was asked to stop)"
@@ -317,7 +318,7 @@ export const joinRuns = (
   return runs.map((r) => r.result)
 }
 
-export class BackgroundRuns extends Context.Tag("@memdir/core/BackgroundRuns")<BackgroundRuns, {
+export class BackgroundRuns extends Context.Service<BackgroundRuns, {
   /** Appends one line to the log (rewritten atomically, oldest runs dropped, when over its bounds). */
   readonly record: (memoryDir: string, line: RunLine) => Effect.Effect<void, MemoryIoError | LockTimeoutError>
   /** The newest `max` runs (default 10), newest first, and the stderr file's last lines. Nothing there: none. */
@@ -327,7 +328,7 @@ export class BackgroundRuns extends Context.Tag("@memdir/core/BackgroundRuns")<B
    * real absolute path, for the hook to open as the child's stderr.
    */
   readonly prepareStderr: (memoryDir: string) => Effect.Effect<string, MemoryIoError>
-}>() {}
+}>()("@memdir/core/BackgroundRuns") {}
 
 const toIo = (op: string) => (error: MemoryFsError) =>
   new MemoryIoError({ op, path: error.path, detail: error.message })
@@ -506,7 +507,7 @@ export const track = <A, E, R>(input: TrackInput, body: (notes: RunNotes) => Eff
     const dream = yield* Ref.make<DreamNote | undefined>(undefined)
     const warnings: Array<string> = []
     const collector = Logger.make(({ logLevel, message }) => {
-      if (!LogLevel.greaterThanEqual(logLevel, LogLevel.Warning) || warnings.length >= MAX_WARNINGS) return
+      if (!LogLevel.isGreaterThanOrEqualTo(logLevel, "Warn") || warnings.length >= MAX_WARNINGS) return
       warnings.push(oneLine(Array.isArray(message) ? message.map(String).join(" ") : String(message)))
     })
     const notes: RunNotes = {
@@ -536,7 +537,7 @@ export const track = <A, E, R>(input: TrackInput, body: (notes: RunNotes) => Eff
       })
     return yield* body(notes).pipe(
       Effect.provideService(CurrentRun, notes),
-      Effect.provide(Logger.add(collector)),
+      Effect.withLogger(collector),
       Effect.onExit(finish)
     )
   })

@@ -16,11 +16,11 @@
  * The prompt names the path as a pattern, never today's date (the prompt stays cacheable across midnight); the
  * date reaches the model as a separate notice (`dateChangeNotice`).
  */
-import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { InvalidMemoryInputError, ioErrorOf, isMissingFile, type UnknownPromptVariantError } from "./Errors.js"
 import { LOGS_DIR_NAME } from "./internal/scan/paths.js"
 import { FILE_MODE, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
@@ -123,7 +123,7 @@ const appendOnce = (target: string, entry: string) =>
 export const appendLog = Effect.fn("DailyLog.append")(function*(input: AppendLogInput) {
   const path = yield* Path.Path
   const now = yield* Clock.currentTimeMillis
-  const entry = yield* formatLogEntry(now, input.text)
+  const entry = yield* Effect.fromResult(formatLogEntry(now, input.text))
   const date = logDate(now)
   const file = logRelativePath(date)
   const target = path.join(path.resolve(input.memoryDir), ...file.split("/"))

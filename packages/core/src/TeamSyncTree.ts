@@ -184,7 +184,7 @@ export const entryViolations = (teamDir: string, entries: ReadonlyArray<TreeEntr
       refuse("special-mode", `mode ${entry.mode} ${entry.type}`)
     }
     const named = checkKey(teamDir, entry.path)
-    if (Result.isFailure(named)) refuse(named.left.reason, named.left.detail ?? named.left.message)
+    if (Result.isFailure(named)) refuse(named.failure.reason, named.failure.detail ?? named.failure.message)
     else if (entry.path.split("/").some((segment) => segment.startsWith("."))) {
       refuse("hidden-file", "dot-files (.gitattributes, .gitmodules, …) are never synced")
     }
