@@ -1,4 +1,5 @@
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -130,9 +131,8 @@ describe("truncateIndex (pure)", () => {
     [parts, trailing]
   ) => parts.join("\n") + (trailing ? "\n" : ""))
 
-  it.prop("for any text, the loaded part is a prefix within both caps, and the warning is present iff cut", [
-    indexText
-  ], ([text]) => {
+  it("for any text, the loaded part is a prefix within both caps, and the warning is present iff cut", () => {
+    FastCheck.assert(FastCheck.property(indexText, (text) => {
     const result = truncateIndex(text)
     assert.isTrue(text.startsWith(result.kept))
     assert.isAtMost(countLines(result.kept), INDEX_MAX_LINES)
@@ -148,7 +148,8 @@ describe("truncateIndex (pure)", () => {
       assert.isUndefined(result.warning)
       assert.strictEqual(result.content, text)
     }
-  }, { fastCheck: { numRuns: 150 } })
+  }), { numRuns: 150 })
+  })
 })
 
 describe("index lines (pure)", () => {
@@ -157,18 +158,18 @@ describe("index lines (pure)", () => {
   const fileName = FastCheck.array(nameChar, { minLength: 1, maxLength: 12 }).map((chars) => `${chars.join("")}.md`)
     .filter((file) => file.split("/").every((s) => s !== "" && s !== "." && s !== ".." && s.trim() === s))
 
-  it.prop("a line links back to exactly the file it was written for, whatever the file is called", [
-    fileName,
-    FastCheck.string({ maxLength: 40 })
-  ], ([file, hook]) => {
-    const line = formatIndexEntry({ title: "T", file, hook })
-    assert.strictEqual(normalizeIndexLink(parseIndexLine(line)?.file ?? ""), file, line)
-    assert.strictEqual(indexKeyOf(file), file)
-  }, {
-    fastCheck: {
-      numRuns: 300,
-      examples: [["a) - b.md/user_a.md", "a"], ["q(1).md", ""], ["a#1.md", ""], ["c%41.md", ""], ["x:y.md", ""]]
-    }
+  it("a line links back to exactly the file it was written for, whatever the file is called", () => {
+    FastCheck.assert(
+      FastCheck.property(fileName, FastCheck.string({ maxLength: 40 }), (file, hook) => {
+        const line = formatIndexEntry({ title: "T", file, hook })
+        assert.strictEqual(normalizeIndexLink(parseIndexLine(line)?.file ?? ""), file, line)
+        assert.strictEqual(indexKeyOf(file), file)
+      }),
+      {
+        numRuns: 300,
+        examples: [["a) - b.md/user_a.md", "a"], ["q(1).md", ""], ["a#1.md", ""], ["c%41.md", ""], ["x:y.md", ""]]
+      }
+    )
   })
 })
 

@@ -1,4 +1,5 @@
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -57,34 +58,37 @@ describe("sanitizeProjectName", () => {
     FastCheck.string({ unit: "grapheme-ascii", minLength: 190, maxLength: 400 })
   )
 
-  it.prop("outputs only [A-Za-z0-9-], at most 200 + 1 + 8 characters", [anyPath], ([root]) => {
-    const name = sanitizeProjectName(root)
-    assert.match(name, /^[A-Za-z0-9-]*$/)
-    assert.isAtMost(name.length, 209)
-    const units = root.normalize("NFC").length
-    assert.strictEqual(name.length, units <= 200 ? units : 209)
+  it("outputs only [A-Za-z0-9-], at most 200 + 1 + 8 characters", () => {
+    FastCheck.assert(FastCheck.property(anyPath, (root) => {
+      const name = sanitizeProjectName(root)
+      assert.match(name, /^[A-Za-z0-9-]*$/)
+      assert.isAtMost(name.length, 209)
+      const units = root.normalize("NFC").length
+      assert.strictEqual(name.length, units <= 200 ? units : 209)
+    }))
   })
 
-  it.prop("is stable and ignores the Unicode normalisation form", [anyPath], ([root]) => {
-    assert.strictEqual(sanitizeProjectName(root), sanitizeProjectName(root))
-    assert.strictEqual(sanitizeProjectName(root.normalize("NFD")), sanitizeProjectName(root.normalize("NFC")))
+  it("is stable and ignores the Unicode normalisation form", () => {
+    FastCheck.assert(FastCheck.property(anyPath, (root) => {
+      assert.strictEqual(sanitizeProjectName(root), sanitizeProjectName(root))
+      assert.strictEqual(sanitizeProjectName(root.normalize("NFD")), sanitizeProjectName(root.normalize("NFC")))
+    }))
   })
 
-  it.prop(
-    "distinct long paths sharing a 200-character prefix get distinct names",
-    [
+  it("distinct long paths sharing a 200-character prefix get distinct names", () => {
+    FastCheck.assert(FastCheck.property(
       FastCheck.string({ unit: "grapheme-ascii", minLength: 200, maxLength: 260 }),
       FastCheck.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 }),
-      FastCheck.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 })
-    ],
-    ([prefix, a, b]) => {
-      FastCheck.pre(a !== b)
-      const nameA = sanitizeProjectName(prefix + a)
-      const nameB = sanitizeProjectName(prefix + b)
-      assert.notStrictEqual(nameA, nameB)
-      assert.strictEqual(nameA.slice(0, 201), nameB.slice(0, 201))
-    }
-  )
+      FastCheck.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 }),
+      (prefix, a, b) => {
+        FastCheck.pre(a !== b)
+        const nameA = sanitizeProjectName(prefix + a)
+        const nameB = sanitizeProjectName(prefix + b)
+        assert.notStrictEqual(nameA, nameB)
+        assert.strictEqual(nameA.slice(0, 201), nameB.slice(0, 201))
+      }
+    ))
+  })
 })
 
 describe("validateMemoryDirOverride", () => {

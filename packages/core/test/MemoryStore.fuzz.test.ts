@@ -111,8 +111,8 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
       const at = `operation ${i} ${JSON.stringify(operation)}`
       if (operation.op === "remove") {
         const removed = yield* bounded(at, store.remove(root, keyOf(operation.at)))
-        if (Result.isFailure(removed)) assert.isTrue(TYPED.has(removed.left._tag), `${at}: ${String(removed.left)}`)
-        else if (operation.at.team) assert.strictEqual(removed.right.scope, "team", `${at}: removed from team/`)
+        if (Result.isFailure(removed)) assert.isTrue(TYPED.has(removed.failure._tag), `${at}: ${String(removed.failure)}`)
+        else if (operation.at.team) assert.strictEqual(removed.success.scope, "team", `${at}: removed from team/`)
         continue
       }
       const target = operation.op === "write" ? operation.at : operation.to
@@ -120,10 +120,10 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
         yield* bounded(at, store.write(root, keyOf(operation.at), operation.text)) :
         yield* bounded(at, store.rename(root, keyOf(operation.from), keyOf(operation.to)))
       if (Result.isFailure(result)) {
-        assert.isTrue(TYPED.has(result.left._tag), `${at}: an untyped failure ${String(result.left)}`)
+        assert.isTrue(TYPED.has(result.failure._tag), `${at}: an untyped failure ${String(result.failure)}`)
         continue
       }
-      const written = result.right
+      const written = result.success
       const landedInTeam = written.key.startsWith("team/")
       if (target.team) {
         assert.isTrue(landedInTeam, `${at}: a team key landed in private memory as ${written.key}`)
@@ -141,27 +141,37 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
   }).pipe(Effect.scoped)
 
 describe("MemoryStore fuzzed with hostile and benign keys", () => {
-  it.live.prop(
+  it(
     "team memory on: team keys stay in team/, private keys land in team/ only as team writes, every line exact",
-    [FastCheck.array(operation, { minLength: 1, maxLength: 10 })],
-    ([operations]) => runSequence(operations, true),
-    // always the keys issue 23 found crossing into private memory (`../evil.md`) or re-rooted in team/ (`/tmp/evil.md`);
-    // a failure shrinks for at most 40 seconds (each run writes real files), then reports what it has
-    {
-      timeout: 60_000,
-      fastCheck: {
-        numRuns: 25,
-        interruptAfterTimeLimit: 40_000,
-        markInterruptAsFailure: true,
-        examples: ISSUE_23_KEYS.map((write): [Array<Operation>] => [[write]])
-      }
-    }
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(
+          FastCheck.array(operation, { minLength: 1, maxLength: 10 }),
+          (operations) => Effect.runPromise(runSequence(operations, true))
+        ),
+        // always the keys issue 23 found crossing into private memory (`../evil.md`) or re-rooted in team/
+        // (`/tmp/evil.md`); a failure shrinks for at most 40 seconds (each run writes real files), then reports what
+        // it has
+        {
+          numRuns: 25,
+          interruptAfterTimeLimit: 40_000,
+          markInterruptAsFailure: true,
+          examples: ISSUE_23_KEYS.map((write): [Array<Operation>] => [[write]])
+        }
+      ),
+    60_000
   )
 
-  it.live.prop(
+  it(
     "team memory off: nothing lands in team/, nothing outside, every line exact",
-    [FastCheck.array(operation, { minLength: 1, maxLength: 8 })],
-    ([operations]) => runSequence(operations, false),
-    { timeout: 60_000, fastCheck: { numRuns: 20, interruptAfterTimeLimit: 40_000, markInterruptAsFailure: true } }
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(
+          FastCheck.array(operation, { minLength: 1, maxLength: 8 }),
+          (operations) => Effect.runPromise(runSequence(operations, false))
+        ),
+        { numRuns: 20, interruptAfterTimeLimit: 40_000, markInterruptAsFailure: true }
+      ),
+    60_000
   )
 })

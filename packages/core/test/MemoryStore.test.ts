@@ -3,7 +3,8 @@
  * team writes), and the attacks of issue 13 it closes (FIFOs, links out, control characters, `--file` into
  * memdir's own state), on real temp directories, real FIFOs and real symlinks.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -255,10 +256,10 @@ describe("MemoryStore: ifVersion is checked under the write's lock (the MCP tool
           { concurrency: "unbounded" }
         )
         const won = outcomes.filter(Result.isSuccess)
-        const lost = outcomes.filter(Result.isFailure).map((o) => o.left._tag)
+        const lost = outcomes.filter(Result.isFailure).map((o) => o.failure._tag)
         assert.strictEqual(won.length, 1)
         assert.deepStrictEqual(lost, ["VersionConflictError", "VersionConflictError"])
-        assert.strictEqual(yield* read(`${memoryDir}/${key}`), won[0]!.right.after)
+        assert.strictEqual(yield* read(`${memoryDir}/${key}`), won[0]!.success.after)
       }).pipe(Effect.scoped, Effect.provide(live)))
   }
 

@@ -88,8 +88,8 @@ describe("selector prompt and message", () => {
     const unknown = ModelSelector.selectorPrompt("optimistic")
     assert.isTrue(Result.isFailure(unknown))
     if (Result.isFailure(unknown)) {
-      assert.strictEqual(unknown.left._tag, "UnknownPromptVariantError")
-      assert.deepStrictEqual([...unknown.left.known].sort(), ["conservative", "generous", "strict"])
+      assert.strictEqual(unknown.failure._tag, "UnknownPromptVariantError")
+      assert.deepStrictEqual([...unknown.failure.known].sort(), ["conservative", "generous", "strict"])
     }
   })
 

@@ -5,7 +5,7 @@
  * exactly one occurrence (or `replaceAll`), a missing, repeated or unchanged text refused with nothing written, and
  * a change landing between the edit's read and its write refused, never overwritten.
  */
-import { Path } from "@effect/platform"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"

@@ -1,4 +1,5 @@
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -495,19 +496,22 @@ describe("capBody (pure)", () => {
     assert.include(partial.content, "lines 8+")
   })
 
-  it.prop(
-    "shows a prefix of the body within the caps, never a broken character",
-    [FastCheck.array(FastCheck.string({ unit: "grapheme", maxLength: 80 }), { maxLength: 400 })],
-    ([lines]) => {
-      const body = lines.join("\n")
-      const capped = capBody(body, { ...opts, maxLines: 50, maxBytes: 1024 })
-      const shown = capped.truncated ? capped.content.split("\n\n[memdir: truncated")[0]! : capped.content
-      const prefix = shown.endsWith("\n") && !body.startsWith(shown) ? shown.slice(0, -1) : shown
-      assert.isTrue(body.startsWith(prefix))
-      assert.isAtMost(Buffer.byteLength(prefix), 1024)
-      assert.isAtMost(prefix.split("\n").length, 51)
-      assert.strictEqual(capped.truncated, prefix.length < body.length)
-      assert.strictEqual(capped.bytes, Buffer.byteLength(capped.content))
-    }
-  )
+  it("shows a prefix of the body within the caps, never a broken character", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.string({ unit: "grapheme", maxLength: 80 }), { maxLength: 400 }),
+        (lines) => {
+          const body = lines.join("\n")
+          const capped = capBody(body, { ...opts, maxLines: 50, maxBytes: 1024 })
+          const shown = capped.truncated ? capped.content.split("\n\n[memdir: truncated")[0]! : capped.content
+          const prefix = shown.endsWith("\n") && !body.startsWith(shown) ? shown.slice(0, -1) : shown
+          assert.isTrue(body.startsWith(prefix))
+          assert.isAtMost(Buffer.byteLength(prefix), 1024)
+          assert.isAtMost(prefix.split("\n").length, 51)
+          assert.strictEqual(capped.truncated, prefix.length < body.length)
+          assert.strictEqual(capped.bytes, Buffer.byteLength(capped.content))
+        }
+      )
+    )
+  })
 })

@@ -1,9 +1,10 @@
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as fc from "fast-check"
+import * as FastCheck from "fast-check"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -469,11 +470,11 @@ const headLines = [
   "x".repeat(3000),
   "long: " + "y".repeat(5000)
 ]
-const headText = fc.tuple(
-  fc.boolean(),
-  fc.array(fc.constantFrom(...headLines), { minLength: 1, maxLength: 40 }),
-  fc.constantFrom("\n", "\r\n"),
-  fc.boolean()
+const headText = FastCheck.tuple(
+  FastCheck.boolean(),
+  FastCheck.array(FastCheck.constantFrom(...headLines), { minLength: 1, maxLength: 40 }),
+  FastCheck.constantFrom("\n", "\r\n"),
+  FastCheck.boolean()
 ).map(([bom, all, newline, trailing]) => (bom ? "\uFEFF" : "") + all.join(newline) + (trailing ? newline : ""))
 
 const settle = <A>(either: Result.Result<A, { readonly reason: string; readonly line?: number | undefined }>) =>
@@ -492,25 +493,30 @@ const readNewestSync = <A extends Dated>(
   )
 
 describe("partial selection of the newest", () => {
-  const dated = fc.array(
-    fc.record({ path: fc.stringMatching(/^[a-d]{1,3}\.md$/), mtime: fc.integer({ min: 0, max: 20 }) }),
+  const dated = FastCheck.array(
+    FastCheck.record({ path: FastCheck.stringMatching(/^[a-d]{1,3}\.md$/), mtime: FastCheck.integer({ min: 0, max: 20 }) }),
     { maxLength: 60 }
   ).map((items) => [...new Map(items.map((item) => [item.path, item])).values()])
   const sorted = <A extends { path: string; mtime: number }>(items: ReadonlyArray<A>) =>
     [...items].sort((a, b) => (isNewer(a, b) ? -1 : isNewer(b, a) ? 1 : 0))
 
-  it.prop(
-    "picks what a full sort would, page after page",
-    { items: dated, count: fc.integer({ min: 0, max: 70 }), boundary: fc.integer({ min: 0, max: 60 }) },
-    ({ boundary, count, items }) => {
-      const all = sorted(items)
-      assert.deepStrictEqual(newest(items, count), all.slice(0, count))
-      const olderThan = all[boundary]
-      if (olderThan !== undefined) {
-        assert.deepStrictEqual(newest(items, count, olderThan), all.slice(boundary + 1, boundary + 1 + count))
-      }
-    }
-  )
+  it("picks what a full sort would, page after page", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        dated,
+        FastCheck.integer({ min: 0, max: 70 }),
+        FastCheck.integer({ min: 0, max: 60 }),
+        (items, count, boundary) => {
+          const all = sorted(items)
+          assert.deepStrictEqual(newest(items, count), all.slice(0, count))
+          const olderThan = all[boundary]
+          if (olderThan !== undefined) {
+            assert.deepStrictEqual(newest(items, count, olderThan), all.slice(boundary + 1, boundary + 1 + count))
+          }
+        }
+      )
+    )
+  })
 
   it("reads limit heads plus the headerless look-ahead, one further per bad head, newest first", () => {
     const items = Array.from({ length: 1000 }, (_, rank) => ({ path: `m${rank}`, mtime: 1000 - rank }))
@@ -588,15 +594,13 @@ const readOneByOne = <A extends Dated>(
 }
 
 describe("reading the newest heads in batches", () => {
-  it.prop(
-    "reads exactly the heads, in the order, that reading one at a time reads",
-    {
-      kinds: fc.array(fc.constantFrom<HeadKind>("memory", "memory", "memory", "headerless", "none"), {
+  it("reads exactly the heads, in the order, that reading one at a time reads", () => {
+    FastCheck.assert(FastCheck.property(
+      FastCheck.array(FastCheck.constantFrom<HeadKind>("memory", "memory", "memory", "headerless", "none"), {
         maxLength: 400
       }),
-      limit: fc.integer({ min: 0, max: 120 })
-    },
-    ({ kinds, limit }) => {
+      FastCheck.integer({ min: 0, max: 120 }),
+      (kinds, limit) => {
       const items = kinds.map((kind, rank) => ({ path: `m${String(rank).padStart(3, "0")}`, mtime: 1000 - rank, kind }))
       const select = (count: number, olderThan: (typeof items)[number] | undefined) => newest(items, count, olderThan)
       const one: Array<string> = []
@@ -618,11 +622,13 @@ describe("reading the newest heads in batches", () => {
       )
       assert.deepStrictEqual(batched, one)
     }
-  )
+    ))
+  })
 })
 
 describe("reading heads from bytes", () => {
-  it.prop("gives what the string parser gives on the whole file", { text: headText }, ({ text }) => {
+  it("gives what the string parser gives on the whole file", () => {
+    FastCheck.assert(FastCheck.property(headText, (text) => {
     const bytes = Buffer.from(text, "utf8")
     const buffer = Buffer.alloc(Scanner.FRONTMATTER_MAX_BYTES + 1)
     let reads = 0
@@ -637,7 +643,8 @@ describe("reading heads from bytes", () => {
     )
     // Never more reads than it takes to double from 4 KiB to the bound.
     assert.isAtMost(reads, 6)
-  }, { fastCheck: { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1500) } })
+  }), { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1500) })
+  })
 })
 
 describe("MemoryFs.readDirectoryChunks (the scan's listing)", () => {

@@ -1,4 +1,5 @@
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -248,8 +249,8 @@ layer(NodeServices.layer)("Settings (real files)", (it) => {
       yield* fs.remove(files.project)
       yield* fs.symlink("/dev/stdin", files.project)
       const stdin = yield* Effect.result(loadWith(config, root)).pipe(Effect.timeout("5 seconds"))
-      if (stdin._tag === "Success") assert.deepStrictEqual(stdin.right.sources, [])
-      else assert.strictEqual(stdin.left.path, files.project)
+      if (stdin._tag === "Success") assert.deepStrictEqual(stdin.success.sources, [])
+      else assert.strictEqual(stdin.failure.path, files.project)
     }))
 
   it.effect("a settings file that links to a secret: the JSON error gives a position, never the content", () =>
@@ -358,7 +359,7 @@ describe("parseSettingsFile", () => {
 
   it("rejects null for a known key", () => {
     const parsed = parseSettingsFile("/s.json", "{\"autoMemoryDirectory\": null}")
-    assert.isTrue(Result.isFailure(parsed) && parsed.left.key === "autoMemoryDirectory")
+    assert.isTrue(Result.isFailure(parsed) && parsed.failure.key === "autoMemoryDirectory")
   })
 })
 

@@ -3,7 +3,8 @@
  * on a real temp dir, the cross-check of private feedback against team feedback, the prompt's team section and
  * team recall. Every escape a broken guard would allow lands in the scratch tree, which the tests inspect.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -79,8 +80,8 @@ describe("the team switch and remote (pure)", () => {
     const wrongType = readTeamSettings(sources({ teamMemory: "yes" }))
     assert.isTrue(Result.isFailure(wrongType))
     if (Result.isFailure(wrongType)) {
-      assert.strictEqual(wrongType.left.key, "teamMemory")
-      assert.strictEqual(wrongType.left.path, "/p.json")
+      assert.strictEqual(wrongType.failure.key, "teamMemory")
+      assert.strictEqual(wrongType.failure.path, "/p.json")
     }
     for (const remote of ["--upload-pack=touch /tmp/pwned", "-oProxyCommand=x", "a\nb", " "]) {
       const refused = readTeamSettings(sources({}, { teamRemote: remote }))

@@ -4,7 +4,7 @@
  * plumbing, since porcelain refuses most of them). Every escape would land in the scratch tree, which the tests
  * inspect; the link "to /etc" is only ever a git object, never checked out.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"

@@ -217,10 +217,10 @@ export const unsoundness = (memoryDir: string, teamEnabled: boolean, plain = fal
     }
     const parsed = parseMemoryFile(fs.readFileSync(path.join(memoryDir, key), "utf8"), key)
     if (Result.isFailure(parsed)) {
-      problems.push(`${key}: does not parse (${parsed.left.message})`)
+      problems.push(`${key}: does not parse (${parsed.failure.message})`)
       continue
     }
-    const { description, name, type } = parsed.right.frontmatter
+    const { description, name, type } = parsed.success.frontmatter
     if (!(memoryTypes as ReadonlyArray<unknown>).includes(type)) problems.push(`${key}: type ${String(type)}`)
     const expected = formatIndexEntry({ title: String(name), file: link, hook: String(description) })
     if (mine.length !== 1) problems.push(`${key}: ${mine.length} index lines ${JSON.stringify(mine)}`)
