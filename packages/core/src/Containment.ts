@@ -12,8 +12,8 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { PathTraversalError } from "./Errors.js"
@@ -85,7 +85,7 @@ export const lexical = (
     return refuse("escapes-root", "names the directory itself: give a file path")
   }
   const sane = sanitizeKey(key)
-  if (Result.isFailure(sane)) return Result.fail(new PathTraversalError({ ...sane.left, key: rawKey }))
+  if (Result.isFailure(sane)) return Result.fail(new PathTraversalError({ ...sane.failure, key: rawKey }))
   const absolute = NodePath.resolve(resolvedRoot, key)
   if (!isInside(resolvedRoot, absolute, { allowRoot: options.allowRoot })) {
     return refuse("escapes-root", `resolves to ${absolute}, outside ${resolvedRoot}`)
@@ -128,14 +128,14 @@ export const lexicalScoped = (
   options: ContainOptions = {}
 ): Result.Result<Contained & { readonly scope: MemoryScope }, PathTraversalError> => {
   const contained = lexical(root, rawKey, options)
-  if (Result.isFailure(contained)) return Result.fail(contained.left)
+  if (Result.isFailure(contained)) return Result.fail(contained.failure)
   const teamPart = teamPartOf(rawKey, root)
-  if (teamPart === undefined) return Result.succeed({ ...contained.right, scope: scopeOf(contained.right.key) })
-  const inTeam = lexical(NodePath.join(contained.right.root, TEAM_DIR), teamPart, { allowRoot: true })
-  if (Result.isFailure(inTeam) || scopeOf(contained.right.key) !== "team") {
+  if (teamPart === undefined) return Result.succeed({ ...contained.success, scope: scopeOf(contained.success.key) })
+  const inTeam = lexical(NodePath.join(contained.success.root, TEAM_DIR), teamPart, { allowRoot: true })
+  if (Result.isFailure(inTeam) || scopeOf(contained.success.key) !== "team") {
     const why = Result.isFailure(inTeam) ?
-      `${inTeam.left.reason}${inTeam.left.detail ? `: ${inTeam.left.detail}` : ""}` :
-      `resolves to ${contained.right.key || "the memory directory"}`
+      `${inTeam.failure.reason}${inTeam.failure.detail ? `: ${inTeam.failure.detail}` : ""}` :
+      `resolves to ${contained.success.key || "the memory directory"}`
     return Result.fail(
       new PathTraversalError({
         key: rawKey,
@@ -144,7 +144,7 @@ export const lexicalScoped = (
       })
     )
   }
-  return Result.succeed({ ...contained.right, scope: "team" })
+  return Result.succeed({ ...contained.success, scope: "team" })
 }
 
 const fromFsError = (key: string) => (error: MemoryFsError): PathTraversalError =>
@@ -158,7 +158,7 @@ const fromFsError = (key: string) => (error: MemoryFsError): PathTraversalError 
     detail: `${error.path}: ${error.detail}`
   })
 
-export class Containment extends Context.Tag("@memdir/core/Containment")<Containment, {
+export class Containment extends Context.Service<Containment, {
   /** The key checked by its characters and lexically only (no disk access). */
   readonly lexical: (
     root: string,
@@ -171,12 +171,12 @@ export class Containment extends Context.Tag("@memdir/core/Containment")<Contain
     key: string,
     options?: ContainOptions
   ) => Effect.Effect<ContainedReal, PathTraversalError>
-}>() {}
+}>()("@memdir/core/Containment") {}
 
 export const make = Effect.gen(function*() {
   const fs = yield* MemoryFs
   const resolve = Effect.fn("Containment.resolve")(function*(root: string, key: string, options?: ContainOptions) {
-    const contained = yield* lexical(root, key, options)
+    const contained = yield* Effect.fromResult(lexical(root, key, options))
     const realRoot = yield* fs.realPathOfDeepestExisting(contained.root).pipe(Effect.mapError(fromFsError(key)))
     // The root itself (a listing of the whole directory): its real path is the one just resolved.
     const real = contained.key === "" ?
@@ -193,7 +193,7 @@ export const make = Effect.gen(function*() {
     return result
   })
   return Containment.of({
-    lexical: (root, key, options) => lexical(root, key, options),
+    lexical: (root, key, options) => Effect.fromResult(lexical(root, key, options)),
     resolve
   })
 })

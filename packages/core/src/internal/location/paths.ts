@@ -3,7 +3,7 @@
  * needs, so the services run them on the `Path` service while the public pure helpers bind `node:path`
  * (and tests can run them on `node:path`'s win32 flavour).
  */
-import type { Path } from "@effect/platform"
+import type * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import { createHash } from "node:crypto"
 import { InvalidMemoryDirError } from "../../Errors.js"

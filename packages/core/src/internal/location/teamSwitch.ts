@@ -84,8 +84,8 @@ export const readTeamSettings = (
         )
       }
       const valid = validateTeamRemote(path, remote)
-      if (Result.isFailure(valid)) return Result.fail(valid.left)
-      remotes.push({ source, path, value: valid.right })
+      if (Result.isFailure(valid)) return Result.fail(valid.failure)
+      remotes.push({ source, path, value: valid.success })
     }
   }
   return Result.succeed({ switches, remotes })
