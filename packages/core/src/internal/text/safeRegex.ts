@@ -102,7 +102,7 @@ export interface SafeRegex {
 }
 
 /** Pure: the pattern compiled for the linear-time matcher, or why it cannot be. */
-export const compileSafeRegexEither = (
+export const compileSafeRegexResult = (
   pattern: string,
   options: { readonly ignoreCase?: boolean | undefined } = {}
 ): Result.Result<SafeRegex, UnsafePatternError> => {
@@ -137,7 +137,7 @@ export const compileSafeRegex = Effect.fn("SafeRegex.compile")(function*(
   pattern: string,
   options: { readonly ignoreCase?: boolean | undefined } = {}
 ) {
-  return yield* Effect.fromResult(compileSafeRegexEither(pattern, options))
+  return yield* Effect.fromResult(compileSafeRegexResult(pattern, options))
 })
 
 /** One matching line: 1-based line number and its text, cut to `SAFE_REGEX_MAX_SHOWN_CHARS`. */
