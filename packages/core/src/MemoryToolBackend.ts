@@ -26,8 +26,8 @@ import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as NodePath from "node:path"
 import { requestedScope } from "./Containment.js"
 import { type EditMatchError, MemoryIoError, MemoryToolError } from "./Errors.js"
@@ -94,14 +94,14 @@ const RenameCommand = Schema.Struct({
 })
 
 /** One memory-tool input, as the model sends it. */
-export const MemoryToolCommand = Schema.Union(
+export const MemoryToolCommand = Schema.Union([
   ViewCommand,
   CreateCommand,
   StrReplaceCommand,
   InsertCommand,
   DeleteCommand,
   RenameCommand
-)
+])
 export type MemoryToolCommand = typeof MemoryToolCommand.Type
 
 const COMMANDS: ReadonlySet<string> = new Set(["view", "create", "str_replace", "insert", "delete", "rename"])
@@ -121,7 +121,8 @@ export interface MemoryToolAnswer {
   readonly is_error: boolean
 }
 
-const decodeCommand = Schema.decodeUnknownEither(MemoryToolCommand, { errors: "first" })
+const decodeCommand = Schema.decodeUnknownResult(MemoryToolCommand, { errors: "first" })
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /** The input as a command, or the error result the reference's tool would give (unknown command) or a clear one. */
 export const parseCommand = (input: unknown): Result.Result<MemoryToolCommand, MemoryToolError> => {
@@ -130,8 +131,10 @@ export const parseCommand = (input: unknown): Result.Result<MemoryToolCommand, M
     return Result.fail(new MemoryToolError({ reason: "unknown-command", path: command }))
   }
   return Result.mapError(decodeCommand(input), (error) => {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-    const where = issue === undefined || issue.path.length === 0 ? "the input" : issue.path.join(".")
+    const issue = formatIssues(error.issue).issues[0]
+    const where = issue?.path === undefined || issue.path.length === 0 ?
+      "the input" :
+      issue.path.map((segment) => typeof segment === "object" ? String(segment.key) : String(segment)).join(".")
     return new MemoryToolError({
       reason: "invalid-input",
       path: "",
@@ -311,21 +314,18 @@ const isIndexKey = (key: string): boolean => key === INDEX_FILE || key === `${TE
 // Service
 // ---------------------------------------------------------------------------------------------------------------
 
-export class MemoryToolBackend extends Context.Tag("@memdir/core/MemoryToolBackend")<MemoryToolBackend, {
+export class MemoryToolBackend extends Context.Service<MemoryToolBackend, {
   /** Runs one tool input (decoded here) and gives the result text, or the error the model should read. */
   readonly run: (root: MemoryRoot, input: unknown) => Effect.Effect<string, MemoryToolFailure>
   /** `run` as the tool result the model receives (`Error: …` and `is_error: true` on failure). */
   readonly answer: (root: MemoryRoot, input: unknown) => Effect.Effect<MemoryToolAnswer>
   /** The SDK's handler object for `betaMemoryTool(handlers)`: each command throws an `Error` on failure. */
   readonly handlers: (root: MemoryRoot) => MemoryToolHandlers
-}>() {}
+}>()("@memdir/core/MemoryToolBackend") {}
 
 export const make = Effect.gen(function*() {
   const store = yield* MemoryStore
   const fs = yield* MemoryFs
-
-  /** An `Either` is an `Effect` (its `Left` fails). */
-  const fromEither = <A, E>(either: Result.Result<A, E>): Effect.Effect<A, E> => either
 
   /** A failure of `lstat` other than "nothing there", as memdir's I/O error. */
   const ioError = (error: MemoryFsError) => new MemoryIoError({ op: error.op, path: error.path, detail: error.detail })
@@ -354,7 +354,7 @@ export const make = Effect.gen(function*() {
   /** A tool path checked down to its key, its location and what is there. */
   const resolve = (root: MemoryRoot, toolPath: string) =>
     Effect.gen(function*() {
-      const key = yield* fromEither(keyOfToolPath(toolPath))
+      const key = yield* Effect.fromResult(keyOfToolPath(toolPath))
       const located = yield* locate(root, key, toolPath)
       const info = yield* infoOf(located)
       return { key, located, info }
@@ -435,7 +435,7 @@ export const make = Effect.gen(function*() {
         return yield* new MemoryToolError({ reason: "unsupported-file-type", path: command.path, command: "view" })
       }
       const stored = yield* store.read(root, target.key)
-      return yield* fromEither(renderFile(command.path, stored.text, command.view_range))
+      return yield* Effect.fromResult(renderFile(command.path, stored.text, command.view_range))
     })
 
   const create = (root: MemoryRoot, command: typeof CreateCommand.Type) =>
@@ -464,7 +464,7 @@ export const make = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const key = yield* existingFile(root, toolPath, command)
-      const planned = yield* fromEither(apply((yield* store.read(root, key)).text))
+      const planned = yield* Effect.fromResult(apply((yield* store.read(root, key)).text))
       let outcome: Result.Result<{ readonly text: string; readonly result: string }, MemoryToolError> = Result.succeed(
         planned
       )
@@ -472,9 +472,9 @@ export const make = Effect.gen(function*() {
         // deleted since the read: the edit is written (the reference's atomic write does the same)
         if (current === undefined) return planned.text
         outcome = apply(current)
-        return Result.isSuccess(outcome) ? outcome.right.text : current
+        return Result.isSuccess(outcome) ? outcome.success.text : current
       }, VERBATIM)
-      return yield* fromEither(Result.map(outcome, (done) => done.result))
+      return yield* Effect.fromResult(Result.map(outcome, (done) => done.result))
     })
 
   /**
@@ -489,7 +489,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const key = yield* existingFile(root, command.path, "str_replace")
       const current = yield* store.read(root, key)
-      const planned = yield* fromEither(replaceUnique(command.path, current.text, command.old_str, command.new_str))
+      const planned = yield* Effect.fromResult(replaceUnique(command.path, current.text, command.old_str, command.new_str))
       if (planned.text === current.text) return planned.result
       const once = Operations.occurrences(current.text, command.old_str) === 1
       yield* Operations.edit(root, {
@@ -592,7 +592,7 @@ export const make = Effect.gen(function*() {
     })
 
   const run = Effect.fn("MemoryToolBackend.run")(function*(root: MemoryRoot, input: unknown) {
-    const command = yield* fromEither(parseCommand(input))
+    const command = yield* Effect.fromResult(parseCommand(input))
     // `/memories` exists from the first command on, as after the reference's `init`
     yield* fs.makeDirectory(root.memoryDir).pipe(Effect.mapError(ioError))
     switch (command.command) {

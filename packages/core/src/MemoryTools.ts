@@ -20,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import * as NodePath from "node:path"
 import { type AgentTool, defineTool, ToolFailure } from "./Agent.js"
 import { Containment } from "./Containment.js"
@@ -111,6 +112,12 @@ export interface MemoryToolset {
   readonly ioFailures: Effect.Effect<ReadonlyArray<ToolIoFailure>>
 }
 
+/**
+ * A line number or count: a whole number above 0. Optional tool fields are `optionalKey` (absent, never `undefined`
+ * nor `null`): the input is JSON, and the JSON schema the model reads lists each as its plain type.
+ */
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+
 /** A path refused by the sandbox (becomes a `ToolRefusal` and an error answer). */
 class Refused extends Schema.TaggedError<Refused>()("Refused", {
   path: Schema.String,
@@ -168,7 +175,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   }
   const record = (change: MemoryChange) => Ref.update(changes, (all) => [...all, change])
   // Writes of one turn run in parallel; each reads, then writes: one at a time, so no edit is lost to another.
-  const mutation = yield* Effect.makeSemaphore(1)
+  const mutation = yield* Semaphore.make(1)
   const serialized = mutation.withPermits(1)
 
   // -------------------------------------------------------------------------------------------------------------
@@ -284,7 +291,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   /** What the model reads after a change: the memory, its index file, and what the memory is now. */
   const changeSummary = (op: string, key: string, scope: MemoryScope, after: string) => {
     const parsed = parseMemoryFile(after, key)
-    const what = Result.isSuccess(parsed) ? ` (${parsed.right.frontmatter.type}: ${parsed.right.frontmatter.name})` : ""
+    const what = Result.isSuccess(parsed) ? ` (${parsed.success.frontmatter.type}: ${parsed.success.frontmatter.name})` : ""
     const indexFile = scope === "team" ? `${TEAM_DIR}/${INDEX_FILE}` : INDEX_FILE
     return `${op} ${key} and its line in ${indexFile}${what}`
   }
@@ -327,9 +334,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     description: "List the files of the memory directory (or of one sub-directory), with each memory's type and " +
       "description. Hidden entries are not shown.",
     input: Schema.Struct({
-      dir: Schema.optional(Schema.String).annotations({
+      dir: Schema.optionalKey(Schema.String.annotate({
         description: "Sub-directory relative to the memory directory; default: all of it"
-      })
+      }))
     }),
     run: ({ dir }) =>
       sandboxed(
@@ -367,9 +374,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     description: "Read a file of the memory directory (a memory, MEMORY.md or a daily log). Paths are relative to " +
       "the memory directory.",
     input: Schema.Struct({
-      path: Schema.String.annotations({ description: "e.g. feedback_testing.md" }),
-      offset: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({ description: "first line, 1-based" }),
-      limit: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({ description: "lines to read" })
+      path: Schema.String.annotate({ description: "e.g. feedback_testing.md" }),
+      offset: Schema.optionalKey(PositiveInt.annotate({ description: "first line, 1-based" })),
+      limit: Schema.optionalKey(PositiveInt.annotate({ description: "lines to read" }))
     }),
     run: ({ limit, offset, path: key }) =>
       sandboxed(
@@ -394,8 +401,8 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       "description, type: user | feedback | project | reference). Its line in MEMORY.md is added or updated for " +
       "you: never write MEMORY.md yourself.",
     input: Schema.Struct({
-      path: Schema.String.annotations({ description: "relative .md path, e.g. feedback_testing.md" }),
-      content: Schema.String.annotations({ description: "the whole file: frontmatter, blank line, body" })
+      path: Schema.String.annotate({ description: "relative .md path, e.g. feedback_testing.md" }),
+      content: Schema.String.annotate({ description: "the whole file: frontmatter, blank line, body" })
     }),
     run: ({ content, path: key }) =>
       sandboxed("memory_write", key, serialized(writeWhole("memory_write", key, content)))
@@ -424,9 +431,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       "still be a valid memory with frontmatter; its MEMORY.md line follows the new description.",
     input: Schema.Struct({
       path: Schema.String,
-      old_string: Schema.String.pipe(Schema.minLength(1)),
+      old_string: Schema.String.check(Schema.isMinLength(1)),
       new_string: Schema.String,
-      replace_all: Schema.optional(Schema.Boolean)
+      replace_all: Schema.optionalKey(Schema.Boolean)
     }),
     run: (input) =>
       sandboxed(
@@ -445,7 +452,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           const current = yield* readMemory("memory_edit", input.path)
           if (Option.isNone(current)) return yield* fail(`no file ${input.path.trim()}: create it with memory_write`)
           // Checked before anything is kept: an edit that names no one place leaves no backup behind.
-          const planned = yield* Operations.planEdit(input.path.trim(), current.value, edit).pipe(
+          const planned = yield* Effect.fromResult(Operations.planEdit(input.path.trim(), current.value, edit)).pipe(
             Effect.mapError((error) => new ToolFailure({ message: error.message }))
           )
           if (isIndexKey(input.path)) return yield* editIndex(input.path, current.value, planned.text)
@@ -520,8 +527,8 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         "project root.",
       input: Schema.Struct({
         path: Schema.String,
-        offset: Schema.optional(Schema.Int.pipe(Schema.positive())),
-        limit: Schema.optional(Schema.Int.pipe(Schema.positive()))
+        offset: Schema.optionalKey(PositiveInt),
+        limit: Schema.optionalKey(PositiveInt)
       }),
       run: ({ limit, offset, path: key }) =>
         sandboxed(
@@ -557,7 +564,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     const listDir = defineTool({
       name: "list_dir",
       description: "List a directory of the project (read-only): sub-directories end with /.",
-      input: Schema.Struct({ path: Schema.optional(Schema.String) }),
+      input: Schema.Struct({ path: Schema.optionalKey(Schema.String) }),
       run: ({ path: key }) =>
         sandboxed(
           "list_dir",
@@ -579,9 +586,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       description: "Search the project's text files for a regular expression (read-only). Skips .git, " +
         "node_modules, symlinks, binary and large files. Answers path:line: text.",
       input: Schema.Struct({
-        pattern: Schema.String.pipe(Schema.minLength(1)),
-        path: Schema.optional(Schema.String).annotations({ description: "directory or file; default: the root" }),
-        ignore_case: Schema.optional(Schema.Boolean)
+        pattern: Schema.String.check(Schema.isMinLength(1)),
+        path: Schema.optionalKey(Schema.String.annotate({ description: "directory or file; default: the root" })),
+        ignore_case: Schema.optionalKey(Schema.Boolean)
       }),
       run: (input) =>
         sandboxed(
@@ -613,7 +620,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
               )
               if (looksBinary(text)) continue
               if (!search.scan(toPosix(NodePath.relative(located.realRoot, file)), text)) break
-              yield* Effect.yieldNow()
+              yield* Effect.yieldNow
             }
             return search.render()
           })
