@@ -13,7 +13,8 @@
  * replace by `<sandbox>`), so the same trial sends the same requests on any machine.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Agent from "@memdir/core/Agent"
 import { snapshotMemoryDir } from "@memdir/core/Dream"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
@@ -133,10 +134,10 @@ export const prepareAgentSuite = (suite: ModelSuiteLoaded, catalog: SectionCatal
           index: loaded,
           templates: { [suite.section]: templates.get(spec.variant)! }
         })
-        if (Result.isFailure(memoryPrompt)) return yield* Effect.dieMessage(memoryPrompt.left)
+        if (Result.isFailure(memoryPrompt)) return yield* Effect.die(new Error(memoryPrompt.failure))
         const system = `${
           agentPreamble({ projectDir: sandbox.projectDir, today: new Date(nowMs).toISOString().slice(0, 10) })
-        }\n\n${memoryPrompt.right}`
+        }\n\n${memoryPrompt.success}`
         const recalled = yield* recallFor(scenario, sandbox.memoryDir, nowMs)
         const task = scenario.task ?? ""
         const messages: Array<Anthropic.MessageParam> = [
@@ -154,8 +155,8 @@ export const prepareAgentSuite = (suite: ModelSuiteLoaded, catalog: SectionCatal
           maxTokens: suite.maxTokens,
           temperature: 1
         }).pipe(inTrial({ trial: trialKey, sandboxRoot: sandbox.root }), Effect.result)
-        if (Result.isFailure(run)) return { scores: [], error: run.left.message } satisfies TrialOutcome
-        const result = run.right
+        if (Result.isFailure(run)) return { scores: [], error: run.failure.message } satisfies TrialOutcome
+        const result = run.success
         const after = yield* snapshotTexts(sandbox.memoryDir)
         const outcome: RunOutcome = {
           finalText: result.finalText,

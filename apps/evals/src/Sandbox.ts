@@ -2,7 +2,8 @@
  * A scenario's world on disk: the memory directory (files with their ages in days before the scenario's "now",
  * and MEMORY.md) and the small project, in a scratch directory that lives as long as the trial's scope.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { serializeFrontmatter } from "@memdir/core/Frontmatter"
 import { formatIndexEntry } from "@memdir/core/Memory"
 import type { MemoryType } from "@memdir/core/Memory"

@@ -61,7 +61,7 @@ const loadDirectory = (dir: string) =>
     for (const m of candidates) {
       const text = fs.readFileSync(m.absolutePath, "utf8")
       const parsed = parseMemoryFile(text, m.path)
-      bodies.set(m.path, Result.isSuccess(parsed) ? parsed.right.body : text)
+      bodies.set(m.path, Result.isSuccess(parsed) ? parsed.success.body : text)
     }
     const directory: LabelledDirectory = { dir, candidates, bodies }
     return directory
