@@ -16,7 +16,7 @@ export const ensureMemoryDir = (memoryDir: string) =>
       // Node's recursive mkdir answers ENOENT where the last directory cannot be made (EROFS, EACCES, …): one
       // plain mkdir of it names the real cause (still ENOENT when a parent is missing)
       Effect.catchIf(
-        (error) => error._tag === "SystemError" && error.reason === "NotFound",
+        (error) => error.reason._tag === "NotFound",
         () => fs.makeDirectory(memoryDir, { mode: DIR_MODE })
       )
     )

@@ -4,12 +4,12 @@
  * module, so `path` and `init` (`locationHandler` in `Common.ts`) never load it, nor `GitAges`
  * (docs/architecture.md#start-up).
  */
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
 import * as GitAges from "@memdir/core/GitAges"
 import * as Memdir from "@memdir/core/Memdir"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
@@ -22,9 +22,9 @@ import { checkCwd, CommandFlags, type CommandLayerOptions, flagOptions } from ".
  */
 export const cliLayer: Layer.Layer<
   Memdir.MemdirServices,
-  ConfigError.ConfigError,
-  CommandFlags | FileSystem.FileSystem | Path.Path | CommandExecutor
-> = Layer.unwrapEffect(
+  Config.ConfigError,
+  CommandFlags | FileSystem.FileSystem | Path.Path | ChildProcessSpawner
+> = Layer.unwrap(
   Effect.map(CommandFlags, (flags) =>
     // A memory directory kept in git keeps its ages (commit times cached by HEAD; docs/file-format.md).
     Memdir.layer({ gitAges: GitAges.layerLive, ...flags.layer, ...flagOptions(flags) }))

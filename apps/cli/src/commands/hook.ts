@@ -5,8 +5,8 @@
  * a defect, a run over its time guard) ends with exit 0 and no output, the reason on stderr (which Claude Code
  * shows only in verbose mode).
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as HookSessionState from "@memdir/core/HookSessionState"
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
@@ -14,7 +14,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Option from "effect/Option"
-import { common } from "../Common.js"
+import { common, switchFlag } from "../Common.js"
 import { sessionStart, sessionStop, userPromptSubmit } from "../hooks/HookHandlers.js"
 import { HOOK_INPUT_MAX_BYTES, type HookInput, type HookOutput, parseHookInput } from "../hooks/HookInput.js"
 import { memdirHandler } from "../Services.js"
@@ -71,12 +71,12 @@ const say = (line: string) => Console.error(`memdir hook: ${line}`)
 const dispatch = (input: HookInput, wantsModel: boolean) =>
   Effect.gen(function*() {
     const sessionId = HookSessionState.decodeSessionId(input.session_id)
-    if (Result.isFailure(sessionId)) return yield* Effect.fail(sessionId.left)
+    if (Result.isFailure(sessionId)) return yield* Effect.fail(sessionId.failure)
     switch (input.hook_event_name) {
       case "SessionStart":
         return yield* sessionStart(input)
       case "UserPromptSubmit":
-        return yield* userPromptSubmit(input, sessionId.right, { wantsModel })
+        return yield* userPromptSubmit(input, sessionId.success, { wantsModel })
       case "Stop":
       case "SessionEnd":
         return yield* sessionStop(input)
@@ -87,10 +87,10 @@ const answerHook = (wantsModel: boolean) =>
   Effect.gen(function*() {
     const parsed = parseHookInput(yield* readHookStdin)
     if (Result.isFailure(parsed)) {
-      const problem = parsed.left
+      const problem = parsed.failure
       return yield* problem._tag === "OtherEvent" ? Effect.void : say(`${problem.detail}; answered with nothing`)
     }
-    const output: Option.Option<HookOutput> = yield* dispatch(parsed.right, wantsModel).pipe(
+    const output: Option.Option<HookOutput> = yield* dispatch(parsed.success, wantsModel).pipe(
       Effect.provide(HookSessionState.layer)
     )
     if (Option.isSome(output)) yield* Console.log(JSON.stringify(output.value))
@@ -117,22 +117,22 @@ export const hookCommand = Command.make(
   "hook",
   {
     ...common,
-    selector: Options.choice("selector", ["offline", "model", "auto"]).pipe(
-      Options.withDescription(
+    selector: Flag.Literals("selector", ["offline", "model", "auto"]).pipe(
+      Flag.withDescription(
         "Who picks memories on UserPromptSubmit: offline (default: no network, fast), model, or auto (model when a " +
           "key is configured); model and auto only while automaticModelCalls is on (docs/configuration.md)"
       ),
-      Options.withDefault("offline" as const)
+      Flag.withDefault("offline" as const)
     ),
-    background: Options.boolean("background").pipe(
-      Options.withDescription("Internal: the detached extraction + dream job a Stop/SessionEnd hook starts")
+    background: switchFlag("background").pipe(
+      Flag.withDescription("Internal: the detached extraction + dream job a Stop/SessionEnd hook starts")
     )
   },
   (args) => {
     const handled = memdirHandler(
       (
         a: typeof args
-      ): Effect.Effect<void, unknown, Effect.Effect.Context<typeof runBackground | ReturnType<typeof answerHook>>> =>
+      ): Effect.Effect<void, unknown, Effect.Services<typeof runBackground | ReturnType<typeof answerHook>>> =>
         a.background ? runBackground : answerHook(a.selector !== "offline"),
       // model or auto only while the project's automaticModelCalls switch is on (set per prompt by the handler)
       (a) => ({

@@ -4,15 +4,16 @@
  * — merging with what is there (`hooks/HookConfig.ts`). The file is written atomically (a temp file beside it, then
  * a rename; through a symlink, the file it points to), and a malformed file is refused before anything is written.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import { FileSystem, Path } from "@effect/platform"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import { AgentConfigError, MemoryIoError } from "@memdir/core/Errors"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as NodeOs from "node:os"
-import { common, jsonOption, locate, locationHandler } from "../Common.js"
+import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import {
   askAutomaticModelCalls,
@@ -24,19 +25,19 @@ import {
 } from "../ModelCalls.js"
 import { printJson } from "../Output.js"
 
-const agentOption = Options.choice("agent", ["claude", "codex"]).pipe(
-  Options.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")
+const agentOption = Flag.Literals("agent", ["claude", "codex"]).pipe(
+  Flag.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")
 )
-const projectOption = Options.boolean("project").pipe(
-  Options.withDescription(
+const projectOption = switchFlag("project").pipe(
+  Flag.withDescription(
     "The project's file (<git root>/.claude/settings.json or <git root>/.codex/hooks.json, read in a trusted project)"
   )
 )
-const userOption = Options.boolean("user").pipe(
-  Options.withDescription("Your user file (~/.claude/settings.json or $CODEX_HOME/hooks.json, ~/.codex/): the default")
+const userOption = switchFlag("user").pipe(
+  Flag.withDescription("Your user file (~/.claude/settings.json or $CODEX_HOME/hooks.json, ~/.codex/): the default")
 )
-const dryRunOption = Options.boolean("dry-run").pipe(
-  Options.withDescription("Print the change as a diff; write nothing")
+const dryRunOption = switchFlag("dry-run").pipe(
+  Flag.withDescription("Print the change as a diff; write nothing")
 )
 
 /** Where an agent keeps its hook configuration, per scope. */
@@ -143,7 +144,7 @@ const settleModelCalls = (
   })
 
 const modelCallsOption = <A extends "on" | "off">(choices: ReadonlyArray<A>, description: string) =>
-  Options.choice("model-calls", choices).pipe(Options.withDescription(description), Options.optional)
+  Flag.Literals("model-calls", choices).pipe(Flag.withDescription(description), Flag.optional)
 
 const run = (
   action: Action,
@@ -218,11 +219,11 @@ const installCommand = Command.make(
     project: projectOption,
     user: userOption,
     dryRun: dryRunOption,
-    command: Options.text("command").pipe(
-      Options.withDescription(
+    command: Flag.String("command").pipe(
+      Flag.withDescription(
         `The command the hooks run (default: "${HookConfig.DEFAULT_COMMAND}"; memdir's \`hook\`, options after it)`
       ),
-      Options.optional
+      Flag.optional
     ),
     modelCalls: modelCallsOption(
       ["on", "off"],

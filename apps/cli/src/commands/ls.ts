@@ -1,4 +1,4 @@
-import * as Command from "@effect/cli/Command"
+import * as Command from "effect/cli/Command"
 import { isoTime, sortNewestWrittenFirst, writtenAtOf } from "@memdir/core/MemoryAge"
 import { Scanner } from "@memdir/core/Scanner"
 import { Staleness } from "@memdir/core/Staleness"

@@ -1,4 +1,4 @@
-import * as Command from "@effect/cli/Command"
+import * as Command from "effect/cli/Command"
 import type { RefusedSettings } from "@memdir/core/Settings"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"

@@ -1,4 +1,4 @@
-import * as Command from "@effect/cli/Command"
+import * as Command from "effect/cli/Command"
 import { MemoryIndex } from "@memdir/core/MemoryIndex"
 import { loadPinned } from "@memdir/core/Pins"
 import { buildMemoryPrompt } from "@memdir/core/Prompt"

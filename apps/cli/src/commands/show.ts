@@ -1,5 +1,5 @@
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
 import { InvalidMemoryInputError, type MemoryIoError } from "@memdir/core/Errors"
 import { MemoryFs } from "@memdir/core/MemoryFs"
 import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
@@ -35,7 +35,7 @@ export const showCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    file: Args.text({ name: "FILE" }).pipe(Args.withDescription("Memory file, relative to the memory directory"))
+    file: Argument.String("FILE").pipe(Argument.withDescription("Memory file, relative to the memory directory"))
   },
   memdirHandler(({ cwd, file, json }) =>
     Effect.gen(function*() {
