@@ -13,7 +13,9 @@ import { memoryTypes } from "../src/Memory.js"
 
 const parsed = (text: string, path = "feedback_testing.md"): ParsedFrontmatter => {
   const result = parseFrontmatter(text, path)
-  if (Result.isFailure(result)) assert.fail(`expected a header, got ${result.failure.reason}: ${result.failure.message}`)
+  if (Result.isFailure(result)) {
+    assert.fail(`expected a header, got ${result.failure.reason}: ${result.failure.message}`)
+  }
   return result.success
 }
 
@@ -305,9 +307,21 @@ const trickyPieces = [
   "---",
   "..."
 ]
-const trickyText = FastCheck.array(FastCheck.constantFrom(...trickyPieces), { maxLength: 10 }).map((pieces) => pieces.join(""))
+const trickyText = FastCheck.array(FastCheck.constantFrom(...trickyPieces), { maxLength: 10 }).map((pieces) =>
+  pieces.join("")
+)
 const keyArbitrary = FastCheck.oneof(
-  FastCheck.constantFrom("name", "description", "type", "originSessionId", "node_type", "TRUE", "null", "__proto__", "a b"),
+  FastCheck.constantFrom(
+    "name",
+    "description",
+    "type",
+    "originSessionId",
+    "node_type",
+    "TRUE",
+    "null",
+    "__proto__",
+    "a b"
+  ),
   FastCheck.stringMatching(/^[A-Za-z_][A-Za-z0-9_-]{0,6}$/)
 )
 /** Plain text the fast path must accept: words, inner punctuation, unicode. */
@@ -338,8 +352,12 @@ const escapes = [
 ]
 const quotedPiece = FastCheck.oneof(trickyText, safeWord, safeWord)
 const quotedValue = FastCheck.oneof(
-  FastCheck.array(FastCheck.oneof(quotedPiece, FastCheck.constantFrom(...escapes)), { maxLength: 4 }).map((parts) => `"${parts.join("")}"`),
-  FastCheck.array(FastCheck.oneof(quotedPiece, FastCheck.constant("''")), { maxLength: 4 }).map((parts) => `'${parts.join("")}'`)
+  FastCheck.array(FastCheck.oneof(quotedPiece, FastCheck.constantFrom(...escapes)), { maxLength: 4 }).map((parts) =>
+    `"${parts.join("")}"`
+  ),
+  FastCheck.array(FastCheck.oneof(quotedPiece, FastCheck.constant("''")), { maxLength: 4 }).map((parts) =>
+    `'${parts.join("")}'`
+  )
 )
 const value = FastCheck.oneof(
   { weight: 3, arbitrary: trickyText },
@@ -353,10 +371,13 @@ const flatLine = FastCheck.tuple(
   FastCheck.oneof({ weight: 5, arbitrary: value }, { weight: 1, arbitrary: FastCheck.constant("") }),
   FastCheck.constantFrom("", " ", "  ")
 ).map(([indent, key, colon, value, trailing]) => `${indent}${key}${colon}${value}${trailing}`)
-const flatBlock = FastCheck.array(FastCheck.oneof({ weight: 8, arbitrary: flatLine }, { weight: 1, arbitrary: FastCheck.constant("") }), {
-  minLength: 1,
-  maxLength: 8
-}).map((all) => all.join("\n"))
+const flatBlock = FastCheck.array(
+  FastCheck.oneof({ weight: 8, arbitrary: flatLine }, { weight: 1, arbitrary: FastCheck.constant("") }),
+  {
+    minLength: 1,
+    maxLength: 8
+  }
+).map((all) => all.join("\n"))
 /** Well-formed shapes the fast path handles: top-level entries and `key:` maps one level deep. */
 const entry = (indent: string) =>
   FastCheck.tuple(keyArbitrary, value, FastCheck.constantFrom("", " ")).map(([key, v, trailing]) =>
@@ -384,7 +405,11 @@ describe("the fast path agrees with the YAML parser", () => {
         const fast = parseFlatBlock(block)
         if (fast === undefined) return
         const yaml = parseYamlBlock(block)
-        assert.strictEqual(yaml._tag, "Parsed", `YAML rejected a block the fast path accepted: ${JSON.stringify(block)}`)
+        assert.strictEqual(
+          yaml._tag,
+          "Parsed",
+          `YAML rejected a block the fast path accepted: ${JSON.stringify(block)}`
+        )
         if (yaml._tag === "Parsed") {
           assert.deepStrictEqual(yaml.repairs, [])
           // An empty document is `undefined` to YAML and an empty map to both readers.
@@ -426,7 +451,10 @@ describe("the fast path agrees with the YAML parser", () => {
 
 /** Any UTF-16 text, lone surrogates included, mixed with the tricky pieces. */
 const anyText = FastCheck.array(
-  FastCheck.oneof(FastCheck.constantFrom(...trickyPieces), FastCheck.integer({ min: 0, max: 0xFFFF }).map((c) => String.fromCharCode(c))),
+  FastCheck.oneof(
+    FastCheck.constantFrom(...trickyPieces),
+    FastCheck.integer({ min: 0, max: 0xFFFF }).map((c) => String.fromCharCode(c))
+  ),
   { maxLength: 12 }
 ).map((pieces) => pieces.join(""))
 const fieldText = anyText.map((s) => s.trim()).filter((s) => s.length > 0)

@@ -1,10 +1,10 @@
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "fast-check"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as FastCheck from "fast-check"
 import { spawnSync } from "node:child_process"
 import { TEMP_FILE_PATTERN } from "../src/internal/fs/leftovers.js"
 import { acquireLock, releaseLock } from "../src/internal/fs/lock.js"
@@ -132,23 +132,26 @@ describe("truncateIndex (pure)", () => {
   ) => parts.join("\n") + (trailing ? "\n" : ""))
 
   it("for any text, the loaded part is a prefix within both caps, and the warning is present iff cut", () => {
-    FastCheck.assert(FastCheck.property(indexText, (text) => {
-    const result = truncateIndex(text)
-    assert.isTrue(text.startsWith(result.kept))
-    assert.isAtMost(countLines(result.kept), INDEX_MAX_LINES)
-    assert.isAtMost(utf8ByteLength(result.kept), INDEX_MAX_BYTES)
-    const over = countLines(text) > INDEX_MAX_LINES || utf8ByteLength(text) > INDEX_MAX_BYTES
-    if (over) {
-      assert.isDefined(result.warning)
-      assert.isTrue(result.content.startsWith(result.kept))
-      assert.isTrue(result.content.endsWith(`> ${result.warning}\n`))
-      // Only the warning (and the blank line before it) is added.
-      assert.isAtMost(result.content.length - result.kept.length, result.warning!.length + 5)
-    } else {
-      assert.isUndefined(result.warning)
-      assert.strictEqual(result.content, text)
-    }
-  }), { numRuns: 150 })
+    FastCheck.assert(
+      FastCheck.property(indexText, (text) => {
+        const result = truncateIndex(text)
+        assert.isTrue(text.startsWith(result.kept))
+        assert.isAtMost(countLines(result.kept), INDEX_MAX_LINES)
+        assert.isAtMost(utf8ByteLength(result.kept), INDEX_MAX_BYTES)
+        const over = countLines(text) > INDEX_MAX_LINES || utf8ByteLength(text) > INDEX_MAX_BYTES
+        if (over) {
+          assert.isDefined(result.warning)
+          assert.isTrue(result.content.startsWith(result.kept))
+          assert.isTrue(result.content.endsWith(`> ${result.warning}\n`))
+          // Only the warning (and the blank line before it) is added.
+          assert.isAtMost(result.content.length - result.kept.length, result.warning!.length + 5)
+        } else {
+          assert.isUndefined(result.warning)
+          assert.strictEqual(result.content, text)
+        }
+      }),
+      { numRuns: 150 }
+    )
   })
 })
 

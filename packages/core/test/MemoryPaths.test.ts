@@ -1,12 +1,12 @@
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
-import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodePath from "node:path"
 import type { InvalidMemoryDirError } from "../src/Errors.js"
@@ -145,7 +145,8 @@ describe("validateMemoryDirOverride", () => {
 
   it("on Windows: refuses drive and UNC roots and drive-relative paths; accepts and expands the rest", () => {
     const win = (value: string) => validateMemoryDirOverrideWith(NodePath.win32, value, "test", "C:\\Users\\alex")
-    const reason = (value: string) => Result.match(win(value), { onFailure: (e) => e.reason, onSuccess: () => "accepted" })
+    const reason = (value: string) =>
+      Result.match(win(value), { onFailure: (e) => e.reason, onSuccess: () => "accepted" })
     assert.strictEqual(reason("C:\\"), "filesystem-root")
     assert.strictEqual(reason("\\\\server\\share\\"), "filesystem-root")
     assert.strictEqual(reason("C:memory"), "relative")
@@ -316,7 +317,7 @@ const resolveIn = (config: Record<string, string>, cwd: string, overrides: Parti
       memoryPathsLayer.pipe(
         Layer.provide(Layer.merge(GitRoot.layer, settingsLayerWith(overrides))),
         Layer.provide(MemoryFs.layer),
-        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(config))))),
+        Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: config }))),
         Layer.orDie
       )
     )
@@ -439,9 +440,9 @@ layer(NodeServices.layer)("MemoryPaths.resolve (real git, real files)", (it) => 
       yield* writeJson(files.local, { autoMemoryDirectory: "~/.." })
       const refusal = (effect: ReturnType<typeof resolveIn>) =>
         Effect.flip(effect).pipe(
-          Effect.filterOrDieMessage(
+          Effect.filterOrElse(
             (error): error is InvalidMemoryDirError => error._tag === "InvalidMemoryDirError",
-            "expected an InvalidMemoryDirError"
+            () => Effect.die(new Error("expected an InvalidMemoryDirError"))
           ),
           Effect.map((error) => [error.reason, error.source])
         )

@@ -18,10 +18,10 @@ import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
-import * as FastCheck from "fast-check"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -100,7 +100,10 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
     const before = snapshot(s.base)
     const bounded = <A, E>(what: string, effect: Effect.Effect<A, E>) =>
       Effect.result(effect).pipe(
-        Effect.timeoutFail({ duration: HANG, onTimeout: () => new Error(`${what}: no answer within 20 seconds`) })
+        Effect.timeoutOrElse({
+          duration: HANG,
+          orElse: () => Effect.fail(new Error(`${what}: no answer within 20 seconds`))
+        })
       )
     // the pool's memories first, so removes and renames find something to act on
     const seeds: ReadonlyArray<Operation> = POOL.filter((key) => teamEnabled || !key.startsWith("team/")).map((
@@ -111,8 +114,9 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
       const at = `operation ${i} ${JSON.stringify(operation)}`
       if (operation.op === "remove") {
         const removed = yield* bounded(at, store.remove(root, keyOf(operation.at)))
-        if (Result.isFailure(removed)) assert.isTrue(TYPED.has(removed.failure._tag), `${at}: ${String(removed.failure)}`)
-        else if (operation.at.team) assert.strictEqual(removed.success.scope, "team", `${at}: removed from team/`)
+        if (Result.isFailure(removed)) {
+          assert.isTrue(TYPED.has(removed.failure._tag), `${at}: ${String(removed.failure)}`)
+        } else if (operation.at.team) assert.strictEqual(removed.success.scope, "team", `${at}: removed from team/`)
         continue
       }
       const target = operation.op === "write" ? operation.at : operation.to

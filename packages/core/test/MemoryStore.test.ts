@@ -3,14 +3,14 @@
  * team writes), and the attacks of issue 13 it closes (FIFOs, links out, control characters, `--file` into
  * memdir's own state), on real temp directories, real FIFOs and real symlinks.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { execFileSync } from "node:child_process"
 import type { AgentTool } from "../src/Agent.js"
 import * as Containment from "../src/Containment.js"
@@ -62,7 +62,7 @@ const toolsFor = (options: MemoryTools.MemoryToolsOptions) =>
     const call = (name: string, input: unknown) =>
       Effect.gen(function*() {
         const tool: AgentTool | undefined = toolset.tools.find((t) => t.definition.name === name)
-        if (tool === undefined) return yield* Effect.dieMessage(`no tool ${name}`)
+        if (tool === undefined) return yield* Effect.die(new Error(`no tool ${name}`))
         return yield* tool.run(input)
       })
     return { ...toolset, call }
@@ -71,7 +71,10 @@ const toolsFor = (options: MemoryTools.MemoryToolsOptions) =>
 const read = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file))
 const exists = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(file))
 const tagsOf = (text: string) =>
-  Result.match(parseMemoryFile(text, "x.md"), { onFailure: () => undefined, onSuccess: (p) => p.frontmatter.extra.tags })
+  Result.match(parseMemoryFile(text, "x.md"), {
+    onFailure: () => undefined,
+    onSuccess: (p) => p.frontmatter.extra.tags
+  })
 
 describe("MemoryStore: a team write from an agent's memory_write obeys the team rules", () => {
   it.effect("a fake AWS key is refused exactly like `memdir team write` (SecretDetectedError), nothing written", () =>
@@ -106,7 +109,7 @@ describe("MemoryStore: a team write from an agent's memory_write obeys the team 
           latch.observe(tools.call("memory_write", { path: "team/reference_tracker.md", content }))
         )
         yield* latch.waiting
-        assert.isTrue((yield* Fiber.poll(fiber))._tag === "None", "the write went on while the team lock was held")
+        assert.isUndefined(fiber.pollUnsafe(), "the write went on while the team lock was held")
         assert.isFalse(yield* exists(`${memoryDir}/team/reference_tracker.md`))
         yield* releaseLock(held)
         const result = yield* Fiber.join(fiber)
@@ -704,9 +707,11 @@ const diskFull = () => {
           full.all || (full.index && path.endsWith("/MEMORY.md")) ?
             noSpace("write", path) :
             live.writeFileAtomic(path, data, options).pipe(
-              Effect.tap(() => {
-                if (full.afterWriteOf !== undefined && path.endsWith(full.afterWriteOf)) full.all = true
-              })
+              Effect.tap(() =>
+                Effect.sync(() => {
+                  if (full.afterWriteOf !== undefined && path.endsWith(full.afterWriteOf)) full.all = true
+                })
+              )
             ),
         remove: (path) => full.all ? noSpace("remove", path) : live.remove(path)
       }))

@@ -1,9 +1,9 @@
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import { execFileSync } from "node:child_process"
 import type * as NodeFs from "node:fs"
 import { createRequire, syncBuiltinESMExports } from "node:module"
@@ -49,7 +49,7 @@ const toolsetFor = (options: MemoryToolsOptions) =>
     const call = (name: string, input: unknown) =>
       Effect.gen(function*() {
         const tool: AgentTool | undefined = toolset.tools.find((t) => t.definition.name === name)
-        if (tool === undefined) return yield* Effect.dieMessage(`no tool ${name}`)
+        if (tool === undefined) return yield* Effect.die(new Error(`no tool ${name}`))
         return yield* tool.run(input)
       })
     return { ...toolset, call }
@@ -358,7 +358,7 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
       const { memoryDir } = yield* sandbox
       const calls: Array<string> = []
       const store = new Map<string, string>()
-      const guard: TeamGuard["Type"] = {
+      const guard: TeamGuard["Service"] = {
         resolve: (_teamDir, key) =>
           key.includes("..") ?
             Effect.fail(new PathTraversalError({ key, reason: "escapes-root" })) :
@@ -498,7 +498,8 @@ describe("MemoryTools: reading and listing memory", () => {
             readFileMany: (paths, options) =>
               Effect.suspend(() => (statted.push(...paths), live.readFileMany(paths, options))),
             walk: (root, options) =>
-              Effect.tap(live.walk(root, options), (entries) => statted.push(...entries.map((e) => e.absolute)))
+              Effect.tap(live.walk(root, options), (entries) =>
+                Effect.sync(() => statted.push(...entries.map((e) => e.absolute))))
           }))
       ).pipe(Layer.provide(MemoryFs.layer))
       const countedServices = MemoryStore.layerWithContainment.pipe(

@@ -25,7 +25,8 @@ import * as Model from "../src/Model.js"
 // Helpers
 // ---------------------------------------------------------------------------------------------------------------
 
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromJson(env))
+const withEnv = (env: Record<string, string>) =>
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
 
 /** The live model from an explicit environment, with a fast retry policy (the policy itself is tested below). */
 const liveModel = (env: Record<string, string>, retry: Partial<Model.RetryOptions> = {}) =>

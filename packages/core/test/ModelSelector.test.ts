@@ -8,8 +8,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -274,8 +274,8 @@ const liveSelector = (server: Server.MessagesApiServerService, env: Record<strin
   ModelSelector.layer.pipe(
     Layer.provide(Model.layerWith({ retry: { baseDelay: Duration.millis(5), maxDelay: Duration.millis(20) } })),
     Layer.provide(
-      Layer.setConfigProvider(
-        ConfigProvider.fromJson({ ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url, ...env })
+      ConfigProvider.layer(
+        ConfigProvider.fromEnv({ env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url, ...env } })
       )
     )
   )

@@ -5,11 +5,11 @@
  * exactly one occurrence (or `replaceAll`), a missing, repeated or unchanged text refused with nothing written, and
  * a change landing between the edit's read and its write refused, never overwritten.
  */
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
 import type { EditMatchError } from "../src/Errors.js"
@@ -76,8 +76,8 @@ const scratch = (teamEnabled = true) =>
   })
 
 /** A result is what its Schema says (the doors encode it as their wire's JSON). */
-const conforms = <A, I>(schema: Schema.Schema<A, I>, value: unknown) =>
-  assert.doesNotThrow(() => Schema.validateSync(schema)(value))
+const conforms = <S extends Schema.Top>(schema: S, value: unknown) =>
+  assert.doesNotThrow(() => Schema.decodeUnknownSync(Schema.toType(schema))(value))
 
 const testing = {
   type: "feedback" as const,

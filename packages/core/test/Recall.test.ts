@@ -1,16 +1,15 @@
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "fast-check"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import * as NodeFs from "node:fs"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -227,7 +226,7 @@ describe("recall", () => {
       const result = yield* session.recall({ memoryDir: dir, query: "write a haiku about autumn leaves" })
       assert.deepStrictEqual(result.selected, [])
       assert.isUndefined(result.skipped)
-      const [event] = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(events, 1)))
+      const [event] = yield* Stream.runCollect(Stream.take(events, 1))
       assert.strictEqual(event!.candidates, 2)
       assert.strictEqual(event!.selected, 0)
       assert.strictEqual(event!.outcome, "delivered")

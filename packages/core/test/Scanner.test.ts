@@ -1,11 +1,11 @@
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
-import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { parseFrontmatter } from "../src/Frontmatter.js"
@@ -494,7 +494,10 @@ const readNewestSync = <A extends Dated>(
 
 describe("partial selection of the newest", () => {
   const dated = FastCheck.array(
-    FastCheck.record({ path: FastCheck.stringMatching(/^[a-d]{1,3}\.md$/), mtime: FastCheck.integer({ min: 0, max: 20 }) }),
+    FastCheck.record({
+      path: FastCheck.stringMatching(/^[a-d]{1,3}\.md$/),
+      mtime: FastCheck.integer({ min: 0, max: 20 })
+    }),
     { maxLength: 60 }
   ).map((items) => [...new Map(items.map((item) => [item.path, item])).values()])
   const sorted = <A extends { path: string; mtime: number }>(items: ReadonlyArray<A>) =>
@@ -601,49 +604,56 @@ describe("reading the newest heads in batches", () => {
       }),
       FastCheck.integer({ min: 0, max: 120 }),
       (kinds, limit) => {
-      const items = kinds.map((kind, rank) => ({ path: `m${String(rank).padStart(3, "0")}`, mtime: 1000 - rank, kind }))
-      const select = (count: number, olderThan: (typeof items)[number] | undefined) => newest(items, count, olderThan)
-      const one: Array<string> = []
-      readOneByOne(limit, select, (item) => {
-        one.push(item.path)
-        return item.kind
-      })
-      const batched: Array<string> = []
-      Effect.runSync(
-        readNewestBatched(
-          limit,
-          (count, olderThan: (typeof items)[number] | undefined) => Effect.sync(() => select(count, olderThan)),
-          (chunk) =>
-            Effect.sync(() => {
-              for (const item of chunk) batched.push(item.path)
-              return chunk.map((item) => item.kind)
-            })
+        const items = kinds.map((kind, rank) => ({
+          path: `m${String(rank).padStart(3, "0")}`,
+          mtime: 1000 - rank,
+          kind
+        }))
+        const select = (count: number, olderThan: (typeof items)[number] | undefined) => newest(items, count, olderThan)
+        const one: Array<string> = []
+        readOneByOne(limit, select, (item) => {
+          one.push(item.path)
+          return item.kind
+        })
+        const batched: Array<string> = []
+        Effect.runSync(
+          readNewestBatched(
+            limit,
+            (count, olderThan: (typeof items)[number] | undefined) => Effect.sync(() => select(count, olderThan)),
+            (chunk) =>
+              Effect.sync(() => {
+                for (const item of chunk) batched.push(item.path)
+                return chunk.map((item) => item.kind)
+              })
+          )
         )
-      )
-      assert.deepStrictEqual(batched, one)
-    }
+        assert.deepStrictEqual(batched, one)
+      }
     ))
   })
 })
 
 describe("reading heads from bytes", () => {
   it("gives what the string parser gives on the whole file", () => {
-    FastCheck.assert(FastCheck.property(headText, (text) => {
-    const bytes = Buffer.from(text, "utf8")
-    const buffer = Buffer.alloc(Scanner.FRONTMATTER_MAX_BYTES + 1)
-    let reads = 0
-    const fromBytes = readHead(buffer, (offset, length) => {
-      reads++
-      return bytes.copy(buffer, offset, offset, Math.min(bytes.length, offset + length))
-    }, "m.md")
-    assert.deepStrictEqual(
-      settle(fromBytes),
-      settle(parseFrontmatter(text, "m.md")),
-      JSON.stringify(text.slice(0, 300))
+    FastCheck.assert(
+      FastCheck.property(headText, (text) => {
+        const bytes = Buffer.from(text, "utf8")
+        const buffer = Buffer.alloc(Scanner.FRONTMATTER_MAX_BYTES + 1)
+        let reads = 0
+        const fromBytes = readHead(buffer, (offset, length) => {
+          reads++
+          return bytes.copy(buffer, offset, offset, Math.min(bytes.length, offset + length))
+        }, "m.md")
+        assert.deepStrictEqual(
+          settle(fromBytes),
+          settle(parseFrontmatter(text, "m.md")),
+          JSON.stringify(text.slice(0, 300))
+        )
+        // Never more reads than it takes to double from 4 KiB to the bound.
+        assert.isAtMost(reads, 6)
+      }),
+      { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1500) }
     )
-    // Never more reads than it takes to double from 4 KiB to the bound.
-    assert.isAtMost(reads, 6)
-  }), { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1500) })
   })
 })
 

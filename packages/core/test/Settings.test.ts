@@ -1,11 +1,11 @@
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { execFileSync } from "node:child_process"
 import {
   DEFAULT_POLICY_FILE,
@@ -26,8 +26,7 @@ const git = (cwd: string, ...args: Array<string>) =>
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" }
   })
 
-const withConfig = (config: Record<string, string>) =>
-  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(config))))
+const withConfig = (config: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnv({ env: config }))
 
 /** The live Settings layer over a fake environment (never the real HOME). */
 const liveSettings = (config: Record<string, string>, overrides: Partial<MemdirEnv> = {}) =>

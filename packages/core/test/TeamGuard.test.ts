@@ -9,9 +9,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
-import * as Layer from "effect/Layer"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -292,7 +292,10 @@ describe("reads", () => {
         const fifo = path.join(box.team, "pipe.md")
         mkfifo(fifo)
         const e = yield* refusal(readTeamFile(box.team, "pipe.md")).pipe(
-          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the read hung on a FIFO") }),
+          Effect.timeoutOrElse({
+            duration: "10 seconds",
+            orElse: () => Effect.fail(new Error("the read hung on a FIFO"))
+          }),
           Effect.ensuring(Effect.sync(() => releaseFifo(fifo)))
         )
         assert.strictEqual(e.reason, "not-regular-file")

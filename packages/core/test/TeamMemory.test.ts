@@ -3,14 +3,14 @@
  * on a real temp dir, the cross-check of private feedback against team feedback, the prompt's team section and
  * team recall. Every escape a broken guard would allow lands in the scratch tree, which the tests inspect.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import * as NodeFs from "node:fs"
 import * as GitRoot from "../src/GitRoot.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -122,7 +122,7 @@ describe("TeamMemory.layer", () => {
           ))
         )
       ),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
     )
 
   it.effect("resolves the switch, the team directory and the trusted remote from the settings files and env", () =>

@@ -4,10 +4,10 @@
  * plumbing, since porcelain refuses most of them). Every escape would land in the scratch tree, which the tests
  * inspect; the link "to /etc" is only ever a git object, never checked out.
  */
-import * as FileSystem from "effect/FileSystem"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"

@@ -1,12 +1,12 @@
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
-import { NodeServices, NodeFileSystem, NodePath } from "@effect/platform-node"
-import { SystemError } from "effect/PlatformError"
+import { NodeFileSystem, NodePath, NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as PlatformError from "effect/PlatformError"
 import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
-import * as Layer from "effect/Layer"
 import { parseMemoryFile } from "../src/Frontmatter.js"
 import { TEMP_FILE_PATTERN } from "../src/internal/fs/leftovers.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -388,8 +388,8 @@ const failingRename = Layer.effect(
       rename: (from, to) =>
         to.endsWith(".md") && !to.endsWith(INDEX_FILE)
           ? Effect.fail(
-            new SystemError({
-              reason: "Unknown",
+            PlatformError.systemError({
+              _tag: "Unknown",
               module: "FileSystem",
               method: "rename",
               pathOrDescriptor: to,
