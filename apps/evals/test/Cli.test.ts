@@ -2,7 +2,8 @@
  * The command line as a prompt engineer meets it: `evals list` fails on an invalid suite, a misspelt field is
  * named, the no-key error says whether the cassette exists, and `rerecord` leaves an unchanged cassette alone.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -12,12 +13,12 @@ import { rerecordSuite, runCommand } from "../src/Run.js"
 import { parseSuiteText } from "../src/Suite.js"
 import { demoSuite, runEvals } from "./fixtures.js"
 
-const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
 describe("suite parsing", () => {
   it("a misspelt patch field is named, not reported as the other kind of suite", () => {
     const parsed = parseSuiteText(demoSuite({ patchField: "heding" }))
     assert.isTrue(Result.isFailure(parsed))
-    const problems = Result.isFailure(parsed) ? parsed.left : []
+    const problems = Result.isFailure(parsed) ? parsed.failure : []
     assert.deepStrictEqual(problems.map((p) => p.path), ["variants[1].patch.heding"])
     assert.include(problems[0]!.message, "unknown field")
     assert.isDefined(problems[0]!.line)

@@ -6,7 +6,7 @@
  * the message says which request differs. Cassettes made with the scripted responder are re-recorded with
  * `pnpm evals rerecord` (no key); a cassette from a real model needs the key again.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
 import { NodeServices } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -19,7 +19,7 @@ import { summarize } from "../src/Results.js"
 import { runCommand } from "../src/Run.js"
 
 const evalsDir = fileURLToPath(new URL("../../../evals", import.meta.url))
-const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
 
 const suitesWithCassettes = fs.readdirSync(evalsDir).filter((name) =>
   fs.existsSync(path.join(evalsDir, name, "cassette.json"))

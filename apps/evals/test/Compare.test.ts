@@ -3,7 +3,8 @@
  * the matching (scenario, trial) pairs, and a gate that fails on a significant drop. The real case: a variant
  * deliberately worsened between two runs of the same suite.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"

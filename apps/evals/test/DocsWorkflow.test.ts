@@ -4,7 +4,8 @@
  * standing in for the key: CI has none), the paired line of step 3 in its output, the file step 4 names, and the
  * committed-cassette replay CI then does. If the page changes, this test reads the new text.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"

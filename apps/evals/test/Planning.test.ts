@@ -2,7 +2,8 @@
  * Planning trials (how many detect a difference at 80% power; stopping once the intervals are narrow enough) and
  * the progress line (per-variant counts and the time left).
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"

@@ -3,7 +3,8 @@
  * built-in variant is found with the catalog's lookup, and a suite's own text is rendered by core with the slots the
  * program fills (an unknown slot is refused when the suite is loaded).
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { type LoadedIndex, truncateIndex } from "@memdir/core/MemoryIndex"
@@ -63,7 +64,7 @@ describe("the evals' sections are core's prompt catalog", () => {
       const fromCatalog = Result.getFailure(lookupVariant(id, "nope"))
       assert.isTrue(Result.isFailure(unknown) && fromCatalog._tag === "Some", id)
       if (Result.isFailure(unknown) && fromCatalog._tag === "Some") {
-        assert.include(unknown.left[0]!.message, `(known: ${fromCatalog.value.known.join(", ")})`)
+        assert.include(unknown.failure[0]!.message, `(known: ${fromCatalog.value.known.join(", ")})`)
       }
     }
   })
@@ -88,16 +89,16 @@ describe("the evals' sections are core's prompt catalog", () => {
     const text = resolveVariant(recallTrust, { text: "## Check\n\nToday is {{today}}; see {{memoryDir}}." })
     assert.isTrue(Result.isFailure(text))
     if (Result.isFailure(text)) {
-      assert.deepStrictEqual(text.left[0]!.path, ["text"])
-      assert.include(text.left[0]!.message, "unknown slot {{today}}")
-      assert.include(text.left[0]!.message, "{{memoryDir}}")
+      assert.deepStrictEqual(text.failure[0]!.path, ["text"])
+      assert.include(text.failure[0]!.message, "unknown slot {{today}}")
+      assert.include(text.failure[0]!.message, "{{memoryDir}}")
     }
     const patch = resolveVariant(recallTrust, { patch: { append: "Also {{teamDir}} and {{nope}}." } })
     assert.isTrue(Result.isFailure(patch))
-    if (Result.isFailure(patch)) assert.include(patch.left[0]!.message, "unknown slots {{teamDir}}, {{nope}}")
+    if (Result.isFailure(patch)) assert.include(patch.failure[0]!.message, "unknown slots {{teamDir}}, {{nope}}")
     const selector = resolveVariant(harnessCatalog["selector"]!, { text: "Pick for {{query}}." })
     assert.isTrue(Result.isFailure(selector))
-    if (Result.isFailure(selector)) assert.include(selector.left[0]!.message, "fills: none")
+    if (Result.isFailure(selector)) assert.include(selector.failure[0]!.message, "fills: none")
     // the slots it does fill are fine
     assert.isTrue(Result.isSuccess(resolveVariant(recallTrust, { patch: { append: "See {{indexPath}}." } })))
   })

@@ -4,14 +4,14 @@
  * line saying why; a complete recording replaces it and replays; an interrupted one (SIGINT) exits 130 and keeps
  * it too. The real `@anthropic-ai/sdk` talks to `@memdir/testing`'s local Messages API server throughout.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { fileURLToPath } from "node:url"
@@ -26,8 +26,9 @@ const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
 
 /** The real model's endpoint settings, pointed at a local server (what `ANTHROPIC_BASE_URL` does for a user). */
 const endpoint = (url: string, key = "sk-ant-test") =>
-  Effect.withConfigProvider(
-    ConfigProvider.fromMap(new Map([["ANTHROPIC_BASE_URL", url], ["ANTHROPIC_API_KEY", key]]))
+  Effect.provideService(
+    ConfigProvider.ConfigProvider,
+    ConfigProvider.fromEnvRecord({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: key })
   )
 
 const REAL_MODEL_BANNER = "Answers from a real model"
@@ -128,11 +129,10 @@ layer(NodeServices.layer)("recording over a committed cassette", (it) => {
     Effect.gen(function*() {
       const { before, digest, root, runsDir } = yield* committedCopy
       const asked = yield* Deferred.make<void>()
-      const runtime = yield* Effect.runtime<never>()
       // The first request is held unanswered: the recording is in flight when the signal comes.
       const server = yield* MessagesApiServer.make({
         handler: () => {
-          Runtime.runSync(runtime)(Deferred.succeed(asked, undefined))
+          Effect.runSync(Deferred.succeed(asked, undefined))
           return new Promise<MessagesApiServer.Reply>(() => {})
         }
       })

@@ -3,7 +3,8 @@
  * when recording, no network when replaying, identical results on every replay, and a clear failure on any
  * request the cassette has no answer for.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ModelModule from "@memdir/core/Model"
@@ -29,7 +30,7 @@ import {
 import { runCommand } from "../src/Run.js"
 import { SCRIPTED_MODEL, SCRIPTED_NOTE } from "../src/Scripted.js"
 
-const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
 
 const request = (text: string, extra: Partial<ModelRequest> = {}): ModelRequest => ({
   role: "agent",

@@ -3,7 +3,8 @@
  * and what the variant chose, a grid cell links to it, the filters are there, and each variant's prompt is shown
  * as a diff against the default section.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"

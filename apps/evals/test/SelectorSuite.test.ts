@@ -3,7 +3,7 @@
  * figures clear the floors, it does not regress against the committed baseline, and `pnpm evals` exits with the
  * gate's code.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -23,7 +23,7 @@ const baselinePath = path.join(evalsDir, "baselines", "selector.json")
 const OFFLINE = ["offline", "offline-loose", "offline-strict"]
 
 /** No key from the environment: this is what CI has. */
-const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
 
 /** Every tag must close in order: enough to catch a chart that is not well-formed XML. */
 const assertWellFormedXml = (xml: string) => {

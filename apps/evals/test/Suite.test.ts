@@ -1,4 +1,5 @@
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { promptSections, renderMemoryPrompt } from "@memdir/core/Prompt"
@@ -80,7 +81,7 @@ describe("parseSuiteText", () => {
       .replace("    task: Should", "    taks: Should")
     const parsed = parseSuiteText(broken)
     assert.isTrue(Result.isFailure(parsed))
-    const problems = Result.isFailure(parsed) ? parsed.left : []
+    const problems = Result.isFailure(parsed) ? parsed.failure : []
     const at = (path: string) => problems.find((p) => p.path === path)
     const lines = broken.split("\n")
     const age = at("scenarios[0].memories.files[0].ageDays")
@@ -97,14 +98,14 @@ describe("parseSuiteText", () => {
   it("reports YAML syntax errors with their line", () => {
     const parsed = parseSuiteText("name: x\nvariants: [a,\n  b: c\n")
     assert.isTrue(Result.isFailure(parsed))
-    if (Result.isFailure(parsed)) assert.isNumber(parsed.left[0]!.line)
+    if (Result.isFailure(parsed)) assert.isNumber(parsed.failure[0]!.line)
   })
 
   it("reads JSON suites too, with lines", () => {
     const parsed = parseSuiteText(`{\n  "name": "x",\n  "kind": "selector",\n  "trials": "one"\n}`)
     assert.isTrue(Result.isFailure(parsed))
     if (Result.isFailure(parsed)) {
-      const trials = parsed.left.find((p) => p.path === "trials")
+      const trials = parsed.failure.find((p) => p.path === "trials")
       assert.strictEqual(trials?.line, 4)
     }
   })
@@ -118,7 +119,7 @@ describe("parseSuiteText", () => {
       .replace("path: project_pool.md", "path: ../../etc/passwd.md")
     const parsed = parseSuiteText(broken)
     assert.isTrue(Result.isFailure(parsed))
-    const messages = Result.isFailure(parsed) ? parsed.left.map((p) => `${p.path}: ${p.message}`).join("\n") : ""
+    const messages = Result.isFailure(parsed) ? parsed.failure.map((p) => `${p.path}: ${p.message}`).join("\n") : ""
     assert.include(messages, "not a valid regular expression")
     assert.include(messages, "must not contain '..'")
   })
