@@ -155,9 +155,7 @@ export const withDreamLock = <A, E, R>(
           ? Effect.void
           : (Exit.isSuccess(exit) ? lock.release(held.value) : lock.rollback(held.value)).pipe(
             // Giving the lock back must not hide the outcome of the dream; a lock left behind goes stale in 1 h.
-            Effect.catch((error) =>
-              Effect.logWarning(`memdir: could not give back the dream lock: ${error.message}`)
-            )
+            Effect.catch((error) => Effect.logWarning(`memdir: could not give back the dream lock: ${error.message}`))
           )
     )
   })

@@ -1,6 +1,6 @@
 /**
  * The `MemoryFs` service's definition: its operations, file kinds, options and the one typed error. The
- * implementations (`memoryFsNode.ts`, `memoryFsMemory.ts`, `memoryFsPlatform.ts`) import it from here, and
+ * implementations (`internal/fs/node.ts`, `internal/fs/memory.ts`) import it from here, and
  * `MemoryFs.ts` re-exports it with the layers, so no implementation imports the module that imports it.
  */
 import * as Context from "effect/Context"

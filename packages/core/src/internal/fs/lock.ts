@@ -199,11 +199,10 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
     return yield* new LockBusy({ holder })
   })
 
-  const backoff = Schedule.min([Schedule.exponential(Duration.millis(2), 1.5), Schedule.spaced(Duration.millis(50))])
-    .pipe(
-      Schedule.jittered,
-      Schedule.upTo({ duration: timeout })
-    )
+  const backoff = Schedule.min([
+    Schedule.exponential(Duration.millis(2), 1.5),
+    Schedule.spaced(Duration.millis(50))
+  ]).pipe(Schedule.jittered, Schedule.upTo({ duration: timeout }))
 
   const prepareStaging = Effect.gen(function*() {
     yield* fs.makeDirectory(staging)

@@ -158,7 +158,8 @@ export const makeMemoryFsInMemory = (
   const mtimeMany = (paths: ReadonlyArray<string>) =>
     Effect.forEach(paths, (path) => Effect.catch(Effect.map(lstat(path), (info) => info.mtimeMs), Effect.succeed))
 
-  const lstatMany = (paths: ReadonlyArray<string>) => Effect.forEach(paths, (path) => Effect.catch(lstat(path), Effect.succeed))
+  const lstatMany = (paths: ReadonlyArray<string>) =>
+    Effect.forEach(paths, (path) => Effect.catch(lstat(path), Effect.succeed))
 
   const readFileMany = (paths: ReadonlyArray<string>, options: ReadOptions) =>
     Effect.forEach(paths, (path) => Effect.catch(readFile(path, options), Effect.succeed))

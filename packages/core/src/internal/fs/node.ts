@@ -1,7 +1,7 @@
 /**
- * The live `MemoryFs`, on `node:fs` directly: `@effect/platform`'s FileSystem has no `lstat`, no
- * `O_NOFOLLOW`/`O_NONBLOCK` and hides errno codes, which are exactly what memdir's checks are made of. Every
- * failure is mapped here, once, from its errno code into a `MemoryFsError` that keeps the cause.
+ * The live `MemoryFs`, on `node:fs` directly: Effect's `FileSystem` opens with neither `O_NOFOLLOW` nor
+ * `O_NONBLOCK` and folds errno codes into a few coarse reasons, and those are exactly what memdir's checks are made
+ * of. Every failure is mapped here, once, from its errno code into a `MemoryFsError` that keeps the cause.
  *
  * Residual race: Node has no `openat`/`renameat`, so between re-verifying a parent directory's real path and the
  * `rename` into it, a LOCAL process with write access to the directory could still swap it for a symlink. The
