@@ -9,6 +9,7 @@
  */
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -95,7 +96,19 @@ export const FLAG_SOURCE_PATH = "--memory-dir"
 const nonEmpty = (name: string) =>
   Config.String(name).pipe(Config.option, Config.map(Option.filter((value) => value !== "")))
 
-/** The raw variables; `MEMDIR_DISABLE_AUTO_MEMORY` keeps an empty value, which forces memory on. */
+/**
+ * The environment as memdir reads it: the process's variables, an empty one kept as a value. Effect's default
+ * provider (`ConfigProvider.fromEnv()`) reads an empty variable as unset, but to memdir `MEMDIR_DISABLE_AUTO_MEMORY=`
+ * forces memory on and an empty `MEMDIR_TEAM_MEMORY` or `MEMDIR_AUTOMATIC_MODEL_CALLS` switches off: a program
+ * provides this one (`Effect.provideService(ConfigProvider.ConfigProvider, Settings.envProvider())`). It reads the
+ * variables when first asked, once.
+ */
+export const envProvider = (): ConfigProvider.ConfigProvider => ConfigProvider.fromEnv({ preserveEmptyStrings: true })
+
+/**
+ * The raw variables; `MEMDIR_DISABLE_AUTO_MEMORY` keeps an empty value, which forces memory on (when the provider
+ * keeps empty values: `envProvider`).
+ */
 const rawEnv = Config.all({
   home: nonEmpty("HOME"),
   memdirHome: nonEmpty("MEMDIR_HOME"),
