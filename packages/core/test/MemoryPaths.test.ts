@@ -317,7 +317,7 @@ const resolveIn = (config: Record<string, string>, cwd: string, overrides: Parti
       memoryPathsLayer.pipe(
         Layer.provide(Layer.merge(GitRoot.layer, settingsLayerWith(overrides))),
         Layer.provide(MemoryFs.layer),
-        Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: config }))),
+        Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(config, { preserveEmptyStrings: true }))),
         Layer.orDie
       )
     )

@@ -26,7 +26,10 @@ import * as Model from "../src/Model.js"
 // ---------------------------------------------------------------------------------------------------------------
 
 const withEnv = (env: Record<string, string>) =>
-  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
+  Effect.provideService(
+    ConfigProvider.ConfigProvider,
+    ConfigProvider.fromEnvRecord(env, { preserveEmptyStrings: true })
+  )
 
 /** The live model from an explicit environment, with a fast retry policy (the policy itself is tested below). */
 const liveModel = (env: Record<string, string>, retry: Partial<Model.RetryOptions> = {}) =>

@@ -275,7 +275,10 @@ const liveSelector = (server: Server.MessagesApiServerService, env: Record<strin
     Layer.provide(Model.layerWith({ retry: { baseDelay: Duration.millis(5), maxDelay: Duration.millis(20) } })),
     Layer.provide(
       ConfigProvider.layer(
-        ConfigProvider.fromEnv({ env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url, ...env } })
+        ConfigProvider.fromEnvRecord(
+          { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url, ...env },
+          { preserveEmptyStrings: true }
+        )
       )
     )
   )

@@ -26,7 +26,8 @@ const git = (cwd: string, ...args: Array<string>) =>
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" }
   })
 
-const withConfig = (config: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnv({ env: config }))
+const withConfig = (config: Record<string, string>) =>
+  ConfigProvider.layer(ConfigProvider.fromEnvRecord(config, { preserveEmptyStrings: true }))
 
 /** The live Settings layer over a fake environment (never the real HOME). */
 const liveSettings = (config: Record<string, string>, overrides: Partial<MemdirEnv> = {}) =>

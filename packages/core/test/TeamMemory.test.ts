@@ -122,7 +122,10 @@ describe("TeamMemory.layer", () => {
           ))
         )
       ),
-      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
+      Effect.provideService(
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnvRecord(env, { preserveEmptyStrings: true })
+      )
     )
 
   it.effect("resolves the switch, the team directory and the trusted remote from the settings files and env", () =>
