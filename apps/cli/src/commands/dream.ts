@@ -87,8 +87,8 @@ const interruptedDream = (memoryDir: string, before: DreamLockState, calls: Mode
       `the dreamer had answered ${answered} model call${answered === 1 ? "" : "s"}: changes it made before the ` +
       "signal stay, with no report or backup (`memdir ls` and `memdir doctor` show the memories as they are)"
     const after = yield* (yield* DreamLock).inspect(memoryDir).pipe(Effect.result)
-    if (after._tag === "Failure") return `${memories}; the dream lock could not be read: ${after.left.message}`
-    const lock = after.right
+    if (after._tag === "Failure") return `${memories}; the dream lock could not be read: ${after.failure.message}`
+    const lock = after.success
     if (lock.holder === process.pid) {
       return `${memories}; the dream lock ${lock.path} still names this process (pid ${lock.holder}): the next ` +
         "dream takes it over once this process has exited"

@@ -162,7 +162,7 @@ const run = (
     const scope = yield* scopeOf(args)
     const file = yield* configPath(args.agent, scope, args.cwd)
     const { target, text } = yield* readTarget(file)
-    const config = yield* HookConfig.parseConfig(file, text)
+    const config = yield* Effect.fromResult(HookConfig.parseConfig(file, text))
     const command = Option.getOrElse(args.command ?? Option.none(), () => HookConfig.DEFAULT_COMMAND)
     const change = action === "install" ? HookConfig.install(config, args.agent, command) : HookConfig.uninstall(config)
     const changed = change.events.length > 0

@@ -30,10 +30,10 @@ export const logCommand = Command.make(
       const location = yield* locate(args.cwd)
       yield* requireEnabled(location)
       if (args.prompt) {
-        const section = yield* renderLogsPrompt({
+        const section = yield* Effect.fromResult(renderLogsPrompt({
           memoryDir: location.memoryDir,
           variant: Option.getOrUndefined(args.variant)
-        })
+        }))
         return yield* args.json ? printJson({ prompt: section }) : Console.log(section.replace(/\n$/, ""))
       }
       const result = yield* appendLog({ memoryDir: location.memoryDir, text: args.text.join(" ") })

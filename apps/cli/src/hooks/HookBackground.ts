@@ -66,7 +66,7 @@ const extractAll = (input: Extract.ExtractInput) => {
 
 const runJob = Effect.gen(function*() {
   const job = yield* readJob
-  const sessionId = yield* decodeSessionId(job.session_id)
+  const sessionId = yield* Effect.fromResult(decodeSessionId(job.session_id))
   const location = yield* locate(Option.some(job.cwd))
   yield* requireEnabled(location)
   // Checked again here (the hook checked before starting this job): no billed call without the user's consent.
@@ -114,7 +114,7 @@ const runJob = Effect.gen(function*() {
  */
 export const runBackground = Effect.gen(function*() {
   const job = yield* readJob
-  const sessionId = yield* decodeSessionId(job.session_id)
+  const sessionId = yield* Effect.fromResult(decodeSessionId(job.session_id))
   const location = yield* locate(Option.some(job.cwd))
   return yield* BackgroundRuns.track(
     { memoryDir: location.memoryDir, session: sessionId, run: job.run },

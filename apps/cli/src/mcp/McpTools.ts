@@ -45,7 +45,7 @@ export class ToolArgumentsError extends Schema.TaggedError<ToolArgumentsError>()
 // Schemas
 // ---------------------------------------------------------------------------------------------------------------
 
-const described = <S extends Schema.Top>(schema: S, description: string): S["~rebuild.out"] =>
+const described = <S extends Schema.Top>(schema: S, description: string): S["Rebuild"] =>
   schema.annotate({ description })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -203,7 +203,9 @@ const defineTool = <I, O, R>(spec: ToolSpec<I, O, R>): Tool<R> => {
         return yield* new ToolArgumentsError({ tool: spec.name, problems, accepted })
       }
       const output = yield* spec.run(input.success, context)
-      const structured = yield* Result.mapError(encode(output.structured), (e) => new Error(String(e)))
+      const structured = yield* Effect.fromResult(
+        Result.mapError(encode(output.structured), (e) => new Error(String(e)))
+      )
       return textResult(output.text, false, structured as Record<string, unknown>)
     }).pipe(
       Effect.catchCause((cause) => {
