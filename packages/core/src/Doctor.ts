@@ -9,10 +9,10 @@
  * whose name prefix (`feedback_…`) says another type than its frontmatter, and index links that lead out of the
  * memory directory (memdir never reads those).
  */
-import * as Path from "effect/Path"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import { stampOf } from "./dream/snapshot.js"
 import { ioErrorOf, isMissingFile, type LockTimeoutError, type MemoryIoError } from "./Errors.js"
 import { isInside } from "./internal/containment/inside.js"

@@ -203,7 +203,9 @@ export const RecallInput = Schema.Struct({
   exclude: Schema.optional(
     described(Schema.Array(Schema.String), "Memory paths you already have (they are not returned)")
   ),
-  max: Schema.optional(described(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })), "At most this many (1–5)")),
+  max: Schema.optional(
+    described(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })), "At most this many (1–5)")
+  ),
   recentTools: Schema.optional(
     described(Schema.Array(Schema.String), "Tools the agent is using (their usage docs are skipped)")
   )

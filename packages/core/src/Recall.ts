@@ -23,19 +23,19 @@
  * is discarded: nothing is marked surfaced and no budget is spent, so the same memories can surface on a
  * later turn — the model never saw them.
  */
-import * as Path from "effect/Path"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -376,7 +376,7 @@ interface PendingRecall {
 export const makeWith = (
   options: Partial<RecallOptions> = {}
 ): Effect.Effect<
-  Context.Service.Shape<typeof RecallSession>,
+  RecallSession["Service"],
   never,
   Scanner | Selector | Staleness | MemoryStore | Path.Path | Scope.Scope
 > =>

@@ -13,12 +13,12 @@
  * With a `limit` (recall), the scan reads only what it keeps: it lists and stats every file, picks the newest by
  * mtime with a bounded heap, and reads only their heads, one further for each head that is not a valid memory.
  */
-import * as Path from "effect/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
@@ -256,7 +256,7 @@ const symlinkEscape = (relativePath: string): ScanProblem => ({
   message: `${relativePath}: symlink leads outside the memory directory; skipped.`
 })
 
-type Fs = Context.Service.Shape<typeof MemoryFs>
+type Fs = MemoryFs["Service"]
 
 /**
  * Lists the candidate files, handing them to `onBatch` in batches of at most `BATCH_SIZE` as the walk finds them
@@ -624,7 +624,7 @@ const scanNewest = (
   })
 
 /** The live scanner over a `MemoryFs` (the real file system with `MemoryFs.layer`). */
-export const make: Effect.Effect<Context.Service.Shape<typeof Scanner>, never, MemoryFs | Path.Path> = Effect.gen(function*() {
+export const make: Effect.Effect<Scanner["Service"], never, MemoryFs | Path.Path> = Effect.gen(function*() {
   const fs = yield* MemoryFs
   const path = yield* Path.Path
   // Commit times of a git-tracked memory directory, when the layer is given them (`Memdir.layer` with `gitAges`).

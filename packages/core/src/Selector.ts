@@ -585,7 +585,7 @@ export const explainSelection = (
 }
 
 /** The offline selector. Never fails. */
-export const make: Effect.Effect<Context.Service.Shape<typeof Selector>> = Effect.sync(() => ({
+export const make: Effect.Effect<Selector["Service"]> = Effect.sync(() => ({
   select: Effect.fn("Selector.select")(function*(request: SelectionRequest) {
     const selected = selectRelevantMemories(request)
     yield* Effect.annotateCurrentSpan({ selector: OFFLINE_SELECTOR, candidates: request.candidates.length })

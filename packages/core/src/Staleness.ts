@@ -49,7 +49,7 @@ export class Staleness extends Context.Service<Staleness, {
 }>()("@memdir/core/Staleness") {}
 
 /** Reads "now" from `Clock` on every call, so a long session keeps ageing its memories correctly. */
-export const make: Effect.Effect<Context.Service.Shape<typeof Staleness>> = Effect.sync(() => ({
+export const make: Effect.Effect<Staleness["Service"]> = Effect.sync(() => ({
   age: Effect.fn("Staleness.age")(function*(mtimeMs: number) {
     const nowMs = yield* Clock.currentTimeMillis
     return describeAge(nowMs, mtimeMs)
