@@ -379,13 +379,14 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
           }),
         audit: () => Effect.succeed([])
       }
-      // the guard reaches the tools through the memory store (the one door), team memory on
-      const storeContext = yield* Layer.build(
+      // the guard reaches the tools through the memory store (the one door), team memory on; a store of its own
+      // (`Layer.fresh`): the test's layers already built one with the real guard, which the memo map would hand back
+      const storeContext = yield* Layer.build(Layer.fresh(
         MemoryStore.layerWithContainment.pipe(
           Layer.provide(Layer.mergeAll(MemoryFs.layer, Layer.succeed(TeamGuardTag, guard), memoryIndexLayer)),
           Layer.provide(NodeServices.layer)
         )
-      )
+      ))
       const tools = yield* toolsetFor({ memoryDir, team: true }).pipe(Effect.provide(storeContext))
       const written = yield* tools.call("memory_write", {
         path: "team/reference_tracker.md",
