@@ -22,11 +22,11 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as Agent from "./Agent.js"
@@ -452,10 +452,13 @@ export const make = Effect.fn("Extractor.make")(function*(input: ExtractInput) {
     const endedAt = yield* Clock.currentTimeMillis
     yield* Ref.update(runs, (all) => [...all, { startedAt, endedAt, outcome }])
     if (Result.isFailure(outcome)) {
-      yield* Effect.logWarning(`memdir extraction failed; the cursor stays for the next run: ${outcome.failure.message}`)
+      yield* Effect.logWarning(
+        `memdir extraction failed; the cursor stays for the next run: ${outcome.failure.message}`
+      )
     }
     // More complete messages than one run's budget: go on without waiting for the next call.
-    return Result.isSuccess(outcome) && outcome.success.remaining > 0 && outcome.success.range.to > outcome.success.range.from
+    return Result.isSuccess(outcome) && outcome.success.remaining > 0 &&
+      outcome.success.range.to > outcome.success.range.from
   })
 
   const busyPeriod = Effect.gen(function*() {

@@ -22,10 +22,10 @@ import type { MemoryToolHandlers } from "@anthropic-ai/sdk/helpers/beta/memory"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as NodePath from "node:path"
@@ -489,7 +489,9 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const key = yield* existingFile(root, command.path, "str_replace")
       const current = yield* store.read(root, key)
-      const planned = yield* Effect.fromResult(replaceUnique(command.path, current.text, command.old_str, command.new_str))
+      const planned = yield* Effect.fromResult(
+        replaceUnique(command.path, current.text, command.old_str, command.new_str)
+      )
       if (planned.text === current.text) return planned.result
       const once = Operations.occurrences(current.text, command.old_str) === 1
       yield* Operations.edit(root, {

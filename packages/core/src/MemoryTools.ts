@@ -16,9 +16,9 @@
  * report; a failure the model cannot fix (disk, lock) is kept in `ioFailures`.
  */
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import * as NodePath from "node:path"
@@ -291,7 +291,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   /** What the model reads after a change: the memory, its index file, and what the memory is now. */
   const changeSummary = (op: string, key: string, scope: MemoryScope, after: string) => {
     const parsed = parseMemoryFile(after, key)
-    const what = Result.isSuccess(parsed) ? ` (${parsed.success.frontmatter.type}: ${parsed.success.frontmatter.name})` : ""
+    const what = Result.isSuccess(parsed)
+      ? ` (${parsed.success.frontmatter.type}: ${parsed.success.frontmatter.name})`
+      : ""
     const indexFile = scope === "team" ? `${TEAM_DIR}/${INDEX_FILE}` : INDEX_FILE
     return `${op} ${key} and its line in ${indexFile}${what}`
   }

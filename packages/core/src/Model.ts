@@ -310,7 +310,9 @@ export const structuredWith = (
   Effect.gen(function*() {
     const inputSchema = toolInputSchema(output.schema)
     // a programming error, not a model failure
-    if (inputSchema === undefined) return yield* Effect.die(new Error(`${output.name}: structured output needs a Struct`))
+    if (inputSchema === undefined) {
+      return yield* Effect.die(new Error(`${output.name}: structured output needs a Struct`))
+    }
     const tool: Anthropic.Tool = { name: output.name, description: output.description, input_schema: inputSchema }
     const response = yield* complete({ ...request, tools: [tool], toolChoice: { type: "tool", name: output.name } })
     const malformed = (detail: string) =>
@@ -495,7 +497,10 @@ const unavailable = (modelFor: (role: ModelRole) => string): Context.Service.Sha
   return Model.of({ available: false, modelFor, complete, structured: structuredWith(complete, modelFor) })
 }
 
-export const make: Effect.Effect<Context.Service.Shape<typeof Model>, Config.ConfigError> = Effect.flatMap(config, makeWith)
+export const make: Effect.Effect<Context.Service.Shape<typeof Model>, Config.ConfigError> = Effect.flatMap(
+  config,
+  makeWith
+)
 
 /** The live model from `Config` (environment variables). */
 export const layer: Layer.Layer<Model, Config.ConfigError> = Layer.effect(Model, make)
