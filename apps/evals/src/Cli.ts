@@ -31,7 +31,10 @@ const dirOption = Flag.Directory("dir").pipe(
   Flag.withDescription("Directory of suites (default: the repository's evals/)"),
   Flag.optional
 )
-const jsonOption = Flag.Boolean("json").pipe(Flag.withDescription("Machine-readable JSON on stdout"))
+const jsonOption = Flag.Boolean("json").pipe(
+  Flag.withDescription("Machine-readable JSON on stdout"),
+  Flag.withDefault(false)
+)
 
 const evalsDirOf = (dir: Option.Option<string>) =>
   Effect.map(
@@ -162,14 +165,19 @@ const runOptions = {
     Flag.withDescription("Trials run at once (default 4)"),
     Flag.withDefault(4)
   ),
-  record: Flag.Boolean("record").pipe(Flag.withDescription("Keep every model exchange in the suite's cassette")),
+  record: Flag.Boolean("record").pipe(
+    Flag.withDescription("Keep every model exchange in the suite's cassette"),
+    Flag.withDefault(false)
+  ),
   replay: Flag.Boolean("replay").pipe(
-    Flag.withDescription("Answer from the suite's cassette: no key, no network")
+    Flag.withDescription("Answer from the suite's cassette: no key, no network"),
+    Flag.withDefault(false)
   ),
   scripted: Flag.Boolean("scripted").pipe(
     Flag.withDescription(
       "Answer with the scripted responder on a local Messages API server (no key; tests the harness, not a prompt)"
-    )
+    ),
+    Flag.withDefault(false)
   ),
   cassette: Flag.File("cassette").pipe(
     Flag.withDescription("Cassette file (default: <suite>/cassette.json)"),
@@ -355,7 +363,8 @@ const compareCommand = Command.make(
       Flag.optional
     ),
     failOnDrop: Flag.Boolean("fail-on-drop").pipe(
-      Flag.withDescription("Exit 2 when a variant's pass rate dropped significantly (the CI gate)")
+      Flag.withDescription("Exit 2 when a variant's pass rate dropped significantly (the CI gate)"),
+      Flag.withDefault(false)
     ),
     before: Argument.String("RUN_A").pipe(Argument.withDescription("The earlier run or a stored baseline")),
     after: Argument.String("RUN_B").pipe(Argument.withDescription("The later run (latest: the newest)"))
