@@ -47,7 +47,7 @@ const holdingServer = (replies: ReadonlyArray<MessagesApiServer.Reply> = []) =>
       handler: () =>
         new Promise<MessagesApiServer.Reply>((resolve) => {
           held.push(() => resolve(MessagesApiServer.text("released")))
-          Deferred.unsafeDone(waiting, Effect.void)
+          Deferred.doneUnsafe(waiting, Effect.void)
         })
     })
     yield* Effect.addFinalizer(() => Effect.sync(() => held.forEach((release) => release())))

@@ -142,7 +142,7 @@ describe("Agent.run", () => {
       ])
       const result = yield* run({ ...baseOptions, tools: [rendezvous], maxTurns: 3 }).pipe(
         Effect.provide(model.layer),
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "tools ran one after the other" })
+        Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail("tools ran one after the other") })
       )
       assert.deepStrictEqual(result.toolCalls.map((c) => c.content), ["met", "met"])
     }).pipe(Effect.scoped))

@@ -1,7 +1,7 @@
-import { FileSystem } from "@effect/platform"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as fsp from "node:fs/promises"

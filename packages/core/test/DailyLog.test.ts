@@ -1,11 +1,12 @@
-import { FileSystem, type Path } from "@effect/platform"
 import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
-import * as FastCheck from "fast-check"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import type * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
@@ -56,16 +57,14 @@ describe("formatting (pure)", () => {
     assert.isTrue(Result.isFailure(formatLogEntry(AT, "x".repeat(LOG_ENTRY_MAX_CHARS + 1))))
   })
 
-  it.prop(
-    "every entry is exactly one line starting with a time",
-    [FastCheck.string({ minLength: 1, maxLength: 300 })],
-    ([text]) => {
+  it("every entry is exactly one line starting with a time", () => {
+    FastCheck.assert(FastCheck.property(FastCheck.string({ minLength: 1, maxLength: 300 }), (text) => {
       const entry = formatLogEntry(AT, text)
       if (Result.isFailure(entry)) return assert.strictEqual(text.trim(), "")
-      assert.match(entry.right, /^- 14:03:07 \S.*\n$/)
-      assert.strictEqual(entry.right.split("\n").length, 2)
-    }
-  )
+      assert.match(entry.success, /^- 14:03:07 \S.*\n$/)
+      assert.strictEqual(entry.success.split("\n").length, 2)
+    }))
+  })
 })
 
 describe("appendLog", () => {

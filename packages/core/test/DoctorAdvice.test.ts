@@ -3,11 +3,12 @@
  * short lines, a future `modified:` reported as invalid frontmatter with "mtime time", paths doubled as
  * "broken.md: broken.md:1:", a dead index line located as `gone.md:2`), and the summary a report starts with.
  */
-import { FileSystem, Path } from "@effect/platform"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import { diagnose, type DoctorFinding, locationOf, summarize } from "../src/Doctor.js"
 import { INDEX_ENTRY_MAX_CHARS } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"

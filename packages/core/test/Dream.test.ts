@@ -1,14 +1,14 @@
 import type Anthropic from "@anthropic-ai/sdk"
-import { FileSystem } from "@effect/platform"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "fast-check"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import { execFileSync, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -98,7 +98,7 @@ const services = (script: Model.ModelScript = [], options: Model.TestModelOption
     Layer.provideMerge(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))
   )
 
-type Services = Layer.Layer.Success<ReturnType<typeof services>>
+type Services = Layer.Success<ReturnType<typeof services>>
 
 const withServices =
   (script: Model.ModelScript = [], options: Model.TestModelOptions = {}) =>
@@ -268,17 +268,22 @@ describe("pure parts", () => {
     assert.deepStrictEqual(lineDiff(before.join("\n"), edited.join("\n")), { removed: ["old 699"], added: ["changed"] })
   })
 
-  it.prop("lineDiff: removed ⊆ before, added ⊆ after, and sizes add up", [
-    FastCheck.array(FastCheck.constantFrom("a", "b", "c", "d"), { maxLength: 30 }),
-    FastCheck.array(FastCheck.constantFrom("a", "b", "c", "e"), { maxLength: 30 })
-  ], ([before, after]) => {
-    const { added, removed } = lineDiff(before.join("\n"), after.join("\n"))
-    const a = before.join("\n").split("\n")
-    const b = after.join("\n").split("\n")
-    // |LCS| = |a| - removed = |b| - added
-    assert.strictEqual(a.length - removed.length, b.length - added.length)
-    for (const line of removed) assert.include(a, line)
-    for (const line of added) assert.include(b, line)
+  it("lineDiff: removed ⊆ before, added ⊆ after, and sizes add up", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.constantFrom("a", "b", "c", "d"), { maxLength: 30 }),
+        FastCheck.array(FastCheck.constantFrom("a", "b", "c", "e"), { maxLength: 30 }),
+        (before, after) => {
+          const { added, removed } = lineDiff(before.join("\n"), after.join("\n"))
+          const a = before.join("\n").split("\n")
+          const b = after.join("\n").split("\n")
+          // |LCS| = |a| - removed = |b| - added
+          assert.strictEqual(a.length - removed.length, b.length - added.length)
+          for (const line of removed) assert.include(a, line)
+          for (const line of added) assert.include(b, line)
+        }
+      )
+    )
   })
 
   it("diffSnapshots: created, updated (with removed text), deleted (full text), merged, and MEMORY.md apart", () => {
@@ -316,32 +321,36 @@ describe("pure parts", () => {
     assert.isBelow(contentOverlap("unrelated words entirely", "brand new"), 0.5)
   })
 
-  it.prop(
-    "fitIndexToCaps always fits and drops the least recently changed memories first",
-    [FastCheck.integer({ min: 0, max: 400 }), FastCheck.integer({ min: 20, max: 300 })],
-    ([entries, hookLength]) => {
-      const text = Array.from(
-        { length: entries },
-        (_, i) => `- [M${i}](project_m${i}.md) — ${"h".repeat(hookLength)}`
-      ).join("\n") + "\n"
-      // memory i changed at time i: lower i is older
-      const result = fitIndexToCaps(text, (file) => Number(/m(\d+)\.md/.exec(file)![1]))
-      assert.isTrue(MemoryIndex.fitsIndexCaps(result.text))
-      const kept = new Set(MemoryIndex.indexEntries(result.text).map((e) => e.file))
-      assert.strictEqual(kept.size + result.removed.length, entries)
-      if (result.removed.length > 0) {
-        const newestRemoved = Math.max(...result.removed.map((l) => Number(/m(\d+)\.md/.exec(l)![1])))
-        for (const file of kept) assert.isAbove(Number(/m(\d+)\.md/.exec(file)![1]), newestRemoved)
-      } else {
-        assert.strictEqual(result.text, text)
-      }
-    }
-  )
+  it("fitIndexToCaps always fits and drops the least recently changed memories first", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.integer({ min: 0, max: 400 }),
+        FastCheck.integer({ min: 20, max: 300 }),
+        (entries, hookLength) => {
+          const text = Array.from(
+            { length: entries },
+            (_, i) => `- [M${i}](project_m${i}.md) — ${"h".repeat(hookLength)}`
+          ).join("\n") + "\n"
+          // memory i changed at time i: lower i is older
+          const result = fitIndexToCaps(text, (file) => Number(/m(\d+)\.md/.exec(file)![1]))
+          assert.isTrue(MemoryIndex.fitsIndexCaps(result.text))
+          const kept = new Set(MemoryIndex.indexEntries(result.text).map((e) => e.file))
+          assert.strictEqual(kept.size + result.removed.length, entries)
+          if (result.removed.length > 0) {
+            const newestRemoved = Math.max(...result.removed.map((l) => Number(/m(\d+)\.md/.exec(l)![1])))
+            for (const file of kept) assert.isAbove(Number(/m(\d+)\.md/.exec(file)![1]), newestRemoved)
+          } else {
+            assert.strictEqual(result.text, text)
+          }
+        }
+      )
+    )
+  })
 
   it("the prompt: four phases, today's date, named variants, typed error for an unknown one", () => {
     const system = renderDreamSystemPrompt({ memoryDir: "/m/memory", now: NOW })
     assert.isTrue(system._tag === "Success")
-    const text = system._tag === "Success" ? system.right : ""
+    const text = system._tag === "Success" ? system.success : ""
     for (const phase of ["1. Orient", "2. Gather", "3. Consolidate", "4. Prune"]) assert.include(text, phase)
     assert.include(text, "Today is 2026-12-03 (UTC)")
     assert.include(text, "`/m/memory/`")
@@ -349,7 +358,7 @@ describe("pure parts", () => {
     assert.notInclude(text, "{{")
     assert.notInclude(dreamPromptVariants["without-merge-first"]!, "Merge rather than duplicate")
     const unknown = renderDreamSystemPrompt({ memoryDir: "/m", now: NOW, variant: "nope" })
-    assert.strictEqual(unknown._tag === "Failure" && unknown.left.known.join(","), "default,without-merge-first")
+    assert.strictEqual(unknown._tag === "Failure" && unknown.failure.known.join(","), "default,without-merge-first")
   })
 
   it("transcriptLineText reads both transcript formats", () => {
@@ -780,7 +789,8 @@ describe("runDream (scripted model, real files)", () => {
         )
       )
       yield* Deferred.await(waiting)
-      const exit = yield* Fiber.interrupt(fiber)
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
       assert.isTrue(exit._tag === "Failure")
       assert.deepStrictEqual(stampDirs(w.memoryDir), [])
     }).pipe(Effect.provide(NodeServices.layer)))

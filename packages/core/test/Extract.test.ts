@@ -1,17 +1,18 @@
 import type Anthropic from "@anthropic-ai/sdk"
-import { FileSystem, Path } from "@effect/platform"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as TestClock from "effect/testing/TestClock"
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -476,7 +477,7 @@ const gatedModel = Effect.gen(function*() {
           latencyMs: 0
         } satisfies Model.ModelResponse
       }),
-    structured: () => Effect.dieMessage("not used")
+    structured: () => Effect.die(new Error("not used"))
   })
   return { model, calls: Ref.get(calls), entered, release, interrupted }
 })
@@ -595,7 +596,12 @@ describe("extract through the real @anthropic-ai/sdk client", () => {
         (config) =>
           Model.makeWith({ ...config, apiKey: Option.some(Redacted.make("sk-test")), baseUrl: Option.some(server.url) })
       )
-        .pipe(Effect.withConfigProvider(ConfigProvider.fromJson({ MEMDIR_MODEL_EXTRACTOR: "claude-haiku-5-5" })))
+        .pipe(
+          Effect.provideService(
+            ConfigProvider.ConfigProvider,
+            ConfigProvider.fromEnvRecord({ MEMDIR_MODEL_EXTRACTOR: "claude-haiku-5-5" })
+          )
+        )
       const result = yield* extract(env.input).pipe(Effect.provideService(Model.Model, model))
 
       assert.strictEqual(result.status, "extracted")

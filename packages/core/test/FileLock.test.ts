@@ -3,13 +3,14 @@
  * a dead or stale holder without ever removing a newer one. Its owner-file re-dating runs on the in-memory file
  * system under `TestClock` (no sleep). Other processes contending for it: `test/concurrency.test.ts` at the root.
  */
-import { FileSystem, Path } from "@effect/platform"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import * as TestClock from "effect/testing/TestClock"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
@@ -55,7 +56,7 @@ const ownerAfterWaiting = (waitMs: number) =>
     const first = yield* acquireLock(`/m/${LOCK}`)
     const second = yield* Effect.forkChild(acquireLock(`/m/${LOCK}`))
     yield* TestClock.adjust(waitMs)
-    assert.isNull(yield* Fiber.poll(second).pipe(Effect.map((o) => o._tag === "Some" ? o.value : null)))
+    assert.isUndefined(second.pollUnsafe(), "still waiting")
     yield* releaseLock(first)
     yield* TestClock.adjust("100 millis")
     const held = yield* Fiber.join(second)
@@ -99,7 +100,7 @@ layer(Layer.merge(NodeServices.layer, MemoryFs.layer), live)("fileLock (real fil
         latch.observe(withLock(lockPath, Effect.succeed("mine"), { timeout: "5 seconds" }))
       )
       yield* latch.waiting
-      assert.isNull(yield* Fiber.poll(waiter).pipe(Effect.map((o) => o._tag === "Some" ? o.value : null)))
+      assert.isUndefined(waiter.pollUnsafe(), "still waiting")
       yield* releaseLock(held)
       assert.strictEqual(yield* Fiber.join(waiter), "mine")
       assert.deepStrictEqual((yield* fs.readDirectory(dir)).filter((n) => n.startsWith(LOCK)), [])
@@ -116,7 +117,7 @@ layer(Layer.merge(NodeServices.layer, MemoryFs.layer), live)("fileLock (real fil
         path.join(dir, LOCK),
         Effect.gen(function*() {
           const value = Number(yield* fs.readFileString(counter))
-          yield* Effect.yieldNow()
+          yield* Effect.yieldNow
           yield* fs.writeFileString(counter, String(value + 1))
         })
       )

@@ -2,10 +2,10 @@
  * The Git service with real git processes in scratch directories: the environment a caller's git (a hook) sets
  * never reaches memdir's git, the protocol allow-list holds, and a remote that never answers is cut off.
  */
-import { FileSystem } from "@effect/platform"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"

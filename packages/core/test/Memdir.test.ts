@@ -7,9 +7,9 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -90,7 +90,7 @@ describe("Memdir.layer", () => {
       assert.strictEqual(runs.length, 1)
       const outcome = runs[0]!.outcome
       assert.isTrue(Result.isFailure(outcome))
-      if (Result.isFailure(outcome)) assert.strictEqual(outcome.left._tag, "ModelError")
+      if (Result.isFailure(outcome)) assert.strictEqual(outcome.failure._tag, "ModelError")
     }))
 })
 
@@ -101,7 +101,10 @@ describe("Memdir.locationLayer", () => {
       const memoryDir = NodePath.join(root, "flagged")
       const location = yield* Effect.flatMap(MemoryPaths, (paths) => paths.locate(root)).pipe(
         Effect.provide(Memdir.locationLayer({ flagMemoryDir: memoryDir }).pipe(Layer.provide(NodeServices.layer))),
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MEMDIR_HOME", NodePath.join(root, "home")]])))
+        Effect.provideService(
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnvRecord({ MEMDIR_HOME: NodePath.join(root, "home") })
+        )
       )
       assert.strictEqual(location.memoryDir, memoryDir + NodePath.sep)
       assert.strictEqual(location.source, "flag")

@@ -48,7 +48,7 @@ const memoryWorld = Effect.succeed<World>({
 const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>) =>
   describe(`MemoryFs contract: ${name}`, () => {
     /** Runs `body` with the world's root, the `MemoryFs` of that world provided. */
-    const inWorld = <A, E>(body: (root: string, fs: MemoryFs.MemoryFs["Type"]) => Effect.Effect<A, E>) =>
+    const inWorld = <A, E>(body: (root: string, fs: MemoryFs.MemoryFs["Service"]) => Effect.Effect<A, E>) =>
       Effect.gen(function*() {
         const { layer, root } = yield* world
         return yield* Effect.flatMap(MemoryFs.MemoryFs, (fs) => body(root, fs)).pipe(Effect.provide(layer))

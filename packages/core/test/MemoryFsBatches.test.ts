@@ -9,8 +9,8 @@
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import { execFileSync } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
@@ -169,7 +169,7 @@ describe("MemoryFs.walkKinds", () => {
 
 /** A result as comparable data: the value, or the error's reason and detail. */
 const outcome = <A>(result: Result.Result<A, MemoryFs.MemoryFsError> | A | MemoryFs.MemoryFsError) => {
-  const value = Either.isEither(result) ? Result.merge(result) : result
+  const value = Result.isResult(result) ? Result.merge(result) : result
   return value instanceof MemoryFs.MemoryFsError ? { reason: value.reason, detail: value.detail } : value
 }
 

@@ -146,7 +146,11 @@ describe("the prompt catalog", () => {
       assert.isTrue(Result.isFailure(fromProgram), section.id)
       if (Result.isFailure(fromProgram)) {
         assert.deepStrictEqual(
-          { section: fromProgram.left.section, variant: fromProgram.left.variant, known: fromProgram.left.known },
+          {
+            section: fromProgram.failure.section,
+            variant: fromProgram.failure.variant,
+            known: fromProgram.failure.known
+          },
           { section: section.id, variant: "nope", known: [...variantNames(section)] }
         )
       }

@@ -1,7 +1,8 @@
-import { FileSystem, Path } from "@effect/platform"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { spawnSync } from "node:child_process"
 import {
   compileSafeRegex,

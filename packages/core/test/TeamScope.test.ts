@@ -8,8 +8,8 @@
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -89,7 +89,7 @@ const throughDoor = <E extends { readonly _tag: string }, R>(
       const result = yield* Effect.result(write(s, payload, i))
       if (Result.isSuccess(result)) {
         accepted++
-        if (!result.right.inTeam) unexpected.push(`${JSON.stringify(payload)}: accepted outside team/`)
+        if (!result.success.inTeam) unexpected.push(`${JSON.stringify(payload)}: accepted outside team/`)
       }
     }
     assert.deepStrictEqual(unexpected, [], door)
@@ -110,7 +110,7 @@ describe("a key's scope is decided before normalization", () => {
   it("a team key that leaves team/ or is absolute is refused; one that collapses inside stays team", () => {
     for (const key of ["team/../evil.md", "team//tmp/evil.md", "team/a/../../evil.md", "./team/../evil.md"]) {
       const result = lexicalScoped("/m", key)
-      assert.isTrue(Result.isFailure(result) && result.left.reason === "leaves-team", key)
+      assert.isTrue(Result.isFailure(result) && result.failure.reason === "leaves-team", key)
     }
     const inside = lexicalScoped("/m", "team/a/../b.md")
     assert.deepStrictEqual(Result.map(inside, (c) => [c.key, c.scope]), Result.succeed(["team/b.md", "team"]))
@@ -121,7 +121,7 @@ describe("a key's scope is decided before normalization", () => {
 
   it("the memory tool's /memories/team/.. is refused, not read as a private path", () => {
     const left = keyOfToolPath("/memories/team/../evil.md")
-    assert.isTrue(Result.isFailure(left) && left.left.reason === "leaves-team")
+    assert.isTrue(Result.isFailure(left) && left.failure.reason === "leaves-team")
     assert.deepStrictEqual(keyOfToolPath("/memories/team/a/../b.md"), Result.succeed("team/b.md"))
     assert.deepStrictEqual(keyOfToolPath("/memories/notes/../b.md"), Result.succeed("b.md"))
   })

@@ -421,4 +421,4 @@ export const make = (
 
 /** The server as a layer (one per test file or suite). */
 export const layer = (options: MessagesApiServerOptions = {}): Layer.Layer<MessagesApiServer> =>
-  Layer.scoped(MessagesApiServer, make(options))
+  Layer.effect(MessagesApiServer, make(options))
