@@ -145,9 +145,12 @@ const argumentProblems = (
   return [...byPath.values()]
 }
 
-/** The JSON Schema of a tool's input or output: an object schema, the draft the SDK's validator reads (draft-07). */
+/**
+ * The JSON Schema of a tool's input or output: an object schema, the draft the SDK's validator reads (draft-07),
+ * closed to properties it does not name (as the arguments are decoded: `onExcessProperty: "error"`).
+ */
 const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => {
-  const document = JsonSchema.toDocumentDraft07(Schema.toJsonSchemaDocument(schema))
+  const document = JsonSchema.toDocumentDraft07(Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" }))
   return {
     $schema: JsonSchema.META_SCHEMA_URI_DRAFT_07,
     ...document.schema,
