@@ -181,11 +181,14 @@ describe("@memdir/core tarball", () => {
     )
   })
 
-  it("has effect and @effect/platform as peer dependencies, exports pointing at dist", () => {
-    assert.deepStrictEqual(Object.keys(core.manifest.peerDependencies ?? {}).sort(), ["@effect/platform", "effect"])
+  it("has effect and @effect/platform-node as peer dependencies, exports pointing at dist", () => {
+    assert.deepStrictEqual(Object.keys(core.manifest.peerDependencies ?? {}).sort(), [
+      "@effect/platform-node",
+      "effect"
+    ])
     const dependencies = Object.keys(core.manifest.dependencies ?? {})
     assert.notInclude(dependencies, "effect")
-    assert.notInclude(dependencies, "@effect/platform")
+    assert.notInclude(dependencies, "@effect/platform-node")
     for (const [name, spec] of Object.entries(core.manifest.dependencies ?? {})) {
       assert.notMatch(spec, /^(workspace|catalog):/, `${name}: ${spec}`)
     }
@@ -208,8 +211,8 @@ describe("@memdir/core tarball", () => {
   }, 600_000)
 })
 
-/** What a consumer installs next to @memdir/core: the Node platform the examples run on, and Node's types. */
-const CONSUMER_OWN = ["@effect/platform-node", "@types/node"]
+/** What a consumer installs next to @memdir/core beyond its manifest: Node's types. */
+const CONSUMER_OWN = ["@types/node"]
 
 /**
  * A scratch project with the packed core extracted into node_modules and, beside it, links to the workspace's
