@@ -75,7 +75,7 @@ export interface HeaderBlock {
   readonly bodyOffset: number
 }
 
-/** Finds the fences in the first 30 lines; `Left` for the strict failures. */
+/** Finds the fences in the first 30 lines; a failure for the strict ones. */
 const locateHeader = (text: string, path: string): Result.Result<HeaderBlock, InvalidFrontmatterError> => {
   const head = text.length > FRONTMATTER_MAX_BYTES ? text.slice(0, FRONTMATTER_MAX_BYTES) : text
   const lines: Array<string> = []
