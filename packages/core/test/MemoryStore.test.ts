@@ -35,11 +35,14 @@ const live = MemoryStore.layerNode.pipe(
   Layer.provideMerge(NodeServices.layer)
 )
 
-/** The same world, waiting at most a second for the index lock. */
-const shortLock = MemoryStore.layerNode.pipe(
+/**
+ * The same world, waiting at most a second for the index lock; fresh, so that inside `live` the memo map does not
+ * hand back the store `live` built over the default index.
+ */
+const shortLock = Layer.fresh(MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(MemoryIndex.layerWith({ lock: { timeout: "1 second" } }), Scanner.layerNode)),
   Layer.provideMerge(NodeServices.layer)
-)
+))
 
 const memoryFile = (name: string, description: string, type = "reference", body = "The rule.\n", extra = "") =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n${extra}---\n\n${body}`

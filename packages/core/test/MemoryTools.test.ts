@@ -503,11 +503,12 @@ describe("MemoryTools: reading and listing memory", () => {
                 Effect.sync(() => statted.push(...entries.map((e) => e.absolute))))
           }))
       ).pipe(Layer.provide(MemoryFs.layer))
-      const countedServices = MemoryStore.layerWithContainment.pipe(
+      // fresh: a store over the counting file system, not the one `services` built and the memo map would reuse
+      const countedServices = Layer.fresh(MemoryStore.layerWithContainment.pipe(
         Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, teamGuardLayer)),
         Layer.provideMerge(counting),
         Layer.provideMerge(NodeServices.layer)
-      )
+      ))
       const listing = yield* Effect.flatMap(toolsetFor({ memoryDir }), (tools) => tools.call("memory_list", {})).pipe(
         Effect.provide(countedServices)
       )

@@ -754,9 +754,10 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
     Effect.gen(function*() {
       const w = yield* world
       const { port } = yield* silentServer
-      const shortTimeout = TeamSyncModule.layerWithoutDependencies.pipe(
+      // fresh: the block's layer built `layerWithoutDependencies` over the default git, which the memo map would reuse
+      const shortTimeout = Layer.fresh(TeamSyncModule.layerWithoutDependencies.pipe(
         Layer.provide(Git.layerWith({ timeout: "1500 millis" }))
-      )
+      ))
       yield* writeTeamMemory({
         memoryDir: w.alice.memory.memoryDir,
         type: "project",
