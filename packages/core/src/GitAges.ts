@@ -46,7 +46,7 @@ export class GitAges extends Context.Service<GitAges, {
 
 const SHA = /^[0-9a-f]{40,64}$/
 
-export const make: Effect.Effect<Context.Service.Shape<typeof GitAges>, never, Git.Git | MemoryFs | Path.Path> = Effect.gen(
+export const make: Effect.Effect<GitAges["Service"], never, Git.Git | MemoryFs | Path.Path> = Effect.gen(
   function*() {
     const git = yield* Git.Git
     const fs = yield* MemoryFs

@@ -111,7 +111,9 @@ export const make = Effect.gen(function*() {
     if (Option.isNone(commonDir) || path.dirname(gitDir.value) !== path.join(commonDir.value, "worktrees")) {
       return Option.none<GitRootInfo>()
     }
-    const backLink = (yield* readText(path.join(gitDir.value, "gitdir"))).pipe(Option.flatMapNullishOr(parsePointerFile))
+    const backLink = (yield* readText(path.join(gitDir.value, "gitdir"))).pipe(
+      Option.flatMapNullishOr(parsePointerFile)
+    )
     if (Option.isNone(backLink)) return Option.none<GitRootInfo>()
     const linkedCheckout = yield* realPath(path.resolve(gitDir.value, backLink.value))
     const thisCheckout = yield* realPath(dotGit)

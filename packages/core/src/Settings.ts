@@ -402,7 +402,11 @@ const isTracked = (memoryFs: MemoryFs["Service"], path: Path.Path, root: string)
   Effect.gen(function*() {
     const dotGit = path.join(root, ".git")
     const kind = yield* memoryFs.lstat(dotGit).pipe(Effect.map((info) => info.kind), Effect.result)
-    if (Result.isFailure(kind)) return isMissing(kind.failure) ? Result.succeed(false) : Result.fail(kind.failure.detail)
+    if (Result.isFailure(kind)) {
+      return isMissing(kind.failure)
+        ? Result.succeed(false)
+        : Result.fail(kind.failure.detail)
+    }
     let gitDir = dotGit
     if (kind.success === "File") {
       // a submodule or `--separate-git-dir`: `.git` names the git dir
@@ -417,7 +421,11 @@ const isTracked = (memoryFs: MemoryFs["Service"], path: Path.Path, root: string)
     const index = path.join(gitDir, "index")
     const info = yield* Effect.result(memoryFs.lstat(index))
     // a repository without an index tracks nothing yet
-    if (Result.isFailure(info)) return isMissing(info.failure) ? Result.succeed(false) : Result.fail(info.failure.detail)
+    if (Result.isFailure(info)) {
+      return isMissing(info.failure)
+        ? Result.succeed(false)
+        : Result.fail(info.failure.detail)
+    }
     if (info.success.kind !== "File") return Result.fail(`${index} is not a regular file`)
     if (info.success.size > MAX_INDEX_BYTES) return Result.fail(`${index} is over ${MAX_INDEX_BYTES} bytes`)
     // opened without following a link or blocking, and bounded again (it may have grown since the lstat)

@@ -63,7 +63,7 @@ export class TeamGuard extends Context.Service<TeamGuard, {
 }>()("@memdir/core/TeamGuard") {}
 
 /** The guard over the given file system and containment (policy: keys, sizes, file kinds). */
-export const make: Effect.Effect<Context.Service.Shape<typeof TeamGuard>, never, MemoryFs | Containment.Containment> = Effect
+export const make: Effect.Effect<TeamGuard["Service"], never, MemoryFs | Containment.Containment> = Effect
   .gen(
     function*() {
       const parts = yield* Effect.context<MemoryFs | Containment.Containment>()
