@@ -13,8 +13,6 @@
  * replace by `<sandbox>`), so the same trial sends the same requests on any machine.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import * as Agent from "@memdir/core/Agent"
 import { snapshotMemoryDir } from "@memdir/core/Dream"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
@@ -26,6 +24,8 @@ import { Scanner } from "@memdir/core/Scanner"
 import { selectRelevantMemories } from "@memdir/core/Selector"
 import { describeAge } from "@memdir/core/Staleness"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import { inTrial } from "./Cassette.js"
 import { EvalIoError } from "./Errors.js"

@@ -17,11 +17,11 @@
  * the responses named, the date. A cassette recorded against the local Messages API server says so, and the
  * report says the numbers did not come from a model.
  */
-import * as FileSystem from "effect/FileSystem"
 import { ModelError } from "@memdir/core/Errors"
 import { Model, type ModelRequest, type ModelResponse, type ModelRole, structuredWith } from "@memdir/core/Model"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"

@@ -1,15 +1,15 @@
 /**
  * `pnpm evals list | run SUITE | report RUN | compare RUN_A RUN_B | rerecord [SUITE…]`.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
-import * as Clock from "effect/Clock"
-import * as Console from "effect/Console"
-import * as Effect from "effect/Effect"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import { readCassette } from "./Cassette.js"
 import { pText, renderComparisonTerminal, significantDrops } from "./Compare.js"
 import { GateFailedError, InvalidRunOptionError, InvalidSuitesError } from "./Errors.js"

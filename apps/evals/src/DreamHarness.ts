@@ -6,9 +6,6 @@
  * The dream reads "today" from `Clock`; the trial runs on a clock pinned to the scenario's "now" (it still
  * ticks, and sleeps are real), so prompts and cassettes do not depend on the day the suite runs.
  */
-import * as Path from "effect/Path"
-import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
-import type { FileSystem } from "effect/FileSystem"
 import { runDream, snapshotMemoryDir } from "@memdir/core/Dream"
 import type { DreamLock } from "@memdir/core/DreamLock"
 import type { MemoryIndex } from "@memdir/core/MemoryIndex"
@@ -16,6 +13,9 @@ import type { Model } from "@memdir/core/Model"
 import type { Scanner } from "@memdir/core/Scanner"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import type { FileSystem } from "effect/FileSystem"
+import * as Path from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import * as Result from "effect/Result"
 import { inTrial } from "./Cassette.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"

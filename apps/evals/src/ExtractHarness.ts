@@ -7,8 +7,6 @@
  * Like the dream, the extractor reads "today" from `Clock`: the trial runs on a clock pinned to the scenario's
  * "now".
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { extract } from "@memdir/core/Extract"
 import type { MemoryIndex } from "@memdir/core/MemoryIndex"
 import type { Model } from "@memdir/core/Model"
@@ -16,6 +14,8 @@ import type { Scanner } from "@memdir/core/Scanner"
 import { toJsonl } from "@memdir/core/Transcript"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import { inTrial } from "./Cassette.js"
 import { pinnedClock, snapshotTexts } from "./DreamHarness.js"

@@ -3,8 +3,6 @@
  * run every trial, write `results.json` + `report.html` + `chart.svg` under `evals/runs/<timestamp>-<suite>/`,
  * replace the cassette when a recording is complete (never otherwise: docs/evals.md), and apply the gate.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import * as ModelModule from "@memdir/core/Model"
 import { Model, type ModelRole, modelRoles } from "@memdir/core/Model"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
@@ -12,8 +10,10 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import {
   Cassette,
   type CassetteEntry,

@@ -2,9 +2,9 @@
  * Finding and reading a run's `results.json`: by path (the file or its directory), by run id under the runs
  * directory, or `latest`.
  */
+import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Path from "effect/Path"
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { RunNotFoundError } from "./Errors.js"
 import { RunResults } from "./Results.js"
@@ -51,8 +51,6 @@ export const readRun = Effect.fn("RunFiles.readRun")(function*(reference: string
     catch: (e) => new RunNotFoundError({ run: file, detail: `not JSON: ${(e as Error).message}` })
   })
   return yield* Schema.decodeUnknownEffect(RunResults)(json).pipe(
-    Effect.mapError((e) =>
-      new RunNotFoundError({ run: file, detail: `not an eval run: ${e.message}` })
-    )
+    Effect.mapError((e) => new RunNotFoundError({ run: file, detail: `not an eval run: ${e.message}` }))
   )
 })

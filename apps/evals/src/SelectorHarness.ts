@@ -9,7 +9,6 @@
  * - `llm`: core's model selector alone (no offline fallback: a model error is an errored trial, not a silent
  *   offline answer), with the variant's system prompt.
  */
-import * as Path from "effect/Path"
 import type { BodyTerms } from "@memdir/core/internal/text/selectorIndex"
 import type { MemoryHeader } from "@memdir/core/Memory"
 import { Model } from "@memdir/core/Model"
@@ -23,6 +22,7 @@ import {
 } from "@memdir/core/Selector"
 import { bodyTermsOf } from "@memdir/core/TermCache"
 import * as Effect from "effect/Effect"
+import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import * as NodeFs from "node:fs"
 import { InvalidSuiteError } from "./Errors.js"

@@ -70,7 +70,9 @@ const PositiveInt = Schema.Number.check(
 const NonNegativeNumber = Schema.Number.check(
   Schema.makeFilter((n) => (Number.isFinite(n) && n >= 0) || `expected a non-negative number, got ${n}`)
 )
-const Rate = Schema.Number.check(Schema.makeFilter((n) => (n >= 0 && n <= 1) || `expected a number from 0 to 1, got ${n}`))
+const Rate = Schema.Number.check(
+  Schema.makeFilter((n) => (n >= 0 && n <= 1) || `expected a number from 0 to 1, got ${n}`)
+)
 
 /** An ISO date or date-time ("2026-03-10", "2026-03-10T09:00:00Z"): the scenario's "now". */
 export const IsoDate = Schema.String.check(
@@ -549,7 +551,9 @@ const variantProblems = (
   // Unknown section: reported once at `section`; the variant cannot be checked against it.
   if (source === undefined) return []
   const resolved = resolveVariant(source, variant)
-  return Result.isFailure(resolved) ? resolved.failure.map((p) => ({ path: [...at, ...p.path], message: p.message })) : []
+  return Result.isFailure(resolved)
+    ? resolved.failure.map((p) => ({ path: [...at, ...p.path], message: p.message }))
+    : []
 }
 
 const checkMemoryFixture = (fixture: MemoryDirFixture, at: ReadonlyArray<PropertyKey>): ReadonlyArray<Problem> => {

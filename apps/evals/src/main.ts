@@ -4,7 +4,7 @@
  * are removed) and exits 130 or 143 with one line: nothing is written after the trials are cut short, and a
  * cassette is only ever replaced whole by a complete recording, so the old one is kept.
  */
-import { NodeServices, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as CliError from "effect/cli/CliError"
 import * as Command from "effect/cli/Command"

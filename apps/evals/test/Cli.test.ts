@@ -2,12 +2,12 @@
  * The command line as a prompt engineer meets it: `evals list` fails on an invalid suite, a misspelt field is
  * named, the no-key error says whether the cassette exists, and `rerecord` leaves an unchanged cassette alone.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import { rerecordSuite, runCommand } from "../src/Run.js"
 import { parseSuiteText } from "../src/Suite.js"

@@ -6,11 +6,11 @@
  * the message says which request differs. Cassettes made with the scripted responder are re-recorded with
  * `pnpm evals rerecord` (no key); a cassette from a real model needs the key again.
  */
-import * as FileSystem from "effect/FileSystem"
 import { NodeServices } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"

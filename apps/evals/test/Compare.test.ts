@@ -3,11 +3,11 @@
  * the matching (scenario, trial) pairs, and a gate that fails on a significant drop. The real case: a variant
  * deliberately worsened between two runs of the same suite.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { compareRuns, renderComparisonTerminal, significantDrops } from "../src/Compare.js"
 import { RESULTS_FORMAT, type RunResults, type TrialResult } from "../src/Results.js"
 import { compareCommandProgram, runCommand } from "../src/Run.js"

@@ -4,11 +4,11 @@
  * standing in for the key: CI has none), the paired line of step 3 in its output, the file step 4 names, and the
  * committed-cassette replay CI then does. If the page changes, this test reads the new text.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as nodeFs from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as YAML from "yaml"

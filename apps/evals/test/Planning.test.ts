@@ -2,11 +2,11 @@
  * Planning trials (how many detect a difference at 80% power; stopping once the intervals are narrow enough) and
  * the progress line (per-variant counts and the time left).
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { formatDuration, makeProgressState, progressLine } from "../src/Progress.js"
 import { renderPlan } from "../src/Report.js"
 import type { TrialResult } from "../src/Results.js"

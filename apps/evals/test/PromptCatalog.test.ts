@@ -3,14 +3,14 @@
  * built-in variant is found with the catalog's lookup, and a suite's own text is rendered by core with the slots the
  * program fills (an unknown slot is refused when the suite is loaded).
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { type LoadedIndex, truncateIndex } from "@memdir/core/MemoryIndex"
 import { renderMemoryPrompt } from "@memdir/core/Prompt"
 import { lookupVariant, promptCatalog, variantNames } from "@memdir/core/prompts/index"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import { harnessCatalog } from "../src/Harness.js"
 import { loadSuite } from "../src/Suite.js"

@@ -4,14 +4,14 @@
  * line saying why; a complete recording replaces it and replays; an interrupted one (SIGINT) exits 130 and keeps
  * it too. The real `@anthropic-ai/sdk` talks to `@memdir/testing`'s local Messages API server throughout.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { fileURLToPath } from "node:url"

@@ -3,15 +3,15 @@
  * when recording, no network when replaying, identical results on every replay, and a clear failure on any
  * request the cassette has no answer for.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ModelModule from "@memdir/core/Model"
 import { Model, type ModelRequest } from "@memdir/core/Model"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import {
   canonicalJson,
   Cassette,

@@ -3,11 +3,11 @@
  * and what the variant chose, a grid cell links to it, the filters are there, and each variant's prompt is shown
  * as a diff against the default section.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { renderTerminal } from "../src/Report.js"
 import { renderHtml, trialAnchor } from "../src/ReportHtml.js"
 import { RESULTS_FORMAT, type RunResults } from "../src/Results.js"

@@ -3,11 +3,11 @@
  * figures clear the floors, it does not regress against the committed baseline, and `pnpm evals` exits with the
  * gate's code.
  */
-import * as FileSystem from "effect/FileSystem"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
