@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
+import * as Schema from "effect/Schema"
 import * as Errors from "../src/Errors.js"
 
 describe("Errors", () => {
@@ -59,9 +60,13 @@ describe("Errors", () => {
     }))
 
   it("every error class's tag but the memory tool's (a tool result, never an exit) has an exit code", () => {
-    const tags = Object.values(Errors).flatMap((value) =>
-      typeof value === "function" && "_tag" in value && typeof value._tag === "string" ? [value._tag] : []
-    ).filter((tag) => tag !== "MemoryToolError")
+    // a `Schema.TaggedError` class keeps its tag as the literal of its `_tag` field
+    const tagOf = (value: unknown): ReadonlyArray<string> => {
+      if (!Schema.isSchema(value) || !("fields" in value)) return []
+      const field = (value.fields as { readonly _tag?: { readonly schema?: { readonly literal?: unknown } } })._tag
+      return typeof field?.schema?.literal === "string" ? [field.schema.literal] : []
+    }
+    const tags = Object.values(Errors).flatMap(tagOf).filter((tag) => tag !== "MemoryToolError")
     assert.isAbove(tags.length, 15)
     for (const tag of tags) assert.isNumber(Errors.exitCodes[tag as keyof typeof Errors.exitCodes], tag)
   })
