@@ -40,7 +40,7 @@ export interface TrialContext {
 }
 
 export const currentTrial: Context.Reference<TrialContext> = Context.Reference<TrialContext>(
-  "memdir/evals/currentTrial",
+  "@memdir/evals/currentTrial",
   { defaultValue: () => ({ trial: "" }) }
 )
 

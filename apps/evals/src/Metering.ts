@@ -22,7 +22,7 @@ export const emptyMeter: Meter = { byModel: new Map(), calls: 0, latencyMs: 0 }
 /** The meter of the trial the current fiber runs (none outside `metered`). */
 export const currentMeter: Context.Reference<Ref.Ref<Meter> | undefined> = Context.Reference<
   Ref.Ref<Meter> | undefined
->("memdir/evals/currentMeter", { defaultValue: () => undefined })
+>("@memdir/evals/currentMeter", { defaultValue: () => undefined })
 
 const record = (meter: Meter, response: ModelResponse): Meter => {
   const byModel = new Map(meter.byModel)
