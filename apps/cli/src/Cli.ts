@@ -107,6 +107,9 @@ export const specAt = (root: Subcommand, path: ReadonlyArray<string>): Option.Op
 /** The names of the subcommands of the (sub)command at `path`, in help order; empty when there is none. */
 export const subcommandNamesAt = (root: Subcommand, path: ReadonlyArray<string>): ReadonlyArray<string> => {
   let command: Command.Command.Any | undefined = root
-  for (const name of path) command = command === undefined ? undefined : childrenOf(command).find((c) => c.name === name)
+  for (const name of path) {
+    if (command === undefined) break
+    command = childrenOf(command).find((c) => c.name === name)
+  }
   return command === undefined ? [] : childrenOf(command).map((c) => c.name)
 }

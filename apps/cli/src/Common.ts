@@ -6,17 +6,17 @@
  * (here) gives a command the location services alone (settings, git root, memory paths: what `path` and `init`
  * use); `memdirHandler` (`Services.ts`, which only the other commands import) every service of `Memdir.layer`.
  */
-import * as Flag from "effect/cli/Flag"
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { errnoCodeOf, InvalidMemoryInputError, MemoryDisabledError, MemoryIoError } from "@memdir/core/Errors"
 import * as Memdir from "@memdir/core/Memdir"
 import { type MemoryLocation, MemoryPaths } from "@memdir/core/MemoryPaths"
+import * as Flag from "effect/cli/Flag"
 import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 
 export const cwdOption = Flag.Directory("cwd").pipe(
   Flag.withDescription("Project directory whose memory to use (default: the current directory)"),

@@ -2,11 +2,11 @@
  * Creating a project's memory directory (0700) with an empty `MEMORY.md` (0600): what `init`, `prompt`, the
  * memory-tool backend and the session-start hook do before they use it.
  */
-import * as FileSystem from "effect/FileSystem"
-import * as Path from "effect/Path"
 import { DIR_MODE, FILE_MODE } from "@memdir/core/MemoryFs"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 
 export const ensureMemoryDir = (memoryDir: string) =>
   Effect.gen(function*() {

@@ -2,12 +2,12 @@
  * How the CLI talks: JSON for machines (`--json`), short lines for people, and one line + a hint for every
  * typed error, with its own exit code (docs/cli.md, "Exit codes").
  */
-import type { PlatformError } from "effect/PlatformError"
 import { errnoCodeOf, exitCodes, ioCauseOf, type MemdirError, MemoryIoError } from "@memdir/core/Errors"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import type { PlatformError } from "effect/PlatformError"
 import type * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 

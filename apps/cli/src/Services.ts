@@ -4,15 +4,15 @@
  * module, so `path` and `init` (`locationHandler` in `Common.ts`) never load it, nor `GitAges`
  * (docs/architecture.md#start-up).
  */
-import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
-import type * as FileSystem from "effect/FileSystem"
-import type * as Path from "effect/Path"
 import * as GitAges from "@memdir/core/GitAges"
 import * as Memdir from "@memdir/core/Memdir"
 import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import type * as Path from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import { checkCwd, CommandFlags, type CommandLayerOptions, flagOptions } from "./Common.js"
 
 /**

@@ -3,11 +3,11 @@
  * prints the one that stopped it, or runs the dream and prints memdir's report of every file created, updated,
  * merged or deleted, with the text removed. `--dry-run` writes nothing and shows what would be sent.
  */
-import * as Command from "effect/cli/Command"
-import * as Flag from "effect/cli/Flag"
 import * as Dream from "@memdir/core/Dream"
 import { DreamLock, type DreamLockState } from "@memdir/core/DreamLock"
 import { Settings } from "@memdir/core/Settings"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -5,11 +5,11 @@
  * without one it exits with ModelError "not-configured" (13). A backlog larger than one run's budget is read in
  * several runs, one after the other.
  */
-import * as Command from "effect/cli/Command"
-import * as Flag from "effect/cli/Flag"
 import * as Extract from "@memdir/core/Extract"
 import { Model } from "@memdir/core/Model"
 import { TeamMemory } from "@memdir/core/TeamMemory"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -5,15 +5,15 @@
  * a defect, a run over its time guard) ends with exit 0 and no output, the reason on stderr (which Claude Code
  * shows only in verbose mode).
  */
-import * as Command from "effect/cli/Command"
-import * as Flag from "effect/cli/Flag"
 import * as HookSessionState from "@memdir/core/HookSessionState"
 import * as Cause from "effect/Cause"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { common, switchFlag } from "../Common.js"
 import { sessionStart, sessionStop, userPromptSubmit } from "../hooks/HookHandlers.js"
 import { HOOK_INPUT_MAX_BYTES, type HookInput, type HookOutput, parseHookInput } from "../hooks/HookInput.js"

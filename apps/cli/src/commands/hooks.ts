@@ -4,9 +4,9 @@
  * — merging with what is there (`hooks/HookConfig.ts`). The file is written atomically (a temp file beside it, then
  * a rename; through a symlink, the file it points to), and a malformed file is refused before anything is written.
  */
+import { AgentConfigError, MemoryIoError } from "@memdir/core/Errors"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { AgentConfigError, MemoryIoError } from "@memdir/core/Errors"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"

@@ -3,10 +3,10 @@
  * sessions that run for days (docs/dream-and-logs.md#daily-logs). `--prompt` prints the daily-log section of the system
  * prompt.
  */
+import { appendLog, renderLogsPrompt } from "@memdir/core/DailyLog"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { appendLog, renderLogsPrompt } from "@memdir/core/DailyLog"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -21,6 +21,7 @@ import * as JsonSchema from "effect/JsonSchema"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { locateTeam, requireTeam } from "../commands/teamMemory.js"
 import { automaticModelCallsOn } from "../ModelCalls.js"
@@ -192,11 +193,42 @@ export const renderToolError = (error: unknown): string => {
   return `memdir could not complete the call: ${String(error)}`
 }
 
+/** A field made with `Schema.optional` (absent or undefined): its schema is `UndefinedOr(S)`, S first. */
+const optionalInner = (field: Schema.Constraint): Schema.Constraint | undefined => {
+  if (field.ast.context?.isOptional !== true || !("schema" in field)) return undefined
+  const inner = field.schema as Schema.Constraint
+  if (!("members" in inner)) return undefined
+  const [member, undefinedMember] = inner.members as ReadonlyArray<Schema.Constraint>
+  return member !== undefined && undefinedMember !== undefined && SchemaAST.isUndefined(undefinedMember.ast)
+    ? member
+    : undefined
+}
+
+/**
+ * A tool's input or output as JSON carries it: JSON has no `undefined`, so each optional field (`Schema.optional`,
+ * absent or undefined) becomes a key that may be absent (`Schema.optionalKey`). The decoded values are the same; the
+ * JSON Schema then gives the field's own schema (its `enum`, its type), not "it or null", which no decoder took.
+ */
+const asJson = <A>(schema: Schema.Codec<A, any>): Schema.Codec<A, any> => {
+  if (!("mapFields" in schema) || !("fields" in schema)) return schema
+  const struct = schema as unknown as Schema.Struct<Schema.Struct.Fields>
+  return struct.mapFields((fields) =>
+    Object.fromEntries(
+      Object.entries(fields).map(([key, field]) => {
+        const inner = optionalInner(field)
+        return [key, inner === undefined ? field : Schema.optionalKey(inner)]
+      })
+    )
+  ) as unknown as Schema.Codec<A, any>
+}
+
 const defineTool = <I, O, R>(spec: ToolSpec<I, O, R>): Tool<R> => {
-  const inputSchema = jsonSchemaOf(spec.input)
-  const outputSchema = jsonSchemaOf(spec.output)
-  const decode = Schema.decodeUnknownResult(spec.input, { errors: "all", onExcessProperty: "error" })
-  const encode = Schema.encodeResult(spec.output)
+  const input = asJson(spec.input)
+  const output = asJson(spec.output)
+  const inputSchema = jsonSchemaOf(input)
+  const outputSchema = jsonSchemaOf(output)
+  const decode = Schema.decodeUnknownResult(input, { errors: "all", onExcessProperty: "error" })
+  const encode = Schema.encodeResult(output)
   const accepted = acceptedArguments(inputSchema)
   const call = (args: unknown, context: ToolContext): Effect.Effect<ToolResult, never, R> =>
     Effect.gen(function*() {
