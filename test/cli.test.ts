@@ -609,7 +609,7 @@ describe("memdir CLI", () => {
     const init = await runMemdir(["init", "--cwd", missing])
     assert.strictEqual(init.status, 2)
     const file = path.join(project, "src/db.ts")
-    // a file: @effect/cli's directory option refuses it as a usage error, JSON under --json
+    // a file: effect/cli's directory flag refuses it as a usage error, JSON under --json
     const notDir = await runMemdir(["ls", "--json", "--cwd", file])
     assert.strictEqual(notDir.status, 64)
     assert.strictEqual(json(notDir).error._tag, "UsageError")
