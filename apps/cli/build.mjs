@@ -69,7 +69,7 @@ export const lazyCliFileParsers = {
 /**
  * The CLI's esbuild options (also used by the start-up tests). esbuild splits only ES modules, so this first
  * bundle is ESM; `bundleTo` then turns each output into CommonJS (`.cjs`), which the launcher compiles through the
- * V8 code cache (src/CodeCache.ts: Node 20 caches no ES module's compiled code).
+ * V8 code cache (src/CodeCache.ts hooks the CommonJS loader's compile step).
  */
 export const bundleOptions = (outdir) => ({
   absWorkingDir: here,
@@ -83,7 +83,7 @@ export const bundleOptions = (outdir) => ({
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
+  target: "node22",
   minify: true,
   sourcemap: "inline",
   legalComments: "none",
@@ -109,7 +109,7 @@ const launcherOptions = (outdir) => ({
   format: "cjs",
   define: { "import.meta.url": "__launcherUrl" },
   banner: { js: "\"use strict\";const __launcherUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
-  target: "node20",
+  target: "node22",
   minify: true,
   sourcemap: "linked",
   legalComments: "none",
@@ -141,7 +141,7 @@ export const bundleTo = async (outdir, { sourcemap = true, minify = true } = {})
     const result = await esbuild.transform(file.text, {
       format: "cjs",
       platform: "node",
-      target: "node20",
+      target: "node22",
       minify,
       legalComments: "none",
       // import() of a chunk → Promise.resolve().then(() => require(chunk)): still lazy, now CommonJS

@@ -133,7 +133,7 @@ export const renderInterrupted = (interrupted: Interrupted, json: boolean, code:
 
 /**
  * A usage error (unknown option, missing value, unknown command) under `--json`: the same document as a typed
- * error, on stdout (@effect/cli has already printed its text and the usage on stderr).
+ * error, on stdout (main has already presented effect/cli's message on stderr).
  */
 export const renderUsageError = (kind: string, text: string): Effect.Effect<number> =>
   Effect.as(

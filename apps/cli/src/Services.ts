@@ -41,7 +41,7 @@ export const withMemdir =
 /**
  * A command's handler, run with the CLI's services (`cliLayer`) for its parsed `--memory-dir` and layer options,
  * after checking that `--cwd` names an existing directory. Each process runs one command, so the services are
- * built once per run, inside the handler: the layer depends on flags @effect/cli parses only when it runs the
+ * built once per run, inside the handler: the layer depends on flags effect/cli parses only when it runs the
  * command (and a command that must never fail, such as a hook, can still catch a failure to build them).
  */
 export const memdirHandler = <A extends { readonly memoryDir: Option.Option<string> }, E, R>(
