@@ -17,7 +17,11 @@ describe("Errors", () => {
     )
     assert.strictEqual(error._tag, "InvalidMemoryInputError")
     assert.strictEqual(error.name, "InvalidMemoryInputError")
-    assert.strictEqual(Errors.InvalidMemoryInputError._tag, "InvalidMemoryInputError")
+    // the class's own `_tag` (v3's TaggedError had it; v4's class type does not declare it)
+    assert.strictEqual(
+      (Errors.InvalidMemoryInputError as unknown as { readonly _tag?: unknown })._tag,
+      "InvalidMemoryInputError"
+    )
     assert.instanceOf(error, Error)
     assert.deepStrictEqual(Object.keys(error), ["field", "value", "reason", "_tag"])
     assert.strictEqual(
