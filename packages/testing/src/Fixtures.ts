@@ -82,9 +82,12 @@ export const writeMemoryFiles = (memoryDir: string, memories: ReadonlyArray<Test
 export const memoryFileText = (type: MemoryType, name: string, description: string, body: string): string =>
   serializeFrontmatter({ name, description, type }, body)
 
-/** Run with HOME and MEMDIR_HOME pointing at `home` (and no other MEMDIR_* variable): never the real home. */
+/**
+ * Run with HOME and MEMDIR_HOME pointing at `home` (and no other MEMDIR_* variable): never the real home. An empty
+ * value in `env` is a value, as memdir reads the environment (`Settings.envProvider`).
+ */
 export const withMemdirHome = (home: string, env: Readonly<Record<string, string>> = {}) =>
   Effect.provideService(
     ConfigProvider.ConfigProvider,
-    ConfigProvider.fromEnvRecord({ HOME: home, MEMDIR_HOME: `${home}/.memdir`, ...env })
+    ConfigProvider.fromEnvRecord({ HOME: home, MEMDIR_HOME: `${home}/.memdir`, ...env }, { preserveEmptyStrings: true })
   )
