@@ -12,6 +12,7 @@ import * as CliError from "effect/cli/CliError"
 import * as CliOutput from "effect/cli/CliOutput"
 import * as Command from "effect/cli/Command"
 import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -157,7 +158,11 @@ const program = Effect.gen(function*() {
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
   Effect.provide(NodeServices.layer),
   // logs (a lock taken over, a degraded selector, …) go to stderr: stdout carries the output, JSON included
-  Effect.provideService(Logger.LogToStderr, true)
+  Effect.provideService(Logger.LogToStderr, true),
+  // the environment with its empty values (Effect 4's default provider drops them): a variable set to "" is
+  // set (`MEMDIR_DISABLE_AUTO_MEMORY=` forces memory on, docs/configuration.md); the provider of
+  // `Settings.envProvider()`, built here so a start does not load the settings module
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ preserveEmptyStrings: true }))
 )
 
 NodeRuntime.runMain(program, {
