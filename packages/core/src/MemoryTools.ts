@@ -450,7 +450,11 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
               detail: `${INDEX_FILE} is maintained by memdir: write the memory file instead`
             })
           }
-          const edit = { old: input.old_string, new: input.new_string, replaceAll: input.replace_all }
+          const edit = {
+            old: input.old_string,
+            new: input.new_string,
+            ...(input.replace_all === undefined ? {} : { replaceAll: input.replace_all })
+          }
           const current = yield* readMemory("memory_edit", input.path)
           if (Option.isNone(current)) return yield* fail(`no file ${input.path.trim()}: create it with memory_write`)
           // Checked before anything is kept: an edit that names no one place leaves no backup behind.

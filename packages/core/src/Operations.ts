@@ -59,7 +59,7 @@ export const Header = Schema.Struct({
   type: Kind,
   description: Schema.String,
   mtime: described(Schema.String, "Last modified, ISO 8601"),
-  ageDays: Schema.Number,
+  ageDays: Schema.Finite,
   age: Schema.String
 })
 export type Header = typeof Header.Type
@@ -86,7 +86,7 @@ const headerOf = (m: Browse.ListedMemory, age: { readonly ageDays: number; reado
 // list, search
 // ---------------------------------------------------------------------------------------------------------------
 
-export const ListInput = Schema.Struct({ scope: Schema.optional(BrowseScope), type: Schema.optional(MemoryTypeField) })
+export const ListInput = Schema.Struct({ scope: Schema.optionalKey(BrowseScope), type: Schema.optionalKey(MemoryTypeField) })
 export const ListResult = Schema.Struct({ memories: Schema.Array(Header), teamEnabled: Schema.Boolean })
 
 /** Every memory's header, newest first, in the scope and of the type asked for. */
@@ -100,18 +100,18 @@ export const list = Effect.fn("Operations.list")(function*(root: MemoryRoot, inp
 
 export const SearchInput = Schema.Struct({
   query: described(Schema.String, "Words to look for"),
-  limit: Schema.optional(
+  limit: Schema.optionalKey(
     described(
       Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Browse.MAX_SEARCH_LIMIT })),
       "At most this many (1–50, default 10)"
     )
   ),
-  scope: Schema.optional(BrowseScope),
-  type: Schema.optional(MemoryTypeField)
+  scope: Schema.optionalKey(BrowseScope),
+  type: Schema.optionalKey(MemoryTypeField)
 })
 export const SearchHit = Schema.Struct({
   ...Header.fields,
-  score: described(Schema.Number, "Match evidence (higher is better)"),
+  score: described(Schema.Finite, "Match evidence (higher is better)"),
   relevant: described(Schema.Boolean, "recall would pick it for this query")
 })
 export const SearchResult = Schema.Struct({ results: Schema.Array(SearchHit) })
@@ -154,8 +154,8 @@ export const ReadResult = Schema.Struct({
     Schema.Literals(["modified", "commit", "mtime"]),
     "Where that time came from: its modified: header, its last git commit, or the file's mtime"
   ),
-  warning: Schema.optional(described(Schema.String, "Why a modified: header was not used, when there is one")),
-  ageDays: Schema.Number,
+  warning: Schema.optionalKey(described(Schema.String, "Why a modified: header was not used, when there is one")),
+  ageDays: Schema.Finite,
   age: Schema.String,
   caveat: Caveat,
   version: described(
@@ -200,22 +200,22 @@ export const read = Effect.fn("Operations.read")(function*(root: MemoryRoot, inp
 
 export const RecallInput = Schema.Struct({
   query: described(Schema.String, "The user's request, in their words"),
-  exclude: Schema.optional(
+  exclude: Schema.optionalKey(
     described(Schema.Array(Schema.String), "Memory paths you already have (they are not returned)")
   ),
-  max: Schema.optional(
+  max: Schema.optionalKey(
     described(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })), "At most this many (1–5)")
   ),
-  recentTools: Schema.optional(
+  recentTools: Schema.optionalKey(
     described(Schema.Array(Schema.String), "Tools the agent is using (their usage docs are skipped)")
   )
 })
 export const RecallResult = Schema.Struct({
   memories: Schema.Array(RecalledMemory),
-  candidates: described(Schema.Number, "Memories the selector looked at"),
+  candidates: described(Schema.Int, "Memories the selector looked at"),
   selector: Schema.String,
-  skipped: Schema.optional(described(Schema.String, "Why memory was not consulted at all")),
-  degraded: Schema.optional(Schema.String)
+  skipped: Schema.optionalKey(described(Schema.String, "Why memory was not consulted at all")),
+  degraded: Schema.optionalKey(Schema.String)
 })
 
 /** The memories that clearly help with a request, never one this session already got (`RecallSession`). */
@@ -247,8 +247,8 @@ export const WriteInput = Schema.Struct({
   name: described(Schema.String, "Short title, e.g. \"Testing policy\""),
   description: described(Schema.String, "One line saying what the memory holds: recall decides on it"),
   body: described(Schema.String, "Markdown: the rule or fact; for feedback and project, then Why: and How to apply:"),
-  scope: Schema.optional(described(Scope, "private (default) or team")),
-  ifVersion: Schema.optional(
+  scope: Schema.optionalKey(described(Scope, "private (default) or team")),
+  ifVersion: Schema.optionalKey(
     described(Schema.String, "The version read returned: the write fails if the memory changed since")
   )
 })
@@ -330,8 +330,8 @@ export const EditInput = Schema.Struct({
   path: MemoryPath,
   old: described(Schema.String.check(Schema.isMinLength(1)), "The exact text to replace (must occur once)"),
   new: described(Schema.String, "The replacement"),
-  replaceAll: Schema.optional(described(Schema.Boolean, "Replace every occurrence (default: it must occur once)")),
-  ifVersion: Schema.optional(
+  replaceAll: Schema.optionalKey(described(Schema.Boolean, "Replace every occurrence (default: it must occur once)")),
+  ifVersion: Schema.optionalKey(
     described(Schema.String, "The version read returned: the edit fails if the memory changed since")
   )
 })
@@ -340,7 +340,7 @@ export const EditResult = Schema.Struct({
   path: Schema.String,
   scope: Scope,
   version: Schema.String,
-  replacements: described(Schema.Number, "Occurrences replaced"),
+  replacements: described(Schema.Int, "Occurrences replaced"),
   before: described(Schema.String, "The memory's text the edit replaced"),
   after: described(Schema.String, "The memory's text now")
 })
@@ -429,7 +429,7 @@ export const DeleteInput = Schema.Struct({ path: MemoryPath })
 export const DeleteResult = Schema.Struct({
   path: Schema.String,
   fileRemoved: Schema.Boolean,
-  indexLinesRemoved: Schema.Number,
+  indexLinesRemoved: Schema.Int,
   before: described(Schema.NullOr(Schema.String), "The text removed (null: only an index line was left)")
 })
 

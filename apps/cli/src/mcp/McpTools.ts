@@ -21,7 +21,6 @@ import * as JsonSchema from "effect/JsonSchema"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as SchemaAST from "effect/SchemaAST"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { locateTeam, requireTeam } from "../commands/teamMemory.js"
 import { automaticModelCallsOn } from "../ModelCalls.js"
@@ -193,38 +192,9 @@ export const renderToolError = (error: unknown): string => {
   return `memdir could not complete the call: ${String(error)}`
 }
 
-/** A field made with `Schema.optional` (absent or undefined): its schema is `UndefinedOr(S)`, S first. */
-const optionalInner = (field: Schema.Constraint): Schema.Constraint | undefined => {
-  if (field.ast.context?.isOptional !== true || !("schema" in field)) return undefined
-  const inner = field.schema as Schema.Constraint
-  if (!("members" in inner)) return undefined
-  const [member, undefinedMember] = inner.members as ReadonlyArray<Schema.Constraint>
-  return member !== undefined && undefinedMember !== undefined && SchemaAST.isUndefined(undefinedMember.ast)
-    ? member
-    : undefined
-}
-
-/**
- * A tool's input or output as JSON carries it: JSON has no `undefined`, so each optional field (`Schema.optional`,
- * absent or undefined) becomes a key that may be absent (`Schema.optionalKey`). The decoded values are the same; the
- * JSON Schema then gives the field's own schema (its `enum`, its type), not "it or null", which no decoder took.
- */
-const asJson = <A>(schema: Schema.Codec<A, any>): Schema.Codec<A, any> => {
-  if (!("mapFields" in schema) || !("fields" in schema)) return schema
-  const struct = schema as unknown as Schema.Struct<Schema.Struct.Fields>
-  return struct.mapFields((fields) =>
-    Object.fromEntries(
-      Object.entries(fields).map(([key, field]) => {
-        const inner = optionalInner(field)
-        return [key, inner === undefined ? field : Schema.optionalKey(inner)]
-      })
-    )
-  ) as unknown as Schema.Codec<A, any>
-}
-
 const defineTool = <I, O, R>(spec: ToolSpec<I, O, R>): Tool<R> => {
-  const input = asJson(spec.input)
-  const output = asJson(spec.output)
+  const input = spec.input
+  const output = spec.output
   const inputSchema = jsonSchemaOf(input)
   const outputSchema = jsonSchemaOf(output)
   const decode = Schema.decodeUnknownResult(input, { errors: "all", onExcessProperty: "error" })
@@ -364,7 +334,7 @@ export const readTool = defineTool({
 })
 
 const IfVersion = (what: string) =>
-  Schema.optional(
+  Schema.optionalKey(
     described(Schema.String, `The version memory_read returned: the ${what} fails if the memory changed since`)
   )
 
@@ -389,7 +359,10 @@ export const writeTool = defineTool({
       // the location's own refusal, naming which setting turned team memory off
       if (input.scope === "team") yield* requireTeam(team)
       // the project's memoryLayout setting, as `memdir write` honours it
-      const written = yield* Operations.write(rootOf(team), { ...input, ifVersion: if_version }, {
+      const written = yield* Operations.write(rootOf(team), {
+        ...input,
+        ...(if_version === undefined ? {} : { ifVersion: if_version })
+      }, {
         layout: team.memory.memoryLayout
       })
       return {
@@ -421,8 +394,8 @@ export const editTool = defineTool({
         path: input.path,
         old: input.old_str,
         new: input.new_str,
-        replaceAll: input.replace_all,
-        ifVersion: input.if_version
+        ...(input.replace_all === undefined ? {} : { replaceAll: input.replace_all }),
+        ...(input.if_version === undefined ? {} : { ifVersion: input.if_version })
       })
       return {
         structured: { path: edited.path, scope: edited.scope, version: edited.version },
@@ -436,7 +409,7 @@ export const deleteTool = defineTool({
   title: "Delete a memory",
   description: "Deletes a memory file and its line in MEMORY.md (\"forget …\").",
   input: Operations.DeleteInput,
-  output: Schema.Struct({ path: Schema.String, fileRemoved: Schema.Boolean, indexLinesRemoved: Schema.Number }),
+  output: Schema.Struct({ path: Schema.String, fileRemoved: Schema.Boolean, indexLinesRemoved: Schema.Int }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   run: (input, context) =>
     Effect.gen(function*() {
