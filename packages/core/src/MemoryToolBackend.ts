@@ -130,6 +130,17 @@ export const parseCommand = (input: unknown): Result.Result<MemoryToolCommand, M
   if (typeof command === "string" && !COMMANDS.has(command)) {
     return Result.fail(new MemoryToolError({ reason: "unknown-command", path: command }))
   }
+  // named here, not by the union's decoder: it would list every command's whole shape
+  if (typeof command !== "string") {
+    const what = typeof input !== "object" || input === null || Array.isArray(input) ?
+      "the input: must be an object with a command" :
+      command === undefined ?
+      "command: is missing" :
+      "command: must be a string"
+    return Result.fail(
+      new MemoryToolError({ reason: "invalid-input", path: "", detail: `${what} (one of ${[...COMMANDS].join(", ")})` })
+    )
+  }
   return Result.mapError(decodeCommand(input), (error) => {
     const issue = formatIssues(error.issue).issues[0]
     const where = issue?.path === undefined || issue.path.length === 0 ?

@@ -445,7 +445,11 @@ describe("MemoryToolBackend: input", () => {
         Effect.flatMap(MemoryToolBackend.MemoryToolBackend, (backend) => backend.answer(w.root, 42))
       )
       assert.isTrue(notObject.is_error)
-      assert.match(notObject.content, /^Error: invalid memory tool input/)
+      assert.match(notObject.content, /^Error: invalid memory tool input: the input: must be an object with a command/)
+      // no command: named as such, with the commands there are (not every command's whole shape)
+      const noCommand = await w.viaMemdir({ path: "/memories/x.md" } as unknown as { command: string })
+      assert.isTrue(noCommand.is_error)
+      assert.match(noCommand.content, /command: is missing \(one of view, create, str_replace, insert, delete, rename\)/)
     } finally {
       w.cleanup()
     }
