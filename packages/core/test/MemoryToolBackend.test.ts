@@ -449,7 +449,10 @@ describe("MemoryToolBackend: input", () => {
       // no command: named as such, with the commands there are (not every command's whole shape)
       const noCommand = await w.viaMemdir({ path: "/memories/x.md" } as unknown as { command: string })
       assert.isTrue(noCommand.is_error)
-      assert.match(noCommand.content, /command: is missing \(one of view, create, str_replace, insert, delete, rename\)/)
+      assert.match(
+        noCommand.content,
+        /command: is missing \(one of view, create, str_replace, insert, delete, rename\)/
+      )
     } finally {
       w.cleanup()
     }
