@@ -86,7 +86,10 @@ const headerOf = (m: Browse.ListedMemory, age: { readonly ageDays: number; reado
 // list, search
 // ---------------------------------------------------------------------------------------------------------------
 
-export const ListInput = Schema.Struct({ scope: Schema.optionalKey(BrowseScope), type: Schema.optionalKey(MemoryTypeField) })
+export const ListInput = Schema.Struct({
+  scope: Schema.optionalKey(BrowseScope),
+  type: Schema.optionalKey(MemoryTypeField)
+})
 export const ListResult = Schema.Struct({ memories: Schema.Array(Header), teamEnabled: Schema.Boolean })
 
 /** Every memory's header, newest first, in the scope and of the type asked for. */
