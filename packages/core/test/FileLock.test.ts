@@ -66,8 +66,8 @@ const ownerAfterWaiting = (waitMs: number) =>
     return owner as { readonly acquiredAt: number; readonly pid: number }
   }).pipe(Effect.provide(MemoryFs.layerMemory()))
 
-// First: a `layer(…, { excludeTestServices: true })` block breaks `TestClock` for the `it.effect`s defined after it
-// (@effect/vitest 0.x; scripts/vitest-restore-it.ts mends it between files only).
+// The TestClock tests (each `it.effect` has a TestClock of its own; @effect/vitest 4 leaves the global `it` alone
+// after a `layer(…)` block, so the order of the blocks no longer matters).
 describe("fileLock (in memory, TestClock)", () => {
   it.effect("after a long wait the owner file is re-dated, so staleness measures the hold, not the wait", () =>
     Effect.gen(function*() {
