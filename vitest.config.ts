@@ -21,10 +21,9 @@ export default defineConfig({
       ...splitProject(repoRoot, "apps/evals", "@memdir/evals", evals),
       ...splitProject(repoRoot, "test", "@memdir/system-tests", system)
     ],
-    // the forks pool keeps a worker's modules from file to file (the isolated projects run in worker threads):
-    // vitest decides this for the whole pool, not per project
+    // forks for the shared projects, whose `isolate: false` keeps a worker's modules from file to file (the
+    // isolated projects run in worker threads, a fresh one per file)
     pool: "forks",
-    poolOptions: { forks: { isolate: false } },
     reporters: ["default", "./scripts/summary-reporter.ts"],
     // Vitest's default is one worker per core minus one: a single worker on a 2-core machine, idle while a test
     // waits for git or a child process. Two workers at least keep both cores busy.

@@ -17,7 +17,7 @@ import { configDefaults, type TestProjectInlineConfiguration, type UserWorkspace
 /**
  * What makes a test file share nothing with others: writing the process environment or the working directory, or
  * vitest's module and global stubs: a later file in the same worker would inherit them. (The TestClock is safe to
- * share: `scripts/vitest-restore-it.ts` undoes what `@effect/vitest`'s `layer` leaves on the global `it`.)
+ * share: `@effect/vitest` gives each `it.effect` test its own, and its `layer(…)` leaves the global `it` as it was.)
  */
 export const ISOLATION_MARKERS: ReadonlyArray<RegExp> = [
   /process\.env(\.\w+|\[[^\]]+\])\s*=(?!=)/,
@@ -44,9 +44,6 @@ export const isolatedFiles = (dir: string): ReadonlyArray<string> =>
     return ISOLATION_MARKERS.some((marker) => marker.test(text))
   })
 
-const toArray = <A>(value: A | ReadonlyArray<A> | undefined): ReadonlyArray<A> =>
-  value === undefined ? [] : Array.isArray(value) ? value : [value as A]
-
 /** A package's project (its vitest.config.ts under `name`), as the shared and the isolated project. */
 export const splitProject = (
   repoRoot: string,
@@ -64,8 +61,7 @@ export const splitProject = (
       name,
       root,
       isolate: false,
-      exclude: [...(test.exclude ?? configDefaults.exclude), ...isolated],
-      setupFiles: [...toArray(test.setupFiles), path.join(repoRoot, "scripts", "vitest-restore-it.ts")]
+      exclude: [...(test.exclude ?? configDefaults.exclude), ...isolated]
     }
   }
   if (isolated.length === 0) return [shared]

@@ -50,7 +50,7 @@ afterAll(() => {
 
 /** Runs `memdir hook` with `input` on stdin. */
 const hook = (input: string, env: Record<string, string>) =>
-  Effect.async<{ status: number; stdout: string; stderr: string }>((resume) => {
+  Effect.callback<{ status: number; stdout: string; stderr: string }>((resume) => {
     const child = execFile(
       process.execPath,
       [cliPath, "hook"],

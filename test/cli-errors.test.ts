@@ -46,9 +46,30 @@ const ownedBy = (entries: ReadonlyArray<string>) => {
     for (const entry of entries) fs.chownSync(entry, permissionUser.uid, permissionUser.gid)
   }
 }
+/**
+ * The Node binary `nobody` runs: this one, unless `nobody` cannot reach it (Node 22 fetched by `npx -y -p node@22`
+ * lives under root's 0700 home, as on CI machines whose own Node is older): then a copy in the scratch tree.
+ */
+const nodeFor = (user: { readonly uid: number } | undefined): string => {
+  if (user === undefined) return process.execPath
+  const reachable = (file: string): boolean => {
+    // world-executable: the file itself and every directory on the way to it
+    if ((fs.statSync(file).mode & 0o001) === 0) return false
+    const parent = path.dirname(file)
+    return parent === file || reachable(parent)
+  }
+  if (reachable(fs.realpathSync(process.execPath))) return process.execPath
+  const copy = path.join(scratch, "node")
+  if (!fs.existsSync(copy)) {
+    fs.copyFileSync(process.execPath, copy)
+    fs.chmodSync(copy, 0o755)
+  }
+  return copy
+}
+
 const memdirAs = (userHome: string, args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
-  Effect.async<CliRun>((resume) => {
-    execFile(process.execPath, [cliPath, ...args], {
+  Effect.callback<CliRun>((resume) => {
+    execFile(nodeFor(permissionUser), [cliPath, ...args], {
       cwd: project,
       env: scratchHomeEnv(userHome, { MEMDIR_CODE_CACHE: path.join(userHome, "code-cache") }),
       encoding: "utf8",

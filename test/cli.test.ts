@@ -88,6 +88,48 @@ describe("memdir CLI", () => {
     assert.strictEqual(fromSub.stdout.trim(), expectedDir())
   })
 
+  it("an environment variable set to the empty string is set: MEMDIR_DISABLE_AUTO_MEMORY= forces memory on", () => {
+    // Effect 4's default config provider drops empty values; memdir's keeps them (docs/configuration.md)
+    const settings = path.join(home, ".memdir", "settings.json")
+    fs.mkdirSync(path.dirname(settings), { recursive: true })
+    fs.writeFileSync(settings, JSON.stringify({ autoMemoryEnabled: false }))
+    try {
+      assert.isFalse(json(memdir(["path", "--json"])).enabled, "the user setting turns memory off")
+      const empty = json(memdir(["path", "--json"], { env: { MEMDIR_DISABLE_AUTO_MEMORY: "" } }))
+      assert.isTrue(empty.enabled)
+      assert.strictEqual(empty.enabledBy, "env MEMDIR_DISABLE_AUTO_MEMORY")
+    } finally {
+      fs.rmSync(settings)
+    }
+  })
+
+  it("a warning is logged to stderr, never into --json output on stdout", () => {
+    const dir = path.join(scratch, "stale-lock-memory")
+    // a memory-index lock left by a writer long gone: the write breaks it and logs a warning
+    const lock = path.join(dir, ".memory-index.lock")
+    fs.mkdirSync(lock, { recursive: true, mode: 0o700 })
+    fs.chmodSync(dir, 0o700)
+    fs.writeFileSync(path.join(lock, "owner.gone.json"), "{}")
+    setMtimeDaysAgo(path.join(lock, "owner.gone.json"), 1)
+    const written = memdir([
+      "write",
+      "--memory-dir",
+      dir,
+      "--json",
+      "--type",
+      "user",
+      "--name",
+      "Editor",
+      "--description",
+      "Uses Neovim",
+      "--body",
+      "Neovim."
+    ])
+    assert.strictEqual(written.status, 0, written.stderr)
+    assert.strictEqual(json(written).path, path.join(dir, "user_editor.md"))
+    assert.match(written.stderr, /broke stale lock/)
+  })
+
   it("a cloned repository's committed or linked settings.local.json is ignored, and path says why", () => {
     const cloned = path.join(scratch, "cloned repo")
     const local = path.join(cloned, ".memdir", "settings.local.json")
@@ -609,7 +651,7 @@ describe("memdir CLI", () => {
     const init = await runMemdir(["init", "--cwd", missing])
     assert.strictEqual(init.status, 2)
     const file = path.join(project, "src/db.ts")
-    // a file: @effect/cli's directory option refuses it as a usage error, JSON under --json
+    // a file: effect/cli's directory flag refuses it as a usage error, JSON under --json
     const notDir = await runMemdir(["ls", "--json", "--cwd", file])
     assert.strictEqual(notDir.status, 64)
     assert.strictEqual(json(notDir).error._tag, "UsageError")

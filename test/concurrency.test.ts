@@ -7,7 +7,7 @@ import { parseMemoryFile } from "@memdir/core/Frontmatter"
 import { TEMP_FILE_PATTERN } from "@memdir/core/internal/fs/leftovers"
 import { formatIndexEntry, parseIndexLine } from "@memdir/core/Memory"
 import { INDEX_FILE, INDEX_LOCK } from "@memdir/core/MemoryIndex"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { build } from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -111,7 +111,7 @@ describe("concurrent writers (real processes)", () => {
         const line = formatIndexEntry({ title: expected.name, file, hook: expected.description })
         assert.strictEqual(lines.filter((l) => l === line).length, 1, line)
         const text = fs.readFileSync(path.join(memoryDir, file), "utf8")
-        const parsed = Either.getOrThrow(parseMemoryFile(text, file))
+        const parsed = Result.getOrThrow(parseMemoryFile(text, file))
         assert.deepStrictEqual(
           [parsed.frontmatter.name, parsed.frontmatter.description, parsed.frontmatter.type, parsed.body],
           [expected.name, expected.description, expected.type, expected.body]
@@ -122,7 +122,7 @@ describe("concurrent writers (real processes)", () => {
     // The memory every worker updated is one file and one line, whoever wrote last.
     const shared = lines.filter((l) => l.startsWith(`- [${SHARED_NAME}](feedback_shared_policy.md) — last updated by`))
     assert.strictEqual(shared.length, 1)
-    const sharedFile = Either.getOrThrow(
+    const sharedFile = Result.getOrThrow(
       parseMemoryFile(fs.readFileSync(path.join(memoryDir, "feedback_shared_policy.md"), "utf8"), "shared")
     )
     assert.include(shared[0]!, sharedFile.frontmatter.description)

@@ -9,7 +9,7 @@
  * text line for line, so its edit leaves the memory's `modified:` as it was where the other doors stamp the time of
  * the edit; and it keeps the reference's one-line rule, so text found twice on one line replaces the first there.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
 import * as MemoryStore from "@memdir/core/MemoryStore"
@@ -31,7 +31,7 @@ const runtime = ManagedRuntime.make(
   MemoryToolBackend.layer.pipe(
     Layer.provideMerge(MemoryStore.layerNode),
     Layer.provideMerge(MemoryIndex.layer),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(NodeServices.layer)
   )
 )
 
@@ -118,13 +118,14 @@ const mcpCall = async (client: Client, name: string, args: Record<string, unknow
 
 /** A clock stopped at `ms` (sleeps still take real time): an in-process door stamps the time the MCP door did. */
 const clockAt = (ms: number): Clock.Clock => {
-  const real = Clock.make()
+  const real = Clock.Clock.defaultValue()
   return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: () => ms,
+    currentTimeMillisUnsafe: () => ms,
     currentTimeMillis: Effect.succeed(ms),
-    unsafeCurrentTimeNanos: () => BigInt(ms) * 1_000_000n,
+    currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
     currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+    monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: real.monotonicTimeNanos,
     sleep: (duration) => real.sleep(duration)
   }
 }
@@ -139,7 +140,7 @@ const racingStore = (change: (text: string) => string) =>
         Effect.suspend(() => {
           if (raced) return live.write(root, key, content, options)
           raced = true
-          return Effect.zipRight(
+          return Effect.andThen(
             live.write(root, key, (text) => change(text ?? "")),
             live.write(root, key, content, options)
           )
@@ -147,7 +148,7 @@ const racingStore = (change: (text: string) => string) =>
     })
   })
 
-type Store = MemoryStore.MemoryStore["Type"]
+type Store = MemoryStore.MemoryStore["Service"]
 
 /** The agents' `memory_edit` (the tool extraction and dream give the model). */
 const agentsEdit = (
@@ -163,7 +164,7 @@ const agentsEdit = (
       return { isError: result.isError === true, text: String(result.content) }
     }).pipe(
       (e) => options.store === undefined ? e : Effect.provideService(e, MemoryStore.MemoryStore, options.store),
-      (e) => options.clock === undefined ? e : Effect.withClock(e, options.clock)
+      (e) => options.clock === undefined ? e : Effect.provideService(e, Clock.Clock, options.clock)
     )
   )
 

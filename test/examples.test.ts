@@ -58,7 +58,7 @@ const runExampleWithModel = (
     for (const [k, v] of Object.entries(process.env)) {
       if (v !== undefined && !k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
     }
-    const { stderr, stdout: out } = yield* Effect.async<{ stdout: string; stderr: string }, Error>((resume) => {
+    const { stderr, stdout: out } = yield* Effect.callback<{ stdout: string; stderr: string }, Error>((resume) => {
       execFile(process.execPath, ["--import", "tsx", path.join(examplesDir, file), project], {
         cwd: repoRoot,
         env: {

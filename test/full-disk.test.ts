@@ -26,7 +26,7 @@ afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
  * where it counts 1024): Node ignores SIGXFSZ, so a write past the limit fails with EFBIG instead of killing it.
  */
 const memdirLimited = (memoryDir: string, args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
-  Effect.async<CliRun>((resume) => {
+  Effect.callback<CliRun>((resume) => {
     const child = execFile(
       "/bin/sh",
       ["-c", "ulimit -f 16 && exec \"$0\" \"$@\"", process.execPath, cliPath, ...args],

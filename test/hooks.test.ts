@@ -25,7 +25,7 @@ const memdir = (
   input = "",
   env: Record<string, string> = {}
 ): Effect.Effect<CliRun> =>
-  Effect.async<CliRun>((resume) => {
+  Effect.callback<CliRun>((resume) => {
     const child = execFile(
       process.execPath,
       [cliPath, ...args],

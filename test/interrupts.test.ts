@@ -47,7 +47,7 @@ const holdingServer = (replies: ReadonlyArray<MessagesApiServer.Reply> = []) =>
       handler: () =>
         new Promise<MessagesApiServer.Reply>((resolve) => {
           held.push(() => resolve(MessagesApiServer.text("released")))
-          Deferred.unsafeDone(waiting, Effect.void)
+          Deferred.doneUnsafe(waiting, Effect.void)
         })
     })
     yield* Effect.addFinalizer(() => Effect.sync(() => held.forEach((release) => release())))
@@ -71,7 +71,7 @@ const stopWhile = (
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    const ended = Effect.async<StoppedRun>((resume) => {
+    const ended = Effect.callback<StoppedRun>((resume) => {
       child.on("close", (status, endedBy) => resume(Effect.succeed({ status, signal: endedBy, stdout, stderr })))
     })
     yield* ready(child)
@@ -81,7 +81,7 @@ const stopWhile = (
 
 /** Ready once the child has written a line to stdout that contains `text`. */
 const printed = (text: string) => (child: ChildProcessWithoutNullStreams): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     let seen = ""
     child.stdout.on("data", (chunk: string) => {
       seen += chunk

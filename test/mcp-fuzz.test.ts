@@ -12,9 +12,8 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { requestedScope } from "@memdir/core/Containment"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
 import { formatIndexEntry, parseIndexLine } from "@memdir/core/Memory"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -226,11 +225,11 @@ const unsoundness = (memoryDir: string): Array<string> => {
     const link = scope === "team" ? key.slice("team/".length) : key
     linked[scope].add(link)
     const parsed = parseMemoryFile(text, key)
-    if (Either.isLeft(parsed)) {
-      problems.push(`${key}: does not parse (${parsed.left.message})`)
+    if (Result.isFailure(parsed)) {
+      problems.push(`${key}: does not parse (${parsed.failure.message})`)
       continue
     }
-    const { description, name } = parsed.right.frontmatter
+    const { description, name } = parsed.success.frontmatter
     const expected = formatIndexEntry({ title: String(name), file: link, hook: String(description) })
     const mine = lines[scope].filter((line) => parseIndexLine(line)?.file === link)
     if (mine.length !== 1 || mine[0] !== expected) {
@@ -366,18 +365,20 @@ describe("memdir mcp fuzzed over raw stdio", () => {
     }
   })
 
-  it.live.prop(
+  it(
     "junk lines (non-JSON, wrong version, no id or method, huge ids, wrong params, batches) never stop it",
-    [FastCheck.array(junkLine, { minLength: 1, maxLength: 6 })],
-    ([lines]) =>
-      Effect.promise(async () => {
-        const server = junkServer!
-        server.write(lines.map((line) => `${line}\n`).join(""))
-        const answer = await server.request("ping")
-        assert.isDefined(answer.result, `after ${JSON.stringify(lines)}: ${JSON.stringify(answer)}`)
-        assert.deepStrictEqual(server.strayLines, [], "stdout carries only JSON-RPC")
-      }),
-    { timeout: 60_000, fastCheck: { numRuns: 100 } }
+    { timeout: 60_000 },
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(FastCheck.array(junkLine, { minLength: 1, maxLength: 6 }), async (lines) => {
+          const server = junkServer!
+          server.write(lines.map((line) => `${line}\n`).join(""))
+          const answer = await server.request("ping")
+          assert.isDefined(answer.result, `after ${JSON.stringify(lines)}: ${JSON.stringify(answer)}`)
+          assert.deepStrictEqual(server.strayLines, [], "stdout carries only JSON-RPC")
+        }),
+        { numRuns: 100 }
+      )
   )
 
   it("a 10 MB request is answered; a line over the 10 MiB read buffer is dropped and the server keeps serving", async () => {
@@ -405,88 +406,98 @@ describe("memdir mcp fuzzed over raw stdio", () => {
     }
   })
 
-  it.live.prop(
+  it(
     "random tool calls with hostile paths, many at once: nothing outside, scopes kept, every file indexed",
-    [FastCheck.array(toolCall, { minLength: 1, maxLength: 8 })],
-    ([calls]) =>
-      Effect.promise(async () => {
-        const server = toolServer!
-        const before = tree(toolWorld!.base)
-        // arguments that are not an object are a JSON-RPC error (the SDK's request schema), anything else a result
-        const answers = await Promise.all(
-          calls.map((c) => server.request("tools/call", { name: c.name, arguments: c.args }))
-        )
-        for (const [i, answer] of answers.entries()) {
-          const { args, name } = calls[i]!
-          const at = `${name} ${JSON.stringify(args)}`
-          assert.isTrue(
-            (answer.result === undefined) !== (answer.error === undefined),
-            `${at}: ${JSON.stringify(answer)}`
+    { timeout: 60_000 },
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(FastCheck.array(toolCall, { minLength: 1, maxLength: 8 }), async (calls) => {
+          const server = toolServer!
+          const before = tree(toolWorld!.base)
+          // arguments that are not an object are a JSON-RPC error (the SDK's request schema), anything else a result
+          const answers = await Promise.all(
+            calls.map((c) => server.request("tools/call", { name: c.name, arguments: c.args }))
           )
-          if (answer.result === undefined || answer.result.isError === true) continue
-          const out = answer.result.structuredContent
-          if (name === "memory_write") {
-            const team = (args as { scope?: unknown }).scope === "team"
-            assert.strictEqual(out.scope, team ? "team" : "private", at)
-            assert.strictEqual(out.path.startsWith("team/"), team, `${at}: landed at ${out.path}`)
+          for (const [i, answer] of answers.entries()) {
+            const { args, name } = calls[i]!
+            const at = `${name} ${JSON.stringify(args)}`
+            assert.isTrue(
+              (answer.result === undefined) !== (answer.error === undefined),
+              `${at}: ${JSON.stringify(answer)}`
+            )
+            if (answer.result === undefined || answer.result.isError === true) continue
+            const out = answer.result.structuredContent
+            if (name === "memory_write") {
+              const team = (args as { scope?: unknown }).scope === "team"
+              assert.strictEqual(out.scope, team ? "team" : "private", at)
+              assert.strictEqual(out.path.startsWith("team/"), team, `${at}: landed at ${out.path}`)
+            }
+            if (name === "memory_rename") {
+              assert.strictEqual(out.scope, out.path.startsWith("team/") ? "team" : "private", `${at}: ${out.path}`)
+              const asked = String((args as { new_path: unknown }).new_path)
+              if (requestedScope(asked) === "team") {
+                assert.strictEqual(out.scope, "team", `${at}: landed at ${out.path}`)
+              }
+            }
           }
-          if (name === "memory_rename") {
-            assert.strictEqual(out.scope, out.path.startsWith("team/") ? "team" : "private", `${at}: ${out.path}`)
-            const asked = String((args as { new_path: unknown }).new_path)
-            if (requestedScope(asked) === "team") assert.strictEqual(out.scope, "team", `${at}: landed at ${out.path}`)
-          }
-        }
-        assert.deepStrictEqual(changedOutside(toolWorld!.base, before), [], "outside the memory directory")
-        assert.deepStrictEqual(unsoundness(toolWorld!.memoryDir), [], "the memory directory")
-        assert.deepStrictEqual(server.strayLines, [], "stdout carries only JSON-RPC")
-        assert.isDefined((await server.request("ping")).result, "still serving")
-      }),
-    { timeout: 60_000, fastCheck: { numRuns: 30 } }
+          assert.deepStrictEqual(changedOutside(toolWorld!.base, before), [], "outside the memory directory")
+          assert.deepStrictEqual(unsoundness(toolWorld!.memoryDir), [], "the memory directory")
+          assert.deepStrictEqual(server.strayLines, [], "stdout carries only JSON-RPC")
+          assert.isDefined((await server.request("ping")).result, "still serving")
+        }),
+        { numRuns: 30 }
+      )
   )
 
-  it.live.prop(
+  it(
     "concurrent writes of different and of the same memory all land, reads meanwhile see whole files",
-    [
-      FastCheck.integer({ min: 1, max: 8 }),
-      FastCheck.array(FastCheck.stringMatching(/^[A-Za-z0-9 .,]{1,60}$/), { minLength: 2, maxLength: 6 }),
-      FastCheck.boolean()
-    ],
-    ([distinct, sameBodies, team]) =>
-      Effect.promise(async () => {
-        const server = toolServer!
-        const run = ++concurrentRuns
-        const scope = team ? "team" : "private"
-        const write = (name: string, body: string) =>
-          server.call("memory_write", { type: "project", name, description: `run ${run}`, body, scope })
-        const sameName = `Shared ${run}`
-        const first = await write(sameName, "the first version")
-        assert.isNotTrue(first.isError, JSON.stringify(first))
-        const sharedPath: string = first.structuredContent.path
-        const answers = await Promise.all([
-          ...Array.from({ length: distinct }, (_, i) => write(`Distinct ${run} ${i}`, `body ${i}`)),
-          ...sameBodies.map((body) => write(sameName, body)),
-          ...sameBodies.map(() => server.call("memory_read", { path: sharedPath }))
-        ])
-        const writes = answers.slice(0, distinct + sameBodies.length)
-        for (const answer of writes) assert.isNotTrue(answer.isError, JSON.stringify(answer.content))
-        // every read saw a whole file: the first version or one of the concurrent ones
-        const bodies = ["the first version", ...sameBodies].map((b) => b.trim())
-        for (const read of answers.slice(distinct + sameBodies.length)) {
-          assert.isNotTrue(read.isError, JSON.stringify(read.content))
-          assert.include(bodies, String(read.structuredContent.body).trim(), "a read during the writes")
-        }
-        const distinctPaths = new Set(writes.slice(0, distinct).map((w) => w.structuredContent.path as string))
-        assert.strictEqual(distinctPaths.size, distinct, "each distinct memory has its own file")
-        for (const p of [...distinctPaths, sharedPath]) {
-          assert.strictEqual(p.startsWith("team/"), team, p)
-          assert.isTrue(fs.existsSync(path.join(toolWorld!.memoryDir, p)), p)
-        }
-        assert.strictEqual(writes.slice(distinct).every((w) => w.structuredContent.path === sharedPath), true)
-        const shared = parseMemoryFile(fs.readFileSync(path.join(toolWorld!.memoryDir, sharedPath), "utf8"), sharedPath)
-        assert.include(bodies, Either.getOrThrow(shared).body.trim(), "the shared memory is one whole version")
-        assert.deepStrictEqual(unsoundness(toolWorld!.memoryDir), [], "the memory directory")
-      }),
-    { timeout: 60_000, fastCheck: { numRuns: 10 } }
+    { timeout: 60_000 },
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(
+          FastCheck.integer({ min: 1, max: 8 }),
+          FastCheck.array(FastCheck.stringMatching(/^[A-Za-z0-9 .,]{1,60}$/), { minLength: 2, maxLength: 6 }),
+          FastCheck.boolean(),
+          async (distinct, sameBodies, team) => {
+            const server = toolServer!
+            const run = ++concurrentRuns
+            const scope = team ? "team" : "private"
+            const write = (name: string, body: string) =>
+              server.call("memory_write", { type: "project", name, description: `run ${run}`, body, scope })
+            const sameName = `Shared ${run}`
+            const first = await write(sameName, "the first version")
+            assert.isNotTrue(first.isError, JSON.stringify(first))
+            const sharedPath: string = first.structuredContent.path
+            const answers = await Promise.all([
+              ...Array.from({ length: distinct }, (_, i) => write(`Distinct ${run} ${i}`, `body ${i}`)),
+              ...sameBodies.map((body) => write(sameName, body)),
+              ...sameBodies.map(() => server.call("memory_read", { path: sharedPath }))
+            ])
+            const writes = answers.slice(0, distinct + sameBodies.length)
+            for (const answer of writes) assert.isNotTrue(answer.isError, JSON.stringify(answer.content))
+            // every read saw a whole file: the first version or one of the concurrent ones
+            const bodies = ["the first version", ...sameBodies].map((b) => b.trim())
+            for (const read of answers.slice(distinct + sameBodies.length)) {
+              assert.isNotTrue(read.isError, JSON.stringify(read.content))
+              assert.include(bodies, String(read.structuredContent.body).trim(), "a read during the writes")
+            }
+            const distinctPaths = new Set(writes.slice(0, distinct).map((w) => w.structuredContent.path as string))
+            assert.strictEqual(distinctPaths.size, distinct, "each distinct memory has its own file")
+            for (const p of [...distinctPaths, sharedPath]) {
+              assert.strictEqual(p.startsWith("team/"), team, p)
+              assert.isTrue(fs.existsSync(path.join(toolWorld!.memoryDir, p)), p)
+            }
+            assert.strictEqual(writes.slice(distinct).every((w) => w.structuredContent.path === sharedPath), true)
+            const shared = parseMemoryFile(
+              fs.readFileSync(path.join(toolWorld!.memoryDir, sharedPath), "utf8"),
+              sharedPath
+            )
+            assert.include(bodies, Result.getOrThrow(shared).body.trim(), "the shared memory is one whole version")
+            assert.deepStrictEqual(unsoundness(toolWorld!.memoryDir), [], "the memory directory")
+          }
+        ),
+        { numRuns: 10 }
+      )
   )
 })
 

@@ -50,7 +50,7 @@ afterAll(() => {
 const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}, input?: string) =>
   input === undefined ?
     runCli(args, { cwd: project, env: scratchHomeEnv(home, env) }) :
-    Effect.async<CliRun>((resume) => {
+    Effect.callback<CliRun>((resume) => {
       const child = execFile(
         process.execPath,
         [cliPath, ...args],

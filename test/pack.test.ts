@@ -1,7 +1,7 @@
 /**
- * The packages as published: `pnpm pack` of @memdir/core and @memdir/cli once per run, the CLI installed with
- * plain npm into a scratch prefix (offline: it has no runtime dependencies) and run from there, and the library
- * compiled and run in a scratch consumer project with an ordinary strict tsconfig (no
+ * The packages as published: `pnpm pack` of @memdir/core, @memdir/cli and @memdir/testing once per run, the CLI
+ * installed with plain npm into a scratch prefix (offline: it has no runtime dependencies) and run from there, and
+ * the library compiled and run in a scratch consumer project with an ordinary strict tsconfig (no
  * exactOptionalPropertyTypes) and only the dependencies its manifest declares. The installed CLI also serves MCP
  * (initialize + list tools over stdio) and answers a hook. A check of another installed command is one more `it`
  * with `runInstalled(installed, [...])`. See docs/install.md.
@@ -22,6 +22,7 @@ let scratch: string
 let env: Record<string, string>
 let core: Tarball
 let cli: Tarball
+let testing: Tarball
 let installed: InstalledCli
 
 beforeAll(async () => {
@@ -32,6 +33,7 @@ beforeAll(async () => {
   fs.mkdirSync(tarballs)
   core = await pack("packages/core", tarballs, env)
   cli = await pack("apps/cli", tarballs, env)
+  testing = await pack("packages/testing", tarballs, env)
   installed = await installGlobally(cli, path.join(scratch, "prefix"), env)
 }, 600_000)
 
@@ -165,12 +167,14 @@ describe("@memdir/cli tarball", () => {
   })
 })
 
-/** Every module of packages/core/src, as a path without extension ("Recall", "internal/location/paths"). */
-const coreModules = (): ReadonlyArray<string> =>
-  fs.readdirSync(path.join(repoRoot, "packages/core/src"), { recursive: true, encoding: "utf8" })
+/** Every module of a package's src, as a path without extension ("Recall", "internal/location/paths"). */
+const modulesOf = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(path.join(repoRoot, dir, "src"), { recursive: true, encoding: "utf8" })
     .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
     .map((file) => file.slice(0, -".ts".length).split(path.sep).join("/"))
     .sort()
+
+const coreModules = (): ReadonlyArray<string> => modulesOf("packages/core")
 
 describe("@memdir/core tarball", () => {
   it("holds JavaScript and declarations of every module, README and LICENSE, nothing else", () => {
@@ -181,11 +185,14 @@ describe("@memdir/core tarball", () => {
     )
   })
 
-  it("has effect and @effect/platform as peer dependencies, exports pointing at dist", () => {
-    assert.deepStrictEqual(Object.keys(core.manifest.peerDependencies ?? {}).sort(), ["@effect/platform", "effect"])
+  it("has effect and @effect/platform-node as peer dependencies, exports pointing at dist", () => {
+    assert.deepStrictEqual(Object.keys(core.manifest.peerDependencies ?? {}).sort(), [
+      "@effect/platform-node",
+      "effect"
+    ])
     const dependencies = Object.keys(core.manifest.dependencies ?? {})
     assert.notInclude(dependencies, "effect")
-    assert.notInclude(dependencies, "@effect/platform")
+    assert.notInclude(dependencies, "@effect/platform-node")
     for (const [name, spec] of Object.entries(core.manifest.dependencies ?? {})) {
       assert.notMatch(spec, /^(workspace|catalog):/, `${name}: ${spec}`)
     }
@@ -208,8 +215,27 @@ describe("@memdir/core tarball", () => {
   }, 600_000)
 })
 
-/** What a consumer installs next to @memdir/core: the Node platform the examples run on, and Node's types. */
-const CONSUMER_OWN = ["@effect/platform-node", "@types/node"]
+describe("@memdir/testing tarball", () => {
+  it("holds JavaScript and declarations of every module and LICENSE, nothing else", () => {
+    const expected = modulesOf("packages/testing").flatMap((m) => [`dist/${m}.d.ts`, `dist/${m}.js`])
+    assert.deepStrictEqual(testing.entries, [...expected, "LICENSE", "package.json"].sort())
+  })
+
+  it("has effect and @effect/platform-node as peer dependencies, the core at its version, exports at dist", () => {
+    assert.deepStrictEqual(Object.keys(testing.manifest.peerDependencies ?? {}).sort(), [
+      "@effect/platform-node",
+      "effect"
+    ])
+    assert.deepStrictEqual(testing.manifest.dependencies, { "@memdir/core": repoManifest("packages/core").version })
+    assert.deepStrictEqual(testing.manifest.exports, {
+      ".": { types: "./dist/index.d.ts", default: "./dist/index.js" },
+      "./*": { types: "./dist/*.d.ts", default: "./dist/*.js" }
+    })
+  })
+})
+
+/** What a consumer installs next to @memdir/core beyond its manifest: Node's types. */
+const CONSUMER_OWN = ["@types/node"]
 
 /**
  * A scratch project with the packed core extracted into node_modules and, beside it, links to the workspace's

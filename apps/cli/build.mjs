@@ -1,7 +1,7 @@
 // Bundle the CLI into one self-contained dist/: the launcher memdir.js, the CLI entry main.cjs and its chunks.
 // Unbundled ESM start-up costs ~1 s (module resolution of effect and friends), a bundle a fraction, and the
 // launcher's V8 code cache (src/CodeCache.ts) most of what is left: the bundle is CommonJS so that it can be
-// compiled with cached data. main.cjs holds what parsing argv needs; each command, the SDK and @effect/cli's file
+// compiled with cached data. main.cjs holds what parsing argv needs; each command, the SDK and effect/cli's file
 // parsers are chunks a run loads only when it uses them (any module a command loads with import() becomes a chunk
 // of its own: a new command needs nothing here).
 // The library stays importable per module from @memdir/core.
@@ -21,57 +21,47 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 /**
- * @effect/cli's file helpers (`Options.file*`/`Args.file*`, config files) import yaml, toml and ini at the top
- * of one internal module, so every start would evaluate ~150 KB of parsers memdir never needs to parse argv.
- * This rewrites that module so each parser is imported when a file of its format is parsed: the helpers keep
- * working, and the parsers land in chunks of their own.
+ * effect/cli's file helpers (`Flag.FileParse`/`Argument.FileParse`, `FileSchema`) import effect's ini, toml and yaml
+ * parsers at the top of one module (`effect/cli/Primitive`), so a bundle with a file helper would evaluate ~50 KB of
+ * parsers memdir never needs to parse argv. This rewrites that module so each parser is imported when a file of its
+ * format is parsed: the helpers keep working, and the parsers land in chunks of their own.
  */
 export const lazyCliFileParsers = {
   name: "lazy-cli-file-parsers",
   setup(build) {
-    build.onLoad({ filter: /[\\/]@effect[\\/]cli[\\/]dist[\\/]esm[\\/]internal[\\/]files\.js$/ }, async (args) => {
+    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]cli[\\/]Primitive\.js$/ }, async (args) => {
       const source = await fs.promises.readFile(args.path, "utf8")
       const eager = [
-        "import * as Ini from \"ini\";",
-        "import * as Toml from \"toml\";",
-        "import * as Yaml from \"yaml\";"
+        "import * as Ini from \"../encoding/Ini.js\";",
+        "import * as Toml from \"../encoding/Toml.js\";",
+        "import * as Yaml from \"../encoding/Yaml.js\";"
       ]
-      const parsers = source.indexOf("export const fileParsers = {")
-      const parse = source.indexOf("export const parse = ")
-      if (eager.some((line) => !source.includes(line)) || parsers < 0 || parse < 0) {
+      const lookup = "const parser = fileParsers[fileFormat];\n    if (parser === undefined) {"
+      const parse = "return yield* Effect.try({\n      try: () => parser(content),"
+      if (
+        eager.some((line) => !source.includes(line)) || !source.includes("const fileParsers = {") ||
+        !source.includes(lookup) || !source.includes(parse)
+      ) {
         throw new Error(`${args.path} changed shape: update the lazy-cli-file-parsers plugin in build.mjs`)
       }
       let contents = source
       for (const line of eager) contents = contents.replace(line, "")
       contents = contents.replace(
-        /export const fileParsers = \{[\s\S]*?\n\};/,
-        // a CommonJS parser's namespace may hold its exports only under `default`
-        `const parserOf = (module) => (module.parse ?? module.default.parse);
-export const fileParsers = {
+        /const fileParsers = \{[\s\S]*?\n\};/,
+        `const fileParsers = {
+  ini: () => import("../encoding/Ini.js").then((Ini) => (content) => Ini.parse(content)),
   json: () => Promise.resolve((content) => JSON.parse(content)),
-  yaml: () => import("yaml").then(parserOf),
-  yml: () => import("yaml").then(parserOf),
-  ini: () => import("ini").then(parserOf),
-  toml: () => import("toml").then(parserOf),
-  tml: () => import("toml").then(parserOf)
+  toml: () => import("../encoding/Toml.js").then((Toml) => (content) => Result.getOrThrow(Toml.parse(content))),
+  yml: () => import("../encoding/Yaml.js").then((Yaml) => (content) => Yaml.parse(content)),
+  yaml: () => import("../encoding/Yaml.js").then((Yaml) => (content) => Yaml.parse(content))
 };`
       )
-      contents = contents.slice(0, contents.indexOf("export const parse = ")) +
-        `export const parse = (path, content, format) => {
-  const load = fileParsers[format ?? path.split(".").pop()];
-  if (load === undefined) {
-    return Effect.fail(\`Unsupported file format: \${format}\`);
-  }
-  return Effect.flatMap(Effect.promise(load), (parser) => Effect.try({
-    try: () => parser(content),
-    catch: e => \`Could not parse \${format} file (\${path}): \${e}\`
-  }));
-};
-`
-      if (!contents.includes("Effect.promise(load)") || contents.includes("from \"yaml\"")) {
+      contents = contents.replace(lookup, "const load = fileParsers[fileFormat];\n    if (load === undefined) {")
+      contents = contents.replace(parse, "const parser = yield* Effect.promise(load);\n    " + parse)
+      if (!contents.includes("Effect.promise(load)") || /from "\.\.\/encoding\/(Ini|Toml|Yaml)\.js"/.test(contents)) {
         throw new Error(`${args.path}: the lazy-cli-file-parsers rewrite did not apply`)
       }
-      return { contents, loader: "js" }
+      return { contents, loader: "js", resolveDir: path.dirname(args.path) }
     })
   }
 }
@@ -79,7 +69,7 @@ export const fileParsers = {
 /**
  * The CLI's esbuild options (also used by the start-up tests). esbuild splits only ES modules, so this first
  * bundle is ESM; `bundleTo` then turns each output into CommonJS (`.cjs`), which the launcher compiles through the
- * V8 code cache (src/CodeCache.ts: Node 20 caches no ES module's compiled code).
+ * V8 code cache (src/CodeCache.ts hooks the CommonJS loader's compile step).
  */
 export const bundleOptions = (outdir) => ({
   absWorkingDir: here,
@@ -93,12 +83,15 @@ export const bundleOptions = (outdir) => ({
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
+  target: "node22",
   minify: true,
   sourcemap: "inline",
   legalComments: "none",
   logLevel: "warning",
   metafile: true,
+  // effect's ConfigProvider.fromEnv also reads `import.meta.env` (Vite, Bun): Node has none, and the bundle is
+  // turned into CommonJS, which has no import.meta at all
+  define: { "import.meta.env": "undefined" },
   plugins: [lazyCliFileParsers]
 })
 
@@ -116,7 +109,7 @@ const launcherOptions = (outdir) => ({
   format: "cjs",
   define: { "import.meta.url": "__launcherUrl" },
   banner: { js: "\"use strict\";const __launcherUrl = require(\"node:url\").pathToFileURL(__filename).href;" },
-  target: "node20",
+  target: "node22",
   minify: true,
   sourcemap: "linked",
   legalComments: "none",
@@ -148,7 +141,7 @@ export const bundleTo = async (outdir, { sourcemap = true, minify = true } = {})
     const result = await esbuild.transform(file.text, {
       format: "cjs",
       platform: "node",
-      target: "node20",
+      target: "node22",
       minify,
       legalComments: "none",
       // import() of a chunk → Promise.resolve().then(() => require(chunk)): still lazy, now CommonJS

@@ -5,7 +5,8 @@
 import { assert, it } from "@effect/vitest"
 import { Recall } from "@memdir/core"
 import { TestMemdir } from "@memdir/testing"
-import { Effect, TestClock } from "effect"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 
 const DAY = 86_400_000
 

@@ -67,7 +67,7 @@ export const runCli = (
   args: ReadonlyArray<string>,
   options: { readonly cwd: string; readonly env: Record<string, string> }
 ): Effect.Effect<CliRun> =>
-  Effect.async<CliRun>((resume) => {
+  Effect.callback<CliRun>((resume) => {
     const child = execFile(
       process.execPath,
       [cliPath, ...args],

@@ -1,5 +1,6 @@
 /**
  * Hook latency benchmark (docs/hooks.md): how long an agent CLI waits for `memdir hook` on 200 and 2,000 memories,
+ * beside the start-up of `memdir --version` and `memdir path`,
  * offline (no key), with the recall caches warm (docs/architecture.md#the-recall-caches: filled once in process, as a
  * directory has them after a few recalls), as child processes fed the hook's JSON on stdin, side by side with the
  * floor `node -e 0` and with `memdir recall --selector offline` (the same recall as a command). Each UserPromptSubmit run is a new session (so
@@ -11,6 +12,10 @@
  *   MEMDIR_BENCH_ROUNDS=15                   rounds per case (default 9)
  *   MEMDIR_BENCH_HOOK_SIZES=200              memory counts (default 200,2000)
  *   MEMDIR_BENCH_CLI=path/to/memdir.js       another bundle
+ *   MEMDIR_BENCH_NODE=path/to/node           the Node that runs every case, the floor included (default: this one),
+ *                                            e.g. Node 20 for a bundle of Effect 3 against this Effect 4 one
+ *   MEMDIR_BENCH_LABEL=before                corpora of their own (`.bench/hook-before-200`), so two bundles never
+ *                                            read each other's recall caches
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -24,6 +29,8 @@ const cli = path.resolve(process.env.MEMDIR_BENCH_CLI ?? path.join(repoRoot, "ap
 const benchDir = path.join(repoRoot, ".bench")
 const SIZES = (process.env.MEMDIR_BENCH_HOOK_SIZES ?? "200,2000").split(",").map(Number)
 const ROUNDS = Number(process.env.MEMDIR_BENCH_ROUNDS ?? 9)
+const NODE = process.env.MEMDIR_BENCH_NODE ?? process.execPath
+const LABEL = process.env.MEMDIR_BENCH_LABEL === undefined ? "" : `${process.env.MEMDIR_BENCH_LABEL}-`
 const PROMPT = "how should the database migration be tested before the deploy?"
 const BUDGET_MS = 1_500
 const GENERATOR_VERSION = 1
@@ -34,8 +41,8 @@ const sentence = "Body text that recall reads only when it selects this memory. 
 
 /** `size` memories and their index, deterministic, reused while the marker matches. */
 const corpus = (size: number): string => {
-  const memoryDir = path.join(benchDir, `hook-${size}`, "memory")
-  const marker = path.join(benchDir, `hook-${size}`, ".generated")
+  const memoryDir = path.join(benchDir, `hook-${LABEL}${size}`, "memory")
+  const marker = path.join(benchDir, `hook-${LABEL}${size}`, ".generated")
   if (fs.existsSync(marker) && fs.readFileSync(marker, "utf8") === `${GENERATOR_VERSION}:${size}\n`) return memoryDir
   fs.rmSync(path.dirname(memoryDir), { recursive: true, force: true })
   fs.mkdirSync(memoryDir, { recursive: true })
@@ -81,7 +88,7 @@ const spawnCase = (
 () => {
   const stdin = input?.()
   const start = process.hrtime.bigint()
-  const result = spawnSync(process.execPath, args, { env, input: stdin, stdio: ["pipe", "pipe", "pipe"] })
+  const result = spawnSync(NODE, args, { env, input: stdin, stdio: ["pipe", "pipe", "pipe"] })
   const ms = Number(process.hrtime.bigint() - start) / 1e6
   if (result.status !== 0 || (expectOutput && result.stdout.length === 0)) {
     throw new Error(
@@ -103,11 +110,13 @@ const measure = async (size: number) => {
   const memoryDir = corpus(size)
   await warmCaches(memoryDir)
   const { ANTHROPIC_API_KEY: _key, ...baseEnv } = process.env
-  const home = path.join(benchDir, "hook-home")
+  const home = path.join(benchDir, `hook-${LABEL}home`)
   fs.mkdirSync(home, { recursive: true })
   const env: NodeJS.ProcessEnv = { ...baseEnv, MEMDIR_MEMORY_DIR: memoryDir, MEMDIR_HOME: home }
   const cases: Record<string, Case> = {
     "node -e 0": spawnCase(["-e", "0"], baseEnv),
+    "--version": spawnCase([cli, "--version"], env, undefined, true),
+    "path": spawnCase([cli, "path"], env, undefined, true),
     "hook UserPromptSubmit": spawnCase([cli, "hook"], env, () => hookInput("UserPromptSubmit"), true),
     "hook SessionStart": spawnCase([cli, "hook"], env, () => hookInput("SessionStart"), true),
     "recall --selector offline": spawnCase([cli, "recall", "--selector", "offline", PROMPT], env)
@@ -151,9 +160,9 @@ const main = async () => {
   const sizes = []
   for (const size of SIZES) sizes.push(await measure(size))
   fs.writeFileSync(
-    path.join(benchDir, "hook.json"),
+    path.join(benchDir, `hook${LABEL === "" ? "" : `-${LABEL.slice(0, -1)}`}.json`),
     JSON.stringify(
-      { cli: path.relative(repoRoot, cli), rounds: ROUNDS, node: process.version, budgetMs: BUDGET_MS, sizes },
+      { cli: path.relative(repoRoot, cli), rounds: ROUNDS, node: NODE, budgetMs: BUDGET_MS, sizes },
       null,
       2
     )

@@ -21,7 +21,7 @@
  *   MEMDIR_BENCH_CLI=path/to/memdir.js           another bundle (e.g. a saved build of main, for a before/after)
  */
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import * as Browse from "@memdir/core/Browse"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
 import * as MemoryStore from "@memdir/core/MemoryStore"
@@ -241,7 +241,7 @@ const syncFloor = (dir: string) => {
 const toolsLayer = MemoryToolBackend.layer.pipe(
   Layer.provideMerge(MemoryStore.layerNode),
   Layer.provideMerge(Layer.mergeAll(Scanner.layerNode, MemoryIndex.layer)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 const memdirTools = (memoryDir: string) =>

@@ -3,7 +3,7 @@
  * scan through the header cache, every body's terms analysed with no budget. What a directory has after a few
  * recalls; the benchmarks start their warm cases from it.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import * as HeaderCache from "@memdir/core/HeaderCache"
 import * as MemoryFs from "@memdir/core/MemoryFs"
 import * as Scanner from "@memdir/core/Scanner"
@@ -23,7 +23,7 @@ export const warmCaches = (directory: string): Promise<void> => {
         Layer.mergeAll(Scanner.layer, TermCache.layerWith({ analyseBudgetBytes: Number.POSITIVE_INFINITY })).pipe(
           Layer.provideMerge(HeaderCache.layer),
           Layer.provideMerge(MemoryFs.layer),
-          Layer.provideMerge(NodeContext.layer)
+          Layer.provideMerge(NodeServices.layer)
         )
       )
     )

@@ -57,7 +57,7 @@ export const backgroundRunsReport = (memoryDir: string) =>
       ...(last.state === "died" && recent.stderrTail !== undefined ? { stderrTail: recent.stderrTail } : {})
     } satisfies BackgroundRunsReport
   }).pipe(
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.succeed<BackgroundRunsReport>({ runs: [], failingInARow: 0, unreadable: error.message })
     ),
     Effect.provide(BackgroundRuns.layer)

@@ -6,26 +6,27 @@
  * the bundle), and `load` builds the `memdir` command with just the subcommand argv names. Help, completions,
  * the wizard and anything that names no known command get every subcommand, so their text is unchanged.
  */
-import * as Command from "@effect/cli/Command"
-import type * as Descriptor from "@effect/cli/CommandDescriptor"
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import type { FileSystem } from "@effect/platform/FileSystem"
-import type { Path } from "@effect/platform/Path"
-import type { Terminal } from "@effect/platform/Terminal"
-import * as Option from "effect/Option"
+import * as Command from "effect/cli/Command"
+import * as CommandSpec from "effect/cli/CommandSpec"
+import type { FileSystem } from "effect/FileSystem"
+import type * as Option from "effect/Option"
+import type { Path } from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
+import type { Stdio } from "effect/Stdio"
+import type { Terminal } from "effect/Terminal"
 import type { InterruptNote } from "./Output.js"
 
 /**
- * What `main` runs a command on: Node's context (`NodeContext`) without the worker manager, which no command
- * uses.
+ * What `main` runs a command on: Node's services (`NodeServices.layer`): file system, path, child processes
+ * (git), stdio (argv) and terminal (the wizard's prompts). Exactly effect/cli's `Command.Environment`.
  */
-export type Platform = CommandExecutor | FileSystem | Path | Terminal
+export type Platform = ChildProcessSpawner | FileSystem | Path | Stdio | Terminal
 
 /**
  * A subcommand of `memdir`: whatever its config and errors, it needs no more than the `Platform` and the place to
  * say what it kept if a signal stops it (`InterruptNote`).
  */
-export type Subcommand = Command.Command<any, Platform | InterruptNote, unknown, any>
+export type Subcommand = Command.Command<any, any, any, unknown, Platform | InterruptNote>
 
 /** Each subcommand's name and the module that defines it, in help order. */
 export const subcommands: ReadonlyArray<readonly [name: string, load: () => Promise<Subcommand>]> = [
@@ -50,9 +51,8 @@ export const subcommands: ReadonlyArray<readonly [name: string, load: () => Prom
 const description = "File-based memory for AI agents: Markdown files per git repository"
 
 const withSubcommands = (loaded: ReadonlyArray<Subcommand>): Subcommand => {
-  const root = Command.make("memdir").pipe(Command.withDescription(description))
-  const [first, ...rest] = loaded
-  return first === undefined ? root : root.pipe(Command.withSubcommands([first, ...rest]))
+  const root: Subcommand = Command.make("memdir").pipe(Command.withDescription(description))
+  return loaded.length === 0 ? root : root.pipe(Command.withSubcommands(loaded))
 }
 
 /**
@@ -77,22 +77,9 @@ export const load = async (argv: ReadonlyArray<string>): Promise<Subcommand> => 
 /** Every subcommand loaded: what tests and tools that inspect the whole command tree use. */
 export const loadAll = (): Promise<Subcommand> => load(["node", "memdir", "--help"])
 
-/**
- * The shape of @effect/cli's command descriptors, as far as walking the tree needs it. (Its `getSubcommands`
- * answers a nested command with its parent alone, without the children, so the tree is walked here.)
- */
-type DescriptorNode =
-  | { readonly _tag: "Standard" | "GetUserInput"; readonly name: string }
-  | { readonly _tag: "Map"; readonly command: DescriptorNode }
-  | { readonly _tag: "Subcommands"; readonly parent: DescriptorNode; readonly children: ReadonlyArray<DescriptorNode> }
-
-const nameOf = (node: DescriptorNode): string =>
-  node._tag === "Map" ? nameOf(node.command) : node._tag === "Subcommands" ? nameOf(node.parent) : node.name
-
-const childrenOf = (node: DescriptorNode): ReadonlyArray<DescriptorNode> =>
-  node._tag === "Map" ? childrenOf(node.command) : node._tag === "Subcommands" ? node.children : []
-
-const rootNode = (root: Subcommand): DescriptorNode => (root as unknown as { descriptor: DescriptorNode }).descriptor
+/** The subcommands of a command, in help order (effect/cli keeps them in groups). */
+const childrenOf = (command: Command.Command.Any): ReadonlyArray<Command.Command.Any> =>
+  command.subcommands.flatMap((group) => group.commands)
 
 /**
  * The (sub)command names argv runs, e.g. `["team", "sync"]` for `memdir team sync --json`: the leading arguments
@@ -100,26 +87,29 @@ const rootNode = (root: Subcommand): DescriptorNode => (root as unknown as { des
  */
 export const commandPathOf = (root: Subcommand, argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const path: Array<string> = []
-  let node = rootNode(root)
+  let command: Command.Command.Any = root
   for (const arg of argv.slice(2)) {
-    const child = childrenOf(node).find((c) => nameOf(c) === arg)
+    const child = childrenOf(command).find((c) => c.name === arg)
     if (child === undefined) break
     path.push(arg)
-    node = child
+    command = child
   }
   return path
 }
 
-/** The descriptor of the (sub)command at `path` (`["team", "sync"]`), if there is one. */
-export const descriptorAt = (
-  root: Subcommand,
-  path: ReadonlyArray<string>
-): Option.Option<Descriptor.Command<unknown>> => {
-  let node = rootNode(root)
+/**
+ * What the (sub)command at `path` (`["team", "sync"]`) accepts, if there is one: its flags (its own, then the
+ * built-in global ones), arguments and subcommands (effect/cli's `CommandSpec`).
+ */
+export const specAt = (root: Subcommand, path: ReadonlyArray<string>): Option.Option<CommandSpec.Spec> =>
+  CommandSpec.resolve(root, [root.name, ...path])
+
+/** The names of the subcommands of the (sub)command at `path`, in help order; empty when there is none. */
+export const subcommandNamesAt = (root: Subcommand, path: ReadonlyArray<string>): ReadonlyArray<string> => {
+  let command: Command.Command.Any | undefined = root
   for (const name of path) {
-    const child = childrenOf(node).find((c) => nameOf(c) === name)
-    if (child === undefined) return Option.none()
-    node = child
+    if (command === undefined) break
+    command = childrenOf(command).find((c) => c.name === name)
   }
-  return Option.some(node as unknown as Descriptor.Command<unknown>)
+  return command === undefined ? [] : childrenOf(command).map((c) => c.name)
 }

@@ -1,6 +1,7 @@
 /**
  * The V8 code cache of the bundle: most of a short `memdir` run (a hook on every prompt, `recall`, `path`) is V8
- * parsing and compiling the bundle's chunks, and Node 20 has no compile cache of its own for user code. The CLI's
+ * parsing and compiling the bundle's chunks, and Node compiles user code afresh on every run unless a cache is
+ * turned on (its own, `module.enableCompileCache`, is the fallback below: slower than this one). The CLI's
  * CommonJS chunks are compiled here through `vm.Script` with the bytes V8 produced for them on an earlier run
  * (`createCachedData` at exit, so the functions that run used also compiled ones, not just the top level).
  *
@@ -19,7 +20,7 @@
  *
  * Fallback: the cache hooks the CommonJS loader's private `Module.prototype._compile`. A Node without it gets
  * Node's own compile cache (`module.enableCompileCache`, Node 22.1+) in a sub-directory of the same trusted
- * directory instead: slower than this cache on Node 20's measurements, much faster than none.
+ * directory instead: slower than this cache as measured (on Node 20, where it was built), much faster than none.
  */
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"

@@ -6,29 +6,31 @@
  * (here) gives a command the location services alone (settings, git root, memory paths: what `path` and `init`
  * use); `memdirHandler` (`Services.ts`, which only the other commands import) every service of `Memdir.layer`.
  */
-import { Options } from "@effect/cli"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import { errnoCodeOf, InvalidMemoryInputError, MemoryDisabledError, MemoryIoError } from "@memdir/core/Errors"
 import * as Memdir from "@memdir/core/Memdir"
 import { type MemoryLocation, MemoryPaths } from "@memdir/core/MemoryPaths"
-import type * as ConfigError from "effect/ConfigError"
+import * as Flag from "effect/cli/Flag"
+import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 
-export const cwdOption = Options.directory("cwd").pipe(
-  Options.withDescription("Project directory whose memory to use (default: the current directory)"),
-  Options.optional
+export const cwdOption = Flag.Directory("cwd").pipe(
+  Flag.withDescription("Project directory whose memory to use (default: the current directory)"),
+  Flag.optional
 )
-export const memoryDirOption = Options.text("memory-dir").pipe(
-  Options.withDescription(
+export const memoryDirOption = Flag.String("memory-dir").pipe(
+  Flag.withDescription(
     "Memory directory to use: absolute or ~/… (a trusted source; the MEMDIR_MEMORY_DIR env var still wins)"
   ),
-  Options.optional
+  Flag.optional
 )
-export const jsonOption = Options.boolean("json").pipe(Options.withDescription("Machine-readable JSON output"))
+/** A switch: absent is false (effect/cli's boolean flags are required unless they have a default). */
+export const switchFlag = (name: string) => Flag.Boolean(name).pipe(Flag.withDefault(false))
+export const jsonOption = switchFlag("json").pipe(Flag.withDescription("Machine-readable JSON output"))
 
 export const common = { cwd: cwdOption, memoryDir: memoryDirOption }
 
@@ -39,21 +41,21 @@ export type CommandLayerOptions = Pick<Memdir.MemdirLayerOptions, "selector" | "
  * What the parsed command says about the services it runs with: the `--memory-dir` flag (as given: a relative or
  * empty one is refused by the directory chain, as docs/configuration.md says) and the command's layer options.
  */
-export class CommandFlags extends Context.Tag("@memdir/cli/CommandFlags")<CommandFlags, {
+export class CommandFlags extends Context.Service<CommandFlags, {
   readonly memoryDir: Option.Option<string>
   readonly layer: CommandLayerOptions
-}>() {}
+}>()("@memdir/cli/CommandFlags") {}
 
 /** The trusted `--memory-dir` flag, as `Memdir`'s layers take it. */
-export const flagOptions = (flags: Context.Tag.Service<CommandFlags>) =>
+export const flagOptions = (flags: Context.Service.Shape<typeof CommandFlags>) =>
   Option.isSome(flags.memoryDir) ? { flagMemoryDir: flags.memoryDir.value } : {}
 
 /** The location services alone (`Memdir.locationLayer`) for the parsed `--memory-dir`. */
 export const cliLocationLayer: Layer.Layer<
   Memdir.LocationServices,
-  ConfigError.ConfigError,
+  Config.ConfigError,
   CommandFlags | FileSystem.FileSystem | Path.Path
-> = Layer.unwrapEffect(Effect.map(CommandFlags, (flags) => Memdir.locationLayer(flagOptions(flags))))
+> = Layer.unwrap(Effect.map(CommandFlags, (flags) => Memdir.locationLayer(flagOptions(flags))))
 
 /**
  * The handler of a command that only needs to know where the memory lives: the location services alone
@@ -64,7 +66,7 @@ export const locationHandler = <A extends { readonly memoryDir: Option.Option<st
 ) =>
 (args: A) =>
   checkCwd(args).pipe(
-    Effect.zipRight(handler(args)),
+    Effect.andThen(handler(args)),
     Effect.provide(cliLocationLayer),
     Effect.provideService(CommandFlags, { memoryDir: args.memoryDir, layer: {} })
   )
@@ -106,7 +108,7 @@ export const locate = (cwd: Option.Option<string>) =>
       new MemoryIoError({ op: "use memory directory", path: location.memoryDir, detail, code: "ENOTDIR" })
     const info = yield* fs.stat(location.memoryDir).pipe(
       Effect.map(Option.some),
-      Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "NotFound", () => Effect.succeedNone),
+      Effect.catchIf((error) => error.reason._tag === "NotFound", () => Effect.succeedNone),
       Effect.mapError((error) =>
         errnoCodeOf(error) === "ENOTDIR" ?
           notADirectory(error.message) :

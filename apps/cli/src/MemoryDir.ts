@@ -2,11 +2,11 @@
  * Creating a project's memory directory (0700) with an empty `MEMORY.md` (0600): what `init`, `prompt`, the
  * memory-tool backend and the session-start hook do before they use it.
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import { DIR_MODE, FILE_MODE } from "@memdir/core/MemoryFs"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 
 export const ensureMemoryDir = (memoryDir: string) =>
   Effect.gen(function*() {
@@ -16,7 +16,7 @@ export const ensureMemoryDir = (memoryDir: string) =>
       // Node's recursive mkdir answers ENOENT where the last directory cannot be made (EROFS, EACCES, …): one
       // plain mkdir of it names the real cause (still ENOENT when a parent is missing)
       Effect.catchIf(
-        (error) => error._tag === "SystemError" && error.reason === "NotFound",
+        (error) => error.reason._tag === "NotFound",
         () => fs.makeDirectory(memoryDir, { mode: DIR_MODE })
       )
     )

@@ -47,7 +47,7 @@ export const writeAutomaticModelCalls = (enabled: boolean) =>
       Effect.catchIf(isMissingFile, () => Effect.succeed("")),
       Effect.mapError(ioErrorOf("read", file))
     )
-    const current = yield* parseSettingsFile(file, text)
+    const current = yield* Effect.fromResult(parseSettingsFile(file, text))
     const next = { ...current, [AUTOMATIC_MODEL_CALLS_KEY]: enabled }
     yield* fs.writeFileAtomic(target, JSON.stringify(next, null, 2) + "\n", { mode: 0o600 }).pipe(
       Effect.mapError(ioErrorOf("write", file))

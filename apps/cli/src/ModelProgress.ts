@@ -37,7 +37,7 @@ export const makeModelCalls: Effect.Effect<ModelCalls> = Effect.map(
 export const withModelProgress = (label: string, given?: ModelCalls) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const model = yield* Model
-    const every = yield* Config.duration("MEMDIR_PROGRESS_EVERY").pipe(Config.withDefault(PROGRESS_EVERY))
+    const every = yield* Config.Duration("MEMDIR_PROGRESS_EVERY").pipe(Config.withDefault(PROGRESS_EVERY))
     const calls = given ?? (yield* makeModelCalls)
     const complete = (request: ModelRequest) =>
       Effect.gen(function*() {

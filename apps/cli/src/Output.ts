@@ -2,12 +2,12 @@
  * How the CLI talks: JSON for machines (`--json`), short lines for people, and one line + a hint for every
  * typed error, with its own exit code (docs/cli.md, "Exit codes").
  */
-import type { PlatformError } from "@effect/platform/Error"
 import { errnoCodeOf, exitCodes, ioCauseOf, type MemdirError, MemoryIoError } from "@memdir/core/Errors"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import type { PlatformError } from "effect/PlatformError"
 import type * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 
@@ -108,7 +108,7 @@ export type StopSignal = keyof typeof signalExitCodes
  * command but rendered like one, in one line (or the JSON document), with exit 130 / 143 (docs/cli.md).
  */
 export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted", {
-  signal: Schema.Literal("SIGINT", "SIGTERM"),
+  signal: Schema.Literals(["SIGINT", "SIGTERM"]),
   /** The (sub)command that was stopped, as typed (`extract`, `team sync`), or "" before one started. */
   command: Schema.String,
   /** What was kept and what was not, as the command knows it when the signal stopped it. */
@@ -124,7 +124,7 @@ export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted"
  * what `main` renders as `Interrupted.kept`. A command that sets nothing gets the generic sentence.
  */
 export class InterruptNote
-  extends Context.Tag("@memdir/cli/InterruptNote")<InterruptNote, Ref.Ref<Option.Option<string>>>()
+  extends Context.Service<InterruptNote, Ref.Ref<Option.Option<string>>>()("@memdir/cli/InterruptNote")
 {}
 
 /** Render an interruption (one line on stderr, or the JSON document on stdout) and return its exit code. */
@@ -133,7 +133,7 @@ export const renderInterrupted = (interrupted: Interrupted, json: boolean, code:
 
 /**
  * A usage error (unknown option, missing value, unknown command) under `--json`: the same document as a typed
- * error, on stdout (@effect/cli has already printed its text and the usage on stderr).
+ * error, on stdout (main has already presented effect/cli's message on stderr).
  */
 export const renderUsageError = (kind: string, text: string): Effect.Effect<number> =>
   Effect.as(

@@ -4,15 +4,15 @@
  * module, so `path` and `init` (`locationHandler` in `Common.ts`) never load it, nor `GitAges`
  * (docs/architecture.md#start-up).
  */
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
 import * as GitAges from "@memdir/core/GitAges"
 import * as Memdir from "@memdir/core/Memdir"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import type * as Path from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import { checkCwd, CommandFlags, type CommandLayerOptions, flagOptions } from "./Common.js"
 
 /**
@@ -22,9 +22,9 @@ import { checkCwd, CommandFlags, type CommandLayerOptions, flagOptions } from ".
  */
 export const cliLayer: Layer.Layer<
   Memdir.MemdirServices,
-  ConfigError.ConfigError,
-  CommandFlags | FileSystem.FileSystem | Path.Path | CommandExecutor
-> = Layer.unwrapEffect(
+  Config.ConfigError,
+  CommandFlags | FileSystem.FileSystem | Path.Path | ChildProcessSpawner
+> = Layer.unwrap(
   Effect.map(CommandFlags, (flags) =>
     // A memory directory kept in git keeps its ages (commit times cached by HEAD; docs/file-format.md).
     Memdir.layer({ gitAges: GitAges.layerLive, ...flags.layer, ...flagOptions(flags) }))
@@ -41,7 +41,7 @@ export const withMemdir =
 /**
  * A command's handler, run with the CLI's services (`cliLayer`) for its parsed `--memory-dir` and layer options,
  * after checking that `--cwd` names an existing directory. Each process runs one command, so the services are
- * built once per run, inside the handler: the layer depends on flags @effect/cli parses only when it runs the
+ * built once per run, inside the handler: the layer depends on flags effect/cli parses only when it runs the
  * command (and a command that must never fail, such as a hook, can still catch a failure to build them).
  */
 export const memdirHandler = <A extends { readonly memoryDir: Option.Option<string> }, E, R>(
@@ -50,6 +50,6 @@ export const memdirHandler = <A extends { readonly memoryDir: Option.Option<stri
 ) =>
 (args: A) =>
   checkCwd(args).pipe(
-    Effect.zipRight(handler(args)),
+    Effect.andThen(handler(args)),
     withMemdir(args.memoryDir, layerOptions?.(args))
   )

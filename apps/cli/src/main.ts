@@ -1,30 +1,26 @@
 /**
- * The `memdir` process: parse argv, run the command with Node's FileSystem/Path, render typed errors as one
- * line + hint (or JSON with `--json`) and exit with the error's documented code.
+ * The `memdir` process: parse argv, run the command with Node's services, render typed errors as one line + hint
+ * (or JSON with `--json`) and exit with the error's documented code.
  *
- * The platform is `NodeContext.layer` without its worker manager (no command starts workers): so a start never
- * evaluates `@effect/platform`'s Worker and WorkerError modules (Schema classes built at module evaluation), and
- * builds its four services one after another (docs/architecture.md#start-up).
+ * The platform is `NodeServices.layer` (file system, path, child processes, stdio, terminal): it has no worker
+ * manager, so a start never evaluates worker modules (docs/architecture.md#start-up).
  */
-import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { isPlatformError } from "@effect/platform/Error"
-import { defaultTeardown } from "@effect/platform/Runtime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { type MemdirError, SettingsError } from "@memdir/core/Errors"
-import * as ConfigError from "effect/ConfigError"
+import * as CliError from "effect/cli/CliError"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Command from "effect/cli/Command"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as HashSet from "effect/HashSet"
-import * as Layer from "effect/Layer"
+import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import { isPlatformError } from "effect/PlatformError"
 import * as Ref from "effect/Ref"
+import * as Runtime from "effect/Runtime"
 import * as Cli from "./Cli.js"
 import {
   DEFECT_EXIT_CODE,
@@ -41,16 +37,6 @@ import {
 } from "./Output.js"
 import { version } from "./Version.js"
 
-/**
- * What a command runs on (`Cli.Platform`): Node's file system, path, command executor (git) and terminal (the
- * wizard's prompts), each built once, in sequence.
- */
-const platformLayer: Layer.Layer<Cli.Platform> = NodeTerminal.layer.pipe(
-  Layer.provideMerge(NodePath.layer),
-  Layer.provideMerge(NodeCommandExecutor.layer),
-  Layer.provideMerge(NodeFileSystem.layer)
-)
-
 const wantsJson = process.argv.includes("--json")
 
 const exitWith = (code: number) =>
@@ -59,50 +45,74 @@ const exitWith = (code: number) =>
   })
 
 /**
+ * A usage error (unknown option, missing value, unknown command) as effect/cli words it; an unknown subcommand
+ * also names the ones there are.
+ */
+const usageMessage = (root: Cli.Subcommand) => (error: CliError.CliError): string => {
+  if (error._tag !== "UnknownSubcommand") return error.message
+  const names = Cli.subcommandNamesAt(root, (error.parent ?? []).slice(1))
+  return names.length === 0 ? error.message : `${error.message}: use one of ${names.map((n) => `'${n}'`).join(", ")}`
+}
+
+/**
+ * How effect/cli's own output reaches the user: help on stdout; the version as the bare number (as
+ * `memdir --version` always printed it); a usage error as its message alone, on stderr (stdout carries a
+ * command's output, JSON included, so effect/cli's help text is not printed there with it).
+ */
+const presenter = (root: Cli.Subcommand): CliOutput.Presenter => ({
+  present: (event) => {
+    switch (event._tag) {
+      case "Version":
+        return Console.log(event.version)
+      case "InvalidInvocation":
+        return Console.error(event.errors.map(usageMessage(root)).join("\n"))
+      case "Help":
+        return CliOutput.defaultPresenter.present(event)
+    }
+  }
+})
+
+/**
  * Every failure a command can end with, rendered; each kind has its documented exit code (docs/cli.md).
  * `command` is the (sub)command that ran, for hints that point at its help.
  */
-const handleFailure = (command: string | undefined) => (error: unknown): Effect.Effect<void> => {
-  // @effect/cli has already printed usage errors with the help text on stderr; `--json` gets the document too
-  if (ValidationError.isValidationError(error)) {
+const handleFailure = (root: Cli.Subcommand, command: string | undefined) => (error: unknown): Effect.Effect<void> => {
+  // effect/cli has already presented a usage error on stderr (`presenter`); `--json` gets the document too
+  if (CliError.isCliError(error)) {
+    const errors: ReadonlyArray<CliError.CliError> = error._tag === "ShowHelp" ? error.errors : [error]
+    // a command that needs a subcommand, run without one (`memdir`, `memdir team`): its help was shown
+    if (errors.length === 0) return Effect.void
     if (!wantsJson) return exitWith(USAGE_EXIT_CODE)
-    return Effect.flatMap(renderUsageError(error._tag, HelpDoc.toAnsiText(error.error)), exitWith)
+    return Effect.flatMap(renderUsageError(errors[0]!._tag, errors.map(usageMessage(root)).join("\n")), exitWith)
   }
   const render = (typed: MemdirError) => Effect.flatMap(renderError(typed, wantsJson, command), exitWith)
   if (isMemdirError(error)) return render(error)
   // an environment variable memdir could not read (e.g. a malformed duration): a settings problem
-  if (ConfigError.isConfigError(error)) return render(new SettingsError({ path: "environment", detail: String(error) }))
+  if (error instanceof Config.ConfigError) {
+    return render(new SettingsError({ path: "environment", detail: String(error) }))
+  }
   // a file-system failure no command mapped itself: still one line + hint, with the I/O exit code
   if (isPlatformError(error)) {
-    const where = error._tag === "SystemError" ? String(error.pathOrDescriptor ?? "") : ""
-    return render(toIoError(error.method, where)(error))
+    const reason = error.reason
+    const where = reason._tag === "BadArgument" ? "" : String(reason.pathOrDescriptor ?? "")
+    return render(toIoError(reason.method, where)(error))
   }
   return Effect.die(error)
 }
 
-const stderrLogger = Logger.prettyLogger({ stderr: true })
-const logToStderr = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
-    HashSet.map(
-      loggers,
-      (logger) => logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? stderrLogger : logger
-    ))
-
 /**
  * The first SIGINT or SIGTERM this process received. `NodeRuntime.runMain` interrupts the command on either
- * (running its finalizers: locks released, temp files removed) but does not say which; this records it. Both
- * listeners go at the first signal, as runMain's do, so a second Ctrl-C kills a process whose cleanup hangs.
+ * (running its finalizers: locks released, temp files removed) but does not say which; this records it. A second
+ * signal ends the process at once (exit 130 / 143), so a second Ctrl-C still kills a process whose cleanup hangs
+ * (runMain keeps its own listeners until the command ended, which would otherwise swallow it).
  */
 let stopSignal: StopSignal | undefined
-const signalListeners: Record<StopSignal, () => void> = {
-  SIGINT: () => stoppedBy("SIGINT"),
-  SIGTERM: () => stoppedBy("SIGTERM")
-}
 const stoppedBy = (signal: StopSignal) => {
-  stopSignal ??= signal
-  for (const [name, listener] of Object.entries(signalListeners)) process.removeListener(name, listener)
+  if (stopSignal !== undefined) process.exit(signalExitCodes[signal])
+  stopSignal = signal
 }
-for (const [name, listener] of Object.entries(signalListeners)) process.on(name, listener)
+process.on("SIGINT", () => stoppedBy("SIGINT"))
+process.on("SIGTERM", () => stoppedBy("SIGTERM"))
 
 /**
  * A command a signal stopped: one line saying what was kept (or the JSON document) and exit 130 / 143. `hook`
@@ -135,8 +145,10 @@ const program = Effect.gen(function*() {
     Effect.flatMap((memdir) => {
       const path = Cli.commandPathOf(memdir, process.argv)
       return Ref.set(command, path.join(" ")).pipe(
-        Effect.zipRight(Command.run(memdir, { name: "memdir", version })(process.argv)),
-        Effect.catchAll(handleFailure(path.length === 0 ? undefined : path.join(" ")))
+        // the arguments after `node memdir.js`, from the Stdio service
+        Effect.andThen(Command.run(memdir, { version })),
+        Effect.catch(handleFailure(memdir, path.length === 0 ? undefined : path.join(" "))),
+        Effect.provideService(CliOutput.Presenter, presenter(memdir))
       )
     }),
     Effect.onInterrupt(() => reportInterruption(command, note)),
@@ -144,16 +156,26 @@ const program = Effect.gen(function*() {
   )
 }).pipe(
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
-  Effect.provide(platformLayer),
+  Effect.provide(NodeServices.layer),
   // logs (a lock taken over, a degraded selector, …) go to stderr: stdout carries the output, JSON included
-  logToStderr
+  Effect.provideService(Logger.LogToStderr, true),
+  // the environment with its empty values (Effect 4's default provider drops them): a variable set to "" is
+  // set (`MEMDIR_DISABLE_AUTO_MEMORY=` forces memory on, docs/configuration.md); the provider of
+  // `Settings.envProvider()`, built here so a start does not load the settings module
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ preserveEmptyStrings: true }))
 )
 
 NodeRuntime.runMain(program, {
-  // an interrupted command exits with the code its report set (130 / 143), not runMain's 0 for an interruption
+  // an interrupted command exits with the code its report set (130 / 143, 0 for `hook`), not the 130 the
+  // default teardown gives every interruption
   teardown: (exit, onExit) =>
-    defaultTeardown(
+    Runtime.defaultTeardown(
       exit,
-      (code) => onExit(stopSignal !== undefined && code === 0 ? Number(process.exitCode ?? 0) : code)
+      (code) =>
+        onExit(
+          stopSignal !== undefined && Exit.hasInterrupts(exit)
+            ? Number(process.exitCode ?? signalExitCodes[stopSignal])
+            : code
+        )
     )
 })

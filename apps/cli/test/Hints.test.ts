@@ -3,10 +3,8 @@
  * comment or the docs is looked up in the real command tree (its subcommand path, and each `--flag` in that
  * command's usage). A renamed command or flag fails here, not in front of a user.
  */
-import * as Descriptor from "@effect/cli/CommandDescriptor"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Usage from "@effect/cli/Usage"
 import { assert, describe, it } from "@effect/vitest"
+import type * as CommandSpec from "effect/cli/CommandSpec"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -16,7 +14,7 @@ import { allHints } from "../src/Output.js"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 
-/** Built-in flags @effect/cli gives every command. */
+/** Built-in flags effect/cli gives every command. */
 const BUILT_IN = new Set(["--help", "-h", "--version", "--wizard", "--completions", "--log-level"])
 
 /** The `memdir …` commands quoted (in backticks) in a text; templates and prose (`memdir dream: …`) left out. */
@@ -48,8 +46,11 @@ const parse = (command: string): Parsed => {
   return { path, flags: words.filter((w) => w.startsWith("-")).map((w) => w.split("=")[0] ?? w) }
 }
 
-const usageText = (descriptor: Descriptor.Command<unknown>): string =>
-  HelpDoc.toAnsiText(Usage.getHelp(Descriptor.getUsage(descriptor)))
+/** Every spelling of a flag the command accepts (`--name`, and `-n` for an alias), its own and the global ones. */
+const flagsOf = (spec: CommandSpec.Spec): ReadonlySet<string> =>
+  new Set(
+    spec.flags.flatMap((flag) => [flag.name, ...flag.aliases].map((n) => n.length === 1 ? `-${n}` : `--${n}`))
+  )
 
 const problemsOf = async (commands: ReadonlyArray<string>): Promise<ReadonlyArray<string>> => {
   const root = await Cli.loadAll()
@@ -61,14 +62,14 @@ const problemsOf = async (commands: ReadonlyArray<string>): Promise<ReadonlyArra
       if (flagsToCheck.length > 0) problems.push(`memdir ${command}: no such option of memdir`)
       continue
     }
-    const found = Cli.descriptorAt(root, path)
+    const found = Cli.specAt(root, path)
     if (Option.isNone(found)) {
       problems.push(`memdir ${command}: no command "memdir ${path.join(" ")}"`)
       continue
     }
-    const usage = usageText(found.value)
+    const accepted = flagsOf(found.value)
     for (const flag of flagsToCheck) {
-      if (!new RegExp(`${flag}(?![a-z-])`).test(usage)) problems.push(`memdir ${command}: no option ${flag}`)
+      if (!accepted.has(flag)) problems.push(`memdir ${command}: no option ${flag}`)
     }
   }
   return problems

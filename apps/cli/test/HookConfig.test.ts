@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { applyPatch } from "diff"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -86,7 +86,7 @@ describe("HookConfig", () => {
   })
 
   it("refuses a file of another shape, naming where", () => {
-    const refused = (text: string) => Either.getLeft(HookConfig.parseConfig("/h/settings.json", text))
+    const refused = (text: string) => Result.getFailure(HookConfig.parseConfig("/h/settings.json", text))
     assert.strictEqual(refused("{").pipe((e) => e._tag === "Some" && e.value.at), "")
     assert.strictEqual(refused("[1]").pipe((e) => e._tag === "Some" && e.value.detail), "not a JSON object")
     assert.strictEqual(refused("{\"hooks\": []}").pipe((e) => e._tag === "Some" && e.value.at), "hooks")
@@ -98,7 +98,7 @@ describe("HookConfig", () => {
       refused("{\"hooks\": {\"Stop\": [{\"hooks\": \"x\"}]}}").pipe((e) => e._tag === "Some" && e.value.at),
       "hooks.Stop[0].hooks"
     )
-    assert.deepStrictEqual(HookConfig.parseConfig("/h/settings.json", ""), Either.right({}))
+    assert.deepStrictEqual(HookConfig.parseConfig("/h/settings.json", ""), Result.succeed({}))
   })
 
   const json = FastCheck.letrec((tie) => ({
@@ -125,14 +125,13 @@ describe("HookConfig", () => {
     )
   }).map(({ hooks, other }) => (hooks === null ? other : { ...other, hooks }))
 
-  it.prop("uninstall(install(config)) is the config again, for both agents", [
-    settings,
-    FastCheck.constantFrom("claude", "codex")
-  ], ([config, agent]) => {
-    const original = config as any
-    const installed = HookConfig.install(original, agent as HookConfig.Agent).config
-    assert.deepStrictEqual(HookConfig.uninstall(installed).config, original)
-    assert.deepStrictEqual(JSON.parse(HookConfig.renderConfig(installed)), installed)
+  it("uninstall(install(config)) is the config again, for both agents", () => {
+    FastCheck.assert(FastCheck.property(settings, FastCheck.constantFrom("claude", "codex"), (config, agent) => {
+      const original = config as any
+      const installed = HookConfig.install(original, agent as HookConfig.Agent).config
+      assert.deepStrictEqual(HookConfig.uninstall(installed).config, original)
+      assert.deepStrictEqual(JSON.parse(HookConfig.renderConfig(installed)), installed)
+    }))
   })
 
   const layout = FastCheck.record({
@@ -140,21 +139,27 @@ describe("HookConfig", () => {
     end: FastCheck.constantFrom("\n", "", "\n\n")
   })
 
-  it.prop("install then uninstall gives the user's file back byte for byte (indented JSON.stringify layouts)", [
-    settings,
-    layout,
-    FastCheck.constantFrom("claude", "codex")
-  ], ([config, { end, indent }, agent]) => {
-    const original = JSON.stringify(config, null, indent) + end
-    const read = (text: string) => Either.getOrThrow(HookConfig.parseConfig("/h/hooks.json", text))
-    const installed = HookConfig.renderConfig(
-      HookConfig.install(read(original), agent as HookConfig.Agent).config,
-      original
-    )
-    assert.deepStrictEqual(JSON.parse(installed), HookConfig.install(read(original), agent as HookConfig.Agent).config)
-    assert.isTrue(installed.endsWith(end) && !installed.endsWith(end + "\n"), "the file's ending is kept")
-    const change = HookConfig.uninstall(read(installed))
-    assert.strictEqual(HookConfig.renderConfig(change.config, installed), original)
+  it("install then uninstall gives the user's file back byte for byte (indented JSON.stringify layouts)", () => {
+    FastCheck.assert(FastCheck.property(
+      settings,
+      layout,
+      FastCheck.constantFrom("claude", "codex"),
+      (config, { end, indent }, agent) => {
+        const original = JSON.stringify(config, null, indent) + end
+        const read = (text: string) => Result.getOrThrow(HookConfig.parseConfig("/h/hooks.json", text))
+        const installed = HookConfig.renderConfig(
+          HookConfig.install(read(original), agent as HookConfig.Agent).config,
+          original
+        )
+        assert.deepStrictEqual(
+          JSON.parse(installed),
+          HookConfig.install(read(original), agent as HookConfig.Agent).config
+        )
+        assert.isTrue(installed.endsWith(end) && !installed.endsWith(end + "\n"), "the file's ending is kept")
+        const change = HookConfig.uninstall(read(installed))
+        assert.strictEqual(HookConfig.renderConfig(change.config, installed), original)
+      }
+    ))
   })
 
   it("a new or empty file is written with two spaces and a final newline", () => {

@@ -13,7 +13,6 @@
  * replace by `<sandbox>`), so the same trial sends the same requests on any machine.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { FileSystem, Path } from "@effect/platform"
 import * as Agent from "@memdir/core/Agent"
 import { snapshotMemoryDir } from "@memdir/core/Dream"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
@@ -25,7 +24,9 @@ import { Scanner } from "@memdir/core/Scanner"
 import { selectRelevantMemories } from "@memdir/core/Selector"
 import { describeAge } from "@memdir/core/Staleness"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { inTrial } from "./Cassette.js"
 import { EvalIoError } from "./Errors.js"
 import { graderMaterial, gradeRubric } from "./Grader.js"
@@ -80,7 +81,7 @@ const recallFor = (scenario: Scenario, memoryDir: string, nowMs: number) =>
       if (header === undefined) continue
       const absolutePath = path.join(memoryDir, relative)
       const text = yield* fs.readFileString(absolutePath).pipe(Effect.mapError(ioError("read", absolutePath)))
-      const body = Either.match(parseMemoryFile(text, relative), { onLeft: () => text, onRight: (f) => f.body })
+      const body = Result.match(parseMemoryFile(text, relative), { onFailure: () => text, onSuccess: (f) => f.body })
       const age = describeAge(nowMs, header.writtenAt ?? header.mtime)
       // Built apart from the call so that fields core adds to RecalledMemory later are not excess properties here.
       const memory = {
@@ -111,7 +112,7 @@ export const prepareAgentSuite = (suite: ModelSuiteLoaded, catalog: SectionCatal
     const templates = new Map<string, string>()
     for (const variant of suite.variants) {
       // checked when the suite was loaded
-      templates.set(variant.name, Either.getOrThrow(resolveVariant(source, variant)))
+      templates.set(variant.name, Result.getOrThrow(resolveVariant(source, variant)))
     }
     const scenarios = new Map(suite.scenarios.map((s) => [s.id, s]))
     const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | MemoryIndex | Scanner | Model>()
@@ -133,10 +134,10 @@ export const prepareAgentSuite = (suite: ModelSuiteLoaded, catalog: SectionCatal
           index: loaded,
           templates: { [suite.section]: templates.get(spec.variant)! }
         })
-        if (Either.isLeft(memoryPrompt)) return yield* Effect.dieMessage(memoryPrompt.left)
+        if (Result.isFailure(memoryPrompt)) return yield* Effect.die(new Error(memoryPrompt.failure))
         const system = `${
           agentPreamble({ projectDir: sandbox.projectDir, today: new Date(nowMs).toISOString().slice(0, 10) })
-        }\n\n${memoryPrompt.right}`
+        }\n\n${memoryPrompt.success}`
         const recalled = yield* recallFor(scenario, sandbox.memoryDir, nowMs)
         const task = scenario.task ?? ""
         const messages: Array<Anthropic.MessageParam> = [
@@ -153,9 +154,9 @@ export const prepareAgentSuite = (suite: ModelSuiteLoaded, catalog: SectionCatal
           maxTurns: suite.maxTurns,
           maxTokens: suite.maxTokens,
           temperature: 1
-        }).pipe(inTrial({ trial: trialKey, sandboxRoot: sandbox.root }), Effect.either)
-        if (Either.isLeft(run)) return { scores: [], error: run.left.message } satisfies TrialOutcome
-        const result = run.right
+        }).pipe(inTrial({ trial: trialKey, sandboxRoot: sandbox.root }), Effect.result)
+        if (Result.isFailure(run)) return { scores: [], error: run.failure.message } satisfies TrialOutcome
+        const result = run.success
         const after = yield* snapshotTexts(sandbox.memoryDir)
         const outcome: RunOutcome = {
           finalText: result.finalText,

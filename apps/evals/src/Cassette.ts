@@ -17,14 +17,12 @@
  * the responses named, the date. A cassette recorded against the local Messages API server says so, and the
  * report says the numbers did not come from a model.
  */
-import { FileSystem } from "@effect/platform"
 import { ModelError } from "@memdir/core/Errors"
 import { Model, type ModelRequest, type ModelResponse, type ModelRole, structuredWith } from "@memdir/core/Model"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
@@ -41,18 +39,21 @@ export interface TrialContext {
   readonly sandboxRoot?: string | undefined
 }
 
-export const currentTrial: FiberRef.FiberRef<TrialContext> = FiberRef.unsafeMake<TrialContext>({ trial: "" })
+export const currentTrial: Context.Reference<TrialContext> = Context.Reference<TrialContext>(
+  "@memdir/evals/currentTrial",
+  { defaultValue: () => ({ trial: "" }) }
+)
 
 /** Run `effect` as trial `context` (model calls inside are keyed by it). */
 export const inTrial = (context: TrialContext) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.locally(effect, currentTrial, context)
+  Effect.provideService(effect, currentTrial, context)
 
 // ---------------------------------------------------------------------------------------------------------------
 // The file
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Where the answers came from. `local-server` and `other-endpoint` never count as a real model. */
-export const CassetteSource = Schema.Literal("anthropic-api", "local-server", "other-endpoint")
+export const CassetteSource = Schema.Literals(["anthropic-api", "local-server", "other-endpoint"])
 export type CassetteSource = typeof CassetteSource.Type
 
 export const CassetteMeta = Schema.Struct({
@@ -61,7 +62,7 @@ export const CassetteMeta = Schema.Struct({
   /** True only for `anthropic-api`. */
   realModel: Schema.Boolean,
   /** The model id requested per role (what replay asks for, and hashes with). */
-  requestedModels: Schema.Record({ key: Schema.String, value: Schema.String }),
+  requestedModels: Schema.Record(Schema.String, Schema.String),
   /** Model ids as the responses named them (a local server may echo the requested id: see `source`). */
   respondedModels: Schema.Array(Schema.String),
   recordedAt: Schema.String,
@@ -71,7 +72,7 @@ export const CassetteMeta = Schema.Struct({
   /** Who answered, in words ("scripted responder on the local Messages API server: not a model"). */
   note: Schema.String,
   /** Pass or fail of every trial when it was recorded: a replay that disagrees has changed the measurement. */
-  outcomes: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Boolean }))
+  outcomes: Schema.optional(Schema.Record(Schema.String, Schema.Boolean))
 })
 export type CassetteMeta = typeof CassetteMeta.Type
 
@@ -104,7 +105,7 @@ export const CassetteFile = Schema.Struct({
   format: Schema.Literal(CASSETTE_FORMAT),
   meta: CassetteMeta,
   /** Large request parts shared by many entries (system prompts, tool lists), by content hash. */
-  blobs: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { default: () => ({}) }),
+  blobs: Schema.Record(Schema.String, Schema.Unknown).pipe(Schema.withDecodingDefaultType(Effect.succeed({}))),
   entries: Schema.Array(CassetteEntry)
 })
 export type CassetteFile = typeof CassetteFile.Type
@@ -256,7 +257,7 @@ export interface RecordFailure {
   readonly error: ModelError
 }
 
-export class Cassette extends Context.Tag("@memdir/evals/Cassette")<Cassette, {
+export class Cassette extends Context.Service<Cassette, {
   readonly mode: "record" | "replay"
   /** Exchanges recorded so far (record) or loaded (replay). */
   readonly entries: Effect.Effect<ReadonlyArray<CassetteEntry>>
@@ -271,7 +272,7 @@ export class Cassette extends Context.Tag("@memdir/evals/Cassette")<Cassette, {
   readonly meta?: CassetteMeta | undefined
   /** Replay: the file it answers from. */
   readonly path?: string | undefined
-}>() {}
+}>()("@memdir/evals/Cassette") {}
 
 const toStored = (response: ModelResponse, sandboxRoot: string | undefined): typeof StoredResponse.Type => {
   const stored = {
@@ -316,7 +317,7 @@ export const layerRecord: Layer.Layer<Model | Cassette, never, Model> = Layer.ef
     const failures = yield* Ref.make<ReadonlyArray<RecordFailure>>([])
     const nextOccurrence = yield* occurrenceCounter
     const complete = Effect.fn("Cassette.record")(function*(request: ModelRequest) {
-      const { sandboxRoot, trial } = yield* FiberRef.get(currentTrial)
+      const { sandboxRoot, trial } = yield* currentTrial
       const model = live.modelFor(request.role)
       const hashed = hashedRequest(request, model, sandboxRoot)
       const hash = requestHash(hashed)
@@ -364,7 +365,7 @@ export const layerReplay = (file: CassetteFile, path: string): Layer.Layer<Model
     const requestIndex = yield* Ref.make(new Map<string, number>())
     const modelFor = (role: ModelRole): string => file.meta.requestedModels[role] ?? "unrecorded-model"
     const complete = Effect.fn("Cassette.replay")(function*(request: ModelRequest) {
-      const { sandboxRoot, trial } = yield* FiberRef.get(currentTrial)
+      const { sandboxRoot, trial } = yield* currentTrial
       const hashed = hashedRequest(request, modelFor(request.role), sandboxRoot)
       const hash = requestHash(hashed)
       const occurrence = yield* nextOccurrence(trial, hash)
@@ -431,11 +432,11 @@ export const readCassette = Effect.fn("Cassette.read")(function*(path: string) {
     try: () => JSON.parse(text) as unknown,
     catch: (error) => new CassetteError({ path, detail: `not JSON: ${(error as Error).message}` })
   })
-  return yield* Schema.decodeUnknown(CassetteFile)(json).pipe(
+  return yield* Schema.decodeUnknownEffect(CassetteFile)(json).pipe(
     Effect.mapError((error) =>
       new CassetteError({
         path,
-        detail: `not a ${CASSETTE_FORMAT} file: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        detail: `not a ${CASSETTE_FORMAT} file: ${error.message}`
       })
     )
   )
@@ -463,7 +464,7 @@ export const replaceFile = Effect.fn("Cassette.replaceFile")(function*(path: str
     new CassetteError({ path, detail: `cannot ${what}: ${error.message}` })
   yield* fs.writeFileString(temp, text).pipe(
     Effect.mapError(cannot(`write ${temp}`)),
-    Effect.zipRight(fs.rename(temp, path).pipe(Effect.mapError(cannot(`rename ${temp} over it`)))),
+    Effect.andThen(fs.rename(temp, path).pipe(Effect.mapError(cannot(`rename ${temp} over it`)))),
     // A failed write or rename leaves no temp file behind (when even that fails, the error above still says which).
     Effect.tapError(() => Effect.exit(fs.remove(temp, { force: true }))),
     Effect.uninterruptible

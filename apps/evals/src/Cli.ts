@@ -1,12 +1,15 @@
 /**
  * `pnpm evals list | run SUITE | report RUN | compare RUN_A RUN_B | rerecord [SUITE…]`.
  */
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem, Path } from "@effect/platform"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import { readCassette } from "./Cassette.js"
 import { pText, renderComparisonTerminal, significantDrops } from "./Compare.js"
 import { GateFailedError, InvalidRunOptionError, InvalidSuitesError } from "./Errors.js"
@@ -24,11 +27,14 @@ import { listSuites, loadSuite } from "./Suite.js"
 /** The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`). */
 export const defaultEvalsDir = (path: Path.Path): string => path.resolve(import.meta.dirname, "..", "..", "..", "evals")
 
-const dirOption = Options.directory("dir").pipe(
-  Options.withDescription("Directory of suites (default: the repository's evals/)"),
-  Options.optional
+const dirOption = Flag.Directory("dir").pipe(
+  Flag.withDescription("Directory of suites (default: the repository's evals/)"),
+  Flag.optional
 )
-const jsonOption = Options.boolean("json").pipe(Options.withDescription("Machine-readable JSON on stdout"))
+const jsonOption = Flag.Boolean("json").pipe(
+  Flag.withDescription("Machine-readable JSON on stdout"),
+  Flag.withDefault(false)
+)
 
 const evalsDirOf = (dir: Option.Option<string>) =>
   Effect.map(
@@ -50,15 +56,15 @@ const listCommand = Command.make(
       const evalsDir = yield* evalsDirOf(dir)
       const rows = []
       for (const name of yield* listSuites(evalsDir)) {
-        const suite = yield* loadSuite(evalsDir, name, harnessCatalog).pipe(Effect.either)
-        if (suite._tag === "Left") {
-          rows.push({ name, error: suite.left.message })
+        const suite = yield* loadSuite(evalsDir, name, harnessCatalog).pipe(Effect.result)
+        if (suite._tag === "Failure") {
+          rows.push({ name, error: suite.failure.message })
           continue
         }
-        const s = suite.right
+        const s = suite.success
         const cassettePath = path.join(s.directory, "cassette.json")
         const cassette = (yield* fs.exists(cassettePath).pipe(Effect.orElseSucceed(() => false))) ?
-          yield* readCassette(cassettePath).pipe(Effect.either) :
+          yield* readCassette(cassettePath).pipe(Effect.result) :
           undefined
         rows.push({
           name,
@@ -74,12 +80,12 @@ const listCommand = Command.make(
             : [],
           cassette: cassette === undefined ?
             null :
-            cassette._tag === "Left" ?
-            { error: cassette.left.message } :
+            cassette._tag === "Failure" ?
+            { error: cassette.failure.message } :
             {
-              source: cassette.right.meta.source,
-              realModel: cassette.right.meta.realModel,
-              note: cassette.right.meta.note
+              source: cassette.success.meta.source,
+              realModel: cassette.success.meta.realModel,
+              note: cassette.success.meta.note
             }
         })
       }
@@ -142,70 +148,75 @@ const list = (text: Option.Option<string>): ReadonlyArray<string> | undefined =>
 
 const runOptions = {
   dir: dirOption,
-  runsDir: Options.directory("runs-dir").pipe(
-    Options.withDescription("Where to write the run (default: <dir>/runs)"),
-    Options.optional
+  runsDir: Flag.Directory("runs-dir").pipe(
+    Flag.withDescription("Where to write the run (default: <dir>/runs)"),
+    Flag.optional
   ),
-  variants: Options.text("variants").pipe(
-    Options.withDescription("Comma-separated variants to run (default: all)"),
-    Options.optional
+  variants: Flag.String("variants").pipe(
+    Flag.withDescription("Comma-separated variants to run (default: all)"),
+    Flag.optional
   ),
-  trials: Options.integer("trials").pipe(
-    Options.withDescription("Trials per scenario (default: the suite's)"),
-    Options.optional
+  trials: Flag.Int("trials").pipe(
+    Flag.withDescription("Trials per scenario (default: the suite's)"),
+    Flag.optional
   ),
-  model: Options.text("model").pipe(Options.withDescription("Model id for the suite's role"), Options.optional),
-  concurrency: Options.integer("concurrency").pipe(
-    Options.withDescription("Trials run at once"),
-    Options.withDefault(4)
+  model: Flag.String("model").pipe(Flag.withDescription("Model id for the suite's role"), Flag.optional),
+  concurrency: Flag.Int("concurrency").pipe(
+    Flag.withDescription("Trials run at once (default 4)"),
+    Flag.withDefault(4)
   ),
-  record: Options.boolean("record").pipe(Options.withDescription("Keep every model exchange in the suite's cassette")),
-  replay: Options.boolean("replay").pipe(
-    Options.withDescription("Answer from the suite's cassette: no key, no network")
+  record: Flag.Boolean("record").pipe(
+    Flag.withDescription("Keep every model exchange in the suite's cassette"),
+    Flag.withDefault(false)
   ),
-  scripted: Options.boolean("scripted").pipe(
-    Options.withDescription(
+  replay: Flag.Boolean("replay").pipe(
+    Flag.withDescription("Answer from the suite's cassette: no key, no network"),
+    Flag.withDefault(false)
+  ),
+  scripted: Flag.Boolean("scripted").pipe(
+    Flag.withDescription(
       "Answer with the scripted responder on a local Messages API server (no key; tests the harness, not a prompt)"
-    )
+    ),
+    Flag.withDefault(false)
   ),
-  cassette: Options.file("cassette").pipe(
-    Options.withDescription("Cassette file (default: <suite>/cassette.json)"),
-    Options.optional
+  cassette: Flag.File("cassette").pipe(
+    Flag.withDescription("Cassette file (default: <suite>/cassette.json)"),
+    Flag.optional
   ),
-  minPassRate: Options.float("min-pass-rate").pipe(
-    Options.withDescription("Gate: fail (exit 2) when a variant passes less than this share (0–1)"),
-    Options.optional
+  minPassRate: Flag.Finite("min-pass-rate").pipe(
+    Flag.withDescription("Gate: fail (exit 2) when a variant passes less than this share (0–1)"),
+    Flag.optional
   ),
-  baseline: Options.text("baseline").pipe(
-    Options.withDescription("Gate: fail (exit 2) on a regression against this stored run (results.json)"),
-    Options.optional
+  baseline: Flag.String("baseline").pipe(
+    Flag.withDescription("Gate: fail (exit 2) on a regression against this stored run (results.json)"),
+    Flag.optional
   ),
-  price: Options.text("price").pipe(
-    Options.withDescription("USD per million input,output tokens for every model (default: the built-in table)"),
-    Options.optional
+  price: Flag.String("price").pipe(
+    Flag.withDescription("USD per million input,output tokens for every model (default: the built-in table)"),
+    Flag.optional
   ),
-  detect: Options.float("detect").pipe(
-    Options.withDescription(
+  detect: Flag.Finite("detect").pipe(
+    Flag.withDescription(
       "Planning: say how many trials detect a pass-rate difference of this size (0–1) at 80% power"
     ),
-    Options.optional
+    Flag.optional
   ),
-  assumeRate: Options.float("assume-rate").pipe(
-    Options.withDescription("Planning: the pass rate to plan from (default: the baseline variant's observed rate)"),
-    Options.optional
+  assumeRate: Flag.Finite("assume-rate").pipe(
+    Flag.withDescription("Planning: the pass rate to plan from (default: the baseline variant's observed rate)"),
+    Flag.optional
   ),
-  untilCiWidth: Options.float("until-ci-width").pipe(
-    Options.withDescription(
+  untilCiWidth: Flag.Finite("until-ci-width").pipe(
+    Flag.withDescription(
       "Add one trial per scenario until every variant's 95% interval is at most this wide (0–1); live runs"
     ),
-    Options.optional
+    Flag.optional
   ),
-  maxTrials: Options.integer("max-trials").pipe(
-    Options.withDescription("The most trials per scenario --until-ci-width may reach (default 30)"),
-    Options.optional
+  maxTrials: Flag.Int("max-trials").pipe(
+    Flag.withDescription("The most trials per scenario --until-ci-width may reach (default 30)"),
+    Flag.optional
   ),
   json: jsonOption,
-  suite: Args.text({ name: "SUITE" })
+  suite: Argument.String("SUITE")
 }
 
 const runCommandCli = Command.make("run", runOptions, (args) =>
@@ -316,7 +327,7 @@ const runCommandCli = Command.make("run", runOptions, (args) =>
 
 const reportCommand = Command.make(
   "report",
-  { dir: dirOption, json: jsonOption, run: Args.text({ name: "RUN" }) },
+  { dir: dirOption, json: jsonOption, run: Argument.String("RUN") },
   ({ dir, json, run }) =>
     Effect.gen(function*() {
       const path = yield* Path.Path
@@ -347,15 +358,16 @@ const compareCommand = Command.make(
   {
     dir: dirOption,
     json: jsonOption,
-    html: Options.file("html").pipe(
-      Options.withDescription("Where to write the HTML comparison (default: compare.html beside RUN_B's results)"),
-      Options.optional
+    html: Flag.File("html").pipe(
+      Flag.withDescription("Where to write the HTML comparison (default: compare.html beside RUN_B's results)"),
+      Flag.optional
     ),
-    failOnDrop: Options.boolean("fail-on-drop").pipe(
-      Options.withDescription("Exit 2 when a variant's pass rate dropped significantly (the CI gate)")
+    failOnDrop: Flag.Boolean("fail-on-drop").pipe(
+      Flag.withDescription("Exit 2 when a variant's pass rate dropped significantly (the CI gate)"),
+      Flag.withDefault(false)
     ),
-    before: Args.text({ name: "RUN_A" }).pipe(Args.withDescription("The earlier run or a stored baseline")),
-    after: Args.text({ name: "RUN_B" }).pipe(Args.withDescription("The later run (latest: the newest)"))
+    before: Argument.String("RUN_A").pipe(Argument.withDescription("The earlier run or a stored baseline")),
+    after: Argument.String("RUN_B").pipe(Argument.withDescription("The later run (latest: the newest)"))
   },
   (args) =>
     Effect.gen(function*() {
@@ -396,7 +408,7 @@ const compareCommand = Command.make(
 
 const rerecordCommand = Command.make(
   "rerecord",
-  { dir: dirOption, suites: Args.text({ name: "SUITE" }).pipe(Args.repeated) },
+  { dir: dirOption, suites: Argument.String("SUITE").pipe(Argument.variadic()) },
   ({ dir, suites }) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

@@ -6,9 +6,6 @@
  * The dream reads "today" from `Clock`; the trial runs on a clock pinned to the scenario's "now" (it still
  * ticks, and sleeps are real), so prompts and cassettes do not depend on the day the suite runs.
  */
-import { Path } from "@effect/platform"
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import type { FileSystem } from "@effect/platform/FileSystem"
 import { runDream, snapshotMemoryDir } from "@memdir/core/Dream"
 import type { DreamLock } from "@memdir/core/DreamLock"
 import type { MemoryIndex } from "@memdir/core/MemoryIndex"
@@ -16,25 +13,29 @@ import type { Model } from "@memdir/core/Model"
 import type { Scanner } from "@memdir/core/Scanner"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type { FileSystem } from "effect/FileSystem"
+import * as Path from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
+import * as Result from "effect/Result"
 import { inTrial } from "./Cassette.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"
 import { makeSandbox } from "./Sandbox.js"
 import { hideSandbox, type RunOutcome, scoreDeterministicScorers } from "./Scoring.js"
 import { type ModelSuite, scorersFor } from "./Suite.js"
 
-/** A clock reading `nowMs` now and ticking from there; sleeps are the real clock's. */
+/** A clock reading `nowMs` now and ticking from there; sleeps and elapsed time are the real clock's. */
 export const pinnedClock = (nowMs: number): Clock.Clock => {
-  const real = Clock.make()
-  const offset = nowMs - real.unsafeCurrentTimeMillis()
-  const millis = () => real.unsafeCurrentTimeMillis() + offset
-  const nanos = () => real.unsafeCurrentTimeNanos() + BigInt(offset) * 1_000_000n
+  const real = Clock.Clock.defaultValue()
+  const offset = nowMs - real.currentTimeMillisUnsafe()
+  const millis = () => real.currentTimeMillisUnsafe() + offset
+  const nanos = () => real.currentTimeNanosUnsafe() + BigInt(offset) * 1_000_000n
   return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: millis,
+    currentTimeMillisUnsafe: millis,
     currentTimeMillis: Effect.sync(millis),
-    unsafeCurrentTimeNanos: nanos,
+    currentTimeNanosUnsafe: nanos,
     currentTimeNanos: Effect.sync(nanos),
+    monotonicTimeNanosUnsafe: () => real.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: real.monotonicTimeNanos,
     sleep: (duration) => real.sleep(duration)
   }
 }
@@ -53,7 +54,7 @@ export const prepareDreamSuite = (suite: ModelSuiteLoaded) =>
     const scenarios = new Map(suite.scenarios.map((s) => [s.id, s]))
     const variants = new Map(suite.variants.map((v) => [v.name, v]))
     const context = yield* Effect.context<
-      FileSystem | Path.Path | MemoryIndex | Scanner | DreamLock | Model | CommandExecutor.CommandExecutor
+      FileSystem | Path.Path | MemoryIndex | Scanner | DreamLock | Model | ChildProcessSpawner
     >()
     return (spec: TrialSpec, trialKey: string) =>
       Effect.gen(function*() {
@@ -79,14 +80,14 @@ export const prepareDreamSuite = (suite: ModelSuiteLoaded) =>
           maxTokens: suite.maxTokens
         }).pipe(
           inTrial({ trial: trialKey, sandboxRoot: sandbox.root }),
-          Effect.withClock(pinnedClock(nowMs)),
-          Effect.either
+          Effect.provideService(Clock.Clock, pinnedClock(nowMs)),
+          Effect.result
         )
-        if (Either.isLeft(ran)) return { scores: [], error: ran.left.message } satisfies TrialOutcome
-        if (ran.right._tag !== "Completed") {
-          return { scores: [], error: `the dream did not run (${ran.right._tag})` } satisfies TrialOutcome
+        if (Result.isFailure(ran)) return { scores: [], error: ran.failure.message } satisfies TrialOutcome
+        if (ran.success._tag !== "Completed") {
+          return { scores: [], error: `the dream did not run (${ran.success._tag})` } satisfies TrialOutcome
         }
-        const report = ran.right.report
+        const report = ran.success.report
         const after = yield* snapshotTexts(sandbox.memoryDir)
         const outcome: RunOutcome = {
           finalText: report.summary,

@@ -7,14 +7,16 @@
  * Like the dream, the extractor reads "today" from `Clock`: the trial runs on a clock pinned to the scenario's
  * "now".
  */
-import { FileSystem, Path } from "@effect/platform"
 import { extract } from "@memdir/core/Extract"
 import type { MemoryIndex } from "@memdir/core/MemoryIndex"
 import type { Model } from "@memdir/core/Model"
 import type { Scanner } from "@memdir/core/Scanner"
 import { toJsonl } from "@memdir/core/Transcript"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { inTrial } from "./Cassette.js"
 import { pinnedClock, snapshotTexts } from "./DreamHarness.js"
 import { EvalIoError } from "./Errors.js"
@@ -67,11 +69,11 @@ export const prepareExtractionSuite = (suite: ModelSuiteLoaded) =>
           homeDir: path.join(sandbox.root, "home")
         }).pipe(
           inTrial({ trial: trialKey, sandboxRoot: sandbox.root }),
-          Effect.withClock(pinnedClock(nowMs)),
-          Effect.either
+          Effect.provideService(Clock.Clock, pinnedClock(nowMs)),
+          Effect.result
         )
-        if (Either.isLeft(ran)) return { scores: [], error: ran.left.message } satisfies TrialOutcome
-        const result = ran.right
+        if (Result.isFailure(ran)) return { scores: [], error: ran.failure.message } satisfies TrialOutcome
+        const result = ran.success
         if (result.status !== "extracted" || result.agent === undefined) {
           return { scores: [], error: `the extractor did not run (${result.status})` } satisfies TrialOutcome
         }

@@ -9,8 +9,8 @@ import * as Schema from "effect/Schema"
 import type { ScoreOutput } from "./Scoring.js"
 
 export const RubricVerdict = Schema.Struct({
-  passed: Schema.Boolean.annotations({ description: "true when the run meets the rubric" }),
-  reason: Schema.String.annotations({ description: "One or two sentences citing what in the run decided it" })
+  passed: Schema.Boolean.annotate({ description: "true when the run meets the rubric" }),
+  reason: Schema.String.annotate({ description: "One or two sentences citing what in the run decided it" })
 })
 
 export const GRADER_SYSTEM = "You grade one run of an AI coding agent against a rubric. Judge only what the " +

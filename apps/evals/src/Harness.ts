@@ -29,7 +29,7 @@ export const suiteNeedsModel = (suite: LoadedSuite, variants: ReadonlyArray<stri
     true
 
 /** The live memory store (file system, containment, team guard) over the harness's index, built in this scope. */
-const storeFor = (index: MemoryIndexModule.MemoryIndex["Type"]) =>
+const storeFor = (index: Context.Service.Shape<typeof MemoryIndexModule.MemoryIndex>) =>
   Layer.build(MemoryStoreModule.layerNode.pipe(Layer.provide(Layer.succeed(MemoryIndexModule.MemoryIndex, index))))
 
 /** Trials run their memory tools through the store: provide it to every trial. */

@@ -3,9 +3,8 @@
  * a `Model` wrapper adds every response to the meter of the trial the calling fiber runs.
  */
 import { Model, type ModelRequest, type ModelResponse, structuredWith } from "@memdir/core/Model"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { addUsage, emptyUsage, type Usage } from "./Results.js"
@@ -20,9 +19,10 @@ export interface Meter {
 
 export const emptyMeter: Meter = { byModel: new Map(), calls: 0, latencyMs: 0 }
 
-export const currentMeter: FiberRef.FiberRef<Ref.Ref<Meter> | undefined> = FiberRef.unsafeMake<
+/** The meter of the trial the current fiber runs (none outside `metered`). */
+export const currentMeter: Context.Reference<Ref.Ref<Meter> | undefined> = Context.Reference<
   Ref.Ref<Meter> | undefined
->(undefined)
+>("@memdir/evals/currentMeter", { defaultValue: () => undefined })
 
 const record = (meter: Meter, response: ModelResponse): Meter => {
   const byModel = new Map(meter.byModel)
@@ -34,17 +34,17 @@ const record = (meter: Meter, response: ModelResponse): Meter => {
 export const metered = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<[A, Meter], E, R> =>
   Effect.gen(function*() {
     const meter = yield* Ref.make(emptyMeter)
-    const result = yield* Effect.locally(effect, currentMeter, meter)
+    const result = yield* Effect.provideService(effect, currentMeter, meter)
     return [result, yield* Ref.get(meter)] as [A, Meter]
   })
 
 /** `inner`, metering every response into the calling trial's meter. */
-export const meterModel = (inner: Context.Tag.Service<Model>): Context.Tag.Service<Model> => {
+export const meterModel = (inner: Context.Service.Shape<typeof Model>): Context.Service.Shape<typeof Model> => {
   const complete = (request: ModelRequest) =>
     Effect.tap(
       inner.complete(request),
       (response) =>
-        Effect.flatMap(FiberRef.get(currentMeter), (meter) =>
+        Effect.flatMap(currentMeter, (meter) =>
           meter === undefined ? Effect.void : Ref.update(meter, (m) => record(m, response)))
     )
   return Model.of({

@@ -62,7 +62,7 @@ export const TrialResult = Schema.Struct({
   error: Schema.optional(Schema.String),
   scores: Schema.Array(ScoreResult),
   /** Counts summed per variant (selected, correct, relevant, found, factsCaptured…). */
-  metrics: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  metrics: Schema.Record(Schema.String, Schema.Number),
   model: Schema.optional(Schema.String),
   usage: Schema.optional(Usage),
   /** USD from the price table; null when the model's price is unknown. */
@@ -75,7 +75,7 @@ export const TrialResult = Schema.Struct({
 })
 export type TrialResult = typeof TrialResult.Type
 
-export const RunMode = Schema.Literal("offline", "live", "record", "replay")
+export const RunMode = Schema.Literals(["offline", "live", "record", "replay"])
 export type RunMode = typeof RunMode.Type
 
 /** Where the numbers came from: the one thing a reader must not get wrong. */

@@ -3,7 +3,6 @@
  * run every trial, write `results.json` + `report.html` + `chart.svg` under `evals/runs/<timestamp>-<suite>/`,
  * replace the cassette when a recording is complete (never otherwise: docs/evals.md), and apply the gate.
  */
-import { FileSystem, Path } from "@effect/platform"
 import * as ModelModule from "@memdir/core/Model"
 import { Model, type ModelRole, modelRoles } from "@memdir/core/Model"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
@@ -11,8 +10,10 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import {
   Cassette,
   type CassetteEntry,
@@ -100,7 +101,7 @@ const ioError = (op: string, path: string) => (error: { readonly message: string
 /** `20260310T120000Z` */
 export const runStamp = (ms: number): string => new Date(ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")
 
-const endpointConfig = Config.string("ANTHROPIC_BASE_URL").pipe(
+const endpointConfig = Config.String("ANTHROPIC_BASE_URL").pipe(
   Config.option,
   Config.map(Option.filter((s) => s.trim() !== "")),
   Config.map(Option.getOrElse(() => DEFAULT_ENDPOINT))
@@ -148,12 +149,13 @@ export const runCommand = (options: RunCommandOptions) =>
       })
     }
     const server = yield* MessagesApiServer.make({ handler: scriptedResponder })
-    const local = ConfigProvider.fromMap(
-      new Map([["ANTHROPIC_BASE_URL", server.url], ["ANTHROPIC_API_KEY", "scripted-no-key"]])
-    )
+    const local = ConfigProvider.fromEnvRecord({
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: "scripted-no-key"
+    })
     return yield* runSuiteCommand({ ...options, recordingNote: SCRIPTED_NOTE, model: options.model ?? SCRIPTED_MODEL })
       .pipe(
-        Effect.withConfigProvider(ConfigProvider.orElse(local, () => ConfigProvider.fromEnv()))
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.orElse(local, ConfigProvider.fromEnv()))
       )
   }))
 

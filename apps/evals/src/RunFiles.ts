@@ -2,9 +2,9 @@
  * Finding and reading a run's `results.json`: by path (the file or its directory), by run id under the runs
  * directory, or `latest`.
  */
-import { FileSystem, Path } from "@effect/platform"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Schema from "effect/Schema"
 import { RunNotFoundError } from "./Errors.js"
 import { RunResults } from "./Results.js"
@@ -50,9 +50,7 @@ export const readRun = Effect.fn("RunFiles.readRun")(function*(reference: string
     try: () => JSON.parse(text) as unknown,
     catch: (e) => new RunNotFoundError({ run: file, detail: `not JSON: ${(e as Error).message}` })
   })
-  return yield* Schema.decodeUnknown(RunResults)(json).pipe(
-    Effect.mapError((e) =>
-      new RunNotFoundError({ run: file, detail: `not an eval run: ${ParseResult.TreeFormatter.formatErrorSync(e)}` })
-    )
+  return yield* Schema.decodeUnknownEffect(RunResults)(json).pipe(
+    Effect.mapError((e) => new RunNotFoundError({ run: file, detail: `not an eval run: ${e.message}` }))
   )
 })

@@ -3,7 +3,7 @@
  * each variant's prompt text next to the default it departs from. Kept in `results.json`, so a report (or a
  * comparison) made later from the file alone can show why a trial failed.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { ScenarioInputs, VariantPrompt } from "./Results.js"
 import { offlineOptionsFor, selectorPrompts } from "./SelectorHarness.js"
 import type { LoadedSuite, Scorer } from "./Suite.js"
@@ -58,7 +58,7 @@ export const scenarioInputs = (suite: LoadedSuite): Readonly<Record<string, Scen
 }
 
 const resolved = (source: SectionSource, variant: Parameters<typeof resolveVariant>[1]): string =>
-  Either.getOrElse(resolveVariant(source, variant), (problems) => `(unresolved: ${problems[0]?.message ?? "?"})`)
+  Result.getOrElse(resolveVariant(source, variant), (problems) => `(unresolved: ${problems[0]?.message ?? "?"})`)
 
 const optionsText = (options: object): string =>
   Object.entries(options).map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join("\n")

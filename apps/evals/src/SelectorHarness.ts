@@ -9,7 +9,6 @@
  * - `llm`: core's model selector alone (no offline fallback: a model error is an errored trial, not a silent
  *   offline answer), with the variant's system prompt.
  */
-import { Path } from "@effect/platform"
 import type { BodyTerms } from "@memdir/core/internal/text/selectorIndex"
 import type { MemoryHeader } from "@memdir/core/Memory"
 import { Model } from "@memdir/core/Model"
@@ -23,7 +22,8 @@ import {
 } from "@memdir/core/Selector"
 import { bodyTermsOf } from "@memdir/core/TermCache"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import * as NodeFs from "node:fs"
 import { InvalidSuiteError } from "./Errors.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"
@@ -125,7 +125,7 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
     const prompt = variant.prompt ?? selectorPrompts.section.default
     const resolved = resolveVariant(selectorPrompts, typeof prompt === "string" ? { builtin: prompt } : prompt)
     // checked when the suite was loaded
-    if (Either.isRight(resolved)) systemPrompts.set(variant.name, resolved.right)
+    if (Result.isSuccess(resolved)) systemPrompts.set(variant.name, resolved.success)
   }
 
   return (spec: TrialSpec): Effect.Effect<TrialOutcome, never, Model> =>
@@ -149,9 +149,9 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
       }
       // The model alone, without core's offline fallback: a model error is an errored trial, not an offline answer.
       const model = yield* Model
-      const answer = yield* selectWithModel(model, request, systemPrompts.get(variant.name)!).pipe(Effect.either)
-      if (Either.isLeft(answer)) return { scores: [], error: answer.left.message }
-      const score = scoreSelection(suite.scorer, "selection", scenario, answer.right.selected)
-      return { scores: [score], output: { selected: answer.right.selected } }
+      const answer = yield* selectWithModel(model, request, systemPrompts.get(variant.name)!).pipe(Effect.result)
+      if (Result.isFailure(answer)) return { scores: [], error: answer.failure.message }
+      const score = scoreSelection(suite.scorer, "selection", scenario, answer.success.selected)
+      return { scores: [score], output: { selected: answer.success.selected } }
     })
 })

@@ -8,11 +8,13 @@
  * (`evals/staleness/suite.yaml:14: scenarios[0].memories.files[1].ageDays: Expected a non-negative integer…`),
  * so a typo fails in a second, not after an hour of model calls.
  */
-import { FileSystem, Path } from "@effect/platform"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as Struct from "effect/Struct"
 import * as YAML from "yaml"
 import { EvalIoError, InvalidSuiteError, SuiteNotFoundError, type SuiteProblem } from "./Errors.js"
 import { memoryPromptSections, resolveVariant, type SectionCatalog, type SectionSource } from "./Variants.js"
@@ -21,21 +23,21 @@ import { memoryPromptSections, resolveVariant, type SectionCatalog, type Section
 // Building blocks
 // ---------------------------------------------------------------------------------------------------------------
 
-const NonEmptyString = Schema.String.pipe(
-  Schema.filter((s) => s.trim().length > 0 || "must not be empty")
+const NonEmptyString = Schema.String.check(
+  Schema.makeFilter((s) => s.trim().length > 0 || "must not be empty")
 )
 
 /** Names files and report columns. */
-export const Identifier = Schema.String.pipe(
-  Schema.filter((s) =>
+export const Identifier = Schema.String.check(
+  Schema.makeFilter((s) =>
     /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s) ||
     `${JSON.stringify(s)} is not a valid name: use letters, digits, '.', '_' or '-', starting with a letter or digit`
   )
 )
 
 /** A path inside the suite's directory or a fixture: relative, `/`-separated, never leaving it. */
-export const RelativePath = Schema.String.pipe(
-  Schema.filter((s) => {
+export const RelativePath = Schema.String.check(
+  Schema.makeFilter((s) => {
     if (s.length === 0) return "must not be empty"
     if (s.includes("\0")) return "must not contain a null byte"
     if (s.startsWith("/") || /^[A-Za-z]:/.test(s) || s.includes("\\")) {
@@ -47,8 +49,8 @@ export const RelativePath = Schema.String.pipe(
 )
 
 /** A JavaScript regular expression, matched case-insensitively. */
-export const Pattern = Schema.String.pipe(
-  Schema.filter((s) => {
+export const Pattern = Schema.String.check(
+  Schema.makeFilter((s) => {
     if (s.length === 0) return "must not be empty"
     try {
       new RegExp(s, "iu")
@@ -59,20 +61,22 @@ export const Pattern = Schema.String.pipe(
   })
 )
 
-const NonNegativeInt = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isInteger(n) && n >= 0) || `expected a whole number ≥ 0, got ${n}`)
+const NonNegativeInt = Schema.Number.check(
+  Schema.makeFilter((n) => (Number.isInteger(n) && n >= 0) || `expected a whole number ≥ 0, got ${n}`)
 )
-const PositiveInt = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isInteger(n) && n >= 1) || `expected a whole number ≥ 1, got ${n}`)
+const PositiveInt = Schema.Number.check(
+  Schema.makeFilter((n) => (Number.isInteger(n) && n >= 1) || `expected a whole number ≥ 1, got ${n}`)
 )
-const NonNegativeNumber = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isFinite(n) && n >= 0) || `expected a non-negative number, got ${n}`)
+const NonNegativeNumber = Schema.Number.check(
+  Schema.makeFilter((n) => (Number.isFinite(n) && n >= 0) || `expected a non-negative number, got ${n}`)
 )
-const Rate = Schema.Number.pipe(Schema.filter((n) => (n >= 0 && n <= 1) || `expected a number from 0 to 1, got ${n}`))
+const Rate = Schema.Number.check(
+  Schema.makeFilter((n) => (n >= 0 && n <= 1) || `expected a number from 0 to 1, got ${n}`)
+)
 
 /** An ISO date or date-time ("2026-03-10", "2026-03-10T09:00:00Z"): the scenario's "now". */
-export const IsoDate = Schema.String.pipe(
-  Schema.filter((s) =>
+export const IsoDate = Schema.String.check(
+  Schema.makeFilter((s) =>
     (/^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s))) ||
     `${JSON.stringify(s)} is not an ISO date like 2026-03-10 or 2026-03-10T09:00:00Z`
   )
@@ -89,7 +93,7 @@ export const DEFAULT_NOW = "2026-03-10T12:00:00Z"
 export const MemoryFileFixture = Schema.Struct({
   path: RelativePath,
   /** Whole days between the file's mtime and the scenario's "now". */
-  ageDays: Schema.optionalWith(NonNegativeInt, { default: () => 0 }),
+  ageDays: NonNegativeInt.pipe(Schema.withDecodingDefaultType(Effect.succeed(0))),
   name: Schema.optional(NonEmptyString),
   description: Schema.optional(NonEmptyString),
   type: Schema.optional(NonEmptyString),
@@ -103,8 +107,8 @@ export const MemoryDirFixture = Schema.Struct({
   /** A directory of memory files, relative to the suite directory. */
   dir: Schema.optional(RelativePath),
   /** Age in days of files from `dir` (default 0). */
-  ages: Schema.optionalWith(Schema.Record({ key: Schema.String, value: NonNegativeInt }), { default: () => ({}) }),
-  files: Schema.optionalWith(Schema.Array(MemoryFileFixture), { default: () => [] }),
+  ages: Schema.Record(Schema.String, NonNegativeInt).pipe(Schema.withDecodingDefaultType(Effect.succeed({}))),
+  files: Schema.Array(MemoryFileFixture).pipe(Schema.withDecodingDefaultType(Effect.succeed([]))),
   /** MEMORY.md as written; default: one index line per memory file. */
   index: Schema.optional(Schema.String)
 })
@@ -114,12 +118,12 @@ export const ProjectFixture = Schema.Struct({
   /** A directory copied as the project, relative to the suite directory. */
   dir: Schema.optional(RelativePath),
   /** Files written into the project (relative path → content), after `dir`. */
-  files: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) })
+  files: Schema.Record(Schema.String, Schema.String).pipe(Schema.withDecodingDefaultType(Effect.succeed({})))
 })
 export type ProjectFixture = typeof ProjectFixture.Type
 
 export const ConversationMessage = Schema.Struct({
-  role: Schema.Literal("user", "assistant"),
+  role: Schema.Literals(["user", "assistant"]),
   content: NonEmptyString
 })
 export type ConversationMessage = typeof ConversationMessage.Type
@@ -134,10 +138,10 @@ const scorerFields = {
   /** What a pass means, in words, for the report. */
   label: Schema.optional(Schema.String),
   /** Whether it decides the trial's pass (default true; false: reported only). */
-  required: Schema.optionalWith(Schema.Boolean, { default: () => true })
+  required: Schema.Boolean.pipe(Schema.withDecodingDefaultType(Effect.succeed(true)))
 }
 
-const Expect = Schema.optionalWith(Schema.Boolean, { default: () => true })
+const Expect = Schema.Boolean.pipe(Schema.withDecodingDefaultType(Effect.succeed(true)))
 
 /** A tool was called on a path (its input mentions it) before the final answer. */
 export const ToolBeforeAnswerScorer = Schema.Struct({
@@ -185,7 +189,7 @@ export const MemoryMatchesScorer = Schema.Struct({
   type: Schema.Literal("memory-matches"),
   pattern: Pattern,
   expect: Schema.Boolean,
-  in: Schema.optionalWith(Schema.Literal("changed", "all"), { default: () => "changed" as const }),
+  in: Schema.Literals(["changed", "all"]).pipe(Schema.withDecodingDefaultType(Effect.succeed("changed" as const))),
   ...scorerFields
 })
 
@@ -195,8 +199,8 @@ const NamedPattern = Schema.Struct({ id: Identifier, pattern: Pattern })
 export const FactsCapturedScorer = Schema.Struct({
   type: Schema.Literal("facts-captured"),
   facts: Schema.NonEmptyArray(NamedPattern),
-  minRate: Schema.optionalWith(Rate, { default: () => 1 }),
-  in: Schema.optionalWith(Schema.Literal("changed", "all"), { default: () => "all" as const }),
+  minRate: Rate.pipe(Schema.withDecodingDefaultType(Effect.succeed(1))),
+  in: Schema.Literals(["changed", "all"]).pipe(Schema.withDecodingDefaultType(Effect.succeed("all" as const))),
   ...scorerFields
 })
 
@@ -204,7 +208,7 @@ export const FactsCapturedScorer = Schema.Struct({
 export const FalseSavesScorer = Schema.Struct({
   type: Schema.Literal("false-saves"),
   noise: Schema.NonEmptyArray(NamedPattern),
-  max: Schema.optionalWith(NonNegativeInt, { default: () => 0 }),
+  max: NonNegativeInt.pipe(Schema.withDecodingDefaultType(Effect.succeed(0))),
   ...scorerFields
 })
 
@@ -236,10 +240,10 @@ export const RubricScorer = Schema.Struct({
   type: Schema.Literal("rubric"),
   rubric: NonEmptyString,
   ...scorerFields,
-  required: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  required: Schema.Boolean.pipe(Schema.withDecodingDefaultType(Effect.succeed(false)))
 })
 
-export const Scorer = Schema.Union(
+export const Scorer = Schema.Union([
   ToolBeforeAnswerScorer,
   ToolCalledScorer,
   AnswerMatchesScorer,
@@ -252,16 +256,16 @@ export const Scorer = Schema.Union(
   MemoryCountScorer,
   IndexConsistentScorer,
   RubricScorer
-)
+])
 export type Scorer = typeof Scorer.Type
 
 /** Selector suites: a query passes with every relevant memory found and nothing irrelevant selected. */
 export const SelectionScorer = Schema.Struct({
   type: Schema.Literal("selection"),
   /** Share of the relevant memories a pass must find (1: all of them). */
-  minRecall: Schema.optionalWith(Rate, { default: () => 1 }),
+  minRecall: Rate.pipe(Schema.withDecodingDefaultType(Effect.succeed(1))),
   /** Irrelevant memories (neither relevant nor acceptable) a pass may include. */
-  maxIrrelevant: Schema.optionalWith(NonNegativeInt, { default: () => 0 }),
+  maxIrrelevant: NonNegativeInt.pipe(Schema.withDecodingDefaultType(Effect.succeed(0))),
   ...scorerFields
 })
 export type SelectionScorer = typeof SelectionScorer.Type
@@ -306,10 +310,12 @@ export const SelectorVariant = Schema.Struct({
   name: Identifier,
   description: Schema.optional(Schema.String),
   /** `offline`: BM25F with a relevance bar, no key. `llm`: the model selector (needs a model or a cassette). */
-  selector: Schema.Literal("offline", "llm"),
+  selector: Schema.Literals(["offline", "llm"]),
   options: Schema.optional(OfflineSelectorPatch),
   /** The LLM selector's prompt: a built-in variant name, or a full text / patch as for prompt sections. */
-  prompt: Schema.optional(Schema.Union(NonEmptyString, PromptVariant.pipe(Schema.omit("name", "description"))))
+  prompt: Schema.optional(
+    Schema.Union([NonEmptyString, PromptVariant.mapFields(Struct.omit(["name", "description"]))])
+  )
 })
 export type SelectorVariant = typeof SelectorVariant.Type
 
@@ -327,16 +333,16 @@ export const Scenario = Schema.Struct({
   memories: Schema.optional(MemoryDirFixture),
   project: Schema.optional(ProjectFixture),
   /** Earlier turns, oldest first. */
-  conversation: Schema.optionalWith(Schema.Array(ConversationMessage), { default: () => [] }),
+  conversation: Schema.Array(ConversationMessage).pipe(Schema.withDecodingDefaultType(Effect.succeed([]))),
   /** The user's message that starts the run (agent suites). Extraction runs over `conversation` alone. */
   task: Schema.optional(NonEmptyString),
   /**
    * Memories shown to the agent as recalled (with age and staleness caveat): relative paths, or `selector`
    * to let the offline selector choose from the task. Default: none.
    */
-  recall: Schema.optional(Schema.Union(Schema.Literal("selector"), Schema.Array(RelativePath))),
+  recall: Schema.optional(Schema.Union([Schema.Literal("selector"), Schema.Array(RelativePath)])),
   /** Added to the suite's scorers for this scenario. */
-  scorers: Schema.optionalWith(Schema.Array(Scorer), { default: () => [] })
+  scorers: Schema.Array(Scorer).pipe(Schema.withDecodingDefaultType(Effect.succeed([])))
 })
 export type Scenario = typeof Scenario.Type
 
@@ -345,22 +351,22 @@ const suiteFields = {
   description: NonEmptyString,
   /** The variant others are compared with (default: the first). */
   baseline: Schema.optional(Identifier),
-  now: Schema.optionalWith(IsoDate, { default: () => DEFAULT_NOW })
+  now: IsoDate.pipe(Schema.withDecodingDefaultType(Effect.succeed(DEFAULT_NOW)))
 }
 
 /** Agent, extraction and dream suites: each trial is a model run whose transcript and files are scored. */
 export const ModelSuite = Schema.Struct({
-  kind: Schema.Literal("agent", "extraction", "dream"),
+  kind: Schema.Literals(["agent", "extraction", "dream"]),
   ...suiteFields,
   /** The prompt section the variants replace (a memory prompt section, `extraction` or `dream`). */
   section: NonEmptyString,
   variants: Schema.NonEmptyArray(PromptVariant),
-  trials: Schema.optionalWith(PositiveInt, { default: () => 3 }),
+  trials: PositiveInt.pipe(Schema.withDecodingDefaultType(Effect.succeed(3))),
   /** Model calls per run at most. */
-  maxTurns: Schema.optionalWith(PositiveInt, { default: () => 8 }),
-  maxTokens: Schema.optionalWith(PositiveInt, { default: () => 2048 }),
+  maxTurns: PositiveInt.pipe(Schema.withDecodingDefaultType(Effect.succeed(8))),
+  maxTokens: PositiveInt.pipe(Schema.withDecodingDefaultType(Effect.succeed(2048))),
   /** Applied to every scenario. */
-  scorers: Schema.optionalWith(Schema.Array(Scorer), { default: () => [] }),
+  scorers: Schema.Array(Scorer).pipe(Schema.withDecodingDefaultType(Effect.succeed([]))),
   scenarios: Schema.NonEmptyArray(Scenario)
 })
 export type ModelSuite = typeof ModelSuite.Type
@@ -380,8 +386,8 @@ export const SelectorScenario = Schema.Struct({
   /** Memories a selector should surface. Empty with no `acceptable`: nothing should be surfaced. */
   relevant: Schema.Array(RelativePath),
   /** Memories whose selection is not an error. */
-  acceptable: Schema.optionalWith(Schema.Array(RelativePath), { default: () => [] }),
-  recentTools: Schema.optionalWith(Schema.Array(NonEmptyString), { default: () => [] }),
+  acceptable: Schema.Array(RelativePath).pipe(Schema.withDecodingDefaultType(Effect.succeed([]))),
+  recentTools: Schema.Array(NonEmptyString).pipe(Schema.withDecodingDefaultType(Effect.succeed([]))),
   /** Why the labels are what they are (for people). */
   note: Schema.optional(Schema.String)
 })
@@ -398,21 +404,23 @@ export const SelectorLabels = Schema.Struct({
 export const SelectorSuite = Schema.Struct({
   kind: Schema.Literal("selector"),
   ...suiteFields,
-  section: Schema.optionalWith(Schema.Literal("selector"), { default: () => "selector" as const }),
+  section: Schema.Literal("selector").pipe(Schema.withDecodingDefaultType(Effect.succeed("selector" as const))),
   variants: Schema.NonEmptyArray(SelectorVariant),
   /** The offline selector is deterministic: one trial is all it needs. */
-  trials: Schema.optionalWith(PositiveInt, { default: () => 1 }),
+  trials: PositiveInt.pipe(Schema.withDecodingDefaultType(Effect.succeed(1))),
   memories: MemoryDirFixture,
   /** A labels file (relative to the suite directory) with more scenarios. */
   labels: Schema.optional(RelativePath),
-  scenarios: Schema.optionalWith(Schema.Array(SelectorScenario), { default: () => [] }),
-  scorer: Schema.optionalWith(SelectionScorer, {
-    default: () => ({ type: "selection" as const, minRecall: 1, maxIrrelevant: 0, required: true })
-  })
+  scenarios: Schema.Array(SelectorScenario).pipe(Schema.withDecodingDefaultType(Effect.succeed([]))),
+  scorer: SelectionScorer.pipe(
+    Schema.withDecodingDefaultType(
+      Effect.succeed({ type: "selection" as const, minRecall: 1, maxIrrelevant: 0, required: true })
+    )
+  )
 })
 export type SelectorSuite = typeof SelectorSuite.Type
 
-export const SuiteDefinition = Schema.Union(ModelSuite, SelectorSuite)
+export const SuiteDefinition = Schema.Union([ModelSuite, SelectorSuite])
 export type SuiteDefinition = typeof SuiteDefinition.Type
 
 /** A suite as loaded: the definition plus where it came from (labels resolved into `scenarios`). */
@@ -445,11 +453,11 @@ interface ParsedText {
 }
 
 /** YAML 1.2 (a superset of JSON, so `.json` files get line numbers too). */
-const parseText = (text: string): Either.Either<ParsedText, ReadonlyArray<SuiteProblem>> => {
+const parseText = (text: string): Result.Result<ParsedText, ReadonlyArray<SuiteProblem>> => {
   const lineCounter = new YAML.LineCounter()
   const document = YAML.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true })
   if (document.errors.length > 0) {
-    return Either.left(document.errors.map((error) => ({
+    return Result.fail(document.errors.map((error) => ({
       path: "",
       ...(error.linePos === undefined ? {} : { line: error.linePos[0].line }),
       message: error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")
@@ -464,28 +472,33 @@ const parseText = (text: string): Either.Either<ParsedText, ReadonlyArray<SuiteP
     }
     return undefined
   }
-  return Either.right({ value: document.toJS({ maxAliasCount: 100 }), lineOf })
+  return Result.succeed({ value: document.toJS({ maxAliasCount: 100 }), lineOf })
 }
 
+/** Unknown keys read as a likely misspelling; every other issue keeps effect's own message. */
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) =>
+    issue._tag === "UnexpectedKey" ? "unknown field (check its spelling)" : SchemaIssue.defaultLeafHook(issue)
+})
+
 /** Every schema issue as a problem at its field path. */
-const decodeWith = <A, I>(
-  schema: Schema.Schema<A, I>,
+const decodeWith = <S extends Schema.Decoder<unknown>>(
+  schema: S,
   parsed: ParsedText
-): Either.Either<A, ReadonlyArray<SuiteProblem>> =>
-  Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })(parsed.value).pipe(
-    Either.mapLeft((error) => {
-      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-      // An optional field is a union with `undefined`: a mistake inside it also reports "Expected undefined" at
-      // the field itself. Keep the most specific issue only (the misspelt key, not its parent).
+): Result.Result<S["Type"], ReadonlyArray<SuiteProblem>> =>
+  Schema.decodeUnknownResult(schema, { errors: "all", onExcessProperty: "error" })(parsed.value).pipe(
+    Result.mapError((error) => {
+      const issues = formatIssue(error.issue).issues.map((issue) => ({
+        path: (issue.path ?? []).map((key) => typeof key === "object" ? key.key : key),
+        message: issue.message
+      }))
+      // A mistake inside a nested value may also be reported at the field holding it: keep the most specific
+      // issue only (the misspelt key, not its parent).
       const isPrefix = (short: ReadonlyArray<PropertyKey>, long: ReadonlyArray<PropertyKey>) =>
         short.length < long.length && short.every((key, i) => key === long[i])
       return issues.filter((issue) => !issues.some((other) => isPrefix(issue.path, other.path))).map((issue) => {
         const line = parsed.lineOf(issue.path)
-        return {
-          path: formatFieldPath(issue.path),
-          ...(line === undefined ? {} : { line }),
-          message: issue._tag === "Unexpected" ? "unknown field (check its spelling)" : issue.message
-        }
+        return { path: formatFieldPath(issue.path), ...(line === undefined ? {} : { line }), message: issue.message }
       })
     })
   )
@@ -493,13 +506,13 @@ const decodeWith = <A, I>(
 /** Pure: decode a suite file's text; problems name the field and the line. */
 export const parseSuiteText = (
   text: string
-): Either.Either<
+): Result.Result<
   { readonly definition: SuiteDefinition; readonly lineOf: ParsedText["lineOf"] },
   ReadonlyArray<SuiteProblem>
 > =>
-  Either.flatMap(
+  Result.flatMap(
     parseText(text),
-    (parsed) => Either.map(decodeByKind(parsed), (definition) => ({ definition, lineOf: parsed.lineOf }))
+    (parsed) => Result.map(decodeByKind(parsed), (definition) => ({ definition, lineOf: parsed.lineOf }))
   )
 
 /**
@@ -507,7 +520,7 @@ export const parseSuiteText = (
  * a misspelt field of an agent suite as "kind: Expected selector" (the other member's complaint) instead of
  * naming the field.
  */
-const decodeByKind = (parsed: ParsedText): Either.Either<SuiteDefinition, ReadonlyArray<SuiteProblem>> => {
+const decodeByKind = (parsed: ParsedText): Result.Result<SuiteDefinition, ReadonlyArray<SuiteProblem>> => {
   const value = parsed.value
   const kind = typeof value === "object" && value !== null ? (value as Record<string, unknown>)["kind"] : undefined
   if (kind === "selector") return decodeWith(SelectorSuite, parsed)
@@ -538,7 +551,9 @@ const variantProblems = (
   // Unknown section: reported once at `section`; the variant cannot be checked against it.
   if (source === undefined) return []
   const resolved = resolveVariant(source, variant)
-  return Either.isLeft(resolved) ? resolved.left.map((p) => ({ path: [...at, ...p.path], message: p.message })) : []
+  return Result.isFailure(resolved)
+    ? resolved.failure.map((p) => ({ path: [...at, ...p.path], message: p.message }))
+    : []
 }
 
 const checkMemoryFixture = (fixture: MemoryDirFixture, at: ReadonlyArray<PropertyKey>): ReadonlyArray<Problem> => {
@@ -783,8 +798,8 @@ export const loadSuite = Effect.fn("Suite.loadSuite")(function*(
   const shown = path.relative(process.cwd(), file) || file
   const text = yield* fs.readFileString(file).pipe(Effect.mapError(ioError("read", file)))
   const parsed = parseSuiteText(text)
-  if (Either.isLeft(parsed)) return yield* new InvalidSuiteError({ file: shown, problems: parsed.left })
-  const { definition, lineOf } = parsed.right
+  if (Result.isFailure(parsed)) return yield* new InvalidSuiteError({ file: shown, problems: parsed.failure })
+  const { definition, lineOf } = parsed.success
 
   let suite: SuiteDefinition = definition
   const extraProblems: Array<SuiteProblem> = []
@@ -801,9 +816,9 @@ export const loadSuite = Effect.fn("Suite.loadSuite")(function*(
       })
     } else {
       const labelsText = yield* fs.readFileString(labelsFile).pipe(Effect.mapError(ioError("read", labelsFile)))
-      const labels = Either.flatMap(parseText(labelsText), (p) => decodeWith(SelectorLabels, p))
-      if (Either.isLeft(labels)) return yield* new InvalidSuiteError({ file: labelsShown, problems: labels.left })
-      suite = { ...suite, scenarios: [...suite.scenarios, ...labels.right.queries] }
+      const labels = Result.flatMap(parseText(labelsText), (p) => decodeWith(SelectorLabels, p))
+      if (Result.isFailure(labels)) return yield* new InvalidSuiteError({ file: labelsShown, problems: labels.failure })
+      suite = { ...suite, scenarios: [...suite.scenarios, ...labels.success.queries] }
     }
   }
   const listings = new Map<string, ReadonlyArray<string> | undefined>()

@@ -16,7 +16,7 @@ import {
   templateSlots,
   variantNames
 } from "@memdir/core/prompts/index"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { PromptPatch, PromptVariant } from "./Suite.js"
 
 /** The kinds of suite that vary a prompt section. */
@@ -96,7 +96,7 @@ const HEADING = /^(#{1,6})[ \t]+.*$/m
 export const applyPatch = (
   base: string,
   patch: Omit<PromptPatch, "base">
-): Either.Either<string, ReadonlyArray<VariantProblem>> => {
+): Result.Result<string, ReadonlyArray<VariantProblem>> => {
   const problems: Array<VariantProblem> = []
   let text = base
   if (patch.heading !== undefined) {
@@ -118,17 +118,17 @@ export const applyPatch = (
   })
   if (patch.prepend !== undefined) text = `${patch.prepend.trimEnd()}\n\n${text}`
   if (patch.append !== undefined) text = `${text.trimEnd()}\n\n${patch.append.trimEnd()}`
-  return problems.length > 0 ? Either.left(problems) : Either.right(text)
+  return problems.length > 0 ? Result.fail(problems) : Result.succeed(text)
 }
 
 /** Pure: the template a variant stands for. */
 export const resolveVariant = (
   source: SectionSource,
   variant: Pick<PromptVariant, "builtin" | "text" | "patch">
-): Either.Either<string, ReadonlyArray<VariantProblem>> => {
+): Result.Result<string, ReadonlyArray<VariantProblem>> => {
   const given = (["builtin", "text", "patch"] as const).filter((k) => variant[k] !== undefined)
   if (given.length !== 1) {
-    return Either.left([{
+    return Result.fail([{
       path: [],
       message: given.length === 0 ?
         "give one of builtin (a variant name from the code), text (the whole section) or patch" :
@@ -137,13 +137,13 @@ export const resolveVariant = (
   }
   const known = `known: ${builtinNames(source).join(", ")}`
   const builtin = (name: string, path: ReadonlyArray<PropertyKey>) =>
-    Either.mapLeft(lookup(source.section, name), (error) => [{
+    Result.mapError(lookup(source.section, name), (error) => [{
       path,
       message: `no built-in variant ${JSON.stringify(name)} (known: ${error.known.join(", ")})`
     }])
   if (variant.builtin !== undefined) return builtin(variant.builtin, ["builtin"])
   if (source.builtinOnly === true) {
-    return Either.left([{
+    return Result.fail([{
       path: [variant.text !== undefined ? "text" : "patch"],
       message: `this section's program takes a built-in variant name only (${known})`
     }])
@@ -154,11 +154,11 @@ export const resolveVariant = (
     patch.heading === undefined && patch.replace === undefined && patch.prepend === undefined &&
     patch.append === undefined
   ) {
-    return Either.left([{ path: ["patch"], message: "a patch needs heading, replace, prepend or append" }])
+    return Result.fail([{ path: ["patch"], message: "a patch needs heading, replace, prepend or append" }])
   }
   return builtin(patch.base ?? source.section.default, ["patch", "base"]).pipe(
-    Either.flatMap((base) => applyPatch(base, patch)),
-    Either.flatMap((text) => knownSlotsOnly(source, text, ["patch"]))
+    Result.flatMap((base) => applyPatch(base, patch)),
+    Result.flatMap((text) => knownSlotsOnly(source, text, ["patch"]))
   )
 }
 
@@ -167,9 +167,9 @@ const knownSlotsOnly = (
   source: SectionSource,
   text: string,
   path: ReadonlyArray<PropertyKey>
-): Either.Either<string, ReadonlyArray<VariantProblem>> => {
+): Result.Result<string, ReadonlyArray<VariantProblem>> => {
   const unknown = templateSlots(text).filter((slot) => !source.slots.includes(slot))
-  return unknown.length === 0 ? Either.right(text) : Either.left([{
+  return unknown.length === 0 ? Result.succeed(text) : Result.fail([{
     path,
     message: `unknown slot${unknown.length > 1 ? "s" : ""} ${unknown.map((s) => `{{${s}}}`).join(", ")} ` +
       `(this section's program fills: ${source.slots.map((s) => `{{${s}}}`).join(", ") || "none"})`
@@ -187,8 +187,8 @@ export interface MemoryPromptWithInput {
  * Pure: the memory section of the system prompt as core's `renderMemoryPrompt` builds it, with some sections'
  * templates replaced by an eval variant's (core renders them with the same slots, in the same place).
  */
-export const renderMemoryPromptWith = (input: MemoryPromptWithInput): Either.Either<string, string> =>
-  Either.mapLeft(
+export const renderMemoryPromptWith = (input: MemoryPromptWithInput): Result.Result<string, string> =>
+  Result.mapError(
     renderMemoryPrompt({ memoryDir: input.memoryDir, index: input.index, templates: input.templates }),
     (error) => error.message
   )

@@ -6,13 +6,13 @@
  * real directories from public repositories, which stay outside the project); a directory that keeps its memories
  * under `.claude/memory/` is read from there. Labels default to `evals/selector-real/labels.json`.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
 import { Scanner } from "@memdir/core/Scanner"
 import * as ScannerModule from "@memdir/core/Scanner"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -61,7 +61,7 @@ const loadDirectory = (dir: string) =>
     for (const m of candidates) {
       const text = fs.readFileSync(m.absolutePath, "utf8")
       const parsed = parseMemoryFile(text, m.path)
-      bodies.set(m.path, Either.isRight(parsed) ? parsed.right.body : text)
+      bodies.set(m.path, Result.isSuccess(parsed) ? parsed.success.body : text)
     }
     const directory: LabelledDirectory = { dir, candidates, bodies }
     return directory
@@ -125,7 +125,7 @@ const program = Effect.gen(function*() {
 })
 
 program.pipe(
-  Effect.provide(ScannerModule.layerNode.pipe(Layer.provideMerge(NodeContext.layer))),
+  Effect.provide(ScannerModule.layerNode.pipe(Layer.provideMerge(NodeServices.layer))),
   Effect.runPromise
 ).catch((error) => {
   console.error(error)

@@ -4,9 +4,10 @@
  * are removed) and exits 130 or 143 with one line: nothing is written after the trials are cut short, and a
  * cassette is only ever replaced whole by a complete recording, so the old one is kept.
  */
-import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
+import * as CliError from "effect/cli/CliError"
+import * as Command from "effect/cli/Command"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -16,7 +17,7 @@ import { type EvalError, evalExitCodes } from "./Errors.js"
 const USAGE_EXIT_CODE = 64
 const DEFECT_EXIT_CODE = 1
 
-const run = Command.run(evals, { name: "evals", version: "0.1.0" })
+const run = Command.run(evals, { version: "0.1.0" })
 
 const isEvalError = (u: unknown): u is EvalError =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in evalExitCodes
@@ -27,23 +28,25 @@ const exitWith = (code: number) =>
   })
 
 const handleFailure = (error: unknown): Effect.Effect<void> => {
-  // @effect/cli has already printed usage errors, with the help text
-  if (ValidationError.isValidationError(error)) return exitWith(USAGE_EXIT_CODE)
+  // The command line has already printed the help text, and with it any usage error: `--help` alone exits 0
+  if (CliError.isCliError(error)) {
+    return exitWith(error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : USAGE_EXIT_CODE)
+  }
   if (isEvalError(error)) {
-    return Console.error(`evals: ${error.message}`).pipe(Effect.zipRight(exitWith(evalExitCodes[error._tag])))
+    return Console.error(`evals: ${error.message}`).pipe(Effect.andThen(exitWith(evalExitCodes[error._tag])))
   }
   if (typeof error === "object" && error !== null && "message" in error) {
     return Console.error(`evals: ${String((error as { message: unknown }).message)}`).pipe(
-      Effect.zipRight(exitWith(DEFECT_EXIT_CODE))
+      Effect.andThen(exitWith(DEFECT_EXIT_CODE))
     )
   }
   return Effect.die(error)
 }
 
-const program = Effect.suspend(() => run(process.argv)).pipe(
-  Effect.catchAll(handleFailure),
+const program = run.pipe(
+  Effect.catch(handleFailure),
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
-  Effect.provide(NodeContext.layer)
+  Effect.provide(NodeServices.layer)
 )
 
 /** The signal that interrupted the run, if one did (the runtime's own handlers interrupt the fiber). */
@@ -53,7 +56,7 @@ for (const name of ["SIGINT", "SIGTERM"] as const) process.once(name, () => (sig
 NodeRuntime.runMain(program, {
   // The default teardown exits 0 on an interrupt: a Ctrl-C'd recording must not look like a finished one.
   teardown: (exit, onExit) => {
-    if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+    if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) {
       process.stderr.write(
         `evals: interrupted by ${signal ?? "an interrupt"}: the run stopped; an unfinished recording replaces ` +
           `no cassette (the old one is kept)\n`

@@ -2,22 +2,23 @@
  * The command line as a prompt engineer meets it: `evals list` fails on an invalid suite, a misspelt field is
  * named, the no-key error says whether the cassette exists, and `rerecord` leaves an unchanged cassette alone.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { rerecordSuite, runCommand } from "../src/Run.js"
 import { parseSuiteText } from "../src/Suite.js"
 import { demoSuite, runEvals } from "./fixtures.js"
 
-const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
 describe("suite parsing", () => {
   it("a misspelt patch field is named, not reported as the other kind of suite", () => {
     const parsed = parseSuiteText(demoSuite({ patchField: "heding" }))
-    assert.isTrue(Either.isLeft(parsed))
-    const problems = Either.isLeft(parsed) ? parsed.left : []
+    assert.isTrue(Result.isFailure(parsed))
+    const problems = Result.isFailure(parsed) ? parsed.failure : []
     assert.deepStrictEqual(problems.map((p) => p.path), ["variants[1].patch.heding"])
     assert.include(problems[0]!.message, "unknown field")
     assert.isDefined(problems[0]!.line)
@@ -25,7 +26,7 @@ describe("suite parsing", () => {
   })
 })
 
-layer(NodeContext.layer)("the evals command line", (it) => {
+layer(NodeServices.layer)("the evals command line", (it) => {
   const setUp = Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -35,7 +36,7 @@ layer(NodeContext.layer)("the evals command line", (it) => {
     return { root, runsDir: path.join(root, "runs"), cassette: path.join(root, "demo", "cassette.json"), fs, path }
   })
 
-  it.scoped(
+  it.effect(
     "`evals list` exits 3 on an invalid suite, after listing every suite, and 0 when all load",
     () =>
       Effect.gen(function*() {
@@ -62,7 +63,7 @@ layer(NodeContext.layer)("the evals command line", (it) => {
     240_000
   )
 
-  it.scoped("with no key, the error says whether the cassette exists", () =>
+  it.effect("with no key, the error says whether the cassette exists", () =>
     Effect.gen(function*() {
       const { fs, root, runsDir } = yield* setUp
       const without = yield* Effect.flip(runCommand({ evalsDir: root, runsDir, suite: "demo" }).pipe(noKey))
@@ -81,7 +82,7 @@ layer(NodeContext.layer)("the evals command line", (it) => {
       yield* fs.remove(runsDir, { recursive: true })
     }))
 
-  it.scoped("rerecord leaves a cassette byte for byte when its requests are unchanged, rewrites it when not", () =>
+  it.effect("rerecord leaves a cassette byte for byte when its requests are unchanged, rewrites it when not", () =>
     Effect.gen(function*() {
       const { cassette, fs, path, root, runsDir } = yield* setUp
       const first = yield* rerecordSuite({ evalsDir: root, runsDir, suite: "demo" })

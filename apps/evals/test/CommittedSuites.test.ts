@@ -6,11 +6,11 @@
  * the message says which request differs. Cassettes made with the scripted responder are re-recorded with
  * `pnpm evals rerecord` (no key); a cassette from a real model needs the key again.
  */
-import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -19,13 +19,13 @@ import { summarize } from "../src/Results.js"
 import { runCommand } from "../src/Run.js"
 
 const evalsDir = fileURLToPath(new URL("../../../evals", import.meta.url))
-const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
 
 const suitesWithCassettes = fs.readdirSync(evalsDir).filter((name) =>
   fs.existsSync(path.join(evalsDir, name, "cassette.json"))
 ).sort()
 
-layer(NodeContext.layer)("committed cassettes", (it) => {
+layer(NodeServices.layer)("committed cassettes", (it) => {
   it("every suite but the offline selector has one", () => {
     for (const suite of ["staleness", "exclusion", "extraction", "dream", "selector"]) {
       assert.include(suitesWithCassettes, suite)
@@ -33,7 +33,7 @@ layer(NodeContext.layer)("committed cassettes", (it) => {
   })
 
   for (const suite of suitesWithCassettes) {
-    it.scoped(`${suite} replays with no key, as recorded, and says where its answers came from`, () =>
+    it.effect(`${suite} replays with no key, as recorded, and says where its answers came from`, () =>
       Effect.gen(function*() {
         const files = yield* FileSystem.FileSystem
         const runsDir = yield* files.makeTempDirectoryScoped()

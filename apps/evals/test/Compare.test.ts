@@ -3,10 +3,11 @@
  * the matching (scenario, trial) pairs, and a gate that fails on a significant drop. The real case: a variant
  * deliberately worsened between two runs of the same suite.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { compareRuns, renderComparisonTerminal, significantDrops } from "../src/Compare.js"
 import { RESULTS_FORMAT, type RunResults, type TrialResult } from "../src/Results.js"
 import { compareCommandProgram, runCommand } from "../src/Run.js"
@@ -79,8 +80,8 @@ describe("compareRuns", () => {
   })
 })
 
-layer(NodeContext.layer)("comparing two real runs", (it) => {
-  it.scoped(
+layer(NodeServices.layer)("comparing two real runs", (it) => {
+  it.effect(
     "a deliberately worsened variant is a significant drop: in compare, its HTML, and the CLI gate",
     () =>
       Effect.gen(function*() {

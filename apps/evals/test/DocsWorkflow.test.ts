@@ -4,10 +4,11 @@
  * standing in for the key: CI has none), the paired line of step 3 in its output, the file step 4 names, and the
  * committed-cassette replay CI then does. If the page changes, this test reads the new text.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as nodeFs from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as YAML from "yaml"
@@ -41,8 +42,8 @@ const evalsArgs = (line: string): ReadonlyArray<string> => {
   return words.slice(2)
 }
 
-layer(NodeContext.layer)("docs: evaluating a prompt change", (it) => {
-  it.scoped("runs as written, end to end, on a scratch copy of the suite with no key", () =>
+layer(NodeServices.layer)("docs: evaluating a prompt change", (it) => {
+  it.effect("runs as written, end to end, on a scratch copy of the suite with no key", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path

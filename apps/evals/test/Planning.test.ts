@@ -2,10 +2,11 @@
  * Planning trials (how many detect a difference at 80% power; stopping once the intervals are narrow enough) and
  * the progress line (per-variant counts and the time left).
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { formatDuration, makeProgressState, progressLine } from "../src/Progress.js"
 import { renderPlan } from "../src/Report.js"
 import type { TrialResult } from "../src/Results.js"
@@ -57,7 +58,7 @@ describe("progressLine", () => {
   })
 })
 
-layer(NodeContext.layer)("planning a real run", (it) => {
+layer(NodeServices.layer)("planning a real run", (it) => {
   const setUp = Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -67,7 +68,7 @@ layer(NodeContext.layer)("planning a real run", (it) => {
     return { root, runsDir: path.join(root, "runs") }
   })
 
-  it.scoped("--until-ci-width adds trials until every interval is narrow enough, then stops", () =>
+  it.effect("--until-ci-width adds trials until every interval is narrow enough, then stops", () =>
     Effect.gen(function*() {
       const { root, runsDir } = yield* setUp
       const notes: Array<string> = []
@@ -100,7 +101,7 @@ layer(NodeContext.layer)("planning a real run", (it) => {
       assert.strictEqual(capped.run.trials, 3)
     }))
 
-  it.scoped("--until-ci-width is refused where the answers cannot vary (a replay)", () =>
+  it.effect("--until-ci-width is refused where the answers cannot vary (a replay)", () =>
     Effect.gen(function*() {
       const { root, runsDir } = yield* setUp
       yield* runCommand({ evalsDir: root, runsDir, suite: "demo", scripted: true, record: true })

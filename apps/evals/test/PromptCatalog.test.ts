@@ -3,14 +3,15 @@
  * built-in variant is found with the catalog's lookup, and a suite's own text is rendered by core with the slots the
  * program fills (an unknown slot is refused when the suite is loaded).
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { type LoadedIndex, truncateIndex } from "@memdir/core/MemoryIndex"
 import { renderMemoryPrompt } from "@memdir/core/Prompt"
 import { lookupVariant, promptCatalog, variantNames } from "@memdir/core/prompts/index"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { harnessCatalog } from "../src/Harness.js"
 import { loadSuite } from "../src/Suite.js"
 import { renderMemoryPromptWith, resolveVariant } from "../src/Variants.js"
@@ -55,15 +56,15 @@ describe("the evals' sections are core's prompt catalog", () => {
     for (const [id, source] of Object.entries(harnessCatalog)) {
       for (const name of variantNames(source.section)) {
         assert.strictEqual(
-          Either.getOrThrow(resolveVariant(source, { builtin: name })),
-          Either.getOrThrow(lookupVariant(id, name))
+          Result.getOrThrow(resolveVariant(source, { builtin: name })),
+          Result.getOrThrow(lookupVariant(id, name))
         )
       }
       const unknown = resolveVariant(source, { builtin: "nope" })
-      const fromCatalog = Either.getLeft(lookupVariant(id, "nope"))
-      assert.isTrue(Either.isLeft(unknown) && fromCatalog._tag === "Some", id)
-      if (Either.isLeft(unknown) && fromCatalog._tag === "Some") {
-        assert.include(unknown.left[0]!.message, `(known: ${fromCatalog.value.known.join(", ")})`)
+      const fromCatalog = Result.getFailure(lookupVariant(id, "nope"))
+      assert.isTrue(Result.isFailure(unknown) && fromCatalog._tag === "Some", id)
+      if (Result.isFailure(unknown) && fromCatalog._tag === "Some") {
+        assert.include(unknown.failure[0]!.message, `(known: ${fromCatalog.value.known.join(", ")})`)
       }
     }
   })
@@ -71,10 +72,10 @@ describe("the evals' sections are core's prompt catalog", () => {
   it("a suite's own text is rendered by core with the memory prompt's slots, in the section's place", () => {
     const index = loaded("- [Pool](project_pool.md) — pool size\n")
     const text = "## Check first\n\nLook in `{{memoryDir}}` and {{indexFile}} before answering."
-    const ours = Either.getOrThrow(
+    const ours = Result.getOrThrow(
       renderMemoryPromptWith({ memoryDir: "/mem", index, templates: { "recall-trust": text } })
     )
-    const core = Either.getOrThrow(renderMemoryPrompt({ memoryDir: "/mem", index }))
+    const core = Result.getOrThrow(renderMemoryPrompt({ memoryDir: "/mem", index }))
     assert.include(ours, "## Check first\n\nLook in `/mem/` and MEMORY.md before answering.")
     assert.notInclude(ours, "## Before recommending from memory")
     // everything else is core's rendering, unchanged
@@ -86,25 +87,25 @@ describe("the evals' sections are core's prompt catalog", () => {
   it("a suite's own text with a slot its program does not fill is refused, naming the slots it may use", () => {
     const recallTrust = harnessCatalog["recall-trust"]!
     const text = resolveVariant(recallTrust, { text: "## Check\n\nToday is {{today}}; see {{memoryDir}}." })
-    assert.isTrue(Either.isLeft(text))
-    if (Either.isLeft(text)) {
-      assert.deepStrictEqual(text.left[0]!.path, ["text"])
-      assert.include(text.left[0]!.message, "unknown slot {{today}}")
-      assert.include(text.left[0]!.message, "{{memoryDir}}")
+    assert.isTrue(Result.isFailure(text))
+    if (Result.isFailure(text)) {
+      assert.deepStrictEqual(text.failure[0]!.path, ["text"])
+      assert.include(text.failure[0]!.message, "unknown slot {{today}}")
+      assert.include(text.failure[0]!.message, "{{memoryDir}}")
     }
     const patch = resolveVariant(recallTrust, { patch: { append: "Also {{teamDir}} and {{nope}}." } })
-    assert.isTrue(Either.isLeft(patch))
-    if (Either.isLeft(patch)) assert.include(patch.left[0]!.message, "unknown slots {{teamDir}}, {{nope}}")
+    assert.isTrue(Result.isFailure(patch))
+    if (Result.isFailure(patch)) assert.include(patch.failure[0]!.message, "unknown slots {{teamDir}}, {{nope}}")
     const selector = resolveVariant(harnessCatalog["selector"]!, { text: "Pick for {{query}}." })
-    assert.isTrue(Either.isLeft(selector))
-    if (Either.isLeft(selector)) assert.include(selector.left[0]!.message, "fills: none")
+    assert.isTrue(Result.isFailure(selector))
+    if (Result.isFailure(selector)) assert.include(selector.failure[0]!.message, "fills: none")
     // the slots it does fill are fine
-    assert.isTrue(Either.isRight(resolveVariant(recallTrust, { patch: { append: "See {{indexPath}}." } })))
+    assert.isTrue(Result.isSuccess(resolveVariant(recallTrust, { patch: { append: "See {{indexPath}}." } })))
   })
 })
 
-layer(NodeContext.layer)("loading a suite", (it) => {
-  it.scoped("an unknown slot in a variant's text is a suite problem at its field", () =>
+layer(NodeServices.layer)("loading a suite", (it) => {
+  it.effect("an unknown slot in a variant's text is a suite problem at its field", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path

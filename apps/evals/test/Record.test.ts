@@ -4,14 +4,14 @@
  * line saying why; a complete recording replaces it and replays; an interrupted one (SIGINT) exits 130 and keeps
  * it too. The real `@anthropic-ai/sdk` talks to `@memdir/testing`'s local Messages API server throughout.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { fileURLToPath } from "node:url"
@@ -26,13 +26,14 @@ const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
 
 /** The real model's endpoint settings, pointed at a local server (what `ANTHROPIC_BASE_URL` does for a user). */
 const endpoint = (url: string, key = "sk-ant-test") =>
-  Effect.withConfigProvider(
-    ConfigProvider.fromMap(new Map([["ANTHROPIC_BASE_URL", url], ["ANTHROPIC_API_KEY", key]]))
+  Effect.provideService(
+    ConfigProvider.ConfigProvider,
+    ConfigProvider.fromEnvRecord({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: key })
   )
 
 const REAL_MODEL_BANNER = "Answers from a real model"
 
-layer(NodeContext.layer)("recording over a committed cassette", (it) => {
+layer(NodeServices.layer)("recording over a committed cassette", (it) => {
   /** A scratch evals directory holding a copy of the committed staleness suite and its cassette. */
   const committedCopy = Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -44,7 +45,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
     return { root, runsDir: path.join(root, "runs"), cassette, digest, before: yield* digest, fs, path }
   })
 
-  it.scoped(
+  it.effect(
     "a refused key: every trial unanswered, the cassette kept byte for byte, a non-zero exit saying why",
     () =>
       Effect.gen(function*() {
@@ -79,7 +80,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
     240_000
   )
 
-  it.scoped("some trials unanswered: the complete cassette is kept, the incomplete recording saved beside the run", () =>
+  it.effect("some trials unanswered: the complete cassette is kept, the incomplete recording saved beside the run", () =>
     Effect.gen(function*() {
       const { before, digest, fs, path, root, runsDir } = yield* committedCopy
       // One variant's requests are refused; the other's are answered.
@@ -104,7 +105,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
       assert.isTrue(saved.entries.every((e: { trial: string }) => e.trial.includes("/before-recommending/")))
     }))
 
-  it.scoped("a complete recording replaces the cassette, and a replay of it passes", () =>
+  it.effect("a complete recording replaces the cassette, and a replay of it passes", () =>
     Effect.gen(function*() {
       const { before, cassette, digest, fs, root, runsDir } = yield* committedCopy
       const server = yield* MessagesApiServer.make({ handler: scriptedResponder })
@@ -124,15 +125,14 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
       assert.include(replay.stdout, "before-recommending (baseline)  3/3")
     }), 240_000)
 
-  it.scoped("SIGINT during a recording: exit 130, one line, the cassette kept", () =>
+  it.effect("SIGINT during a recording: exit 130, one line, the cassette kept", () =>
     Effect.gen(function*() {
       const { before, digest, root, runsDir } = yield* committedCopy
       const asked = yield* Deferred.make<void>()
-      const runtime = yield* Effect.runtime<never>()
       // The first request is held unanswered: the recording is in flight when the signal comes.
       const server = yield* MessagesApiServer.make({
         handler: () => {
-          Runtime.runSync(runtime)(Deferred.succeed(asked, undefined))
+          Effect.runSync(Deferred.succeed(asked, undefined))
           return new Promise<MessagesApiServer.Reply>(() => {})
         }
       })
@@ -144,7 +144,7 @@ layer(NodeContext.layer)("recording over a committed cassette", (it) => {
       })
       let stderr = ""
       child.stderr.on("data", (chunk) => (stderr += String(chunk)))
-      const exited = Effect.async<number | null>((resume) => {
+      const exited = Effect.callback<number | null>((resume) => {
         child.on("exit", (code) => resume(Effect.succeed(code)))
       })
       yield* Deferred.await(asked)

@@ -3,14 +3,15 @@
  * when recording, no network when replaying, identical results on every replay, and a clear failure on any
  * request the cassette has no answer for.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ModelModule from "@memdir/core/Model"
 import { Model, type ModelRequest } from "@memdir/core/Model"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import {
   canonicalJson,
   Cassette,
@@ -29,7 +30,7 @@ import {
 import { runCommand } from "../src/Run.js"
 import { SCRIPTED_MODEL, SCRIPTED_NOTE } from "../src/Scripted.js"
 
-const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
 
 const request = (text: string, extra: Partial<ModelRequest> = {}): ModelRequest => ({
   role: "agent",
@@ -98,8 +99,8 @@ const meta: CassetteMeta = {
   note: "test"
 }
 
-layer(NodeContext.layer)("record and replay layers", (it) => {
-  it.scoped("record keeps every exchange (sandbox paths replaced); replay answers the same, in order per trial", () =>
+layer(NodeServices.layer)("record and replay layers", (it) => {
+  it.effect("record keeps every exchange (sandbox paths replaced); replay answers the same, in order per trial", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -144,7 +145,7 @@ layer(NodeContext.layer)("record and replay layers", (it) => {
       assert.include(text(replayed.first), otherRoot)
     }))
 
-  it.scoped("a request the cassette has no answer for fails the call and is kept as a miss saying where it differs", () =>
+  it.effect("a request the cassette has no answer for fails the call and is kept as a miss saying where it differs", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -175,7 +176,7 @@ layer(NodeContext.layer)("record and replay layers", (it) => {
       assert.strictEqual(misses[0]!.differsAt, "system")
     }))
 
-  it.scoped("a file that is not a cassette is a CassetteError", () =>
+  it.effect("a file that is not a cassette is a CassetteError", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -232,7 +233,7 @@ scenarios:
         rubric: The answer names the current way to set the pool size, not the one the memory remembers.
 `
 
-layer(NodeContext.layer)("a suite recorded with the scripted responder, replayed", (it) => {
+layer(NodeServices.layer)("a suite recorded with the scripted responder, replayed", (it) => {
   const setUp = Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -244,7 +245,7 @@ layer(NodeContext.layer)("a suite recorded with the scripted responder, replayed
     return { root, runsDir, cassette, fs, path }
   })
 
-  it.scoped("records through the real SDK against the local server, labelled as not a model, and replays identically offline", () =>
+  it.effect("records through the real SDK against the local server, labelled as not a model, and replays identically offline", () =>
     Effect.gen(function*() {
       const { cassette, fs, path, root, runsDir } = yield* setUp
       const recorded = yield* runCommand({ evalsDir: root, runsDir, suite: "demo", scripted: true, record: true })
@@ -287,7 +288,7 @@ layer(NodeContext.layer)("a suite recorded with the scripted responder, replayed
       assert.isTrue(yield* fs.exists(path.join(first.directory, "report.html")))
     }))
 
-  it.scoped("fails clearly when the prompt changed, when more trials are asked for, and when scoring drifted", () =>
+  it.effect("fails clearly when the prompt changed, when more trials are asked for, and when scoring drifted", () =>
     Effect.gen(function*() {
       const { cassette, fs, path, root, runsDir } = yield* setUp
       yield* runCommand({
@@ -332,7 +333,7 @@ layer(NodeContext.layer)("a suite recorded with the scripted responder, replayed
       assert.include(drift.gate!.message, "demo/candidate/pool#1")
     }))
 
-  it.scoped("without a key and without a cassette, a model suite says exactly that", () =>
+  it.effect("without a key and without a cassette, a model suite says exactly that", () =>
     Effect.gen(function*() {
       const { root, runsDir } = yield* setUp
       const error = yield* Effect.flip(runCommand({ evalsDir: root, runsDir, suite: "demo" }).pipe(noKey))

@@ -3,10 +3,11 @@
  * and what the variant chose, a grid cell links to it, the filters are there, and each variant's prompt is shown
  * as a diff against the default section.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { renderTerminal } from "../src/Report.js"
 import { renderHtml, trialAnchor } from "../src/ReportHtml.js"
 import { RESULTS_FORMAT, type RunResults } from "../src/Results.js"
@@ -120,8 +121,8 @@ describe("renderHtml", () => {
   })
 })
 
-layer(NodeContext.layer)("the report of a real run", (it) => {
-  it.scoped("shows each variant's prompt as a diff against the default section, and the scenario's task", () =>
+layer(NodeServices.layer)("the report of a real run", (it) => {
+  it.effect("shows each variant's prompt as a diff against the default section, and the scenario's task", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path

@@ -3,11 +3,11 @@
  * figures clear the floors, it does not regress against the committed baseline, and `pnpm evals` exits with the
  * gate's code.
  */
-import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -23,7 +23,7 @@ const baselinePath = path.join(evalsDir, "baselines", "selector.json")
 const OFFLINE = ["offline", "offline-loose", "offline-strict"]
 
 /** No key from the environment: this is what CI has. */
-const noKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
 
 /** Every tag must close in order: enough to catch a chart that is not well-formed XML. */
 const assertWellFormedXml = (xml: string) => {
@@ -40,8 +40,8 @@ const assertWellFormedXml = (xml: string) => {
   assert.notMatch(stray, /&(?!amp;|lt;|gt;|quot;|#39;)/, "an unescaped '&'")
 }
 
-layer(NodeContext.layer)("selector suite, offline", (it) => {
-  it.scoped("runs with no key, reports precision/recall with intervals, and clears the floors", () =>
+layer(NodeServices.layer)("selector suite, offline", (it) => {
+  it.effect("runs with no key, reports precision/recall with intervals, and clears the floors", () =>
     Effect.gen(function*() {
       const files = yield* FileSystem.FileSystem
       const runsDir = yield* files.makeTempDirectoryScoped()
@@ -91,7 +91,7 @@ layer(NodeContext.layer)("selector suite, offline", (it) => {
       assert.include(html, "cut: ")
     }))
 
-  it.scoped("is deterministic: two runs give the same trials", () =>
+  it.effect("is deterministic: two runs give the same trials", () =>
     Effect.gen(function*() {
       const files = yield* FileSystem.FileSystem
       const runsDir = yield* files.makeTempDirectoryScoped()
@@ -101,7 +101,7 @@ layer(NodeContext.layer)("selector suite, offline", (it) => {
       assert.deepStrictEqual(strip(second.run), strip(first.run))
     }))
 
-  it.scoped("the gate catches a regression against a baseline, naming the scenario", () =>
+  it.effect("the gate catches a regression against a baseline, naming the scenario", () =>
     Effect.gen(function*() {
       const files = yield* FileSystem.FileSystem
       const scratch = yield* files.makeTempDirectoryScoped()
@@ -122,7 +122,7 @@ layer(NodeContext.layer)("selector suite, offline", (it) => {
       assert.include(gate!.message, `${failing.scenario}#1`)
     }))
 
-  it.scoped("an unknown variant, and asking for the model selector with no key and no cassette, fail clearly", () =>
+  it.effect("an unknown variant, and asking for the model selector with no key and no cassette, fail clearly", () =>
     Effect.gen(function*() {
       const files = yield* FileSystem.FileSystem
       const runsDir = yield* files.makeTempDirectoryScoped()

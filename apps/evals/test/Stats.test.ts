@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import { formatPValue, mcnemarExactPValue, pairedComparison, retrievalScores, wilsonInterval } from "../src/Stats.js"
 
 const close = (actual: number, expected: number, digits = 4) =>
@@ -42,39 +42,37 @@ describe("wilsonInterval", () => {
     assert.deepStrictEqual(wilsonInterval(0, 0), { low: 0, high: 1 })
   })
 
-  it.prop(
-    "contains the observed rate, stays in [0, 1], and mirrors k ↔ n − k",
-    [
+  it("contains the observed rate, stays in [0, 1], and mirrors k ↔ n − k", () => {
+    FastCheck.assert(FastCheck.property(
       FastCheck.integer({ min: 1, max: 2000 }).chain((n) =>
         FastCheck.tuple(FastCheck.integer({ min: 0, max: n }), FastCheck.constant(n))
-      )
-    ],
-    ([[k, n]]) => {
-      const interval = wilsonInterval(k, n)
-      const mirrored = wilsonInterval(n - k, n)
-      assert.isAtLeast(interval.low, 0)
-      assert.isAtMost(interval.high, 1)
-      assert.isAtMost(interval.low, k / n + 1e-12)
-      assert.isAtLeast(interval.high, k / n - 1e-12)
-      close(interval.low, 1 - mirrored.high, 9)
-      close(interval.high, 1 - mirrored.low, 9)
-    }
-  )
+      ),
+      ([k, n]) => {
+        const interval = wilsonInterval(k, n)
+        const mirrored = wilsonInterval(n - k, n)
+        assert.isAtLeast(interval.low, 0)
+        assert.isAtMost(interval.high, 1)
+        assert.isAtMost(interval.low, k / n + 1e-12)
+        assert.isAtLeast(interval.high, k / n - 1e-12)
+        close(interval.low, 1 - mirrored.high, 9)
+        close(interval.high, 1 - mirrored.low, 9)
+      }
+    ))
+  })
 
-  it.prop(
-    "narrows as the same rate is seen over more trials",
-    [
+  it("narrows as the same rate is seen over more trials", () => {
+    FastCheck.assert(FastCheck.property(
       FastCheck.integer({ min: 1, max: 50 }),
       FastCheck.integer({ min: 0, max: 50 }),
-      FastCheck.integer({ min: 2, max: 20 })
-    ],
-    ([n0, k0, factor]) => {
-      const k = Math.min(k0, n0)
-      const small = wilsonInterval(k, n0)
-      const big = wilsonInterval(k * factor, n0 * factor)
-      assert.isBelow(big.high - big.low, small.high - small.low)
-    }
-  )
+      FastCheck.integer({ min: 2, max: 20 }),
+      (n0, k0, factor) => {
+        const k = Math.min(k0, n0)
+        const small = wilsonInterval(k, n0)
+        const big = wilsonInterval(k * factor, n0 * factor)
+        assert.isBelow(big.high - big.low, small.high - small.low)
+      }
+    ))
+  })
 })
 
 describe("mcnemarExactPValue", () => {
@@ -101,18 +99,20 @@ describe("mcnemarExactPValue", () => {
     assert.isBelow(q, 1e-20)
   })
 
-  it.prop(
-    "equals the brute-force exact test, is symmetric and lies in (0, 1]",
-    [FastCheck.integer({ min: 0, max: 40 }), FastCheck.integer({ min: 0, max: 40 })],
-    ([b, c]) => {
-      const p = mcnemarExactPValue(b, c)
-      close(p, bruteForceTwoSided(b, c), 9)
-      assert.strictEqual(p, mcnemarExactPValue(c, b))
-      assert.isAbove(p, 0)
-      assert.isAtMost(p, 1)
-      if (b === c) assert.strictEqual(p, 1)
-    }
-  )
+  it("equals the brute-force exact test, is symmetric and lies in (0, 1]", () => {
+    FastCheck.assert(FastCheck.property(
+      FastCheck.integer({ min: 0, max: 40 }),
+      FastCheck.integer({ min: 0, max: 40 }),
+      (b, c) => {
+        const p = mcnemarExactPValue(b, c)
+        close(p, bruteForceTwoSided(b, c), 9)
+        assert.strictEqual(p, mcnemarExactPValue(c, b))
+        assert.isAbove(p, 0)
+        assert.isAtMost(p, 1)
+        if (b === c) assert.strictEqual(p, 1)
+      }
+    ))
+  })
 })
 
 describe("pairedComparison", () => {

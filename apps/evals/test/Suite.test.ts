@@ -1,9 +1,10 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { promptSections, renderMemoryPrompt } from "@memdir/core/Prompt"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { fileURLToPath } from "node:url"
 import { harnessCatalog } from "../src/Harness.js"
 import { formatFieldPath, listSuites, loadSuite, parseSuiteText } from "../src/Suite.js"
@@ -62,8 +63,8 @@ const scratchSuite = (name: string, files: Readonly<Record<string, string>>) =>
 describe("parseSuiteText", () => {
   it("decodes a valid suite with defaults filled in", () => {
     const parsed = parseSuiteText(validAgentSuite)
-    assert.isTrue(Either.isRight(parsed))
-    const suite = Either.getOrThrow(parsed).definition
+    assert.isTrue(Result.isSuccess(parsed))
+    const suite = Result.getOrThrow(parsed).definition
     assert.strictEqual(suite.kind, "agent")
     if (suite.kind === "selector") return
     assert.strictEqual(suite.trials, 2)
@@ -79,8 +80,8 @@ describe("parseSuiteText", () => {
       .replace("type: tool-before-answer", "type: tool-before-anwser")
       .replace("    task: Should", "    taks: Should")
     const parsed = parseSuiteText(broken)
-    assert.isTrue(Either.isLeft(parsed))
-    const problems = Either.isLeft(parsed) ? parsed.left : []
+    assert.isTrue(Result.isFailure(parsed))
+    const problems = Result.isFailure(parsed) ? parsed.failure : []
     const at = (path: string) => problems.find((p) => p.path === path)
     const lines = broken.split("\n")
     const age = at("scenarios[0].memories.files[0].ageDays")
@@ -96,15 +97,15 @@ describe("parseSuiteText", () => {
 
   it("reports YAML syntax errors with their line", () => {
     const parsed = parseSuiteText("name: x\nvariants: [a,\n  b: c\n")
-    assert.isTrue(Either.isLeft(parsed))
-    if (Either.isLeft(parsed)) assert.isNumber(parsed.left[0]!.line)
+    assert.isTrue(Result.isFailure(parsed))
+    if (Result.isFailure(parsed)) assert.isNumber(parsed.failure[0]!.line)
   })
 
   it("reads JSON suites too, with lines", () => {
     const parsed = parseSuiteText(`{\n  "name": "x",\n  "kind": "selector",\n  "trials": "one"\n}`)
-    assert.isTrue(Either.isLeft(parsed))
-    if (Either.isLeft(parsed)) {
-      const trials = parsed.left.find((p) => p.path === "trials")
+    assert.isTrue(Result.isFailure(parsed))
+    if (Result.isFailure(parsed)) {
+      const trials = parsed.failure.find((p) => p.path === "trials")
       assert.strictEqual(trials?.line, 4)
     }
   })
@@ -117,8 +118,8 @@ describe("parseSuiteText", () => {
       )
       .replace("path: project_pool.md", "path: ../../etc/passwd.md")
     const parsed = parseSuiteText(broken)
-    assert.isTrue(Either.isLeft(parsed))
-    const messages = Either.isLeft(parsed) ? parsed.left.map((p) => `${p.path}: ${p.message}`).join("\n") : ""
+    assert.isTrue(Result.isFailure(parsed))
+    const messages = Result.isFailure(parsed) ? parsed.failure.map((p) => `${p.path}: ${p.message}`).join("\n") : ""
     assert.include(messages, "not a valid regular expression")
     assert.include(messages, "must not contain '..'")
   })
@@ -133,8 +134,8 @@ describe("parseSuiteText", () => {
   })
 })
 
-layer(NodeContext.layer)("loadSuite", (it) => {
-  it.scoped("checks what the schema cannot: names, builtins, patches, fixtures, recall paths", () =>
+layer(NodeServices.layer)("loadSuite", (it) => {
+  it.effect("checks what the schema cannot: names, builtins, patches, fixtures, recall paths", () =>
     Effect.gen(function*() {
       const text = validAgentSuite
         .replace("name: demo", "name: demo-typo")
@@ -159,7 +160,7 @@ layer(NodeContext.layer)("loadSuite", (it) => {
       assert.include(error.message, "suite.yaml:")
     }))
 
-  it.scoped("loads a valid suite and lists it; an unknown suite names the known ones", () =>
+  it.effect("loads a valid suite and lists it; an unknown suite names the known ones", () =>
     Effect.gen(function*() {
       const root = yield* scratchSuite("demo", { "suite.yaml": validAgentSuite })
       const suite = yield* loadSuite(root, "demo", harnessCatalog)
@@ -170,7 +171,7 @@ layer(NodeContext.layer)("loadSuite", (it) => {
       assert.include(missing.message, "Known suites: demo")
     }))
 
-  it.scoped("a selector suite's labels file is validated with its own name in the errors", () =>
+  it.effect("a selector suite's labels file is validated with its own name in the errors", () =>
     Effect.gen(function*() {
       const root = yield* scratchSuite("sel", {
         "suite.json": JSON.stringify({
@@ -210,9 +211,9 @@ describe("variants", () => {
   const recallTrust = harnessCatalog["recall-trust"]!
 
   it("a built-in variant is the code's text; a heading patch changes only the heading", () => {
-    const before = Either.getOrThrow(resolveVariant(recallTrust, { builtin: "before-recommending" }))
-    const trusting = Either.getOrThrow(resolveVariant(recallTrust, { builtin: "trusting-what-you-recall" }))
-    const patched = Either.getOrThrow(resolveVariant(recallTrust, { patch: { heading: "Trusting what you recall" } }))
+    const before = Result.getOrThrow(resolveVariant(recallTrust, { builtin: "before-recommending" }))
+    const trusting = Result.getOrThrow(resolveVariant(recallTrust, { builtin: "trusting-what-you-recall" }))
+    const patched = Result.getOrThrow(resolveVariant(recallTrust, { patch: { heading: "Trusting what you recall" } }))
     assert.strictEqual(patched, trusting)
     assert.notStrictEqual(before, trusting)
     assert.isTrue(before.startsWith("## Before recommending from memory"))
@@ -220,8 +221,8 @@ describe("variants", () => {
 
   it("find/replace must find its text; prepend and append add paragraphs", () => {
     const missing = applyPatch("## A\n\nbody", { replace: [{ find: "nope", with: "x" }] })
-    assert.isTrue(Either.isLeft(missing))
-    const ok = Either.getOrThrow(applyPatch("## A\n\nbody", {
+    assert.isTrue(Result.isFailure(missing))
+    const ok = Result.getOrThrow(applyPatch("## A\n\nbody", {
       replace: [{ find: "body", with: "new body" }],
       prepend: "first",
       append: "last"
@@ -233,12 +234,12 @@ describe("variants", () => {
     const index = { content: "- [Pool](project_pool.md) — pool size\n", lines: 1, bytes: 40, truncated: false } as any
     for (const section of promptSections.filter((s) => s.id in harnessCatalog)) {
       for (const variant of Object.keys(section.variants)) {
-        const ours = Either.getOrThrow(renderMemoryPromptWith({
+        const ours = Result.getOrThrow(renderMemoryPromptWith({
           memoryDir: "/mem/",
           index,
           templates: { [section.id]: section.variants[variant] }
         }))
-        const core = Either.getOrThrow(
+        const core = Result.getOrThrow(
           renderMemoryPrompt({ memoryDir: "/mem/", index, variants: { [section.id]: variant } })
         )
         assert.strictEqual(ours, core, `${section.id}/${variant}`)

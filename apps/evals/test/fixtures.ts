@@ -22,7 +22,7 @@ export const evalsCommand = (args: ReadonlyArray<string>) => ({
  * `tsx` command would start a second one to run it: a few hundred ms of CPU per call, on a two-core machine).
  */
 export const runEvals = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
+  Effect.callback<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
     const command = evalsCommand(args)
     execFile(
       command.file,

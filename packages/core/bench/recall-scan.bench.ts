@@ -15,7 +15,7 @@
  * Prints ratios measured in this one run (absolute times are noisy on a shared machine) and writes
  * `.bench/recall-scan.json`. Run with `pnpm bench` or `tsx packages/core/bench/recall-scan.bench.ts`.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { spawnSync } from "node:child_process"
@@ -113,7 +113,7 @@ const floor = (root: string): number => {
 }
 
 const scanner = await Effect.runPromise(
-  Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeContext.layer)))
+  Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeServices.layer)))
 )
 const scan = (root: string, limit: number | undefined) => Effect.runPromise(scanner.scan(root, { limit }))
 

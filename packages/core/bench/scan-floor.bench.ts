@@ -19,9 +19,9 @@
  *                                       the same dependencies) to scan alongside
  * Ratios only, never timed assertions; prints the load average with them.
  */
-import { Path } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"

@@ -15,7 +15,7 @@
  *
  * Prints a table and writes `.bench/results.json`. Run with `pnpm bench` (or `tsx packages/core/bench/scan.bench.ts`).
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { spawnSync } from "node:child_process"
@@ -201,7 +201,7 @@ const timed = async (run: () => unknown): Promise<Sample> => {
 }
 
 const scannerService = await Effect.runPromise(
-  Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeContext.layer)))
+  Effect.provide(Scanner.Scanner, Scanner.layerNode.pipe(Layer.provide(NodeServices.layer)))
 )
 const scanAll = (root: string) => Effect.runPromise(scannerService.scan(root))
 
@@ -312,7 +312,7 @@ const measureSelector = async (candidates: ReadonlyArray<MemoryHeader>) => {
     const service = await Effect.runPromise(
       Effect.provide(
         tag as Effect.Effect<SelectorService>,
-        (selectorLayer as Layer.Layer<unknown>).pipe(Layer.provide(NodeContext.layer)) as Layer.Layer<unknown>
+        (selectorLayer as Layer.Layer<unknown>).pipe(Layer.provide(NodeServices.layer)) as Layer.Layer<unknown>
       )
     )
     const request = {

@@ -12,7 +12,7 @@
  * (`.bench/peers-200/memories`) are the recall case. `MEMDIR_BENCH_ROUNDS` sets the rounds (default 11). Prints
  * medians and quartiles; no assertion (timings belong in a benchmark, not a test).
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { spawnSync } from "node:child_process"
@@ -50,7 +50,7 @@ const loadCandidates = (dir: string | undefined) =>
       memories.push(...scan.memories, ...(scan.headerless ?? []))
     }
     return memories.slice(0, 200)
-  }).pipe(Effect.provide(Scanner.layerNode.pipe(Layer.provide(NodeContext.layer))))
+  }).pipe(Effect.provide(Scanner.layerNode.pipe(Layer.provide(NodeServices.layer))))
 
 /** In the child: one cold selection, then one over new versions of the same memories. */
 const probe = async (dir: string | undefined, query: string): Promise<void> => {

@@ -10,7 +10,7 @@
  * assertion (timings belong in a benchmark, not a test). Run with `pnpm bench` or
  * `tsx packages/core/bench/selector.bench.ts`.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
@@ -31,7 +31,7 @@ const loadSet = Effect.gen(function*() {
     memories.push(...result.memories, ...(result.headerless ?? []))
   }
   return memories
-}).pipe(Effect.provide(Scanner.layerNode.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(Scanner.layerNode.pipe(Layer.provide(NodeServices.layer))))
 
 /** `size` distinct candidates made from the real ones; `tag` keeps sets of different runs apart. */
 const manifest = (base: ReadonlyArray<MemoryHeader>, size: number, tag: string): Array<MemoryHeader> => {

@@ -6,7 +6,7 @@
  *
  * Uses MEMDIR_HOME (default ~/.memdir) like the CLI; point it at a scratch directory to experiment.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { Memdir, MemoryIndex, MemoryPaths, Prompt, Recall, Write } from "@memdir/core"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -60,4 +60,4 @@ const program = Effect.gen(function*() {
 })
 
 // one layer for the whole session: every live service, on Node's file system
-program.pipe(Effect.provide(Memdir.layer()), Effect.provide(NodeContext.layer), Effect.runPromise)
+program.pipe(Effect.provide(Memdir.layer()), Effect.provide(NodeServices.layer), Effect.runPromise)

@@ -7,7 +7,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { Memdir, MemoryPaths, MemoryToolBackend, ModelCatalog } from "@memdir/core"
 import { Console, Effect } from "effect"
 
@@ -36,4 +36,4 @@ const program = Effect.gen(function*() {
 })
 
 // every live service, on Node's file system
-program.pipe(Effect.provide(Memdir.layer()), Effect.provide(NodeContext.layer), Effect.runPromise)
+program.pipe(Effect.provide(Memdir.layer()), Effect.provide(NodeServices.layer), Effect.runPromise)

@@ -4,7 +4,7 @@
  *
  *   pnpm tsx packages/core/examples/quick-start.ts [PROJECT_DIR]
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { Memdir, MemoryIndex, MemoryPaths, Prompt, Recall, Write } from "@memdir/core"
 import { Console, Effect } from "effect"
 
@@ -33,4 +33,4 @@ const program = Effect.gen(function*() {
 })
 
 // every live service, offline (no key needed), on Node's file system
-program.pipe(Effect.provide(Memdir.layer()), Effect.provide(NodeContext.layer), Effect.runPromise)
+program.pipe(Effect.provide(Memdir.layer()), Effect.provide(NodeServices.layer), Effect.runPromise)

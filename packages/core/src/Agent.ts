@@ -11,7 +11,6 @@
 import type Anthropic from "@anthropic-ai/sdk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { ModelError } from "./Errors.js"
 import { Model, type ModelRequest, type ModelRole, type ModelUsage, toolInputSchema } from "./Model.js"
@@ -45,10 +44,10 @@ export const toolError = (content: string): ToolResult => ({ content, isError: t
 export const defineTool = <A extends Readonly<Record<string, unknown>>, I>(options: {
   readonly name: string
   readonly description: string
-  readonly input: Schema.Schema<A, I>
+  readonly input: Schema.Codec<A, I>
   readonly run: (input: A) => Effect.Effect<string, ToolFailure>
 }): AgentTool => {
-  const decode = Schema.decodeUnknown(options.input, { errors: "all", onExcessProperty: "ignore" })
+  const decode = Schema.decodeUnknownEffect(options.input, { errors: "all", onExcessProperty: "ignore" })
   return {
     definition: {
       name: options.name,
@@ -60,7 +59,7 @@ export const defineTool = <A extends Readonly<Record<string, unknown>>, I>(optio
       decode(raw).pipe(
         Effect.mapError((error) =>
           new ToolFailure({
-            message: `invalid input for ${options.name}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+            message: `invalid input for ${options.name}: ${error.message}`
           })
         ),
         Effect.flatMap(options.run),
@@ -82,7 +81,7 @@ export interface AgentOptions {
   /** A tool result longer than this is cut, with a note (default `TOOL_RESULT_MAX_CHARS`). */
   readonly toolResultMaxChars?: number | undefined
   /** A tool call still running after this is interrupted and answered as an error (default `TOOL_TIMEOUT`). */
-  readonly toolTimeout?: Duration.DurationInput | undefined
+  readonly toolTimeout?: Duration.Input | undefined
 }
 
 /** One tool call of a run, as the model made it and as it was answered. */
@@ -191,7 +190,7 @@ const unknownTool = (name: string, known: ReadonlyArray<string>): ToolResult =>
 export const run = Effect.fn("Agent.run")(function*(options: AgentOptions) {
   const model = yield* Model
   const maxChars = options.toolResultMaxChars ?? TOOL_RESULT_MAX_CHARS
-  const toolTimeout = Duration.decode(options.toolTimeout ?? TOOL_TIMEOUT)
+  const toolTimeout = Duration.fromInputUnsafe(options.toolTimeout ?? TOOL_TIMEOUT)
   const toolsByName = new Map(options.tools.map((tool) => [tool.definition.name, tool]))
   const definitions = options.tools.map((tool) => tool.definition)
   const messages: Array<Anthropic.MessageParam> = [...options.messages]
@@ -231,14 +230,13 @@ export const run = Effect.fn("Agent.run")(function*(options: AgentOptions) {
       const outcome = tool === undefined ?
         Effect.succeed(unknownTool(use.name, [...toolsByName.keys()])) :
         Effect.withSpan(
-          tool.run(use.input).pipe(Effect.timeoutTo({
+          tool.run(use.input).pipe(Effect.timeoutOrElse({
             duration: toolTimeout,
-            onSuccess: (result) => result,
-            onTimeout: () =>
-              toolError(
+            orElse: () =>
+              Effect.succeed(toolError(
                 `${use.name} did not finish within ${Duration.format(toolTimeout)} and was stopped: ` +
                   `ask for less (a narrower path, pattern or range)`
-              )
+              ))
           })),
           "Agent.tool",
           { attributes: { tool: use.name } }

@@ -28,6 +28,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { DreamOutcome } from "./Dream.js"
 import { type LockTimeoutError, MemoryIoError } from "./Errors.js"
@@ -71,7 +72,7 @@ export type RunFailure = typeof RunFailure.Type
 
 export const ExtractionNote = Schema.Struct({
   /** The last run's status, or `failed`. */
-  status: Schema.Literal("extracted", "skipped-main-agent-wrote", "up-to-date", "failed"),
+  status: Schema.Literals(["extracted", "skipped-main-agent-wrote", "up-to-date", "failed"]),
   /** Extraction runs made (a backlog is read in several). */
   runs: Schema.Number,
   messagesRead: Schema.Number,
@@ -83,11 +84,11 @@ export type ExtractionNote = typeof ExtractionNote.Type
 
 export const DreamNote = Schema.Struct({
   /** The gates let it through (`open`) or one stopped it (`closed`, with `stoppedBy` and `reason`). */
-  gates: Schema.Literal("open", "closed"),
+  gates: Schema.Literals(["open", "closed"]),
   ran: Schema.Boolean,
   stoppedBy: Schema.optional(Schema.String),
   reason: Schema.optional(Schema.String),
-  status: Schema.optional(Schema.Literal("completed", "failed")),
+  status: Schema.optional(Schema.Literals(["completed", "failed"])),
   created: Schema.optional(Schema.Number),
   updated: Schema.optional(Schema.Number),
   merged: Schema.optional(Schema.Number),
@@ -112,7 +113,7 @@ export const EndLine = Schema.Struct({
   run: Schema.String,
   at: Schema.Number,
   session: Schema.String,
-  outcome: Schema.Literal("ok", "failed"),
+  outcome: Schema.Literals(["ok", "failed"]),
   extraction: Schema.optional(ExtractionNote),
   dream: Schema.optional(DreamNote),
   failure: Schema.optional(RunFailure),
@@ -120,9 +121,9 @@ export const EndLine = Schema.Struct({
 })
 export type EndLine = typeof EndLine.Type
 
-export const RunLine = Schema.Union(StartLine, EndLine)
+export const RunLine = Schema.Union([StartLine, EndLine])
 export type RunLine = typeof RunLine.Type
-const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(RunLine))
+const decodeLine = Schema.decodeUnknownOption(Schema.fromJsonString(RunLine))
 
 /** One run as the log tells it: its two lines joined. */
 export interface BackgroundRun {
@@ -206,10 +207,10 @@ export const failureOf = (error: unknown): RunFailure => {
 
 /** How a job's `Exit` is recorded: its typed failure, else its defect, else an interruption. */
 export const failureOfCause = (cause: Cause.Cause<unknown>): RunFailure => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) return failureOf(failure.value)
-  const defect = Cause.dieOption(cause)
-  if (Option.isSome(defect)) return { ...failureOf(defect.value), tag: "Defect" }
+  const defect = Cause.findDefect(cause)
+  if (Result.isSuccess(defect)) return { ...failureOf(defect.success), tag: "Defect" }
   return {
     tag: "Interrupted",
     message: "stopped before it finished (its 15-minute limit, or the process was asked to stop)"
@@ -317,7 +318,7 @@ export const joinRuns = (
   return runs.map((r) => r.result)
 }
 
-export class BackgroundRuns extends Context.Tag("@memdir/core/BackgroundRuns")<BackgroundRuns, {
+export class BackgroundRuns extends Context.Service<BackgroundRuns, {
   /** Appends one line to the log (rewritten atomically, oldest runs dropped, when over its bounds). */
   readonly record: (memoryDir: string, line: RunLine) => Effect.Effect<void, MemoryIoError | LockTimeoutError>
   /** The newest `max` runs (default 10), newest first, and the stderr file's last lines. Nothing there: none. */
@@ -327,7 +328,7 @@ export class BackgroundRuns extends Context.Tag("@memdir/core/BackgroundRuns")<B
    * real absolute path, for the hook to open as the child's stderr.
    */
   readonly prepareStderr: (memoryDir: string) => Effect.Effect<string, MemoryIoError>
-}>() {}
+}>()("@memdir/core/BackgroundRuns") {}
 
 const toIo = (op: string) => (error: MemoryFsError) =>
   new MemoryIoError({ op, path: error.path, detail: error.message })
@@ -360,7 +361,7 @@ export const make = Effect.gen(function*() {
     const update = Effect.gen(function*() {
       // a log over the read bound, or unreadable as a regular file, is started over with this line
       const before = yield* readLog(log, root).pipe(
-        Effect.catchAll(() => Effect.succeed<string | undefined>(undefined))
+        Effect.catch(() => Effect.succeed<string | undefined>(undefined))
       )
       const lines = before === undefined ? [] : parseLines(before)
       const ids = runIds([...lines, line])
@@ -455,7 +456,7 @@ export const dreamNoteOf = (outcome: DreamOutcome): DreamNote => {
 }
 
 /** The notes of the run `track` is running, for code deep in the job; absent outside a tracked run. */
-export class CurrentRun extends Context.Tag("@memdir/core/BackgroundRuns/CurrentRun")<CurrentRun, RunNotes>() {}
+export class CurrentRun extends Context.Service<CurrentRun, RunNotes>()("@memdir/core/BackgroundRuns/CurrentRun") {}
 
 const withCurrentRun = (f: (notes: RunNotes) => Effect.Effect<void>) =>
   Effect.flatMap(Effect.serviceOption(CurrentRun), Option.match({ onNone: () => Effect.void, onSome: f }))
@@ -480,7 +481,7 @@ export const newRunId = (now: number): string =>
 
 /** A failure to keep the trace is logged, never a failure of the run. */
 const quietly = (effect: Effect.Effect<void, MemoryIoError | LockTimeoutError>) =>
-  Effect.catchAll(effect, (error) => Effect.logDebug(`background run not recorded: ${error.message}`))
+  Effect.catch(effect, (error) => Effect.logDebug(`background run not recorded: ${error.message}`))
 
 /**
  * Runs `body` as one traced background run: a `start` line (unless the hook wrote it), then, however it ends, an
@@ -506,7 +507,7 @@ export const track = <A, E, R>(input: TrackInput, body: (notes: RunNotes) => Eff
     const dream = yield* Ref.make<DreamNote | undefined>(undefined)
     const warnings: Array<string> = []
     const collector = Logger.make(({ logLevel, message }) => {
-      if (!LogLevel.greaterThanEqual(logLevel, LogLevel.Warning) || warnings.length >= MAX_WARNINGS) return
+      if (!LogLevel.isGreaterThanOrEqualTo(logLevel, "Warn") || warnings.length >= MAX_WARNINGS) return
       warnings.push(oneLine(Array.isArray(message) ? message.map(String).join(" ") : String(message)))
     })
     const notes: RunNotes = {
@@ -536,7 +537,7 @@ export const track = <A, E, R>(input: TrackInput, body: (notes: RunNotes) => Eff
       })
     return yield* body(notes).pipe(
       Effect.provideService(CurrentRun, notes),
-      Effect.provide(Logger.add(collector)),
+      Effect.withLogger(collector),
       Effect.onExit(finish)
     )
   })

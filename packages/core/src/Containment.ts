@@ -12,8 +12,8 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { PathTraversalError } from "./Errors.js"
@@ -63,9 +63,9 @@ export const lexical = (
   root: string,
   rawKey: string,
   options: ContainOptions = {}
-): Either.Either<Contained, PathTraversalError> => {
+): Result.Result<Contained, PathTraversalError> => {
   const refuse = (reason: PathTraversalError["reason"], detail: string) =>
-    Either.left(new PathTraversalError({ key: rawKey, reason, detail }))
+    Result.fail(new PathTraversalError({ key: rawKey, reason, detail }))
   const resolvedRoot = NodePath.resolve(root)
   let key = rawKey
   if (key.includes("\0")) return refuse("null-byte", "contains a NUL character")
@@ -80,18 +80,18 @@ export const lexical = (
   }
   if (key === "" || key === ".") {
     if (options.allowRoot === true) {
-      return Either.right({ root: resolvedRoot, key: "", path: ContainedPath.make(resolvedRoot) })
+      return Result.succeed({ root: resolvedRoot, key: "", path: ContainedPath.make(resolvedRoot) })
     }
     return refuse("escapes-root", "names the directory itself: give a file path")
   }
   const sane = sanitizeKey(key)
-  if (Either.isLeft(sane)) return Either.left(new PathTraversalError({ ...sane.left, key: rawKey }))
+  if (Result.isFailure(sane)) return Result.fail(new PathTraversalError({ ...sane.failure, key: rawKey }))
   const absolute = NodePath.resolve(resolvedRoot, key)
   if (!isInside(resolvedRoot, absolute, { allowRoot: options.allowRoot })) {
     return refuse("escapes-root", `resolves to ${absolute}, outside ${resolvedRoot}`)
   }
   const relative = NodePath.relative(resolvedRoot, absolute).split(NodePath.sep).join("/")
-  return Either.right({ root: resolvedRoot, key: relative, path: ContainedPath.make(absolute) })
+  return Result.succeed({ root: resolvedRoot, key: relative, path: ContainedPath.make(absolute) })
 }
 
 /**
@@ -126,17 +126,17 @@ export const lexicalScoped = (
   root: string,
   rawKey: string,
   options: ContainOptions = {}
-): Either.Either<Contained & { readonly scope: MemoryScope }, PathTraversalError> => {
+): Result.Result<Contained & { readonly scope: MemoryScope }, PathTraversalError> => {
   const contained = lexical(root, rawKey, options)
-  if (Either.isLeft(contained)) return Either.left(contained.left)
+  if (Result.isFailure(contained)) return Result.fail(contained.failure)
   const teamPart = teamPartOf(rawKey, root)
-  if (teamPart === undefined) return Either.right({ ...contained.right, scope: scopeOf(contained.right.key) })
-  const inTeam = lexical(NodePath.join(contained.right.root, TEAM_DIR), teamPart, { allowRoot: true })
-  if (Either.isLeft(inTeam) || scopeOf(contained.right.key) !== "team") {
-    const why = Either.isLeft(inTeam) ?
-      `${inTeam.left.reason}${inTeam.left.detail ? `: ${inTeam.left.detail}` : ""}` :
-      `resolves to ${contained.right.key || "the memory directory"}`
-    return Either.left(
+  if (teamPart === undefined) return Result.succeed({ ...contained.success, scope: scopeOf(contained.success.key) })
+  const inTeam = lexical(NodePath.join(contained.success.root, TEAM_DIR), teamPart, { allowRoot: true })
+  if (Result.isFailure(inTeam) || scopeOf(contained.success.key) !== "team") {
+    const why = Result.isFailure(inTeam) ?
+      `${inTeam.failure.reason}${inTeam.failure.detail ? `: ${inTeam.failure.detail}` : ""}` :
+      `resolves to ${contained.success.key || "the memory directory"}`
+    return Result.fail(
       new PathTraversalError({
         key: rawKey,
         reason: "leaves-team",
@@ -144,7 +144,7 @@ export const lexicalScoped = (
       })
     )
   }
-  return Either.right({ ...contained.right, scope: "team" })
+  return Result.succeed({ ...contained.success, scope: "team" })
 }
 
 const fromFsError = (key: string) => (error: MemoryFsError): PathTraversalError =>
@@ -158,7 +158,7 @@ const fromFsError = (key: string) => (error: MemoryFsError): PathTraversalError 
     detail: `${error.path}: ${error.detail}`
   })
 
-export class Containment extends Context.Tag("@memdir/core/Containment")<Containment, {
+export class Containment extends Context.Service<Containment, {
   /** The key checked by its characters and lexically only (no disk access). */
   readonly lexical: (
     root: string,
@@ -171,12 +171,12 @@ export class Containment extends Context.Tag("@memdir/core/Containment")<Contain
     key: string,
     options?: ContainOptions
   ) => Effect.Effect<ContainedReal, PathTraversalError>
-}>() {}
+}>()("@memdir/core/Containment") {}
 
 export const make = Effect.gen(function*() {
   const fs = yield* MemoryFs
   const resolve = Effect.fn("Containment.resolve")(function*(root: string, key: string, options?: ContainOptions) {
-    const contained = yield* lexical(root, key, options)
+    const contained = yield* Effect.fromResult(lexical(root, key, options))
     const realRoot = yield* fs.realPathOfDeepestExisting(contained.root).pipe(Effect.mapError(fromFsError(key)))
     // The root itself (a listing of the whole directory): its real path is the one just resolved.
     const real = contained.key === "" ?
@@ -193,7 +193,7 @@ export const make = Effect.gen(function*() {
     return result
   })
   return Containment.of({
-    lexical: (root, key, options) => lexical(root, key, options),
+    lexical: (root, key, options) => Effect.fromResult(lexical(root, key, options)),
     resolve
   })
 })

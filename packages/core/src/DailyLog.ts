@@ -16,11 +16,11 @@
  * The prompt names the path as a pattern, never today's date (the prompt stays cacheable across midnight); the
  * date reaches the model as a separate notice (`dateChangeNotice`).
  */
-import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { InvalidMemoryInputError, ioErrorOf, isMissingFile, type UnknownPromptVariantError } from "./Errors.js"
 import { LOGS_DIR_NAME } from "./internal/scan/paths.js"
 import { FILE_MODE, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
@@ -60,13 +60,13 @@ export const logHeader = (date: string): string => `# ${date} (UTC)\n\n`
 export const normalizeLogText = (text: string): string => text.replace(/\s+/g, " ").trim()
 
 /** `- 14:03:07 text\n`, or why the text cannot be a bullet. */
-export const formatLogEntry = (nowMs: number, text: string): Either.Either<string, InvalidMemoryInputError> => {
+export const formatLogEntry = (nowMs: number, text: string): Result.Result<string, InvalidMemoryInputError> => {
   const line = normalizeLogText(text)
   if (line.length === 0) {
-    return Either.left(new InvalidMemoryInputError({ field: "text", value: text, reason: "a log entry needs text" }))
+    return Result.fail(new InvalidMemoryInputError({ field: "text", value: text, reason: "a log entry needs text" }))
   }
   if (line.length > LOG_ENTRY_MAX_CHARS) {
-    return Either.left(
+    return Result.fail(
       new InvalidMemoryInputError({
         field: "text",
         value: `${line.slice(0, 60)}…`,
@@ -74,7 +74,7 @@ export const formatLogEntry = (nowMs: number, text: string): Either.Either<strin
       })
     )
   }
-  return Either.right(`- ${logTime(nowMs)} ${line}\n`)
+  return Result.succeed(`- ${logTime(nowMs)} ${line}\n`)
 }
 
 export interface AppendLogInput {
@@ -123,7 +123,7 @@ const appendOnce = (target: string, entry: string) =>
 export const appendLog = Effect.fn("DailyLog.append")(function*(input: AppendLogInput) {
   const path = yield* Path.Path
   const now = yield* Clock.currentTimeMillis
-  const entry = yield* formatLogEntry(now, input.text)
+  const entry = yield* Effect.fromResult(formatLogEntry(now, input.text))
   const date = logDate(now)
   const file = logRelativePath(date)
   const target = path.join(path.resolve(input.memoryDir), ...file.split("/"))
@@ -228,8 +228,8 @@ export const logsPromptVariants: Readonly<Record<string, string>> = logsSection.
 export const renderLogsPrompt = (input: {
   readonly memoryDir: string
   readonly variant?: string | undefined
-}): Either.Either<string, UnknownPromptVariantError> =>
-  Either.map(
+}): Result.Result<string, UnknownPromptVariantError> =>
+  Result.map(
     renderSection(logsSection, input.variant, {
       memoryDir: withTrailingSeparator(input.memoryDir),
       logsPattern: LOG_PATH_PATTERN

@@ -9,10 +9,10 @@
  * whose name prefix (`feedback_…`) says another type than its frontmatter, and index links that lead out of the
  * memory directory (memdir never reads those).
  */
-import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import { stampOf } from "./dream/snapshot.js"
 import { ioErrorOf, isMissingFile, type LockTimeoutError, type MemoryIoError } from "./Errors.js"
 import { isInside } from "./internal/containment/inside.js"
@@ -499,7 +499,7 @@ export const findingsOf = (
  * `MEMORY_READ_MAX_BYTES`. `None` when it cannot be read so: the scan reports such files (a link out, not a
  * regular file), and a file swapped since the scan is left alone.
  */
-const readMemoryText = (memoryFs: MemoryFs["Type"], realMemoryDir: string, absolutePath: string) =>
+const readMemoryText = (memoryFs: MemoryFs["Service"], realMemoryDir: string, absolutePath: string) =>
   memoryFs.realPath(absolutePath).pipe(
     Effect.flatMap((real) => memoryFs.readFile(real, { maxBytes: MEMORY_READ_MAX_BYTES, within: realMemoryDir })),
     Effect.map((file) => file.text),
@@ -510,7 +510,7 @@ const readMemoryText = (memoryFs: MemoryFs["Type"], realMemoryDir: string, absol
  * The real path of what `path` leads to, every link followed, or `None` when nothing is there or a link leads
  * nowhere (what `access` calls missing).
  */
-const realPathIfPresent = (memoryFs: MemoryFs["Type"], path: string) =>
+const realPathIfPresent = (memoryFs: MemoryFs["Service"], path: string) =>
   memoryFs.realPath(path).pipe(
     Effect.map(Option.some),
     Effect.catchIf(isMissingFile, () => Effect.succeedNone),

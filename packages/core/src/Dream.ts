@@ -17,12 +17,12 @@
  * Failure (model error, an I/O failure of a tool) rolls the lock back so the next run retries; whatever the model
  * changed before it failed is still backed up and reported.
  */
-import { Path } from "@effect/platform"
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import * as Agent from "./Agent.js"
 import type { Containment } from "./Containment.js"
 import { readRecentLogs } from "./DailyLog.js"
@@ -89,11 +89,11 @@ const prepare = (input: DreamInput, gates: DreamGates, trace?: DreamTrace) =>
     const index = yield* MemoryIndex
     const scanner = yield* Scanner
     const model = yield* Model
-    const system = yield* renderDreamSystemPrompt({
+    const system = yield* Effect.fromResult(renderDreamSystemPrompt({
       memoryDir: input.memoryDir,
       now: gates.now,
       variant: input.variant
-    })
+    }))
     const loaded = yield* index.load(input.memoryDir)
     const scan = yield* scanner.scan(input.memoryDir, {
       skipDirs: [...UNTOUCHED_DIRS],
@@ -146,7 +146,7 @@ const dreamLocked = (input: DreamInput, gates: DreamGates) =>
     const reserved = yield* reserveTrace(memoryDir, startedAt)
     const { preview, tools, toolset } = yield* prepare({ ...input, memoryDir }, gates, reserved)
     return yield* dreamTraced(input, memoryDir, startedAt, preview, tools, toolset, reserved).pipe(
-      Effect.onInterrupt(() => Effect.ignoreLogged(discardUnfinishedTrace(reserved)))
+      Effect.onInterrupt(() => Effect.ignoreCause(discardUnfinishedTrace(reserved), { log: "Debug" }))
     )
   })
 
@@ -263,4 +263,4 @@ export type DreamRequirements =
   | Containment
   | MemoryFs
   | Path.Path
-  | CommandExecutor.CommandExecutor
+  | ChildProcessSpawner

@@ -30,6 +30,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Semaphore from "effect/Semaphore"
 import * as NodePath from "node:path"
 import { ioErrorOf, isMissingFile, type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { currentPid, isProcessAlive } from "./internal/fs/leftovers.js"
@@ -72,7 +73,7 @@ export interface HeldDreamLock {
   readonly tookOver: DreamLockStatus
 }
 
-export class DreamLock extends Context.Tag("@memdir/core/DreamLock")<DreamLock, {
+export class DreamLock extends Context.Service<DreamLock, {
   /** What the lock says now (never writes). */
   readonly inspect: (memoryDir: string) => Effect.Effect<DreamLockState, MemoryIoError>
   /** Take the lock; `None` when a live holder has it (or another process won the race). */
@@ -83,7 +84,7 @@ export class DreamLock extends Context.Tag("@memdir/core/DreamLock")<DreamLock, 
   readonly release: (held: HeldDreamLock) => Effect.Effect<void, MemoryIoError>
   /** Failure: restore the previous mtime (or remove a lock that did not exist). A no-op if someone took it over. */
   readonly rollback: (held: HeldDreamLock) => Effect.Effect<void, MemoryIoError>
-}>() {}
+}>()("@memdir/core/DreamLock") {}
 
 /** At most this much of the lock file is read: its content is a PID. */
 const LOCK_READ_MAX_BYTES = 64
@@ -100,7 +101,7 @@ const notRegular = (file: string, kind: string) =>
  * opened without blocking and without following a link, and read only when it is a regular file.
  */
 export const readLockContent = (
-  memoryFs: MemoryFs["Type"],
+  memoryFs: MemoryFs["Service"],
   file: string
 ): Effect.Effect<Option.Option<string>, MemoryIoError> =>
   memoryFs.readHead(file, LOCK_READ_MAX_BYTES).pipe(
@@ -154,19 +155,17 @@ export const withDreamLock = <A, E, R>(
           ? Effect.void
           : (Exit.isSuccess(exit) ? lock.release(held.value) : lock.rollback(held.value)).pipe(
             // Giving the lock back must not hide the outcome of the dream; a lock left behind goes stale in 1 h.
-            Effect.catchAll((error) =>
-              Effect.logWarning(`memdir: could not give back the dream lock: ${error.message}`)
-            )
+            Effect.catch((error) => Effect.logWarning(`memdir: could not give back the dream lock: ${error.message}`))
           )
     )
   })
 
 export interface DreamLockOptions {
-  readonly staleAfter?: Duration.DurationInput | undefined
+  readonly staleAfter?: Duration.Input | undefined
   /** The PID written into the lock (default: this process). */
   readonly pid?: number | undefined
   /** How long to wait for the short inspect-write-reread mutex (default 10 s). */
-  readonly guardTimeout?: Duration.DurationInput | undefined
+  readonly guardTimeout?: Duration.Input | undefined
 }
 
 /** The lock over a given `MemoryFs`: the lock file, its mtime and the short mutex all go through it. */
@@ -206,7 +205,7 @@ export const makeOver = (options: DreamLockOptions = {}) =>
       }
       const now = yield* Clock.currentTimeMillis
       const mtime = info.value.mtimeMs
-      const holder = Option.flatMap(yield* readContent(file), (text) => Option.fromNullable(parseHolderPid(text)))
+      const holder = Option.flatMap(yield* readContent(file), (text) => Option.fromNullishOr(parseHolderPid(text)))
       const state: DreamLockState = {
         path: file,
         exists: true,
@@ -312,7 +311,7 @@ export const makeTest = (options: {
   readonly initial?: Readonly<Record<string, TestLockFile>> | undefined
   readonly pid?: number | undefined
   readonly alive?: ((pid: number) => boolean) | undefined
-  readonly staleAfter?: Duration.DurationInput | undefined
+  readonly staleAfter?: Duration.Input | undefined
 } = {}) =>
   Effect.gen(function*() {
     const ownPid = options.pid ?? 4242
@@ -322,7 +321,7 @@ export const makeTest = (options: {
     const files = yield* Ref.make(
       new Map(Object.entries(options.initial ?? {}).map(([dir, file]) => [key(dir), file]))
     )
-    const mutex = yield* Effect.makeSemaphore(1)
+    const mutex = yield* Semaphore.make(1)
 
     const stateOf = (file: string, lock: TestLockFile | undefined, now: number): DreamLockState =>
       lock === undefined

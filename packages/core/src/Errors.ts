@@ -8,7 +8,7 @@ import type { MemoryFsError } from "./MemoryFs.js"
 /** A memory file whose frontmatter cannot be read. Reported by the scanner and `doctor`, never fatal to recall. */
 export class InvalidFrontmatterError extends Schema.TaggedError<InvalidFrontmatterError>()("InvalidFrontmatterError", {
   path: Schema.String,
-  reason: Schema.Literal(
+  reason: Schema.Literals([
     "missing-frontmatter",
     "unclosed-frontmatter",
     "yaml-error",
@@ -17,7 +17,7 @@ export class InvalidFrontmatterError extends Schema.TaggedError<InvalidFrontmatt
     "invalid-type",
     "binary",
     "unreadable"
-  ),
+  ]),
   line: Schema.optional(Schema.Number),
   detail: Schema.String
 }) {
@@ -95,7 +95,7 @@ export class MemoryNotFoundError extends Schema.TaggedError<MemoryNotFoundError>
 /** A path or key that would leave the memory (or team) directory. Fails closed. */
 export class PathTraversalError extends Schema.TaggedError<PathTraversalError>()("PathTraversalError", {
   key: Schema.String,
-  reason: Schema.Literal(
+  reason: Schema.Literals([
     "null-byte",
     "encoded-traversal",
     "unicode-traversal",
@@ -110,7 +110,7 @@ export class PathTraversalError extends Schema.TaggedError<PathTraversalError>()
     "too-large",
     "case-alias",
     "leaves-team"
-  ),
+  ]),
   /** What exactly was refused (e.g. where a symlink points), when there is more to say than the reason. */
   detail: Schema.optional(Schema.String)
 }) {
@@ -215,7 +215,7 @@ export class UnknownPromptVariantError extends Schema.TaggedError<UnknownPromptV
 
 /** A model call that failed; `kind` says what to do (see `message`). Offline paths never produce it. */
 export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
-  kind: Schema.Literal(
+  kind: Schema.Literals([
     "not-configured",
     "authentication",
     "permission",
@@ -227,7 +227,7 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
     "timeout",
     "connection",
     "malformed-output"
-  ),
+  ]),
   role: Schema.String,
   model: Schema.String,
   status: Schema.optional(Schema.Number),
@@ -270,7 +270,7 @@ export class SecretDetectedError extends Schema.TaggedError<SecretDetectedError>
   pattern: Schema.String,
   line: Schema.optional(Schema.Number),
   /** What memdir refused to do with the file. */
-  action: Schema.Literal("write", "sync")
+  action: Schema.Literals(["write", "sync"])
 }) {
   override get message(): string {
     const at = this.line === undefined ? "" : `:${this.line}`
@@ -297,7 +297,7 @@ export class TeamSyncError extends Schema.TaggedError<TeamSyncError>()("TeamSync
  * file, likely secret…): nothing was merged (incoming) or pushed (outgoing), the working tree is untouched.
  */
 export class TeamSyncRejectedError extends Schema.TaggedError<TeamSyncRejectedError>()("TeamSyncRejectedError", {
-  direction: Schema.Literal("incoming", "outgoing"),
+  direction: Schema.Literals(["incoming", "outgoing"]),
   remote: Schema.String,
   /** The commit that was refused. */
   commit: Schema.String,
@@ -340,7 +340,7 @@ export class VersionConflictError extends Schema.TaggedError<VersionConflictErro
   current: Schema.NullOr(Schema.String),
   content: Schema.NullOr(Schema.String),
   /** `edit`: the memory changed between an edit's read and its write (the edit was not given a version). */
-  operation: Schema.optional(Schema.Literal("write", "edit"))
+  operation: Schema.optional(Schema.Literals(["write", "edit"]))
 }) {
   override get message(): string {
     if (this.operation === "edit") {
@@ -363,7 +363,7 @@ export class VersionConflictError extends Schema.TaggedError<VersionConflictErro
  */
 export class EditMatchError extends Schema.TaggedError<EditMatchError>()("EditMatchError", {
   path: Schema.String,
-  reason: Schema.Literal("no-match", "multiple-matches", "no-change"),
+  reason: Schema.Literals(["no-match", "multiple-matches", "no-change"]),
   /** Occurrences of the text to replace in the memory. */
   count: Schema.Number
 }) {
@@ -397,7 +397,7 @@ export class PathExistsError extends Schema.TaggedError<PathExistsError>()("Path
  * result, never a CLI exit.
  */
 export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("MemoryToolError", {
-  reason: Schema.Literal(
+  reason: Schema.Literals([
     "not-under-memories",
     "escapes-memories",
     "leaves-team",
@@ -416,7 +416,7 @@ export class MemoryToolError extends Schema.TaggedError<MemoryToolError>()("Memo
     "directory-refused",
     "unknown-command",
     "invalid-input"
-  ),
+  ]),
   /** The path as the model gave it (`/memories/...`), or the command name for `unknown-command`. */
   path: Schema.String,
   /** The command, for the messages that name it. */

@@ -16,17 +16,17 @@
  *   one-shot process exits.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as Agent from "./Agent.js"
@@ -75,9 +75,9 @@ export const extractionPrompts: Readonly<Record<string, string>> = extractionSec
 export const renderExtractionPrompt = (
   variant: string | undefined,
   slots: { readonly memoryDir: string; readonly projectRoot: string; readonly maxTurns: number }
-): Either.Either<string, UnknownPromptVariantError> =>
+): Result.Result<string, UnknownPromptVariantError> =>
   // The four types are the same text the main agent's prompt uses (one wording per idea).
-  Either.flatMap(lookup(typesSection), (types) =>
+  Result.flatMap(lookup(typesSection), (types) =>
     renderSection(extractionSection, variant, {
       memoryDir: slots.memoryDir,
       projectRoot: slots.projectRoot,
@@ -94,7 +94,7 @@ export const ExtractCursor = Schema.Struct({
   version: Schema.Literal(1),
   sessionId: Schema.String,
   /** Messages (as `parseTranscript` counts them) already handled. */
-  messageCount: Schema.Int.pipe(Schema.nonNegative()),
+  messageCount: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
   /** The `uuid` of the last handled message, when the transcript has them: survives lines being inserted before. */
   lastUuid: Schema.optional(Schema.String),
   transcript: Schema.String,
@@ -217,7 +217,7 @@ export type ExtractRequirements =
 /** How long a second extraction of the same session waits for the first (another process) before giving up. */
 const SESSION_LOCK = { timeout: Duration.seconds(5), staleAfter: Duration.minutes(15) }
 
-const homeFromConfig: Effect.Effect<string | undefined> = Config.option(Config.string("HOME")).pipe(
+const homeFromConfig: Effect.Effect<string | undefined> = Config.option(Config.String("HOME")).pipe(
   Effect.map(Option.getOrUndefined),
   Effect.orElseSucceed(() => undefined)
 )
@@ -261,7 +261,7 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
       detail: "Extraction needs a model; recall, write, ls and doctor work without one."
     })
   }
-  const system = yield* renderExtractionPrompt(input.variant, { memoryDir, projectRoot, maxTurns })
+  const system = yield* Effect.fromResult(renderExtractionPrompt(input.variant, { memoryDir, projectRoot, maxTurns }))
   const transcript = yield* readTranscript(input.transcript)
   const sessionId = input.sessionId ?? transcript.sessionId ?? path.basename(input.transcript).replace(/\.jsonl?$/, "")
   const cursorDir = path.join(memoryDir, CURSOR_DIR)
@@ -278,7 +278,7 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
     )
     if (Option.isNone(text)) return undefined
     return yield* Effect.try(() => JSON.parse(text.value) as unknown).pipe(
-      Effect.flatMap(Schema.decodeUnknown(ExtractCursor)),
+      Effect.flatMap(Schema.decodeUnknownEffect(ExtractCursor)),
       Effect.mapError(() =>
         new MemoryIoError({
           op: "read extraction cursor",
@@ -406,7 +406,7 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
 export interface ExtractorRun {
   readonly startedAt: number
   readonly endedAt: number
-  readonly outcome: Either.Either<ExtractResult, ExtractError>
+  readonly outcome: Result.Result<ExtractResult, ExtractError>
 }
 
 export interface DrainResult {
@@ -415,17 +415,17 @@ export interface DrainResult {
   readonly runs: number
 }
 
-export class Extractor extends Context.Tag("@memdir/core/Extractor")<Extractor, {
+export class Extractor extends Context.Service<Extractor, {
   /**
    * Call at the end of every complete query loop. Starts a run in the background and returns at once; a call that
    * arrives while a run is going marks one trailing run (several such calls still make one).
    */
   readonly onQueryLoopEnd: () => Effect.Effect<void>
   /** Wait for the running and the trailing run, at most `timeout` (for a one-shot process about to exit). */
-  readonly drain: (timeout: Duration.DurationInput) => Effect.Effect<DrainResult>
+  readonly drain: (timeout: Duration.Input) => Effect.Effect<DrainResult>
   /** The runs finished so far, oldest first. */
   readonly runs: Effect.Effect<ReadonlyArray<ExtractorRun>>
-}>() {}
+}>()("@memdir/core/Extractor") {}
 
 interface ExtractorState {
   readonly running: boolean
@@ -448,14 +448,17 @@ export const make = Effect.fn("Extractor.make")(function*(input: ExtractInput) {
 
   const runOnce = Effect.gen(function*() {
     const startedAt = yield* Clock.currentTimeMillis
-    const outcome = yield* Effect.either(extract(input).pipe(Effect.provide(context)))
+    const outcome = yield* Effect.result(extract(input).pipe(Effect.provide(context)))
     const endedAt = yield* Clock.currentTimeMillis
     yield* Ref.update(runs, (all) => [...all, { startedAt, endedAt, outcome }])
-    if (Either.isLeft(outcome)) {
-      yield* Effect.logWarning(`memdir extraction failed; the cursor stays for the next run: ${outcome.left.message}`)
+    if (Result.isFailure(outcome)) {
+      yield* Effect.logWarning(
+        `memdir extraction failed; the cursor stays for the next run: ${outcome.failure.message}`
+      )
     }
     // More complete messages than one run's budget: go on without waiting for the next call.
-    return Either.isRight(outcome) && outcome.right.remaining > 0 && outcome.right.range.to > outcome.right.range.from
+    return Result.isSuccess(outcome) && outcome.success.remaining > 0 &&
+      outcome.success.range.to > outcome.success.range.from
   })
 
   const busyPeriod = Effect.gen(function*() {
@@ -481,10 +484,10 @@ export const make = Effect.fn("Extractor.make")(function*(input: ExtractInput) {
         Effect.withSpan("Extractor.onQueryLoopEnd")
       )
 
-  const drain = (timeout: Duration.DurationInput) =>
+  const drain = (timeout: Duration.Input) =>
     Effect.gen(function*() {
       const { idle } = yield* SynchronizedRef.get(state)
-      const finished = yield* Deferred.await(idle).pipe(Effect.timeout(timeout), Effect.option)
+      const finished = yield* Deferred.await(idle).pipe(Effect.timeoutOption(timeout))
       return { drained: Option.isSome(finished), runs: (yield* Ref.get(runs)).length }
     }).pipe(Effect.withSpan("Extractor.drain"))
 
@@ -494,4 +497,4 @@ export const make = Effect.fn("Extractor.make")(function*(input: ExtractInput) {
 /** The Extractor of one session, living as long as the layer's scope. */
 export const layer = (
   input: ExtractInput
-): Layer.Layer<Extractor, never, ExtractRequirements> => Layer.scoped(Extractor, make(input))
+): Layer.Layer<Extractor, never, ExtractRequirements> => Layer.effect(Extractor, make(input))

@@ -5,9 +5,9 @@
  * Lenient where the world is messy (BOM, CRLF, `type` under a nested `metadata:` map, unknown types, a missing
  * name or description, values strict YAML rejects), strict where it matters (no opening fence, no closing fence
  * within 30 lines, binary content, a header that is not a map), and bounded on hostile input (aliases,
- * nesting, huge lines). Pure: results are `Either`s, nothing throws.
+ * nesting, huge lines). Pure: results are `Result`s, nothing throws.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { type ParsedFrontmatter, parseHeader, stripBom } from "./internal/scan/frontmatter.js"
 import { yamlEntry, yamlScalar } from "./internal/scan/yaml.js"
@@ -27,8 +27,8 @@ export {
 export const parseFrontmatter = (
   text: string,
   path: string
-): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> =>
-  Either.map(parseHeader(stripBom(text), path), ([frontmatter]) => frontmatter)
+): Result.Result<ParsedFrontmatter, InvalidFrontmatterError> =>
+  Result.map(parseHeader(stripBom(text), path), ([frontmatter]) => frontmatter)
 
 /** A whole memory file: its header and the Markdown body after the closing fence. */
 export interface ParsedMemoryFile {
@@ -43,9 +43,9 @@ export interface ParsedMemoryFile {
 export const parseMemoryFile = (
   text: string,
   path: string
-): Either.Either<ParsedMemoryFile, InvalidFrontmatterError> => {
+): Result.Result<ParsedMemoryFile, InvalidFrontmatterError> => {
   const source = stripBom(text)
-  return Either.map(parseHeader(source, path), ([frontmatter, header]) => {
+  return Result.map(parseHeader(source, path), ([frontmatter, header]) => {
     const body = source.slice(header.bodyOffset)
     const blankLine = body.startsWith("\r\n") ? 2 : body.startsWith("\n") ? 1 : 0
     return { frontmatter, body: body.slice(blankLine) }

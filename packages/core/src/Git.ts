@@ -5,9 +5,8 @@
  * - an environment built from an allow-list (where programs, home and temp directories are, the locale, proxies
  *   and the ssh agent for network remotes) plus what memdir sets itself. Nothing is inherited by omission: the
  *   process starts from an empty environment, so a caller's `GIT_DIR`, `GIT_INDEX_FILE`, `GIT_WORK_TREE`,
- *   `GIT_CONFIG_PARAMETERS`… (a git hook sets them) never redirect memdir's git elsewhere. (`Command.env` only adds
- *   to the inherited environment and drops keys whose value is `undefined`, so "unsetting" a key there does
- *   nothing: the environment is replaced whole instead, with `extendEnv: false`.)
+ *   `GIT_CONFIG_PARAMETERS`… (a git hook sets them) never redirect memdir's git elsewhere. (The command's `env` is
+ *   the whole environment, with `extendEnv: false`: nothing is merged in from this process.)
  * - the safe configuration on the command line: hooks off, no fsmonitor, no attributes file, no system config,
  *   no replace refs, symlinks checked out as files, NTFS/HFS path protection, and a protocol allow-list (file,
  *   git, ssh, http, https: `ext::`, `fd::` and remote helpers are refused).
@@ -19,12 +18,12 @@
  * `localTransportOptions` names those programs with the safe configuration again, so they run without hooks,
  * without automatic gc and without updating a checked-out branch.
  */
-import { Command, CommandExecutor } from "@effect/platform"
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ChildProcess from "effect/process/ChildProcess"
+import { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 
@@ -79,10 +78,10 @@ export interface GitRunOptions {
   readonly stdin?: string | undefined
   /** Variables memdir sets for this call (an identity, a private index): added to the allow-listed ones. */
   readonly env?: Readonly<Record<string, string>> | undefined
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
 }
 
-export class Git extends Context.Tag("@memdir/core/Git")<Git, {
+export class Git extends Context.Service<Git, {
   /** Run git; any exit code is an answer (the caller decides what a non-zero one means). */
   readonly run: (
     args: ReadonlyArray<string>,
@@ -93,7 +92,7 @@ export class Git extends Context.Tag("@memdir/core/Git")<Git, {
     args: ReadonlyArray<string>,
     options?: GitRunOptions
   ) => Effect.Effect<GitOutput, GitError | GitTimeoutError>
-}>() {}
+}>()("@memdir/core/Git") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The environment and the configuration (pure)
@@ -251,10 +250,11 @@ export const localTransportOptions = (remote: string, command: "fetch" | "push")
 // ---------------------------------------------------------------------------------------------------------------
 
 const decoder = new TextDecoder()
+const encoder = new TextEncoder()
 
 const collect = <E>(stream: Stream.Stream<Uint8Array, E>) =>
   Stream.runCollect(stream).pipe(Effect.map((chunks) => {
-    const all = new Uint8Array(Chunk.reduce(chunks, 0, (n, c) => n + c.length))
+    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
     let offset = 0
     for (const chunk of chunks) {
       all.set(chunk, offset)
@@ -270,15 +270,15 @@ const excerpt = (text: string): string => {
 
 export interface GitOptions {
   /** Default timeout of every call. */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** Where the allow-listed variables come from (default: this process's environment, read at each call). */
   readonly parentEnv?: (() => Readonly<Record<string, string | undefined>>) | undefined
 }
 
 export const makeWith = (options: GitOptions = {}) =>
   Effect.gen(function*() {
-    const executor = yield* CommandExecutor.CommandExecutor
-    const defaultTimeout = Duration.decode(options.timeout ?? GIT_TIMEOUT)
+    const spawner = yield* ChildProcessSpawner
+    const defaultTimeout = Duration.fromInputUnsafe(options.timeout ?? GIT_TIMEOUT)
     const parentEnv = options.parentEnv ?? (() => globalThis.process?.env ?? {})
 
     const run = Effect.fn("Git.run")(function*(args: ReadonlyArray<string>, runOptions: GitRunOptions = {}) {
@@ -286,15 +286,16 @@ export const makeWith = (options: GitOptions = {}) =>
         ...(runOptions.gitDir === undefined ? [] : [`--git-dir=${runOptions.gitDir}`]),
         ...(runOptions.workTree === undefined ? [] : [`--work-tree=${runOptions.workTree}`])
       ]
-      let command = Command.make("git", ...configArgs(SAFE_CONFIG), ...location, ...args).pipe(
-        Command.env(gitEnvironment(parentEnv(), runOptions.env), { extendEnv: false }),
+      const command = ChildProcess.make("git", [...configArgs(SAFE_CONFIG), ...location, ...args], {
+        env: gitEnvironment(parentEnv(), runOptions.env),
+        extendEnv: false,
         // stdin is always closed: a git that would read it gets end-of-file, never a wait
-        Command.feed(runOptions.stdin ?? "")
-      )
-      if (runOptions.cwd !== undefined) command = Command.workingDirectory(command, runOptions.cwd)
-      const timeout = runOptions.timeout === undefined ? defaultTimeout : Duration.decode(runOptions.timeout)
+        stdin: Stream.make(encoder.encode(runOptions.stdin ?? "")),
+        ...(runOptions.cwd === undefined ? {} : { cwd: runOptions.cwd })
+      })
+      const timeout = runOptions.timeout === undefined ? defaultTimeout : Duration.fromInputUnsafe(runOptions.timeout)
       return yield* Effect.scoped(Effect.gen(function*() {
-        const child = yield* Command.start(command)
+        const child = yield* spawner.spawn(command)
         const [stdout, stderr, exitCode] = yield* Effect.all(
           [collect(child.stdout), collect(child.stderr), child.exitCode],
           { concurrency: "unbounded" }
@@ -307,12 +308,11 @@ export const makeWith = (options: GitOptions = {}) =>
         }
         return output
       })).pipe(
-        Effect.provideService(CommandExecutor.CommandExecutor, executor),
         Effect.mapError((error) => new GitError({ args, exitCode: -1, stderr: error.message })),
-        // interrupting the scoped child kills its process group
-        Effect.timeoutFail({
+        // interrupting the scoped child kills its process group (SIGTERM) and waits for it to exit
+        Effect.timeoutOrElse({
           duration: timeout,
-          onTimeout: () => new GitTimeoutError({ args, timeoutMs: Duration.toMillis(timeout) })
+          orElse: () => Effect.fail(new GitTimeoutError({ args, timeoutMs: Duration.toMillis(timeout) }))
         })
       )
     })
@@ -328,10 +328,10 @@ export const makeWith = (options: GitOptions = {}) =>
 
 export const make = makeWith()
 
-/** git as a child process (needs `CommandExecutor`, e.g. from `NodeContext.layer`). */
-export const layer: Layer.Layer<Git, never, CommandExecutor.CommandExecutor> = Layer.effect(Git, make)
+/** git as a child process (needs `ChildProcessSpawner`, e.g. from `NodeServices.layer`). */
+export const layer: Layer.Layer<Git, never, ChildProcessSpawner> = Layer.effect(Git, make)
 
-export const layerWith = (options: GitOptions): Layer.Layer<Git, never, CommandExecutor.CommandExecutor> =>
+export const layerWith = (options: GitOptions): Layer.Layer<Git, never, ChildProcessSpawner> =>
   Layer.effect(Git, makeWith(options))
 
 /**

@@ -8,11 +8,11 @@
  * Only when HEAD moved does one `git log` (and one `git diff` for the files changed since) rebuild the cache. A file
  * whose mtime differs from the one cached (edited since) or that differed from HEAD counts from its own mtime.
  */
-import type { CommandExecutor } from "@effect/platform"
-import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import * as Schema from "effect/Schema"
 import * as Git from "./Git.js"
 import { commitTimesArgs, parseCommitTimes } from "./internal/git/commitTimes.js"
@@ -31,22 +31,22 @@ const MAX_LEVELS = 64
 const CacheSchema = Schema.Struct({
   head: Schema.String,
   /** relative path → [commit ms, mtime ms when cached]. */
-  files: Schema.Record({ key: Schema.String, value: Schema.Tuple(Schema.Number, Schema.Number) })
+  files: Schema.Record(Schema.String, Schema.Tuple([Schema.Number, Schema.Number]))
 })
 type Cache = typeof CacheSchema.Type
-const decodeCache = Schema.decodeUnknownOption(Schema.parseJson(CacheSchema))
+const decodeCache = Schema.decodeUnknownOption(Schema.fromJsonString(CacheSchema))
 
-export class GitAges extends Context.Tag("@memdir/core/GitAges")<GitAges, {
+export class GitAges extends Context.Service<GitAges, {
   /**
    * The commit times of the memories under `memoryDir` (a real, absolute path), or `undefined` when git does not
    * track it. Never fails: whatever cannot be read means "no commit times" (ages then come from mtimes).
    */
   readonly commitTimes: (memoryDir: string) => Effect.Effect<CommitTimes | undefined>
-}>() {}
+}>()("@memdir/core/GitAges") {}
 
 const SHA = /^[0-9a-f]{40,64}$/
 
-export const make: Effect.Effect<Context.Tag.Service<GitAges>, never, Git.Git | MemoryFs | Path.Path> = Effect.gen(
+export const make: Effect.Effect<GitAges["Service"], never, Git.Git | MemoryFs | Path.Path> = Effect.gen(
   function*() {
     const git = yield* Git.Git
     const fs = yield* MemoryFs
@@ -152,7 +152,7 @@ export const layer: Layer.Layer<GitAges, never, Git.Git | MemoryFs | Path.Path> 
  * provided one after the other, not merged: a merge builds them on forked fibers, costly in a process that has just
  * started (docs/architecture.md#start-up).
  */
-export const layerLive: Layer.Layer<GitAges, never, CommandExecutor.CommandExecutor | Path.Path> = layer.pipe(
+export const layerLive: Layer.Layer<GitAges, never, ChildProcessSpawner | Path.Path> = layer.pipe(
   Layer.provide(Git.layer),
   Layer.provide(MemoryFsLayer)
 )

@@ -14,11 +14,11 @@
  * so a forged `.git` file cannot borrow the memory of another repository. Roots are real paths: a symlinked
  * checkout shares the memory of its target.
  */
-import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import { isInside } from "./internal/containment/inside.js"
 import { GIT_FILE_MAX_BYTES, parseDotGitFile, parsePointerFile } from "./internal/git/files.js"
 import { type FileKind, MemoryFs } from "./MemoryFs.js"
@@ -31,10 +31,10 @@ export interface GitRootInfo {
   readonly commonDir?: string | undefined
 }
 
-export class GitRoot extends Context.Tag("@memdir/core/GitRoot")<GitRoot, {
+export class GitRoot extends Context.Service<GitRoot, {
   /** Never fails: anything it cannot follow falls back to the no-git root (the given directory). */
   readonly canonicalRoot: (cwd: string) => Effect.Effect<GitRootInfo>
-}>() {}
+}>()("@memdir/core/GitRoot") {}
 
 /** Whether a git config text sets `core.bare` to true (git's boolean spellings; a bare key means true). */
 export const configSaysBare = (config: string): boolean => {
@@ -94,7 +94,7 @@ export const make = Effect.gen(function*() {
 
   /** Follows a `.git` file at `dir`; `None` means verification failed. */
   const followGitFile = Effect.fnUntraced(function*(dir: string, dotGit: string) {
-    const pointer = (yield* readText(dotGit)).pipe(Option.flatMapNullable(parseDotGitFile))
+    const pointer = (yield* readText(dotGit)).pipe(Option.flatMapNullishOr(parseDotGitFile))
     if (Option.isNone(pointer)) return Option.none<GitRootInfo>()
     const gitDir = yield* realPath(path.resolve(dir, pointer.value))
     if (Option.isNone(gitDir)) return Option.none<GitRootInfo>()
@@ -111,7 +111,9 @@ export const make = Effect.gen(function*() {
     if (Option.isNone(commonDir) || path.dirname(gitDir.value) !== path.join(commonDir.value, "worktrees")) {
       return Option.none<GitRootInfo>()
     }
-    const backLink = (yield* readText(path.join(gitDir.value, "gitdir"))).pipe(Option.flatMapNullable(parsePointerFile))
+    const backLink = (yield* readText(path.join(gitDir.value, "gitdir"))).pipe(
+      Option.flatMapNullishOr(parsePointerFile)
+    )
     if (Option.isNone(backLink)) return Option.none<GitRootInfo>()
     const linkedCheckout = yield* realPath(path.resolve(gitDir.value, backLink.value))
     const thisCheckout = yield* realPath(dotGit)

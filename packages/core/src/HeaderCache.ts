@@ -62,10 +62,10 @@ export interface HeaderCacheTable {
   readonly save: (keepUnseen: (path: string) => boolean) => Effect.Effect<void>
 }
 
-export class HeaderCache extends Context.Tag("@memdir/core/HeaderCache")<HeaderCache, {
+export class HeaderCache extends Context.Service<HeaderCache, {
   /** The cache of `memoryDir` (read once per process and directory; an unreadable one is empty). Never fails. */
   readonly open: (memoryDir: string) => Effect.Effect<HeaderCacheTable>
-}>() {}
+}>()("@memdir/core/HeaderCache") {}
 
 interface Entry {
   readonly size: number

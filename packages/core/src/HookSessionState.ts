@@ -15,8 +15,8 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { InvalidMemoryInputError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { withLock } from "./internal/fs/lock.js"
@@ -31,23 +31,22 @@ export const MAX_SESSIONS = 200
 export const SESSION_MAX_AGE_MS = 7 * 24 * 3_600_000
 const STATE_MAX_BYTES = 256 * 1024
 /** A hook answers within seconds: a session lock held longer than this fails the record (the hook says nothing). */
-export const RECORD_LOCK_TIMEOUT: Duration.DurationInput = "2 seconds"
+export const RECORD_LOCK_TIMEOUT: Duration.Input = "2 seconds"
 
 export interface HookSessionStateOptions {
   /** How long `record` waits for the session's lock (default `RECORD_LOCK_TIMEOUT`). */
-  readonly lockTimeout?: Duration.DurationInput | undefined
+  readonly lockTimeout?: Duration.Input | undefined
 }
 
 /** A session id as an agent CLI gives it (UUIDs, Codex thread ids): letters, digits, `-`, `_`; 1–128 characters. */
-export const SessionId = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/),
+export const SessionId = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/)).pipe(
   Schema.brand("HookSessionId")
 )
 export type SessionId = typeof SessionId.Type
 
-export const decodeSessionId = (raw: string): Either.Either<SessionId, InvalidMemoryInputError> =>
-  Either.mapLeft(
-    Schema.decodeUnknownEither(SessionId)(raw),
+export const decodeSessionId = (raw: string): Result.Result<SessionId, InvalidMemoryInputError> =>
+  Result.mapError(
+    Schema.decodeUnknownResult(SessionId)(raw),
     () =>
       new InvalidMemoryInputError({
         field: "session_id",
@@ -59,11 +58,11 @@ export const decodeSessionId = (raw: string): Either.Either<SessionId, InvalidMe
 const StateFile = Schema.Struct({
   version: Schema.Literal(1),
   /** Relative to the memory directory, `/`-separated, oldest first. */
-  surfaced: Schema.Array(Schema.String.pipe(Schema.maxLength(1024))),
+  surfaced: Schema.Array(Schema.String.check(Schema.isMaxLength(1024))),
   bytes: Schema.Number,
   updatedAt: Schema.Number
 })
-const decodeState = Schema.decodeUnknownEither(Schema.parseJson(StateFile))
+const decodeState = Schema.decodeUnknownResult(Schema.fromJsonString(StateFile))
 
 export interface SessionState {
   readonly surfaced: ReadonlyArray<string>
@@ -73,7 +72,7 @@ export interface SessionState {
 
 const empty: SessionState = { surfaced: [], bytes: 0 }
 
-export class HookSessionState extends Context.Tag("@memdir/core/HookSessionState")<HookSessionState, {
+export class HookSessionState extends Context.Service<HookSessionState, {
   /** The session's state; a missing or unreadable file is a fresh session (the state is a cache, not data). */
   readonly load: (memoryDir: string, sessionId: SessionId) => Effect.Effect<SessionState, MemoryIoError>
   /** Adds what a prompt surfaced (relative paths) and its bytes, atomically, under the session's lock. */
@@ -85,7 +84,7 @@ export class HookSessionState extends Context.Tag("@memdir/core/HookSessionState
   ) => Effect.Effect<SessionState, MemoryIoError | LockTimeoutError>
   /** Removes sessions older than `SESSION_MAX_AGE_MS` and all but the newest `MAX_SESSIONS`. Returns how many. */
   readonly cleanup: (memoryDir: string) => Effect.Effect<number, MemoryIoError>
-}>() {}
+}>()("@memdir/core/HookSessionState") {}
 
 const toIo = (op: string) => (error: MemoryFsError) =>
   new MemoryIoError({ op, path: error.path, detail: error.message })
@@ -107,7 +106,7 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
     const load = Effect.fn("HookSessionState.load")(function*(memoryDir: string, sessionId: SessionId) {
       const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
       return yield* fs.readFile(fileOf(dir, sessionId), { maxBytes: STATE_MAX_BYTES, within: root }).pipe(
-        Effect.map((file) => Either.getOrElse(decodeState(file.text), () => empty)),
+        Effect.map((file) => Result.getOrElse(decodeState(file.text), () => empty)),
         Effect.map((state): SessionState => ({ surfaced: state.surfaced, bytes: state.bytes })),
         Effect.catchTag(
           "MemoryFsError",
@@ -151,8 +150,8 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
       for (const entry of entries) {
         if (entry.kind !== "File" || !entry.name.endsWith(".json")) continue
         const path = `${dir}/${entry.name}`
-        const info = yield* Effect.either(fs.lstat(path))
-        if (Either.isRight(info)) files.push({ path, mtime: info.right.mtimeMs })
+        const info = yield* Effect.result(fs.lstat(path))
+        if (Result.isSuccess(info)) files.push({ path, mtime: info.success.mtimeMs })
       }
       files.sort((a, b) => b.mtime - a.mtime)
       const stale = files.filter((f, i) => i >= MAX_SESSIONS || now - f.mtime > SESSION_MAX_AGE_MS)

@@ -1,10 +1,10 @@
 /**
  * The whole of memdir as one layer: every live service, composed (team sync included, and a session's
- * `Extractor` when asked for), needing only what `@effect/platform-node`'s `NodeContext.layer` provides
- * (`Path`, and the `CommandExecutor` that team sync runs git with). An agent runtime provides it
+ * `Extractor` when asked for), needing only what `@effect/platform-node`'s `NodeServices.layer` provides
+ * (`Path`, and the `ChildProcessSpawner` that team sync runs git with). An agent runtime provides it
  * once per session:
  *
- *   const MemdirLive = Memdir.layer().pipe(Layer.provide(NodeContext.layer))
+ *   const MemdirLive = Memdir.layer().pipe(Layer.provide(NodeServices.layer))
  *
  * Swap single services for their `layerTest` (or `@memdir/testing`) in CI.
  *
@@ -14,12 +14,12 @@
  * where the memory lives never evaluates the scanner, the selector, YAML or the team and extraction code
  * (docs/architecture.md#start-up).
  */
-import type { CommandExecutor } from "@effect/platform/CommandExecutor"
-import type * as Path from "@effect/platform/Path"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import { pipe } from "effect/Function"
 import * as Layer from "effect/Layer"
+import type * as Path from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import type * as Containment from "./Containment.js"
 import type * as DreamLock from "./DreamLock.js"
 import type * as Extract from "./Extract.js"
@@ -80,13 +80,13 @@ export interface MemdirLayerOptions<R = never> extends LocationLayerOptions {
    */
   readonly selector?:
     | ModelSelector.SelectorChoice
-    | Layer.Layer<Selector.Selector, ConfigError.ConfigError, Model.Model>
+    | Layer.Layer<Selector.Selector, Config.ConfigError, Model.Model>
     | undefined
   /** The model (default: `Model.layer`, from `Config`: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, MEMDIR_MODEL_*). */
-  readonly model?: Layer.Layer<Model.Model, ConfigError.ConfigError> | undefined
+  readonly model?: Layer.Layer<Model.Model, Config.ConfigError> | undefined
   /**
    * Commit times for memory directories git tracks (`GitAges.layerLive`, which runs git when HEAD moved: it needs a
-   * `CommandExecutor`). Absent: ages come from `modified:` and mtimes only.
+   * `ChildProcessSpawner`). Absent: ages come from `modified:` and mtimes only.
    */
   readonly gitAges?: Layer.Layer<GitAges.GitAges, never, R> | undefined
   /**
@@ -104,15 +104,15 @@ export type RequirementsOf<O> = O extends { readonly gitAges: Layer.Layer<GitAge
   : never
 
 /**
- * The platform services `layer` runs on: `Path`, and the `CommandExecutor` team sync runs git with; both come from
- * `NodeContext.layer`. (Files are read and written through `MemoryFs`, which the layer builds in.)
+ * The platform services `layer` runs on: `Path`, and the `ChildProcessSpawner` team sync runs git with; both come
+ * from `NodeServices.layer`. (Files are read and written through `MemoryFs`, which the layer builds in.)
  */
-export type Platform = Path.Path | CommandExecutor
+export type Platform = Path.Path | ChildProcessSpawner
 
 /** Settings (with the trusted flag, when given), git root and memory paths over the live `MemoryFs`. */
 export const locationLayer = (
   options: LocationLayerOptions = {}
-): Layer.Layer<LocationServices, ConfigError.ConfigError, Path.Path> => {
+): Layer.Layer<LocationServices, Config.ConfigError, Path.Path> => {
   const settings = options.flagMemoryDir === undefined ?
     Settings.layer :
     Settings.layerWith({ flagMemoryDir: options.flagMemoryDir })
@@ -126,12 +126,12 @@ export const layer = <const O extends MemdirLayerOptions<any> = {}>(
   options: O = {} as O
 ): Layer.Layer<
   MemdirServices | ExtractorOf<O>,
-  ConfigError.ConfigError,
+  Config.ConfigError,
   Platform | RequirementsOf<O>
 > =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(
       Effect.promise(() => import("./internal/layers/memdirServices.js")),
       (services) => services.compose(options, locationLayer(options))
     )
-  ) as Layer.Layer<MemdirServices | ExtractorOf<O>, ConfigError.ConfigError, Platform | RequirementsOf<O>>
+  ) as Layer.Layer<MemdirServices | ExtractorOf<O>, Config.ConfigError, Platform | RequirementsOf<O>>

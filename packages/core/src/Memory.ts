@@ -6,12 +6,12 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 
 /** The four types of the taxonomy (docs/file-format.md). */
-export const MemoryType = Schema.Literal("user", "feedback", "project", "reference")
+export const MemoryType = Schema.Literals(["user", "feedback", "project", "reference"])
 export type MemoryType = typeof MemoryType.Type
 export const memoryTypes: ReadonlyArray<MemoryType> = MemoryType.literals
 
 /** A file whose `type` is missing or unknown is kept as "untyped", never dropped. */
-export const MemoryKind = Schema.Literal(...MemoryType.literals, "untyped")
+export const MemoryKind = Schema.Literals([...MemoryType.literals, "untyped"])
 export type MemoryKind = typeof MemoryKind.Type
 
 export const isMemoryType = Schema.is(MemoryType)
@@ -26,7 +26,7 @@ export const TEAM_DIR = "team"
 export const MEMORY_MAX_BYTES = 250_000
 
 /** Where a memory lives: the user's own directory, or the shared `team/`. */
-export const MemoryScope = Schema.Literal("private", "team")
+export const MemoryScope = Schema.Literals(["private", "team"])
 export type MemoryScope = typeof MemoryScope.Type
 
 /** `team/x.md` → "team"; anything else → "private". Keys are relative to the memory directory, `/`-separated. */
@@ -52,17 +52,21 @@ export const unprintableIn = (text: string): string | undefined => {
 /** The three required frontmatter fields, as memdir writes them. Extra keys are kept when read. */
 export const Frontmatter = Schema.Struct({
   name: Schema.Trim.pipe(
-    Schema.minLength(1, { message: () => "name must not be empty" }),
-    Schema.filter((s) => unprintableIn(s.replace(/\t/g, " ")) === undefined, {
-      message: () => "name must not contain control or invisible characters"
-    })
+    Schema.check(
+      Schema.isMinLength(1, { message: "name must not be empty" }),
+      Schema.makeFilter((s: string) => unprintableIn(s.replace(/\t/g, " ")) === undefined, {
+        message: "name must not contain control or invisible characters"
+      })
+    )
   ),
   description: Schema.Trim.pipe(
-    Schema.minLength(1, { message: () => "description must not be empty" }),
-    Schema.filter((s) => !/[\r\n]/.test(s), { message: () => "description must be a single line" }),
-    Schema.filter((s) => unprintableIn(s.replace(/\t/g, " ")) === undefined, {
-      message: () => "description must not contain control or invisible characters"
-    })
+    Schema.check(
+      Schema.isMinLength(1, { message: "description must not be empty" }),
+      Schema.makeFilter((s: string) => !/[\r\n]/.test(s), { message: "description must be a single line" }),
+      Schema.makeFilter((s: string) => unprintableIn(s.replace(/\t/g, " ")) === undefined, {
+        message: "description must not contain control or invisible characters"
+      })
+    )
   ),
   type: MemoryType
 })

@@ -103,7 +103,7 @@ export const writtenAtOfFile = (memoryDir: string, key: string, text: string, mt
     const gitAges = yield* Effect.serviceOption(GitAges)
     const commitTimes = Option.isSome(gitAges) ? yield* gitAges.value.commitTimes(memoryDir) : undefined
     return writtenAt(
-      { extra: parsed._tag === "Right" ? parsed.right.extra : {}, mtime },
+      { extra: parsed._tag === "Success" ? parsed.success.extra : {}, mtime },
       yield* Clock.currentTimeMillis,
       commitTimes?.(key, mtime)
     )

@@ -100,7 +100,7 @@ export interface UpsertResult {
   readonly changed: boolean
 }
 
-export class MemoryIndex extends Context.Tag("@memdir/core/MemoryIndex")<MemoryIndex, {
+export class MemoryIndex extends Context.Service<MemoryIndex, {
   readonly load: (memoryDir: string) => Effect.Effect<LoadedIndex, MemoryIoError>
   /** The raw text, untruncated (for doctor and editors). */
   readonly read: (memoryDir: string) => Effect.Effect<IndexText, MemoryIoError>
@@ -121,7 +121,7 @@ export class MemoryIndex extends Context.Tag("@memdir/core/MemoryIndex")<MemoryI
     memoryDir: string,
     f: (current: IndexText) => Effect.Effect<IndexUpdate<A>, E, R>
   ) => Effect.Effect<A, E | LockTimeoutError | MemoryIoError, R>
-}>() {}
+}>()("@memdir/core/MemoryIndex") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pure functions (shared by the live and in-memory implementations, exported for users)
@@ -427,7 +427,7 @@ export const makeWith = (options: MemoryIndexOptions = {}) =>
           if (update.text !== current.text) {
             yield* memoryFs.writeFileAtomic(current.path, update.text).pipe(
               Effect.mapError(indexIoError("write", current.path)),
-              Effect.catchAll((failure) => undoAfterIndexFailure(failure, update.undo))
+              Effect.catch((failure) => undoAfterIndexFailure(failure, update.undo))
             )
           }
           return update.result
@@ -470,8 +470,8 @@ export const layerConfig = Layer.effect(
   MemoryIndex,
   Effect.flatMap(
     Config.all({
-      timeout: Config.duration("MEMDIR_INDEX_LOCK_TIMEOUT").pipe(Config.withDefault(DEFAULT_LOCK_TIMEOUT)),
-      staleAfter: Config.duration("MEMDIR_INDEX_LOCK_STALE_AFTER").pipe(Config.withDefault(DEFAULT_LOCK_STALE_AFTER))
+      timeout: Config.Duration("MEMDIR_INDEX_LOCK_TIMEOUT").pipe(Config.withDefault(DEFAULT_LOCK_TIMEOUT)),
+      staleAfter: Config.Duration("MEMDIR_INDEX_LOCK_STALE_AFTER").pipe(Config.withDefault(DEFAULT_LOCK_STALE_AFTER))
     }),
     (lock) => makeWith({ lock })
   )

@@ -10,11 +10,11 @@
  * `MEMDIR_SIMPLE` → off; `MEMDIR_REMOTE` without `MEMDIR_REMOTE_MEMORY_DIR` → off; `autoMemoryEnabled` from any
  * source, project included (a project may opt out); else on.
  */
-import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import * as NodePath from "node:path"
 import { InvalidMemoryDirError, SettingsError } from "./Errors.js"
 import { GitRoot, type GitRootInfo } from "./GitRoot.js"
@@ -74,12 +74,12 @@ export interface MemoryLocation {
   readonly automaticModelCalls?: AutomaticModelCalls | undefined
 }
 
-export class MemoryPaths extends Context.Tag("@memdir/core/MemoryPaths")<MemoryPaths, {
+export class MemoryPaths extends Context.Service<MemoryPaths, {
   /** The memory directory of `cwd` and its enable chain. */
   readonly resolve: (cwd: string) => Effect.Effect<MemoryLocation, InvalidMemoryDirError | SettingsError>
   /** `resolve` plus the team switch and remote (`team`, `teamEnabled`), from the same settings (read once). */
   readonly locate: (cwd: string) => Effect.Effect<MemoryLocation, InvalidMemoryDirError | SettingsError>
-}>() {}
+}>()("@memdir/core/MemoryPaths") {}
 
 /** `<base>/projects/<sanitizeProjectName(root)>/memory/` (base: `MEMDIR_HOME`, e.g. `~/.memdir` or `~/.claude`). */
 export const defaultMemoryDir = (base: string, root: string): string => defaultMemoryDirWith(NodePath, base, root)
@@ -93,7 +93,7 @@ export const validateMemoryDirOverride = (
   value: string,
   source: string,
   userHome: string
-): Either.Either<string, InvalidMemoryDirError> => validateMemoryDirOverrideWith(NodePath, value, source, userHome)
+): Result.Result<string, InvalidMemoryDirError> => validateMemoryDirOverrideWith(NodePath, value, source, userHome)
 
 /**
  * Whether `candidate` is inside `memoryDir` or is the directory itself, after resolving and NFC-normalising
@@ -131,13 +131,13 @@ export const resolveEnabled = (
  */
 export const resolveMemoryLayout = (
   sources: LoadedSettings["sources"]
-): Either.Either<LayoutSetting | undefined, SettingsError> => {
+): Result.Result<LayoutSetting | undefined, SettingsError> => {
   for (const { path, settings } of sources) {
     const value = settings.memoryLayout
     if (value === undefined) continue
     return layoutSettings.includes(value as LayoutSetting) ?
-      Either.right(value as LayoutSetting) :
-      Either.left(
+      Result.succeed(value as LayoutSetting) :
+      Result.fail(
         new SettingsError({
           path,
           key: "memoryLayout",
@@ -145,7 +145,7 @@ export const resolveMemoryLayout = (
         })
       )
   }
-  return Either.right(undefined)
+  return Result.succeed(undefined)
 }
 
 /** The directory chain (pure over `path`): env, then trusted settings in order, then the default. */
@@ -154,10 +154,10 @@ export const resolveMemoryDirWith = (
   env: MemdirEnv,
   root: string,
   sources: LoadedSettings["sources"]
-): Either.Either<Pick<MemoryLocation, "memoryDir" | "source" | "sourcePath">, InvalidMemoryDirError> => {
+): Result.Result<Pick<MemoryLocation, "memoryDir" | "source" | "sourcePath">, InvalidMemoryDirError> => {
   const fromOverride = (value: string, source: MemoryLocation["source"], sourcePath: string, label: string) =>
     validateMemoryDirOverrideWith(path, value, label, env.userHome).pipe(
-      Either.map((memoryDir) => ({ memoryDir, source, sourcePath }))
+      Result.map((memoryDir) => ({ memoryDir, source, sourcePath }))
     )
   if (env.memoryDirOverride !== undefined) {
     return fromOverride(env.memoryDirOverride, "env", ENV_MEMORY_DIR, `env ${ENV_MEMORY_DIR}`)
@@ -180,7 +180,7 @@ export const resolveMemoryDirWith = (
       return fromOverride(candidate.value, candidate.source, candidate.path, label)
     }
   }
-  return Either.right({ memoryDir: defaultMemoryDirWith(path, env.memoryBase, root), source: "default" })
+  return Result.succeed({ memoryDir: defaultMemoryDirWith(path, env.memoryBase, root), source: "default" })
 }
 
 export const make = Effect.gen(function*() {
@@ -216,10 +216,12 @@ export const make = Effect.gen(function*() {
       const root = yield* gitRoot.canonicalRoot(cwd)
       const loaded = yield* settings.load(root.root)
       const directory = yield* refuseRealHome(
-        yield* resolveMemoryDirWith(path, settings.env, root.root, loaded.sources)
+        yield* Effect.fromResult(resolveMemoryDirWith(path, settings.env, root.root, loaded.sources))
       )
-      const memoryLayout = yield* resolveMemoryLayout(loaded.sources)
-      const automaticModelCalls = yield* resolveAutomaticModelCalls(settings.env.automaticModelCalls, loaded.sources)
+      const memoryLayout = yield* Effect.fromResult(resolveMemoryLayout(loaded.sources))
+      const automaticModelCalls = yield* Effect.fromResult(
+        resolveAutomaticModelCalls(settings.env.automaticModelCalls, loaded.sources)
+      )
       const location: MemoryLocation = {
         root,
         ...directory,
@@ -237,7 +239,7 @@ export const make = Effect.gen(function*() {
 
   const locate = Effect.fn("MemoryPaths.locate")(function*(cwd: string) {
     const { location, sources } = yield* resolveWith(cwd)
-    const team = yield* resolveTeamSwitch(location, settings.env.teamMemory, sources)
+    const team = yield* Effect.fromResult(resolveTeamSwitch(location, settings.env.teamMemory, sources))
     const located: MemoryLocation = { ...location, team, teamEnabled: location.enabled && team.enabled }
     return located
   })

@@ -20,6 +20,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as NodePath from "node:path"
 import {
   type Contained,
@@ -167,7 +168,7 @@ export type StoreRemoveError =
   | LockTimeoutError
   | MemoryIoError
 
-export class MemoryStore extends Context.Tag("@memdir/core/MemoryStore")<MemoryStore, {
+export class MemoryStore extends Context.Service<MemoryStore, {
   /** A memory file (or MEMORY.md, a daily log: anything readable inside the directory). */
   readonly read: (root: MemoryRoot, key: string) => Effect.Effect<StoredMemory, StoreReadError>
   /**
@@ -220,7 +221,7 @@ export class MemoryStore extends Context.Tag("@memdir/core/MemoryStore")<MemoryS
     root: MemoryRoot,
     key: string
   ) => Effect.Effect<Located, PathTraversalError | TeamMemoryDisabledError>
-}>() {}
+}>()("@memdir/core/MemoryStore") {}
 
 /** Where a key points once checked. */
 export type Located =
@@ -304,7 +305,7 @@ const refuseKey = (key: string, rules: KeyRules = {}): Effect.Effect<void, Inval
     Effect.fail(new InvalidMemoryInputError({ field: "file", value: key, reason: refusal.reason, rule: refusal.rule }))
 }
 
-const decodeFrontmatter = Schema.decodeUnknownEither(Frontmatter)
+const decodeFrontmatter = Schema.decodeUnknownEffect(Frontmatter)
 
 /** The index line's title and hook of a plain file without valid frontmatter: its file name and first line. */
 const plainFields = (key: string, text: string): { readonly name: string; readonly description: string } => {
@@ -325,7 +326,7 @@ const memoryFields = (key: string, text: string, plain: boolean) =>
 /** The three fields of a memory file to write, validated (its index line is rendered from them). */
 const strictFields = (key: string, text: string) =>
   Effect.gen(function*() {
-    const parsed = yield* parseMemoryFile(text, key)
+    const parsed = yield* Effect.fromResult(parseMemoryFile(text, key))
     const { description, name, type } = parsed.frontmatter
     return yield* decodeFrontmatter({ name, description, type }).pipe(
       Effect.mapError((error) =>
@@ -334,7 +335,7 @@ const strictFields = (key: string, text: string) =>
           value: key,
           reason: type === "untyped" || !["user", "feedback", "project", "reference"].includes(String(type)) ?
             "type must be one of user, feedback, project, reference" :
-            error.message.split("\n").slice(-1)[0] ?? "invalid frontmatter"
+            SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues[0]?.message ?? "invalid frontmatter"
         })
       )
     )
@@ -433,7 +434,9 @@ export const make = Effect.gen(function*() {
 
   const locate = Effect.fn("MemoryStore.locate")(function*(root: MemoryRoot, key: string) {
     // the scope is the one the key asks for, decided before `..` is collapsed (`team/../x.md` is refused)
-    const lexical = yield* lexicalScoped(root.memoryDir, key.trim(), { allowAbsolute: true, allowRoot: true })
+    const lexical = yield* Effect.fromResult(
+      lexicalScoped(root.memoryDir, key.trim(), { allowAbsolute: true, allowRoot: true })
+    )
     yield* refuseCaseAlias(lexical.key)
     if (lexical.scope === "team") {
       if (root.teamEnabled !== true) {
@@ -800,7 +803,7 @@ export const make = Effect.gen(function*() {
     const keys = yield* listKeys(root, dir)
     const out: Array<StoreEntry> = []
     for (let start = 0; start < keys.length; start += STAT_BATCH) {
-      if (start > 0) yield* Effect.yieldNow()
+      if (start > 0) yield* Effect.yieldNow
       yield* statBatch(keys.slice(start, start + STAT_BATCH), out)
     }
     return out

@@ -22,12 +22,12 @@ import type { MemoryToolHandlers } from "@anthropic-ai/sdk/helpers/beta/memory"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as NodePath from "node:path"
 import { requestedScope } from "./Containment.js"
 import { type EditMatchError, MemoryIoError, MemoryToolError } from "./Errors.js"
@@ -94,14 +94,14 @@ const RenameCommand = Schema.Struct({
 })
 
 /** One memory-tool input, as the model sends it. */
-export const MemoryToolCommand = Schema.Union(
+export const MemoryToolCommand = Schema.Union([
   ViewCommand,
   CreateCommand,
   StrReplaceCommand,
   InsertCommand,
   DeleteCommand,
   RenameCommand
-)
+])
 export type MemoryToolCommand = typeof MemoryToolCommand.Type
 
 const COMMANDS: ReadonlySet<string> = new Set(["view", "create", "str_replace", "insert", "delete", "rename"])
@@ -121,17 +121,31 @@ export interface MemoryToolAnswer {
   readonly is_error: boolean
 }
 
-const decodeCommand = Schema.decodeUnknownEither(MemoryToolCommand, { errors: "first" })
+const decodeCommand = Schema.decodeUnknownResult(MemoryToolCommand, { errors: "first" })
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /** The input as a command, or the error result the reference's tool would give (unknown command) or a clear one. */
-export const parseCommand = (input: unknown): Either.Either<MemoryToolCommand, MemoryToolError> => {
+export const parseCommand = (input: unknown): Result.Result<MemoryToolCommand, MemoryToolError> => {
   const command = typeof input === "object" && input !== null ? (input as { command?: unknown }).command : undefined
   if (typeof command === "string" && !COMMANDS.has(command)) {
-    return Either.left(new MemoryToolError({ reason: "unknown-command", path: command }))
+    return Result.fail(new MemoryToolError({ reason: "unknown-command", path: command }))
   }
-  return Either.mapLeft(decodeCommand(input), (error) => {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-    const where = issue === undefined || issue.path.length === 0 ? "the input" : issue.path.join(".")
+  // named here, not by the union's decoder: it would list every command's whole shape
+  if (typeof command !== "string") {
+    const what = typeof input !== "object" || input === null || Array.isArray(input) ?
+      "the input: must be an object with a command" :
+      command === undefined ?
+      "command: is missing" :
+      "command: must be a string"
+    return Result.fail(
+      new MemoryToolError({ reason: "invalid-input", path: "", detail: `${what} (one of ${[...COMMANDS].join(", ")})` })
+    )
+  }
+  return Result.mapError(decodeCommand(input), (error) => {
+    const issue = formatIssues(error.issue).issues[0]
+    const where = issue?.path === undefined || issue.path.length === 0 ?
+      "the input" :
+      issue.path.map((segment) => typeof segment === "object" ? String(segment.key) : String(segment)).join(".")
     return new MemoryToolError({
       reason: "invalid-input",
       path: "",
@@ -149,24 +163,24 @@ export const parseCommand = (input: unknown): Either.Either<MemoryToolCommand, M
  * collapsed as the reference does (it may not leave `/memories`); memdir also refuses `/memoriesX`, which the
  * reference reads as `/memories/X`.
  */
-export const keyOfToolPath = (toolPath: string): Either.Either<string, MemoryToolError> => {
+export const keyOfToolPath = (toolPath: string): Result.Result<string, MemoryToolError> => {
   if (toolPath !== MEMORIES && !toolPath.startsWith(`${MEMORIES}/`)) {
-    return Either.left(new MemoryToolError({ reason: "not-under-memories", path: toolPath }))
+    return Result.fail(new MemoryToolError({ reason: "not-under-memories", path: toolPath }))
   }
   const relative = toolPath.slice(MEMORIES.length).replace(/^\//, "")
   const resolved = NodePath.posix.resolve(relative === "" ? MEMORIES : NodePath.posix.join(MEMORIES, relative))
-  if (resolved === MEMORIES) return Either.right("")
+  if (resolved === MEMORIES) return Result.succeed("")
   if (!resolved.startsWith(`${MEMORIES}/`)) {
-    return Either.left(new MemoryToolError({ reason: "escapes-memories", path: toolPath }))
+    return Result.fail(new MemoryToolError({ reason: "escapes-memories", path: toolPath }))
   }
   const key = resolved.slice(MEMORIES.length + 1)
   // the scope is the one the path asks for: /memories/team/../x.md is not a private x.md
   if (requestedScope(relative) === "team" && scopeOf(key) !== "team") {
-    return Either.left(new MemoryToolError({ reason: "leaves-team", path: toolPath }))
+    return Result.fail(new MemoryToolError({ reason: "leaves-team", path: toolPath }))
   }
   // the store trims keys: " notes.md" would silently become "notes.md", so such a name is refused instead
   if (key !== key.trim()) {
-    return Either.left(
+    return Result.fail(
       new MemoryToolError({
         reason: "invalid-input",
         path: toolPath,
@@ -174,7 +188,7 @@ export const keyOfToolPath = (toolPath: string): Either.Either<string, MemoryToo
       })
     )
   }
-  return Either.right(key)
+  return Result.succeed(key)
 }
 
 const numbered = (lines: ReadonlyArray<string>, first: number): string =>
@@ -185,10 +199,10 @@ export const renderFile = (
   toolPath: string,
   text: string,
   viewRange: ReadonlyArray<number> | undefined
-): Either.Either<string, MemoryToolError> => {
+): Result.Result<string, MemoryToolError> => {
   const lines = text.split("\n")
   if (lines.length > VIEW_MAX_LINES) {
-    return Either.left(
+    return Result.fail(
       new MemoryToolError({ reason: "too-many-lines", path: toolPath, numbers: [lines.length, VIEW_MAX_LINES] })
     )
   }
@@ -200,7 +214,7 @@ export const renderFile = (
     shown = lines.slice(start, end)
     first = start + 1
   }
-  return Either.right(`Here's the content of ${toolPath} with line numbers:\n${numbered(shown, first)}`)
+  return Result.succeed(`Here's the content of ${toolPath} with line numbers:\n${numbered(shown, first)}`)
 }
 
 /** A size as the reference shows it: `0B`, `512B`, `4K`, `1.5M`. */
@@ -259,16 +273,16 @@ export const replaceUnique = (
   text: string,
   oldStr: string,
   newStr: string
-): Either.Either<{ readonly text: string; readonly result: string }, MemoryToolError> => {
+): Result.Result<{ readonly text: string; readonly result: string }, MemoryToolError> => {
   const matching: Array<number> = []
   text.split("\n").forEach((line, index) => {
     if (line.includes(oldStr)) matching.push(index + 1)
   })
   if (matching.length === 0) {
-    return Either.left(new MemoryToolError({ reason: "no-match", path: toolPath, detail: oldStr }))
+    return Result.fail(new MemoryToolError({ reason: "no-match", path: toolPath, detail: oldStr }))
   }
   if (matching.length > 1) {
-    return Either.left(
+    return Result.fail(
       new MemoryToolError({ reason: "multiple-matches", path: toolPath, detail: oldStr, numbers: matching })
     )
   }
@@ -277,7 +291,7 @@ export const replaceUnique = (
   const changed = matching[0]! - 1
   const start = Math.max(0, changed - 2)
   const end = Math.min(lines.length, changed + 3)
-  return Either.right({
+  return Result.succeed({
     text: edited,
     result: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +
       numbered(lines.slice(start, end), start + 1)
@@ -290,15 +304,15 @@ export const insertAt = (
   text: string,
   insertLine: number,
   insertText: string
-): Either.Either<{ readonly text: string; readonly result: string }, MemoryToolError> => {
+): Result.Result<{ readonly text: string; readonly result: string }, MemoryToolError> => {
   const lines = text.split("\n")
   if (insertLine < 0 || insertLine > lines.length) {
-    return Either.left(
+    return Result.fail(
       new MemoryToolError({ reason: "invalid-insert-line", path: toolPath, numbers: [insertLine, lines.length] })
     )
   }
   lines.splice(insertLine, 0, insertText.replace(/\n$/, ""))
-  return Either.right({ text: lines.join("\n"), result: `The file ${toolPath} has been edited.` })
+  return Result.succeed({ text: lines.join("\n"), result: `The file ${toolPath} has been edited.` })
 }
 
 /** A name `view` lists: not hidden, not node_modules. */
@@ -311,21 +325,18 @@ const isIndexKey = (key: string): boolean => key === INDEX_FILE || key === `${TE
 // Service
 // ---------------------------------------------------------------------------------------------------------------
 
-export class MemoryToolBackend extends Context.Tag("@memdir/core/MemoryToolBackend")<MemoryToolBackend, {
+export class MemoryToolBackend extends Context.Service<MemoryToolBackend, {
   /** Runs one tool input (decoded here) and gives the result text, or the error the model should read. */
   readonly run: (root: MemoryRoot, input: unknown) => Effect.Effect<string, MemoryToolFailure>
   /** `run` as the tool result the model receives (`Error: …` and `is_error: true` on failure). */
   readonly answer: (root: MemoryRoot, input: unknown) => Effect.Effect<MemoryToolAnswer>
   /** The SDK's handler object for `betaMemoryTool(handlers)`: each command throws an `Error` on failure. */
   readonly handlers: (root: MemoryRoot) => MemoryToolHandlers
-}>() {}
+}>()("@memdir/core/MemoryToolBackend") {}
 
 export const make = Effect.gen(function*() {
   const store = yield* MemoryStore
   const fs = yield* MemoryFs
-
-  /** An `Either` is an `Effect` (its `Left` fails). */
-  const fromEither = <A, E>(either: Either.Either<A, E>): Effect.Effect<A, E> => either
 
   /** A failure of `lstat` other than "nothing there", as memdir's I/O error. */
   const ioError = (error: MemoryFsError) => new MemoryIoError({ op: error.op, path: error.path, detail: error.detail })
@@ -354,7 +365,7 @@ export const make = Effect.gen(function*() {
   /** A tool path checked down to its key, its location and what is there. */
   const resolve = (root: MemoryRoot, toolPath: string) =>
     Effect.gen(function*() {
-      const key = yield* fromEither(keyOfToolPath(toolPath))
+      const key = yield* Effect.fromResult(keyOfToolPath(toolPath))
       const located = yield* locate(root, key, toolPath)
       const info = yield* infoOf(located)
       return { key, located, info }
@@ -435,7 +446,7 @@ export const make = Effect.gen(function*() {
         return yield* new MemoryToolError({ reason: "unsupported-file-type", path: command.path, command: "view" })
       }
       const stored = yield* store.read(root, target.key)
-      return yield* fromEither(renderFile(command.path, stored.text, command.view_range))
+      return yield* Effect.fromResult(renderFile(command.path, stored.text, command.view_range))
     })
 
   const create = (root: MemoryRoot, command: typeof CreateCommand.Type) =>
@@ -460,21 +471,21 @@ export const make = Effect.gen(function*() {
     root: MemoryRoot,
     toolPath: string,
     command: string,
-    apply: (text: string) => Either.Either<{ readonly text: string; readonly result: string }, MemoryToolError>
+    apply: (text: string) => Result.Result<{ readonly text: string; readonly result: string }, MemoryToolError>
   ) =>
     Effect.gen(function*() {
       const key = yield* existingFile(root, toolPath, command)
-      const planned = yield* fromEither(apply((yield* store.read(root, key)).text))
-      let outcome: Either.Either<{ readonly text: string; readonly result: string }, MemoryToolError> = Either.right(
+      const planned = yield* Effect.fromResult(apply((yield* store.read(root, key)).text))
+      let outcome: Result.Result<{ readonly text: string; readonly result: string }, MemoryToolError> = Result.succeed(
         planned
       )
       yield* store.write(root, key, (current) => {
         // deleted since the read: the edit is written (the reference's atomic write does the same)
         if (current === undefined) return planned.text
         outcome = apply(current)
-        return Either.isRight(outcome) ? outcome.right.text : current
+        return Result.isSuccess(outcome) ? outcome.success.text : current
       }, VERBATIM)
-      return yield* fromEither(Either.map(outcome, (done) => done.result))
+      return yield* Effect.fromResult(Result.map(outcome, (done) => done.result))
     })
 
   /**
@@ -489,7 +500,9 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const key = yield* existingFile(root, command.path, "str_replace")
       const current = yield* store.read(root, key)
-      const planned = yield* fromEither(replaceUnique(command.path, current.text, command.old_str, command.new_str))
+      const planned = yield* Effect.fromResult(
+        replaceUnique(command.path, current.text, command.old_str, command.new_str)
+      )
       if (planned.text === current.text) return planned.result
       const once = Operations.occurrences(current.text, command.old_str) === 1
       yield* Operations.edit(root, {
@@ -592,7 +605,7 @@ export const make = Effect.gen(function*() {
     })
 
   const run = Effect.fn("MemoryToolBackend.run")(function*(root: MemoryRoot, input: unknown) {
-    const command = yield* fromEither(parseCommand(input))
+    const command = yield* Effect.fromResult(parseCommand(input))
     // `/memories` exists from the first command on, as after the reference's `init`
     yield* fs.makeDirectory(root.memoryDir).pipe(Effect.mapError(ioError))
     switch (command.command) {
@@ -628,7 +641,7 @@ export const make = Effect.gen(function*() {
     const call = async (input: unknown): Promise<string> => {
       const exit = await Effect.runPromiseExit(run(root, input))
       if (Exit.isSuccess(exit)) return exit.value
-      const failure = Cause.failureOption(exit.cause)
+      const failure = Cause.findErrorOption(exit.cause)
       // the runner turns a thrown Error into `Error: <message>` with is_error (what the reference's throws give)
       throw Option.isSome(failure) ? new Error(failure.value.message) : Cause.squash(exit.cause)
     }

@@ -16,10 +16,11 @@
  * report; a failure the model cannot fix (disk, lock) is kept in `ioFailures`.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import * as NodePath from "node:path"
 import { type AgentTool, defineTool, ToolFailure } from "./Agent.js"
 import { Containment } from "./Containment.js"
@@ -111,6 +112,12 @@ export interface MemoryToolset {
   readonly ioFailures: Effect.Effect<ReadonlyArray<ToolIoFailure>>
 }
 
+/**
+ * A line number or count: a whole number above 0. Optional tool fields are `optionalKey` (absent, never `undefined`
+ * nor `null`): the input is JSON, and the JSON schema the model reads lists each as its plain type.
+ */
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+
 /** A path refused by the sandbox (becomes a `ToolRefusal` and an error answer). */
 class Refused extends Schema.TaggedError<Refused>()("Refused", {
   path: Schema.String,
@@ -168,7 +175,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   }
   const record = (change: MemoryChange) => Ref.update(changes, (all) => [...all, change])
   // Writes of one turn run in parallel; each reads, then writes: one at a time, so no edit is lost to another.
-  const mutation = yield* Effect.makeSemaphore(1)
+  const mutation = yield* Semaphore.make(1)
   const serialized = mutation.withPermits(1)
 
   // -------------------------------------------------------------------------------------------------------------
@@ -181,7 +188,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         const message = `refused ${JSON.stringify(refused.path)}: ${refused.reason} (${refused.detail}). ` +
           `Memory paths stay inside the memory directory.`
         return Ref.update(refusals, (all) => [...all, { tool, path: key, reason: refused.reason, message }]).pipe(
-          Effect.zipRight(fail(message))
+          Effect.andThen(fail(message))
         )
       })
     )
@@ -208,7 +215,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         case "MemoryIoError":
         case "LockTimeoutError":
           return Ref.update(ioFailures, (all) => [...all, { tool, path: key, error }]).pipe(
-            Effect.zipRight(fail(error.message))
+            Effect.andThen(fail(error.message))
           )
         default:
           return fail(error.message)
@@ -234,7 +241,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     store.read(root, key).pipe(
       Effect.map((stored) => Option.some(stored.text)),
       Effect.catchTag("MemoryNotFoundError", () => Effect.succeedNone),
-      Effect.catchAll(fromStore(tool, key))
+      Effect.catch(fromStore(tool, key))
     )
 
   const isIndexKey = (key: string) => key.trim().toLowerCase() === INDEX_FILE.toLowerCase()
@@ -256,11 +263,11 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           (error) => error._tag === "PathTraversalError" && error.reason === "too-large",
           () => Effect.succeedNone
         ),
-        Effect.catchAll(fromStore(tool, key))
+        Effect.catch(fromStore(tool, key))
       )
       if (Option.isNone(current)) return { backup: undefined, ifVersion: undefined }
       const backup = yield* trace.keepPrevious(current.value.key, current.value.text).pipe(
-        Effect.catchAll(backupFailure(tool, key))
+        Effect.catch(backupFailure(tool, key))
       )
       return { backup, ifVersion: memoryVersion(current.value.text) }
     })
@@ -269,7 +276,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
   const keepAfter = (tool: string, key: string, file: string, before: string | undefined, kept: string | undefined) =>
     options.trace === undefined || before === undefined || kept !== undefined ?
       Effect.succeed(kept) :
-      options.trace.keepPrevious(file, before).pipe(Effect.catchAll(backupFailure(tool, key)))
+      options.trace.keepPrevious(file, before).pipe(Effect.catch(backupFailure(tool, key)))
 
   /** A backup that cannot be written: the change is not made (or, after it, the run fails: an I/O failure). */
   const backupFailure = (tool: string, key: string) => (error: PathTraversalError | MemoryIoError) =>
@@ -279,12 +286,14 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         tool,
         path: key,
         error: new MemoryIoError({ op: "back up", path: key, detail: error.message })
-      }]).pipe(Effect.zipRight(fail(`${key}: its previous version cannot be kept (${error.message})`)))
+      }]).pipe(Effect.andThen(fail(`${key}: its previous version cannot be kept (${error.message})`)))
 
   /** What the model reads after a change: the memory, its index file, and what the memory is now. */
   const changeSummary = (op: string, key: string, scope: MemoryScope, after: string) => {
     const parsed = parseMemoryFile(after, key)
-    const what = Either.isRight(parsed) ? ` (${parsed.right.frontmatter.type}: ${parsed.right.frontmatter.name})` : ""
+    const what = Result.isSuccess(parsed)
+      ? ` (${parsed.success.frontmatter.type}: ${parsed.success.frontmatter.name})`
+      : ""
     const indexFile = scope === "team" ? `${TEAM_DIR}/${INDEX_FILE}` : INDEX_FILE
     return `${op} ${key} and its line in ${indexFile}${what}`
   }
@@ -294,7 +303,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     Effect.gen(function*() {
       const kept = yield* keepBefore(tool, key)
       const written = yield* store.write(root, key, content, { ifVersion: kept.ifVersion }).pipe(
-        Effect.catchAll(fromStore(tool, key))
+        Effect.catch(fromStore(tool, key))
       )
       const op = written.created ? "created" : "updated"
       const backup = yield* keepAfter(tool, key, written.key, written.before, kept.backup)
@@ -327,9 +336,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     description: "List the files of the memory directory (or of one sub-directory), with each memory's type and " +
       "description. Hidden entries are not shown.",
     input: Schema.Struct({
-      dir: Schema.optional(Schema.String).annotations({
+      dir: Schema.optionalKey(Schema.String.annotate({
         description: "Sub-directory relative to the memory directory; default: all of it"
-      })
+      }))
     }),
     run: ({ dir }) =>
       sandboxed(
@@ -339,7 +348,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           yield* hiddenRefusal(dir ?? "")
           // Named from the directory entries; only the page's files are opened, once each (a size from its fstat).
           const entries = yield* store.listKeys(root, dir ?? "").pipe(
-            Effect.catchAll(fromStore("memory_list", dir ?? ""))
+            Effect.catch(fromStore("memory_list", dir ?? ""))
           )
           const shown = entries.slice(0, LIST_MAX_ENTRIES)
           const described = yield* describeShown(shown)
@@ -367,9 +376,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     description: "Read a file of the memory directory (a memory, MEMORY.md or a daily log). Paths are relative to " +
       "the memory directory.",
     input: Schema.Struct({
-      path: Schema.String.annotations({ description: "e.g. feedback_testing.md" }),
-      offset: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({ description: "first line, 1-based" }),
-      limit: Schema.optional(Schema.Int.pipe(Schema.positive())).annotations({ description: "lines to read" })
+      path: Schema.String.annotate({ description: "e.g. feedback_testing.md" }),
+      offset: Schema.optionalKey(PositiveInt.annotate({ description: "first line, 1-based" })),
+      limit: Schema.optionalKey(PositiveInt.annotate({ description: "lines to read" }))
     }),
     run: ({ limit, offset, path: key }) =>
       sandboxed(
@@ -394,8 +403,8 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       "description, type: user | feedback | project | reference). Its line in MEMORY.md is added or updated for " +
       "you: never write MEMORY.md yourself.",
     input: Schema.Struct({
-      path: Schema.String.annotations({ description: "relative .md path, e.g. feedback_testing.md" }),
-      content: Schema.String.annotations({ description: "the whole file: frontmatter, blank line, body" })
+      path: Schema.String.annotate({ description: "relative .md path, e.g. feedback_testing.md" }),
+      content: Schema.String.annotate({ description: "the whole file: frontmatter, blank line, body" })
     }),
     run: ({ content, path: key }) =>
       sandboxed("memory_write", key, serialized(writeWhole("memory_write", key, content)))
@@ -424,9 +433,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       "still be a valid memory with frontmatter; its MEMORY.md line follows the new description.",
     input: Schema.Struct({
       path: Schema.String,
-      old_string: Schema.String.pipe(Schema.minLength(1)),
+      old_string: Schema.String.check(Schema.isMinLength(1)),
       new_string: Schema.String,
-      replace_all: Schema.optional(Schema.Boolean)
+      replace_all: Schema.optionalKey(Schema.Boolean)
     }),
     run: (input) =>
       sandboxed(
@@ -441,11 +450,15 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
               detail: `${INDEX_FILE} is maintained by memdir: write the memory file instead`
             })
           }
-          const edit = { old: input.old_string, new: input.new_string, replaceAll: input.replace_all }
+          const edit = {
+            old: input.old_string,
+            new: input.new_string,
+            ...(input.replace_all === undefined ? {} : { replaceAll: input.replace_all })
+          }
           const current = yield* readMemory("memory_edit", input.path)
           if (Option.isNone(current)) return yield* fail(`no file ${input.path.trim()}: create it with memory_write`)
           // Checked before anything is kept: an edit that names no one place leaves no backup behind.
-          const planned = yield* Operations.planEdit(input.path.trim(), current.value, edit).pipe(
+          const planned = yield* Effect.fromResult(Operations.planEdit(input.path.trim(), current.value, edit)).pipe(
             Effect.mapError((error) => new ToolFailure({ message: error.message }))
           )
           if (isIndexKey(input.path)) return yield* editIndex(input.path, current.value, planned.text)
@@ -455,7 +468,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           const ifVersion = kept.ifVersion ?? memoryVersion(current.value)
           const edited = yield* Operations.edit(root, { path: input.path, ...edit, ifVersion }).pipe(
             Effect.provideService(MemoryStore, store),
-            Effect.catchAll((error) =>
+            Effect.catch((error) =>
               error._tag === "MemoryNotFoundError" ?
                 fail(`no file ${input.path.trim()}: create it with memory_write`) :
                 error._tag === "EditMatchError" ?
@@ -492,7 +505,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
           const kept = yield* keepBefore("memory_delete", key)
           const removed = yield* Operations.remove(root, { path: key }).pipe(
             Effect.provideService(MemoryStore, store),
-            Effect.catchAll(fromStore("memory_delete", key))
+            Effect.catch(fromStore("memory_delete", key))
           )
           const before = removed.before ?? undefined
           const backup = yield* keepAfter("memory_delete", key, removed.path, before, kept.backup)
@@ -520,8 +533,8 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
         "project root.",
       input: Schema.Struct({
         path: Schema.String,
-        offset: Schema.optional(Schema.Int.pipe(Schema.positive())),
-        limit: Schema.optional(Schema.Int.pipe(Schema.positive()))
+        offset: Schema.optionalKey(PositiveInt),
+        limit: Schema.optionalKey(PositiveInt)
       }),
       run: ({ limit, offset, path: key }) =>
         sandboxed(
@@ -557,7 +570,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
     const listDir = defineTool({
       name: "list_dir",
       description: "List a directory of the project (read-only): sub-directories end with /.",
-      input: Schema.Struct({ path: Schema.optional(Schema.String) }),
+      input: Schema.Struct({ path: Schema.optionalKey(Schema.String) }),
       run: ({ path: key }) =>
         sandboxed(
           "list_dir",
@@ -579,9 +592,9 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
       description: "Search the project's text files for a regular expression (read-only). Skips .git, " +
         "node_modules, symlinks, binary and large files. Answers path:line: text.",
       input: Schema.Struct({
-        pattern: Schema.String.pipe(Schema.minLength(1)),
-        path: Schema.optional(Schema.String).annotations({ description: "directory or file; default: the root" }),
-        ignore_case: Schema.optional(Schema.Boolean)
+        pattern: Schema.String.check(Schema.isMinLength(1)),
+        path: Schema.optionalKey(Schema.String.annotate({ description: "directory or file; default: the root" })),
+        ignore_case: Schema.optionalKey(Schema.Boolean)
       }),
       run: (input) =>
         sandboxed(
@@ -613,7 +626,7 @@ export const make = Effect.fn("MemoryTools.make")(function*(options: MemoryTools
               )
               if (looksBinary(text)) continue
               if (!search.scan(toPosix(NodePath.relative(located.realRoot, file)), text)) break
-              yield* Effect.yieldNow()
+              yield* Effect.yieldNow
             }
             return search.render()
           })

@@ -20,14 +20,12 @@ import type Anthropic from "@anthropic-ai/sdk"
 import type * as AnthropicSdk from "@anthropic-ai/sdk"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
@@ -76,10 +74,10 @@ export interface ModelResponse {
 export interface StructuredOutput<A, I> {
   readonly name: string
   readonly description: string
-  readonly schema: Schema.Schema<A, I>
+  readonly schema: Schema.Codec<A, I>
 }
 
-export class Model extends Context.Tag("@memdir/core/Model")<Model, {
+export class Model extends Context.Service<Model, {
   /** False when no key is configured: callers must not call `complete` and should use their offline path. */
   readonly available: boolean
   /** The model id configured for a role. */
@@ -93,7 +91,7 @@ export class Model extends Context.Tag("@memdir/core/Model")<Model, {
     request: Omit<ModelRequest, "tools" | "toolChoice">,
     output: StructuredOutput<A, I>
   ) => Effect.Effect<{ readonly value: A; readonly response: ModelResponse }, ModelError>
-}>() {}
+}>()("@memdir/core/Model") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Configuration
@@ -148,11 +146,11 @@ export interface ModelConfig {
 }
 
 const nonEmptyString = (name: string) =>
-  Config.string(name).pipe(Config.option, Config.map(Option.filter((value) => value.trim() !== "")))
+  Config.String(name).pipe(Config.option, Config.map(Option.filter((value) => value.trim() !== "")))
 
 /** `ModelConfig` from `Config`: see the module comment for the variables. */
 export const config: Config.Config<ModelConfig> = Config.all({
-  apiKey: Config.redacted("ANTHROPIC_API_KEY").pipe(
+  apiKey: Config.Redacted("ANTHROPIC_API_KEY").pipe(
     Config.option,
     Config.map(Option.filter((key) => Redacted.value(key).trim() !== ""))
   ),
@@ -167,15 +165,15 @@ export const config: Config.Config<ModelConfig> = Config.all({
       ])
     ) as Record<ModelRole, Config.Config<string>>
   ),
-  timeout: Config.duration("MEMDIR_MODEL_TIMEOUT").pipe(Config.withDefault(DEFAULT_TIMEOUT)),
-  maxRetries: Config.integer("MEMDIR_MODEL_MAX_RETRIES").pipe(
-    Config.withDefault(DEFAULT_MAX_RETRIES),
-    Config.validate({ message: "must be a whole number ≥ 0", validation: (n) => n >= 0 })
-  )
+  timeout: Config.Duration("MEMDIR_MODEL_TIMEOUT").pipe(Config.withDefault(DEFAULT_TIMEOUT)),
+  maxRetries: Config.schema(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(0, { message: "must be a whole number ≥ 0" })),
+    "MEMDIR_MODEL_MAX_RETRIES"
+  ).pipe(Config.withDefault(DEFAULT_MAX_RETRIES))
 }).pipe(Config.map(({ maxRetries, ...rest }) => ({ ...rest, retry: { ...defaultRetryOptions, maxRetries } })))
 
 /** Whether `Config` has a key, without building the client (the CLI's default selector depends on it). */
-export const isConfigured: Effect.Effect<boolean, ConfigError.ConfigError> = Effect.map(
+export const isConfigured: Effect.Effect<boolean, Config.ConfigError> = Effect.map(
   config,
   (c) => Option.isSome(c.apiKey)
 )
@@ -205,11 +203,15 @@ export const toMessageParams = (request: ModelRequest, model: string): Anthropic
 })
 
 /**
- * The tool's `input_schema` for an output schema: `JSONSchema.make`, minus the `$schema` marker. Undefined
+ * The tool's `input_schema` for an output schema: `Schema.toJsonSchemaDocument` (draft 2020-12), its definitions
+ * (if any) as `$defs`, and `additionalProperties: false` on objects (what the model is told it may send). Undefined
  * when the schema is not an object schema: the Messages API takes only those as tool input.
  */
-export const toolInputSchema = <A, I>(schema: Schema.Schema<A, I>): Anthropic.Tool.InputSchema | undefined => {
-  const { $schema: _, ...json } = JSONSchema.make(schema) as unknown as Record<string, unknown>
+export const toolInputSchema = <A, I>(schema: Schema.Codec<A, I>): Anthropic.Tool.InputSchema | undefined => {
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  const json: JsonSchema.JsonSchema = Object.keys(document.definitions).length === 0 ?
+    document.schema :
+    { ...document.schema, $defs: document.definitions }
   return json.type === "object" ? json as Anthropic.Tool.InputSchema : undefined
 }
 
@@ -274,17 +276,19 @@ export const parseRetryAfter = (
 export const retrySchedule = (options: RetryOptions): Schedule.Schedule<unknown, AttemptFailure> =>
   Schedule.exponential(options.baseDelay, 2).pipe(
     Schedule.jittered,
-    Schedule.modifyDelay((_, delay) => Duration.min(delay, options.maxDelay)),
-    Schedule.intersect(Schedule.identity<AttemptFailure>()),
-    Schedule.modifyDelay(([, failure], delay) =>
-      Option.match(failure.retryAfter, { onNone: () => delay, onSome: (after) => Duration.max(delay, after) })
-    ),
-    Schedule.intersect(Schedule.recurs(options.maxRetries)),
-    Schedule.whileInput((failure: AttemptFailure) =>
-      isRetryable(failure) &&
-      Option.match(failure.retryAfter, {
+    Schedule.setInputType<AttemptFailure>(),
+    Schedule.modifyDelay(({ duration, input }) => {
+      const backoff = Duration.min(duration, options.maxDelay)
+      return Effect.succeed(
+        Option.match(input.retryAfter, { onNone: () => backoff, onSome: (after) => Duration.max(backoff, after) })
+      )
+    }),
+    Schedule.upTo({ times: options.maxRetries }),
+    Schedule.while(({ input }) =>
+      isRetryable(input) &&
+      Option.match(input.retryAfter, {
         onNone: () => true,
-        onSome: (after) => Duration.lessThanOrEqualTo(after, options.maxRetryAfter)
+        onSome: (after) => Duration.isLessThanOrEqualTo(after, options.maxRetryAfter)
       })
     )
   )
@@ -306,7 +310,9 @@ export const structuredWith = (
   Effect.gen(function*() {
     const inputSchema = toolInputSchema(output.schema)
     // a programming error, not a model failure
-    if (inputSchema === undefined) return yield* Effect.dieMessage(`${output.name}: structured output needs a Struct`)
+    if (inputSchema === undefined) {
+      return yield* Effect.die(new Error(`${output.name}: structured output needs a Struct`))
+    }
     const tool: Anthropic.Tool = { name: output.name, description: output.description, input_schema: inputSchema }
     const response = yield* complete({ ...request, tools: [tool], toolChoice: { type: "tool", name: output.name } })
     const malformed = (detail: string) =>
@@ -320,11 +326,11 @@ export const structuredWith = (
         `expected a call to the tool ${output.name}, got [${got.join(", ")}] (stop_reason: ${response.stopReason})`
       )
     }
-    const value = yield* Schema.decodeUnknown(output.schema)(call.input).pipe(
+    const value = yield* Schema.decodeUnknownEffect(output.schema)(call.input).pipe(
       Effect.mapError((error) =>
         malformed(
           `the ${output.name} input does not match its schema (stop_reason: ${response.stopReason}): ` +
-            shorten(ParseResult.TreeFormatter.formatErrorSync(error))
+            shorten(error.message)
         )
       )
     )
@@ -392,7 +398,7 @@ const toAttemptFailure = (
 }
 
 /** The live model over an SDK client (needs a key in `config`; without one, `available` is false). */
-export const makeWith = (modelConfig: ModelConfig): Effect.Effect<Context.Tag.Service<Model>> =>
+export const makeWith = (modelConfig: ModelConfig): Effect.Effect<Context.Service.Shape<typeof Model>> =>
   Effect.gen(function*() {
     const modelFor = (role: ModelRole): string => modelConfig.models[role]
     if (Option.isNone(modelConfig.apiKey)) return unavailable(modelFor)
@@ -403,7 +409,7 @@ export const makeWith = (modelConfig: ModelConfig): Effect.Effect<Context.Tag.Se
       // explicit, so that `Config` (not the SDK reading the environment on its own) decides the endpoint
       baseURL: Option.getOrElse(modelConfig.baseUrl, () => "https://api.anthropic.com"),
       maxRetries: 0,
-      // the SDK's own clock is only a backstop: the attempt's `Effect.timeoutFail` fires first
+      // the SDK's own clock is only a backstop: the attempt's `Effect.timeoutOrElse` fires first
       timeout: Math.max(1, Math.ceil(timeoutMs)) + 1000
     })
     const schedule = retrySchedule(modelConfig.retry)
@@ -414,25 +420,26 @@ export const makeWith = (modelConfig: ModelConfig): Effect.Effect<Context.Tag.Se
       const attempts = yield* Ref.make(0)
       const startedAt = yield* Clock.currentTimeMillis
       const attempt = Ref.update(attempts, (n) => n + 1).pipe(
-        Effect.zipRight(Effect.tryPromise({
+        Effect.andThen(Effect.tryPromise({
           try: (signal) => client.messages.create(body, { signal }),
           catch: (cause) => cause
         })),
-        Effect.catchAll((cause) =>
+        Effect.catch((cause) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => toAttemptFailure(sdk, request.role, model, cause, now))
         ),
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: modelConfig.timeout,
-          onTimeout: (): AttemptFailure => ({
-            error: new ModelError({
-              kind: "timeout",
-              role: request.role,
-              model,
-              detail: `no answer within ${Duration.format(modelConfig.timeout)}`
-            }),
-            retryAfter: Option.none(),
-            shouldRetry: Option.some(false)
-          })
+          orElse: () =>
+            Effect.fail<AttemptFailure>({
+              error: new ModelError({
+                kind: "timeout",
+                role: request.role,
+                model,
+                detail: `no answer within ${Duration.format(modelConfig.timeout)}`
+              }),
+              retryAfter: Option.none(),
+              shouldRetry: Option.some(false)
+            })
         })
       )
       const message = yield* attempt.pipe(
@@ -477,7 +484,7 @@ const annotateResponse = (request: ModelRequest, response: ModelResponse) =>
   })
 
 /** No key: every call fails with "not-configured" (callers check `available` first). */
-const unavailable = (modelFor: (role: ModelRole) => string): Context.Tag.Service<Model> => {
+const unavailable = (modelFor: (role: ModelRole) => string): Context.Service.Shape<typeof Model> => {
   const complete = (request: ModelRequest) =>
     Effect.fail(
       new ModelError({
@@ -490,15 +497,18 @@ const unavailable = (modelFor: (role: ModelRole) => string): Context.Tag.Service
   return Model.of({ available: false, modelFor, complete, structured: structuredWith(complete, modelFor) })
 }
 
-export const make: Effect.Effect<Context.Tag.Service<Model>, ConfigError.ConfigError> = Effect.flatMap(config, makeWith)
+export const make: Effect.Effect<Context.Service.Shape<typeof Model>, Config.ConfigError> = Effect.flatMap(
+  config,
+  makeWith
+)
 
 /** The live model from `Config` (environment variables). */
-export const layer: Layer.Layer<Model, ConfigError.ConfigError> = Layer.effect(Model, make)
+export const layer: Layer.Layer<Model, Config.ConfigError> = Layer.effect(Model, make)
 
 /** The live model from `Config`, with some settings fixed in code (e.g. a faster retry policy in tests). */
 export const layerWith = (
   overrides: Partial<Omit<ModelConfig, "retry">> & { readonly retry?: Partial<RetryOptions> | undefined }
-): Layer.Layer<Model, ConfigError.ConfigError> =>
+): Layer.Layer<Model, Config.ConfigError> =>
   Layer.effect(
     Model,
     Effect.flatMap(config, (fromEnv) =>
@@ -542,9 +552,9 @@ export const toolUseReply = (name: string, input: unknown, id = "toolu_scripted"
 })
 
 /** What a scripted model was asked, for assertions. */
-export class ModelRequests extends Context.Tag("@memdir/core/Model/ModelRequests")<ModelRequests, {
+export class ModelRequests extends Context.Service<ModelRequests, {
   readonly all: Effect.Effect<ReadonlyArray<ModelRequest>>
-}>() {}
+}>()("@memdir/core/Model/ModelRequests") {}
 
 export interface TestModelOptions {
   /** False: behave as if no key were configured (every call fails "not-configured"). */
@@ -567,7 +577,7 @@ export const layerTest = (
       const index = (yield* Ref.getAndUpdate(requests, (all) => [...all, request])).length
       const reply = typeof script === "function" ? script(request, index) : script[index]
       if (reply === undefined) {
-        return yield* Effect.dieMessage(`Model.layerTest: no scripted reply for call ${index + 1}`)
+        return yield* Effect.die(new Error(`Model.layerTest: no scripted reply for call ${index + 1}`))
       }
       if (reply instanceof ModelError) return yield* reply
       const response: ModelResponse = {

@@ -45,7 +45,7 @@ export { DEFAULT_SELECTOR_VARIANT, SELECT_TOOL_NAME, selectorSection } from "./p
 
 /** What the model must answer (the tool's input). */
 export const SelectedMemories = Schema.Struct({
-  selected_memories: Schema.Array(Schema.String).annotations({
+  selected_memories: Schema.Array(Schema.String).annotate({
     description: "Paths of the memories that will clearly help, exactly as written in the manifest, most useful " +
       "first. At most 5. An empty list when none clearly helps."
   })
@@ -136,7 +136,7 @@ export const manifestCandidates = (request: SelectionRequest): SelectionRequest[
  * model's `ModelError`.
  */
 export const selectWithModel = (
-  model: Context.Tag.Service<Model>,
+  model: Context.Service.Shape<typeof Model>,
   request: SelectionRequest,
   system: string
 ): Effect.Effect<Selection, ModelError> =>
@@ -172,10 +172,10 @@ const degradeToOffline = (request: SelectionRequest, error: ModelError): Selecti
 
 export const makeWith = (
   options: ModelSelectorOptions = {}
-): Effect.Effect<Context.Tag.Service<Selector>, UnknownPromptVariantError, Model> =>
+): Effect.Effect<Context.Service.Shape<typeof Selector>, UnknownPromptVariantError, Model> =>
   Effect.gen(function*() {
     const model = yield* Model
-    const system = yield* selectorPrompt(options.variant)
+    const system = yield* Effect.fromResult(selectorPrompt(options.variant))
     return Selector.of({
       select: Effect.fn("Selector.select")(function*(request: SelectionRequest) {
         yield* Effect.annotateCurrentSpan({ selector: MODEL_SELECTOR, candidates: request.candidates.length })
@@ -221,10 +221,10 @@ export const selectorChoices: ReadonlyArray<SelectorChoice> = ["model", "offline
  * a hook or the MCP server sets it around each recall from the project's switch (`MemoryLocation`). The
  * `…-if-allowed` selectors read it per call; unset, it is `false`, so a program that forgets it stays offline.
  */
-export class AutomaticModelCallsAllowed extends Context.Reference<AutomaticModelCallsAllowed>()(
+export const AutomaticModelCallsAllowed = Context.Reference<boolean>(
   "@memdir/core/ModelSelector/AutomaticModelCallsAllowed",
-  { defaultValue: (): boolean => false }
-) {}
+  { defaultValue: () => false }
+)
 
 /** `inner` while `AutomaticModelCallsAllowed` is on for the call, else the offline selector. */
 const gated = (inner: "auto" | "model"): Layer.Layer<Selector, never, Model> =>
@@ -254,6 +254,6 @@ export const layerFor = (choice: SelectorChoice): Layer.Layer<Selector, never, M
     gated("auto") :
     choice === "model-if-allowed" ?
     gated("model") :
-    Layer.unwrapEffect(
+    Layer.unwrap(
       Effect.map(Model, (model) => choice === "auto" && !model.available ? OfflineSelector.layer : layer)
     )

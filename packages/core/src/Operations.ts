@@ -13,7 +13,7 @@
  * under its lock), so a change that lands in between is refused (`VersionConflictError`), never overwritten.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Browse from "./Browse.js"
 import { EditMatchError, PathExistsError, TeamMemoryDisabledError, VersionConflictError } from "./Errors.js"
@@ -29,8 +29,8 @@ import { chooseTarget, validateWriteInput } from "./Write.js"
 
 export type { MemoryRoot } from "./MemoryStore.js"
 
-const described = <S extends Schema.Schema.Any>(schema: S, description: string) =>
-  schema.annotations({ description }) as unknown as S
+const described = <S extends Schema.Top>(schema: S, description: string): S["Rebuild"] =>
+  schema.annotate({ description })
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shapes shared by several operations
@@ -39,11 +39,11 @@ const described = <S extends Schema.Schema.Any>(schema: S, description: string) 
 export const Scope = MemoryScope
 export const Kind = MemoryKind
 export const MemoryTypeField = described(
-  Schema.Literal(...memoryTypes),
+  Schema.Literals(memoryTypes),
   "Memory type: user | feedback | project | reference"
 )
 export const BrowseScope = described(
-  Schema.Literal(...Browse.browseScopes),
+  Schema.Literals(Browse.browseScopes),
   "private, team (only while team memory is on) or all (default)"
 )
 export const MemoryPath = described(
@@ -59,7 +59,7 @@ export const Header = Schema.Struct({
   type: Kind,
   description: Schema.String,
   mtime: described(Schema.String, "Last modified, ISO 8601"),
-  ageDays: Schema.Number,
+  ageDays: Schema.Finite,
   age: Schema.String
 })
 export type Header = typeof Header.Type
@@ -86,7 +86,10 @@ const headerOf = (m: Browse.ListedMemory, age: { readonly ageDays: number; reado
 // list, search
 // ---------------------------------------------------------------------------------------------------------------
 
-export const ListInput = Schema.Struct({ scope: Schema.optional(BrowseScope), type: Schema.optional(MemoryTypeField) })
+export const ListInput = Schema.Struct({
+  scope: Schema.optionalKey(BrowseScope),
+  type: Schema.optionalKey(MemoryTypeField)
+})
 export const ListResult = Schema.Struct({ memories: Schema.Array(Header), teamEnabled: Schema.Boolean })
 
 /** Every memory's header, newest first, in the scope and of the type asked for. */
@@ -100,18 +103,18 @@ export const list = Effect.fn("Operations.list")(function*(root: MemoryRoot, inp
 
 export const SearchInput = Schema.Struct({
   query: described(Schema.String, "Words to look for"),
-  limit: Schema.optional(
+  limit: Schema.optionalKey(
     described(
-      Schema.Number.pipe(Schema.int(), Schema.between(1, Browse.MAX_SEARCH_LIMIT)),
+      Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Browse.MAX_SEARCH_LIMIT })),
       "At most this many (1–50, default 10)"
     )
   ),
-  scope: Schema.optional(BrowseScope),
-  type: Schema.optional(MemoryTypeField)
+  scope: Schema.optionalKey(BrowseScope),
+  type: Schema.optionalKey(MemoryTypeField)
 })
 export const SearchHit = Schema.Struct({
   ...Header.fields,
-  score: described(Schema.Number, "Match evidence (higher is better)"),
+  score: described(Schema.Finite, "Match evidence (higher is better)"),
   relevant: described(Schema.Boolean, "recall would pick it for this query")
 })
 export const SearchResult = Schema.Struct({ results: Schema.Array(SearchHit) })
@@ -151,11 +154,11 @@ export const ReadResult = Schema.Struct({
   mtime: Schema.String,
   written: described(Schema.String, "When it was written, ISO 8601: the time its age counts from"),
   writtenFrom: described(
-    Schema.Literal("modified", "commit", "mtime"),
+    Schema.Literals(["modified", "commit", "mtime"]),
     "Where that time came from: its modified: header, its last git commit, or the file's mtime"
   ),
-  warning: Schema.optional(described(Schema.String, "Why a modified: header was not used, when there is one")),
-  ageDays: Schema.Number,
+  warning: Schema.optionalKey(described(Schema.String, "Why a modified: header was not used, when there is one")),
+  ageDays: Schema.Finite,
   age: Schema.String,
   caveat: Caveat,
   version: described(
@@ -174,14 +177,14 @@ export const read = Effect.fn("Operations.read")(function*(root: MemoryRoot, inp
     path: stored.key,
     scope: stored.scope,
     content: stored.text,
-    frontmatter: Either.isRight(parsed) ?
+    frontmatter: Result.isSuccess(parsed) ?
       {
-        name: parsed.right.frontmatter.name,
-        description: parsed.right.frontmatter.description,
-        type: parsed.right.frontmatter.type
+        name: parsed.success.frontmatter.name,
+        description: parsed.success.frontmatter.description,
+        type: parsed.success.frontmatter.type
       } :
       null,
-    body: Either.isRight(parsed) ? parsed.right.body : stored.text,
+    body: Result.isSuccess(parsed) ? parsed.success.body : stored.text,
     mtime: new Date(stored.mtimeMs).toISOString(),
     written: new Date(written.at).toISOString(),
     writtenFrom: written.from,
@@ -200,20 +203,22 @@ export const read = Effect.fn("Operations.read")(function*(root: MemoryRoot, inp
 
 export const RecallInput = Schema.Struct({
   query: described(Schema.String, "The user's request, in their words"),
-  exclude: Schema.optional(
+  exclude: Schema.optionalKey(
     described(Schema.Array(Schema.String), "Memory paths you already have (they are not returned)")
   ),
-  max: Schema.optional(described(Schema.Number.pipe(Schema.int(), Schema.between(1, 5)), "At most this many (1–5)")),
-  recentTools: Schema.optional(
+  max: Schema.optionalKey(
+    described(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })), "At most this many (1–5)")
+  ),
+  recentTools: Schema.optionalKey(
     described(Schema.Array(Schema.String), "Tools the agent is using (their usage docs are skipped)")
   )
 })
 export const RecallResult = Schema.Struct({
   memories: Schema.Array(RecalledMemory),
-  candidates: described(Schema.Number, "Memories the selector looked at"),
+  candidates: described(Schema.Int, "Memories the selector looked at"),
   selector: Schema.String,
-  skipped: Schema.optional(described(Schema.String, "Why memory was not consulted at all")),
-  degraded: Schema.optional(Schema.String)
+  skipped: Schema.optionalKey(described(Schema.String, "Why memory was not consulted at all")),
+  degraded: Schema.optionalKey(Schema.String)
 })
 
 /** The memories that clearly help with a request, never one this session already got (`RecallSession`). */
@@ -245,8 +250,8 @@ export const WriteInput = Schema.Struct({
   name: described(Schema.String, "Short title, e.g. \"Testing policy\""),
   description: described(Schema.String, "One line saying what the memory holds: recall decides on it"),
   body: described(Schema.String, "Markdown: the rule or fact; for feedback and project, then Why: and How to apply:"),
-  scope: Schema.optional(described(Scope, "private (default) or team")),
-  ifVersion: Schema.optional(
+  scope: Schema.optionalKey(described(Scope, "private (default) or team")),
+  ifVersion: Schema.optionalKey(
     described(Schema.String, "The version read returned: the write fails if the memory changed since")
   )
 })
@@ -275,7 +280,7 @@ export const write = Effect.fn("Operations.write")(function*(
   options: WriteOptions = {}
 ) {
   const memoryDir = root.memoryDir
-  const frontmatter = yield* validateWriteInput(input)
+  const frontmatter = yield* Effect.fromResult(validateWriteInput(input))
   const fields = {
     memoryDir,
     type: input.type as MemoryType,
@@ -326,10 +331,10 @@ export const write = Effect.fn("Operations.write")(function*(
 
 export const EditInput = Schema.Struct({
   path: MemoryPath,
-  old: described(Schema.String.pipe(Schema.minLength(1)), "The exact text to replace (must occur once)"),
+  old: described(Schema.String.check(Schema.isMinLength(1)), "The exact text to replace (must occur once)"),
   new: described(Schema.String, "The replacement"),
-  replaceAll: Schema.optional(described(Schema.Boolean, "Replace every occurrence (default: it must occur once)")),
-  ifVersion: Schema.optional(
+  replaceAll: Schema.optionalKey(described(Schema.Boolean, "Replace every occurrence (default: it must occur once)")),
+  ifVersion: Schema.optionalKey(
     described(Schema.String, "The version read returned: the edit fails if the memory changed since")
   )
 })
@@ -338,7 +343,7 @@ export const EditResult = Schema.Struct({
   path: Schema.String,
   scope: Scope,
   version: Schema.String,
-  replacements: described(Schema.Number, "Occurrences replaced"),
+  replacements: described(Schema.Int, "Occurrences replaced"),
   before: described(Schema.String, "The memory's text the edit replaced"),
   after: described(Schema.String, "The memory's text now")
 })
@@ -370,18 +375,18 @@ export const planEdit = (
   path: string,
   text: string,
   input: Pick<EditInput, "old" | "new" | "replaceAll">
-): Either.Either<{ readonly text: string; readonly replacements: number }, EditMatchError> => {
+): Result.Result<{ readonly text: string; readonly replacements: number }, EditMatchError> => {
   const count = occurrences(text, input.old)
-  if (count === 0) return Either.left(new EditMatchError({ path, reason: "no-match", count }))
+  if (count === 0) return Result.fail(new EditMatchError({ path, reason: "no-match", count }))
   if (count > 1 && input.replaceAll !== true) {
-    return Either.left(new EditMatchError({ path, reason: "multiple-matches", count }))
+    return Result.fail(new EditMatchError({ path, reason: "multiple-matches", count }))
   }
-  if (input.old === input.new) return Either.left(new EditMatchError({ path, reason: "no-change", count }))
+  if (input.old === input.new) return Result.fail(new EditMatchError({ path, reason: "no-change", count }))
   if (input.replaceAll === true) {
-    return Either.right({ text: text.split(input.old).join(input.new), replacements: count })
+    return Result.succeed({ text: text.split(input.old).join(input.new), replacements: count })
   }
   const at = text.indexOf(input.old)
-  return Either.right({ text: text.slice(0, at) + input.new + text.slice(at + input.old.length), replacements: 1 })
+  return Result.succeed({ text: text.slice(0, at) + input.new + text.slice(at + input.old.length), replacements: 1 })
 }
 
 /**
@@ -399,7 +404,7 @@ export const edit = Effect.fn("Operations.edit")(
     if (input.ifVersion !== undefined && input.ifVersion !== version) {
       return yield* conflict(input.ifVersion, version, current.text)
     }
-    const planned = yield* planEdit(current.key, current.text, input)
+    const planned = yield* Effect.fromResult(planEdit(current.key, current.text, input))
     const written = yield* store.write(root, current.key, planned.text, {
       ifVersion: version,
       verbatim: options.verbatim,
@@ -427,7 +432,7 @@ export const DeleteInput = Schema.Struct({ path: MemoryPath })
 export const DeleteResult = Schema.Struct({
   path: Schema.String,
   fileRemoved: Schema.Boolean,
-  indexLinesRemoved: Schema.Number,
+  indexLinesRemoved: Schema.Int,
   before: described(Schema.NullOr(Schema.String), "The text removed (null: only an index line was left)")
 })
 

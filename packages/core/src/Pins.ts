@@ -6,7 +6,7 @@
  * `PINNED_MAX_BYTES`, so pins never crowd out the index. More pins than that are reported by `doctor`.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { type MemoryHeader, type MemoryKind, TEAM_DIR } from "./Memory.js"
 import { writtenAtOf } from "./MemoryAge.js"
@@ -67,24 +67,24 @@ export const loadPinned = Effect.fn("Pins.loadPinned")(function*(memoryDir: stri
   const leftOut: Array<string> = candidates.slice(MAX_PINNED).map((m) => m.path)
   let used = 0
   for (const memory of candidates.slice(0, MAX_PINNED)) {
-    const head = yield* Effect.either(store.readHead({ memoryDir }, memory.path, 64 * 1024 + PINNED_MAX_BYTES_EACH))
+    const head = yield* Effect.result(store.readHead({ memoryDir }, memory.path, 64 * 1024 + PINNED_MAX_BYTES_EACH))
     // Gone or unreadable since the scan: left out (doctor and ls report why).
-    if (Either.isLeft(head)) {
+    if (Result.isFailure(head)) {
       leftOut.push(memory.path)
       continue
     }
-    const parsed = parseMemoryFile(head.right.text, memory.path)
-    if (Either.isLeft(parsed)) {
+    const parsed = parseMemoryFile(head.success.text, memory.path)
+    if (Result.isFailure(parsed)) {
       leftOut.push(memory.path)
       continue
     }
-    const body = parsed.right.body.replace(/\r\n/g, "\n")
+    const body = parsed.success.body.replace(/\r\n/g, "\n")
     const capped = capBody(body, {
       absolutePath: memory.absolutePath,
-      firstLine: head.right.text.slice(0, head.right.text.length - parsed.right.body.length).split("\n").length,
+      firstLine: head.success.text.slice(0, head.success.text.length - parsed.success.body.length).split("\n").length,
       maxLines: PINNED_MAX_LINES,
       maxBytes: PINNED_MAX_BYTES_EACH,
-      moreAfter: head.right.truncated
+      moreAfter: head.success.truncated
     })
     const bytes = utf8.encode(capped.content).length
     if (used + bytes > PINNED_MAX_BYTES) {

@@ -7,7 +7,7 @@
  * section is rendered only when the input has `team` (team memory on).
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { UnknownPromptVariantError } from "./Errors.js"
 import { INDEX_ENTRY_MAX_CHARS } from "./Memory.js"
 import { INDEX_FILE, INDEX_MAX_LINES } from "./MemoryIndex.js"
@@ -108,10 +108,10 @@ const memorySection = (id: string): PromptSection | undefined => promptSections.
 export const sectionTemplate = (
   id: SectionId,
   variant?: string | undefined
-): Either.Either<string, UnknownPromptVariantError> => {
+): Result.Result<string, UnknownPromptVariantError> => {
   const section = memorySection(id)
   return section === undefined ?
-    Either.left(new UnknownPromptVariantError({ section: id, variant: variant ?? "", known: [] })) :
+    Result.fail(new UnknownPromptVariantError({ section: id, variant: variant ?? "", known: [] })) :
     lookup(section, variant)
 }
 
@@ -129,29 +129,29 @@ const unknownSection = (
  * Pure: the whole memory section of the system prompt. Slot values are inserted in one pass, so a "{{…}}" inside
  * an index (the user's or a teammate's text) is never filled.
  */
-export const renderMemoryPrompt = (input: MemoryPromptInput): Either.Either<string, UnknownPromptVariantError> => {
+export const renderMemoryPrompt = (input: MemoryPromptInput): Result.Result<string, UnknownPromptVariantError> => {
   const requested = input.variants ?? {}
   const templates = input.templates ?? {}
   const unknown = unknownSection(requested) ?? unknownSection(templates)
-  if (unknown !== undefined) return Either.left(unknown)
+  if (unknown !== undefined) return Result.fail(unknown)
   const slots = promptSlots(input)
   const rendered: Array<string> = []
   for (const section of promptSections) {
     const given = templates[section.id]
-    const template = given === undefined ? lookup(section, requested[section.id]) : Either.right(given)
-    if (Either.isLeft(template)) return Either.left(template.left)
+    const template = given === undefined ? lookup(section, requested[section.id]) : Result.succeed(given)
+    if (Result.isFailure(template)) return Result.fail(template.failure)
     if (section.id === "team" && input.team === undefined) continue
-    rendered.push(render(template.right, slots))
+    rendered.push(render(template.success, slots))
     if (section.id === "index" && input.pinned !== undefined && input.pinned.length > 0) {
       const pinnedTemplate = pinnedSection.variants[pinnedSection.default]!
       rendered.push(render(pinnedTemplate, { ...slots, pinnedContent: renderPinned(input.pinned) }))
     }
   }
-  return Either.right(rendered.join("\n\n") + "\n")
+  return Result.succeed(rendered.join("\n\n") + "\n")
 }
 
 /** The memory section of the system prompt; an unknown variant name is a typed error. */
 export const buildMemoryPrompt: (input: MemoryPromptInput) => Effect.Effect<string, UnknownPromptVariantError> = Effect
   .fn("Prompt.buildMemoryPrompt")(function*(input: MemoryPromptInput) {
-    return yield* renderMemoryPrompt(input)
+    return yield* Effect.fromResult(renderMemoryPrompt(input))
   })

@@ -23,19 +23,19 @@
  * is discarded: nothing is marked surfaced and no budget is spent, so the same memories can surface on a
  * later turn — the model never saw them.
  */
-import { Path } from "@effect/platform"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -132,7 +132,7 @@ export interface RecalledMemory {
 }
 
 /** The staleness caveat a door shows beside a memory (null for today and yesterday). */
-export const Caveat = Schema.NullOr(Schema.String).annotations({
+export const Caveat = Schema.NullOr(Schema.String).annotate({
   description: "The staleness caveat (null for today/yesterday)"
 })
 
@@ -149,9 +149,9 @@ export const RecalledMemoryView = Schema.Struct({
   ageDays: Schema.Number,
   age: Schema.String,
   caveat: Caveat,
-  content: Schema.String.annotations({ description: "The body (frontmatter stripped), capped at 200 lines / 4 KB" }),
+  content: Schema.String.annotate({ description: "The body (frontmatter stripped), capped at 200 lines / 4 KB" }),
   truncated: Schema.Boolean,
-  links: Schema.Array(Schema.String).annotations({
+  links: Schema.Array(Schema.String).annotate({
     description: "Memories its [[links]] name, to follow (docs/file-format.md#links)"
   })
 })
@@ -234,7 +234,7 @@ export interface PrefetchHandle {
   readonly cancel: Effect.Effect<void>
 }
 
-export class RecallSession extends Context.Tag("@memdir/core/RecallSession")<RecallSession, {
+export class RecallSession extends Context.Service<RecallSession, {
   readonly recall: (input: RecallInput) => Effect.Effect<RecallResult>
   readonly prefetch: (input: RecallInput) => Effect.Effect<PrefetchHandle>
   /** Absolute paths this session has surfaced so far. */
@@ -249,7 +249,7 @@ export class RecallSession extends Context.Tag("@memdir/core/RecallSession")<Rec
    * own sink. Events before the subscription are in `telemetry`.
    */
   readonly subscribeTelemetry: Effect.Effect<Stream.Stream<RecallTelemetry>, never, Scope.Scope>
-}>() {}
+}>()("@memdir/core/RecallSession") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pure helpers
@@ -376,7 +376,7 @@ interface PendingRecall {
 export const makeWith = (
   options: Partial<RecallOptions> = {}
 ): Effect.Effect<
-  Context.Tag.Service<RecallSession>,
+  RecallSession["Service"],
   never,
   Scanner | Selector | Staleness | MemoryStore | Path.Path | Scope.Scope
 > =>
@@ -409,17 +409,17 @@ export const makeWith = (
       teamEnabled: boolean,
       memory: MemoryHeader,
       resolve: LinkResolver
-    ): Effect.Effect<Either.Either<DeliverableMemory, UnreadableMemory>> =>
+    ): Effect.Effect<Result.Result<DeliverableMemory, UnreadableMemory>> =>
       Effect.gen(function*() {
         const scope = scopeOf(memory.path)
         const head = yield* readHead(memoryDir, teamEnabled, memory)
         const parsed = parseMemoryFile(head.text, memory.path)
         const source = head.text.replace(/^\uFEFF/, "")
         // A file offered without a readable header (the scan's `headerless`) is delivered whole.
-        if (Either.isLeft(parsed) && memory.headerless !== true) {
-          return Either.left({ path: memory.path, detail: parsed.left.message })
+        if (Result.isFailure(parsed) && memory.headerless !== true) {
+          return Result.fail({ path: memory.path, detail: parsed.failure.message })
         }
-        const body = Either.isRight(parsed) ? parsed.right.body : source
+        const body = Result.isSuccess(parsed) ? parsed.success.body : source
         const firstLine = source.slice(0, source.length - body.length).split("\n").length
         const capped = capBody(body.replace(/\r\n/g, "\n"), {
           absolutePath: memory.absolutePath,
@@ -430,7 +430,7 @@ export const makeWith = (
         })
         const age = yield* staleness.age(writtenAtOf(memory))
         const links = resolveLinks(body, resolve, memory.path).linked
-        return Either.right<DeliverableMemory>({
+        return Result.succeed<DeliverableMemory>({
           path: memory.path,
           absolutePath: memory.absolutePath,
           scope,
@@ -452,7 +452,7 @@ export const makeWith = (
         // A memory deleted or made unreadable since the scan is reported in the result, never a failed turn.
         Effect.catchTag(
           "MemoryIoError",
-          (error) => Effect.succeed(Either.left({ path: memory.path, detail: error.message }))
+          (error) => Effect.succeed(Result.fail({ path: memory.path, detail: error.message }))
         )
       )
 
@@ -547,8 +547,8 @@ export const makeWith = (
           candidates: candidates.length,
           selector: selection.selector,
           degraded: "degraded" in selection ? selection.degraded : undefined,
-          memories: read.filter(Either.isRight).map((r) => r.right),
-          unreadable: read.filter(Either.isLeft).map((r) => r.left),
+          memories: read.filter(Result.isSuccess).map((r) => r.success),
+          unreadable: read.filter(Result.isFailure).map((r) => r.failure),
           explain
         } satisfies PendingRecall
       })
@@ -664,31 +664,32 @@ export const makeWith = (
       const take = yield* Effect.cached(Effect.flatMap(Fiber.join(fiber), commit))
       const discarded = yield* Ref.make(false)
       const taken = yield* Ref.make(false)
-      const deliver = Effect.zipRight(Ref.set(taken, true), Effect.map(take, Option.some))
+      const deliver = Effect.andThen(Ref.set(taken, true), Effect.map(take, Option.some))
       const drop = Effect.gen(function*() {
         if (yield* Ref.getAndSet(discarded, true)) return
-        yield* Fiber.interruptFork(fiber)
+        // Interrupt without waiting for the fiber's finalizers (`Fiber.interrupt` would wait for them).
+        yield* Effect.sync(() => fiber.interruptUnsafe())
         yield* discard(input)
       })
       const lookWhenDone = (whenRunning: Effect.Effect<void>) =>
         Effect.gen(function*() {
           if (yield* Ref.get(discarded)) return Option.none<RecallResult>()
-          const exit = yield* Fiber.poll(fiber)
-          if (Option.isNone(exit)) {
+          const exit = fiber.pollUnsafe()
+          if (exit === undefined) {
             yield* whenRunning
             return Option.none<RecallResult>()
           }
-          if (Exit.isInterrupted(exit.value)) return Option.none<RecallResult>()
+          if (Exit.hasInterrupts(exit)) return Option.none<RecallResult>()
           return yield* deliver
         })
       const handle: PrefetchHandle = {
-        isDone: Effect.map(Fiber.poll(fiber), Option.isSome),
+        isDone: Effect.sync(() => fiber.pollUnsafe() !== undefined),
         poll: lookWhenDone(Effect.void),
         consume: lookWhenDone(drop),
         await: Effect.gen(function*() {
           if (yield* Ref.get(discarded)) return Option.none<RecallResult>()
           const exit = yield* Fiber.await(fiber)
-          if (Exit.isInterrupted(exit)) return Option.none<RecallResult>()
+          if (Exit.hasInterrupts(exit)) return Option.none<RecallResult>()
           return yield* deliver
         }),
         cancel: Effect.gen(function*() {
@@ -709,7 +710,7 @@ export const makeWith = (
         exhausted: s.exhausted
       })),
       telemetry: Effect.map(Ref.get(history), Chunk.toReadonlyArray),
-      subscribeTelemetry: Stream.fromPubSub(events, { scoped: true })
+      subscribeTelemetry: Effect.map(PubSub.subscribe(events), Stream.fromSubscription)
     })
   })
 
@@ -720,9 +721,9 @@ export const layer: Layer.Layer<
   RecallSession,
   never,
   Scanner | Selector | Staleness | MemoryStore | Path.Path
-> = Layer.scoped(RecallSession, make)
+> = Layer.effect(RecallSession, make)
 
-export const layerWith = (options: Partial<RecallOptions>) => Layer.scoped(RecallSession, makeWith(options))
+export const layerWith = (options: Partial<RecallOptions>) => Layer.effect(RecallSession, makeWith(options))
 
 /** One in-memory memory file: full content (frontmatter + body) and mtime in epoch ms. */
 export interface RecallTestFile {
@@ -745,7 +746,7 @@ export const layerTest = (
     return key === undefined ? undefined : utf8.encode(files[key]!.content)
   }
   // A store that serves the same files by key (only `readHead` is used by recall; the rest is not offered).
-  const notOffered = (what: string) => Effect.dieMessage(`Recall.layerTest: MemoryStore.${what} is not offered`)
+  const notOffered = (what: string) => Effect.die(new Error(`Recall.layerTest: MemoryStore.${what} is not offered`))
   const store = Layer.succeed(
     MemoryStore,
     MemoryStore.of({

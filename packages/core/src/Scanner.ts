@@ -13,12 +13,12 @@
  * With a `limit` (recall), the scan reads only what it keeps: it lists and stats every file, picks the newest by
  * mtime with a bounded heap, and reads only their heads, one further for each head that is not a valid memory.
  */
-import { Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import type { InvalidFrontmatterError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, type ParsedFrontmatter, parseFrontmatter } from "./Frontmatter.js"
 import { GitAges } from "./GitAges.js"
@@ -88,10 +88,10 @@ export interface ScanResult {
   readonly headerless?: ReadonlyArray<MemoryHeader> | undefined
 }
 
-export class Scanner extends Context.Tag("@memdir/core/Scanner")<Scanner, {
+export class Scanner extends Context.Service<Scanner, {
   /** Never fails: an absent directory is an empty scan, bad files are problems. */
   readonly scan: (memoryDir: string, options?: ScanOptions) => Effect.Effect<ScanResult>
-}>() {}
+}>()("@memdir/core/Scanner") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared by the live and the in-memory scanner
@@ -173,7 +173,7 @@ const collectMemory = (
 
 /** Files a parsed head held in `head` (its first `length` bytes, as the header scan read them). */
 const collectHead = (
-  parsed: Either.Either<ParsedFrontmatter, InvalidFrontmatterError>,
+  parsed: Result.Result<ParsedFrontmatter, InvalidFrontmatterError>,
   relativePath: string,
   absolutePath: string,
   mtime: number,
@@ -182,14 +182,14 @@ const collectHead = (
   found: Found,
   basis: AgeBasis
 ): HeadKind =>
-  Either.isLeft(parsed)
-    ? collectProblem(parsed.left, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0), found, basis)
+  Result.isFailure(parsed)
+    ? collectProblem(parsed.failure, relativePath, absolutePath, mtime, bodyHeadOf(head, length, 0), found, basis)
     : collectMemory(
-      parsed.right,
+      parsed.success,
       relativePath,
       absolutePath,
       mtime,
-      bodyHeadOf(head, length, parsed.right.endLine),
+      bodyHeadOf(head, length, parsed.success.endLine),
       found,
       basis
     )
@@ -256,7 +256,7 @@ const symlinkEscape = (relativePath: string): ScanProblem => ({
   message: `${relativePath}: symlink leads outside the memory directory; skipped.`
 })
 
-type Fs = Context.Tag.Service<MemoryFs>
+type Fs = MemoryFs["Service"]
 
 /**
  * Lists the candidate files, handing them to `onBatch` in batches of at most `BATCH_SIZE` as the walk finds them
@@ -305,33 +305,33 @@ const walkTree = (
     /** A symbolic link in the tree: followed when it stays inside, else a problem (for a memory or a directory). */
     const visitLink = (absolutePath: string, relativePath: string, name: string) =>
       Effect.gen(function*() {
-        const rootReal = yield* Effect.either(resolveRoot)
-        if (Either.isLeft(rootReal)) {
+        const rootReal = yield* Effect.result(resolveRoot)
+        if (Result.isFailure(rootReal)) {
           // The root was listed, yet cannot be resolved now: no link can be checked, reported once.
-          if (!rootUnresolved) problems.push(unreadable(".", rootReal.left.detail))
+          if (!rootUnresolved) problems.push(unreadable(".", rootReal.failure.detail))
           rootUnresolved = true
           return
         }
-        const resolved = yield* Effect.either(
+        const resolved = yield* Effect.result(
           Effect.flatMap(fs.realPath(absolutePath), (real) => Effect.map(fs.lstat(real), (info) => ({ real, info })))
         )
-        if (Either.isLeft(resolved)) {
-          const detail = resolved.left.detail
+        if (Result.isFailure(resolved)) {
+          const detail = resolved.failure.detail
           if (isMemoryFileName(name)) problems.push(unreadable(relativePath, `broken symlink: ${detail}`))
           return
         }
-        const { info, real } = resolved.right
-        if (!isInside(rootReal.right, real, { allowRoot: true, sep: separator })) {
+        const { info, real } = resolved.success
+        if (!isInside(rootReal.success, real, { allowRoot: true, sep: separator })) {
           if (info.kind === "Directory" || isMemoryFileName(name)) problems.push(symlinkEscape(relativePath))
         } else if (info.kind === "Directory") {
-          const realDir = underRoot(rootReal.right, real)
+          const realDir = underRoot(rootReal.success, real)
           // A directory the walk enters anyway is listed there, whichever the system lists first (the link is a
           // duplicate); one it does not enter (a dot-directory, say) is listed through the link.
           const walkedAnyway = isWalkedDir(realDir.split(separator).join("/"), options.skipDirs)
           if (!walkedAnyway && !isUnderSkippedDir(relativePath, options.skipDirs)) {
             yield* visit(absolutePath, realDir, relativePath)
           }
-        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(rootReal.right, real)) {
+        } else if (info.kind === "File" && isMemoryFileName(name) && !listedAnyway(rootReal.success, real)) {
           if (push(relativePath, absolutePath, real)) yield* flush
         }
       })
@@ -369,7 +369,7 @@ const walkTree = (
             }
           })
         return fs.readDirectoryChunks(absoluteDir, BATCH_SIZE, onChunk).pipe(
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.sync(() => {
               if (error.reason === "NotDirectory" && relativeDir === "") {
                 problems.push(unreadable(".", "not a directory"))
@@ -519,7 +519,7 @@ const scanAll = (
       const read = cache === undefined ?
         readBatch(fs, buffer, batch, found, basis) :
         readBatchCached(fs, buffer, batch, found, basis, cache)
-      return batches++ === 0 ? read : Effect.zipRight(Effect.yieldNow(), read)
+      return batches++ === 0 ? read : Effect.andThen(Effect.yieldNow, read)
     })
     for (const problem of walkProblems) found.problems.push(problem)
     if (cache !== undefined && options.writeCache) {
@@ -624,7 +624,7 @@ const scanNewest = (
   })
 
 /** The live scanner over a `MemoryFs` (the real file system with `MemoryFs.layer`). */
-export const make: Effect.Effect<Context.Tag.Service<Scanner>, never, MemoryFs | Path.Path> = Effect.gen(function*() {
+export const make: Effect.Effect<Scanner["Service"], never, MemoryFs | Path.Path> = Effect.gen(function*() {
   const fs = yield* MemoryFs
   const path = yield* Path.Path
   // Commit times of a git-tracked memory directory, when the layer is given them (`Memdir.layer` with `gitAges`).

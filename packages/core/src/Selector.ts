@@ -60,9 +60,9 @@ export interface Selection {
   readonly degraded?: string | undefined
 }
 
-export class Selector extends Context.Tag("@memdir/core/Selector")<Selector, {
+export class Selector extends Context.Service<Selector, {
   readonly select: (request: SelectionRequest) => Effect.Effect<Selection>
-}>() {}
+}>()("@memdir/core/Selector") {}
 
 /** The selector name the offline selector reports in `Selection.selector` and telemetry. */
 export const OFFLINE_SELECTOR = "offline"
@@ -585,7 +585,7 @@ export const explainSelection = (
 }
 
 /** The offline selector. Never fails. */
-export const make: Effect.Effect<Context.Tag.Service<Selector>> = Effect.sync(() => ({
+export const make: Effect.Effect<Selector["Service"]> = Effect.sync(() => ({
   select: Effect.fn("Selector.select")(function*(request: SelectionRequest) {
     const selected = selectRelevantMemories(request)
     yield* Effect.annotateCurrentSpan({ selector: OFFLINE_SELECTOR, candidates: request.candidates.length })

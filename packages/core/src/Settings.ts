@@ -7,17 +7,17 @@
  * A missing file is absent; a file that cannot be read, is not a JSON object, or gives a known key the wrong
  * type is a `SettingsError` naming the file (and the key). Unknown keys are kept for later features.
  */
-import { Path } from "@effect/platform"
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { homedir } from "node:os"
 import { SettingsError } from "./Errors.js"
 import { makeMemoryFsNode } from "./internal/fs/node.js"
@@ -83,35 +83,47 @@ export interface LoadedSettings {
 /** Settings files are small: larger ones are refused (a link to `/dev/zero` never grows memory). */
 export const MAX_SETTINGS_BYTES = 64 * 1024
 
-export class Settings extends Context.Tag("@memdir/core/Settings")<Settings, {
+export class Settings extends Context.Service<Settings, {
   readonly env: MemdirEnv
   /** Reads the settings files that apply to a project root. */
   readonly load: (root: string) => Effect.Effect<LoadedSettings, SettingsError>
-}>() {}
+}>()("@memdir/core/Settings") {}
 
 export const DEFAULT_POLICY_FILE = "/etc/memdir/policy.json"
 /** The `path` reported for the `--memory-dir` flag, which is not a file. */
 export const FLAG_SOURCE_PATH = "--memory-dir"
 
 const nonEmpty = (name: string) =>
-  Config.string(name).pipe(Config.option, Config.map(Option.filter((value) => value !== "")))
+  Config.String(name).pipe(Config.option, Config.map(Option.filter((value) => value !== "")))
 
-/** The raw variables; `MEMDIR_DISABLE_AUTO_MEMORY` keeps an empty value, which forces memory on. */
+/**
+ * The environment as memdir reads it: the process's variables, an empty one kept as a value. Effect's default
+ * provider (`ConfigProvider.fromEnv()`) reads an empty variable as unset, but to memdir `MEMDIR_DISABLE_AUTO_MEMORY=`
+ * forces memory on and an empty `MEMDIR_TEAM_MEMORY` or `MEMDIR_AUTOMATIC_MODEL_CALLS` switches off: a program
+ * provides this one (`Effect.provideService(ConfigProvider.ConfigProvider, Settings.envProvider())`). It reads the
+ * variables when first asked, once.
+ */
+export const envProvider = (): ConfigProvider.ConfigProvider => ConfigProvider.fromEnv({ preserveEmptyStrings: true })
+
+/**
+ * The raw variables; `MEMDIR_DISABLE_AUTO_MEMORY` keeps an empty value, which forces memory on (when the provider
+ * keeps empty values: `envProvider`).
+ */
 const rawEnv = Config.all({
   home: nonEmpty("HOME"),
   memdirHome: nonEmpty("MEMDIR_HOME"),
   memoryDir: nonEmpty("MEMDIR_MEMORY_DIR"),
-  disableAutoMemory: Config.option(Config.string("MEMDIR_DISABLE_AUTO_MEMORY")),
+  disableAutoMemory: Config.option(Config.String("MEMDIR_DISABLE_AUTO_MEMORY")),
   simple: nonEmpty("MEMDIR_SIMPLE"),
   remote: nonEmpty("MEMDIR_REMOTE"),
   remoteMemoryDir: nonEmpty("MEMDIR_REMOTE_MEMORY_DIR"),
   policyFile: nonEmpty("MEMDIR_POLICY_FILE"),
-  teamMemory: Config.option(Config.string("MEMDIR_TEAM_MEMORY")),
-  automaticModelCalls: Config.option(Config.string("MEMDIR_AUTOMATIC_MODEL_CALLS"))
+  teamMemory: Config.option(Config.String("MEMDIR_TEAM_MEMORY")),
+  automaticModelCalls: Config.option(Config.String("MEMDIR_AUTOMATIC_MODEL_CALLS"))
 })
 
 /** Reads `MemdirEnv` from `Config` (HOME falls back to `os.homedir()`); directories are made absolute. */
-export const readEnv: Effect.Effect<MemdirEnv, ConfigError.ConfigError, Path.Path> = Effect.gen(function*() {
+export const readEnv: Effect.Effect<MemdirEnv, Config.ConfigError, Path.Path> = Effect.gen(function*() {
   const path = yield* Path.Path
   const raw = yield* rawEnv
   const userHome = path.resolve(Option.getOrElse(raw.home, homedir))
@@ -134,15 +146,20 @@ export const readEnv: Effect.Effect<MemdirEnv, ConfigError.ConfigError, Path.Pat
   }
 })
 
-/** The keys memdir reads from a settings file; the schema is built on the first file read, not at start. */
+/**
+ * The keys memdir reads from a settings file, and every other key kept as it is (for later features); the schema is
+ * built on the first file read, not at start.
+ */
 const knownSettings = () =>
-  Schema.Struct({
-    autoMemoryDirectory: Schema.optional(Schema.String),
-    autoMemoryEnabled: Schema.optional(Schema.Boolean)
-  })
+  Schema.StructWithRest(
+    Schema.Struct({
+      autoMemoryDirectory: Schema.optional(Schema.String),
+      autoMemoryEnabled: Schema.optional(Schema.Boolean)
+    }),
+    [Schema.Record(Schema.String, Schema.Unknown)]
+  )
 let decodeKnown: ReturnType<typeof decodeKnownWith> | undefined
-const decodeKnownWith = (schema: ReturnType<typeof knownSettings>) =>
-  Schema.decodeUnknownEither(schema, { onExcessProperty: "preserve" })
+const decodeKnownWith = (schema: ReturnType<typeof knownSettings>) => Schema.decodeUnknownResult(schema)
 const decodeKnownSettings = (json: unknown) => (decodeKnown ??= decodeKnownWith(knownSettings()))(json)
 
 const parseError = (text: string): string | undefined => {
@@ -190,14 +207,14 @@ const jsonErrorPosition = (text: string): string => {
  * Parses one settings file. An empty file is `{}` and a leading BOM is ignored (both are what editors
  * leave behind); anything else must be a JSON object whose known keys have the right type.
  */
-export const parseSettingsFile = (path: string, text: string): Either.Either<SettingsFile, SettingsError> => {
+export const parseSettingsFile = (path: string, text: string): Result.Result<SettingsFile, SettingsError> => {
   const body = text.replace(/^\uFEFF/, "")
-  if (body.trim() === "") return Either.right({})
-  return Either.try({
+  if (body.trim() === "") return Result.succeed({})
+  return Result.try({
     try: () => JSON.parse(body) as unknown,
     catch: () => new SettingsError({ path, detail: `invalid JSON at ${jsonErrorPosition(body)}` })
   }).pipe(
-    Either.filterOrLeft(
+    Result.filterOrFail(
       (json): json is Record<string, unknown> => typeof json === "object" && json !== null && !Array.isArray(json),
       (json) =>
         new SettingsError({
@@ -207,16 +224,16 @@ export const parseSettingsFile = (path: string, text: string): Either.Either<Set
           }`
         })
     ),
-    Either.flatMap((json) =>
+    Result.flatMap((json) =>
       decodeKnownSettings(json).pipe(
-        Either.map((settings): SettingsFile => settings),
-        Either.mapLeft((error) => {
-          const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-          const key = issue?.path[0]
+        Result.map((settings): SettingsFile => settings),
+        Result.mapError((error) => {
+          const issue = SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues[0]
+          const key = issue?.path?.[0]
           return new SettingsError({
             path,
-            ...(key === undefined ? {} : { key: String(key) }),
-            detail: `wrong type: ${issue?.message ?? ParseResult.TreeFormatter.formatErrorSync(error)}`
+            ...(key === undefined ? {} : { key: String(typeof key === "object" ? key.key : key) }),
+            detail: `wrong type: ${issue?.message ?? SchemaIssue.makeFormatterDefault()(error.issue)}`
           })
         })
       )
@@ -242,11 +259,11 @@ export const makeWith = (
   path: Path.Path,
   readText: ReadSettingsText,
   checkLocal: CheckLocalSettings = () => Effect.succeedNone
-): Settings["Type"] => {
+): Settings["Service"] => {
   const readSource = Effect.fnUntraced(function*(source: SettingsSource, file: string) {
     const text = yield* readText(file)
     if (Option.isNone(text)) return Option.none<LoadedSettings["sources"][number]>()
-    const settings = yield* parseSettingsFile(file, text.value)
+    const settings = yield* Effect.fromResult(parseSettingsFile(file, text.value))
     return Option.some({ source, path: file, settings })
   })
 
@@ -284,14 +301,14 @@ const MAX_INDEX_BYTES = 256 * 1024 * 1024
 const INDEX_SIGNATURE = 0x44495243 // "DIRC"
 
 /**
- * Whether a git index (versions 2 to 4) lists `target` (a `/`-separated path, in any stage). `Left` says why it
+ * Whether a git index (versions 2 to 4) lists `target` (a `/`-separated path, in any stage). `Failure` says why it
  * cannot tell: a damaged index, or a split or sparse index whose entry list here is not the whole story.
  */
-export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<boolean, string> => {
+export const indexTracks = (bytes: Uint8Array, target: string): Result.Result<boolean, string> => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (bytes.length < 12 || view.getUint32(0) !== INDEX_SIGNATURE) return Either.left("not a git index")
+  if (bytes.length < 12 || view.getUint32(0) !== INDEX_SIGNATURE) return Result.fail("not a git index")
   const version = view.getUint32(4)
-  if (version < 2 || version > 4) return Either.left(`unsupported git index version ${version}`)
+  if (version < 2 || version > 4) return Result.fail(`unsupported git index version ${version}`)
   const count = view.getUint32(8)
   const want = new TextEncoder().encode(target)
   const same = (name: Uint8Array) => name.length === want.length && name.every((byte, i) => byte === want[i])
@@ -299,7 +316,7 @@ export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<bo
   let previous: Uint8Array = new Uint8Array(0)
   for (let entry = 0; entry < count; entry++) {
     const start = offset
-    if (offset + 62 > bytes.length) return Either.left("truncated git index")
+    if (offset + 62 > bytes.length) return Result.fail("truncated git index")
     const flags = view.getUint16(offset + 60)
     offset += 62
     if ((flags & 0x4000) !== 0) offset += 2
@@ -313,7 +330,7 @@ export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<bo
         strip = ((strip + 1) * 128) + (byte & 0x7f)
       }
       const end = bytes.indexOf(0, offset)
-      if (end < 0 || strip > previous.length) return Either.left("damaged git index")
+      if (end < 0 || strip > previous.length) return Result.fail("damaged git index")
       const head = previous.subarray(0, previous.length - strip)
       name = new Uint8Array(head.length + end - offset)
       name.set(head)
@@ -321,21 +338,21 @@ export const indexTracks = (bytes: Uint8Array, target: string): Either.Either<bo
       offset = end + 1
     } else {
       const end = bytes.indexOf(0, offset)
-      if (end < 0) return Either.left("damaged git index")
+      if (end < 0) return Result.fail("damaged git index")
       name = bytes.subarray(offset, end)
       offset = start + ((end - start + 8) & ~7)
     }
-    if (same(name)) return Either.right(true)
+    if (same(name)) return Result.succeed(true)
     previous = name
   }
   // extensions up to the trailing checksum: a split or sparse index keeps entries elsewhere
   while (offset + 8 <= bytes.length - 20) {
     const signature = String.fromCharCode(...bytes.subarray(offset, offset + 4))
-    if (signature === "link") return Either.left("a split git index")
-    if (signature === "sdir") return Either.left("a sparse git index")
+    if (signature === "link") return Result.fail("a split git index")
+    if (signature === "sdir") return Result.fail("a sparse git index")
     offset += 8 + view.getUint32(offset + 4)
   }
-  return Either.right(false)
+  return Result.succeed(false)
 }
 
 const UNTRACK_FIX = `run \`git rm --cached ${LOCAL_FILE_IN_ROOT}\` and add it to .gitignore`
@@ -345,70 +362,78 @@ const UNTRACK_FIX = `run \`git rm --cached ${LOCAL_FILE_IN_ROOT}\` and add it to
  * tracked by git: a repository cannot commit a "local" file that chooses where memory goes. Git's index is read
  * directly (no process), and only when the file exists; anything that prevents the answer refuses the file.
  */
-const checkLocalWith = (memoryFs: MemoryFs["Type"], path: Path.Path): CheckLocalSettings => (file, root) =>
+const checkLocalWith = (memoryFs: MemoryFs["Service"], path: Path.Path): CheckLocalSettings => (file, root) =>
   Effect.gen(function*() {
     const refuse = (reason: string, fix: string) => Effect.succeed(Option.some({ reason, fix }))
-    const entry = yield* Effect.either(memoryFs.lstat(file))
-    if (Either.isLeft(entry)) {
-      return isMissing(entry.left)
+    const entry = yield* Effect.result(memoryFs.lstat(file))
+    if (Result.isFailure(entry)) {
+      return isMissing(entry.failure)
         ? Option.none()
-        : yield* refuse(`cannot be checked (${entry.left.detail})`, "check its permissions")
+        : yield* refuse(`cannot be checked (${entry.failure.detail})`, "check its permissions")
     }
-    if (entry.right.kind === "SymbolicLink") {
+    if (entry.success.kind === "SymbolicLink") {
       return yield* refuse("is a symbolic link", "replace the link with a file")
     }
-    if (entry.right.kind !== "File") {
-      return yield* refuse(`is not a regular file (${entry.right.kind})`, "replace it with a regular file")
+    if (entry.success.kind !== "File") {
+      return yield* refuse(`is not a regular file (${entry.success.kind})`, "replace it with a regular file")
     }
     const uid = typeof process.getuid === "function" ? process.getuid() : undefined
     // the owner of the file itself: the lstat above found a regular file, not a link
-    if (uid !== undefined && entry.right.uid !== uid) {
+    if (uid !== undefined && entry.success.uid !== uid) {
       return yield* refuse(
-        `is not owned by you (uid ${entry.right.uid}, you are ${uid})`,
+        `is not owned by you (uid ${entry.success.uid}, you are ${uid})`,
         "remove it, or create your own copy"
       )
     }
     const tracked = yield* isTracked(memoryFs, path, root)
-    if (Either.isLeft(tracked)) {
+    if (Result.isFailure(tracked)) {
       return yield* refuse(
-        `cannot tell whether git tracks it (${tracked.left})`,
+        `cannot tell whether git tracks it (${tracked.failure})`,
         `check the repository, then ${UNTRACK_FIX}`
       )
     }
-    return tracked.right
+    return tracked.success
       ? yield* refuse("is tracked by git (committed in the repository)", UNTRACK_FIX)
       : Option.none()
   })
 
-/** Whether the git repository at `root` (if any) tracks the local settings file: `Left` when it cannot tell. */
-const isTracked = (memoryFs: MemoryFs["Type"], path: Path.Path, root: string) =>
+/** Whether the git repository at `root` (if any) tracks the local settings file: a `Failure` when it cannot tell. */
+const isTracked = (memoryFs: MemoryFs["Service"], path: Path.Path, root: string) =>
   Effect.gen(function*() {
     const dotGit = path.join(root, ".git")
-    const kind = yield* memoryFs.lstat(dotGit).pipe(Effect.map((info) => info.kind), Effect.either)
-    if (Either.isLeft(kind)) return isMissing(kind.left) ? Either.right(false) : Either.left(kind.left.detail)
+    const kind = yield* memoryFs.lstat(dotGit).pipe(Effect.map((info) => info.kind), Effect.result)
+    if (Result.isFailure(kind)) {
+      return isMissing(kind.failure)
+        ? Result.succeed(false)
+        : Result.fail(kind.failure.detail)
+    }
     let gitDir = dotGit
-    if (kind.right === "File") {
+    if (kind.success === "File") {
       // a submodule or `--separate-git-dir`: `.git` names the git dir
-      const text = yield* Effect.either(memoryFs.readFile(dotGit, { maxBytes: 4096 }))
-      if (Either.isLeft(text)) return Either.left(`cannot read ${dotGit} (${text.left.detail})`)
-      const target = parseDotGitFile(text.right.text)
-      if (target === undefined) return Either.left(`${dotGit} names no git dir`)
+      const text = yield* Effect.result(memoryFs.readFile(dotGit, { maxBytes: 4096 }))
+      if (Result.isFailure(text)) return Result.fail(`cannot read ${dotGit} (${text.failure.detail})`)
+      const target = parseDotGitFile(text.success.text)
+      if (target === undefined) return Result.fail(`${dotGit} names no git dir`)
       gitDir = path.resolve(root, target)
-    } else if (kind.right !== "Directory") {
-      return Either.left(`${dotGit} is a ${kind.right}`)
+    } else if (kind.success !== "Directory") {
+      return Result.fail(`${dotGit} is a ${kind.success}`)
     }
     const index = path.join(gitDir, "index")
-    const info = yield* Effect.either(memoryFs.lstat(index))
+    const info = yield* Effect.result(memoryFs.lstat(index))
     // a repository without an index tracks nothing yet
-    if (Either.isLeft(info)) return isMissing(info.left) ? Either.right(false) : Either.left(info.left.detail)
-    if (info.right.kind !== "File") return Either.left(`${index} is not a regular file`)
-    if (info.right.size > MAX_INDEX_BYTES) return Either.left(`${index} is over ${MAX_INDEX_BYTES} bytes`)
-    // opened without following a link or blocking, and bounded again (it may have grown since the lstat)
-    const bytes = yield* Effect.either(memoryFs.readBytes(index, { maxBytes: MAX_INDEX_BYTES }))
-    if (Either.isLeft(bytes)) {
-      return Either.left(`cannot read ${index} (${bytes.left.reason}: ${bytes.left.detail})`)
+    if (Result.isFailure(info)) {
+      return isMissing(info.failure)
+        ? Result.succeed(false)
+        : Result.fail(info.failure.detail)
     }
-    return indexTracks(bytes.right.bytes, LOCAL_FILE_IN_ROOT)
+    if (info.success.kind !== "File") return Result.fail(`${index} is not a regular file`)
+    if (info.success.size > MAX_INDEX_BYTES) return Result.fail(`${index} is over ${MAX_INDEX_BYTES} bytes`)
+    // opened without following a link or blocking, and bounded again (it may have grown since the lstat)
+    const bytes = yield* Effect.result(memoryFs.readBytes(index, { maxBytes: MAX_INDEX_BYTES }))
+    if (Result.isFailure(bytes)) {
+      return Result.fail(`cannot read ${index} (${bytes.failure.reason}: ${bytes.failure.detail})`)
+    }
+    return indexTracks(bytes.success.bytes, LOCAL_FILE_IN_ROOT)
   })
 
 /**
@@ -418,7 +443,7 @@ const isTracked = (memoryFs: MemoryFs["Type"], path: Path.Path, root: string) =>
 const makeFromEnv = (env: MemdirEnv) =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const memoryFs: MemoryFs["Type"] = makeMemoryFsNode()
+    const memoryFs: MemoryFs["Service"] = makeMemoryFsNode()
     // Links are followed (a dotfiles manager links the user file), then the real file is opened without
     // blocking, must be a regular file, and is read with a size bound: `/dev/zero` or a FIFO never hangs.
     const readText: ReadSettingsText = (file) =>
@@ -434,17 +459,17 @@ const makeFromEnv = (env: MemdirEnv) =>
   })
 
 /** Reads the environment through `Config`, then the settings files from disk. */
-export const make: Effect.Effect<Settings["Type"], ConfigError.ConfigError, Path.Path> = Effect.flatMap(
+export const make: Effect.Effect<Settings["Service"], Config.ConfigError, Path.Path> = Effect.flatMap(
   readEnv,
   makeFromEnv
 )
 
-export const layer: Layer.Layer<Settings, ConfigError.ConfigError, Path.Path> = Layer.effect(Settings, make)
+export const layer: Layer.Layer<Settings, Config.ConfigError, Path.Path> = Layer.effect(Settings, make)
 
 /** Like `layer`, with parts of the environment replaced (the CLI sets `flagMemoryDir` from `--memory-dir`). */
 export const layerWith = (
   overrides: Partial<MemdirEnv>
-): Layer.Layer<Settings, ConfigError.ConfigError, Path.Path> =>
+): Layer.Layer<Settings, Config.ConfigError, Path.Path> =>
   Layer.effect(Settings, Effect.flatMap(readEnv, (env) => makeFromEnv({ ...env, ...overrides })))
 
 /** The environment `layerTest` starts from: a fictitious home, everything else unset. */

@@ -42,14 +42,14 @@ export const describeAge = (nowMs: number, mtimeMs: number): Age => {
   return { ageDays, age: `${ageDays} days ago`, caveat: staleCaveat(ageDays) }
 }
 
-export class Staleness extends Context.Tag("@memdir/core/Staleness")<Staleness, {
+export class Staleness extends Context.Service<Staleness, {
   readonly age: (mtimeMs: number) => Effect.Effect<Age>
   /** Many ages against one "now": one call (and one span) for a whole listing of thousands of memories. */
   readonly ages: (mtimesMs: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<Age>>
-}>() {}
+}>()("@memdir/core/Staleness") {}
 
 /** Reads "now" from `Clock` on every call, so a long session keeps ageing its memories correctly. */
-export const make: Effect.Effect<Context.Tag.Service<Staleness>> = Effect.sync(() => ({
+export const make: Effect.Effect<Staleness["Service"]> = Effect.sync(() => ({
   age: Effect.fn("Staleness.age")(function*(mtimeMs: number) {
     const nowMs = yield* Clock.currentTimeMillis
     return describeAge(nowMs, mtimeMs)

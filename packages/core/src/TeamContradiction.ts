@@ -4,7 +4,7 @@
  * It advises; it never blocks a write.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as NodePath from "node:path"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { analyzeText, WEAK_TERMS } from "./internal/text/analysis.js"
@@ -109,9 +109,9 @@ export const checkTeamContradictions = Effect.fn("TeamContradiction.checkTeamCon
   const team = yield* Effect.forEach(feedback, (m) =>
     store.read({ memoryDir, teamEnabled: true }, inTeam(m.path)).pipe(
       Effect.map(({ text }) =>
-        Either.match(parseMemoryFile(text, m.path), {
-          onLeft: () => [],
-          onRight: (parsed) => [{ path: inTeam(m.path), name: m.name, description: m.description, body: parsed.body }]
+        Result.match(parseMemoryFile(text, m.path), {
+          onFailure: () => [],
+          onSuccess: (parsed) => [{ path: inTeam(m.path), name: m.name, description: m.description, body: parsed.body }]
         })
       ),
       Effect.orElseSucceed(() => [])

@@ -16,8 +16,8 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import type * as Result from "effect/Result"
 import * as NodePath from "node:path"
 import * as Containment from "./Containment.js"
 import { type MemoryIoError, type MemoryNotFoundError, type PathTraversalError } from "./Errors.js"
@@ -38,10 +38,10 @@ export { TEAM_DIR }
 export const AUDIT_VIOLATIONS_EXIT_CODE = 21
 
 /** Layers 1 and 2 (no disk access): the absolute path `key` names inside `teamDir`, or why it is refused. */
-export const checkKey = (teamDir: string, key: string): Either.Either<string, PathTraversalError> =>
+export const checkKey = (teamDir: string, key: string): Result.Result<string, PathTraversalError> =>
   checkKeyWith(NodePath, teamDir, key)
 
-export class TeamGuard extends Context.Tag("@memdir/core/TeamGuard")<TeamGuard, {
+export class TeamGuard extends Context.Service<TeamGuard, {
   /**
    * All three layers (key sanitisation, string containment, symlink containment). Returns the absolute path under
    * `teamDir` as given (`..` collapsed); its real path has been verified inside the team directory's real path.
@@ -60,10 +60,10 @@ export class TeamGuard extends Context.Tag("@memdir/core/TeamGuard")<TeamGuard, 
   ) => Effect.Effect<string, PathTraversalError | MemoryIoError>
   /** Walks team/ as it is on disk (lstat, never following) and reports every violation, sorted by path. */
   readonly audit: (teamDir: string) => Effect.Effect<ReadonlyArray<AuditViolation>, MemoryIoError>
-}>() {}
+}>()("@memdir/core/TeamGuard") {}
 
 /** The guard over the given file system and containment (policy: keys, sizes, file kinds). */
-export const make: Effect.Effect<Context.Tag.Service<TeamGuard>, never, MemoryFs | Containment.Containment> = Effect
+export const make: Effect.Effect<TeamGuard["Service"], never, MemoryFs | Containment.Containment> = Effect
   .gen(
     function*() {
       const parts = yield* Effect.context<MemoryFs | Containment.Containment>()

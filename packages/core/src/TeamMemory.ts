@@ -8,14 +8,13 @@
  * Every change to `team/` (writes, the team index, sync) happens under one lock, `<memdir>/.team.lock`, which
  * lives outside `team/` so it is never committed.
  */
-import { Path } from "@effect/platform"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import {
   type IndexOverCapError,
   InvalidFrontmatterError,
@@ -88,12 +87,12 @@ export interface TeamLocation {
   readonly remoteSource?: string | undefined
 }
 
-export class TeamMemory extends Context.Tag("@memdir/core/TeamMemory")<TeamMemory, {
+export class TeamMemory extends Context.Service<TeamMemory, {
   /** The memory location of `cwd` (MemoryPaths) and its team switch, directory and remote. */
   readonly resolve: (cwd: string) => Effect.Effect<TeamLocation, InvalidMemoryDirError | SettingsError>
   /** The team switch, directory and remote of an already resolved memory location. */
   readonly locate: (memory: MemoryLocation) => Effect.Effect<TeamLocation, SettingsError>
-}>() {}
+}>()("@memdir/core/TeamMemory") {}
 
 /** `<memoryDir>team/` with a trailing separator. */
 export const teamDirOf = (path: Path.Path, memoryDir: string): string =>
@@ -104,19 +103,19 @@ export const teamDirOf = (path: Path.Path, memoryDir: string): string =>
 // ---------------------------------------------------------------------------------------------------------------
 
 export const make: Effect.Effect<
-  Context.Tag.Service<TeamMemory>,
-  ConfigError.ConfigError,
+  Context.Service.Shape<typeof TeamMemory>,
+  Config.ConfigError,
   MemoryPaths | Settings | Path.Path
 > = Effect.gen(function*() {
   const paths = yield* MemoryPaths
   const settings = yield* Settings
   const path = yield* Path.Path
-  const envValue = Option.getOrUndefined(yield* Config.option(Config.string(TEAM_MEMORY_ENV)))
+  const envValue = Option.getOrUndefined(yield* Config.option(Config.String(TEAM_MEMORY_ENV)))
 
   const locate = Effect.fn("TeamMemory.locate")(function*(memory: MemoryLocation) {
     // A location resolved by MemoryPaths carries its team switch (settings read once); one built by hand does not.
     const team = memory.team ??
-      (yield* resolveTeamSwitch(memory, envValue, (yield* settings.load(memory.root.root)).sources))
+      (yield* Effect.fromResult(resolveTeamSwitch(memory, envValue, (yield* settings.load(memory.root.root)).sources)))
     const location: TeamLocation = { memory, teamDir: teamDirOf(path, memory.memoryDir), ...team }
     return location
   })
@@ -128,7 +127,7 @@ export const make: Effect.Effect<
   return TeamMemory.of({ resolve, locate })
 })
 
-export const layer: Layer.Layer<TeamMemory, ConfigError.ConfigError, MemoryPaths | Settings | Path.Path> = Layer
+export const layer: Layer.Layer<TeamMemory, Config.ConfigError, MemoryPaths | Settings | Path.Path> = Layer
   .effect(TeamMemory, make)
 
 /** Always answers `team` (its `memory` is used whatever the cwd; `locate` keeps the given memory location). */
@@ -229,9 +228,9 @@ export const teamPromptInput = Effect.fn("TeamMemory.teamPromptInput")(function*
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Refuses text holding a likely secret: team files are shared, so memdir never writes one there. */
-export const refuseSecret = (file: string, text: string): Either.Either<void, SecretDetectedError> => {
+export const refuseSecret = (file: string, text: string): Result.Result<void, SecretDetectedError> => {
   const found = findSecret(text)
-  return found === undefined ? Either.void : Either.left(
+  return found === undefined ? Result.void : Result.fail(
     new SecretDetectedError({
       path: file,
       pattern: `${found.description} (${found.pattern})`,
@@ -291,7 +290,7 @@ export const chooseTeamKey = Effect.fn("TeamMemory.chooseTeamKey")(
  */
 export const writeTeamMemory = Effect.fn("TeamMemory.writeTeamMemory")(function*(input: TeamWriteInput) {
   const store = yield* MemoryStore
-  const frontmatter = yield* validateWriteInput(input)
+  const frontmatter = yield* Effect.fromResult(validateWriteInput(input))
   // team/ has its own layout (its memories come from every teammate's agent).
   const scan = yield* scanTeam(input.memoryDir)
   const target = writeLayout(scan, input.layout)
@@ -320,7 +319,7 @@ export interface TeamFileInput {
  */
 export const writeTeamFile = Effect.fn("TeamMemory.writeTeamFile")(function*(input: TeamFileInput) {
   const store = yield* MemoryStore
-  const parsed = yield* parseMemoryFile(input.content, input.key)
+  const parsed = yield* Effect.fromResult(parseMemoryFile(input.content, input.key))
   if (parsed.frontmatter.type === "untyped") {
     return yield* new InvalidFrontmatterError({
       path: input.key,

@@ -33,10 +33,11 @@
  * with a teammate is retried after a new fetch and merge (at most three rounds). Every git call has a timeout,
  * so a remote that never answers fails the sync and releases the lock.
  */
-import { type CommandExecutor, Path } from "@effect/platform"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import { hostname } from "node:os"
 import {
   ioErrorOf,
@@ -112,10 +113,10 @@ export type TeamSyncFailure =
   | LockTimeoutError
   | MemoryIoError
 
-export class TeamSync extends Context.Tag("@memdir/core/TeamSync")<TeamSync, {
+export class TeamSync extends Context.Service<TeamSync, {
   /** Commit, fetch, inspect, merge and push the team memory of a resolved location. */
   readonly sync: (team: TeamLocation) => Effect.Effect<TeamSyncResult, TeamSyncFailure>
-}>() {}
+}>()("@memdir/core/TeamSync") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The clone memdir owns
@@ -133,10 +134,10 @@ const INFO_EXCLUDE = ".*\n*~\n"
 
 /** What every step of a sync needs: the services (resolved when the layer is built) and the clone. */
 interface Clone {
-  readonly git: Context.Tag.Service<Git.Git>
-  readonly memoryFs: Context.Tag.Service<MemoryFs>
+  readonly git: Context.Service.Shape<typeof Git.Git>
+  readonly memoryFs: Context.Service.Shape<typeof MemoryFs>
   readonly path: Path.Path
-  readonly guard: Context.Tag.Service<TeamGuard>
+  readonly guard: Context.Service.Shape<typeof TeamGuard>
   readonly gitDir: string
   readonly teamDir: string
   readonly remote: string
@@ -553,7 +554,7 @@ const syncRounds = (c: Clone) =>
 const notConfigured = (detail: string) => new TeamSyncError({ step: "configure", remote: "", detail })
 
 export const make: Effect.Effect<
-  Context.Tag.Service<TeamSync>,
+  Context.Service.Shape<typeof TeamSync>,
   never,
   Git.Git | Path.Path | TeamGuard | MemoryFs
 > = Effect.gen(function*() {
@@ -615,11 +616,11 @@ export const layerWithoutDependencies: Layer.Layer<
   Git.Git | Path.Path | TeamGuard
 > = layerOver.pipe(Layer.provide(MemoryFsLayer))
 
-/** Live sync: git as a child process through `Git.layer` (needs `CommandExecutor`, e.g. from `NodeContext.layer`). */
+/** Live sync: git as a child process through `Git.layer` (needs `ChildProcessSpawner`: `NodeServices.layer`). */
 export const layer: Layer.Layer<
   TeamSync,
   never,
-  CommandExecutor.CommandExecutor | Path.Path | TeamGuard
+  ChildProcessSpawner | Path.Path | TeamGuard
 > = layerWithoutDependencies.pipe(Layer.provide(Git.layer))
 
 /**

@@ -8,7 +8,7 @@
  * a file), a blob over 250,000 bytes, a tree of more than 10,000 entries or 64 MiB in all, or a blob holding a
  * likely secret (SecretScan).
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { conflictCopyPath } from "./internal/team/conflict.js"
 import { MEMORY_MAX_BYTES } from "./Memory.js"
 import { INDEX_FILE } from "./MemoryIndex.js"
@@ -184,7 +184,7 @@ export const entryViolations = (teamDir: string, entries: ReadonlyArray<TreeEntr
       refuse("special-mode", `mode ${entry.mode} ${entry.type}`)
     }
     const named = checkKey(teamDir, entry.path)
-    if (Either.isLeft(named)) refuse(named.left.reason, named.left.detail ?? named.left.message)
+    if (Result.isFailure(named)) refuse(named.failure.reason, named.failure.detail ?? named.failure.message)
     else if (entry.path.split("/").some((segment) => segment.startsWith("."))) {
       refuse("hidden-file", "dot-files (.gitattributes, .gitmodules, …) are never synced")
     }

@@ -15,8 +15,8 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as NodePath from "node:path"
 import { parseMemoryFile } from "./Frontmatter.js"
 import { type CacheFormat, readCacheFile, writeCacheFile } from "./internal/fs/cacheFile.js"
@@ -47,14 +47,14 @@ const CACHE_MAX_BYTES = 64 * 1024 * 1024
 /** The terms of a memory file's body (its frontmatter left out; a file without one is all body). */
 export const bodyTermsOf = (text: string, path: string): BodyTerms => {
   const parsed = parseMemoryFile(text, path)
-  return analyzeBody(Either.isRight(parsed) ? parsed.right.body : text)
+  return analyzeBody(Result.isSuccess(parsed) ? parsed.success.body : text)
 }
 
 export interface TermCacheOptions {
   readonly analyseBudgetBytes?: number | undefined
 }
 
-export class TermCache extends Context.Tag("@memdir/core/TermCache")<TermCache, {
+export class TermCache extends Context.Service<TermCache, {
   /**
    * The whole-body terms of `candidates` (absolute paths inside `memoryDir`), by candidate path: every candidate
    * whose cached entry still matches, and the ones analysed within the budget now. Never fails.
@@ -63,7 +63,7 @@ export class TermCache extends Context.Tag("@memdir/core/TermCache")<TermCache, 
     memoryDir: string,
     candidates: ReadonlyArray<MemoryHeader>
   ) => Effect.Effect<ReadonlyMap<string, BodyTerms>>
-}>() {}
+}>()("@memdir/core/TermCache") {}
 
 interface Entry {
   readonly size: number

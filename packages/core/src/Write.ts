@@ -5,9 +5,9 @@
  * updates its file: no duplicates, unknown frontmatter keys kept.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as NodePath from "node:path"
 import { InvalidMemoryInputError, MemoryIoError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
@@ -126,21 +126,21 @@ export const memoryFileName = (type: MemoryType, name: string): string => {
   return slug === type || slug.startsWith(`${type}_`) ? `${slug}.md` : `${type}_${slug}.md`
 }
 
-const decodeFrontmatter = Schema.decodeUnknownEither(Frontmatter)
+const decodeFrontmatter = Schema.decodeUnknownResult(Frontmatter)
 
 /** Validate the three fields with the `Frontmatter` schema; the first problem becomes the error. */
 export const validateWriteInput = (
   input: Pick<WriteMemoryInput, "type" | "name" | "description">
-): Either.Either<Frontmatter, InvalidMemoryInputError> => {
+): Result.Result<Frontmatter, InvalidMemoryInputError> => {
   const fields = { name: input.name, description: input.description, type: input.type }
   if (/[\r\n]/.test(input.name)) {
-    return Either.left(
+    return Result.fail(
       new InvalidMemoryInputError({ field: "name", value: input.name, reason: "name must be a single line" })
     )
   }
   const nameLength = [...input.name.trim()].length
   if (nameLength > NAME_MAX_LENGTH) {
-    return Either.left(
+    return Result.fail(
       new InvalidMemoryInputError({
         field: "name",
         // the start is enough to recognise it; the whole name would flood the one line of the error
@@ -150,9 +150,9 @@ export const validateWriteInput = (
       })
     )
   }
-  return Either.mapLeft(decodeFrontmatter(fields), (error) => {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-    const field = String(issue?.path[0] ?? "frontmatter")
+  return Result.mapError(decodeFrontmatter(fields), (error) => {
+    const issue = SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues[0]
+    const field = String(issue?.path?.[0] ?? "frontmatter")
     const value = field in fields ? fields[field as keyof typeof fields] : ""
     const reason = field === "type"
       ? "type must be one of user, feedback, project, reference"
@@ -163,9 +163,9 @@ export const validateWriteInput = (
 
 /** The existing memory's header, when it parses (its keys are kept when it is rewritten). */
 const existingHeader = (existing: string | undefined, file: string) =>
-  existing === undefined ? undefined : Either.match(parseMemoryFile(existing, file), {
-    onLeft: () => undefined,
-    onRight: (parsed) => parsed.frontmatter
+  existing === undefined ? undefined : Result.match(parseMemoryFile(existing, file), {
+    onFailure: () => undefined,
+    onSuccess: (parsed) => parsed.frontmatter
   })
 
 /** How a write lays out its header: the directory's layout and name style; `forced` (a setting) also rewrites. */
@@ -226,8 +226,8 @@ export const chooseTarget = Effect.fn("chooseTarget")(function*(
       const head = yield* fs.readHead(path, FRONTMATTER_MAX_BYTES).pipe(Effect.option)
       if (head._tag === "None") return "other" as const
       const parsed = parseMemoryFile(head.value.text, file)
-      return Either.isRight(parsed) && parsed.right.frontmatter.type === frontmatter.type &&
-          sameMemoryName(parsed.right.frontmatter.name, frontmatter.name) ?
+      return Result.isSuccess(parsed) && parsed.success.frontmatter.type === frontmatter.type &&
+          sameMemoryName(parsed.success.frontmatter.name, frontmatter.name) ?
         "same" as const :
         "other" as const
     })
@@ -248,7 +248,7 @@ export const chooseTarget = Effect.fn("chooseTarget")(function*(
  */
 export const writeMemory = Effect.fn("writeMemory")(function*(input: WriteMemoryInput) {
   const store = yield* MemoryStore
-  const frontmatter = yield* validateWriteInput(input)
+  const frontmatter = yield* Effect.fromResult(validateWriteInput(input))
   const root = { memoryDir: input.memoryDir, teamEnabled: input.teamEnabled ?? false }
   // One scan: the memory to update (same name and type) and the directory's layout.
   const scan = yield* (yield* Scanner).scan(input.memoryDir, { skipDirs: FOREIGN_DIRS })

@@ -55,7 +55,7 @@ const baseOptions = {
 }
 
 describe("Agent.run", () => {
-  it.scoped("stops at end_turn after one call and records the exchange", () =>
+  it.effect("stops at end_turn after one call and records the exchange", () =>
     Effect.gen(function*() {
       const model = yield* scriptedModel([respond([text("done")], "end_turn")])
       const result = yield* run({ ...baseOptions, tools: [echo], maxTurns: 4 }).pipe(Effect.provide(model.layer))
@@ -75,7 +75,7 @@ describe("Agent.run", () => {
       assert.deepStrictEqual(result.usage, usage)
     }))
 
-  it.scoped("answers every tool call of a turn in one message, errors flagged, then continues", () =>
+  it.effect("answers every tool call of a turn in one message, errors flagged, then continues", () =>
     Effect.gen(function*() {
       const model = yield* scriptedModel([
         respond([
@@ -142,12 +142,12 @@ describe("Agent.run", () => {
       ])
       const result = yield* run({ ...baseOptions, tools: [rendezvous], maxTurns: 3 }).pipe(
         Effect.provide(model.layer),
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "tools ran one after the other" })
+        Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail("tools ran one after the other") })
       )
       assert.deepStrictEqual(result.toolCalls.map((c) => c.content), ["met", "met"])
     }).pipe(Effect.scoped))
 
-  it.scoped("stops after maxTurns model calls when the model keeps asking for tools", () =>
+  it.effect("stops after maxTurns model calls when the model keeps asking for tools", () =>
     Effect.gen(function*() {
       const always = (request: ModelRequest) =>
         respond([toolUse(`call-${request.messages.length}`, "echo", { text: "again" })], "tool_use")
@@ -161,7 +161,7 @@ describe("Agent.run", () => {
       assert.strictEqual(result.messages.length, 1 + 3 * 2)
     }))
 
-  it.scoped("puts one moving cache breakpoint on the newest block of the request, not in the transcript", () =>
+  it.effect("puts one moving cache breakpoint on the newest block of the request, not in the transcript", () =>
     Effect.gen(function*() {
       const model = yield* scriptedModel([
         respond([toolUse("t1", "echo", { text: "x" })], "tool_use"),
@@ -178,7 +178,7 @@ describe("Agent.run", () => {
       assert.isUndefined((result.messages[2]!.content as Array<Anthropic.ToolResultBlockParam>)[0]!.cache_control)
     }))
 
-  it.scoped("cuts an oversized tool result and says so", () =>
+  it.effect("cuts an oversized tool result and says so", () =>
     Effect.gen(function*() {
       const big = defineTool({
         name: "big",
@@ -196,7 +196,7 @@ describe("Agent.run", () => {
       assert.isTrue(result.toolCalls[0]!.content.startsWith("x".repeat(100) + "\n[… cut: 400 more characters"))
     }))
 
-  it.scoped("fails with the model's error and runs no further turn", () =>
+  it.effect("fails with the model's error and runs no further turn", () =>
     Effect.gen(function*() {
       const model = yield* scriptedModel([
         respond([toolUse("t1", "echo", { text: "x" })], "tool_use"),
@@ -211,7 +211,7 @@ describe("Agent.run", () => {
       assert.strictEqual((yield* model.requests).length, 2)
     }))
 
-  it.scoped("stops on max_tokens without running a truncated tool call", () =>
+  it.effect("stops on max_tokens without running a truncated tool call", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make(0)
       const counting = defineTool({

@@ -1,7 +1,7 @@
-import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as fsp from "node:fs/promises"
@@ -24,7 +24,7 @@ import {
 import { ModelError } from "../src/Errors.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 
-const live = layer.pipe(Layer.provideMerge(MemoryFs.layer), Layer.provideMerge(NodeContext.layer))
+const live = layer.pipe(Layer.provideMerge(MemoryFs.layer), Layer.provideMerge(NodeServices.layer))
 const inMemory = layer.pipe(Layer.provideMerge(MemoryFs.layerMemory({ "/mem/MEMORY.md": "" })))
 
 const scratch = Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { listMemories, memoryVersion, searchMemories } from "../src/Browse.js"
 import * as Scanner from "../src/Scanner.js"
 
-const live = Scanner.layerNode.pipe(Layer.provideMerge(NodeContext.layer))
+const live = Scanner.layerNode.pipe(Layer.provideMerge(NodeServices.layer))
 
 const memory = (name: string, description: string, type = "feedback") =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\nbody of ${name}\n`

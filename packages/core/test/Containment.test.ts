@@ -5,7 +5,7 @@
  * paths, and never take a sibling with a common prefix (`memory-evil`) for a child.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import * as NodePath from "node:path"
 import { isInside, sanitizeKey } from "../src/Containment.js"
 
@@ -35,10 +35,8 @@ describe("isInside", () => {
     assert.isTrue(isInside("C:\\m", "c:\\M\\x.md", { sep: "\\", ignoreCase: true }))
   })
 
-  it.prop(
-    "agrees with path.relative on resolved POSIX paths",
-    [segments, segments, FastCheck.boolean()],
-    ([rootParts, rest, nested]) => {
+  it("agrees with path.relative on resolved POSIX paths", () => {
+    FastCheck.assert(FastCheck.property(segments, segments, FastCheck.boolean(), (rootParts, rest, nested) => {
       const root = NodePath.posix.resolve("/", ...rootParts)
       const candidate = NodePath.posix.resolve(nested ? root : "/", ...rest)
       assert.strictEqual(
@@ -46,29 +44,35 @@ describe("isInside", () => {
         byRelative(NodePath.posix, root, candidate),
         `${root} ⊇ ${candidate}`
       )
-    }
-  )
+    }))
+  })
 
-  it.prop(
-    "agrees with path.relative on resolved Windows paths, without case",
-    [segments, segments, FastCheck.boolean(), FastCheck.constantFrom("C:\\", "c:\\", "D:\\", "\\\\srv\\share\\")],
-    ([rootParts, rest, nested, drive]) => {
-      const root = NodePath.win32.resolve("C:\\", ...rootParts)
-      const candidate = NodePath.win32.resolve(nested ? root : drive, ...rest)
-      assert.strictEqual(
-        isInside(root, candidate, { allowRoot: true, sep: "\\", ignoreCase: true }),
-        byRelative(NodePath.win32, root, candidate),
-        `${root} ⊇ ${candidate}`
+  it("agrees with path.relative on resolved Windows paths, without case", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        segments,
+        segments,
+        FastCheck.boolean(),
+        FastCheck.constantFrom("C:\\", "c:\\", "D:\\", "\\\\srv\\share\\"),
+        (rootParts, rest, nested, drive) => {
+          const root = NodePath.win32.resolve("C:\\", ...rootParts)
+          const candidate = NodePath.win32.resolve(nested ? root : drive, ...rest)
+          assert.strictEqual(
+            isInside(root, candidate, { allowRoot: true, sep: "\\", ignoreCase: true }),
+            byRelative(NodePath.win32, root, candidate),
+            `${root} ⊇ ${candidate}`
+          )
+        }
       )
-    }
-  )
+    )
+  })
 })
 
 describe("sanitizeKey (Containment's, shared with the team guard)", () => {
   it("refuses what the key's characters alone give away", () => {
     const reason = (key: string) => {
       const result = sanitizeKey(key)
-      return result._tag === "Left" ? result.left.reason : "ok"
+      return result._tag === "Failure" ? result.failure.reason : "ok"
     }
     assert.strictEqual(reason("notes/a.md"), "ok")
     assert.strictEqual(reason("50%-off.md"), "ok")

@@ -1,11 +1,12 @@
-import { FileSystem, type Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import type * as Path from "effect/Path"
+import * as Result from "effect/Result"
+import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as os from "node:os"
@@ -32,14 +33,14 @@ const withTempDir = <A, E>(
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     return yield* f(yield* fs.makeTempDirectoryScoped({ prefix: "memdir-log-" }))
-  }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer)))
+  }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeServices.layer)))
 
 describe("formatting (pure)", () => {
   it("UTC date, path and bullet", () => {
     assert.strictEqual(logDate(AT), "2026-03-05")
     assert.strictEqual(logRelativePath("2026-03-05"), "logs/2026/03/2026-03-05.md")
     assert.strictEqual(
-      Either.getOrThrow(formatLogEntry(AT, "shipped  the\nmigration ")),
+      Result.getOrThrow(formatLogEntry(AT, "shipped  the\nmigration ")),
       "- 14:03:07 shipped the migration\n"
     )
     // just before midnight UTC it is still the 5th, whatever the machine's time zone
@@ -49,27 +50,25 @@ describe("formatting (pure)", () => {
 
   it("refuses an empty entry and an over-long one", () => {
     assert.strictEqual(
-      Either.getLeft(formatLogEntry(AT, " \n\t")).pipe((e) => e._tag === "Some" && e.value.field),
+      Result.getFailure(formatLogEntry(AT, " \n\t")).pipe((e) => e._tag === "Some" && e.value.field),
       "text"
     )
-    assert.isTrue(Either.isRight(formatLogEntry(AT, "x".repeat(LOG_ENTRY_MAX_CHARS))))
-    assert.isTrue(Either.isLeft(formatLogEntry(AT, "x".repeat(LOG_ENTRY_MAX_CHARS + 1))))
+    assert.isTrue(Result.isSuccess(formatLogEntry(AT, "x".repeat(LOG_ENTRY_MAX_CHARS))))
+    assert.isTrue(Result.isFailure(formatLogEntry(AT, "x".repeat(LOG_ENTRY_MAX_CHARS + 1))))
   })
 
-  it.prop(
-    "every entry is exactly one line starting with a time",
-    [FastCheck.string({ minLength: 1, maxLength: 300 })],
-    ([text]) => {
+  it("every entry is exactly one line starting with a time", () => {
+    FastCheck.assert(FastCheck.property(FastCheck.string({ minLength: 1, maxLength: 300 }), (text) => {
       const entry = formatLogEntry(AT, text)
-      if (Either.isLeft(entry)) return assert.strictEqual(text.trim(), "")
-      assert.match(entry.right, /^- 14:03:07 \S.*\n$/)
-      assert.strictEqual(entry.right.split("\n").length, 2)
-    }
-  )
+      if (Result.isFailure(entry)) return assert.strictEqual(text.trim(), "")
+      assert.match(entry.success, /^- 14:03:07 \S.*\n$/)
+      assert.strictEqual(entry.success.split("\n").length, 2)
+    }))
+  })
 })
 
 describe("appendLog", () => {
-  it.scoped("creates logs/YYYY/MM/YYYY-MM-DD.md (0600, dirs 0700) with a UTC header, then appends in order", () =>
+  it.effect("creates logs/YYYY/MM/YYYY-MM-DD.md (0600, dirs 0700) with a UTC header, then appends in order", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
         yield* TestClock.setTime(AT)
@@ -92,7 +91,7 @@ describe("appendLog", () => {
       })
     ))
 
-  it.scoped("crossing midnight UTC starts the next day's file (and the next month's directory)", () =>
+  it.effect("crossing midnight UTC starts the next day's file (and the next month's directory)", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.parse("2026-03-31T23:59:59.000Z"))
@@ -105,7 +104,7 @@ describe("appendLog", () => {
       })
     ))
 
-  it.scoped("never rewrites: an existing file (even edited by hand) only grows at the end", () =>
+  it.effect("never rewrites: an existing file (even edited by hand) only grows at the end", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
         yield* TestClock.setTime(AT)
@@ -118,7 +117,7 @@ describe("appendLog", () => {
       })
     ))
 
-  it.scoped("a FIFO or a link at the day's path is refused at once: nothing blocks, nothing written through the link", () =>
+  it.effect("a FIFO or a link at the day's path is refused at once: nothing blocks, nothing written through the link", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
         yield* TestClock.setTime(AT)
@@ -145,7 +144,7 @@ describe("appendLog", () => {
       })
     ))
 
-  it.scoped("an invalid entry writes nothing", () =>
+  it.effect("an invalid entry writes nothing", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(appendLog({ memoryDir: dir, text: "   " }))
@@ -156,7 +155,7 @@ describe("appendLog", () => {
 })
 
 describe("readRecentLogs", () => {
-  it.scoped("the last N UTC days that exist, oldest first; the oldest is cut to its last lines past the budget", () =>
+  it.effect("the last N UTC days that exist, oldest first; the oldest is cut to its last lines past the budget", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
         const day = 86_400_000
@@ -199,14 +198,14 @@ describe("date notices and the prompt section", () => {
   })
 
   it("the prompt names the path as a pattern (never a date), with the append-only rule", () => {
-    const prompt = Either.getOrThrow(renderLogsPrompt({ memoryDir: "/m/memory" }))
+    const prompt = Result.getOrThrow(renderLogsPrompt({ memoryDir: "/m/memory" }))
     assert.include(prompt, `/m/memory/${LOG_PATH_PATTERN}`)
     assert.notMatch(prompt.replace("2026-03-09", ""), /\d{4}-\d{2}-\d{2}/)
     assert.include(prompt, "never rewrite, reorder or delete")
-    const baseline = Either.getOrThrow(renderLogsPrompt({ memoryDir: "/m/memory/", variant: "without-append-only" }))
+    const baseline = Result.getOrThrow(renderLogsPrompt({ memoryDir: "/m/memory/", variant: "without-append-only" }))
     assert.notInclude(baseline, "never rewrite")
     assert.notInclude(baseline, "{{")
-    const unknown = Either.getLeft(renderLogsPrompt({ memoryDir: "/m", variant: "nope" }))
+    const unknown = Result.getFailure(renderLogsPrompt({ memoryDir: "/m", variant: "nope" }))
     assert.strictEqual(unknown._tag === "Some" && unknown.value._tag, "UnknownPromptVariantError")
   })
 })

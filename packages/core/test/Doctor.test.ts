@@ -1,8 +1,9 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -78,10 +79,10 @@ const memoryFiles = (dir: string) =>
 
 const codes = (findings: ReadonlyArray<DoctorFinding>) => findings.map((f) => `${f.code} ${f.path ?? ""}`).sort()
 
-const live = Layer.mergeAll(memoryIndexLayer, scannerLayer, MemoryFs.layer).pipe(Layer.provideMerge(NodeContext.layer))
+const live = Layer.mergeAll(memoryIndexLayer, scannerLayer, MemoryFs.layer).pipe(Layer.provideMerge(NodeServices.layer))
 
 layer(live, { excludeTestServices: true })("Doctor", (it) => {
-  it.scoped("diagnose produces each finding from the fixture, with lines and fixability", () =>
+  it.effect("diagnose produces each finding from the fixture, with lines and fixability", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       yield* writeTree(dir, fixture)
@@ -110,7 +111,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       }
     }))
 
-  it.scoped("fix repairs what is safe, deletes and rewrites no memory, and is idempotent", () =>
+  it.effect("fix repairs what is safe, deletes and rewrites no memory, and is idempotent", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -151,7 +152,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.strictEqual(yield* fs.readFileString(path.join(dir, INDEX_FILE)), index)
     }))
 
-  it.scoped("index over the line cap: reported, and fix adds no line past 200 (it says what it could not add)", () =>
+  it.effect("index over the line cap: reported, and fix adds no line past 200 (it says what it could not add)", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -177,7 +178,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.strictEqual(countLines(yield* fs.readFileString(path.join(dir, INDEX_FILE))), INDEX_MAX_LINES)
     }))
 
-  it.scoped("index over the byte cap: reported with the first unloaded line; shortening entries brings it back", () =>
+  it.effect("index over the byte cap: reported with the first unloaded line; shortening entries brings it back", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -204,7 +205,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.isAtMost(new TextEncoder().encode(index).length, INDEX_MAX_BYTES)
     }))
 
-  it.scoped("an empty or absent memory dir is healthy and fix creates nothing", () =>
+  it.effect("an empty or absent memory dir is healthy and fix creates nothing", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -213,7 +214,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.deepStrictEqual(yield* fix(dir), { changes: [], notAdded: [], remaining: [] })
       assert.isFalse(yield* fs.exists(dir))
     }))
-  it.scoped("fix copies the MEMORY.md it rewrites to .doctor/<stamp>/ (0600) first, and says where", () =>
+  it.effect("fix copies the MEMORY.md it rewrites to .doctor/<stamp>/ (0600) first, and says where", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -249,7 +250,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.strictEqual(yield* fs.readFileString(path.join(dir, INDEX_FILE)), repaired)
     }))
 
-  it.scoped("a prose MEMORY.md with no memory files is explained: what memdir expects and the fix", () =>
+  it.effect("a prose MEMORY.md with no memory files is explained: what memdir expects and the fix", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -287,14 +288,14 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.isFalse((yield* diagnose(dir)).findings.some((f) => f.code === "prose-index"))
     }))
 
-  it.scoped("an empty or heading-only MEMORY.md is not prose", () =>
+  it.effect("an empty or heading-only MEMORY.md is not prose", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       yield* writeTree(dir, { [INDEX_FILE]: "# Memory index\n\n" })
       assert.deepStrictEqual((yield* diagnose(dir)).findings, [])
     }))
 
-  it.scoped("a file whose name prefix disagrees with its frontmatter type is reported with the rename", () =>
+  it.effect("a file whose name prefix disagrees with its frontmatter type is reported with the rename", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       yield* writeTree(dir, {
@@ -313,7 +314,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.include(finding.fix, "type: feedback")
     }))
 
-  it.scoped("index links out of the memory directory are reported as such, and fix keeps their lines", () =>
+  it.effect("index links out of the memory directory are reported as such, and fix keeps their lines", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -361,7 +362,7 @@ layer(live, { excludeTestServices: true })("Doctor", (it) => {
       assert.strictEqual(after, lines.filter((l) => !l.includes("user_gone.md")).join("\n"))
     }))
 
-  it.scoped("an index link to a link that leads nowhere is dead; a memory dir that is such a link has no fix", () =>
+  it.effect("an index link to a link that leads nowhere is dead; a memory dir that is such a link has no fix", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -416,7 +417,7 @@ const scannerThen = (memoryDir: string, afterScan: () => void) =>
   ).pipe(Layer.provide(scannerLayer))
 
 const withScanner = (scanner: Layer.Layer<Scanner, never, Path.Path>) =>
-  Effect.provide(Layer.mergeAll(memoryIndexLayer, scanner, MemoryFs.layer).pipe(Layer.provideMerge(NodeContext.layer)))
+  Effect.provide(Layer.mergeAll(memoryIndexLayer, scanner, MemoryFs.layer).pipe(Layer.provideMerge(NodeServices.layer)))
 
 /** A memory whose body links `[[target]]`: doctor reports the link as dead only if it read the body. */
 const linking = (name: string, target: string) =>
@@ -446,7 +447,7 @@ const outsideAndIn = Effect.gen(function*() {
 const mkfifo = (file: string) => execFileSync("mkfifo", [file])
 
 describe("Doctor reads memories as memdir reads them", () => {
-  it.scoped("a memory that is a link out of the directory, or a FIFO, is neither read nor waited on", () =>
+  it.effect("a memory that is a link out of the directory, or a FIFO, is neither read nor waited on", () =>
     Effect.gen(function*() {
       const { memoryDir, outside } = yield* outsideAndIn
       NodeFs.symlinkSync(outside, NodePath.join(memoryDir, "project_linked.md"))
@@ -455,7 +456,7 @@ describe("Doctor reads memories as memdir reads them", () => {
       assert.deepStrictEqual(deadLinkTargets(findings), ["nowhere-alias", "nowhere-kept"])
     }).pipe(withScanner(scannerLayer)))
 
-  it.scoped("a memory swapped for a link out, or for a FIFO, between the scan and the read is left alone", () =>
+  it.effect("a memory swapped for a link out, or for a FIFO, between the scan and the read is left alone", () =>
     Effect.gen(function*() {
       const { memoryDir, outside } = yield* outsideAndIn
       const linked = NodePath.join(memoryDir, "project_linked.md")

@@ -3,11 +3,12 @@
  * short lines, a future `modified:` reported as invalid frontmatter with "mtime time", paths doubled as
  * "broken.md: broken.md:1:", a dead index line located as `gone.md:2`), and the summary a report starts with.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import { diagnose, type DoctorFinding, locationOf, summarize } from "../src/Doctor.js"
 import { INDEX_ENTRY_MAX_CHARS } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -58,10 +59,10 @@ const indexOf = (count: number, width: number): Record<string, string> => {
   return files
 }
 
-const live = Layer.mergeAll(memoryIndexLayer, scannerLayer, MemoryFs.layer).pipe(Layer.provideMerge(NodeContext.layer))
+const live = Layer.mergeAll(memoryIndexLayer, scannerLayer, MemoryFs.layer).pipe(Layer.provideMerge(NodeServices.layer))
 
 layer(live, { excludeTestServices: true })("Doctor advice", (it) => {
-  it.scoped("an index over its bytes in short lines: fewer entries, not shorter ones", () =>
+  it.effect("an index over its bytes in short lines: fewer entries, not shorter ones", () =>
     Effect.gen(function*() {
       const width = 140
       assert.isBelow(width, INDEX_ENTRY_MAX_CHARS)
@@ -76,7 +77,7 @@ layer(live, { excludeTestServices: true })("Doctor advice", (it) => {
       assert.isFalse(findings.some((f) => f.code === "entry-too-long"))
     }))
 
-  it.scoped("an index over its bytes in long lines: shorten them", () =>
+  it.effect("an index over its bytes in long lines: shorten them", () =>
     Effect.gen(function*() {
       const findings = yield* diagnosed(indexOf(120, 240))
       const over = only(findings, "index-over-bytes")
@@ -84,7 +85,7 @@ layer(live, { excludeTestServices: true })("Doctor advice", (it) => {
       assert.include(over.fix, "Shorten the lines over")
     }))
 
-  it.scoped("a future or unreadable `modified:`: its own finding and advice, apart from the header's warnings", () =>
+  it.effect("a future or unreadable `modified:`: its own finding and advice, apart from the header's warnings", () =>
     Effect.gen(function*() {
       const future = new Date(Date.now() + 400 * DAY).toISOString()
       const findings = yield* diagnosed({
@@ -112,7 +113,7 @@ layer(live, { excludeTestServices: true })("Doctor advice", (it) => {
       assert.include(header.fix, "one-line description")
     }))
 
-  it.scoped("each finding is located once: a line of the index as MEMORY.md:N, a file as path[:line]", () =>
+  it.effect("each finding is located once: a line of the index as MEMORY.md:N, a file as path[:line]", () =>
     Effect.gen(function*() {
       const findings = yield* diagnosed({
         [INDEX_FILE]: "- [Here](project_here.md) — h\n- [Gone](gone.md) — deleted\n",
@@ -135,7 +136,7 @@ layer(live, { excludeTestServices: true })("Doctor advice", (it) => {
       assert.include(broken.fix, "Fix the YAML between the two '---' lines")
     }))
 
-  it.scoped("a memory missing from a full index: no room, so merge first (not fixable); with room, add its line", () =>
+  it.effect("a memory missing from a full index: no room, so merge first (not fixable); with room, add its line", () =>
     Effect.gen(function*() {
       const full = indexOf(200, 100)
       full["project_late.md"] = memory("Late", "one memory too many")

@@ -1,14 +1,14 @@
 import type Anthropic from "@anthropic-ai/sdk"
-import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import { execFileSync, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -95,10 +95,10 @@ const services = (script: Model.ModelScript = [], options: Model.TestModelOption
     Layer.provideMerge(
       Layer.mergeAll(DreamLock.layer, MemoryIndex.layer, Scanner.layerNode, Model.layerTest(script, options))
     ),
-    Layer.provideMerge(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))
+    Layer.provideMerge(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))
   )
 
-type Services = Layer.Layer.Success<ReturnType<typeof services>>
+type Services = Layer.Success<ReturnType<typeof services>>
 
 const withServices =
   (script: Model.ModelScript = [], options: Model.TestModelOptions = {}) =>
@@ -125,7 +125,7 @@ const git = (cwd: string, ...args: Array<string>) =>
 // ---------------------------------------------------------------------------------------------------------------
 
 describe("gates (TestClock)", () => {
-  it.scoped("never consolidated: time passes; sessions needs more than 5, not counting the current one", () =>
+  it.effect("never consolidated: time passes; sessions needs more than 5, not counting the current one", () =>
     withServices()(Effect.gen(function*() {
       const w = yield* world
       for (let i = 0; i < 6; i++) w.session(`s${i}`, NOW - i * HOUR)
@@ -149,7 +149,7 @@ describe("gates (TestClock)", () => {
       assert.deepStrictEqual(open.sessions.map((s) => s.id), ["s0", "s1", "s2", "s3", "s4", "s5"])
     })))
 
-  it.scoped("time: stops under 24 h without scanning sessions; opens at 24 h; only sessions after the last dream count", () =>
+  it.effect("time: stops under 24 h without scanning sessions; opens at 24 h; only sessions after the last dream count", () =>
     withServices()(Effect.gen(function*() {
       const w = yield* world
       const last = NOW - 23 * HOUR
@@ -171,7 +171,7 @@ describe("gates (TestClock)", () => {
       assert.strictEqual(due.lastConsolidatedAt, last)
     })))
 
-  it.scoped("the session scan is cached for 10 minutes, for the same directory and the same last dream", () =>
+  it.effect("the session scan is cached for 10 minutes, for the same directory and the same last dream", () =>
     withServices()(Effect.gen(function*() {
       const w = yield* world
       for (let i = 0; i < 5; i++) w.session(`s${i}`, NOW - HOUR)
@@ -201,7 +201,7 @@ describe("gates (TestClock)", () => {
       assert.strictEqual(elsewhere.sessions.length, 0)
     })))
 
-  it.scoped("a link to a transcript counts by what it leads to; a FIFO, a dangling link or a directory never does", () =>
+  it.effect("a link to a transcript counts by what it leads to; a FIFO, a dangling link or a directory never does", () =>
     withServices()(Effect.gen(function*() {
       const w = yield* world
       const elsewhere = NodePath.join(w.root, "kept-elsewhere")
@@ -231,7 +231,7 @@ describe("gates (TestClock)", () => {
       assert.strictEqual((yield* tool.run({ query: "staging", session: "pipe" })).content, "(no matches)")
     })))
 
-  it.scoped("a live holder stops it even with force; force bypasses time and sessions (still reported)", () =>
+  it.effect("a live holder stops it even with force; force bypasses time and sessions (still reported)", () =>
     withServices()(Effect.gen(function*() {
       const w = yield* world
       const sleeper = spawn("sleep", ["30"], { stdio: "ignore" })
@@ -268,17 +268,22 @@ describe("pure parts", () => {
     assert.deepStrictEqual(lineDiff(before.join("\n"), edited.join("\n")), { removed: ["old 699"], added: ["changed"] })
   })
 
-  it.prop("lineDiff: removed ⊆ before, added ⊆ after, and sizes add up", [
-    FastCheck.array(FastCheck.constantFrom("a", "b", "c", "d"), { maxLength: 30 }),
-    FastCheck.array(FastCheck.constantFrom("a", "b", "c", "e"), { maxLength: 30 })
-  ], ([before, after]) => {
-    const { added, removed } = lineDiff(before.join("\n"), after.join("\n"))
-    const a = before.join("\n").split("\n")
-    const b = after.join("\n").split("\n")
-    // |LCS| = |a| - removed = |b| - added
-    assert.strictEqual(a.length - removed.length, b.length - added.length)
-    for (const line of removed) assert.include(a, line)
-    for (const line of added) assert.include(b, line)
+  it("lineDiff: removed ⊆ before, added ⊆ after, and sizes add up", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.constantFrom("a", "b", "c", "d"), { maxLength: 30 }),
+        FastCheck.array(FastCheck.constantFrom("a", "b", "c", "e"), { maxLength: 30 }),
+        (before, after) => {
+          const { added, removed } = lineDiff(before.join("\n"), after.join("\n"))
+          const a = before.join("\n").split("\n")
+          const b = after.join("\n").split("\n")
+          // |LCS| = |a| - removed = |b| - added
+          assert.strictEqual(a.length - removed.length, b.length - added.length)
+          for (const line of removed) assert.include(a, line)
+          for (const line of added) assert.include(b, line)
+        }
+      )
+    )
   })
 
   it("diffSnapshots: created, updated (with removed text), deleted (full text), merged, and MEMORY.md apart", () => {
@@ -316,32 +321,36 @@ describe("pure parts", () => {
     assert.isBelow(contentOverlap("unrelated words entirely", "brand new"), 0.5)
   })
 
-  it.prop(
-    "fitIndexToCaps always fits and drops the least recently changed memories first",
-    [FastCheck.integer({ min: 0, max: 400 }), FastCheck.integer({ min: 20, max: 300 })],
-    ([entries, hookLength]) => {
-      const text = Array.from(
-        { length: entries },
-        (_, i) => `- [M${i}](project_m${i}.md) — ${"h".repeat(hookLength)}`
-      ).join("\n") + "\n"
-      // memory i changed at time i: lower i is older
-      const result = fitIndexToCaps(text, (file) => Number(/m(\d+)\.md/.exec(file)![1]))
-      assert.isTrue(MemoryIndex.fitsIndexCaps(result.text))
-      const kept = new Set(MemoryIndex.indexEntries(result.text).map((e) => e.file))
-      assert.strictEqual(kept.size + result.removed.length, entries)
-      if (result.removed.length > 0) {
-        const newestRemoved = Math.max(...result.removed.map((l) => Number(/m(\d+)\.md/.exec(l)![1])))
-        for (const file of kept) assert.isAbove(Number(/m(\d+)\.md/.exec(file)![1]), newestRemoved)
-      } else {
-        assert.strictEqual(result.text, text)
-      }
-    }
-  )
+  it("fitIndexToCaps always fits and drops the least recently changed memories first", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.integer({ min: 0, max: 400 }),
+        FastCheck.integer({ min: 20, max: 300 }),
+        (entries, hookLength) => {
+          const text = Array.from(
+            { length: entries },
+            (_, i) => `- [M${i}](project_m${i}.md) — ${"h".repeat(hookLength)}`
+          ).join("\n") + "\n"
+          // memory i changed at time i: lower i is older
+          const result = fitIndexToCaps(text, (file) => Number(/m(\d+)\.md/.exec(file)![1]))
+          assert.isTrue(MemoryIndex.fitsIndexCaps(result.text))
+          const kept = new Set(MemoryIndex.indexEntries(result.text).map((e) => e.file))
+          assert.strictEqual(kept.size + result.removed.length, entries)
+          if (result.removed.length > 0) {
+            const newestRemoved = Math.max(...result.removed.map((l) => Number(/m(\d+)\.md/.exec(l)![1])))
+            for (const file of kept) assert.isAbove(Number(/m(\d+)\.md/.exec(file)![1]), newestRemoved)
+          } else {
+            assert.strictEqual(result.text, text)
+          }
+        }
+      )
+    )
+  })
 
   it("the prompt: four phases, today's date, named variants, typed error for an unknown one", () => {
     const system = renderDreamSystemPrompt({ memoryDir: "/m/memory", now: NOW })
-    assert.isTrue(system._tag === "Right")
-    const text = system._tag === "Right" ? system.right : ""
+    assert.isTrue(system._tag === "Success")
+    const text = system._tag === "Success" ? system.success : ""
     for (const phase of ["1. Orient", "2. Gather", "3. Consolidate", "4. Prune"]) assert.include(text, phase)
     assert.include(text, "Today is 2026-12-03 (UTC)")
     assert.include(text, "`/m/memory/`")
@@ -349,7 +358,7 @@ describe("pure parts", () => {
     assert.notInclude(text, "{{")
     assert.notInclude(dreamPromptVariants["without-merge-first"]!, "Merge rather than duplicate")
     const unknown = renderDreamSystemPrompt({ memoryDir: "/m", now: NOW, variant: "nope" })
-    assert.strictEqual(unknown._tag === "Left" && unknown.left.known.join(","), "default,without-merge-first")
+    assert.strictEqual(unknown._tag === "Failure" && unknown.failure.known.join(","), "default,without-merge-first")
   })
 
   it("transcriptLineText reads both transcript formats", () => {
@@ -369,7 +378,7 @@ describe("pure parts", () => {
 })
 
 describe("transcript_search", () => {
-  it.scoped("finds a term in the touched sessions only, with session:line, and narrows to one session", () =>
+  it.effect("finds a term in the touched sessions only, with session:line, and narrows to one session", () =>
     Effect.gen(function*() {
       const w = yield* world
       w.session("a", NOW, [
@@ -400,7 +409,7 @@ describe("transcript_search", () => {
       const answer = (yield* withHuge.run({ query: "staging database" })).content
       assert.include(answer, "a:1: ")
       assert.include(answer, `[skipped, over ${32 * 1024 * 1024} bytes: huge]`)
-    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))))
 })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -481,7 +490,7 @@ const dreamScript = (): Model.ModelScript => [
 ]
 
 describe("runDream (scripted model, real files)", () => {
-  it.scoped("merges a duplicate pair, resolves a contradiction, dates a relative date; the report keeps every removed text", () =>
+  it.effect("merges a duplicate pair, resolves a contradiction, dates a relative date; the report keeps every removed text", () =>
     Effect.gen(function*() {
       const w = yield* world
       seedDirectory(w)
@@ -591,7 +600,7 @@ describe("runDream (scripted model, real files)", () => {
       assert.include(String(second[1]!.content), "s0:1:")
     }).pipe(withServices(dreamScript())))
 
-  it.scoped("not a repository: no commit, said so; nothing to do: gates stop it before any model call", () =>
+  it.effect("not a repository: no commit, said so; nothing to do: gates stop it before any model call", () =>
     Effect.gen(function*() {
       const w = yield* world
       seedDirectory(w)
@@ -612,7 +621,7 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual((yield* (yield* Model.ModelRequests).all).length, 6)
     }).pipe(withServices(dreamScript())))
 
-  it.scoped("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE from the caller: the dream never commits into the project", () =>
+  it.effect("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE from the caller: the dream never commits into the project", () =>
     Effect.gen(function*() {
       const w = yield* world
       seedDirectory(w)
@@ -652,7 +661,7 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual(git(project, "status", "--porcelain"), "")
     }).pipe(withServices([Model.textReply("Nothing to consolidate.")])))
 
-  it.scoped("the memory repository's hooks and filters run nothing during the dream's commit", () =>
+  it.effect("the memory repository's hooks and filters run nothing during the dream's commit", () =>
     Effect.gen(function*() {
       const w = yield* world
       seedDirectory(w)
@@ -681,7 +690,7 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual(git(w.memoryDir, "show", "HEAD:MEMORY.md"), w.read("MEMORY.md"))
     }).pipe(withServices([Model.textReply("Nothing to consolidate.")])))
 
-  it.scoped("dry run: gates and the exact request, nothing written, no model called (also without a key)", () =>
+  it.effect("dry run: gates and the exact request, nothing written, no model called (also without a key)", () =>
     Effect.gen(function*() {
       const w = yield* world
       seedDirectory(w)
@@ -700,7 +709,7 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual((yield* (yield* Model.ModelRequests).all).length, 0)
     }).pipe(withServices([], { available: false })))
 
-  it.scoped("without a key: gates evaluate, then ModelError not-configured; the lock is never created", () =>
+  it.effect("without a key: gates evaluate, then ModelError not-configured; the lock is never created", () =>
     Effect.gen(function*() {
       const w = yield* world
       for (let i = 0; i < 6; i++) w.session(`s${i}`, NOW - HOUR)
@@ -713,7 +722,7 @@ describe("runDream (scripted model, real files)", () => {
       assert.strictEqual(stopped._tag, "Stopped")
     }).pipe(withServices([], { available: false })))
 
-  it.scoped("the model fails mid-dream: the error surfaces, the lock rolls back, what was deleted is kept", () =>
+  it.effect("the model fails mid-dream: the error surfaces, the lock rolls back, what was deleted is kept", () =>
     Effect.gen(function*() {
       const w = yield* world
       seedDirectory(w)
@@ -754,12 +763,12 @@ describe("runDream (scripted model, real files)", () => {
               complete: (request) =>
                 calls++ < answers.length ?
                   scripted.complete(request) :
-                  Deferred.succeed(waiting, undefined).pipe(Effect.zipRight(Effect.never))
+                  Deferred.succeed(waiting, undefined).pipe(Effect.andThen(Effect.never))
             })
           })
         ).pipe(Layer.provide(Model.layerTest(answers)))
       )),
-      Layer.provideMerge(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))
+      Layer.provideMerge(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))
     )
 
   const stampDirs = (memoryDir: string) => {
@@ -769,28 +778,29 @@ describe("runDream (scripted model, real files)", () => {
       []
   }
 
-  it.scoped("interrupted while the model is waiting: no empty .dream/<stamp>/ is left", () =>
+  it.effect("interrupted while the model is waiting: no empty .dream/<stamp>/ is left", () =>
     Effect.gen(function*() {
       const waiting = yield* Deferred.make<void>()
       const w = yield* world
       seedDirectory(w)
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true }).pipe(
           Effect.provide(answersThenWaits([], waiting))
         )
       )
       yield* Deferred.await(waiting)
-      const exit = yield* Fiber.interrupt(fiber)
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
       assert.isTrue(exit._tag === "Failure")
       assert.deepStrictEqual(stampDirs(w.memoryDir), [])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scoped("interrupted after a deletion: the deleted memory's text is kept, and only that is in the trace", () =>
+  it.effect("interrupted after a deletion: the deleted memory's text is kept, and only that is in the trace", () =>
     Effect.gen(function*() {
       const waiting = yield* Deferred.make<void>()
       const w = yield* world
       seedDirectory(w)
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         runDream({ memoryDir: w.memoryDir, transcriptsDir: w.transcriptsDir, force: true }).pipe(
           Effect.provide(answersThenWaits([
             toolUses({ name: "memory_delete", input: { path: "project_no_freeze.md" } })
@@ -805,9 +815,9 @@ describe("runDream (scripted model, real files)", () => {
       const trace = NodePath.join(w.memoryDir, ".dream", stamp!)
       assert.deepStrictEqual(NodeFs.readdirSync(trace), ["project_no_freeze.md"])
       assert.include(NodeFs.readFileSync(NodePath.join(trace, "project_no_freeze.md"), "utf8"), "No freeze planned.")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scoped("sandbox: a write outside the memory directory or into logs/ is refused and reported, nothing escapes", () =>
+  it.effect("sandbox: a write outside the memory directory or into logs/ is refused and reported, nothing escapes", () =>
     Effect.gen(function*() {
       const w = yield* world
       seedDirectory(w)
@@ -829,7 +839,7 @@ describe("runDream (scripted model, real files)", () => {
       Model.textReply("nothing to do")
     ])))
 
-  it.scoped("a 1.2 MB memory the dream deletes, and a 600 KB one it edits in place, keep byte-exact previous versions", () =>
+  it.effect("a 1.2 MB memory the dream deletes, and a 600 KB one it edits in place, keep byte-exact previous versions", () =>
     Effect.gen(function*() {
       const w = yield* world
       w.write(

@@ -1,14 +1,15 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import type * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import { spawn, spawnSync } from "node:child_process"
 import { constants } from "node:fs"
 import * as fsp from "node:fs/promises"
@@ -39,14 +40,14 @@ const setupWith = (options: { readonly testClock: boolean }) =>
     const file = path.join(dir, DREAM_LOCK_FILE)
     const mtimeOf = Effect.map(fs.stat(file), (info) => Option.getOrThrow(info.mtime).getTime())
     const writeLock = (content: string, mtime: number) =>
-      Effect.zipRight(fs.writeFileString(file, content), fs.utimes(file, new Date(mtime), new Date(mtime)))
+      Effect.andThen(fs.writeFileString(file, content), fs.utimes(file, new Date(mtime), new Date(mtime)))
     return { fs, dir, lock, file, mtimeOf, writeLock }
   })
 const setup = setupWith({ testClock: true })
 
 const live = <A, E, R extends DreamLock | FileSystem.FileSystem | Path.Path | Scope.Scope>(
   effect: Effect.Effect<A, E, R>
-) => effect.pipe(Effect.provide(dreamLockLayer), Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer)))
+) => effect.pipe(Effect.provide(dreamLockLayer), Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeServices.layer)))
 
 /** The PID of a process that has already exited. */
 const deadPid = (): number => {
@@ -64,26 +65,33 @@ describe("lockStatus / parseHolderPid (pure)", () => {
     assert.isUndefined(parseHolderPid("12 34"))
   })
 
-  it.prop(
-    "stale beats alive; alive and fresh is held; no holder is free",
-    [
-      FastCheck.option(FastCheck.integer({ min: 1, max: 1e6 }), { nil: undefined }),
-      FastCheck.integer({
-        min: 0,
-        max: 3 * HOUR
-      }),
-      FastCheck.boolean()
-    ],
-    ([holder, age, alive]) => {
-      const status = lockStatus({ holder, mtime: NOW - age, now: NOW, staleAfterMs: HOUR, isAlive: () => alive })
-      const expected = holder === undefined ? "free" : age > HOUR ? "stale" : alive ? "held" : "dead-holder"
-      assert.strictEqual(status, expected)
-    }
-  )
+  it("stale beats alive; alive and fresh is held; no holder is free", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.option(FastCheck.integer({ min: 1, max: 1e6 }), { nil: undefined }),
+        FastCheck.integer({
+          min: 0,
+          max: 3 * HOUR
+        }),
+        FastCheck.boolean(),
+        (holder, age, alive) => {
+          const status = lockStatus({
+            holder,
+            mtime: NOW - age,
+            now: NOW,
+            staleAfterMs: HOUR,
+            isAlive: () => alive
+          })
+          const expected = holder === undefined ? "free" : age > HOUR ? "stale" : alive ? "held" : "dead-holder"
+          assert.strictEqual(status, expected)
+        }
+      )
+    )
+  })
 })
 
 describe("DreamLock (live, real files)", () => {
-  it.scoped("no lock file: free and never consolidated; acquire writes our PID with mtime = now", () =>
+  it.effect("no lock file: free and never consolidated; acquire writes our PID with mtime = now", () =>
     live(Effect.gen(function*() {
       const { fs, dir, file, lock, mtimeOf } = yield* setup
       const before = yield* lock.inspect(dir)
@@ -104,7 +112,7 @@ describe("DreamLock (live, real files)", () => {
       assert.isTrue(Option.isNone(yield* lock.tryAcquire(dir)))
     })))
 
-  it.scoped("release keeps the file, empties the PID and dates it now (lastConsolidatedAt)", () =>
+  it.effect("release keeps the file, empties the PID and dates it now (lastConsolidatedAt)", () =>
     live(Effect.gen(function*() {
       const { fs, dir, file, lock, mtimeOf } = yield* setup
       const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
@@ -120,7 +128,7 @@ describe("DreamLock (live, real files)", () => {
       assert.strictEqual(again.previousMtime, NOW + 7 * 60_000)
     })))
 
-  it.scoped("rollback removes a lock that did not exist before", () =>
+  it.effect("rollback removes a lock that did not exist before", () =>
     live(Effect.gen(function*() {
       const { fs, dir, file, lock } = yield* setup
       const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
@@ -128,7 +136,7 @@ describe("DreamLock (live, real files)", () => {
       assert.isFalse(yield* fs.exists(file))
     })))
 
-  it.scoped("rollback restores the previous mtime and frees the lock", () =>
+  it.effect("rollback restores the previous mtime and frees the lock", () =>
     live(Effect.gen(function*() {
       const { dir, file, fs, lock, mtimeOf, writeLock } = yield* setup
       const previous = NOW - 30 * HOUR
@@ -141,7 +149,7 @@ describe("DreamLock (live, real files)", () => {
       assert.strictEqual(yield* fs.readFileString(file), "")
     })))
 
-  it.scoped("a dead holder's lock is taken over", () =>
+  it.effect("a dead holder's lock is taken over", () =>
     live(Effect.gen(function*() {
       const { dir, lock, writeLock } = yield* setup
       const pid = deadPid()
@@ -153,7 +161,7 @@ describe("DreamLock (live, real files)", () => {
       assert.strictEqual(held.tookOver, "dead-holder")
     })))
 
-  it.scoped("a live holder blocks for an hour, then its lock is stale and taken over", () =>
+  it.effect("a live holder blocks for an hour, then its lock is stale and taken over", () =>
     live(Effect.gen(function*() {
       const { dir, lock, writeLock } = yield* setup
       const sleeper = spawn("sleep", ["30"], { stdio: "ignore" })
@@ -167,7 +175,7 @@ describe("DreamLock (live, real files)", () => {
       assert.strictEqual(held.tookOver, "stale")
     })))
 
-  it.scoped("release and rollback leave alone a lock someone else took over meanwhile", () =>
+  it.effect("release and rollback leave alone a lock someone else took over meanwhile", () =>
     live(Effect.gen(function*() {
       const { dir, fs, file, lock, mtimeOf, writeLock } = yield* setup
       const held = Option.getOrThrow(yield* lock.tryAcquire(dir))
@@ -190,7 +198,7 @@ describe("DreamLock (live, real files)", () => {
       assert.strictEqual(results.filter(Option.isSome).length, 1)
     }))))
 
-  it.scoped("two lock services with different PIDs in one directory: the second sees the first as held", () =>
+  it.effect("two lock services with different PIDs in one directory: the second sees the first as held", () =>
     Effect.gen(function*() {
       const { dir } = yield* setup
       const sleeper = spawn("sleep", ["30"], { stdio: "ignore" })
@@ -203,11 +211,11 @@ describe("DreamLock (live, real files)", () => {
       sleeper.kill("SIGKILL")
       yield* Effect.promise(() => new Promise((resolve) => sleeper.once("exit", resolve)))
       assert.isTrue(Option.isSome(yield* mine.tryAcquire(dir)))
-    }).pipe(Effect.provide(dreamLockLayer), Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
+    }).pipe(Effect.provide(dreamLockLayer), Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))))
 })
 
 describe("withDreamLock", () => {
-  it.scoped("success releases (mtime = end time), failure and interruption roll back", () =>
+  it.effect("success releases (mtime = end time), failure and interruption roll back", () =>
     live(Effect.gen(function*() {
       const { dir, fs, file, mtimeOf, writeLock } = yield* setup
       const previous = NOW - 48 * HOUR
@@ -219,8 +227,8 @@ describe("withDreamLock", () => {
       assert.strictEqual(yield* fs.readFileString(file), "")
 
       const running = yield* Deferred.make<void>()
-      const started = yield* Effect.fork(
-        withDreamLock(dir, () => Effect.zipRight(Deferred.succeed(running, void 0), Effect.never))
+      const started = yield* Effect.forkChild(
+        withDreamLock(dir, () => Effect.andThen(Deferred.succeed(running, void 0), Effect.never))
       )
       yield* Deferred.await(running)
       assert.strictEqual(yield* mtimeOf, NOW)
@@ -237,7 +245,7 @@ describe("withDreamLock", () => {
       assert.strictEqual(yield* mtimeOf, NOW + 1000 + 3 * 60_000)
     })))
 
-  it.scoped("held by someone alive: None, and the body never runs", () =>
+  it.effect("held by someone alive: None, and the body never runs", () =>
     live(Effect.gen(function*() {
       const { dir, writeLock } = yield* setup
       yield* writeLock(String(process.pid), NOW)
@@ -268,7 +276,7 @@ describe("DreamLock against special files", () => {
       assert.strictEqual(acquired._tag, "MemoryIoError")
     }))))
 
-  it.scoped("a lock file of garbage is read only in part and counts as free", () =>
+  it.effect("a lock file of garbage is read only in part and counts as free", () =>
     live(Effect.gen(function*() {
       const { dir, writeLock } = yield* setup
       yield* writeLock("9".repeat(1_000_000), NOW - HOUR)
@@ -279,7 +287,7 @@ describe("DreamLock against special files", () => {
 })
 
 describe("DreamLock over MemoryFs", () => {
-  it.scoped("a link as .consolidate-lock, dangling or not, fails inspect and acquire; what it leads to is untouched", () =>
+  it.effect("a link as .consolidate-lock, dangling or not, fails inspect and acquire; what it leads to is untouched", () =>
     live(Effect.gen(function*() {
       const { dir, file, fs, lock } = yield* setup
       const target = `${dir}.target`

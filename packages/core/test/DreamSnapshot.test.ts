@@ -1,4 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -90,7 +90,7 @@ describe("snapshotMemoryDir and the trace (real files)", () => {
       },
       (root) => Effect.sync(() => NodeFs.rmSync(root, { recursive: true, force: true }))
     )
-  const live = Layer.mergeAll(MemoryFs.layer, NodeContext.layer)
+  const live = Layer.mergeAll(MemoryFs.layer, NodeServices.layer)
 
   it.effect("a deleted large memory's previous version is kept byte for byte; a link is neither read nor copied", () =>
     withDir((memoryDir, root) =>

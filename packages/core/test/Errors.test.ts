@@ -1,14 +1,17 @@
 /**
  * The error classes (`Schema.TaggedError`): tagged and named, their fields validated and kept in the declared
- * order, yieldable, structurally equal, with their own `message`, and every `_tag` has its exit code.
+ * order (after `_tag`, which Effect 4 sets first), yieldable, structurally equal, with their own `message`, and every
+ * `_tag` has its exit code.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Errors from "../src/Errors.js"
 
 describe("Errors", () => {
-  it("an error is tagged and named, its fields in the declared order, `_tag` last, unknown keys dropped", () => {
+  it("an error is tagged and named, `_tag` first, then its fields in the declared order, unknown keys dropped", () => {
     const error = new Errors.InvalidMemoryInputError(
       { reason: "must be ≥ 1", value: "0", field: "--max", extra: 1 } as unknown as ConstructorParameters<
         typeof Errors.InvalidMemoryInputError
@@ -16,32 +19,39 @@ describe("Errors", () => {
     )
     assert.strictEqual(error._tag, "InvalidMemoryInputError")
     assert.strictEqual(error.name, "InvalidMemoryInputError")
-    assert.strictEqual(Errors.InvalidMemoryInputError._tag, "InvalidMemoryInputError")
     assert.instanceOf(error, Error)
-    assert.deepStrictEqual(Object.keys(error), ["field", "value", "reason", "_tag"])
+    assert.deepStrictEqual(Object.keys(error), ["_tag", "field", "value", "reason"])
     assert.strictEqual(
       JSON.stringify(error),
-      JSON.stringify({ field: "--max", value: "0", reason: "must be ≥ 1", _tag: "InvalidMemoryInputError" })
+      JSON.stringify({ _tag: "InvalidMemoryInputError", field: "--max", value: "0", reason: "must be ≥ 1" })
     )
     assert.match(error.message, /--max/)
   })
 
-  it("a construction with fields of the wrong type throws, naming the class and the field", () => {
-    assert.throws(
-      () => new Errors.SettingsError({ path: 42 as unknown as string, detail: "d" }),
-      /SettingsError \(Constructor\)[\s\S]*\["path"\][\s\S]*Expected string, actual 42/
-    )
+  it("a construction with fields of the wrong type throws, its cause naming the field and what was expected", () => {
+    const thrown = (() => {
+      try {
+        new Errors.SettingsError({ path: 42 as unknown as string, detail: "d" })
+      } catch (error) {
+        return error
+      }
+      return undefined
+    })()
+    assert.instanceOf(thrown, Error)
+    const cause = (thrown as Error).cause
+    assert.isTrue(SchemaIssue.isIssue(cause))
+    assert.match(SchemaIssue.makeFormatterDefault()(cause as SchemaIssue.Issue), /Expected string[\s\S]*\["path"\]/)
   })
 
   it("an optional field given as undefined is kept, one not given is absent", () => {
     assert.deepStrictEqual(Object.keys(new Errors.SettingsError({ path: "p", detail: "d" })), [
+      "_tag",
       "path",
-      "detail",
-      "_tag"
+      "detail"
     ])
     assert.deepStrictEqual(
       Object.keys(new Errors.SettingsError({ path: "p", key: undefined, detail: "d" })),
-      ["path", "key", "detail", "_tag"]
+      ["_tag", "path", "key", "detail"]
     )
   })
 
@@ -59,9 +69,13 @@ describe("Errors", () => {
     }))
 
   it("every error class's tag but the memory tool's (a tool result, never an exit) has an exit code", () => {
-    const tags = Object.values(Errors).flatMap((value) =>
-      typeof value === "function" && "_tag" in value && typeof value._tag === "string" ? [value._tag] : []
-    ).filter((tag) => tag !== "MemoryToolError")
+    // a `Schema.TaggedError` class keeps its tag as the literal of its `_tag` field
+    const tagOf = (value: unknown): ReadonlyArray<string> => {
+      if (!Schema.isSchema(value) || !("fields" in value)) return []
+      const field = (value.fields as { readonly _tag?: { readonly schema?: { readonly literal?: unknown } } })._tag
+      return typeof field?.schema?.literal === "string" ? [field.schema.literal] : []
+    }
+    const tags = Object.values(Errors).flatMap(tagOf).filter((tag) => tag !== "MemoryToolError")
     assert.isAbove(tags.length, 15)
     for (const tag of tags) assert.isNumber(Errors.exitCodes[tag as keyof typeof Errors.exitCodes], tag)
   })

@@ -1,18 +1,19 @@
 import type Anthropic from "@anthropic-ai/sdk"
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import * as TestClock from "effect/TestClock"
+import * as Result from "effect/Result"
+import * as TestClock from "effect/testing/TestClock"
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as Server from "../../testing/src/MessagesApiServer.js"
@@ -46,7 +47,7 @@ const NOW = Date.parse("2026-03-05T10:00:00.000Z")
 
 const services = MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 const memoryFile = (name: string, description: string, type: string, body: string) =>
@@ -185,7 +186,7 @@ describe("extract (scripted model)", () => {
       assert.include(results[1]!.content as string, "test/db.ts:1: // never mock the db")
     }).pipe(Effect.scoped, Effect.provide(services)))
 
-  it.scoped("dates come from the Clock: today's date in the prompt, the cursor's updatedAt", () =>
+  it.effect("dates come from the Clock: today's date in the prompt, the cursor's updatedAt", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(NOW)
       const env = yield* setup(sessionFixture)
@@ -238,7 +239,7 @@ describe("extract (scripted model)", () => {
       assert.strictEqual((yield* env.readCursor).lastUuid, "a-late")
     }).pipe(Effect.scoped, Effect.provide(services)))
 
-  it.scoped("skips a range where the main agent wrote memory itself, and advances the cursor", () =>
+  it.effect("skips a range where the main agent wrote memory itself, and advances the cursor", () =>
     Effect.gen(function*() {
       const probe = yield* setup("")
       const wrote = fs.readFileSync(`${fixtures}claude-code-wrote-memory.jsonl`, "utf8")
@@ -292,7 +293,7 @@ describe("extract (scripted model)", () => {
       assert.isFalse(yield* env.cursorExists)
     }).pipe(Effect.scoped, Effect.provide(services)))
 
-  it.scoped("the sandbox refuses what the extractor may not do, and the run reports it", () =>
+  it.effect("the sandbox refuses what the extractor may not do, and the run reports it", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)
       const content = memoryFile("Escape", "outside", "feedback", "x")
@@ -314,7 +315,7 @@ describe("extract (scripted model)", () => {
       assert.deepStrictEqual(result.changes, [])
     }).pipe(Effect.provide(services)))
 
-  it.scoped("a hand-written memory it replaces is kept first: the change names its backup, byte for byte", () =>
+  it.effect("a hand-written memory it replaces is kept first: the change names its backup, byte for byte", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(NOW)
       const env = yield* setup(sessionFixture)
@@ -376,7 +377,7 @@ describe("extract (scripted model)", () => {
       assert.isFalse(yield* env.cursorExists)
     }).pipe(Effect.scoped, Effect.provide(services)))
 
-  it.scoped("a large backlog is read in budgeted runs: at least one message each, the rest left for later", () =>
+  it.effect("a large backlog is read in budgeted runs: at least one message each, the rest left for later", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)
       const model = yield* scripted(() => Model.textReply("nothing to save"))
@@ -388,7 +389,7 @@ describe("extract (scripted model)", () => {
       assert.isAbove(second.range.to, 2)
     }).pipe(Effect.provide(services)))
 
-  it.scoped("without a model it fails with not-configured before touching anything", () =>
+  it.effect("without a model it fails with not-configured before touching anything", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)
       const model = yield* scripted([], { available: false })
@@ -399,7 +400,7 @@ describe("extract (scripted model)", () => {
       assert.isFalse(fs.existsSync(env.memoryDir))
     }).pipe(Effect.provide(services)))
 
-  it.scoped("prompt variants: the named one is used, an unknown one is a typed error", () =>
+  it.effect("prompt variants: the named one is used, an unknown one is a typed error", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)
       const model = yield* scripted([Model.textReply("nothing")])
@@ -415,7 +416,7 @@ describe("extract (scripted model)", () => {
 describe("pure parts", () => {
   it("renderExtractionPrompt fills every slot of every variant", () => {
     for (const variant of Object.keys(extractionPrompts)) {
-      const text = Either.getOrThrow(
+      const text = Result.getOrThrow(
         renderExtractionPrompt(variant, { memoryDir: "/m/", projectRoot: "/p", maxTurns: 3 })
       )
       assert.notMatch(text, /\{\{\w+\}\}/, variant)
@@ -476,13 +477,13 @@ const gatedModel = Effect.gen(function*() {
           latencyMs: 0
         } satisfies Model.ModelResponse
       }),
-    structured: () => Effect.dieMessage("not used")
+    structured: () => Effect.die(new Error("not used"))
   })
   return { model, calls: Ref.get(calls), entered, release, interrupted }
 })
 
 describe("Extractor", () => {
-  it.scoped("calls during a run coalesce into exactly one trailing run", () =>
+  it.effect("calls during a run coalesce into exactly one trailing run", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)
       const gate = yield* gatedModel
@@ -508,17 +509,17 @@ describe("Extractor", () => {
       assert.strictEqual(yield* gate.calls, 2)
       const runs = yield* extractor.runs
       assert.deepStrictEqual(
-        runs.map((r) => Either.getOrThrow(r.outcome)).map((o) => [o.status, o.range.from, o.range.to]),
+        runs.map((r) => Result.getOrThrow(r.outcome)).map((o) => [o.status, o.range.from, o.range.to]),
         [["extracted", 0, 6], ["extracted", 6, 8]]
       )
       // Idle again: the next call starts a new run.
       yield* extractor.onQueryLoopEnd()
       assert.deepStrictEqual(yield* extractor.drain("30 seconds"), { drained: true, runs: 3 })
-      assert.strictEqual(Either.getOrThrow(runs[1]!.outcome).status, "extracted")
-      assert.strictEqual((yield* extractor.runs)[2]!.outcome.pipe(Either.getOrThrow).status, "up-to-date")
+      assert.strictEqual(Result.getOrThrow(runs[1]!.outcome).status, "extracted")
+      assert.strictEqual((yield* extractor.runs)[2]!.outcome.pipe(Result.getOrThrow).status, "up-to-date")
     }).pipe(Effect.provide(services)))
 
-  it.scoped("drain gives up after its timeout; closing the scope interrupts the run and keeps the cursor", () =>
+  it.effect("drain gives up after its timeout; closing the scope interrupts the run and keeps the cursor", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)
       const gate = yield* gatedModel
@@ -526,7 +527,7 @@ describe("Extractor", () => {
         const extractor = yield* makeExtractor(env.input).pipe(Effect.provideService(Model.Model, gate.model))
         yield* extractor.onQueryLoopEnd()
         yield* Deferred.await(gate.entered)
-        const drain = yield* Effect.fork(extractor.drain("2 seconds"))
+        const drain = yield* Effect.forkChild(extractor.drain("2 seconds"))
         yield* TestClock.adjust("2 seconds")
         return yield* Fiber.join(drain)
       }))
@@ -537,7 +538,7 @@ describe("Extractor", () => {
       assert.isTrue(yield* Deferred.isDone(gate.interrupted))
     }).pipe(Effect.provide(services)))
 
-  it.scoped("with nothing running, drain returns at once", () =>
+  it.effect("with nothing running, drain returns at once", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)
       const gate = yield* gatedModel
@@ -545,7 +546,7 @@ describe("Extractor", () => {
       assert.deepStrictEqual(yield* extractor.drain("1 second"), { drained: true, runs: 0 })
     }).pipe(Effect.provide(services)))
 
-  it.scoped("a failed run is recorded, and the trailing run still happens", () =>
+  it.effect("a failed run is recorded, and the trailing run still happens", () =>
     Effect.gen(function*() {
       const env = yield* setup(sessionFixture)
       const model = yield* scripted([
@@ -558,8 +559,8 @@ describe("Extractor", () => {
       yield* extractor.drain("30 seconds")
       const runs = yield* extractor.runs
       assert.strictEqual(runs.length, 2)
-      assert.isTrue(Either.isLeft(runs[0]!.outcome))
-      assert.strictEqual(Either.getOrThrow(runs[1]!.outcome).range.to, 6)
+      assert.isTrue(Result.isFailure(runs[0]!.outcome))
+      assert.strictEqual(Result.getOrThrow(runs[1]!.outcome).range.to, 6)
     }).pipe(Effect.provide(services)))
 })
 
@@ -595,7 +596,12 @@ describe("extract through the real @anthropic-ai/sdk client", () => {
         (config) =>
           Model.makeWith({ ...config, apiKey: Option.some(Redacted.make("sk-test")), baseUrl: Option.some(server.url) })
       )
-        .pipe(Effect.withConfigProvider(ConfigProvider.fromJson({ MEMDIR_MODEL_EXTRACTOR: "claude-haiku-5-5" })))
+        .pipe(
+          Effect.provideService(
+            ConfigProvider.ConfigProvider,
+            ConfigProvider.fromEnvRecord({ MEMDIR_MODEL_EXTRACTOR: "claude-haiku-5-5" })
+          )
+        )
       const result = yield* extract(env.input).pipe(Effect.provideService(Model.Model, model))
 
       assert.strictEqual(result.status, "extracted")

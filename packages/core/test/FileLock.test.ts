@@ -3,14 +3,15 @@
  * a dead or stale holder without ever removing a newer one. Its owner-file re-dating runs on the in-memory file
  * system under `TestClock` (no sleep). Other processes contending for it: `test/concurrency.test.ts` at the root.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as Path from "effect/Path"
+import * as TestClock from "effect/testing/TestClock"
 import { spawnSync } from "node:child_process"
 import { hostname } from "node:os"
 import { acquireLock, releaseLock, withLock } from "../src/internal/fs/lock.js"
@@ -53,9 +54,9 @@ const ownerAfterWaiting = (waitMs: number) =>
     const fs = yield* MemoryFs.MemoryFs
     yield* fs.makeDirectory("/m")
     const first = yield* acquireLock(`/m/${LOCK}`)
-    const second = yield* Effect.fork(acquireLock(`/m/${LOCK}`))
+    const second = yield* Effect.forkChild(acquireLock(`/m/${LOCK}`))
     yield* TestClock.adjust(waitMs)
-    assert.isNull(yield* Fiber.poll(second).pipe(Effect.map((o) => o._tag === "Some" ? o.value : null)))
+    assert.isUndefined(second.pollUnsafe(), "still waiting")
     yield* releaseLock(first)
     yield* TestClock.adjust("100 millis")
     const held = yield* Fiber.join(second)
@@ -65,8 +66,8 @@ const ownerAfterWaiting = (waitMs: number) =>
     return owner as { readonly acquiredAt: number; readonly pid: number }
   }).pipe(Effect.provide(MemoryFs.layerMemory()))
 
-// First: a `layer(…, { excludeTestServices: true })` block breaks `TestClock` for the `it.effect`s defined after it
-// (@effect/vitest 0.x; scripts/vitest-restore-it.ts mends it between files only).
+// The TestClock tests (each `it.effect` has a TestClock of its own; @effect/vitest 4 leaves the global `it` alone
+// after a `layer(…)` block, so the order of the blocks no longer matters).
 describe("fileLock (in memory, TestClock)", () => {
   it.effect("after a long wait the owner file is re-dated, so staleness measures the hold, not the wait", () =>
     Effect.gen(function*() {
@@ -79,8 +80,8 @@ describe("fileLock (in memory, TestClock)", () => {
     Effect.map(ownerAfterWaiting(300), (owner) => assert.strictEqual(owner.acquiredAt, 0)))
 })
 
-layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real files, real clock)", (it) => {
-  it.scoped("a held lock makes others wait, then time out with LockTimeoutError naming the holder", () =>
+layer(Layer.merge(NodeServices.layer, MemoryFs.layer), live)("fileLock (real files, real clock)", (it) => {
+  it.effect("a held lock makes others wait, then time out with LockTimeoutError naming the holder", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -95,17 +96,17 @@ layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real file
       }
       // A waiter gets the lock once it is released.
       const latch = yield* lockWaitLatch
-      const waiter = yield* Effect.fork(
+      const waiter = yield* Effect.forkChild(
         latch.observe(withLock(lockPath, Effect.succeed("mine"), { timeout: "5 seconds" }))
       )
       yield* latch.waiting
-      assert.isNull(yield* Fiber.poll(waiter).pipe(Effect.map((o) => o._tag === "Some" ? o.value : null)))
+      assert.isUndefined(waiter.pollUnsafe(), "still waiting")
       yield* releaseLock(held)
       assert.strictEqual(yield* Fiber.join(waiter), "mine")
       assert.deepStrictEqual((yield* fs.readDirectory(dir)).filter((n) => n.startsWith(LOCK)), [])
     }))
 
-  it.scoped("mutual exclusion: increments under the lock from many fibers are never lost", () =>
+  it.effect("mutual exclusion: increments under the lock from many fibers are never lost", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -116,7 +117,7 @@ layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real file
         path.join(dir, LOCK),
         Effect.gen(function*() {
           const value = Number(yield* fs.readFileString(counter))
-          yield* Effect.yieldNow()
+          yield* Effect.yieldNow
           yield* fs.writeFileString(counter, String(value + 1))
         })
       )
@@ -124,7 +125,7 @@ layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real file
       assert.strictEqual(yield* fs.readFileString(counter), "30")
     }))
 
-  it.scoped("a lock whose pid is dead is taken over at once", () =>
+  it.effect("a lock whose pid is dead is taken over at once", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -136,7 +137,7 @@ layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real file
       assert.isFalse(yield* fs.exists(lockPath))
     }))
 
-  it.scoped("a lock older than the stale limit is taken over even if its pid lives; a fresh one is not", () =>
+  it.effect("a lock older than the stale limit is taken over even if its pid lives; a fresh one is not", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -152,7 +153,7 @@ layer(Layer.merge(NodeContext.layer, MemoryFs.layer), live)("fileLock (real file
       assert.isTrue(Exit.isSuccess(exit))
     }))
 
-  it.scoped("breaking a stale lock never removes a lock acquired after it (many breakers at once)", () =>
+  it.effect("breaking a stale lock never removes a lock acquired after it (many breakers at once)", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as fc from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import {
   FRONTMATTER_MAX_BYTES,
   type ParsedFrontmatter,
@@ -13,14 +13,16 @@ import { memoryTypes } from "../src/Memory.js"
 
 const parsed = (text: string, path = "feedback_testing.md"): ParsedFrontmatter => {
   const result = parseFrontmatter(text, path)
-  if (Either.isLeft(result)) assert.fail(`expected a header, got ${result.left.reason}: ${result.left.message}`)
-  return result.right
+  if (Result.isFailure(result)) {
+    assert.fail(`expected a header, got ${result.failure.reason}: ${result.failure.message}`)
+  }
+  return result.success
 }
 
 const failure = (text: string, path = "bad.md") => {
   const result = parseFrontmatter(text, path)
-  if (Either.isRight(result)) assert.fail(`expected a failure, got ${JSON.stringify(result.right)}`)
-  return result.left
+  if (Result.isSuccess(result)) assert.fail(`expected a failure, got ${JSON.stringify(result.success)}`)
+  return result.failure
 }
 
 const lines = (...all: ReadonlyArray<string>) => all.join("\n") + "\n"
@@ -214,7 +216,7 @@ describe("parseFrontmatter", () => {
     // Nested anchors inside complex keys (js-yaml issue 475): an error, not a hang.
     const anchors = ["? - &a0 x"]
     for (let i = 1; i < 20; i++) anchors.push(`${"  ".repeat(i)}- &a${i} [*a${i - 1}, *a${i - 1}]`)
-    assert.isTrue(Either.isLeft(parseFrontmatter(lines("---", ...anchors, ": key", "---"), "anchors.md")))
+    assert.isTrue(Result.isFailure(parseFrontmatter(lines("---", ...anchors, ": key", "---"), "anchors.md")))
   })
 
   it("keeps a __proto__ key as data", () => {
@@ -228,10 +230,10 @@ describe("parseFrontmatter", () => {
 describe("parseMemoryFile", () => {
   it("splits header and body, dropping the blank line memdir writes after the fence", () => {
     const result = parseMemoryFile(lines("---", "name: a", "description: b", "type: user", "---", "", "Body"), "a.md")
-    assert.isTrue(Either.isRight(result))
-    if (Either.isRight(result)) assert.strictEqual(result.right.body, "Body\n")
+    assert.isTrue(Result.isSuccess(result))
+    if (Result.isSuccess(result)) assert.strictEqual(result.success.body, "Body\n")
     const crlf = parseMemoryFile("\uFEFF---\r\nname: a\r\n---\r\nBody\r\n", "a.md")
-    if (Either.isRight(crlf)) assert.strictEqual(crlf.right.body, "Body\r\n")
+    if (Result.isSuccess(crlf)) assert.strictEqual(crlf.success.body, "Body\r\n")
     else assert.fail("expected a memory")
   })
 })
@@ -305,14 +307,26 @@ const trickyPieces = [
   "---",
   "..."
 ]
-const trickyText = fc.array(fc.constantFrom(...trickyPieces), { maxLength: 10 }).map((pieces) => pieces.join(""))
-const keyArbitrary = fc.oneof(
-  fc.constantFrom("name", "description", "type", "originSessionId", "node_type", "TRUE", "null", "__proto__", "a b"),
-  fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_-]{0,6}$/)
+const trickyText = FastCheck.array(FastCheck.constantFrom(...trickyPieces), { maxLength: 10 }).map((pieces) =>
+  pieces.join("")
+)
+const keyArbitrary = FastCheck.oneof(
+  FastCheck.constantFrom(
+    "name",
+    "description",
+    "type",
+    "originSessionId",
+    "node_type",
+    "TRUE",
+    "null",
+    "__proto__",
+    "a b"
+  ),
+  FastCheck.stringMatching(/^[A-Za-z_][A-Za-z0-9_-]{0,6}$/)
 )
 /** Plain text the fast path must accept: words, inner punctuation, unicode. */
-const safeWord = fc.array(
-  fc.constantFrom("word", "Ünï", "日本", "😀", "a,b", "(x)", "it's", "C#", "x:y", "1.2.3", "a-b"),
+const safeWord = FastCheck.array(
+  FastCheck.constantFrom("word", "Ünï", "日本", "😀", "a,b", "(x)", "it's", "C#", "x:y", "1.2.3", "a-b"),
   {
     minLength: 1,
     maxLength: 6
@@ -336,62 +350,78 @@ const escapes = [
   "\\",
   "\\q"
 ]
-const quotedPiece = fc.oneof(trickyText, safeWord, safeWord)
-const quotedValue = fc.oneof(
-  fc.array(fc.oneof(quotedPiece, fc.constantFrom(...escapes)), { maxLength: 4 }).map((parts) => `"${parts.join("")}"`),
-  fc.array(fc.oneof(quotedPiece, fc.constant("''")), { maxLength: 4 }).map((parts) => `'${parts.join("")}'`)
+const quotedPiece = FastCheck.oneof(trickyText, safeWord, safeWord)
+const quotedValue = FastCheck.oneof(
+  FastCheck.array(FastCheck.oneof(quotedPiece, FastCheck.constantFrom(...escapes)), { maxLength: 4 }).map((parts) =>
+    `"${parts.join("")}"`
+  ),
+  FastCheck.array(FastCheck.oneof(quotedPiece, FastCheck.constant("''")), { maxLength: 4 }).map((parts) =>
+    `'${parts.join("")}'`
+  )
 )
-const value = fc.oneof(
+const value = FastCheck.oneof(
   { weight: 3, arbitrary: trickyText },
   { weight: 2, arbitrary: safeWord },
   { weight: 2, arbitrary: quotedValue }
 )
-const flatLine = fc.tuple(
-  fc.constantFrom("", "", "", " ", "  ", "  ", "    "),
+const flatLine = FastCheck.tuple(
+  FastCheck.constantFrom("", "", "", " ", "  ", "  ", "    "),
   keyArbitrary,
-  fc.constantFrom(":", ": ", ":  "),
-  fc.oneof({ weight: 5, arbitrary: value }, { weight: 1, arbitrary: fc.constant("") }),
-  fc.constantFrom("", " ", "  ")
+  FastCheck.constantFrom(":", ": ", ":  "),
+  FastCheck.oneof({ weight: 5, arbitrary: value }, { weight: 1, arbitrary: FastCheck.constant("") }),
+  FastCheck.constantFrom("", " ", "  ")
 ).map(([indent, key, colon, value, trailing]) => `${indent}${key}${colon}${value}${trailing}`)
-const flatBlock = fc.array(fc.oneof({ weight: 8, arbitrary: flatLine }, { weight: 1, arbitrary: fc.constant("") }), {
-  minLength: 1,
-  maxLength: 8
-}).map((all) => all.join("\n"))
+const flatBlock = FastCheck.array(
+  FastCheck.oneof({ weight: 8, arbitrary: flatLine }, { weight: 1, arbitrary: FastCheck.constant("") }),
+  {
+    minLength: 1,
+    maxLength: 8
+  }
+).map((all) => all.join("\n"))
 /** Well-formed shapes the fast path handles: top-level entries and `key:` maps one level deep. */
 const entry = (indent: string) =>
-  fc.tuple(keyArbitrary, value, fc.constantFrom("", " ")).map(([key, v, trailing]) =>
+  FastCheck.tuple(keyArbitrary, value, FastCheck.constantFrom("", " ")).map(([key, v, trailing]) =>
     `${indent}${key}: ${v}${trailing}`
   )
-const structuredBlock = fc.array(
-  fc.oneof(
+const structuredBlock = FastCheck.array(
+  FastCheck.oneof(
     entry(""),
-    fc.tuple(keyArbitrary, fc.constantFrom("", " "), fc.constantFrom(" ", "  ", "    ")).chain((
+    FastCheck.tuple(keyArbitrary, FastCheck.constantFrom("", " "), FastCheck.constantFrom(" ", "  ", "    ")).chain((
       [key, trailing, indent]
     ) =>
-      fc.array(entry(indent), { minLength: 0, maxLength: 3 }).map((nested) =>
+      FastCheck.array(entry(indent), { minLength: 0, maxLength: 3 }).map((nested) =>
         [`${key}:${trailing}`, ...nested].join("\n")
       )
     )
   ),
   { minLength: 1, maxLength: 5 }
 ).map((all) => all.join("\n"))
-const yamlBlock = fc.oneof(flatBlock, structuredBlock)
+const yamlBlock = FastCheck.oneof(flatBlock, structuredBlock)
 
 describe("the fast path agrees with the YAML parser", () => {
-  it.prop("on any block it accepts", { block: yamlBlock }, ({ block }) => {
-    const fast = parseFlatBlock(block)
-    if (fast === undefined) return
-    const yaml = parseYamlBlock(block)
-    assert.strictEqual(yaml._tag, "Parsed", `YAML rejected a block the fast path accepted: ${JSON.stringify(block)}`)
-    if (yaml._tag === "Parsed") {
-      assert.deepStrictEqual(yaml.repairs, [])
-      // An empty document is `undefined` to YAML and an empty map to both readers.
-      assert.deepStrictEqual(fast, yaml.value ?? {}, JSON.stringify(block))
-    }
-  }, { fastCheck: { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 3000) } })
+  it("on any block it accepts", () => {
+    FastCheck.assert(
+      FastCheck.property(yamlBlock, (block) => {
+        const fast = parseFlatBlock(block)
+        if (fast === undefined) return
+        const yaml = parseYamlBlock(block)
+        assert.strictEqual(
+          yaml._tag,
+          "Parsed",
+          `YAML rejected a block the fast path accepted: ${JSON.stringify(block)}`
+        )
+        if (yaml._tag === "Parsed") {
+          assert.deepStrictEqual(yaml.repairs, [])
+          // An empty document is `undefined` to YAML and an empty map to both readers.
+          assert.deepStrictEqual(fast, yaml.value ?? {}, JSON.stringify(block))
+        }
+      }),
+      { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 3000) }
+    )
+  })
 
   it("on blocks that exercise it: nesting, quotes and plain text are all accepted some of the time", () => {
-    const blocks = fc.sample(structuredBlock, { numRuns: 5000, seed: 42 })
+    const blocks = FastCheck.sample(structuredBlock, { numRuns: 5000, seed: 42 })
     const accepted = blocks.filter((block) => parseFlatBlock(block) !== undefined)
     const nested = accepted.filter((block) => /\n +[A-Za-z_]/.test(block))
     const doubleQuoted = accepted.filter((block) => /: +"/.test(block))
@@ -403,38 +433,41 @@ describe("the fast path agrees with the YAML parser", () => {
     assert.isAbove(singleQuoted.length, 60)
   })
 
-  it.prop(
-    "and accepts ordinary memory headers",
-    { name: safeWord, description: safeWord, type: fc.constantFrom(...memoryTypes) },
-    ({ description, name, type }) => {
-      const block = `name: ${name}\ndescription: ${description}\ntype: ${type}\noriginSessionId: 6a6ab3b9-90e0\n` +
-        `metadata: \n  node_type: memory\n  type: ${type}\nquoted: ${JSON.stringify(description)}\n` +
-        `single: '${name.replace(/'/g, "''")}'`
-      const fast = parseFlatBlock(block)
-      assert.isDefined(fast, JSON.stringify(block))
-      const yaml = parseYamlBlock(block)
-      assert.deepStrictEqual(yaml, { _tag: "Parsed", value: fast, repairs: [] })
-    },
-    { fastCheck: { numRuns: 300 } }
-  )
+  it("and accepts ordinary memory headers", () => {
+    FastCheck.assert(
+      FastCheck.property(safeWord, safeWord, FastCheck.constantFrom(...memoryTypes), (name, description, type) => {
+        const block = `name: ${name}\ndescription: ${description}\ntype: ${type}\noriginSessionId: 6a6ab3b9-90e0\n` +
+          `metadata: \n  node_type: memory\n  type: ${type}\nquoted: ${JSON.stringify(description)}\n` +
+          `single: '${name.replace(/'/g, "''")}'`
+        const fast = parseFlatBlock(block)
+        assert.isDefined(fast, JSON.stringify(block))
+        const yaml = parseYamlBlock(block)
+        assert.deepStrictEqual(yaml, { _tag: "Parsed", value: fast, repairs: [] })
+      }),
+      { numRuns: 300 }
+    )
+  })
 })
 
 /** Any UTF-16 text, lone surrogates included, mixed with the tricky pieces. */
-const anyText = fc.array(
-  fc.oneof(fc.constantFrom(...trickyPieces), fc.integer({ min: 0, max: 0xFFFF }).map((c) => String.fromCharCode(c))),
+const anyText = FastCheck.array(
+  FastCheck.oneof(
+    FastCheck.constantFrom(...trickyPieces),
+    FastCheck.integer({ min: 0, max: 0xFFFF }).map((c) => String.fromCharCode(c))
+  ),
   { maxLength: 12 }
 ).map((pieces) => pieces.join(""))
 const fieldText = anyText.map((s) => s.trim()).filter((s) => s.length > 0)
-const extraKey = fc.oneof(keyArbitrary, anyText).filter((k) =>
+const extraKey = FastCheck.oneof(keyArbitrary, anyText).filter((k) =>
   !["name", "description", "type", "__proto__"].includes(k)
 )
-const extraValue = fc.oneof(
+const extraValue = FastCheck.oneof(
   anyText,
-  fc.integer(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.array(anyText, { maxLength: 3 }),
-  fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), anyText, { maxKeys: 3 })
+  FastCheck.integer(),
+  FastCheck.boolean(),
+  FastCheck.constant(null),
+  FastCheck.array(anyText, { maxLength: 3 }),
+  FastCheck.dictionary(FastCheck.stringMatching(/^[a-z]{1,5}$/), anyText, { maxKeys: 3 })
 )
 
 describe("serializeFrontmatter", () => {
@@ -464,27 +497,28 @@ describe("serializeFrontmatter", () => {
     assert.isFalse(isPlainSafe("- starts like a list"))
   })
 
-  it.prop(
-    "round-trips through parseMemoryFile",
-    {
-      name: fieldText,
-      description: fieldText.filter((s) => !/[\r\n]/.test(s)),
-      type: fc.constantFrom(...memoryTypes),
-      extra: fc.dictionary(extraKey, extraValue, { maxKeys: 4 }),
-      body: anyText
-    },
-    ({ body, description, extra, name, type }) => {
-      const text = serializeFrontmatter({ ...extra, name, description, type }, body)
-      const result = parseMemoryFile(text, "memory.md")
-      if (Either.isLeft(result)) assert.fail(`${result.left.message}\n${text}`)
-      const { frontmatter } = result.right
-      assert.strictEqual(frontmatter.name, name)
-      assert.strictEqual(frontmatter.description, description)
-      assert.strictEqual(frontmatter.type, type)
-      assert.deepStrictEqual(frontmatter.extra, extra, JSON.stringify(text))
-      assert.strictEqual(frontmatter.warning, undefined, text)
-      assert.strictEqual(result.right.body, body)
-    },
-    { fastCheck: { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1000) } }
-  )
+  it("round-trips through parseMemoryFile", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        fieldText,
+        fieldText.filter((s) => !/[\r\n]/.test(s)),
+        FastCheck.constantFrom(...memoryTypes),
+        FastCheck.dictionary(extraKey, extraValue, { maxKeys: 4 }),
+        anyText,
+        (name, description, type, extra, body) => {
+          const text = serializeFrontmatter({ ...extra, name, description, type }, body)
+          const result = parseMemoryFile(text, "memory.md")
+          if (Result.isFailure(result)) assert.fail(`${result.failure.message}\n${text}`)
+          const { frontmatter } = result.success
+          assert.strictEqual(frontmatter.name, name)
+          assert.strictEqual(frontmatter.description, description)
+          assert.strictEqual(frontmatter.type, type)
+          assert.deepStrictEqual(frontmatter.extra, extra, JSON.stringify(text))
+          assert.strictEqual(frontmatter.warning, undefined, text)
+          assert.strictEqual(result.success.body, body)
+        }
+      ),
+      { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1000) }
+    )
+  })
 })

@@ -2,10 +2,10 @@
  * The Git service with real git processes in scratch directories: the environment a caller's git (a hook) sets
  * never reaches memdir's git, the protocol allow-list holds, and a remote that never answers is cut off.
  */
-import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -98,8 +98,8 @@ describe("Git pure parts", () => {
   })
 })
 
-layer(NodeContext.layer, { timeout: 60_000, excludeTestServices: true })("Git with real git", (it) => {
-  it.scoped("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE set by a calling hook never reach memdir's git", () =>
+layer(NodeServices.layer, { timeout: 60_000, excludeTestServices: true })("Git with real git", (it) => {
+  it.effect("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE set by a calling hook never reach memdir's git", () =>
     Effect.gen(function*() {
       const root = yield* scratch
       const project = `${root}/project`
@@ -133,7 +133,7 @@ layer(NodeContext.layer, { timeout: 60_000, excludeTestServices: true })("Git wi
       assert.strictEqual(plainGit(project, "ls-files"), "README.md\n")
     }))
 
-  it.scoped("refuses ext:: and fd:: remotes: nothing runs, and the typed error names the command", () =>
+  it.effect("refuses ext:: and fd:: remotes: nothing runs, and the typed error names the command", () =>
     Effect.gen(function*() {
       const root = yield* scratch
       const git = yield* Git.makeWith({})
@@ -150,7 +150,7 @@ layer(NodeContext.layer, { timeout: 60_000, excludeTestServices: true })("Git wi
       assert.isFalse(NodeFs.existsSync(marker))
     }))
 
-  it.scoped("a remote that never answers is cut off at the timeout with GitTimeoutError", () =>
+  it.effect("a remote that never answers is cut off at the timeout with GitTimeoutError", () =>
     Effect.gen(function*() {
       const root = yield* scratch
       const { port } = yield* silentServer
@@ -164,7 +164,7 @@ layer(NodeContext.layer, { timeout: 60_000, excludeTestServices: true })("Git wi
       assert.isBelow(elapsed, 10_000)
     }))
 
-  it.scoped("a git that cannot start is a GitError with exit code -1 that says to install git", () =>
+  it.effect("a git that cannot start is a GitError with exit code -1 that says to install git", () =>
     Effect.gen(function*() {
       const root = yield* scratch
       const git = yield* Git.makeWith({ parentEnv: () => ({ PATH: `${root}/nowhere`, HOME: root }) })

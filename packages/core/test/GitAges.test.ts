@@ -3,7 +3,7 @@
  * is a file (`gitdir: …`) and the refs live in the common git dir its `commondir` names. The commit times must come
  * through that indirection as they do in the main checkout.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -57,7 +57,7 @@ const commitTimeOf = (memoryDir: string, relative: string) =>
   })
 
 describe("GitAges.commitTimes", () => {
-  it.scoped(
+  it.effect(
     "reads HEAD through a linked worktree's .git file and commondir, as in the main checkout",
     () =>
       Effect.gen(function*() {
@@ -65,11 +65,11 @@ describe("GitAges.commitTimes", () => {
         assert.isTrue(fs.lstatSync(path.join(worktree, ".git")).isFile(), "a worktree's .git is a file")
         assert.strictEqual(yield* commitTimeOf(path.join(main, ".claude", "memory"), "project_a.md"), COMMITTED)
         assert.strictEqual(yield* commitTimeOf(path.join(worktree, ".claude", "memory"), "project_a.md"), COMMITTED)
-      }).pipe(Effect.provide(layerLive.pipe(Layer.provideMerge(NodeContext.layer)))),
+      }).pipe(Effect.provide(layerLive.pipe(Layer.provideMerge(NodeServices.layer)))),
     60_000
   )
 
-  it.scoped("a .git file that names no git dir: not tracked", () =>
+  it.effect("a .git file that names no git dir: not tracked", () =>
     Effect.gen(function*() {
       const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-gitages-")))
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(base, { recursive: true, force: true })))
@@ -77,5 +77,5 @@ describe("GitAges.commitTimes", () => {
       fs.writeFileSync(path.join(base, ".git"), "gitdir:\n")
       const ages = yield* GitAges
       assert.isUndefined(yield* ages.commitTimes(path.join(base, "memory")))
-    }).pipe(Effect.provide(layerLive.pipe(Layer.provideMerge(NodeContext.layer)))))
+    }).pipe(Effect.provide(layerLive.pipe(Layer.provideMerge(NodeServices.layer)))))
 })

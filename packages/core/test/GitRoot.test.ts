@@ -1,8 +1,9 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import { execFileSync } from "node:child_process"
 import { configSaysBare, GitRoot, type GitRootInfo, layer as gitRootLayer, layerTest } from "../src/GitRoot.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -51,10 +52,10 @@ const initRepository = Effect.fnUntraced(function*(base: string) {
 
 const canonicalRoot = (cwd: string) => Effect.flatMap(GitRoot, (gitRoot) => gitRoot.canonicalRoot(cwd))
 
-layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.layer)))(
+layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeServices.layer, MemoryFs.layer)))(
   "GitRoot.canonicalRoot (real git)",
   (it) => {
-    it.scoped("a repository resolves to its top level from any nested subdirectory", () =>
+    it.effect("a repository resolves to its top level from any nested subdirectory", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const main = yield* initRepository(yield* tempDir)
@@ -64,7 +65,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.deepStrictEqual(fromDeep, fromTop)
       }))
 
-    it.scoped("a relative cwd resolves like its absolute form", () =>
+    it.effect("a relative cwd resolves like its absolute form", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const main = yield* initRepository(yield* tempDir)
@@ -72,7 +73,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.strictEqual((yield* canonicalRoot(relative)).root, main)
       }))
 
-    it.scoped("two worktrees resolve to the main checkout, from their subdirectories too", () =>
+    it.effect("two worktrees resolve to the main checkout, from their subdirectories too", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const base = yield* tempDir
@@ -85,7 +86,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.deepStrictEqual(yield* canonicalRoot(path.join(base, "wt-b", "nested", "dir")), expected)
       }))
 
-    it.scoped("worktrees of a bare repository resolve to the bare directory", () =>
+    it.effect("worktrees of a bare repository resolve to the bare directory", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const base = yield* tempDir
@@ -100,7 +101,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.deepStrictEqual(yield* canonicalRoot(path.join(base, "bare-wt-2", "src")), expected)
       }))
 
-    it.scoped("a bare repository opened directly is its own root", () =>
+    it.effect("a bare repository opened directly is its own root", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const bare = path.join(yield* tempDir, "plain.git")
@@ -111,7 +112,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.deepStrictEqual(yield* canonicalRoot(path.join(bare, "refs", "heads")), expected)
       }))
 
-    it.scoped("a .git file pointing at another checkout's worktree dir (no link back) falls back to the cwd", () =>
+    it.effect("a .git file pointing at another checkout's worktree dir (no link back) falls back to the cwd", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -130,7 +131,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         })
       }))
 
-    it.scoped("a .git file whose git dir is not under <common>/worktrees/ falls back, even if it links back", () =>
+    it.effect("a .git file whose git dir is not under <common>/worktrees/ falls back, even if it links back", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -146,7 +147,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.deepStrictEqual(yield* canonicalRoot(evil), { root: evil, kind: "none" })
       }))
 
-    it.scoped("a .git file that cannot be followed falls back to the cwd", () =>
+    it.effect("a .git file that cannot be followed falls back to the cwd", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -166,7 +167,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         }
       }))
 
-    it.scoped("a .git file pointing at another repository's git dir never yields that repository's root", () =>
+    it.effect("a .git file pointing at another repository's git dir never yields that repository's root", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -180,7 +181,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.notStrictEqual(info.root, victim)
       }))
 
-    it.scoped("a submodule is its own repository, rooted at its checkout", () =>
+    it.effect("a submodule is its own repository, rooted at its checkout", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const base = yield* tempDir
@@ -197,7 +198,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.strictEqual((yield* canonicalRoot(path.join(superproject, "src"))).root, superproject)
       }))
 
-    it.scoped("a symlinked checkout resolves to the real root", () =>
+    it.effect("a symlinked checkout resolves to the real root", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -208,7 +209,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.strictEqual((yield* canonicalRoot(path.join(link, "src", "deep"))).root, main)
       }))
 
-    it.scoped("without git, the root is the cwd given (real path), not an ancestor", () =>
+    it.effect("without git, the root is the cwd given (real path), not an ancestor", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -220,7 +221,7 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.deepStrictEqual(yield* canonicalRoot(path.join(base, "alias")), { root: plain, kind: "none" })
       }))
 
-    it.scoped("a .git directory without HEAD is not a repository; the walk goes on upward", () =>
+    it.effect("a .git directory without HEAD is not a repository; the walk goes on upward", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const main = yield* initRepository(yield* tempDir)
@@ -229,14 +230,14 @@ layer(Layer.provideMerge(gitRootLayer, Layer.merge(NodeContext.layer, MemoryFs.l
         assert.strictEqual((yield* canonicalRoot(nested)).root, main)
       }))
 
-    it.scoped("a cwd that does not exist falls back to its resolved path", () =>
+    it.effect("a cwd that does not exist falls back to its resolved path", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const missing = path.join(yield* tempDir, "gone", "away")
         assert.deepStrictEqual(yield* canonicalRoot(missing), { root: missing, kind: "none" })
       }))
 
-    it.scoped("git files that are FIFOs are never waited on: read as unreadable, the lookup goes on", () =>
+    it.effect("git files that are FIFOs are never waited on: read as unreadable, the lookup goes on", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path

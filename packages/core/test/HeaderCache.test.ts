@@ -4,7 +4,7 @@
  * file's size and mtime are unchanged, a corrupt or other-version cache is rebuilt, links and FIFOs are never read
  * through it, and recall through `Memdir.layer` stats each file once and still finds a memory outside the 200 newest.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -30,7 +30,7 @@ const scratchDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "
 /** The live scanner over the real file system, with a header cache (a fresh one: nothing loaded yet) or without. */
 const withCache = Scanner.layer.pipe(Layer.provideMerge(HeaderCache.layer))
 const scannerLayer = (cached: boolean) =>
-  (cached ? withCache : Scanner.layer).pipe(Layer.provide(MemoryFs.layer), Layer.provide(NodeContext.layer))
+  (cached ? withCache : Scanner.layer).pipe(Layer.provide(MemoryFs.layer), Layer.provide(NodeServices.layer))
 
 const scanIn = (memoryDir: string, cached = true, options?: Scanner.ScanOptions) =>
   Effect.flatMap(Scanner.Scanner, (scanner) => scanner.scan(memoryDir, options)).pipe(
@@ -231,7 +231,7 @@ describe("recall with the header cache (Memdir.layer)", () => {
         const counter = { lstats: 0 }
         const layer = Layer.mergeAll(HeaderCache.layer, Scanner.layer, TermCache.layer).pipe(
           Layer.provideMerge(countingFs(counter)),
-          Layer.provideMerge(NodeContext.layer)
+          Layer.provideMerge(NodeServices.layer)
         )
         const scanned = yield* Effect.gen(function*() {
           const scan = yield* (yield* Scanner.Scanner).scan(dir)
@@ -245,7 +245,7 @@ describe("recall with the header cache (Memdir.layer)", () => {
           (session) => session.recall({ memoryDir: dir, query })
         ).pipe(
           Effect.provide(Memdir.layer()),
-          Effect.provide(NodeContext.layer)
+          Effect.provide(NodeServices.layer)
         )
         assert.deepStrictEqual(recalled.selected.map((m) => m.path), ["project_kafka_rebalance.md"], round)
         assert.strictEqual(recalled.candidates, 241, round)

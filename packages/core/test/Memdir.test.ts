@@ -3,13 +3,13 @@
  * when asked for, a session's `Extractor` come from it with no wiring by the caller; `Memdir.locationLayer` alone
  * says where the memory lives.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -36,7 +36,7 @@ const memoryText = (name: string, description: string, body: string) =>
   `---\nname: ${name}\ndescription: ${description}\ntype: project\n---\n\n${body}\n`
 
 describe("Memdir.layer", () => {
-  it.scoped("provides team sync over real git: a team memory is committed and pushed to the remote", () =>
+  it.effect("provides team sync over real git: a team memory is committed and pushed to the remote", () =>
     Effect.gen(function*() {
       const root = yield* scratch
       const remote = NodePath.join(root, "remote.git")
@@ -55,7 +55,7 @@ describe("Memdir.layer", () => {
         remote
       }
       const result = yield* Effect.flatMap(TeamSync, (sync) => sync.sync(team)).pipe(
-        Effect.provide(Memdir.layer({ flagMemoryDir: memoryDir }).pipe(Layer.provide(NodeContext.layer)))
+        Effect.provide(Memdir.layer({ flagMemoryDir: memoryDir }).pipe(Layer.provide(NodeServices.layer)))
       )
       assert.isTrue(result.pushed)
       const pushed = execFileSync("git", ["--git-dir", remote, "ls-tree", "-r", "--name-only", "main"], {
@@ -64,7 +64,7 @@ describe("Memdir.layer", () => {
       assert.include(pushed.split("\n"), "project_pool.md")
     }))
 
-  it.scoped("with an extractor input, provides the session's Extractor, running over the layer's own services", () =>
+  it.effect("with an extractor input, provides the session's Extractor, running over the layer's own services", () =>
     Effect.gen(function*() {
       const root = yield* scratch
       const memoryDir = NodePath.join(root, "memory")
@@ -76,7 +76,7 @@ describe("Memdir.layer", () => {
         extractor: { memoryDir, projectRoot: root, transcript },
         // no key: the run reaches the model and ends with a typed "not configured" failure, recorded in its runs
         model: Model.layerWith({ apiKey: Option.none() })
-      }).pipe(Layer.provide(NodeContext.layer))
+      }).pipe(Layer.provide(NodeServices.layer))
       const runs = yield* Effect.gen(function*() {
         const extractor = yield* Extractor
         yield* extractor.onQueryLoopEnd()
@@ -89,19 +89,22 @@ describe("Memdir.layer", () => {
       }).pipe(Effect.provide(layer))
       assert.strictEqual(runs.length, 1)
       const outcome = runs[0]!.outcome
-      assert.isTrue(Either.isLeft(outcome))
-      if (Either.isLeft(outcome)) assert.strictEqual(outcome.left._tag, "ModelError")
+      assert.isTrue(Result.isFailure(outcome))
+      if (Result.isFailure(outcome)) assert.strictEqual(outcome.failure._tag, "ModelError")
     }))
 })
 
 describe("Memdir.locationLayer", () => {
-  it.scoped("says where the memory lives and whether it is on, from the trusted flag", () =>
+  it.effect("says where the memory lives and whether it is on, from the trusted flag", () =>
     Effect.gen(function*() {
       const root = yield* scratch
       const memoryDir = NodePath.join(root, "flagged")
       const location = yield* Effect.flatMap(MemoryPaths, (paths) => paths.locate(root)).pipe(
-        Effect.provide(Memdir.locationLayer({ flagMemoryDir: memoryDir }).pipe(Layer.provide(NodeContext.layer))),
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MEMDIR_HOME", NodePath.join(root, "home")]])))
+        Effect.provide(Memdir.locationLayer({ flagMemoryDir: memoryDir }).pipe(Layer.provide(NodeServices.layer))),
+        Effect.provideService(
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnvRecord({ MEMDIR_HOME: NodePath.join(root, "home") })
+        )
       )
       assert.strictEqual(location.memoryDir, memoryDir + NodePath.sep)
       assert.strictEqual(location.source, "flag")

@@ -48,13 +48,13 @@ const memoryWorld = Effect.succeed<World>({
 const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>) =>
   describe(`MemoryFs contract: ${name}`, () => {
     /** Runs `body` with the world's root, the `MemoryFs` of that world provided. */
-    const inWorld = <A, E>(body: (root: string, fs: MemoryFs.MemoryFs["Type"]) => Effect.Effect<A, E>) =>
+    const inWorld = <A, E>(body: (root: string, fs: MemoryFs.MemoryFs["Service"]) => Effect.Effect<A, E>) =>
       Effect.gen(function*() {
         const { layer, root } = yield* world
         return yield* Effect.flatMap(MemoryFs.MemoryFs, (fs) => body(root, fs)).pipe(Effect.provide(layer))
       })
 
-    it.scoped("reads refuse a link in the last component, a FIFO (without blocking), a file over the bound", () =>
+    it.effect("reads refuse a link in the last component, a FIFO (without blocking), a file over the bound", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           assert.strictEqual((yield* fs.readFile(`${root}/dir/a.md`, { maxBytes: 10 })).text, "a")
@@ -69,7 +69,7 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
-    it.scoped("readBytes gives the bytes back exactly, invalid UTF-8 included", () =>
+    it.effect("readBytes gives the bytes back exactly, invalid UTF-8 included", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           const bytes = Uint8Array.from([0x44, 0x49, 0x52, 0x43, 0xff, 0x00, 0xc3, 0x28])
@@ -80,7 +80,7 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
-    it.scoped("a written file is private (0600) and owned by the writer; a made directory is 0700", () =>
+    it.effect("a written file is private (0600) and owned by the writer; a made directory is 0700", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           yield* fs.writeFileAtomic(`${root}/new/deep/f.md`, "x")
@@ -91,7 +91,7 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
-    it.scoped("an exclusive write creates a missing file whole and refuses to replace anything", () =>
+    it.effect("an exclusive write creates a missing file whole and refuses to replace anything", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           yield* fs.writeFileAtomic(`${root}/day.md`, "# header\n", { exclusive: true })
@@ -108,7 +108,7 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
-    it.scoped("remove takes a link, never its target; a directory only with `recursive`, links inside unfollowed", () =>
+    it.effect("remove takes a link, never its target; a directory only with `recursive`, links inside unfollowed", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           yield* fs.remove(`${root}/out.md`)
@@ -125,7 +125,7 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
-    it.scoped("setModified sets the time lstat reports", () =>
+    it.effect("setModified sets the time lstat reports", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           const at = Date.UTC(2026, 0, 2, 3, 4, 5)
@@ -135,7 +135,7 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
-    it.scoped("rename replaces a file; a directory replaces only an empty one (AlreadyExists onto entries)", () =>
+    it.effect("rename replaces a file; a directory replaces only an empty one (AlreadyExists onto entries)", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           yield* fs.writeFileAtomic(`${root}/x.md`, "x")
@@ -154,7 +154,7 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
-    it.scoped("makeDirectory makes missing parents (0700), accepts an existing one, refuses a file in the way", () =>
+    it.effect("makeDirectory makes missing parents (0700), accepts an existing one, refuses a file in the way", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           yield* fs.makeDirectory(`${root}/p/q/r`)
@@ -168,7 +168,7 @@ const contract = (name: string, world: Effect.Effect<World, never, Scope.Scope>)
         })
       ))
 
-    it.scoped("append creates a private file and adds to it; a FIFO or a link is refused", () =>
+    it.effect("append creates a private file and adds to it; a FIFO or a link is refused", () =>
       inWorld((root, fs) =>
         Effect.gen(function*() {
           yield* fs.append(`${root}/log.md`, "one\n")

@@ -6,11 +6,11 @@
  * - `walkKinds`: `walk`'s entries and kinds, with every option, without its lstats;
  * - `lstatMany` and `readFileMany`: per path exactly what `lstat` and `readFile` answer one at a time.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import { execFileSync } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
@@ -85,7 +85,7 @@ const expectedAll = [
 const notHidden: MemoryFs.WalkOptions = { enter: (_relative, name) => !name.startsWith(".") }
 
 describe("MemoryFs.walk", () => {
-  it.scoped("live: breadth first, by name, links and FIFOs reported not followed, past one lstat batch", () =>
+  it.effect("live: breadth first, by name, links and FIFOs reported not followed, past one lstat batch", () =>
     Effect.gen(function*() {
       const { root } = plant(yield* scratch)
       assert.deepStrictEqual(yield* walked(root), expectedAll)
@@ -109,9 +109,9 @@ describe("MemoryFs.walk", () => {
       )
       const missing = yield* Effect.flip(walked(path.join(root, "nothing-here")))
       assert.strictEqual(missing.reason, "NotFound")
-    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))))
 
-  it.scoped("in memory: the same entries as the live walk", () =>
+  it.effect("in memory: the same entries as the live walk", () =>
     Effect.gen(function*() {
       const { seed } = plant(yield* scratch)
       const inMemory = (options?: MemoryFs.WalkOptions) =>
@@ -137,7 +137,7 @@ describe("MemoryFs.walkKinds", () => {
     { maxEntries: 600 }
   ]
 
-  it.scoped("live: walk's entries in walk's order, kinds from the listing, absolute paths, a missing root fails", () =>
+  it.effect("live: walk's entries in walk's order, kinds from the listing, absolute paths, a missing root fails", () =>
     Effect.gen(function*() {
       const { root } = plant(yield* scratch)
       for (const options of optionSets) {
@@ -153,9 +153,9 @@ describe("MemoryFs.walkKinds", () => {
       ])
       const missing = yield* Effect.flip(walkedKinds(path.join(root, "nothing-here")))
       assert.strictEqual(missing.reason, "NotFound")
-    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))))
 
-  it.scoped("in memory: the same entries as the live walk", () =>
+  it.effect("in memory: the same entries as the live walk", () =>
     Effect.gen(function*() {
       const { seed } = plant(yield* scratch)
       for (const options of optionSets) {
@@ -168,13 +168,13 @@ describe("MemoryFs.walkKinds", () => {
 })
 
 /** A result as comparable data: the value, or the error's reason and detail. */
-const outcome = <A>(result: Either.Either<A, MemoryFs.MemoryFsError> | A | MemoryFs.MemoryFsError) => {
-  const value = Either.isEither(result) ? Either.merge(result) : result
+const outcome = <A>(result: Result.Result<A, MemoryFs.MemoryFsError> | A | MemoryFs.MemoryFsError) => {
+  const value = Result.isResult(result) ? Result.merge(result) : result
   return value instanceof MemoryFs.MemoryFsError ? { reason: value.reason, detail: value.detail } : value
 }
 
 describe("MemoryFs.lstatMany / readFileMany", () => {
-  it.scoped("live: each path answered as lstat and readFile answer it alone (links, FIFOs, hard links, limits)", () =>
+  it.effect("live: each path answered as lstat and readFile answer it alone (links, FIFOs, hard links, limits)", () =>
     Effect.gen(function*() {
       const fs = yield* MemoryFs.MemoryFs
       const { root } = plant(yield* scratch)
@@ -194,7 +194,7 @@ describe("MemoryFs.lstatMany / readFileMany", () => {
         "dir-link/secret.md"
       ].map((p) => path.join(root, p))
       const options = { maxBytes: 100, singleLink: true, within: root }
-      const alone = yield* Effect.forEach(paths, (p) => Effect.either(fs.readFile(p, options)))
+      const alone = yield* Effect.forEach(paths, (p) => Effect.result(fs.readFile(p, options)))
       const batch = yield* fs.readFileMany(paths, options)
       assert.deepStrictEqual(batch.map(outcome), alone.map(outcome))
       assert.deepStrictEqual(batch.map((r) => r instanceof MemoryFs.MemoryFsError ? r.reason : "ok"), [
@@ -210,12 +210,12 @@ describe("MemoryFs.lstatMany / readFileMany", () => {
         "Escapes"
       ])
       const lstats = yield* fs.lstatMany(paths)
-      const lstatAlone = yield* Effect.forEach(paths, (p) => Effect.either(fs.lstat(p)))
+      const lstatAlone = yield* Effect.forEach(paths, (p) => Effect.result(fs.lstat(p)))
       assert.deepStrictEqual(lstats.map(outcome), lstatAlone.map(outcome))
       assert.deepStrictEqual(yield* fs.readFileMany([], options), [])
     }).pipe(Effect.provide(MemoryFs.layer)))
 
-  it.scoped.skipIf(process.platform !== "linux")(
+  it.effect.skipIf(process.platform !== "linux")(
     "live: a file longer than its fstat size (a /proc file: size 0) is read whole up to the limit, TooLarge past it",
     () =>
       Effect.gen(function*() {
@@ -241,9 +241,9 @@ describe("MemoryFs.lstatMany / readFileMany", () => {
       const fs = yield* MemoryFs.MemoryFs
       const paths = ["/m/top.md", "/m/out.md", "/m/pipe.md", "/m/missing.md", "/m/big.md"]
       const options = { maxBytes: 10 }
-      const alone = yield* Effect.forEach(paths, (p) => Effect.either(fs.readFile(p, options)))
+      const alone = yield* Effect.forEach(paths, (p) => Effect.result(fs.readFile(p, options)))
       assert.deepStrictEqual((yield* fs.readFileMany(paths, options)).map(outcome), alone.map(outcome))
-      const lstatAlone = yield* Effect.forEach(paths, (p) => Effect.either(fs.lstat(p)))
+      const lstatAlone = yield* Effect.forEach(paths, (p) => Effect.result(fs.lstat(p)))
       assert.deepStrictEqual((yield* fs.lstatMany(paths)).map(outcome), lstatAlone.map(outcome))
     }).pipe(
       Effect.provide(MemoryFs.layerMemory({

@@ -1,9 +1,10 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as FastCheck from "fast-check"
 import { spawnSync } from "node:child_process"
 import { TEMP_FILE_PATTERN } from "../src/internal/fs/leftovers.js"
 import { acquireLock, releaseLock } from "../src/internal/fs/lock.js"
@@ -130,25 +131,28 @@ describe("truncateIndex (pure)", () => {
     [parts, trailing]
   ) => parts.join("\n") + (trailing ? "\n" : ""))
 
-  it.prop("for any text, the loaded part is a prefix within both caps, and the warning is present iff cut", [
-    indexText
-  ], ([text]) => {
-    const result = truncateIndex(text)
-    assert.isTrue(text.startsWith(result.kept))
-    assert.isAtMost(countLines(result.kept), INDEX_MAX_LINES)
-    assert.isAtMost(utf8ByteLength(result.kept), INDEX_MAX_BYTES)
-    const over = countLines(text) > INDEX_MAX_LINES || utf8ByteLength(text) > INDEX_MAX_BYTES
-    if (over) {
-      assert.isDefined(result.warning)
-      assert.isTrue(result.content.startsWith(result.kept))
-      assert.isTrue(result.content.endsWith(`> ${result.warning}\n`))
-      // Only the warning (and the blank line before it) is added.
-      assert.isAtMost(result.content.length - result.kept.length, result.warning!.length + 5)
-    } else {
-      assert.isUndefined(result.warning)
-      assert.strictEqual(result.content, text)
-    }
-  }, { fastCheck: { numRuns: 150 } })
+  it("for any text, the loaded part is a prefix within both caps, and the warning is present iff cut", () => {
+    FastCheck.assert(
+      FastCheck.property(indexText, (text) => {
+        const result = truncateIndex(text)
+        assert.isTrue(text.startsWith(result.kept))
+        assert.isAtMost(countLines(result.kept), INDEX_MAX_LINES)
+        assert.isAtMost(utf8ByteLength(result.kept), INDEX_MAX_BYTES)
+        const over = countLines(text) > INDEX_MAX_LINES || utf8ByteLength(text) > INDEX_MAX_BYTES
+        if (over) {
+          assert.isDefined(result.warning)
+          assert.isTrue(result.content.startsWith(result.kept))
+          assert.isTrue(result.content.endsWith(`> ${result.warning}\n`))
+          // Only the warning (and the blank line before it) is added.
+          assert.isAtMost(result.content.length - result.kept.length, result.warning!.length + 5)
+        } else {
+          assert.isUndefined(result.warning)
+          assert.strictEqual(result.content, text)
+        }
+      }),
+      { numRuns: 150 }
+    )
+  })
 })
 
 describe("index lines (pure)", () => {
@@ -157,18 +161,18 @@ describe("index lines (pure)", () => {
   const fileName = FastCheck.array(nameChar, { minLength: 1, maxLength: 12 }).map((chars) => `${chars.join("")}.md`)
     .filter((file) => file.split("/").every((s) => s !== "" && s !== "." && s !== ".." && s.trim() === s))
 
-  it.prop("a line links back to exactly the file it was written for, whatever the file is called", [
-    fileName,
-    FastCheck.string({ maxLength: 40 })
-  ], ([file, hook]) => {
-    const line = formatIndexEntry({ title: "T", file, hook })
-    assert.strictEqual(normalizeIndexLink(parseIndexLine(line)?.file ?? ""), file, line)
-    assert.strictEqual(indexKeyOf(file), file)
-  }, {
-    fastCheck: {
-      numRuns: 300,
-      examples: [["a) - b.md/user_a.md", "a"], ["q(1).md", ""], ["a#1.md", ""], ["c%41.md", ""], ["x:y.md", ""]]
-    }
+  it("a line links back to exactly the file it was written for, whatever the file is called", () => {
+    FastCheck.assert(
+      FastCheck.property(fileName, FastCheck.string({ maxLength: 40 }), (file, hook) => {
+        const line = formatIndexEntry({ title: "T", file, hook })
+        assert.strictEqual(normalizeIndexLink(parseIndexLine(line)?.file ?? ""), file, line)
+        assert.strictEqual(indexKeyOf(file), file)
+      }),
+      {
+        numRuns: 300,
+        examples: [["a) - b.md/user_a.md", "a"], ["q(1).md", ""], ["a#1.md", ""], ["c%41.md", ""], ["x:y.md", ""]]
+      }
+    )
   })
 })
 
@@ -281,8 +285,8 @@ const deadPid = (): number => spawnSync(process.execPath, ["-e", "0"]).pid!
 // Real files, real clock: lock waits are real sleeps.
 const live = { excludeTestServices: true } as const
 
-layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryIndex (real files)", (it) => {
-  it.scoped("load: an absent index is empty, a present one is loaded whole or truncated with the warning", () =>
+layer(Layer.provideMerge(memoryIndexLayer, NodeServices.layer), live)("MemoryIndex (real files)", (it) => {
+  it.effect("load: an absent index is empty, a present one is loaded whole or truncated with the warning", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -305,7 +309,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.deepStrictEqual(loaded.entries[204], { title: "Memory 204", file: "feedback_m204.md", hook: "hook 204" })
     }))
 
-  it.scoped("upsert creates the directory (0700) and MEMORY.md (0600), then replaces in place", () =>
+  it.effect("upsert creates the directory (0700) and MEMORY.md (0600), then replaces in place", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -330,7 +334,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.deepStrictEqual(yield* leftovers(dir), [])
     }))
 
-  it.scoped("an index change clears what killed writers left: old temp files and lock staging dirs of dead pids", () =>
+  it.effect("an index change clears what killed writers left: old temp files and lock staging dirs of dead pids", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -351,7 +355,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.deepStrictEqual((yield* fs.readDirectory(dir)).sort(), [alive, young, INDEX_FILE].sort())
     }))
 
-  it.scoped("upsert and remove keep other people's lines, headings and prose byte for byte", () =>
+  it.effect("upsert and remove keep other people's lines, headings and prose byte for byte", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -375,7 +379,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.strictEqual(yield* index.remove(dir, "feedback_mine.md"), 0)
     }))
 
-  it.scoped("an upsert over the caps is refused and leaves MEMORY.md untouched", () =>
+  it.effect("an upsert over the caps is refused and leaves MEMORY.md untouched", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -411,7 +415,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.deepStrictEqual(yield* leftovers(dir2), [])
     }))
 
-  it.scoped("remove on a directory that does not exist returns 0 and creates nothing", () =>
+  it.effect("remove on a directory that does not exist returns 0 and creates nothing", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -421,7 +425,7 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
       assert.isFalse(yield* fs.exists(dir))
     }))
 
-  it.scoped("concurrent upserts from many fibers lose no line and leave no lock or temp file", () =>
+  it.effect("concurrent upserts from many fibers lose no line and leave no lock or temp file", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -442,12 +446,12 @@ layer(Layer.provideMerge(memoryIndexLayer, NodeContext.layer), live)("MemoryInde
 })
 
 layer(
-  Layer.provideMerge(layerWith({ lock: { timeout: "100 millis" } }), Layer.merge(NodeContext.layer, MemoryFs.layer)),
+  Layer.provideMerge(layerWith({ lock: { timeout: "100 millis" } }), Layer.merge(NodeServices.layer, MemoryFs.layer)),
   live
 )(
   "MemoryIndex with lock options",
   (it) => {
-    it.scoped("upsert fails with LockTimeoutError while another process holds the index lock", () =>
+    it.effect("upsert fails with LockTimeoutError while another process holds the index lock", () =>
       Effect.gen(function*() {
         const path = yield* Path.Path
         const fs = yield* FileSystem.FileSystem

@@ -1,10 +1,11 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
+import * as TestClock from "effect/testing/TestClock"
 import { fileURLToPath } from "node:url"
 import { parseMemoryFile } from "../src/Frontmatter.js"
 import { stampHeader, writtenAt } from "../src/MemoryAge.js"
@@ -111,7 +112,7 @@ describe("MemoryLayout (pure)", () => {
   it("renders both layouts, moving type (and modified) without losing a key", () => {
     const extra = { metadata: { node_type: "memory", type: "user", modified: "2026-01-01" }, originSessionId: "s" }
     const fields = { name: "n", description: "d", type: "feedback" as const }
-    const flat = Either.getOrThrow(parseMemoryFile(renderMemory(fields, extra, "b\n", "flat"), "x.md")).frontmatter
+    const flat = Result.getOrThrow(parseMemoryFile(renderMemory(fields, extra, "b\n", "flat"), "x.md")).frontmatter
     assert.strictEqual(flat.type, "feedback")
     assert.deepStrictEqual(flat.extra, {
       metadata: { node_type: "memory" },
@@ -119,7 +120,7 @@ describe("MemoryLayout (pure)", () => {
       modified: "2026-01-01"
     })
     const back = renderMemory(fields, flat.extra, "b\n", "nested")
-    const nested = Either.getOrThrow(parseMemoryFile(back, "x.md")).frontmatter
+    const nested = Result.getOrThrow(parseMemoryFile(back, "x.md")).frontmatter
     assert.notMatch(back, /^type:/m)
     assert.deepStrictEqual(nested.extra, {
       metadata: { node_type: "memory", type: "feedback", modified: "2026-01-01" },
@@ -130,7 +131,7 @@ describe("MemoryLayout (pure)", () => {
 
 const live = MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 /** A writable copy of a fixture directory. */
@@ -147,11 +148,11 @@ const headerOf = (file: string) =>
   Effect.flatMap(
     FileSystem.FileSystem,
     (fs) =>
-      Effect.map(fs.readFileString(file), (text) => [text, Either.getOrThrow(parseMemoryFile(text, file))] as const)
+      Effect.map(fs.readFileString(file), (text) => [text, Result.getOrThrow(parseMemoryFile(text, file))] as const)
   )
 
 layer(live)("writes in the directory's own layout (copies of real directories)", (it) => {
-  it.scoped("detects nested metadata: and kebab names in KoEnVue and haAutomation, top-level keys in RaceIQ", () =>
+  it.effect("detects nested metadata: and kebab names in KoEnVue and haAutomation, top-level keys in RaceIQ", () =>
     Effect.gen(function*() {
       const scanner = yield* Scanner
       for (const name of ["koenvue", "haautomation"]) {
@@ -162,7 +163,7 @@ layer(live)("writes in the directory's own layout (copies of real directories)",
       assert.deepStrictEqual(detectLayout(raceiq.memories), { layout: "flat", nameStyle: "text" })
     }))
 
-  it.scoped("a new memory in a nested directory is nested, kebab-named and stamped under metadata:", () =>
+  it.effect("a new memory in a nested directory is nested, kebab-named and stamped under metadata:", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-09-01T10:00:00.000Z"))
       const dir = yield* copyOf("koenvue")
@@ -186,7 +187,7 @@ layer(live)("writes in the directory's own layout (copies of real directories)",
       ])
     }))
 
-  it.scoped("an update keeps every key (originSessionId, node_type), the slug name and the nested layout", () =>
+  it.effect("an update keeps every key (originSessionId, node_type), the slug name and the nested layout", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-09-02T00:00:00.000Z"))
       const dir = yield* copyOf("koenvue")
@@ -212,7 +213,7 @@ layer(live)("writes in the directory's own layout (copies of real directories)",
       assert.include(before, "modified: 2026-08-03T22:34:12.076Z")
     }))
 
-  it.scoped("a forced layout wins: top-level keys in a nested directory, nested in a flat one", () =>
+  it.effect("a forced layout wins: top-level keys in a nested directory, nested in a flat one", () =>
     Effect.gen(function*() {
       const flatInNested = yield* writeMemory({
         memoryDir: yield* copyOf("koenvue"),
@@ -240,7 +241,7 @@ layer(live)("writes in the directory's own layout (copies of real directories)",
       assert.strictEqual(parsed.frontmatter.name, "Release train")
     }))
 
-  it.scoped("an update in a flat directory stays flat and keeps originSessionId", () =>
+  it.effect("an update in a flat directory stays flat and keeps originSessionId", () =>
     Effect.gen(function*() {
       const dir = yield* copyOf("raceiq")
       const result = yield* writeMemory({

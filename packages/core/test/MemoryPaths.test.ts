@@ -1,11 +1,12 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import { execFileSync } from "node:child_process"
 import * as NodePath from "node:path"
 import type { InvalidMemoryDirError } from "../src/Errors.js"
@@ -57,34 +58,37 @@ describe("sanitizeProjectName", () => {
     FastCheck.string({ unit: "grapheme-ascii", minLength: 190, maxLength: 400 })
   )
 
-  it.prop("outputs only [A-Za-z0-9-], at most 200 + 1 + 8 characters", [anyPath], ([root]) => {
-    const name = sanitizeProjectName(root)
-    assert.match(name, /^[A-Za-z0-9-]*$/)
-    assert.isAtMost(name.length, 209)
-    const units = root.normalize("NFC").length
-    assert.strictEqual(name.length, units <= 200 ? units : 209)
+  it("outputs only [A-Za-z0-9-], at most 200 + 1 + 8 characters", () => {
+    FastCheck.assert(FastCheck.property(anyPath, (root) => {
+      const name = sanitizeProjectName(root)
+      assert.match(name, /^[A-Za-z0-9-]*$/)
+      assert.isAtMost(name.length, 209)
+      const units = root.normalize("NFC").length
+      assert.strictEqual(name.length, units <= 200 ? units : 209)
+    }))
   })
 
-  it.prop("is stable and ignores the Unicode normalisation form", [anyPath], ([root]) => {
-    assert.strictEqual(sanitizeProjectName(root), sanitizeProjectName(root))
-    assert.strictEqual(sanitizeProjectName(root.normalize("NFD")), sanitizeProjectName(root.normalize("NFC")))
+  it("is stable and ignores the Unicode normalisation form", () => {
+    FastCheck.assert(FastCheck.property(anyPath, (root) => {
+      assert.strictEqual(sanitizeProjectName(root), sanitizeProjectName(root))
+      assert.strictEqual(sanitizeProjectName(root.normalize("NFD")), sanitizeProjectName(root.normalize("NFC")))
+    }))
   })
 
-  it.prop(
-    "distinct long paths sharing a 200-character prefix get distinct names",
-    [
+  it("distinct long paths sharing a 200-character prefix get distinct names", () => {
+    FastCheck.assert(FastCheck.property(
       FastCheck.string({ unit: "grapheme-ascii", minLength: 200, maxLength: 260 }),
       FastCheck.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 }),
-      FastCheck.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 })
-    ],
-    ([prefix, a, b]) => {
-      FastCheck.pre(a !== b)
-      const nameA = sanitizeProjectName(prefix + a)
-      const nameB = sanitizeProjectName(prefix + b)
-      assert.notStrictEqual(nameA, nameB)
-      assert.strictEqual(nameA.slice(0, 201), nameB.slice(0, 201))
-    }
-  )
+      FastCheck.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 40 }),
+      (prefix, a, b) => {
+        FastCheck.pre(a !== b)
+        const nameA = sanitizeProjectName(prefix + a)
+        const nameB = sanitizeProjectName(prefix + b)
+        assert.notStrictEqual(nameA, nameB)
+        assert.strictEqual(nameA.slice(0, 201), nameB.slice(0, 201))
+      }
+    ))
+  })
 })
 
 describe("validateMemoryDirOverride", () => {
@@ -103,7 +107,7 @@ describe("validateMemoryDirOverride", () => {
   ]
   for (const [value, expected] of accepted) {
     it(`accepts ${JSON.stringify(value)}`, () => {
-      assert.deepStrictEqual(validateMemoryDirOverride(value, "test", home), Either.right(expected))
+      assert.deepStrictEqual(validateMemoryDirOverride(value, "test", home), Result.succeed(expected))
     })
   }
 
@@ -132,8 +136,8 @@ describe("validateMemoryDirOverride", () => {
   for (const [value, reason] of refused) {
     it(`refuses ${JSON.stringify(value)}: ${reason}`, () => {
       const result = validateMemoryDirOverride(value, "env MEMDIR_MEMORY_DIR", home)
-      assert.isTrue(Either.isLeft(result), `accepted ${JSON.stringify(value)}`)
-      const error = Either.getLeft(result).pipe((left) => left._tag === "Some" ? left.value : undefined)!
+      assert.isTrue(Result.isFailure(result), `accepted ${JSON.stringify(value)}`)
+      const error = Result.getFailure(result).pipe((left) => left._tag === "Some" ? left.value : undefined)!
       assert.strictEqual(error._tag, "InvalidMemoryDirError")
       assert.deepStrictEqual([error.reason, error.source, error.value], [reason, "env MEMDIR_MEMORY_DIR", value])
     })
@@ -141,14 +145,15 @@ describe("validateMemoryDirOverride", () => {
 
   it("on Windows: refuses drive and UNC roots and drive-relative paths; accepts and expands the rest", () => {
     const win = (value: string) => validateMemoryDirOverrideWith(NodePath.win32, value, "test", "C:\\Users\\alex")
-    const reason = (value: string) => Either.match(win(value), { onLeft: (e) => e.reason, onRight: () => "accepted" })
+    const reason = (value: string) =>
+      Result.match(win(value), { onFailure: (e) => e.reason, onSuccess: () => "accepted" })
     assert.strictEqual(reason("C:\\"), "filesystem-root")
     assert.strictEqual(reason("\\\\server\\share\\"), "filesystem-root")
     assert.strictEqual(reason("C:memory"), "relative")
     assert.strictEqual(reason("C:\\Users"), "contains-home")
     assert.strictEqual(reason("~\\..\\bob"), "escapes-home")
-    assert.deepStrictEqual(win("D:\\memdir\\memory"), Either.right("D:\\memdir\\memory\\"))
-    assert.deepStrictEqual(win("~\\notes"), Either.right("C:\\Users\\alex\\notes\\"))
+    assert.deepStrictEqual(win("D:\\memdir\\memory"), Result.succeed("D:\\memdir\\memory\\"))
+    assert.deepStrictEqual(win("~\\notes"), Result.succeed("C:\\Users\\alex\\notes\\"))
   })
 })
 
@@ -299,7 +304,7 @@ const world = Effect.gen(function*() {
   const config: Record<string, string> = { HOME: userHome, MEMDIR_HOME: memdirHome, MEMDIR_POLICY_FILE: files.policy }
   const writeJson = (file: string, json: unknown) =>
     fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(
-      Effect.zipRight(fs.writeFileString(file, JSON.stringify(json)))
+      Effect.andThen(fs.writeFileString(file, JSON.stringify(json)))
     )
   const defaultDir = `${path.join(memdirHome, "projects", sanitizeProjectName(repo), "memory")}/`
   return { base, userHome, memdirHome, repo, files, config, writeJson, defaultDir }
@@ -312,14 +317,14 @@ const resolveIn = (config: Record<string, string>, cwd: string, overrides: Parti
       memoryPathsLayer.pipe(
         Layer.provide(Layer.merge(GitRoot.layer, settingsLayerWith(overrides))),
         Layer.provide(MemoryFs.layer),
-        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(config))))),
+        Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(config, { preserveEmptyStrings: true }))),
         Layer.orDie
       )
     )
   )
 
-layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
-  it.scoped("defaults to <MEMDIR_HOME>/projects/<sanitized git root>/memory/ from a nested subdirectory", () =>
+layer(NodeServices.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
+  it.effect("defaults to <MEMDIR_HOME>/projects/<sanitized git root>/memory/ from a nested subdirectory", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const { config, defaultDir, repo } = yield* world
@@ -338,7 +343,7 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       assert.include(defaultDir, "-code-my-repo/memory/")
     }))
 
-  it.scoped("MEMDIR_MEMORY_DIR or a settings directory that is a link to the home (or above it) is refused", () =>
+  it.effect("MEMDIR_MEMORY_DIR or a settings directory that is a link to the home (or above it) is refused", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -362,7 +367,7 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       assert.strictEqual(ok.memoryDir, `${inside}/`)
     }))
 
-  it.scoped("two worktrees share the main checkout's memory directory", () =>
+  it.effect("two worktrees share the main checkout's memory directory", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const { base, config, defaultDir, repo } = yield* world
@@ -375,7 +380,7 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       assert.deepStrictEqual([fromA.root.kind, fromA.root.root], ["worktree", repo])
     }))
 
-  it.scoped("a base pointed at a reference agent's home (~/.claude) yields its layout", () =>
+  it.effect("a base pointed at a reference agent's home (~/.claude) yields its layout", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const { config, repo, userHome } = yield* world
@@ -386,7 +391,7 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       )
     }))
 
-  it.scoped("MEMDIR_REMOTE_MEMORY_DIR is the base of the default directory", () =>
+  it.effect("MEMDIR_REMOTE_MEMORY_DIR is the base of the default directory", () =>
     Effect.gen(function*() {
       const { base, config, repo } = yield* world
       const location = yield* resolveIn(
@@ -397,7 +402,7 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       assert.isTrue(location.enabled)
     }))
 
-  it.scoped("project settings never choose the directory; policy, flag, local and user do, in that order", () =>
+  it.effect("project settings never choose the directory; policy, flag, local and user do, in that order", () =>
     Effect.gen(function*() {
       const { base, config, defaultDir, files, repo, userHome, writeJson } = yield* world
       const at = (name: string) => `${base}/${name}`
@@ -428,16 +433,16 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       assert.deepStrictEqual([location.memoryDir, location.source], [`${at("env-mem")}/`, "env"])
     }))
 
-  it.scoped("an invalid override is an error naming its source, never a fall-through to the next one", () =>
+  it.effect("an invalid override is an error naming its source, never a fall-through to the next one", () =>
     Effect.gen(function*() {
       const { config, files, repo, writeJson } = yield* world
       yield* writeJson(files.user, { autoMemoryDirectory: "~/fine" })
       yield* writeJson(files.local, { autoMemoryDirectory: "~/.." })
       const refusal = (effect: ReturnType<typeof resolveIn>) =>
         Effect.flip(effect).pipe(
-          Effect.filterOrDieMessage(
+          Effect.filterOrElse(
             (error): error is InvalidMemoryDirError => error._tag === "InvalidMemoryDirError",
-            "expected an InvalidMemoryDirError"
+            () => Effect.die(new Error("expected an InvalidMemoryDirError"))
           ),
           Effect.map((error) => [error.reason, error.source])
         )
@@ -452,7 +457,7 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       )
     }))
 
-  it.scoped("a broken settings file fails resolve with a SettingsError", () =>
+  it.effect("a broken settings file fails resolve with a SettingsError", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { config, files, repo, writeJson } = yield* world
@@ -463,7 +468,7 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       assert.strictEqual(error._tag === "SettingsError" ? error.path : undefined, files.project)
     }))
 
-  it.scoped("enable chain on real files: a project opts out; a defined-falsy env switch forces memory back on", () =>
+  it.effect("enable chain on real files: a project opts out; a defined-falsy env switch forces memory back on", () =>
     Effect.gen(function*() {
       const { config, files, repo, writeJson } = yield* world
       yield* writeJson(files.project, { autoMemoryEnabled: false })
@@ -479,7 +484,7 @@ layer(NodeContext.layer)("MemoryPaths.resolve (real git, real files)", (it) => {
       assert.deepStrictEqual([simple.enabled, simple.enabledBy], [false, "env MEMDIR_SIMPLE"])
     }))
 
-  it.scoped("automaticModelCalls on real files: project true ignored, project false wins, env wins, wrong type fails", () =>
+  it.effect("automaticModelCalls on real files: project true ignored, project false wins, env wins, wrong type fails", () =>
     Effect.gen(function*() {
       const { config, files, repo, writeJson } = yield* world
       const calls = (env: Record<string, string> = {}) =>

@@ -14,14 +14,14 @@
  *
  * With team memory off, nothing lands in `team/` at all.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -31,7 +31,7 @@ import { anyKey, changesOutside, memoryContent, POOL, snapshot, unsoundness } fr
 
 /** The live store on Node's file system, built once for every run. */
 const runtime = ManagedRuntime.make(
-  MemoryStore.layerNode.pipe(Layer.provideMerge(MemoryIndex.layer), Layer.provideMerge(NodeContext.layer))
+  MemoryStore.layerNode.pipe(Layer.provideMerge(MemoryIndex.layer), Layer.provideMerge(NodeServices.layer))
 )
 afterAll(() => runtime.dispose())
 
@@ -99,8 +99,11 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
     const memoryKey = path.relative(s.base, s.memoryDir).split(path.sep).join("/")
     const before = snapshot(s.base)
     const bounded = <A, E>(what: string, effect: Effect.Effect<A, E>) =>
-      Effect.either(effect).pipe(
-        Effect.timeoutFail({ duration: HANG, onTimeout: () => new Error(`${what}: no answer within 20 seconds`) })
+      Effect.result(effect).pipe(
+        Effect.timeoutOrElse({
+          duration: HANG,
+          orElse: () => Effect.fail(new Error(`${what}: no answer within 20 seconds`))
+        })
       )
     // the pool's memories first, so removes and renames find something to act on
     const seeds: ReadonlyArray<Operation> = POOL.filter((key) => teamEnabled || !key.startsWith("team/")).map((
@@ -111,19 +114,20 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
       const at = `operation ${i} ${JSON.stringify(operation)}`
       if (operation.op === "remove") {
         const removed = yield* bounded(at, store.remove(root, keyOf(operation.at)))
-        if (Either.isLeft(removed)) assert.isTrue(TYPED.has(removed.left._tag), `${at}: ${String(removed.left)}`)
-        else if (operation.at.team) assert.strictEqual(removed.right.scope, "team", `${at}: removed from team/`)
+        if (Result.isFailure(removed)) {
+          assert.isTrue(TYPED.has(removed.failure._tag), `${at}: ${String(removed.failure)}`)
+        } else if (operation.at.team) assert.strictEqual(removed.success.scope, "team", `${at}: removed from team/`)
         continue
       }
       const target = operation.op === "write" ? operation.at : operation.to
       const result = operation.op === "write" ?
         yield* bounded(at, store.write(root, keyOf(operation.at), operation.text)) :
         yield* bounded(at, store.rename(root, keyOf(operation.from), keyOf(operation.to)))
-      if (Either.isLeft(result)) {
-        assert.isTrue(TYPED.has(result.left._tag), `${at}: an untyped failure ${String(result.left)}`)
+      if (Result.isFailure(result)) {
+        assert.isTrue(TYPED.has(result.failure._tag), `${at}: an untyped failure ${String(result.failure)}`)
         continue
       }
-      const written = result.right
+      const written = result.success
       const landedInTeam = written.key.startsWith("team/")
       if (target.team) {
         assert.isTrue(landedInTeam, `${at}: a team key landed in private memory as ${written.key}`)
@@ -141,27 +145,37 @@ const runSequence = (operations: ReadonlyArray<Operation>, teamEnabled: boolean)
   }).pipe(Effect.scoped)
 
 describe("MemoryStore fuzzed with hostile and benign keys", () => {
-  it.live.prop(
+  it(
     "team memory on: team keys stay in team/, private keys land in team/ only as team writes, every line exact",
-    [FastCheck.array(operation, { minLength: 1, maxLength: 10 })],
-    ([operations]) => runSequence(operations, true),
-    // always the keys issue 23 found crossing into private memory (`../evil.md`) or re-rooted in team/ (`/tmp/evil.md`);
-    // a failure shrinks for at most 40 seconds (each run writes real files), then reports what it has
-    {
-      timeout: 60_000,
-      fastCheck: {
-        numRuns: 25,
-        interruptAfterTimeLimit: 40_000,
-        markInterruptAsFailure: true,
-        examples: ISSUE_23_KEYS.map((write): [Array<Operation>] => [[write]])
-      }
-    }
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(
+          FastCheck.array(operation, { minLength: 1, maxLength: 10 }),
+          (operations) => Effect.runPromise(runSequence(operations, true))
+        ),
+        // always the keys issue 23 found crossing into private memory (`../evil.md`) or re-rooted in team/
+        // (`/tmp/evil.md`); a failure shrinks for at most 40 seconds (each run writes real files), then reports what
+        // it has
+        {
+          numRuns: 25,
+          interruptAfterTimeLimit: 40_000,
+          markInterruptAsFailure: true,
+          examples: ISSUE_23_KEYS.map((write): [Array<Operation>] => [[write]])
+        }
+      ),
+    60_000
   )
 
-  it.live.prop(
+  it(
     "team memory off: nothing lands in team/, nothing outside, every line exact",
-    [FastCheck.array(operation, { minLength: 1, maxLength: 8 })],
-    ([operations]) => runSequence(operations, false),
-    { timeout: 60_000, fastCheck: { numRuns: 20, interruptAfterTimeLimit: 40_000, markInterruptAsFailure: true } }
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(
+          FastCheck.array(operation, { minLength: 1, maxLength: 8 }),
+          (operations) => Effect.runPromise(runSequence(operations, false))
+        ),
+        { numRuns: 20, interruptAfterTimeLimit: 40_000, markInterruptAsFailure: true }
+      ),
+    60_000
   )
 })

@@ -3,13 +3,14 @@
  * team writes), and the attacks of issue 13 it closes (FIFOs, links out, control characters, `--file` into
  * memdir's own state), on real temp directories, real FIFOs and real symlinks.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { execFileSync } from "node:child_process"
 import type { AgentTool } from "../src/Agent.js"
 import * as Containment from "../src/Containment.js"
@@ -31,14 +32,17 @@ const FAKE_AWS_KEY = "AKIA" + "2Z3Y4X5W6V7UTSRQ"
 
 const live = MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(MemoryIndex.layer, Scanner.layerNode)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
-/** The same world, waiting at most a second for the index lock. */
-const shortLock = MemoryStore.layerNode.pipe(
+/**
+ * The same world, waiting at most a second for the index lock; fresh, so that inside `live` the memo map does not
+ * hand back the store `live` built over the default index.
+ */
+const shortLock = Layer.fresh(MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(MemoryIndex.layerWith({ lock: { timeout: "1 second" } }), Scanner.layerNode)),
-  Layer.provideMerge(NodeContext.layer)
-)
+  Layer.provideMerge(NodeServices.layer)
+))
 
 const memoryFile = (name: string, description: string, type = "reference", body = "The rule.\n", extra = "") =>
   `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n${extra}---\n\n${body}`
@@ -61,7 +65,7 @@ const toolsFor = (options: MemoryTools.MemoryToolsOptions) =>
     const call = (name: string, input: unknown) =>
       Effect.gen(function*() {
         const tool: AgentTool | undefined = toolset.tools.find((t) => t.definition.name === name)
-        if (tool === undefined) return yield* Effect.dieMessage(`no tool ${name}`)
+        if (tool === undefined) return yield* Effect.die(new Error(`no tool ${name}`))
         return yield* tool.run(input)
       })
     return { ...toolset, call }
@@ -70,10 +74,13 @@ const toolsFor = (options: MemoryTools.MemoryToolsOptions) =>
 const read = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file))
 const exists = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(file))
 const tagsOf = (text: string) =>
-  Either.match(parseMemoryFile(text, "x.md"), { onLeft: () => undefined, onRight: (p) => p.frontmatter.extra.tags })
+  Result.match(parseMemoryFile(text, "x.md"), {
+    onFailure: () => undefined,
+    onSuccess: (p) => p.frontmatter.extra.tags
+  })
 
 describe("MemoryStore: a team write from an agent's memory_write obeys the team rules", () => {
-  it.scoped("a fake AWS key is refused exactly like `memdir team write` (SecretDetectedError), nothing written", () =>
+  it.effect("a fake AWS key is refused exactly like `memdir team write` (SecretDetectedError), nothing written", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const secret = memoryFile("AWS", "the deploy key", "reference", `key: ${FAKE_AWS_KEY}\n`)
@@ -101,11 +108,11 @@ describe("MemoryStore: a team write from an agent's memory_write obeys the team 
         const held = yield* acquireLock(`${memoryDir}/${MemoryStore.TEAM_LOCK}`)
         const content = memoryFile("Tracker", "Bugs live in Linear project SHOP")
         const latch = yield* lockWaitLatch
-        const fiber = yield* Effect.fork(
+        const fiber = yield* Effect.forkChild(
           latch.observe(tools.call("memory_write", { path: "team/reference_tracker.md", content }))
         )
         yield* latch.waiting
-        assert.isTrue((yield* Fiber.poll(fiber))._tag === "None", "the write went on while the team lock was held")
+        assert.isUndefined(fiber.pollUnsafe(), "the write went on while the team lock was held")
         assert.isFalse(yield* exists(`${memoryDir}/team/reference_tracker.md`))
         yield* releaseLock(held)
         const result = yield* Fiber.join(fiber)
@@ -122,7 +129,7 @@ describe("MemoryStore: a team write from an agent's memory_write obeys the team 
       }).pipe(Effect.provide(live))
     ))
 
-  it.scoped("team keys are refused while team memory is off, on every path", () =>
+  it.effect("team keys are refused while team memory is off, on every path", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const content = memoryFile("Tracker", "Bugs live in Linear")
@@ -138,7 +145,7 @@ describe("MemoryStore: a team write from an agent's memory_write obeys the team 
 })
 
 describe("MemoryStore: extra frontmatter keys survive every write path", () => {
-  it.scoped("memory_write, the write program, the CLI's private write, team write and write --team", () =>
+  it.effect("memory_write, the write program, the CLI's private write, team write and write --team", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const tags = "tags:\n  - db\n  - ci\n"
@@ -208,7 +215,7 @@ describe("MemoryStore: ifVersion is checked under the write's lock (the MCP tool
   for (const scope of ["private", "team"] as const) {
     const key = scope === "team" ? "team/feedback_pool.md" : "feedback_pool.md"
 
-    it.scoped(`${scope}: a stale or absent version writes nothing; the current one writes`, () =>
+    it.effect(`${scope}: a stale or absent version writes nothing; the current one writes`, () =>
       Effect.gen(function*() {
         const { memoryDir } = yield* scratch
         const store = yield* MemoryStore.MemoryStore
@@ -248,21 +255,21 @@ describe("MemoryStore: ifVersion is checked under the write's lock (the MCP tool
         const ifVersion = memoryVersion(first.after)
         const outcomes = yield* Effect.all(
           ["Size 20.", "Size 30.", "Size 40."].map((body) =>
-            Effect.either(
+            Effect.result(
               store.write(root, key, memoryFile("Pool", "pool size", "feedback", `${body}\n`), { ifVersion })
             )
           ),
           { concurrency: "unbounded" }
         )
-        const won = outcomes.filter(Either.isRight)
-        const lost = outcomes.filter(Either.isLeft).map((o) => o.left._tag)
+        const won = outcomes.filter(Result.isSuccess)
+        const lost = outcomes.filter(Result.isFailure).map((o) => o.failure._tag)
         assert.strictEqual(won.length, 1)
         assert.deepStrictEqual(lost, ["VersionConflictError", "VersionConflictError"])
-        assert.strictEqual(yield* read(`${memoryDir}/${key}`), won[0]!.right.after)
+        assert.strictEqual(yield* read(`${memoryDir}/${key}`), won[0]!.success.after)
       }).pipe(Effect.scoped, Effect.provide(live)))
   }
 
-  it.scoped("the write programs pass it through: writeMemory and writeTeamMemory", () =>
+  it.effect("the write programs pass it through: writeMemory and writeTeamMemory", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const input = { memoryDir, type: "feedback", name: "Pool", description: "pool size", body: "Size 10." }
@@ -280,7 +287,7 @@ describe("MemoryStore: ifVersion is checked under the write's lock (the MCP tool
 })
 
 describe("MemoryStore: hostile files and names (issue 13)", () => {
-  it.scoped("a FIFO as a memory file never hangs: read, show-style read, memory_read and memory_write refuse it", () =>
+  it.effect("a FIFO as a memory file never hangs: read, show-style read, memory_read and memory_write refuse it", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       execFileSync("mkfifo", [`${memoryDir}/feedback_pipe.md`])
@@ -307,7 +314,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
       assert.isTrue(overwrite.isError)
     }).pipe(Effect.provide(live), Effect.timeout("20 seconds")))
 
-  it.scoped("a private link out of the memory directory is refused by read (show), write and the tools", () =>
+  it.effect("a private link out of the memory directory is refused by read (show), write and the tools", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside } = yield* scratch
@@ -332,7 +339,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
       assert.strictEqual(yield* read(`${outside}/id_rsa`), "-----BEGIN PRIVATE KEY-----\n")
     }).pipe(Effect.provide(live)))
 
-  it.scoped("control and bidi characters in file names and fields are refused; MEMORY.md gets no forged line", () =>
+  it.effect("control and bidi characters in file names and fields are refused; MEMORY.md gets no forged line", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const tools = yield* toolsFor({ memoryDir })
@@ -359,7 +366,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
       assert.isFalse(yield* exists(`${memoryDir}/MEMORY.md`))
     }).pipe(Effect.provide(live)))
 
-  it.scoped("a MEMORY.md that links out of the memory directory is not followed (the prompt loads none)", () =>
+  it.effect("a MEMORY.md that links out of the memory directory is not followed (the prompt loads none)", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside } = yield* scratch
@@ -386,7 +393,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
       }).pipe(Effect.provide(live), Effect.timeout("20 seconds"))
     ))
 
-  it.scoped("`--file` into logs/, MEMORY.md, .dream/, a name edged with spaces… is refused, nothing replaced", () =>
+  it.effect("`--file` into logs/, MEMORY.md, .dream/, a name edged with spaces… is refused, nothing replaced", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir } = yield* scratch
@@ -423,7 +430,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
       assert.isFalse(yield* exists(`${memoryDir}/MEMORY.md`))
     }).pipe(Effect.provide(live)))
 
-  it.scoped("every memory is capped at 250,000 bytes, private or team, on every write path", () =>
+  it.effect("every memory is capped at 250,000 bytes, private or team, on every write path", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const big = "x".repeat(MemoryStore.MEMORY_MAX_BYTES)
@@ -447,7 +454,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
       assert.notInclude(yield* read(`${memoryDir}/project_small.md`), "xxxx")
     }).pipe(Effect.provide(live)))
 
-  it.scoped("a memory already over the cap (hand-written) may be rewritten without growing, never grown", () =>
+  it.effect("a memory already over the cap (hand-written) may be rewritten without growing, never grown", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const pfs = yield* FileSystem.FileSystem
@@ -484,7 +491,7 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
 })
 
 describe("MemoryFs", () => {
-  it.scoped("live: a FIFO is opened without blocking and refused; a link in the last component is not followed", () =>
+  it.effect("live: a FIFO is opened without blocking and refused; a link in the last component is not followed", () =>
     Effect.gen(function*() {
       const fs = yield* MemoryFs.MemoryFs
       const { memoryDir, outside } = yield* scratch
@@ -514,7 +521,7 @@ describe("MemoryFs", () => {
       )
       const stat = yield* pfs.stat(`${memoryDir}/big`)
       assert.strictEqual(stat.mode & 0o777, 0o600)
-    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))))
 
   it.effect("in memory: the same answers for files, links, FIFOs, walks and appends", () =>
     Effect.gen(function*() {
@@ -594,7 +601,7 @@ describe("MemoryFs", () => {
             })
           ),
           Layer.provide(TeamGuard.layerTest()),
-          Layer.provide(NodeContext.layer)
+          Layer.provide(NodeServices.layer)
         )
       )
     ))
@@ -639,7 +646,7 @@ describe("MemoryFs", () => {
             ).pipe(Layer.provide(MemoryFs.layerMemory({ "/mem/.keep": "" })))
           ),
           Layer.provide(TeamGuard.layerTest()),
-          Layer.provide(NodeContext.layer)
+          Layer.provide(NodeServices.layer)
         )
       )
     ))
@@ -679,7 +686,7 @@ describe("MemoryFs", () => {
             MemoryFs.layerMemory({ "/secret/x": "KEY", "/mem/link.md": { symlink: "/secret/x" } })
           ),
           Layer.provide(TeamGuard.layerTest()),
-          Layer.provide(NodeContext.layer)
+          Layer.provide(NodeServices.layer)
         )
       )
     ))
@@ -703,9 +710,11 @@ const diskFull = () => {
           full.all || (full.index && path.endsWith("/MEMORY.md")) ?
             noSpace("write", path) :
             live.writeFileAtomic(path, data, options).pipe(
-              Effect.tap(() => {
-                if (full.afterWriteOf !== undefined && path.endsWith(full.afterWriteOf)) full.all = true
-              })
+              Effect.tap(() =>
+                Effect.sync(() => {
+                  if (full.afterWriteOf !== undefined && path.endsWith(full.afterWriteOf)) full.all = true
+                })
+              )
             ),
         remove: (path) => full.all ? noSpace("remove", path) : live.remove(path)
       }))
@@ -713,7 +722,7 @@ const diskFull = () => {
   const world = MemoryStore.layerWithContainment.pipe(
     Layer.provideMerge(Layer.mergeAll(MemoryIndex.layerOver, TeamGuard.layerOver, Scanner.layer)),
     Layer.provideMerge(layer),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(NodeServices.layer)
   )
   return { full, world }
 }
@@ -727,7 +736,7 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
       full.afterWriteOf = undefined
     })
 
-  it.scoped("a new private memory: the index write fails, the file is taken back, nothing changed", () =>
+  it.effect("a new private memory: the index write fails, the file is taken back, nothing changed", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const store = yield* MemoryStore.MemoryStore
@@ -743,7 +752,7 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
       assert.strictEqual(yield* read(`${memoryDir}/MEMORY.md`), indexBefore)
     }).pipe(Effect.provide(world)))
 
-  it.scoped("an update whose line changes: the old text comes back with the old line", () =>
+  it.effect("an update whose line changes: the old text comes back with the old line", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const store = yield* MemoryStore.MemoryStore
@@ -759,7 +768,7 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
       assert.include(yield* read(`${memoryDir}/MEMORY.md`), "— first rule")
     }).pipe(Effect.provide(world)))
 
-  it.scoped("a removal whose line cannot be removed: the file comes back", () =>
+  it.effect("a removal whose line cannot be removed: the file comes back", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const store = yield* MemoryStore.MemoryStore
@@ -773,7 +782,7 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
       assert.strictEqual(yield* read(`${memoryDir}/feedback_a.md`), old)
     }).pipe(Effect.provide(world)))
 
-  it.scoped("a team memory: the team index write fails, the file is taken back", () =>
+  it.effect("a team memory: the team index write fails, the file is taken back", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const store = yield* MemoryStore.MemoryStore
@@ -788,7 +797,7 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
       assert.strictEqual(yield* read(`${memoryDir}/team/MEMORY.md`), teamIndex)
     }).pipe(Effect.provide(world)))
 
-  it.scoped("when the undo fails too, the error says exactly what to repair, and doctor's fix is the one named", () =>
+  it.effect("when the undo fails too, the error says exactly what to repair, and doctor's fix is the one named", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const store = yield* MemoryStore.MemoryStore
@@ -811,7 +820,7 @@ describe("MemoryStore: a full disk between a memory file and its index line (all
 })
 
 describe("MemoryStore: team/ and logs/ in another case (one directory on a case-insensitive file system)", () => {
-  it.scoped("Team/, TEAM/, LOGS/ and logſ/ are refused on every path, team memory on or off; teams/ is a name", () =>
+  it.effect("Team/, TEAM/, LOGS/ and logſ/ are refused on every path, team memory on or off; teams/ is a name", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* scratch
       const store = yield* MemoryStore.MemoryStore

@@ -14,12 +14,12 @@
  * pool holds only what the reference stores and memdir must store too), which the test asserts.
  */
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -31,7 +31,7 @@ import * as MemoryToolBackend from "../src/MemoryToolBackend.js"
 const live = MemoryToolBackend.layer.pipe(
   Layer.provideMerge(MemoryStore.layerNode),
   Layer.provideMerge(MemoryIndex.layer),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 const runtime = ManagedRuntime.make(live)
 const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-memtool-diff-")))

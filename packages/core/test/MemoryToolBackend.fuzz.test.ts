@@ -15,14 +15,14 @@
  * - no command hangs (each is bounded).
  */
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -45,7 +45,7 @@ const runtime = ManagedRuntime.make(
   MemoryToolBackend.layer.pipe(
     Layer.provideMerge(MemoryStore.layerNode),
     Layer.provideMerge(MemoryIndex.layer),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(NodeServices.layer)
   )
 )
 afterAll(() => runtime.dispose())
@@ -176,50 +176,67 @@ const modelView = (dir: string): string =>
   )
 
 describe("MemoryToolBackend fuzzed against BetaLocalFilesystemMemoryTool", () => {
-  it.live.prop(
+  it(
     "random command sequences: nothing the reference refuses as escaping, nothing outside, every file indexed",
-    [
-      FastCheck.array(command, { minLength: 1, maxLength: 10 }),
-      FastCheck.oneof({ arbitrary: FastCheck.constant(true), weight: 2 }, {
-        arbitrary: FastCheck.constant(false),
-        weight: 1
-      })
-    ],
-    ([commands, teamEnabled]) =>
-      Effect.gen(function*() {
-        const backend = yield* Effect.promise(() => runtime.runPromise(MemoryToolBackend.MemoryToolBackend))
-        const w = yield* Effect.acquireRelease(Effect.promise(() => worlds(teamEnabled)), (w) => Effect.sync(w.cleanup))
-        const before = snapshot(w.memdirBase)
-        const memoryKey = path.relative(w.memdirBase, w.memoryDir).split(path.sep).join("/")
-        for (const [i, input] of [...seeded(teamEnabled), ...commands].entries()) {
-          const at = `command ${i} ${JSON.stringify(input)}`
-          const escapes = yield* Effect.promise(() => Promise.all(pathsOf(input).map(w.referenceEscapes)))
-          const inStep = modelView(w.memoryDir) === modelView(w.referenceDir)
-          const expected = yield* Effect.promise(() => w.viaReference(input))
-          const answer = yield* backend.answer(w.root, input).pipe(
-            Effect.timeoutFail({
-              duration: HANG,
-              onTimeout: () => new Error(`${at}: no answer within ${Duration.format(HANG)}`)
-            })
-          )
+    { timeout: 60_000 },
+    () =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(
+          FastCheck.array(command, { minLength: 1, maxLength: 10 }),
+          FastCheck.oneof({ arbitrary: FastCheck.constant(true), weight: 2 }, {
+            arbitrary: FastCheck.constant(false),
+            weight: 1
+          }),
+          (commands, teamEnabled) =>
+            Effect.runPromise(
+              Effect.gen(function*() {
+                const backend = yield* Effect.promise(() => runtime.runPromise(MemoryToolBackend.MemoryToolBackend))
+                const w = yield* Effect.acquireRelease(
+                  Effect.promise(() => worlds(teamEnabled)),
+                  (w) => Effect.sync(w.cleanup)
+                )
+                const before = snapshot(w.memdirBase)
+                const memoryKey = path.relative(w.memdirBase, w.memoryDir).split(path.sep).join("/")
+                for (const [i, input] of [...seeded(teamEnabled), ...commands].entries()) {
+                  const at = `command ${i} ${JSON.stringify(input)}`
+                  const escapes = yield* Effect.promise(() => Promise.all(pathsOf(input).map(w.referenceEscapes)))
+                  const inStep = modelView(w.memoryDir) === modelView(w.referenceDir)
+                  const expected = yield* Effect.promise(() => w.viaReference(input))
+                  const answer = yield* backend.answer(w.root, input).pipe(
+                    Effect.timeoutOrElse({
+                      duration: HANG,
+                      orElse: () => Effect.fail(new Error(`${at}: no answer within ${Duration.format(HANG)}`))
+                    })
+                  )
 
-          if (escapes.some((escaped) => escaped)) {
-            assert.isTrue(
-              answer.is_error,
-              `${at}: the reference refuses it as escaping, memdir answered ${answer.content}`
+                  if (escapes.some((escaped) => escaped)) {
+                    assert.isTrue(
+                      answer.is_error,
+                      `${at}: the reference refuses it as escaping, memdir answered ${answer.content}`
+                    )
+                  }
+                  if (!answer.is_error && input.command === "create") {
+                    const key = Result.getOrThrow(MemoryToolBackend.keyOfToolPath(String(input.path)))
+                    assert.strictEqual(
+                      fs.readFileSync(path.join(w.memoryDir, key), "utf8"),
+                      input.file_text,
+                      `${at}: verbatim`
+                    )
+                  }
+                  if (inStep && !answer.is_error && !expected.is_error) {
+                    assert.deepStrictEqual(answer, expected, `${at}: both accept it, from the same files`)
+                  }
+                }
+                assert.deepStrictEqual(
+                  changesOutside(before, snapshot(w.memdirBase), memoryKey),
+                  [],
+                  "outside the memory dir"
+                )
+                assert.deepStrictEqual(unsoundness(w.memoryDir, teamEnabled, true), [], "the memory directory")
+              }).pipe(Effect.scoped)
             )
-          }
-          if (!answer.is_error && input.command === "create") {
-            const key = Either.getOrThrow(MemoryToolBackend.keyOfToolPath(String(input.path)))
-            assert.strictEqual(fs.readFileSync(path.join(w.memoryDir, key), "utf8"), input.file_text, `${at}: verbatim`)
-          }
-          if (inStep && !answer.is_error && !expected.is_error) {
-            assert.deepStrictEqual(answer, expected, `${at}: both accept it, from the same files`)
-          }
-        }
-        assert.deepStrictEqual(changesOutside(before, snapshot(w.memdirBase), memoryKey), [], "outside the memory dir")
-        assert.deepStrictEqual(unsoundness(w.memoryDir, teamEnabled, true), [], "the memory directory")
-      }).pipe(Effect.scoped),
-    { timeout: 60_000, fastCheck: { numRuns: 30 } }
+        ),
+        { numRuns: 30 }
+      )
   )
 })

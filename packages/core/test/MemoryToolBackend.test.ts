@@ -7,12 +7,12 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { betaMemoryTool } from "@anthropic-ai/sdk/helpers/beta/memory"
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node"
-import { Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Path from "effect/Path"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -27,7 +27,7 @@ import * as TeamGuard from "../src/TeamGuard.js"
 const live = MemoryToolBackend.layer.pipe(
   Layer.provideMerge(MemoryStore.layerNode),
   Layer.provideMerge(MemoryIndex.layer),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 const runtime = ManagedRuntime.make(live)
 
@@ -445,7 +445,14 @@ describe("MemoryToolBackend: input", () => {
         Effect.flatMap(MemoryToolBackend.MemoryToolBackend, (backend) => backend.answer(w.root, 42))
       )
       assert.isTrue(notObject.is_error)
-      assert.match(notObject.content, /^Error: invalid memory tool input/)
+      assert.match(notObject.content, /^Error: invalid memory tool input: the input: must be an object with a command/)
+      // no command: named as such, with the commands there are (not every command's whole shape)
+      const noCommand = await w.viaMemdir({ path: "/memories/x.md" } as unknown as { command: string })
+      assert.isTrue(noCommand.is_error)
+      assert.match(
+        noCommand.content,
+        /command: is missing \(one of view, create, str_replace, insert, delete, rename\)/
+      )
     } finally {
       w.cleanup()
     }
@@ -565,7 +572,7 @@ describe("a whole-directory rename never deletes a file written there meanwhile"
                 ...inner,
                 makeDirectory: (path: string, options?: { readonly within?: string | undefined }) =>
                   path === "/mem/new" ?
-                    Effect.zipRight(
+                    Effect.andThen(
                       Effect.ignore(inner.writeFileAtomic("/mem/old/late.md", "written meanwhile\n")),
                       inner.makeDirectory(path, options)
                     ) :

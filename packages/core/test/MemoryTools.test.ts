@@ -1,8 +1,9 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import { execFileSync } from "node:child_process"
 import type * as NodeFs from "node:fs"
 import { createRequire, syncBuiltinESMExports } from "node:module"
@@ -23,7 +24,7 @@ import { layer as teamGuardLayer, type TeamGuard, TeamGuard as TeamGuardTag } fr
 
 const services = MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 const memoryFile = (name: string, description: string, type = "feedback", body = "The rule.\n") =>
@@ -48,7 +49,7 @@ const toolsetFor = (options: MemoryToolsOptions) =>
     const call = (name: string, input: unknown) =>
       Effect.gen(function*() {
         const tool: AgentTool | undefined = toolset.tools.find((t) => t.definition.name === name)
-        if (tool === undefined) return yield* Effect.dieMessage(`no tool ${name}`)
+        if (tool === undefined) return yield* Effect.die(new Error(`no tool ${name}`))
         return yield* tool.run(input)
       })
     return { ...toolset, call }
@@ -99,7 +100,7 @@ const exists = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => f
 const read = (file: string) => Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file))
 
 describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
-  it.scoped("writes a memory through the write program: file, index line, change record", () =>
+  it.effect("writes a memory through the write program: file, index line, change record", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -130,7 +131,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.deepStrictEqual(yield* tools.refusals, [])
     }).pipe(Effect.provide(services)))
 
-  it.scoped("accepts an absolute path inside the memory directory", () =>
+  it.effect("accepts an absolute path inside the memory directory", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -142,7 +143,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.isTrue(yield* exists(`${memoryDir}/user_role.md`))
     }).pipe(Effect.provide(services)))
 
-  it.scoped("refuses content without valid frontmatter and writes nothing", () =>
+  it.effect("refuses content without valid frontmatter and writes nothing", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -161,7 +162,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       for (const file of ["a.md", "b.md", "c.txt", INDEX_FILE]) assert.isFalse(yield* exists(`${memoryDir}/${file}`))
     }).pipe(Effect.provide(services)))
 
-  it.scoped("memory_edit replaces one exact occurrence and keeps the index line in step", () =>
+  it.effect("memory_edit replaces one exact occurrence and keeps the index line in step", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -206,7 +207,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.strictEqual(yield* read(`${memoryDir}/project_freeze.md`), before)
     }).pipe(Effect.provide(services)))
 
-  it.scoped("parallel edits of one file (one turn) are applied one after the other: none is lost", () =>
+  it.effect("parallel edits of one file (one turn) are applied one after the other: none is lost", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const tools = yield* toolsetFor({ memoryDir })
@@ -233,7 +234,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
       assert.strictEqual(text.split(": new").length - 1, 8)
     }).pipe(Effect.provide(services)))
 
-  it.scoped("memory_delete is offered only when enabled, and removes file and index line", () =>
+  it.effect("memory_delete is offered only when enabled, and removes file and index line", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const extractor = yield* toolsetFor({ memoryDir })
@@ -271,7 +272,7 @@ describe("MemoryTools: memory_write / memory_edit / memory_delete", () => {
 })
 
 describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
-  it.scoped("paths that leave the memory directory, by string or by symlink", () =>
+  it.effect("paths that leave the memory directory, by string or by symlink", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside, scratch } = yield* sandbox
@@ -328,7 +329,7 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
       assert.deepStrictEqual(yield* tools.changes, [])
     }).pipe(Effect.provide(services)))
 
-  it.scoped("MEMORY.md may be edited only when allowed, and only within its caps", () =>
+  it.effect("MEMORY.md may be edited only when allowed, and only within its caps", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const dream = yield* toolsetFor({ memoryDir, allowIndexEdit: true, allowDelete: true })
@@ -352,12 +353,12 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
       assert.isTrue(overwrite.isError)
     }).pipe(Effect.provide(services)))
 
-  it.scoped("team paths go through the TeamGuard when one is given", () =>
+  it.effect("team paths go through the TeamGuard when one is given", () =>
     Effect.gen(function*() {
       const { memoryDir } = yield* sandbox
       const calls: Array<string> = []
       const store = new Map<string, string>()
-      const guard: TeamGuard["Type"] = {
+      const guard: TeamGuard["Service"] = {
         resolve: (_teamDir, key) =>
           key.includes("..") ?
             Effect.fail(new PathTraversalError({ key, reason: "escapes-root" })) :
@@ -378,13 +379,14 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
           }),
         audit: () => Effect.succeed([])
       }
-      // the guard reaches the tools through the memory store (the one door), team memory on
-      const storeContext = yield* Layer.build(
+      // the guard reaches the tools through the memory store (the one door), team memory on; a store of its own
+      // (`Layer.fresh`): the test's layers already built one with the real guard, which the memo map would hand back
+      const storeContext = yield* Layer.build(Layer.fresh(
         MemoryStore.layerWithContainment.pipe(
           Layer.provide(Layer.mergeAll(MemoryFs.layer, Layer.succeed(TeamGuardTag, guard), memoryIndexLayer)),
-          Layer.provide(NodeContext.layer)
+          Layer.provide(NodeServices.layer)
         )
-      )
+      ))
       const tools = yield* toolsetFor({ memoryDir, team: true }).pipe(Effect.provide(storeContext))
       const written = yield* tools.call("memory_write", {
         path: "team/reference_tracker.md",
@@ -401,7 +403,7 @@ describe("MemoryTools: the sandbox refuses, says why, and logs it", () => {
 })
 
 describe("MemoryTools: team memory through the real TeamGuard", () => {
-  it.scoped("writes and reads under team/, refuses a team symlink pointing out", () =>
+  it.effect("writes and reads under team/, refuses a team symlink pointing out", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside } = yield* sandbox
@@ -432,7 +434,7 @@ describe("MemoryTools: team memory through the real TeamGuard", () => {
 })
 
 describe("MemoryTools: reading and listing memory", () => {
-  it.scoped("memory_list shows memories with type and description, not hidden entries", () =>
+  it.effect("memory_list shows memories with type and description, not hidden entries", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir } = yield* sandbox
@@ -451,7 +453,7 @@ describe("MemoryTools: reading and listing memory", () => {
     }).pipe(Effect.provide(services)))
 
   // live clock: the `modified:` times are compared with now
-  it.scopedLive("memory_list reads only the heads it shows and describes them as the scan would, past the cap too", () =>
+  it.live("memory_list reads only the heads it shows and describes them as the scan would, past the cap too", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir } = yield* sandbox
@@ -497,14 +499,16 @@ describe("MemoryTools: reading and listing memory", () => {
             readFileMany: (paths, options) =>
               Effect.suspend(() => (statted.push(...paths), live.readFileMany(paths, options))),
             walk: (root, options) =>
-              Effect.tap(live.walk(root, options), (entries) => statted.push(...entries.map((e) => e.absolute)))
+              Effect.tap(live.walk(root, options), (entries) =>
+                Effect.sync(() => statted.push(...entries.map((e) => e.absolute))))
           }))
       ).pipe(Layer.provide(MemoryFs.layer))
-      const countedServices = MemoryStore.layerWithContainment.pipe(
+      // fresh: a store over the counting file system, not the one `services` built and the memo map would reuse
+      const countedServices = Layer.fresh(MemoryStore.layerWithContainment.pipe(
         Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, teamGuardLayer)),
         Layer.provideMerge(counting),
-        Layer.provideMerge(NodeContext.layer)
-      )
+        Layer.provideMerge(NodeServices.layer)
+      ))
       const listing = yield* Effect.flatMap(toolsetFor({ memoryDir }), (tools) => tools.call("memory_list", {})).pipe(
         Effect.provide(countedServices)
       )
@@ -536,7 +540,7 @@ describe("MemoryTools: reading and listing memory", () => {
       assert.deepStrictEqual(statted, [])
     }).pipe(Effect.provide(services)))
 
-  it.scoped("memory_list takes kinds from the directory entries: no lstat, each shown file opened once", () =>
+  it.effect("memory_list takes kinds from the directory entries: no lstat, each shown file opened once", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside } = yield* sandbox
@@ -575,7 +579,7 @@ describe("MemoryTools: reading and listing memory", () => {
       )
     }).pipe(Effect.provide(services)))
 
-  it.scoped("memory_read bounds long files and says how to read on", () =>
+  it.effect("memory_read bounds long files and says how to read on", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir } = yield* sandbox
@@ -602,7 +606,7 @@ describe("MemoryTools: reading and listing memory", () => {
 })
 
 describe("MemoryTools: read-only project tools", () => {
-  it.scoped("read_file, list_dir and grep stay inside the project", () =>
+  it.effect("read_file, list_dir and grep stay inside the project", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { memoryDir, outside, project } = yield* sandbox

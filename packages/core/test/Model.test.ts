@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Server from "../../testing/src/MessagesApiServer.js"
 import * as SdkModels from "../../testing/src/SdkModels.js"
 import { ModelError } from "../src/Errors.js"
@@ -25,7 +25,11 @@ import * as Model from "../src/Model.js"
 // Helpers
 // ---------------------------------------------------------------------------------------------------------------
 
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromJson(env))
+const withEnv = (env: Record<string, string>) =>
+  Effect.provideService(
+    ConfigProvider.ConfigProvider,
+    ConfigProvider.fromEnvRecord(env, { preserveEmptyStrings: true })
+  )
 
 /** The live model from an explicit environment, with a fast retry policy (the policy itself is tested below). */
 const liveModel = (env: Record<string, string>, retry: Partial<Model.RetryOptions> = {}) =>
@@ -203,7 +207,7 @@ const retrying = (failures: ReadonlyArray<Model.AttemptFailure>, options: Partia
       Ref.getAndUpdate(attempts, (n) => n + 1),
       (n) => n < failures.length ? Effect.fail(failures[n]!) : Effect.succeed("ok")
     )
-    const fiber = yield* Effect.fork(
+    const fiber = yield* Effect.forkChild(
       attempt.pipe(Effect.retry(Model.retrySchedule({ ...Model.defaultRetryOptions, ...options })))
     )
     return { attempts, fiber }
@@ -424,7 +428,7 @@ describe("Model.layer against a Messages API endpoint (real SDK)", () => {
 
       // a port that was just closed: nothing listens there
       const scope = yield* Scope.make()
-      const gone = yield* Server.make().pipe(Scope.extend(scope))
+      const gone = yield* Server.make().pipe(Scope.provide(scope))
       yield* Scope.close(scope, Exit.void)
       const offline = yield* liveModel(envFor(gone, { MEMDIR_MODEL_MAX_RETRIES: "1" }))
       const error = yield* Effect.flip(offline.complete(hello))
@@ -454,7 +458,7 @@ describe("Model.layerTest", () => {
       assert.deepStrictEqual(requests[1]!.toolChoice, { type: "tool", name: "pick" })
       // a script that ran out is a bug in the test: a defect, not a typed error
       const exit = yield* Effect.exit(model.complete(hello))
-      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
+      assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
     }).pipe(Effect.provide(Model.layerTest([
       Model.textReply("scripted"),
       Model.toolUseReply("pick", { picked: ["x"] }),

@@ -3,13 +3,13 @@
  * the offline selector instead of failing it. Scripted with `Model.layerTest`, then end to end with the REAL SDK
  * against the local Messages API server, and through a real recall.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -77,7 +77,7 @@ const picks = (...paths: ReadonlyArray<string>) =>
 
 describe("selector prompt and message", () => {
   it("the default variant exists, all variants keep the rules that matter, unknown names are typed errors", () => {
-    assert.isTrue(Either.isRight(ModelSelector.selectorPrompt()))
+    assert.isTrue(Result.isSuccess(ModelSelector.selectorPrompt()))
     for (const [name, text] of Object.entries(ModelSelector.selectorPromptVariants)) {
       assert.include(text, "at most 5", name)
       assert.include(text, "warnings, gotchas or known bugs", name)
@@ -86,10 +86,10 @@ describe("selector prompt and message", () => {
     assert.include(ModelSelector.selectorPromptVariants.conservative!, "If you are unsure")
     assert.include(ModelSelector.selectorPromptVariants.conservative!, "An empty list is a good answer")
     const unknown = ModelSelector.selectorPrompt("optimistic")
-    assert.isTrue(Either.isLeft(unknown))
-    if (Either.isLeft(unknown)) {
-      assert.strictEqual(unknown.left._tag, "UnknownPromptVariantError")
-      assert.deepStrictEqual([...unknown.left.known].sort(), ["conservative", "generous", "strict"])
+    assert.isTrue(Result.isFailure(unknown))
+    if (Result.isFailure(unknown)) {
+      assert.strictEqual(unknown.failure._tag, "UnknownPromptVariantError")
+      assert.deepStrictEqual([...unknown.failure.known].sort(), ["conservative", "generous", "strict"])
     }
   })
 
@@ -274,8 +274,11 @@ const liveSelector = (server: Server.MessagesApiServerService, env: Record<strin
   ModelSelector.layer.pipe(
     Layer.provide(Model.layerWith({ retry: { baseDelay: Duration.millis(5), maxDelay: Duration.millis(20) } })),
     Layer.provide(
-      Layer.setConfigProvider(
-        ConfigProvider.fromJson({ ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url, ...env })
+      ConfigProvider.layer(
+        ConfigProvider.fromEnvRecord(
+          { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: server.url, ...env },
+          { preserveEmptyStrings: true }
+        )
       )
     )
   )
@@ -392,7 +395,7 @@ describe("recall with the model selector", () => {
           picks("project_pool.md"),
           new ModelError({ kind: "overloaded", role: "selector", model: "m", status: 529, detail: "busy" })
         ])
-      }).pipe(Layer.provide(NodeContext.layer))
+      }).pipe(Layer.provide(NodeServices.layer))
 
       const [chosen, degraded] = yield* Effect.gen(function*() {
         const session = yield* RecallSession

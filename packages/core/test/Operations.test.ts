@@ -5,11 +5,11 @@
  * exactly one occurrence (or `replaceAll`), a missing, repeated or unchanged text refused with nothing written, and
  * a change landing between the edit's read and its write refused, never overwritten.
  */
-import { Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import * as Schema from "effect/Schema"
 import * as os from "node:os"
 import type { EditMatchError } from "../src/Errors.js"
@@ -27,7 +27,7 @@ import * as TeamGuard from "../src/TeamGuard.js"
 const live = Recall.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(MemoryStore.layerNode, Selector.layer, Scanner.layerNode, Staleness.layer)),
   Layer.provideMerge(MemoryIndex.layer),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 /** The same services over the in-memory `MemoryFs`, as TestMemdir. */
@@ -76,8 +76,8 @@ const scratch = (teamEnabled = true) =>
   })
 
 /** A result is what its Schema says (the doors encode it as their wire's JSON). */
-const conforms = <A, I>(schema: Schema.Schema<A, I>, value: unknown) =>
-  assert.doesNotThrow(() => Schema.validateSync(schema)(value))
+const conforms = <S extends Schema.Top>(schema: S, value: unknown) =>
+  assert.doesNotThrow(() => Schema.decodeUnknownSync(Schema.toType(schema))(value))
 
 const testing = {
   type: "feedback" as const,
@@ -88,7 +88,7 @@ const testing = {
 
 for (const [world, services] of worlds) {
   describe(`Operations (${world}): write, read, list, search, recall`, () => {
-    it.scoped("write creates a memory and its index line, then updates it (never a duplicate)", () =>
+    it.effect("write creates a memory and its index line, then updates it (never a duplicate)", () =>
       Effect.gen(function*() {
         const { read, root } = yield* scratch()
         const created = yield* Operations.write(root, testing)
@@ -114,7 +114,7 @@ for (const [world, services] of worlds) {
         assert.include(yield* read("team/MEMORY.md"), "(feedback_testing_policy.md)")
       }).pipe(Effect.provide(services)))
 
-    it.scoped("write follows the location's memoryLayout setting (nested: type under metadata:)", () =>
+    it.effect("write follows the location's memoryLayout setting (nested: type under metadata:)", () =>
       Effect.gen(function*() {
         const { read, root } = yield* scratch()
         const flat = yield* Operations.write(root, testing)
@@ -125,7 +125,7 @@ for (const [world, services] of worlds) {
         assert.notMatch(text, /^type:/m)
       }).pipe(Effect.provide(services)))
 
-    it.scoped("write to team scope while team memory is off is refused, nothing written", () =>
+    it.effect("write to team scope while team memory is off is refused, nothing written", () =>
       Effect.gen(function*() {
         const { exists, root } = yield* scratch(false)
         const refused = yield* Effect.flip(Operations.write(root, { ...testing, scope: "team" }))
@@ -133,7 +133,7 @@ for (const [world, services] of worlds) {
         assert.isFalse(yield* exists("team"))
       }).pipe(Effect.provide(services)))
 
-    it.scoped("read gives the whole file, its frontmatter, body, age and version; a missing memory is not found", () =>
+    it.effect("read gives the whole file, its frontmatter, body, age and version; a missing memory is not found", () =>
       Effect.gen(function*() {
         const { plant, root } = yield* scratch()
         const text = memoryFile("Dashboards", "Checkout latency lives in grafana", "reference", "grafana/d/checkout\n")
@@ -154,7 +154,7 @@ for (const [world, services] of worlds) {
         assert.strictEqual(outside._tag, "PathTraversalError")
       }).pipe(Effect.provide(services)))
 
-    it.scoped("list and search give headers by scope and type; search ranks by the query", () =>
+    it.effect("list and search give headers by scope and type; search ranks by the query", () =>
       Effect.gen(function*() {
         const { root } = yield* scratch()
         yield* Operations.write(root, testing)
@@ -189,7 +189,7 @@ for (const [world, services] of worlds) {
         assert.strictEqual(off._tag, "TeamMemoryDisabledError")
       }).pipe(Effect.provide(services)))
 
-    it.scoped("recall gives the one recalled-memory shape (links included), never the same memory twice", () =>
+    it.effect("recall gives the one recalled-memory shape (links included), never the same memory twice", () =>
       Effect.gen(function*() {
         const { root } = yield* scratch()
         yield* Operations.write(root, { ...testing, body: "Use the docker test database. See [[Dashboards]].\n" })
@@ -212,7 +212,7 @@ for (const [world, services] of worlds) {
   })
 
   describe(`Operations (${world}): the one edit`, () => {
-    it.scoped("replaces the one occurrence; its index line follows; every occurrence only with replaceAll", () =>
+    it.effect("replaces the one occurrence; its index line follows; every occurrence only with replaceAll", () =>
       Effect.gen(function*() {
         const { read, root } = yield* scratch()
         const { path } = yield* Operations.write(root, { ...testing, body: "Ask Ana. Then Ana again.\n" })
@@ -233,7 +233,7 @@ for (const [world, services] of worlds) {
         assert.include(all.after, "Ask Bo. Then Bo again.")
       }).pipe(Effect.provide(services)))
 
-    it.scoped("a text that does not occur, occurs twice, or equals its replacement is refused; nothing changes", () =>
+    it.effect("a text that does not occur, occurs twice, or equals its replacement is refused; nothing changes", () =>
       Effect.gen(function*() {
         const { read, root } = yield* scratch()
         const { path } = yield* Operations.write(root, { ...testing, body: "zz zz\n" })
@@ -262,7 +262,7 @@ for (const [world, services] of worlds) {
         assert.strictEqual(yield* read("MEMORY.md"), index)
       }).pipe(Effect.provide(services)))
 
-    it.scoped("stamps modified: as every write does, unless verbatim (the memory tool's rule)", () =>
+    it.effect("stamps modified: as every write does, unless verbatim (the memory tool's rule)", () =>
       Effect.gen(function*() {
         const { plant, read, root } = yield* scratch()
         const text = memoryFile("Freeze", "Merge freeze", "project", "From Thursday.\n")
@@ -277,7 +277,7 @@ for (const [world, services] of worlds) {
         assert.strictEqual(yield* read("project_freeze.md"), stamped.after)
       }).pipe(Effect.provide(services)))
 
-    it.scoped("a stale ifVersion is refused with the current text; the current one edits", () =>
+    it.effect("a stale ifVersion is refused with the current text; the current one edits", () =>
       Effect.gen(function*() {
         const { read, root } = yield* scratch()
         const written = yield* Operations.write(root, testing)
@@ -299,7 +299,7 @@ for (const [world, services] of worlds) {
         assert.include(ok.after, "Use the prod test database.")
       }).pipe(Effect.provide(services)))
 
-    it.scoped("a change landing between the edit's read and its write is refused, never overwritten", () =>
+    it.effect("a change landing between the edit's read and its write is refused, never overwritten", () =>
       Effect.gen(function*() {
         const { read, root } = yield* scratch()
         const written = yield* Operations.write(root, testing)
@@ -313,7 +313,7 @@ for (const [world, services] of worlds) {
               if (raced) return live.write(at, key, content, options)
               raced = true
               return live.write(at, key, (text) => (text ?? "").replace("docker", "other writer's")).pipe(
-                Effect.zipRight(live.write(at, key, content, options))
+                Effect.andThen(live.write(at, key, content, options))
               )
             })
         })
@@ -330,7 +330,7 @@ for (const [world, services] of worlds) {
         assert.include(now, "Why: a mock hid")
       }).pipe(Effect.provide(services)))
 
-    it.scoped("a team edit keeps the team rules: a secret is refused, the team index follows", () =>
+    it.effect("a team edit keeps the team rules: a secret is refused, the team index follows", () =>
       Effect.gen(function*() {
         const { read, root } = yield* scratch()
         const team = yield* Operations.write(root, { ...testing, scope: "team" })
@@ -355,7 +355,7 @@ for (const [world, services] of worlds) {
   })
 
   describe(`Operations (${world}): delete, rename`, () => {
-    it.scoped("delete removes the file and its index line; a missing memory is not found", () =>
+    it.effect("delete removes the file and its index line; a missing memory is not found", () =>
       Effect.gen(function*() {
         const { exists, read, root } = yield* scratch()
         const { path } = yield* Operations.write(root, testing)
@@ -368,7 +368,7 @@ for (const [world, services] of worlds) {
         assert.strictEqual((yield* Effect.flip(Operations.remove(root, { path })))._tag, "MemoryNotFoundError")
       }).pipe(Effect.provide(services)))
 
-    it.scoped("rename moves the memory and its line (into team/ too); never onto an existing memory", () =>
+    it.effect("rename moves the memory and its line (into team/ too); never onto an existing memory", () =>
       Effect.gen(function*() {
         const { exists, read, root } = yield* scratch()
         const first = yield* Operations.write(root, testing)

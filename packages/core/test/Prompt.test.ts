@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { exitCodes } from "../src/Errors.js"
 import type { LoadedIndex } from "../src/MemoryIndex.js"
 import { truncateIndex } from "../src/MemoryIndex.js"
@@ -27,7 +27,7 @@ const loaded = (text: string, exists = true): LoadedIndex => {
 const INDEX = "- [Testing policy](feedback_testing.md) — integration tests hit a real DB\n"
 
 const render = (variants?: Partial<Record<SectionId, string>>, index: LoadedIndex = loaded(INDEX)) =>
-  Either.getOrThrow(renderMemoryPrompt({ memoryDir: MEMORY_DIR, index, variants }))
+  Result.getOrThrow(renderMemoryPrompt({ memoryDir: MEMORY_DIR, index, variants }))
 
 const HEADINGS = [
   "# Memory",
@@ -56,7 +56,7 @@ describe("buildMemoryPrompt", () => {
     assert.include(prompt, "Do not `ls` it, `mkdir` it")
     assert.include(prompt, `\`${MEMORY_DIR}MEMORY.md\``)
     // A directory given without its trailing separator still yields a correct index path.
-    const bare = Either.getOrThrow(renderMemoryPrompt({ memoryDir: "/m/memory", index: loaded(INDEX) }))
+    const bare = Result.getOrThrow(renderMemoryPrompt({ memoryDir: "/m/memory", index: loaded(INDEX) }))
     assert.include(bare, "`/m/memory/MEMORY.md`")
   })
 

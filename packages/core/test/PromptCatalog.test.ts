@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as DailyLog from "../src/DailyLog.js"
 import * as Dream from "../src/Dream.js"
 import type { UnknownPromptVariantError } from "../src/Errors.js"
@@ -53,7 +53,7 @@ const NOW = Date.UTC(2026, 11, 3, 9, 30)
  */
 const renderers: Record<
   PromptProgram,
-  (section: PromptSection, variant: string) => Either.Either<string, UnknownPromptVariantError>
+  (section: PromptSection, variant: string) => Result.Result<string, UnknownPromptVariantError>
 > = {
   "memory-prompt": (section, variant) => {
     // The empty-index notes are what the index slots say when the indexes are blank.
@@ -93,7 +93,7 @@ const renderers: Record<
 
 /** What a program renders for a section and variant, thrown on failure (the variants here all exist). */
 const rendered = (section: PromptSection, variant: string): string =>
-  Either.getOrThrow(renderers[section.program](section, variant))
+  Result.getOrThrow(renderers[section.program](section, variant))
 
 describe("the prompt catalog", () => {
   it("has one entry per section id, each with its default among its variants", () => {
@@ -132,7 +132,7 @@ describe("the prompt catalog", () => {
 
   it("an unknown variant is UnknownPromptVariantError with the known list, from the catalog and each program", () => {
     for (const section of promptCatalog) {
-      const fromCatalog = Either.getLeft(lookupVariant(section.id, "nope")).pipe((o) => o._tag === "Some" && o.value)
+      const fromCatalog = Result.getFailure(lookupVariant(section.id, "nope")).pipe((o) => o._tag === "Some" && o.value)
       assert.isTrue(fromCatalog !== false, section.id)
       if (fromCatalog === false) continue
       assert.strictEqual(fromCatalog._tag, "UnknownPromptVariantError")
@@ -143,15 +143,19 @@ describe("the prompt catalog", () => {
       if (section.id === "index-empty" || section.id === "team-index-empty" || section.id === "pinned") continue
       // the program fails the same way, with the same list
       const fromProgram = renderers[section.program](section, "nope")
-      assert.isTrue(Either.isLeft(fromProgram), section.id)
-      if (Either.isLeft(fromProgram)) {
+      assert.isTrue(Result.isFailure(fromProgram), section.id)
+      if (Result.isFailure(fromProgram)) {
         assert.deepStrictEqual(
-          { section: fromProgram.left.section, variant: fromProgram.left.variant, known: fromProgram.left.known },
+          {
+            section: fromProgram.failure.section,
+            variant: fromProgram.failure.variant,
+            known: fromProgram.failure.known
+          },
           { section: section.id, variant: "nope", known: [...variantNames(section)] }
         )
       }
     }
-    const noSection = Either.getLeft(lookupVariant("no-such-section", "x"))
+    const noSection = Result.getFailure(lookupVariant("no-such-section", "x"))
     assert.deepStrictEqual(noSection._tag === "Some" && [...noSection.value.known], [])
   })
 
@@ -172,20 +176,20 @@ describe("the prompt catalog", () => {
     assert.strictEqual(dreamSection.variants, Dream.dreamPromptVariants)
     for (const section of promptCatalog) {
       for (const variant of variantNames(section)) {
-        assert.strictEqual(Either.getOrThrow(lookupVariant(section.id, variant)), section.variants[variant])
-        assert.strictEqual(Either.getOrThrow(lookup(section)), section.variants[section.default])
+        assert.strictEqual(Result.getOrThrow(lookupVariant(section.id, variant)), section.variants[variant])
+        assert.strictEqual(Result.getOrThrow(lookup(section)), section.variants[section.default])
       }
     }
     // the selector's system prompt is the catalog's text itself (it has no slots)
     for (const variant of variantNames(selectorSection)) {
-      assert.strictEqual(Either.getOrThrow(ModelSelector.selectorPrompt(variant)), selectorSection.variants[variant])
+      assert.strictEqual(Result.getOrThrow(ModelSelector.selectorPrompt(variant)), selectorSection.variants[variant])
     }
     // the MCP server's instructions are the catalog's text itself (no slots)
-    assert.strictEqual(Either.getOrThrow(renderMcpInstructions()), mcpInstructionsSection.variants.default)
+    assert.strictEqual(Result.getOrThrow(renderMcpInstructions()), mcpInstructionsSection.variants.default)
     // the daily-log section is the catalog's render of its template, with the program's slot values
     assert.strictEqual(
-      Either.getOrThrow(DailyLog.renderLogsPrompt({ memoryDir: "/m/memory" })),
-      Either.getOrThrow(renderSection(logsSection, undefined, {
+      Result.getOrThrow(DailyLog.renderLogsPrompt({ memoryDir: "/m/memory" })),
+      Result.getOrThrow(renderSection(logsSection, undefined, {
         memoryDir: "/m/memory/",
         logsPattern: DailyLog.LOG_PATH_PATTERN
       })) + "\n"
@@ -204,7 +208,7 @@ describe("render", () => {
   })
 
   it("the user's index text is never treated as a template", () => {
-    const prompt = Either.getOrThrow(Prompt.renderMemoryPrompt({
+    const prompt = Result.getOrThrow(Prompt.renderMemoryPrompt({
       memoryDir: "/m/",
       index: loaded("- [X](x.md) — mentions {{memoryDir}} literally\n")
     }))

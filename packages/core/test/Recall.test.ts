@@ -1,15 +1,15 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
+import * as FastCheck from "fast-check"
 import * as NodeFs from "node:fs"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -94,7 +94,7 @@ const sessionLayer = (
       StalenessModule.layer,
       MemoryStore.layerNode.pipe(Layer.provide(MemoryIndex.layer))
     )),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(NodeServices.layer)
   )
 
 /** Polls until `predicate` holds (for waiting on other fibers in live tests; the test timeout bounds it). */
@@ -120,7 +120,7 @@ const memoryDirWith = (files: Record<string, string | { readonly content: string
       if (typeof spec !== "string") yield* fs.utimes(target, new Date(spec.mtime), new Date(spec.mtime))
     }
     return dir
-  }).pipe(Effect.provide(NodeContext.layer))
+  }).pipe(Effect.provide(NodeServices.layer))
 
 // Layers need their probe up front; tests that do not inspect it share this one.
 const probe0: ScanProbe = Effect.runSync(makeProbe(false))
@@ -154,7 +154,7 @@ describe("skipping trivial prompts", () => {
     }
   })
 
-  it.scoped("does not even scan for a one-word prompt, and records the skip in telemetry", () =>
+  it.effect("does not even scan for a one-word prompt, and records the skip in telemetry", () =>
     Effect.gen(function*() {
       const probe = yield* makeProbe(false)
       const dir = yield* memoryDirWith({ "reference_deploy.md": DEPLOY })
@@ -174,7 +174,7 @@ describe("skipping trivial prompts", () => {
 })
 
 describe("recall", () => {
-  it.scoped("selects, reads the body without frontmatter, ages it and records telemetry", () =>
+  it.effect("selects, reads the body without frontmatter, ages it and records telemetry", () =>
     Effect.gen(function*() {
       const mtime = Date.UTC(2026, 0, 10)
       const dir = yield* memoryDirWith({
@@ -205,7 +205,7 @@ describe("recall", () => {
       assert.deepStrictEqual(yield* session.telemetry, [result.telemetry])
     }).pipe(Effect.provide(sessionLayer(probe0))))
 
-  it.scoped("offers a file without frontmatter by its name and first lines, and delivers it whole", () =>
+  it.effect("offers a file without frontmatter by its name and first lines, and delivers it whole", () =>
     Effect.gen(function*() {
       const notes = "# Config file format\n\nThe config is TOML; never switch it to YAML.\n"
       const dir = yield* memoryDirWith({ "reference_deploy.md": DEPLOY, "notes_config.md": notes })
@@ -218,7 +218,7 @@ describe("recall", () => {
       assert.deepStrictEqual(result.unreadable, [])
     }).pipe(Effect.provide(sessionLayer(probe0))))
 
-  it.scoped("records telemetry when nothing is selected (0 of N)", () =>
+  it.effect("records telemetry when nothing is selected (0 of N)", () =>
     Effect.gen(function*() {
       const dir = yield* memoryDirWith({ "reference_deploy.md": DEPLOY, "feedback_tests.md": TESTS })
       const session = yield* RecallSession
@@ -226,14 +226,14 @@ describe("recall", () => {
       const result = yield* session.recall({ memoryDir: dir, query: "write a haiku about autumn leaves" })
       assert.deepStrictEqual(result.selected, [])
       assert.isUndefined(result.skipped)
-      const [event] = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.take(events, 1)))
+      const [event] = yield* Stream.runCollect(Stream.take(events, 1))
       assert.strictEqual(event!.candidates, 2)
       assert.strictEqual(event!.selected, 0)
       assert.strictEqual(event!.outcome, "delivered")
       assert.strictEqual(event!.queryChars, "write a haiku about autumn leaves".length)
     }).pipe(Effect.provide(sessionLayer(probe0))))
 
-  it.scoped("never surfaces a memory twice in one session, and leaves out files the agent already read", () =>
+  it.effect("never surfaces a memory twice in one session, and leaves out files the agent already read", () =>
     Effect.gen(function*() {
       const files: Record<string, { content: string; mtime: number }> = {}
       for (let i = 0; i < 8; i++) {
@@ -263,7 +263,7 @@ describe("recall", () => {
       assert.strictEqual((yield* session.surfaced).length, 6)
     }).pipe(Effect.provide(sessionLayer(probe0, { script: allCandidates }))))
 
-  it.scoped("drops names the selector invents and reports a selected file that vanished since the scan", () =>
+  it.effect("drops names the selector invents and reports a selected file that vanished since the scan", () =>
     Effect.gen(function*() {
       const dir = yield* memoryDirWith({ "reference_deploy.md": DEPLOY, "feedback_tests.md": TESTS })
       const fs = yield* FileSystem.FileSystem
@@ -284,7 +284,7 @@ describe("recall", () => {
       }
     }))))
 
-  it.scoped("caps each file at 200 lines with a note naming the path and the first line not shown", () =>
+  it.effect("caps each file at 200 lines with a note naming the path and the first line not shown", () =>
     Effect.gen(function*() {
       // File lines 1-5 are frontmatter, 6 is blank, the body starts at line 7.
       const body = Array.from({ length: 500 }, (_, i) => `L${i + 7}`).join("\n") + "\n"
@@ -300,7 +300,7 @@ describe("recall", () => {
       assert.include(memory!.content, `${path.join(dir, "project_long.md")}, lines 207+`)
     }).pipe(Effect.provide(sessionLayer(probe0, { script: allCandidates }))))
 
-  it.scoped("caps each file at 4 KiB without splitting a character", () =>
+  it.effect("caps each file at 4 KiB without splitting a character", () =>
     Effect.gen(function*() {
       const line = "€uro ünïcödé line ✓\n" // multi-byte characters everywhere
       const body = line.repeat(400)
@@ -318,7 +318,7 @@ describe("recall", () => {
       assert.include(note!, `lines ${7 + shownLines}+.]`)
     }).pipe(Effect.provide(sessionLayer(probe0, { script: allCandidates }))))
 
-  it.scoped("reads only the head of a huge memory and still points at the rest", () =>
+  it.effect("reads only the head of a huge memory and still points at the rest", () =>
     Effect.gen(function*() {
       const body = Array.from({ length: 20_000 }, (_, i) => `${String(i + 7).padStart(6, "0")} ${"z".repeat(93)}`)
         .join("\n")
@@ -333,7 +333,7 @@ describe("recall", () => {
       assert.include(memory!.content, `lines ${7 + shownLines}+.]`)
     }).pipe(Effect.provide(sessionLayer(probe0, { script: allCandidates }))))
 
-  it.scoped("stops at the 60 KiB session budget, records it, and then skips recall without scanning", () =>
+  it.effect("stops at the 60 KiB session budget, records it, and then skips recall without scanning", () =>
     Effect.gen(function*() {
       const probe = yield* makeProbe(false)
       const files: Record<string, string> = {}
@@ -475,7 +475,7 @@ describe("prefetch", () => {
         ["reference_deploy.md", "/mem/reference_deploy.md", "today"]
       ])
     }).pipe(Effect.provide(
-      layerTest({ "reference_deploy.md": { content: DEPLOY, mtime: 0 } }).pipe(Layer.provide(NodeContext.layer))
+      layerTest({ "reference_deploy.md": { content: DEPLOY, mtime: 0 } }).pipe(Layer.provide(NodeServices.layer))
     )))
 })
 
@@ -495,19 +495,22 @@ describe("capBody (pure)", () => {
     assert.include(partial.content, "lines 8+")
   })
 
-  it.prop(
-    "shows a prefix of the body within the caps, never a broken character",
-    [FastCheck.array(FastCheck.string({ unit: "grapheme", maxLength: 80 }), { maxLength: 400 })],
-    ([lines]) => {
-      const body = lines.join("\n")
-      const capped = capBody(body, { ...opts, maxLines: 50, maxBytes: 1024 })
-      const shown = capped.truncated ? capped.content.split("\n\n[memdir: truncated")[0]! : capped.content
-      const prefix = shown.endsWith("\n") && !body.startsWith(shown) ? shown.slice(0, -1) : shown
-      assert.isTrue(body.startsWith(prefix))
-      assert.isAtMost(Buffer.byteLength(prefix), 1024)
-      assert.isAtMost(prefix.split("\n").length, 51)
-      assert.strictEqual(capped.truncated, prefix.length < body.length)
-      assert.strictEqual(capped.bytes, Buffer.byteLength(capped.content))
-    }
-  )
+  it("shows a prefix of the body within the caps, never a broken character", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.string({ unit: "grapheme", maxLength: 80 }), { maxLength: 400 }),
+        (lines) => {
+          const body = lines.join("\n")
+          const capped = capBody(body, { ...opts, maxLines: 50, maxBytes: 1024 })
+          const shown = capped.truncated ? capped.content.split("\n\n[memdir: truncated")[0]! : capped.content
+          const prefix = shown.endsWith("\n") && !body.startsWith(shown) ? shown.slice(0, -1) : shown
+          assert.isTrue(body.startsWith(prefix))
+          assert.isAtMost(Buffer.byteLength(prefix), 1024)
+          assert.isAtMost(prefix.split("\n").length, 51)
+          assert.strictEqual(capped.truncated, prefix.length < body.length)
+          assert.strictEqual(capped.bytes, Buffer.byteLength(capped.content))
+        }
+      )
+    )
+  })
 })

@@ -1,7 +1,8 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { spawnSync } from "node:child_process"
 import {
   compileSafeRegex,
@@ -26,7 +27,7 @@ describe("SafeRegex", () => {
     assert.strictEqual(child.stdout, "")
   })
 
-  it.scoped("the hostile grep over a real file answers at once, in time linear in the input", () =>
+  it.effect("the hostile grep over a real file answers at once, in time linear in the input", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -43,7 +44,7 @@ describe("SafeRegex", () => {
       assert.deepStrictEqual(search.matches(), [{ source: "a.txt", line: 4, text: "aaaa" }])
       assert.strictEqual(search.render(), "a.txt:4: aaaa")
       assert.isBelow(elapsed, 1_000)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.effect("matches like a JavaScript regex for the syntax both share", () =>
     Effect.gen(function*() {

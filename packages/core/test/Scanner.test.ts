@@ -1,10 +1,11 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as fc from "effect/FastCheck"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { parseFrontmatter } from "../src/Frontmatter.js"
@@ -73,10 +74,10 @@ const assertLimited = (capped: Scanner.ScanResult) => {
   assert.strictEqual(capped.total, 999)
 }
 
-layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, MemoryFs.layer))))(
+layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeServices.layer, MemoryFs.layer))))(
   "Scanner.layer",
   (it) => {
-    it.scoped("reads every memory's header, newest first, with absolute paths", () =>
+    it.effect("reads every memory's header, newest first, with absolute paths", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -103,7 +104,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(yield* scanDir(dir + path.sep), result)
       }))
 
-    it.scoped("orders equal mtimes by path", () =>
+    it.effect("orders equal mtimes by path", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, {
@@ -115,7 +116,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(paths((yield* scanDir(dir)).memories), ["z.md", "a.md", "b.md", "c/a.md"])
       }))
 
-    it.scoped("skips indexes, logs, dot-dirs, dot-files and other files", () =>
+    it.effect("skips indexes, logs, dot-dirs, dot-files and other files", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, {
@@ -135,7 +136,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(result.problems, [])
       }))
 
-    it.scoped("caps with limit, counts the total, drops excluded paths unread and skips skipDirs", () =>
+    it.effect("caps with limit, counts the total, drops excluded paths unread and skips skipDirs", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, {
@@ -162,7 +163,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(paths(withoutTeam.memories), ["m5.md", "m3.md", "m2.md", "m1.md"])
       }))
 
-    it.scoped("reports bad files as problems and keeps the good and the recoverable ones", () =>
+    it.effect("reports bad files as problems and keeps the good and the recoverable ones", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         const tooLong = ["---", ...Array.from({ length: 29 }, (_, i) => `key${i}: v`), "---", ""].join("\n")
@@ -200,7 +201,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         for (const problem of result.problems) assert.include(problem.message, problem.path)
       }))
 
-    it.scoped("keeps the start of each body from the bytes already read: up to line 30, at most 1 KiB", () =>
+    it.effect("keeps the start of each body from the bytes already read: up to line 30, at most 1 KiB", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 7}`)
@@ -223,7 +224,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.isUndefined(result.headerless)
       }))
 
-    it.scoped("offers text files without a readable header to the selector, and still reports them", () =>
+    it.effect("offers text files without a readable header to the selector, and still reports them", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, {
@@ -254,7 +255,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(paths((yield* scanDir(dir, { limit: 1 })).headerless ?? []), ["notes_config.md"])
       }))
 
-    it.scoped("an absent directory is an empty scan; a file instead of a directory is a problem", () =>
+    it.effect("an absent directory is an empty scan; a file instead of a directory is a problem", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -266,7 +267,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.strictEqual(onFile.problems[0]?.code, "unreadable")
       }))
 
-    it.scoped("reads past 4 KiB only for long headers, and stops at 64 KiB", () =>
+    it.effect("reads past 4 KiB only for long headers, and stops at 64 KiB", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         const longDescription = "word ".repeat(3000).trim()
@@ -295,7 +296,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.include(result.problems[2]?.message, "65536 bytes")
       }))
 
-    it.scoped("never reads a body: a 1 GB sparse file is scanned without its NUL bytes or its size showing", () =>
+    it.effect("never reads a body: a 1 GB sparse file is scanned without its NUL bytes or its size showing", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -312,7 +313,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.isBelow(peakGrowthKiB, 256 * 1024, "peak RSS grew by more than 256 MiB: the body was read")
       }))
 
-    it.scoped("skips a FIFO without blocking on it", () =>
+    it.effect("skips a FIFO without blocking on it", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -323,7 +324,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.deepStrictEqual(paths(result.memories), ["real.md"])
       }))
 
-    it.scoped("follows symlinks only inside the tree, once, and reports the others", () =>
+    it.effect("follows symlinks only inside the tree, once, and reports the others", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -349,7 +350,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.isFalse(result.memories.some((m) => m.name === "Secret"))
       }))
 
-    it.scoped("through a symlinked memory directory, walks each real directory once and lists each memory once", () =>
+    it.effect("through a symlinked memory directory, walks each real directory once and lists each memory once", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const path = yield* Path.Path
@@ -371,7 +372,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
     // An unreadable file (mode 0000) is reported by the CLI's system test (test/cli-errors.test.ts), which runs
     // as nobody when the suite runs as root (root reads every file whatever its mode).
 
-    it.scoped("with a limit reads only the newest heads: an old broken file is not opened, a bad new one reads one further", () =>
+    it.effect("with a limit reads only the newest heads: an old broken file is not opened, a bad new one reads one further", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         yield* writeFiles(dir, limitedFiles())
@@ -384,7 +385,7 @@ layer(Scanner.layerNode.pipe(Layer.provideMerge(Layer.merge(NodeContext.layer, M
         assert.strictEqual(all.total, 299)
       }))
 
-    it.scoped("gives the same result to concurrent scans of many files (batches never share the buffer)", () =>
+    it.effect("gives the same result to concurrent scans of many files (batches never share the buffer)", () =>
       Effect.gen(function*() {
         const dir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
         const files: Record<string, readonly [string, number]> = {}
@@ -469,15 +470,15 @@ const headLines = [
   "x".repeat(3000),
   "long: " + "y".repeat(5000)
 ]
-const headText = fc.tuple(
-  fc.boolean(),
-  fc.array(fc.constantFrom(...headLines), { minLength: 1, maxLength: 40 }),
-  fc.constantFrom("\n", "\r\n"),
-  fc.boolean()
+const headText = FastCheck.tuple(
+  FastCheck.boolean(),
+  FastCheck.array(FastCheck.constantFrom(...headLines), { minLength: 1, maxLength: 40 }),
+  FastCheck.constantFrom("\n", "\r\n"),
+  FastCheck.boolean()
 ).map(([bom, all, newline, trailing]) => (bom ? "\uFEFF" : "") + all.join(newline) + (trailing ? newline : ""))
 
-const settle = <A>(either: Either.Either<A, { readonly reason: string; readonly line?: number | undefined }>) =>
-  Either.match(either, { onLeft: (e) => ({ reason: e.reason, line: e.line }), onRight: (a) => ({ parsed: a }) })
+const settle = <A>(either: Result.Result<A, { readonly reason: string; readonly line?: number | undefined }>) =>
+  Result.match(either, { onFailure: (e) => ({ reason: e.reason, line: e.line }), onSuccess: (a) => ({ parsed: a }) })
 
 /** The capped-scan loop over a synchronous listing and synchronous reads. */
 const readNewestSync = <A extends Dated>(
@@ -492,25 +493,33 @@ const readNewestSync = <A extends Dated>(
   )
 
 describe("partial selection of the newest", () => {
-  const dated = fc.array(
-    fc.record({ path: fc.stringMatching(/^[a-d]{1,3}\.md$/), mtime: fc.integer({ min: 0, max: 20 }) }),
+  const dated = FastCheck.array(
+    FastCheck.record({
+      path: FastCheck.stringMatching(/^[a-d]{1,3}\.md$/),
+      mtime: FastCheck.integer({ min: 0, max: 20 })
+    }),
     { maxLength: 60 }
   ).map((items) => [...new Map(items.map((item) => [item.path, item])).values()])
   const sorted = <A extends { path: string; mtime: number }>(items: ReadonlyArray<A>) =>
     [...items].sort((a, b) => (isNewer(a, b) ? -1 : isNewer(b, a) ? 1 : 0))
 
-  it.prop(
-    "picks what a full sort would, page after page",
-    { items: dated, count: fc.integer({ min: 0, max: 70 }), boundary: fc.integer({ min: 0, max: 60 }) },
-    ({ boundary, count, items }) => {
-      const all = sorted(items)
-      assert.deepStrictEqual(newest(items, count), all.slice(0, count))
-      const olderThan = all[boundary]
-      if (olderThan !== undefined) {
-        assert.deepStrictEqual(newest(items, count, olderThan), all.slice(boundary + 1, boundary + 1 + count))
-      }
-    }
-  )
+  it("picks what a full sort would, page after page", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        dated,
+        FastCheck.integer({ min: 0, max: 70 }),
+        FastCheck.integer({ min: 0, max: 60 }),
+        (items, count, boundary) => {
+          const all = sorted(items)
+          assert.deepStrictEqual(newest(items, count), all.slice(0, count))
+          const olderThan = all[boundary]
+          if (olderThan !== undefined) {
+            assert.deepStrictEqual(newest(items, count, olderThan), all.slice(boundary + 1, boundary + 1 + count))
+          }
+        }
+      )
+    )
+  })
 
   it("reads limit heads plus the headerless look-ahead, one further per bad head, newest first", () => {
     const items = Array.from({ length: 1000 }, (_, rank) => ({ path: `m${rank}`, mtime: 1000 - rank }))
@@ -588,56 +597,64 @@ const readOneByOne = <A extends Dated>(
 }
 
 describe("reading the newest heads in batches", () => {
-  it.prop(
-    "reads exactly the heads, in the order, that reading one at a time reads",
-    {
-      kinds: fc.array(fc.constantFrom<HeadKind>("memory", "memory", "memory", "headerless", "none"), {
+  it("reads exactly the heads, in the order, that reading one at a time reads", () => {
+    FastCheck.assert(FastCheck.property(
+      FastCheck.array(FastCheck.constantFrom<HeadKind>("memory", "memory", "memory", "headerless", "none"), {
         maxLength: 400
       }),
-      limit: fc.integer({ min: 0, max: 120 })
-    },
-    ({ kinds, limit }) => {
-      const items = kinds.map((kind, rank) => ({ path: `m${String(rank).padStart(3, "0")}`, mtime: 1000 - rank, kind }))
-      const select = (count: number, olderThan: (typeof items)[number] | undefined) => newest(items, count, olderThan)
-      const one: Array<string> = []
-      readOneByOne(limit, select, (item) => {
-        one.push(item.path)
-        return item.kind
-      })
-      const batched: Array<string> = []
-      Effect.runSync(
-        readNewestBatched(
-          limit,
-          (count, olderThan: (typeof items)[number] | undefined) => Effect.sync(() => select(count, olderThan)),
-          (chunk) =>
-            Effect.sync(() => {
-              for (const item of chunk) batched.push(item.path)
-              return chunk.map((item) => item.kind)
-            })
+      FastCheck.integer({ min: 0, max: 120 }),
+      (kinds, limit) => {
+        const items = kinds.map((kind, rank) => ({
+          path: `m${String(rank).padStart(3, "0")}`,
+          mtime: 1000 - rank,
+          kind
+        }))
+        const select = (count: number, olderThan: (typeof items)[number] | undefined) => newest(items, count, olderThan)
+        const one: Array<string> = []
+        readOneByOne(limit, select, (item) => {
+          one.push(item.path)
+          return item.kind
+        })
+        const batched: Array<string> = []
+        Effect.runSync(
+          readNewestBatched(
+            limit,
+            (count, olderThan: (typeof items)[number] | undefined) => Effect.sync(() => select(count, olderThan)),
+            (chunk) =>
+              Effect.sync(() => {
+                for (const item of chunk) batched.push(item.path)
+                return chunk.map((item) => item.kind)
+              })
+          )
         )
-      )
-      assert.deepStrictEqual(batched, one)
-    }
-  )
+        assert.deepStrictEqual(batched, one)
+      }
+    ))
+  })
 })
 
 describe("reading heads from bytes", () => {
-  it.prop("gives what the string parser gives on the whole file", { text: headText }, ({ text }) => {
-    const bytes = Buffer.from(text, "utf8")
-    const buffer = Buffer.alloc(Scanner.FRONTMATTER_MAX_BYTES + 1)
-    let reads = 0
-    const fromBytes = readHead(buffer, (offset, length) => {
-      reads++
-      return bytes.copy(buffer, offset, offset, Math.min(bytes.length, offset + length))
-    }, "m.md")
-    assert.deepStrictEqual(
-      settle(fromBytes),
-      settle(parseFrontmatter(text, "m.md")),
-      JSON.stringify(text.slice(0, 300))
+  it("gives what the string parser gives on the whole file", () => {
+    FastCheck.assert(
+      FastCheck.property(headText, (text) => {
+        const bytes = Buffer.from(text, "utf8")
+        const buffer = Buffer.alloc(Scanner.FRONTMATTER_MAX_BYTES + 1)
+        let reads = 0
+        const fromBytes = readHead(buffer, (offset, length) => {
+          reads++
+          return bytes.copy(buffer, offset, offset, Math.min(bytes.length, offset + length))
+        }, "m.md")
+        assert.deepStrictEqual(
+          settle(fromBytes),
+          settle(parseFrontmatter(text, "m.md")),
+          JSON.stringify(text.slice(0, 300))
+        )
+        // Never more reads than it takes to double from 4 KiB to the bound.
+        assert.isAtMost(reads, 6)
+      }),
+      { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1500) }
     )
-    // Never more reads than it takes to double from 4 KiB to the bound.
-    assert.isAtMost(reads, 6)
-  }, { fastCheck: { numRuns: Number(process.env.MEMDIR_PROPERTY_RUNS ?? 1500) } })
+  })
 })
 
 describe("MemoryFs.readDirectoryChunks (the scan's listing)", () => {
@@ -650,7 +667,7 @@ describe("MemoryFs.readDirectoryChunks (the scan's listing)", () => {
     })
   const names = ["a.md", "b.md", "c.md", "d.md", "e.md", "f.md", "g.md"]
 
-  it.scoped("hands a real directory in chunks of at most the chunk size, every entry once, with its kind", () =>
+  it.effect("hands a real directory in chunks of at most the chunk size, every entry once, with its kind", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
@@ -667,7 +684,7 @@ describe("MemoryFs.readDirectoryChunks (the scan's listing)", () => {
       assert.strictEqual(missing.reason, "NotFound")
       const notDirectory = yield* Effect.flip(chunksOf(`${dir}/a.md`))
       assert.strictEqual(notDirectory.reason, "NotDirectory")
-    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, MemoryFs.layer))))
+    }).pipe(Effect.provide(Layer.merge(NodeServices.layer, MemoryFs.layer))))
 
   it.effect("does the same over the in-memory tree", () =>
     Effect.gen(function*() {

@@ -4,7 +4,7 @@
  * file itself holds no token a scanner (ours or a host's) would flag.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import { ALLOW_MARKER, containsSecret, findSecret, scanSecrets, secretPatterns } from "../src/SecretScan.js"
 
 const alnum = (n: number, seed = 7): string => {
@@ -118,20 +118,25 @@ describe("SecretScan", () => {
     assert.deepStrictEqual(scanSecrets(`${"xo" + "xb-"}notdigits`), [])
   })
 
-  it.prop("never throws, and an excerpt never holds more than 4 characters of the match", [
-    FastCheck.string({ unit: "binary", maxLength: 400 })
-  ], ([text]) => {
-    for (const f of scanSecrets(text)) {
-      assert.isAtMost(f.excerpt.replace("…", "").length, 4)
-      assert.isAtLeast(f.line, 1)
-    }
+  it("never throws, and an excerpt never holds more than 4 characters of the match", () => {
+    FastCheck.assert(FastCheck.property(FastCheck.string({ unit: "binary", maxLength: 400 }), (text) => {
+      for (const f of scanSecrets(text)) {
+        assert.isAtMost(f.excerpt.replace("…", "").length, 4)
+        assert.isAtLeast(f.line, 1)
+      }
+    }))
   })
 
-  it.prop("finds a generated GitHub token wherever it is embedded in prose", [
-    FastCheck.stringMatching(/^[A-Za-z0-9]{36}$/),
-    FastCheck.array(FastCheck.constantFrom("the", "token", "is", "for", "CI", "—", ":", "`"), { maxLength: 6 })
-  ], ([body, words]) => {
-    const line = [...words, `${"gh" + "p_"}${body}`, ...words].join(" ")
-    assert.include(scanSecrets(line).map((f) => f.pattern), "github-token")
+  it("finds a generated GitHub token wherever it is embedded in prose", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.stringMatching(/^[A-Za-z0-9]{36}$/),
+        FastCheck.array(FastCheck.constantFrom("the", "token", "is", "for", "CI", "—", ":", "`"), { maxLength: 6 }),
+        (body, words) => {
+          const line = [...words, `${"gh" + "p_"}${body}`, ...words].join(" ")
+          assert.include(scanSecrets(line).map((f) => f.pattern), "github-token")
+        }
+      )
+    )
   })
 })

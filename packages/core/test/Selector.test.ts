@@ -1,8 +1,8 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { analyzeText, removeExcludedTopics } from "../src/internal/text/analysis.js"
@@ -51,7 +51,7 @@ const loadFixtureMemories = Effect.gen(function*() {
   const result = yield* scanner.scan(path.join(FIXTURES, "selector-memories"))
   assert.deepStrictEqual(result.problems, [])
   return result.memories
-}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeServices.layer))))
 
 interface Metrics {
   /** Selected memories that are relevant or acceptable / all selected. */
@@ -192,7 +192,7 @@ const loadSelectorSet = Effect.gen(function*() {
     dirs.set(dir, [...result.memories, ...(result.headerless ?? [])])
   }
   return { dirs, problems }
-}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeServices.layer))))
 
 describe("the multilingual selection set (natural requests, ten directories, five languages)", () => {
   it("is big and varied enough, and its labels name files that exist", () => {
@@ -385,23 +385,24 @@ describe("selectRelevantMemories (pure)", () => {
   }).map((h) => header(h.path, h.name, h.description))
   const words = FastCheck.constantFrom("deploy", "tests", "mock", "postgres", "kubectl", "the", "pods", "fix", "é", "")
 
-  it.prop(
-    "returns only candidate paths, no duplicates, at most min(max, 5)",
-    [
-      FastCheck.array(arbitraryHeader, { maxLength: 25 }),
-      FastCheck.array(words, { maxLength: 8 }).map((w) => w.join(" ")),
-      FastCheck.option(FastCheck.integer({ min: -3, max: 12 }), { nil: undefined }),
-      FastCheck.array(FastCheck.constantFrom("kubectl", "Bash", "mcp__x__y"), { maxLength: 2 })
-    ],
-    ([memories, query, max, recentTools]) => {
-      const candidates = [...memories, deploy, tests, kubectlDoc]
-      const selected = selectRelevantMemories({ query, candidates, max, recentTools })
-      const known = new Set(candidates.map((m) => m.path))
-      assert.isTrue(selected.every((p) => known.has(p)))
-      assert.strictEqual(new Set(selected).size, selected.length)
-      assert.isAtMost(selected.length, Math.min(MAX_SELECTED, Math.max(0, max ?? MAX_SELECTED)))
-    }
-  )
+  it("returns only candidate paths, no duplicates, at most min(max, 5)", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(arbitraryHeader, { maxLength: 25 }),
+        FastCheck.array(words, { maxLength: 8 }).map((w) => w.join(" ")),
+        FastCheck.option(FastCheck.integer({ min: -3, max: 12 }), { nil: undefined }),
+        FastCheck.array(FastCheck.constantFrom("kubectl", "Bash", "mcp__x__y"), { maxLength: 2 }),
+        (memories, query, max, recentTools) => {
+          const candidates = [...memories, deploy, tests, kubectlDoc]
+          const selected = selectRelevantMemories({ query, candidates, max, recentTools })
+          const known = new Set(candidates.map((m) => m.path))
+          assert.isTrue(selected.every((p) => known.has(p)))
+          assert.strictEqual(new Set(selected).size, selected.length)
+          assert.isAtMost(selected.length, Math.min(MAX_SELECTED, Math.max(0, max ?? MAX_SELECTED)))
+        }
+      )
+    )
+  })
 })
 
 describe("the cached index", () => {

@@ -2,7 +2,7 @@
  * `explainSelection`: the offline decision explained candidate by candidate. Its `selected` must be exactly what
  * `selectRelevantMemories` selects (over the whole labelled set), and each verdict must say what cut a candidate.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -58,7 +58,7 @@ describe("explainSelection", () => {
       // the set exercises both outcomes
       assert.isAbove(kept, 100)
       assert.isAbove(cut, 100)
-    }).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer)))))
+    }).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeServices.layer)))))
 
   it("says which family member a near-duplicate repeats, and which relevant ones the slots left out", () => {
     const family = [45, 81, 90].map((v) =>

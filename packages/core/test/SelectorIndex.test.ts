@@ -1,4 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -21,7 +21,7 @@ const loadSet = Effect.gen(function*() {
     memories.push(...result.memories, ...(result.headerless ?? []))
   }
   return memories
-}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeContext.layer))))
+}).pipe(Effect.provide(ScannerModule.layerNode.pipe(Layer.provide(NodeServices.layer))))
 
 const FIELD_TEXT: Record<MemoryField, (m: MemoryHeader) => string> = {
   name: (m) => m.name,

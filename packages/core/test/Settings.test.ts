@@ -1,10 +1,11 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { execFileSync } from "node:child_process"
 import {
   DEFAULT_POLICY_FILE,
@@ -26,7 +27,7 @@ const git = (cwd: string, ...args: Array<string>) =>
   })
 
 const withConfig = (config: Record<string, string>) =>
-  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(config))))
+  ConfigProvider.layer(ConfigProvider.fromEnvRecord(config, { preserveEmptyStrings: true }))
 
 /** The live Settings layer over a fake environment (never the real HOME). */
 const liveSettings = (config: Record<string, string>, overrides: Partial<MemdirEnv> = {}) =>
@@ -55,7 +56,7 @@ const sandbox = Effect.gen(function*() {
   }
   const config = { HOME: dirs.userHome, MEMDIR_HOME: dirs.memdirHome, MEMDIR_POLICY_FILE: files.policy }
   const write = (file: string, content: string) =>
-    fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.zipRight(fs.writeFileString(file, content)))
+    fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(Effect.andThen(fs.writeFileString(file, content)))
   return { ...dirs, files, config, write }
 })
 
@@ -65,14 +66,14 @@ const loadWith = (config: Record<string, string>, root: string, overrides: Parti
 const envWith = (config: Record<string, string>) =>
   Effect.map(Settings, (settings) => settings.env).pipe(Effect.provide(liveSettings(config)))
 
-layer(NodeContext.layer)("Settings (real files)", (it) => {
-  it.scoped("missing files are absent", () =>
+layer(NodeServices.layer)("Settings (real files)", (it) => {
+  it.effect("missing files are absent", () =>
     Effect.gen(function*() {
       const { config, root } = yield* sandbox
       assert.deepStrictEqual(yield* loadWith(config, root), { sources: [] })
     }))
 
-  it.scoped("reads policy, flag, local, user and project in that order, keeping unknown keys", () =>
+  it.effect("reads policy, flag, local, user and project in that order, keeping unknown keys", () =>
     Effect.gen(function*() {
       const { config, files, root, write } = yield* sandbox
       yield* write(files.project, JSON.stringify({ autoMemoryEnabled: false, teamMemory: { enabled: true } }))
@@ -93,7 +94,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       ])
     }))
 
-  it.scoped("invalid JSON is a SettingsError naming the file", () =>
+  it.effect("invalid JSON is a SettingsError naming the file", () =>
     Effect.gen(function*() {
       const { config, files, root, write } = yield* sandbox
       yield* write(files.user, "{ \"autoMemoryEnabled\": true, }")
@@ -104,7 +105,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.include(error.detail, "invalid JSON")
     }))
 
-  it.scoped("a file that is not a JSON object is a SettingsError", () =>
+  it.effect("a file that is not a JSON object is a SettingsError", () =>
     Effect.gen(function*() {
       const { config, files, root, write } = yield* sandbox
       for (const [text, found] of [["[]", "an array"], ["null", "null"], ["42", "number"], ["\"x\"", "string"]]) {
@@ -115,7 +116,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       }
     }))
 
-  it.scoped("a known key with the wrong type is a SettingsError naming the key", () =>
+  it.effect("a known key with the wrong type is a SettingsError naming the key", () =>
     Effect.gen(function*() {
       const { config, files, root, write } = yield* sandbox
       yield* write(files.local, JSON.stringify({ autoMemoryEnabled: "yes" }))
@@ -128,7 +129,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.strictEqual(directory.key, "autoMemoryDirectory")
     }))
 
-  it.scoped("an empty file or one with a BOM reads as settings, not as an error", () =>
+  it.effect("an empty file or one with a BOM reads as settings, not as an error", () =>
     Effect.gen(function*() {
       const { config, files, root, write } = yield* sandbox
       yield* write(files.user, "  \n")
@@ -137,7 +138,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.deepStrictEqual(loaded.sources.map((source) => source.settings), [{}, { autoMemoryEnabled: false }])
     }))
 
-  it.scoped("a settings path that is a directory cannot be read: SettingsError", () =>
+  it.effect("a settings path that is a directory cannot be read: SettingsError", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { config, files, root } = yield* sandbox
@@ -147,7 +148,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.include(error.detail, "cannot read")
     }))
 
-  it.scoped("a .memdir that is a file (not a directory) means no local or project settings", () =>
+  it.effect("a .memdir that is a file (not a directory) means no local or project settings", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -156,7 +157,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.deepStrictEqual(yield* loadWith(config, root), { sources: [] })
     }))
 
-  it.scoped("with the root at the user's home, the shared file is read once, as user settings", () =>
+  it.effect("with the root at the user's home, the shared file is read once, as user settings", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const { userHome, write } = yield* sandbox
@@ -166,7 +167,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.deepStrictEqual(loaded.sources.map((source) => source.source), ["user"])
     }))
 
-  it.scoped("a local file that git tracks is ignored for every key, with the reason and the fix", () =>
+  it.effect("a local file that git tracks is ignored for every key, with the reason and the fix", () =>
     Effect.gen(function*() {
       const { config, files, root, write } = yield* sandbox
       git(root, "init", "-q")
@@ -191,7 +192,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.strictEqual(trusted.refused, undefined)
     }))
 
-  it.scoped("an untracked local file in a repository that tracks other files is trusted", () =>
+  it.effect("an untracked local file in a repository that tracks other files is trusted", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const { config, files, root, write } = yield* sandbox
@@ -209,7 +210,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       }
     }))
 
-  it.scoped("a local file that is a symbolic link (even to a trusted-looking file) or a FIFO is ignored", () =>
+  it.effect("a local file that is a symbolic link (even to a trusted-looking file) or a FIFO is ignored", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -229,7 +230,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.include(fifo.refused?.[0]?.reason, "not a regular file")
     }))
 
-  it.scoped("a FIFO, /dev/zero or /dev/stdin as a settings file fails at once instead of hanging", () =>
+  it.effect("a FIFO, /dev/zero or /dev/stdin as a settings file fails at once instead of hanging", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -247,12 +248,12 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       // stdin is a pipe, a terminal or nothing: never read, whatever it is
       yield* fs.remove(files.project)
       yield* fs.symlink("/dev/stdin", files.project)
-      const stdin = yield* Effect.either(loadWith(config, root)).pipe(Effect.timeout("5 seconds"))
-      if (stdin._tag === "Right") assert.deepStrictEqual(stdin.right.sources, [])
-      else assert.strictEqual(stdin.left.path, files.project)
+      const stdin = yield* Effect.result(loadWith(config, root)).pipe(Effect.timeout("5 seconds"))
+      if (stdin._tag === "Success") assert.deepStrictEqual(stdin.success.sources, [])
+      else assert.strictEqual(stdin.failure.path, files.project)
     }))
 
-  it.scoped("a settings file that links to a secret: the JSON error gives a position, never the content", () =>
+  it.effect("a settings file that links to a secret: the JSON error gives a position, never the content", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -273,7 +274,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.notInclude(later.message, "s3cret")
     }))
 
-  it.scoped("a settings file over 64 KiB is refused", () =>
+  it.effect("a settings file over 64 KiB is refused", () =>
     Effect.gen(function*() {
       const { config, files, root, write } = yield* sandbox
       yield* write(files.user, JSON.stringify({ pad: "x".repeat(70 * 1024) }))
@@ -282,7 +283,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.include(error.detail, "TooLarge")
     }))
 
-  it.scoped("the environment: defaults from HOME", () =>
+  it.effect("the environment: defaults from HOME", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const { userHome } = yield* sandbox
@@ -298,7 +299,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       })
     }))
 
-  it.scoped("the environment: every variable", () =>
+  it.effect("the environment: every variable", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const { userHome } = yield* sandbox
@@ -324,7 +325,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       })
     }))
 
-  it.scoped("the environment: remote without persistent storage; empty values count as unset", () =>
+  it.effect("the environment: remote without persistent storage; empty values count as unset", () =>
     Effect.gen(function*() {
       const { userHome } = yield* sandbox
       const env = yield* envWith({
@@ -339,7 +340,7 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
       assert.isFalse((yield* envWith({ HOME: userHome, MEMDIR_REMOTE: "0" })).remoteWithoutStorage)
     }))
 
-  it.scoped("layerWith overrides parts of the environment (the --memory-dir flag)", () =>
+  it.effect("layerWith overrides parts of the environment (the --memory-dir flag)", () =>
     Effect.gen(function*() {
       const { config } = yield* sandbox
       const env = yield* Effect.map(Settings, (settings) => settings.env).pipe(
@@ -353,12 +354,12 @@ layer(NodeContext.layer)("Settings (real files)", (it) => {
 describe("parseSettingsFile", () => {
   it("keeps unknown keys of any shape", () => {
     const parsed = parseSettingsFile("/s.json", "{\"teamRemote\": \"git@x:y\", \"nested\": {\"a\": [1]}}")
-    assert.deepStrictEqual(parsed, Either.right({ teamRemote: "git@x:y", nested: { a: [1] } }))
+    assert.deepStrictEqual(parsed, Result.succeed({ teamRemote: "git@x:y", nested: { a: [1] } }))
   })
 
   it("rejects null for a known key", () => {
     const parsed = parseSettingsFile("/s.json", "{\"autoMemoryDirectory\": null}")
-    assert.isTrue(Either.isLeft(parsed) && parsed.left.key === "autoMemoryDirectory")
+    assert.isTrue(Result.isFailure(parsed) && parsed.failure.key === "autoMemoryDirectory")
   })
 })
 

@@ -9,9 +9,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -101,9 +101,9 @@ const inSandbox = <A, E, R>(body: (box: Sandbox) => Effect.Effect<A, E, R>) =>
 
 /** The PathTraversalError `effect` fails with; anything else (a success too) fails the test with a short message. */
 const refusal = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<PathTraversalError, never, R> =>
-  Effect.flatMap(Effect.either(effect), (result) => {
-    if (Either.isLeft(result) && result.left instanceof PathTraversalError) return Effect.succeed(result.left)
-    const got = Either.isLeft(result) ? result.left : result.right
+  Effect.flatMap(Effect.result(effect), (result) => {
+    if (Result.isFailure(result) && result.failure instanceof PathTraversalError) return Effect.succeed(result.failure)
+    const got = Result.isFailure(result) ? result.failure : result.success
     // short: a 250 KB value in an assertion message makes the reporter crawl
     return Effect.die(new Error(`expected a PathTraversalError, got ${String(got).slice(0, 200)}`))
   })
@@ -127,10 +127,10 @@ describe("layers 1 and 2 (the attack list, validated without writing)", () => {
         assert.isAtLeast(rows.length, 90)
         const mismatches: Array<string> = []
         for (const { expected, key } of rows) {
-          const result = yield* Effect.either(resolveTeamPath(box.team, key))
-          const got = Either.isLeft(result) ? result.left.reason : "ok"
+          const result = yield* Effect.result(resolveTeamPath(box.team, key))
+          const got = Result.isFailure(result) ? result.failure.reason : "ok"
           if (got !== expected) mismatches.push(`${JSON.stringify(key)}: expected ${expected}, got ${got}`)
-          if (Either.isRight(result)) assert.isTrue(isInside(box.team, result.right.real), key)
+          if (Result.isSuccess(result)) assert.isTrue(isInside(box.team, result.success.real), key)
         }
         assert.deepStrictEqual(mismatches, [])
         // every layer-1/2 reason is exercised by the list
@@ -143,9 +143,9 @@ describe("layers 1 and 2 (the attack list, validated without writing)", () => {
 
   it("the pure checkKey agrees with the service on layers 1 and 2", () => {
     const team = "/srv/memory/team"
-    assert.strictEqual(Either.getOrThrow(TeamGuard.checkKey(team, "a/b.md")), "/srv/memory/team/a/b.md")
+    assert.strictEqual(Result.getOrThrow(TeamGuard.checkKey(team, "a/b.md")), "/srv/memory/team/a/b.md")
     const reason = (key: string) =>
-      Either.match(TeamGuard.checkKey(team, key), { onLeft: (e) => e.reason, onRight: () => "ok" })
+      Result.match(TeamGuard.checkKey(team, key), { onFailure: (e) => e.reason, onSuccess: () => "ok" })
     assert.strictEqual(reason("../team-evil/x.md"), "escapes-root")
     assert.strictEqual(reason("%2e%2e%2fx"), "encoded-traversal")
     assert.strictEqual(reason("．．／x"), "unicode-traversal")
@@ -166,9 +166,9 @@ describe("layers 1 and 2 (the attack list, validated without writing)", () => {
   })
 
   it("refusals carry the key and a detail saying what was seen", () => {
-    const error = Either.flip(TeamGuard.checkKey("/srv/team", "%252e%252e%252fetc"))
-    assert.isTrue(Either.isRight(error))
-    const e = Either.getOrThrow(error)
+    const error = Result.flip(TeamGuard.checkKey("/srv/team", "%252e%252e%252fetc"))
+    assert.isTrue(Result.isSuccess(error))
+    const e = Result.getOrThrow(error)
     assert.strictEqual(e.key, "%252e%252e%252fetc")
     assert.include(e.detail ?? "", "../etc")
     assert.include(e.message, "encoded-traversal")
@@ -292,7 +292,10 @@ describe("reads", () => {
         const fifo = path.join(box.team, "pipe.md")
         mkfifo(fifo)
         const e = yield* refusal(readTeamFile(box.team, "pipe.md")).pipe(
-          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the read hung on a FIFO") }),
+          Effect.timeoutOrElse({
+            duration: "10 seconds",
+            orElse: () => Effect.fail(new Error("the read hung on a FIFO"))
+          }),
           Effect.ensuring(Effect.sync(() => releaseFifo(fifo)))
         )
         assert.strictEqual(e.reason, "not-regular-file")
@@ -303,7 +306,7 @@ describe("reads", () => {
   it.live("a socket is refused", () =>
     inSandbox((box) =>
       Effect.acquireUseRelease(
-        Effect.async<net.Server>((resume) => {
+        Effect.callback<net.Server>((resume) => {
           const server = net.createServer()
           server.listen(path.join(box.team, "sock.md"), () => resume(Effect.succeed(server)))
         }),
@@ -313,7 +316,7 @@ describe("reads", () => {
             assert.strictEqual(e.reason, "not-regular-file")
           }),
         (server) =>
-          Effect.async<void>((resume) => {
+          Effect.callback<void>((resume) => {
             server.close(() => resume(Effect.void))
           })
       )
@@ -480,13 +483,13 @@ describe("writes", () => {
         ], { stdio: "ignore" })
         let written = 0
         for (let i = 0; i < 150; i++) {
-          const result = yield* Effect.either(writeTeamFile(box.team, "flip.md", `round ${i}\n`))
-          if (Either.isRight(result)) written++
+          const result = yield* Effect.result(writeTeamFile(box.team, "flip.md", `round ${i}\n`))
+          if (Result.isSuccess(result)) written++
           // a refusal is fine (the link was there at check time); an escape is not, and the snapshot catches it
-          else assert.strictEqual(result.left._tag, "PathTraversalError")
+          else assert.strictEqual(result.failure._tag, "PathTraversalError")
         }
         fs.writeFileSync(stopFile, "")
-        yield* Effect.async<void>((resume) => {
+        yield* Effect.callback<void>((resume) => {
           attacker.on("exit", () => resume(Effect.void))
         })
         fs.unlinkSync(stopFile)
@@ -539,15 +542,15 @@ describe("property: refused, or written with its real path inside team/ (checked
         const keys = FastCheck.sample(generatedKey, { numRuns: 400, seed: 20261130 })
         let refused = 0
         for (const key of keys) {
-          const result = yield* Effect.either(writeTeamFile(box.team, key, "p\n"))
-          if (Either.isLeft(result)) {
-            const error = result.left
+          const result = yield* Effect.result(writeTeamFile(box.team, key, "p\n"))
+          if (Result.isFailure(result)) {
+            const error = result.failure
             // a file written over an existing directory fails like any write would: not an escape
             if (error._tag === "MemoryIoError") assert.match(error.detail, /EISDIR|ENOTEMPTY|EEXIST/, key)
             else refused++
             continue
           }
-          const real = fs.realpathSync(result.right)
+          const real = fs.realpathSync(result.success)
           assert.isTrue(isInside(realTeam, real), `${JSON.stringify(key)} landed at ${real}`)
           assert.strictEqual(fs.readFileSync(real, "utf8"), "p\n")
         }
@@ -557,19 +560,18 @@ describe("property: refused, or written with its real path inside team/ (checked
       })
     ))
 
-  it.effect.prop(
-    "resolve alone: refused, or a real path inside team/",
-    [generatedKey],
-    ([key]) =>
-      inSandbox((box) =>
-        Effect.gen(function*() {
-          fs.symlinkSync(box.etc, path.join(box.team, "evil"))
-          const result = yield* Effect.either(resolveTeamPath(box.team, key))
-          if (Either.isRight(result)) assert.isTrue(isInside(box.team, result.right.real), key)
-        })
-      ),
-    { fastCheck: { numRuns: 60 } }
-  )
+  it("resolve alone: refused, or a real path inside team/", () =>
+    FastCheck.assert(
+      FastCheck.asyncProperty(generatedKey, (key) =>
+        Effect.runPromise(inSandbox((box) =>
+          Effect.gen(function*() {
+            fs.symlinkSync(box.etc, path.join(box.team, "evil"))
+            const result = yield* Effect.result(resolveTeamPath(box.team, key))
+            if (Result.isSuccess(result)) assert.isTrue(isInside(box.team, result.success.real), key)
+          })
+        ))),
+      { numRuns: 60 }
+    ))
 })
 
 describe("audit", () => {

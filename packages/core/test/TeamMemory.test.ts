@@ -3,13 +3,14 @@
  * on a real temp dir, the cross-check of private feedback against team feedback, the prompt's team section and
  * team recall. Every escape a broken guard would allow lands in the scratch tree, which the tests inspect.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import * as NodeFs from "node:fs"
 import * as GitRoot from "../src/GitRoot.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -77,20 +78,20 @@ describe("the team switch and remote (pure)", () => {
       { source: "project" as const, path: "/p.json", settings: project }
     ]
     const wrongType = readTeamSettings(sources({ teamMemory: "yes" }))
-    assert.isTrue(Either.isLeft(wrongType))
-    if (Either.isLeft(wrongType)) {
-      assert.strictEqual(wrongType.left.key, "teamMemory")
-      assert.strictEqual(wrongType.left.path, "/p.json")
+    assert.isTrue(Result.isFailure(wrongType))
+    if (Result.isFailure(wrongType)) {
+      assert.strictEqual(wrongType.failure.key, "teamMemory")
+      assert.strictEqual(wrongType.failure.path, "/p.json")
     }
     for (const remote of ["--upload-pack=touch /tmp/pwned", "-oProxyCommand=x", "a\nb", " "]) {
       const refused = readTeamSettings(sources({}, { teamRemote: remote }))
-      assert.isTrue(Either.isLeft(refused), remote)
+      assert.isTrue(Result.isFailure(refused), remote)
     }
-    const settings = Either.getOrThrow(
+    const settings = Result.getOrThrow(
       readTeamSettings(sources({ teamRemote: "git@evil.example:loot.git" }, { teamRemote: " /srv/team.git " }))
     )
     assert.deepStrictEqual(resolveTeamRemote(settings.remotes), { remote: "/srv/team.git", source: "/u.json" })
-    const projectOnly = Either.getOrThrow(readTeamSettings(sources({ teamRemote: "git@evil.example:loot.git" })))
+    const projectOnly = Result.getOrThrow(readTeamSettings(sources({ teamRemote: "git@evil.example:loot.git" })))
     assert.isUndefined(resolveTeamRemote(projectOnly.remotes))
   })
 
@@ -117,11 +118,14 @@ describe("TeamMemory.layer", () => {
           Layer.provide(Layer.mergeAll(
             Settings.layerTest({}, files),
             MemoryPaths.layerTest(location),
-            NodeContext.layer
+            NodeServices.layer
           ))
         )
       ),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+      Effect.provideService(
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnvRecord(env, { preserveEmptyStrings: true })
+      )
     )
 
   it.effect("resolves the switch, the team directory and the trusted remote from the settings files and env", () =>
@@ -155,7 +159,7 @@ describe("the team switch is resolved once, with the other settings", () => {
         Effect.map(Settings.Settings, (settings) =>
           Settings.Settings.of({
             ...settings,
-            load: (at) => Effect.zipRight(Effect.sync(() => loads.push(at)), settings.load(at))
+            load: (at) => Effect.andThen(Effect.sync(() => loads.push(at)), settings.load(at))
           }))
       ).pipe(Layer.provide(Settings.layerTest({}, { [user]: { teamMemory: true, teamRemote: "/srv/team.git" } })))
       const services = TeamMemoryModule.layer.pipe(
@@ -163,7 +167,7 @@ describe("the team switch is resolved once, with the other settings", () => {
         Layer.provide(GitRoot.layerTest({ [root]: { root, kind: "repository" } })),
         Layer.provide(MemoryFs.layer),
         Layer.provideMerge(counting),
-        Layer.provide(NodeContext.layer)
+        Layer.provide(NodeServices.layer)
       )
       yield* Effect.gen(function*() {
         const location = yield* (yield* MemoryPaths.MemoryPaths).locate(root)
@@ -273,11 +277,11 @@ const FAKE_AWS_KEY = "AKIA" + "2Z3Y4X5W6V7UTSRQ"
 
 const LiveLayer = MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(Scanner.layerNode, MemoryIndex.layer, TeamGuard.layer, Staleness.layer)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory", (it) => {
-  it.scoped("writes a team memory and its team/MEMORY.md line, updates it in place, keeps extra keys", () =>
+  it.effect("writes a team memory and its team/MEMORY.md line, updates it in place, keeps extra keys", () =>
     Effect.gen(function*() {
       const s = yield* scratch
       const input = {
@@ -308,7 +312,7 @@ layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory
       assert.deepStrictEqual(files(s.memoryDir).filter((f) => !f.startsWith("team")), [])
     }))
 
-  it.scoped("refuses secrets, traversal keys, the index itself and bad frontmatter, writing nothing", () =>
+  it.effect("refuses secrets, traversal keys, the index itself and bad frontmatter, writing nothing", () =>
     Effect.gen(function*() {
       const s = yield* scratch
       const secret = yield* Effect.flip(writeTeamMemory({
@@ -346,7 +350,7 @@ layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory
       assert.isFalse(NodeFs.existsSync(`${s.root}/x.md`))
     }))
 
-  it.scoped("refuses a team directory that is a symlink, and writes through it nowhere", () =>
+  it.effect("refuses a team directory that is a symlink, and writes through it nowhere", () =>
     Effect.gen(function*() {
       const s = yield* scratch
       NodeFs.symlinkSync(s.outside, `${s.memoryDir}team`)
@@ -364,7 +368,7 @@ layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory
       assert.strictEqual(ensured._tag, "PathTraversalError")
     }))
 
-  it.scoped("a raw team file gets its index line from its own frontmatter; ls shows conflicts", () =>
+  it.effect("a raw team file gets its index line from its own frontmatter; ls shows conflicts", () =>
     Effect.gen(function*() {
       const s = yield* scratch
       const written = yield* writeTeamFile({
@@ -392,7 +396,7 @@ layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory
       }])
     }))
 
-  it.scoped("cross-checks a private feedback memory against team feedback, only when team memory is on", () =>
+  it.effect("cross-checks a private feedback memory against team feedback, only when team memory is on", () =>
     Effect.gen(function*() {
       const s = yield* scratch
       yield* writeTeamFile({
@@ -423,7 +427,7 @@ layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory
       assert.deepStrictEqual(project.contradictions, [])
     }))
 
-  it.scoped("the prompt gets the team section (guidance, cross-check, team index) only while team memory is on", () =>
+  it.effect("the prompt gets the team section (guidance, cross-check, team index) only while team memory is on", () =>
     Effect.gen(function*() {
       const s = yield* scratch
       yield* writeTeamMemory({
@@ -442,7 +446,7 @@ layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory
       }
       const team = { memory, teamDir: s.teamDir, enabled: true, enabledBy: "test" }
       const index = { ...(yield* (yield* MemoryIndex.MemoryIndex).load(s.memoryDir)) }
-      const render = (input: Parameters<typeof renderMemoryPrompt>[0]) => Either.getOrThrow(renderMemoryPrompt(input))
+      const render = (input: Parameters<typeof renderMemoryPrompt>[0]) => Result.getOrThrow(renderMemoryPrompt(input))
 
       const teamInput = yield* teamPromptInput(team)
       assert.isDefined(teamInput)
@@ -481,7 +485,7 @@ layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory
       assert.notInclude(refusedPrompt, "Leak")
     }))
 
-  it.scoped("recall covers team memories with their scope when asked, reads them only through the guard", () =>
+  it.effect("recall covers team memories with their scope when asked, reads them only through the guard", () =>
     Effect.gen(function*() {
       const s = yield* scratch
       yield* writeTeamMemory({
@@ -524,7 +528,7 @@ layer(LiveLayer, { excludeTestServices: true })("team writes on a real directory
 describe("prompt without team input", () => {
   it("keeps the private prompt exactly as it was", () => {
     const index = { ...truncateIndex(""), path: "/m/MEMORY.md", exists: false, entries: [] }
-    const prompt = Either.getOrThrow(renderMemoryPrompt({ memoryDir: "/m/", index }))
+    const prompt = Result.getOrThrow(renderMemoryPrompt({ memoryDir: "/m/", index }))
     assert.notInclude(prompt, "## Team memory")
   })
 })

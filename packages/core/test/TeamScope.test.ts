@@ -5,11 +5,11 @@
  * memory-tool backend's `/memories/team/…`), are refused or land inside `team/`: nothing in private memory,
  * nothing outside the memory directory. A private key that collapses into `team/` gets the team rules.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -26,7 +26,7 @@ import { writeTeamFile, writeTeamMemory } from "../src/TeamMemory.js"
 const live = MemoryToolBackend.layer.pipe(
   Layer.provideMerge(MemoryStore.layerNode),
   Layer.provideMerge(Layer.mergeAll(MemoryIndex.layer, Scanner.layerNode)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 const payloads: ReadonlyArray<string> = fs.readFileSync(
@@ -86,10 +86,10 @@ const throughDoor = <E extends { readonly _tag: string }, R>(
     let accepted = 0
     const unexpected: Array<string> = []
     for (const [i, payload] of payloads.entries()) {
-      const result = yield* Effect.either(write(s, payload, i))
-      if (Either.isRight(result)) {
+      const result = yield* Effect.result(write(s, payload, i))
+      if (Result.isSuccess(result)) {
         accepted++
-        if (!result.right.inTeam) unexpected.push(`${JSON.stringify(payload)}: accepted outside team/`)
+        if (!result.success.inTeam) unexpected.push(`${JSON.stringify(payload)}: accepted outside team/`)
       }
     }
     assert.deepStrictEqual(unexpected, [], door)
@@ -110,20 +110,20 @@ describe("a key's scope is decided before normalization", () => {
   it("a team key that leaves team/ or is absolute is refused; one that collapses inside stays team", () => {
     for (const key of ["team/../evil.md", "team//tmp/evil.md", "team/a/../../evil.md", "./team/../evil.md"]) {
       const result = lexicalScoped("/m", key)
-      assert.isTrue(Either.isLeft(result) && result.left.reason === "leaves-team", key)
+      assert.isTrue(Result.isFailure(result) && result.failure.reason === "leaves-team", key)
     }
     const inside = lexicalScoped("/m", "team/a/../b.md")
-    assert.deepStrictEqual(Either.map(inside, (c) => [c.key, c.scope]), Either.right(["team/b.md", "team"]))
+    assert.deepStrictEqual(Result.map(inside, (c) => [c.key, c.scope]), Result.succeed(["team/b.md", "team"]))
     // asked as private, collapsing into team/: a team key (the store then applies the team rules)
     const collapsed = lexicalScoped("/m", "sub/../team/b.md")
-    assert.deepStrictEqual(Either.map(collapsed, (c) => [c.key, c.scope]), Either.right(["team/b.md", "team"]))
+    assert.deepStrictEqual(Result.map(collapsed, (c) => [c.key, c.scope]), Result.succeed(["team/b.md", "team"]))
   })
 
   it("the memory tool's /memories/team/.. is refused, not read as a private path", () => {
     const left = keyOfToolPath("/memories/team/../evil.md")
-    assert.isTrue(Either.isLeft(left) && left.left.reason === "leaves-team")
-    assert.deepStrictEqual(keyOfToolPath("/memories/team/a/../b.md"), Either.right("team/b.md"))
-    assert.deepStrictEqual(keyOfToolPath("/memories/notes/../b.md"), Either.right("b.md"))
+    assert.isTrue(Result.isFailure(left) && left.failure.reason === "leaves-team")
+    assert.deepStrictEqual(keyOfToolPath("/memories/team/a/../b.md"), Result.succeed("team/b.md"))
+    assert.deepStrictEqual(keyOfToolPath("/memories/notes/../b.md"), Result.succeed("b.md"))
   })
 })
 

@@ -4,10 +4,10 @@
  * plumbing, since porcelain refuses most of them). Every escape would land in the scratch tree, which the tests
  * inspect; the link "to /etc" is only ever a git object, never checked out.
  */
-import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -161,7 +161,7 @@ const plantRecorder = (root: string): { readonly script: string; readonly marker
 const TestLayer = Layer.mergeAll(TeamSyncModule.layer, Scanner.layerNode, MemoryIndex.layer).pipe(
   Layer.provideMerge(MemoryStore.layerNode.pipe(Layer.provide(MemoryIndex.layer))),
   Layer.provideMerge(TeamGuard.layer),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 describe("TeamSync pure parts", () => {
@@ -255,7 +255,7 @@ describe("TeamSyncTree bounds (the same both ways)", () => {
 })
 
 layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with real git", (it) => {
-  it.scoped("an honest round trip: alice's team memory reaches bob, committed under memdir's identity", () =>
+  it.effect("an honest round trip: alice's team memory reaches bob, committed under memdir's identity", () =>
     Effect.gen(function*() {
       const w = yield* world
       yield* writeTeamMemory({
@@ -290,7 +290,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       assert.isFalse(again.pushed)
     }))
 
-  it.scoped("is off when auto memory or team memory is off, and needs a remote", () =>
+  it.effect("is off when auto memory or team memory is off, and needs a remote", () =>
     Effect.gen(function*() {
       const w = yield* world
       const autoOff = yield* Effect.flip(
@@ -403,7 +403,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
     }
   ]
 
-  it.scoped("refuses each hostile update whole, writes nothing anywhere, then takes an honest teammate's change", () =>
+  it.effect("refuses each hostile update whole, writes nothing anywhere, then takes an honest teammate's change", () =>
     Effect.gen(function*() {
       const w = yield* world
       // Alice has synced once: the remote has her memory.
@@ -460,7 +460,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       assert.deepStrictEqual(files, ["MEMORY.md", "project_freeze.md", "reference_tracker.md"])
     }))
 
-  it.scoped("two people editing one memory at once: both versions survive, MEMORY.md keeps both lines, doctor reports it", () =>
+  it.effect("two people editing one memory at once: both versions survive, MEMORY.md keeps both lines, doctor reports it", () =>
     Effect.gen(function*() {
       const w = yield* world
       const write = (team: TeamLocation, name: string, description: string, body: string) =>
@@ -504,7 +504,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       )
     }))
 
-  it.scoped("never commits or pushes a likely secret or a link put into team/ by hand", () =>
+  it.effect("never commits or pushes a likely secret or a link put into team/ by hand", () =>
     Effect.gen(function*() {
       const w = yield* world
       yield* writeTeamMemory({
@@ -544,7 +544,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       assert.isUndefined(clean.committed)
     }))
 
-  it.scoped("two syncs of one memory directory at once, and two teammates syncing at once, all succeed", () =>
+  it.effect("two syncs of one memory directory at once, and two teammates syncing at once, all succeed", () =>
     Effect.gen(function*() {
       const w = yield* world
       const write = (team: TeamLocation, name: string) =>
@@ -593,7 +593,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
         )
       }
     }))
-  it.scoped("a shared-folder remote's planted hooks never run, over a path or a file:// URL", () =>
+  it.effect("a shared-folder remote's planted hooks never run, over a path or a file:// URL", () =>
     Effect.gen(function*() {
       const w = yield* world
       const { markers, script } = plantRecorder(w.root)
@@ -628,7 +628,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       assert.strictEqual(tree.length, 3, tree.join(" "))
     }))
 
-  it.scoped("filters, drivers, an attributes file and fsmonitor planted in .team.git/config never run; a link at info/attributes is replaced, not written through", () =>
+  it.effect("filters, drivers, an attributes file and fsmonitor planted in .team.git/config never run; a link at info/attributes is replaced, not written through", () =>
     Effect.gen(function*() {
       const w = yield* world
       const { markers, script } = plantRecorder(w.root)
@@ -680,7 +680,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       }
     }))
 
-  it.scoped("an info/ of the clone that is a link or a file is replaced by memdir's own private directory", () =>
+  it.effect("an info/ of the clone that is a link or a file is replaced by memdir's own private directory", () =>
     Effect.gen(function*() {
       const w = yield* world
       yield* writeTeamMemory({
@@ -715,7 +715,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       assert.deepStrictEqual(NodeFs.readdirSync(elsewhere), [])
     }))
 
-  it.scoped("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE from a calling hook do not redirect the sync", () =>
+  it.effect("GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE from a calling hook do not redirect the sync", () =>
     Effect.gen(function*() {
       const w = yield* world
       const project = `${w.root}/project`
@@ -750,13 +750,14 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       assert.strictEqual(git(project, ["status", "--porcelain"]), "")
     }))
 
-  it.scoped("a remote that never answers fails the sync at the timeout and leaves the team lock free", () =>
+  it.effect("a remote that never answers fails the sync at the timeout and leaves the team lock free", () =>
     Effect.gen(function*() {
       const w = yield* world
       const { port } = yield* silentServer
-      const shortTimeout = TeamSyncModule.layerWithoutDependencies.pipe(
+      // fresh: the block's layer built `layerWithoutDependencies` over the default git, which the memo map would reuse
+      const shortTimeout = Layer.fresh(TeamSyncModule.layerWithoutDependencies.pipe(
         Layer.provide(Git.layerWith({ timeout: "1500 millis" }))
-      )
+      ))
       yield* writeTeamMemory({
         memoryDir: w.alice.memory.memoryDir,
         type: "project",
@@ -783,7 +784,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
       }).pipe(Effect.timeout("5 seconds"))
     }))
 
-  it.scoped("remotes git would run code for, or read as an option, are refused without hanging", () =>
+  it.effect("remotes git would run code for, or read as an option, are refused without hanging", () =>
     Effect.gen(function*() {
       const w = yield* world
       const { markers, script } = plantRecorder(w.root)

@@ -4,7 +4,7 @@
  * link or opens a FIFO, and keeps to its analysis budget. Then recall through `Memdir.layer` over 250 memories:
  * one outside the 200 newest is recalled, and a phrase only deep in a long body finds its memory.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -30,7 +30,7 @@ const scratchDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "
 const live = (options: TermCacheModule.TermCacheOptions = {}) =>
   Layer.mergeAll(TermCacheModule.layerWith(options), Scanner.layer).pipe(
     Layer.provideMerge(MemoryFs.layer),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(NodeServices.layer)
   )
 
 const bodiesOf = (memoryDir: string) =>
@@ -163,7 +163,7 @@ describe("recall over every memory, by whole bodies (Memdir.layer)", () => {
     Effect.gen(function*() {
       const session = yield* Recall.RecallSession
       return yield* session.recall({ memoryDir, query })
-    }).pipe(Effect.provide(Memdir.layer()), Effect.provide(NodeContext.layer))
+    }).pipe(Effect.provide(Memdir.layer()), Effect.provide(NodeServices.layer))
 
   it.live("a memory outside the 200 newest is recalled, and a phrase deep in a long body finds it", () =>
     Effect.gen(function*() {

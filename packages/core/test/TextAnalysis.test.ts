@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import { generateTextData, TEXT_DATA_FILE } from "../scripts/textData.js"
 import {
@@ -64,8 +64,10 @@ describe("text analysis", () => {
     { maxLength: 30 }
   ).map((parts) => parts.join(""))
 
-  it.prop("segments any ASCII text on its fast path as the Unicode pattern does", [asciiText], ([text]) => {
-    assert.deepStrictEqual(segmentWords(text), segmentWords(`${text} é`).slice(0, -1))
+  it("segments any ASCII text on its fast path as the Unicode pattern does", () => {
+    FastCheck.assert(FastCheck.property(asciiText, (text) => {
+      assert.deepStrictEqual(segmentWords(text), segmentWords(`${text} é`).slice(0, -1))
+    }))
   })
 
   const mixedText = FastCheck.array(
@@ -91,17 +93,15 @@ describe("text analysis", () => {
     { maxLength: 8 }
   ).map((parts) => parts.join(" "))
 
-  it.prop(
-    "guesses one language for several texts as for their words together",
-    [FastCheck.array(mixedText, { minLength: 1, maxLength: 3 })],
-    ([texts]) => {
+  it("guesses one language for several texts as for their words together", () => {
+    FastCheck.assert(FastCheck.property(FastCheck.array(mixedText, { minLength: 1, maxLength: 3 }), (texts) => {
       const tokenLists = texts.map(segmentWords)
       const expected = detectLanguage(tokenLists.flat())
       assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords)), expected)
       // The same with each all-ASCII text said to be so (its words skip the Hangul test and the folding).
       assert.strictEqual(detectLanguageOfTallies(tokenLists.map(tallyWords), texts.map(isAscii)), expected)
-    }
-  )
+    }))
+  })
 
   it("reads phrases so that every occurrence counts: no phrase's second word starts a phrase", () => {
     // countTerms counts each occurrence of a phrase; analyzeWords reads them left to right. The two agree as long
@@ -110,18 +110,20 @@ describe("text analysis", () => {
     for (const [first, second] of PHRASES) assert.isFalse(firsts.has(second), `${first} ${second}`)
   })
 
-  it.prop("counts the terms and grams analyzeWords lists", [mixedText], ([text]) => {
-    const tokens = segmentWords(text)
-    for (const language of ["en", "de", "ko"] as const) {
-      const analyzed = analyzeWords(tokens, language)
-      const expected = new Map<string, number>()
-      for (const term of [...analyzed.words, ...analyzed.grams.flat()]) {
-        expected.set(term, (expected.get(term) ?? 0) + 1)
+  it("counts the terms and grams analyzeWords lists", () => {
+    FastCheck.assert(FastCheck.property(mixedText, (text) => {
+      const tokens = segmentWords(text)
+      for (const language of ["en", "de", "ko"] as const) {
+        const analyzed = analyzeWords(tokens, language)
+        const expected = new Map<string, number>()
+        for (const term of [...analyzed.words, ...analyzed.grams.flat()]) {
+          expected.set(term, (expected.get(term) ?? 0) + 1)
+        }
+        const counted = countTerms(tokens, tallyWords(tokens), language)
+        assert.deepStrictEqual([...counted.counts].sort(), [...expected].sort())
+        assert.strictEqual(counted.words, analyzed.words.length)
       }
-      const counted = countTerms(tokens, tallyWords(tokens), language)
-      assert.deepStrictEqual([...counted.counts].sort(), [...expected].sort())
-      assert.strictEqual(counted.words, analyzed.words.length)
-    }
+    }))
   })
 
   it("guesses the language from stopwords, Korean from Hangul", () => {

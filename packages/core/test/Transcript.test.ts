@@ -1,8 +1,8 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as FastCheck from "fast-check"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -123,7 +123,7 @@ describe("parseTranscript", () => {
       const error = yield* readTranscript("/nonexistent/session.jsonl").pipe(Effect.flip)
       assert.strictEqual(error._tag, "MemoryIoError")
       assert.strictEqual(error.path, "/nonexistent/session.jsonl")
-    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeContext.layer))))
+    }).pipe(Effect.provide(Layer.mergeAll(MemoryFs.layer, NodeServices.layer))))
 
   it.effect("readTranscript follows a link to a transcript; a FIFO fails at once, naming the file", () =>
     Effect.gen(function*() {

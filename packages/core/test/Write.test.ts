@@ -1,11 +1,12 @@
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext, NodeFileSystem, NodePath } from "@effect/platform-node"
-import { SystemError } from "@effect/platform/Error"
+import { NodeFileSystem, NodePath, NodeServices } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as PlatformError from "effect/PlatformError"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import { parseMemoryFile } from "../src/Frontmatter.js"
 import { TEMP_FILE_PATTERN } from "../src/internal/fs/leftovers.js"
 import * as MemoryFs from "../src/MemoryFs.js"
@@ -43,12 +44,12 @@ describe("slugifyTopic (pure)", () => {
     assert.strictEqual(slugifyTopic("!!!"), `m${shortHash("!!!")}`)
   })
 
-  it.prop("is always a non-empty [a-z0-9_] slug of at most 60 chars", [FastCheck.string({ unit: "binary" })], ([
-    name
-  ]) => {
-    const slug = slugifyTopic(name)
-    assert.match(slug, /^[a-z0-9]+(_[a-z0-9]+)*$/)
-    assert.isAtMost(slug.length, SLUG_MAX_LENGTH)
+  it("is always a non-empty [a-z0-9_] slug of at most 60 chars", () => {
+    FastCheck.assert(FastCheck.property(FastCheck.string({ unit: "binary" }), (name) => {
+      const slug = slugifyTopic(name)
+      assert.match(slug, /^[a-z0-9]+(_[a-z0-9]+)*$/)
+      assert.isAtMost(slug.length, SLUG_MAX_LENGTH)
+    }))
   })
 
   it("file names carry the type once", () => {
@@ -59,7 +60,7 @@ describe("slugifyTopic (pure)", () => {
 
   it("validates input with the Frontmatter schema, naming the field", () => {
     const bad = (input: { type: string; name: string; description: string }) =>
-      Either.match(validateWriteInput(input), { onLeft: (e) => [e.field, e.value], onRight: () => [] })
+      Result.match(validateWriteInput(input), { onFailure: (e) => [e.field, e.value], onSuccess: () => [] })
     assert.deepStrictEqual(bad({ type: "bogus", name: "n", description: "d" }), ["type", "bogus"])
     assert.deepStrictEqual(bad({ type: "user", name: "   ", description: "d" }), ["name", "   "])
     assert.deepStrictEqual(bad({ type: "user", name: "n", description: "" }), ["description", ""])
@@ -74,7 +75,7 @@ describe("slugifyTopic (pure)", () => {
     ])
     assert.deepStrictEqual(
       validateWriteInput({ type: "user", name: " Alex ", description: " SRE " }),
-      Either.right({ type: "user" as const, name: "Alex", description: "SRE" })
+      Result.succeed({ type: "user" as const, name: "Alex", description: "SRE" })
     )
   })
 })
@@ -94,7 +95,7 @@ const modeOf = (file: string) =>
 const readMemory = (file: string) =>
   Effect.flatMap(
     FileSystem.FileSystem,
-    (fs) => Effect.map(fs.readFileString(file), (text) => Either.getOrThrow(parseMemoryFile(text, file)))
+    (fs) => Effect.map(fs.readFileString(file), (text) => Result.getOrThrow(parseMemoryFile(text, file)))
   )
 
 const readIndex = (dir: string) =>
@@ -112,11 +113,11 @@ const testing = {
 
 const live = MemoryStore.layerNode.pipe(
   Layer.provideMerge(Layer.mergeAll(memoryIndexLayer, scannerLayer)),
-  Layer.provideMerge(NodeContext.layer)
+  Layer.provideMerge(NodeServices.layer)
 )
 
 layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
-  it.scoped("writes the file with frontmatter (0600, dir 0700 created on demand) and one index line", () =>
+  it.effect("writes the file with frontmatter (0600, dir 0700 created on demand) and one index line", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const dir = path.join(yield* tempDir, "projects", "-repo", "memory")
@@ -144,7 +145,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       assert.deepStrictEqual(yield* tree(dir), ["MEMORY.md", "feedback_testing_policy.md"])
     }))
 
-  it.scoped("a second write of the same memory updates it (name case-insensitive), never duplicates", () =>
+  it.effect("a second write of the same memory updates it (name case-insensitive), never duplicates", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const first = yield* writeMemory({ memoryDir: dir, ...testing })
@@ -170,7 +171,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       assert.deepStrictEqual(yield* tree(dir), ["MEMORY.md", "feedback_testing_policy.md", "project_testing_policy.md"])
     }))
 
-  it.scoped("updates a hand-written memory found by name, keeping its unknown frontmatter keys", () =>
+  it.effect("updates a hand-written memory found by name, keeping its unknown frontmatter keys", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -211,7 +212,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       )
     }))
 
-  it.scoped("a different memory whose name slugs the same gets its own file", () =>
+  it.effect("a different memory whose name slugs the same gets its own file", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const c = yield* writeMemory({ memoryDir: dir, type: "reference", name: "C tips", description: "c", body: "" })
@@ -236,7 +237,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       assert.strictEqual(again.file, cpp.file)
     }))
 
-  it.scoped("a memory another writer created since the scan is updated, never given a second file", () =>
+  it.effect("a memory another writer created since the scan is updated, never given a second file", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       // the scan this writer took before the other writer's file landed saw nothing
@@ -252,7 +253,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       )
     }))
 
-  it.scoped("an explicit file is written where asked, nested dirs created 0700, index line ≤ 150 chars", () =>
+  it.effect("an explicit file is written where asked, nested dirs created 0700, index line ≤ 150 chars", () =>
     Effect.gen(function*() {
       const path = yield* Path.Path
       const dir = yield* tempDir
@@ -272,7 +273,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       assert.strictEqual((yield* readMemory(result.path)).frontmatter.description.length, 479)
     }))
 
-  it.scoped("refuses paths that leave the memory dir, with the right reason, writing nothing", () =>
+  it.effect("refuses paths that leave the memory dir, with the right reason, writing nothing", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -308,7 +309,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       assert.strictEqual(theIndex._tag, "InvalidMemoryInputError")
     }))
 
-  it.scoped("invalid input fails with InvalidMemoryInputError and creates nothing", () =>
+  it.effect("invalid input fails with InvalidMemoryInputError and creates nothing", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -322,7 +323,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       assert.isFalse(yield* fs.exists(dir))
     }))
 
-  it.scoped("an over-cap write changes nothing, not even the memory file; updating an indexed memory still works", () =>
+  it.effect("an over-cap write changes nothing, not even the memory file; updating an indexed memory still works", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -342,7 +343,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       assert.strictEqual((yield* readMemory(existing.path)).body, "still fits\n")
     }))
 
-  it.scoped("a failure mid-way (target is a directory) leaves no temp file, no lock and no index line", () =>
+  it.effect("a failure mid-way (target is a directory) leaves no temp file, no lock and no index line", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -356,7 +357,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
       assert.isFalse(names.some((n) => n.startsWith(INDEX_LOCK)))
     }))
 
-  it.scoped("deleteMemory removes the file and its line; a second delete is MemoryNotFoundError", () =>
+  it.effect("deleteMemory removes the file and its line; a second delete is MemoryNotFoundError", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -387,8 +388,8 @@ const failingRename = Layer.effect(
       rename: (from, to) =>
         to.endsWith(".md") && !to.endsWith(INDEX_FILE)
           ? Effect.fail(
-            new SystemError({
-              reason: "Unknown",
+            PlatformError.systemError({
+              _tag: "Unknown",
               module: "FileSystem",
               method: "rename",
               pathOrDescriptor: to,
@@ -420,7 +421,7 @@ const withFailingRename = MemoryStore.layerWithContainment.pipe(
 )
 
 layer(withFailingRename, { excludeTestServices: true })("writeMemory when the file system fails", (it) => {
-  it.scoped("the old memory stays whole, the temp file is removed, the index is not touched", () =>
+  it.effect("the old memory stays whole, the temp file is removed, the index is not touched", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path

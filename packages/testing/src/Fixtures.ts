@@ -2,13 +2,16 @@
  * Real parts for tests: scratch directories, real git repositories and worktrees, memory files with a given
  * age. Everything is scoped: the directories disappear when the scope closes.
  */
-import { Command, FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
 import { serializeFrontmatter } from "@memdir/core/Frontmatter"
 import type { MemoryType } from "@memdir/core/Memory"
 import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import type { PlatformError } from "effect/PlatformError"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type * as Scope from "effect/Scope"
 import { memoryPath, type TestMemory } from "./TestMemdir.js"
 
@@ -16,11 +19,16 @@ const DAY = 86_400_000
 
 /** Run git with a fixed identity; fails with the command's stderr folded into the error. */
 export const git = (cwd: string, ...args: ReadonlyArray<string>) =>
-  Command.make("git", "-c", "user.email=test@memdir.invalid", "-c", "user.name=memdir test", ...args).pipe(
-    Command.workingDirectory(cwd),
-    Command.env({ GIT_CONFIG_NOSYSTEM: "1", GIT_TERMINAL_PROMPT: "0" }),
-    Command.string
-  )
+  Effect.gen(function*() {
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    return yield* spawner.string(
+      ChildProcess.make("git", ["-c", "user.email=test@memdir.invalid", "-c", "user.name=memdir test", ...args], {
+        cwd,
+        env: { GIT_CONFIG_NOSYSTEM: "1", GIT_TERMINAL_PROMPT: "0" },
+        extendEnv: true
+      })
+    )
+  })
 
 /** A scratch directory, real-path'd (macOS /var → /private/var), removed with the scope. */
 export const scratchDirectory: Effect.Effect<string, PlatformError, FileSystem.FileSystem | Scope.Scope> = Effect.gen(
@@ -74,8 +82,12 @@ export const writeMemoryFiles = (memoryDir: string, memories: ReadonlyArray<Test
 export const memoryFileText = (type: MemoryType, name: string, description: string, body: string): string =>
   serializeFrontmatter({ name, description, type }, body)
 
-/** Run with HOME and MEMDIR_HOME pointing at `home` (and no other MEMDIR_* variable): never the real home. */
+/**
+ * Run with HOME and MEMDIR_HOME pointing at `home` (and no other MEMDIR_* variable): never the real home. An empty
+ * value in `env` is a value, as memdir reads the environment (`Settings.envProvider`).
+ */
 export const withMemdirHome = (home: string, env: Readonly<Record<string, string>> = {}) =>
-  Effect.withConfigProvider(
-    ConfigProvider.fromMap(new Map(Object.entries({ HOME: home, MEMDIR_HOME: `${home}/.memdir`, ...env })))
+  Effect.provideService(
+    ConfigProvider.ConfigProvider,
+    ConfigProvider.fromEnvRecord({ HOME: home, MEMDIR_HOME: `${home}/.memdir`, ...env }, { preserveEmptyStrings: true })
   )

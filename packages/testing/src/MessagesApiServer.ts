@@ -103,10 +103,10 @@ export interface MessagesApiServerService {
   readonly setHandler: (handler: Handler) => Effect.Effect<void>
 }
 
-export class MessagesApiServer extends Context.Tag("@memdir/testing/MessagesApiServer")<
+export class MessagesApiServer extends Context.Service<
   MessagesApiServer,
   MessagesApiServerService
->() {}
+>()("@memdir/testing/MessagesApiServer") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Replies
@@ -394,12 +394,12 @@ export const make = (
     })
 
     const port = yield* Effect.acquireRelease(
-      Effect.async<number>((resume) => {
+      Effect.callback<number>((resume) => {
         server.once("error", (error) => resume(Effect.die(error)))
         server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
       }),
       () =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           for (const timer of timers) clearTimeout(timer)
           timers.clear()
           server.close(() => resume(Effect.void))
@@ -421,4 +421,4 @@ export const make = (
 
 /** The server as a layer (one per test file or suite). */
 export const layer = (options: MessagesApiServerOptions = {}): Layer.Layer<MessagesApiServer> =>
-  Layer.scoped(MessagesApiServer, make(options))
+  Layer.effect(MessagesApiServer, make(options))

@@ -10,7 +10,6 @@
  * `TestClock.setTime(…)` decides what "today" is. No git and no model are in it: for the team sync, dream commits
  * and anything that must touch real files, use `Fixtures` (real temp directories and git repos) instead.
  */
-import { Path } from "@effect/platform"
 import type * as Containment from "@memdir/core/Containment"
 import * as DreamLock from "@memdir/core/DreamLock"
 import { serializeFrontmatter } from "@memdir/core/Frontmatter"
@@ -28,6 +27,7 @@ import * as Staleness from "@memdir/core/Staleness"
 import * as TeamGuard from "@memdir/core/TeamGuard"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 
 export const DEFAULT_ROOT = "/work/test-project"
 export const DEFAULT_MEMORY_DIR = "/memdir-test/projects/-work-test-project/memory/"

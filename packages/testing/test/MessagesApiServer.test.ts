@@ -30,7 +30,7 @@ const ask = (
   })
 
 describe("MessagesApiServer with the real SDK client", () => {
-  it.scoped("a text reply is a Message the SDK returns as is; the request is recorded", () =>
+  it.effect("a text reply is a Message the SDK returns as is; the request is recorded", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({ replies: [MessagesApiServer.text("Hi there")] })
       const message = yield* ask(clientFor(server), { system: "Be brief.", max_tokens: 32 })
@@ -54,7 +54,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.deepStrictEqual(request!.body.messages, [{ role: "user", content: "hello" }])
     }))
 
-  it.scoped("tool_use and JSON replies", () =>
+  it.effect("tool_use and JSON replies", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({
         replies: [
@@ -76,7 +76,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.deepStrictEqual(JSON.parse((asJson.content[0] as Anthropic.TextBlock).text), { answer: 42 })
     }))
 
-  it.scoped("a forced tool_choice naming a tool that is not offered is refused like the API does", () =>
+  it.effect("a forced tool_choice naming a tool that is not offered is refused like the API does", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({ replies: [MessagesApiServer.text("never sent")] })
       const error = yield* Effect.flip(ask(clientFor(server), { tool_choice: { type: "tool", name: "missing" } }))
@@ -84,7 +84,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.strictEqual((error as APIError).type, "invalid_request_error")
     }))
 
-  it.scoped("error replies become the SDK's typed errors with status, type and headers", () =>
+  it.effect("error replies become the SDK's typed errors with status, type and headers", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({
         replies: [
@@ -114,7 +114,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.instanceOf(unauthorized, Anthropic.AuthenticationError)
     }))
 
-  it.scoped("the SDK's own retry honours the 429 and the second attempt succeeds", () =>
+  it.effect("the SDK's own retry honours the 429 and the second attempt succeeds", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({
         replies: [MessagesApiServer.rateLimited(0.01), MessagesApiServer.text("after retry")]
@@ -126,7 +126,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.strictEqual(requests[1]!.headers["x-stainless-retry-count"], "1")
     }))
 
-  it.scoped("with apiKey set, a request with another key gets a 401", () =>
+  it.effect("with apiKey set, a request with another key gets a 401", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({ apiKey: "the-right-key", replies: [MessagesApiServer.text("x")] })
       const refused = yield* Effect.flip(ask(clientFor(server)))
@@ -140,7 +140,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       const scope = yield* Scope.make()
       const server = yield* MessagesApiServer.make({
         replies: [MessagesApiServer.slow(MessagesApiServer.text("too late"), 30_000)]
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.provide(scope))
       const error = yield* Effect.flip(ask(clientFor(server, { timeout: 150 })))
       assert.instanceOf(error, Anthropic.APIConnectionTimeoutError)
       // the pending 30 s reply must not keep the server (or the test) alive
@@ -149,14 +149,14 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.instanceOf(refused, Anthropic.APIConnectionError)
     }))
 
-  it.scoped("a malformed body reaches the SDK as a JSON parse failure", () =>
+  it.effect("a malformed body reaches the SDK as a JSON parse failure", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({ replies: [MessagesApiServer.malformedBody()] })
       const error = yield* Effect.flip(ask(clientFor(server)))
       assert.instanceOf(error, SyntaxError)
     }))
 
-  it.scoped("a handler answers from the request once the queue is empty", () =>
+  it.effect("a handler answers from the request once the queue is empty", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({
         replies: [MessagesApiServer.text("queued")],
@@ -172,7 +172,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.strictEqual((third.content[0] as Anthropic.TextBlock).text, "enqueued later")
     }))
 
-  it.scoped("no scripted reply left: a 500 the SDK does not retry (x-should-retry: false)", () =>
+  it.effect("no scripted reply left: a 500 the SDK does not retry (x-should-retry: false)", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({})
       const error = (yield* Effect.flip(ask(clientFor(server, { maxRetries: 2 })))) as APIError
@@ -181,7 +181,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.strictEqual((yield* server.requests).length, 1)
     }))
 
-  it.scoped("a handler that throws answers a 500 instead of hanging", () =>
+  it.effect("a handler that throws answers a 500 instead of hanging", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({
         handler: () => {
@@ -193,7 +193,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.include(error.message, "boom")
     }))
 
-  it.scoped("requests the API would refuse get its 400 / 404 answers", () =>
+  it.effect("requests the API would refuse get its 400 / 404 answers", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({ replies: [MessagesApiServer.text("unused")] })
       const post = (path: string, body: string) =>
@@ -218,7 +218,7 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.strictEqual((yield* server.requests).length, 4)
     }))
 
-  it.scoped("prompt caching: the same prefix up to the last breakpoint is created once, then read", () =>
+  it.effect("prompt caching: the same prefix up to the last breakpoint is created once, then read", () =>
     Effect.gen(function*() {
       const server = yield* MessagesApiServer.make({
         handler: () => MessagesApiServer.text("ok")

@@ -1,4 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Memdir from "@memdir/core/Memdir"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
@@ -8,7 +8,7 @@ import * as Recall from "@memdir/core/Recall"
 import * as Scanner from "@memdir/core/Scanner"
 import { writeMemory } from "@memdir/core/Write"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Fixtures from "../src/Fixtures.js"
 import * as TestMemdir from "../src/TestMemdir.js"
 
@@ -63,7 +63,7 @@ describe("TestMemdir.layer: the whole memdir in memory", () => {
 })
 
 describe("Fixtures: real git and real files", () => {
-  it.scopedLive("a worktree shares the repository's memory; written files are scanned with their age", () =>
+  it.live("a worktree shares the repository's memory; written files are scanned with their age", () =>
     Effect.gen(function*() {
       const home = yield* Fixtures.scratchDirectory
       const repository = yield* Fixtures.gitRepository()
@@ -89,5 +89,5 @@ describe("Fixtures: real git and real files", () => {
         })
         assert.isTrue(written.created)
       }).pipe(Effect.provide(Memdir.layer()), Fixtures.withMemdirHome(home))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

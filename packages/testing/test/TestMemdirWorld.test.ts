@@ -10,7 +10,7 @@ import * as Recall from "@memdir/core/Recall"
 import * as Scanner from "@memdir/core/Scanner"
 import { writeMemory } from "@memdir/core/Write"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as NodeFs from "node:fs"
 import * as TestMemdir from "../src/TestMemdir.js"
 

@@ -1,11 +1,11 @@
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as Doctor from "@memdir/core/Doctor"
 import { INDEX_FILE } from "@memdir/core/MemoryIndex"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { backgroundRunsLines, backgroundRunsReport } from "../BackgroundRunsReport.js"
-import { common, jsonOption, locate } from "../Common.js"
+import { common, jsonOption, locate, switchFlag } from "../Common.js"
 import { modelCallsLines, reportFor } from "../ModelCallsReport.js"
 import { DOCTOR_FINDINGS_EXIT_CODE, printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
@@ -113,8 +113,8 @@ export const doctorCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    fix: Options.boolean("fix").pipe(
-      Options.withDescription("Repair what is safe (never deletes a memory; backs up MEMORY.md under .doctor/ first)")
+    fix: switchFlag("fix").pipe(
+      Flag.withDescription("Repair what is safe (never deletes a memory; backs up MEMORY.md under .doctor/ first)")
     )
   },
   memdirHandler(({ cwd, fix, json }) =>

@@ -3,17 +3,17 @@
  * prints the one that stopped it, or runs the dream and prints memdir's report of every file created, updated,
  * merged or deleted, with the text removed. `--dry-run` writes nothing and shows what would be sent.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as Dream from "@memdir/core/Dream"
 import { DreamLock, type DreamLockState } from "@memdir/core/DreamLock"
 import { Settings } from "@memdir/core/Settings"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as NodePath from "node:path"
-import { common, jsonOption, locate, requireEnabled } from "../Common.js"
+import { common, jsonOption, locate, requireEnabled, switchFlag } from "../Common.js"
 import { makeModelCalls, type ModelCalls, withModelProgress } from "../ModelProgress.js"
 import { InterruptNote, printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
@@ -86,9 +86,9 @@ const interruptedDream = (memoryDir: string, before: DreamLockState, calls: Mode
       "no memory was changed" :
       `the dreamer had answered ${answered} model call${answered === 1 ? "" : "s"}: changes it made before the ` +
       "signal stay, with no report or backup (`memdir ls` and `memdir doctor` show the memories as they are)"
-    const after = yield* (yield* DreamLock).inspect(memoryDir).pipe(Effect.either)
-    if (after._tag === "Left") return `${memories}; the dream lock could not be read: ${after.left.message}`
-    const lock = after.right
+    const after = yield* (yield* DreamLock).inspect(memoryDir).pipe(Effect.result)
+    if (after._tag === "Failure") return `${memories}; the dream lock could not be read: ${after.failure.message}`
+    const lock = after.success
     if (lock.holder === process.pid) {
       return `${memories}; the dream lock ${lock.path} still names this process (pid ${lock.holder}): the next ` +
         "dream takes it over once this process has exited"
@@ -104,32 +104,32 @@ export const dreamCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    force: Options.boolean("force").pipe(
-      Options.withDescription("Run even if under 24 h or 5 sessions since the last dream (never while it is locked)")
+    force: switchFlag("force").pipe(
+      Flag.withDescription("Run even if under 24 h or 5 sessions since the last dream (never while it is locked)")
     ),
-    dryRun: Options.boolean("dry-run").pipe(
-      Options.withDescription("Evaluate the gates and show what would be sent; write nothing, call no model")
+    dryRun: switchFlag("dry-run").pipe(
+      Flag.withDescription("Evaluate the gates and show what would be sent; write nothing, call no model")
     ),
-    transcripts: Options.directory("transcripts").pipe(
-      Options.withDescription(
+    transcripts: Flag.Directory("transcripts").pipe(
+      Flag.withDescription(
         "Where session transcripts (*.jsonl) are (default: MEMDIR_TRANSCRIPTS_DIR, else <MEMDIR_HOME>/projects/<project>/)"
       ),
-      Options.optional
+      Flag.optional
     ),
-    sessionId: Options.text("session-id").pipe(
-      Options.withDescription("The current session, not counted by the session gate (default: MEMDIR_SESSION_ID)"),
-      Options.optional
+    sessionId: Flag.String("session-id").pipe(
+      Flag.withDescription("The current session, not counted by the session gate (default: MEMDIR_SESSION_ID)"),
+      Flag.optional
     ),
-    variant: Options.text("variant").pipe(
-      Options.withDescription("Dream prompt variant (for evals)"),
-      Options.optional
+    variant: Flag.String("variant").pipe(
+      Flag.withDescription("Dream prompt variant (for evals)"),
+      Flag.optional
     ),
-    maxTurns: Options.integer("max-turns").pipe(
-      Options.withDescription(`Model calls at most (default ${Dream.DREAM_MAX_TURNS})`),
-      Options.optional
+    maxTurns: Flag.Int("max-turns").pipe(
+      Flag.withDescription(`Model calls at most (default ${Dream.DREAM_MAX_TURNS})`),
+      Flag.optional
     ),
-    noCommit: Options.boolean("no-commit").pipe(
-      Options.withDescription("Do not commit the dream when the memory directory is a git repository")
+    noCommit: switchFlag("no-commit").pipe(
+      Flag.withDescription("Do not commit the dream when the memory directory is a git repository")
     )
   },
   memdirHandler((args) =>

@@ -5,11 +5,11 @@
  * without one it exits with ModelError "not-configured" (13). A backlog larger than one run's budget is read in
  * several runs, one after the other.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as Extract from "@memdir/core/Extract"
 import { Model } from "@memdir/core/Model"
 import { TeamMemory } from "@memdir/core/TeamMemory"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -120,22 +120,22 @@ export const extractCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    transcript: Options.file("transcript", { exists: "either" }).pipe(
-      Options.withDescription(
+    transcript: Flag.File("transcript").pipe(
+      Flag.withDescription(
         "The session's JSONL transcript: memdir's {role, content} lines or a ~/.claude/projects/<slug>/*.jsonl file"
       )
     ),
-    session: Options.text("session").pipe(
-      Options.withDescription("Session id naming the cursor (default: the transcript's sessionId, else its file name)"),
-      Options.optional
+    session: Flag.String("session").pipe(
+      Flag.withDescription("Session id naming the cursor (default: the transcript's sessionId, else its file name)"),
+      Flag.optional
     ),
-    variant: Options.text("variant").pipe(
-      Options.withDescription(`Extraction prompt variant: ${Object.keys(Extract.extractionPrompts).join(", ")}`),
-      Options.optional
+    variant: Flag.String("variant").pipe(
+      Flag.withDescription(`Extraction prompt variant: ${Object.keys(Extract.extractionPrompts).join(", ")}`),
+      Flag.optional
     ),
-    maxTurns: Options.integer("max-turns").pipe(
-      Options.withDescription(`Model calls per run at most (default ${Extract.DEFAULT_MAX_TURNS})`),
-      Options.optional
+    maxTurns: Flag.Int("max-turns").pipe(
+      Flag.withDescription(`Model calls per run at most (default ${Extract.DEFAULT_MAX_TURNS})`),
+      Flag.optional
     )
   },
   memdirHandler((args) =>

@@ -5,16 +5,16 @@
  * a defect, a run over its time guard) ends with exit 0 and no output, the reason on stderr (which Claude Code
  * shows only in verbose mode).
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as HookSessionState from "@memdir/core/HookSessionState"
 import * as Cause from "effect/Cause"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { common } from "../Common.js"
+import * as Result from "effect/Result"
+import { common, switchFlag } from "../Common.js"
 import { sessionStart, sessionStop, userPromptSubmit } from "../hooks/HookHandlers.js"
 import { HOOK_INPUT_MAX_BYTES, type HookInput, type HookOutput, parseHookInput } from "../hooks/HookInput.js"
 import { memdirHandler } from "../Services.js"
@@ -33,7 +33,7 @@ const guardFromEnv = (): number => {
 const BACKGROUND_GUARD_MS = 15 * 60_000
 
 /** stdin, whole, up to `HOOK_INPUT_MAX_BYTES` (more is an error); a terminal is no input. */
-const readHookStdin: Effect.Effect<string, Error> = Effect.async<string, Error>((resume) => {
+const readHookStdin: Effect.Effect<string, Error> = Effect.callback<string, Error>((resume) => {
   const stdin = process.stdin
   if (stdin.isTTY) return resume(Effect.succeed(""))
   const chunks: Array<Buffer> = []
@@ -71,12 +71,12 @@ const say = (line: string) => Console.error(`memdir hook: ${line}`)
 const dispatch = (input: HookInput, wantsModel: boolean) =>
   Effect.gen(function*() {
     const sessionId = HookSessionState.decodeSessionId(input.session_id)
-    if (Either.isLeft(sessionId)) return yield* Effect.fail(sessionId.left)
+    if (Result.isFailure(sessionId)) return yield* Effect.fail(sessionId.failure)
     switch (input.hook_event_name) {
       case "SessionStart":
         return yield* sessionStart(input)
       case "UserPromptSubmit":
-        return yield* userPromptSubmit(input, sessionId.right, { wantsModel })
+        return yield* userPromptSubmit(input, sessionId.success, { wantsModel })
       case "Stop":
       case "SessionEnd":
         return yield* sessionStop(input)
@@ -86,11 +86,11 @@ const dispatch = (input: HookInput, wantsModel: boolean) =>
 const answerHook = (wantsModel: boolean) =>
   Effect.gen(function*() {
     const parsed = parseHookInput(yield* readHookStdin)
-    if (Either.isLeft(parsed)) {
-      const problem = parsed.left
+    if (Result.isFailure(parsed)) {
+      const problem = parsed.failure
       return yield* problem._tag === "OtherEvent" ? Effect.void : say(`${problem.detail}; answered with nothing`)
     }
-    const output: Option.Option<HookOutput> = yield* dispatch(parsed.right, wantsModel).pipe(
+    const output: Option.Option<HookOutput> = yield* dispatch(parsed.success, wantsModel).pipe(
       Effect.provide(HookSessionState.layer)
     )
     if (Option.isSome(output)) yield* Console.log(JSON.stringify(output.value))
@@ -110,29 +110,29 @@ const failOpen = <E, R>(effect: Effect.Effect<void, E, R>, guardMs: number) =>
       onSome: () => Effect.void
     })),
     // The one place memdir catches every cause on purpose (docs/hooks.md: fail open); the reason is still reported.
-    Effect.catchAllCause((cause) => say(`${Cause.pretty(cause).split("\n")[0]!.slice(0, 500)}; answered with nothing`))
+    Effect.catchCause((cause) => say(`${Cause.pretty(cause).split("\n")[0]!.slice(0, 500)}; answered with nothing`))
   )
 
 export const hookCommand = Command.make(
   "hook",
   {
     ...common,
-    selector: Options.choice("selector", ["offline", "model", "auto"]).pipe(
-      Options.withDescription(
+    selector: Flag.Literals("selector", ["offline", "model", "auto"]).pipe(
+      Flag.withDescription(
         "Who picks memories on UserPromptSubmit: offline (default: no network, fast), model, or auto (model when a " +
           "key is configured); model and auto only while automaticModelCalls is on (docs/configuration.md)"
       ),
-      Options.withDefault("offline" as const)
+      Flag.withDefault("offline" as const)
     ),
-    background: Options.boolean("background").pipe(
-      Options.withDescription("Internal: the detached extraction + dream job a Stop/SessionEnd hook starts")
+    background: switchFlag("background").pipe(
+      Flag.withDescription("Internal: the detached extraction + dream job a Stop/SessionEnd hook starts")
     )
   },
   (args) => {
     const handled = memdirHandler(
       (
         a: typeof args
-      ): Effect.Effect<void, unknown, Effect.Effect.Context<typeof runBackground | ReturnType<typeof answerHook>>> =>
+      ): Effect.Effect<void, unknown, Effect.Services<typeof runBackground | ReturnType<typeof answerHook>>> =>
         a.background ? runBackground : answerHook(a.selector !== "offline"),
       // model or auto only while the project's automaticModelCalls switch is on (set per prompt by the handler)
       (a) => ({

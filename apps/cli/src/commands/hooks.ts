@@ -4,15 +4,16 @@
  * — merging with what is there (`hooks/HookConfig.ts`). The file is written atomically (a temp file beside it, then
  * a rename; through a symlink, the file it points to), and a malformed file is refused before anything is written.
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import { FileSystem, Path } from "@effect/platform"
 import { AgentConfigError, MemoryIoError } from "@memdir/core/Errors"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as NodeOs from "node:os"
-import { common, jsonOption, locate, locationHandler } from "../Common.js"
+import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import {
   askAutomaticModelCalls,
@@ -24,19 +25,19 @@ import {
 } from "../ModelCalls.js"
 import { printJson } from "../Output.js"
 
-const agentOption = Options.choice("agent", ["claude", "codex"]).pipe(
-  Options.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")
+const agentOption = Flag.Literals("agent", ["claude", "codex"]).pipe(
+  Flag.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")
 )
-const projectOption = Options.boolean("project").pipe(
-  Options.withDescription(
+const projectOption = switchFlag("project").pipe(
+  Flag.withDescription(
     "The project's file (<git root>/.claude/settings.json or <git root>/.codex/hooks.json, read in a trusted project)"
   )
 )
-const userOption = Options.boolean("user").pipe(
-  Options.withDescription("Your user file (~/.claude/settings.json or $CODEX_HOME/hooks.json, ~/.codex/): the default")
+const userOption = switchFlag("user").pipe(
+  Flag.withDescription("Your user file (~/.claude/settings.json or $CODEX_HOME/hooks.json, ~/.codex/): the default")
 )
-const dryRunOption = Options.boolean("dry-run").pipe(
-  Options.withDescription("Print the change as a diff; write nothing")
+const dryRunOption = switchFlag("dry-run").pipe(
+  Flag.withDescription("Print the change as a diff; write nothing")
 )
 
 /** Where an agent keeps its hook configuration, per scope. */
@@ -143,7 +144,7 @@ const settleModelCalls = (
   })
 
 const modelCallsOption = <A extends "on" | "off">(choices: ReadonlyArray<A>, description: string) =>
-  Options.choice("model-calls", choices).pipe(Options.withDescription(description), Options.optional)
+  Flag.Literals("model-calls", choices).pipe(Flag.withDescription(description), Flag.optional)
 
 const run = (
   action: Action,
@@ -161,7 +162,7 @@ const run = (
     const scope = yield* scopeOf(args)
     const file = yield* configPath(args.agent, scope, args.cwd)
     const { target, text } = yield* readTarget(file)
-    const config = yield* HookConfig.parseConfig(file, text)
+    const config = yield* Effect.fromResult(HookConfig.parseConfig(file, text))
     const command = Option.getOrElse(args.command ?? Option.none(), () => HookConfig.DEFAULT_COMMAND)
     const change = action === "install" ? HookConfig.install(config, args.agent, command) : HookConfig.uninstall(config)
     const changed = change.events.length > 0
@@ -218,11 +219,11 @@ const installCommand = Command.make(
     project: projectOption,
     user: userOption,
     dryRun: dryRunOption,
-    command: Options.text("command").pipe(
-      Options.withDescription(
+    command: Flag.String("command").pipe(
+      Flag.withDescription(
         `The command the hooks run (default: "${HookConfig.DEFAULT_COMMAND}"; memdir's \`hook\`, options after it)`
       ),
-      Options.optional
+      Flag.optional
     ),
     modelCalls: modelCallsOption(
       ["on", "off"],
@@ -241,7 +242,7 @@ const installCommand = Command.make(
           } must run memdir's \`hook\` (e.g. "npx @memdir/cli hook", "memdir hook --selector model")`
         })
       )
-      : Effect.zipRight(run("install", args), settleModelCalls("install", args))
+      : Effect.andThen(run("install", args), settleModelCalls("install", args))
   )
 ).pipe(
   Command.withDescription("Add memdir's hooks to Claude Code's or Codex's configuration (merged, never clobbered)")
@@ -258,7 +259,7 @@ const uninstallCommand = Command.make(
     dryRun: dryRunOption,
     modelCalls: modelCallsOption(["off"], "Also turn automatic model calls off in your user settings")
   },
-  locationHandler((args) => Effect.zipRight(run("uninstall", args), settleModelCalls("uninstall", args)))
+  locationHandler((args) => Effect.andThen(run("uninstall", args), settleModelCalls("uninstall", args)))
 ).pipe(Command.withDescription("Remove exactly the hooks `memdir hooks install` added"))
 
 export const hooksCommand = Command.make("hooks").pipe(

@@ -3,14 +3,14 @@
  * sessions that run for days (docs/dream-and-logs.md#daily-logs). `--prompt` prints the daily-log section of the system
  * prompt.
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import { appendLog, renderLogsPrompt } from "@memdir/core/DailyLog"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, locate, requireEnabled } from "../Common.js"
+import { common, jsonOption, locate, requireEnabled, switchFlag } from "../Common.js"
 import { printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 
@@ -19,21 +19,21 @@ export const logCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    prompt: Options.boolean("prompt").pipe(
-      Options.withDescription("Print the daily-log section of the system prompt (the path as a pattern) instead")
+    prompt: switchFlag("prompt").pipe(
+      Flag.withDescription("Print the daily-log section of the system prompt (the path as a pattern) instead")
     ),
-    variant: Options.text("variant").pipe(Options.withDescription("Prompt variant (with --prompt)"), Options.optional),
-    text: Args.text({ name: "TEXT" }).pipe(Args.repeated)
+    variant: Flag.String("variant").pipe(Flag.withDescription("Prompt variant (with --prompt)"), Flag.optional),
+    text: Argument.String("TEXT").pipe(Argument.variadic())
   },
   memdirHandler((args) =>
     Effect.gen(function*() {
       const location = yield* locate(args.cwd)
       yield* requireEnabled(location)
       if (args.prompt) {
-        const section = yield* renderLogsPrompt({
+        const section = yield* Effect.fromResult(renderLogsPrompt({
           memoryDir: location.memoryDir,
           variant: Option.getOrUndefined(args.variant)
-        })
+        }))
         return yield* args.json ? printJson({ prompt: section }) : Console.log(section.replace(/\n$/, ""))
       }
       const result = yield* appendLog({ memoryDir: location.memoryDir, text: args.text.join(" ") })

@@ -2,7 +2,7 @@
  * `memdir mcp`: the MCP server over stdio (docs/mcp.md). The server and the SDK are loaded only when this command
  * runs (a chunk of their own), so no other command, nor help, evaluates them.
  */
-import * as Command from "@effect/cli/Command"
+import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import { common } from "../Common.js"
 import { memdirHandler } from "../Services.js"

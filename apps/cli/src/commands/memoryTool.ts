@@ -5,9 +5,9 @@
  * error line too, never a crash. Exits 0 at the end of stdin. `/memories` is the project's memory directory,
  * `/memories/team` its team directory while team memory is on.
  */
-import * as Command from "@effect/cli/Command"
 import type { MemoryToolAnswer } from "@memdir/core/MemoryToolBackend"
 import { MemoryToolBackend } from "@memdir/core/MemoryToolBackend"
+import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as readline from "node:readline"
@@ -42,7 +42,7 @@ const parseLine = (line: string, lineNumber: number): { readonly input: unknown 
 
 /** Writes one answer line and waits until stdout took it (so a pipe's reader gets answers as they are made). */
 const writeAnswer = (answer: MemoryToolAnswer) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     process.stdout.write(`${JSON.stringify(answer)}\n`, () => resume(Effect.void))
   })
 

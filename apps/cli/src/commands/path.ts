@@ -1,5 +1,5 @@
-import * as Command from "@effect/cli/Command"
 import type { RefusedSettings } from "@memdir/core/Settings"
+import * as Command from "effect/cli/Command"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { common, jsonOption, locate, locationHandler } from "../Common.js"

@@ -1,14 +1,14 @@
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import type { SelectorChoice } from "@memdir/core/ModelSelector"
 import { recalledMemoryView, RecallSession } from "@memdir/core/Recall"
 import type { SelectionExplanation } from "@memdir/core/Selector"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, locate, requireEnabled } from "../Common.js"
+import { common, jsonOption, locate, requireEnabled, switchFlag } from "../Common.js"
 import { printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 import { terminalLine, terminalText } from "../Terminal.js"
@@ -40,28 +40,28 @@ export const recallCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    max: Options.integer("max").pipe(
-      Options.withDescription("At most this many memories (1–5)"),
-      Options.withDefault(5)
+    max: Flag.Int("max").pipe(
+      Flag.withDescription("At most this many memories (1–5)"),
+      Flag.withDefault(5)
     ),
-    selector: Options.choice("selector", ["model", "offline"]).pipe(
-      Options.withDescription(
+    selector: Flag.Literals("selector", ["model", "offline"]).pipe(
+      Flag.withDescription(
         "Who picks the memories: the model (needs ANTHROPIC_API_KEY; falls back to offline on any model error) or " +
           "the offline selector. Default: model when a key is configured, else offline"
       ),
-      Options.optional
+      Flag.optional
     ),
-    explain: Options.boolean("explain").pipe(
-      Options.withDescription(
+    explain: switchFlag("explain").pipe(
+      Flag.withDescription(
         "Also show the offline selector's decision: each candidate's score, the terms it matched and where, and " +
           "why it was kept or cut"
       )
     ),
-    recentTools: Options.text("recent-tools").pipe(
-      Options.withDescription("Comma-separated tools the agent is using (their usage docs are skipped)"),
-      Options.optional
+    recentTools: Flag.String("recent-tools").pipe(
+      Flag.withDescription("Comma-separated tools the agent is using (their usage docs are skipped)"),
+      Flag.optional
     ),
-    query: Args.text({ name: "QUERY" }).pipe(Args.repeated)
+    query: Argument.String("QUERY").pipe(Argument.variadic())
   },
   memdirHandler((args) =>
     Effect.gen(function*() {

@@ -1,9 +1,9 @@
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
 import { InvalidMemoryInputError, type MemoryIoError } from "@memdir/core/Errors"
 import { MemoryFs } from "@memdir/core/MemoryFs"
 import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
 import * as Operations from "@memdir/core/Operations"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -35,7 +35,7 @@ export const showCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    file: Args.text({ name: "FILE" }).pipe(Args.withDescription("Memory file, relative to the memory directory"))
+    file: Argument.String("FILE").pipe(Argument.withDescription("Memory file, relative to the memory directory"))
   },
   memdirHandler(({ cwd, file, json }) =>
     Effect.gen(function*() {

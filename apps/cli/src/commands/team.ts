@@ -2,8 +2,8 @@
  * `memdir team …`: team memory. `audit` inspects `<memdir>/team/` as it is on disk; the other
  * subcommands (write, ls, sync) live beside it in this command.
  */
-import * as Command from "@effect/cli/Command"
 import * as TeamGuard from "@memdir/core/TeamGuard"
+import * as Command from "effect/cli/Command"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { common, jsonOption, locate } from "../Common.js"

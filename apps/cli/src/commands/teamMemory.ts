@@ -2,9 +2,6 @@
  * `memdir team write | ls | sync` (docs/team-memory.md), and what the other commands need to know about team memory:
  * its switch, its directory, its remote. Every path under team/ goes through TeamGuard (in `@memdir/core`).
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError, MemoryDisabledError, TeamMemoryDisabledError } from "@memdir/core/Errors"
 import { sortNewestWrittenFirst, writtenAtOf } from "@memdir/core/MemoryAge"
 import { Staleness } from "@memdir/core/Staleness"
@@ -16,6 +13,9 @@ import {
   writeTeamFile
 } from "@memdir/core/TeamMemory"
 import { TeamSync } from "@memdir/core/TeamSync"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -60,11 +60,11 @@ export const teamWriteCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    body: Options.text("body").pipe(
-      Options.withDescription("The whole file, frontmatter included (default: read from stdin)"),
-      Options.optional
+    body: Flag.String("body").pipe(
+      Flag.withDescription("The whole file, frontmatter included (default: read from stdin)"),
+      Flag.optional
     ),
-    key: Args.text({ name: "KEY" }).pipe(Args.withDescription("File path relative to team/, e.g. reference_ci.md"))
+    key: Argument.String("KEY").pipe(Argument.withDescription("File path relative to team/, e.g. reference_ci.md"))
   },
   memdirHandler((args) =>
     Effect.gen(function*() {

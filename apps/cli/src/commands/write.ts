@@ -1,12 +1,12 @@
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
 import { isMemoryType, type MemoryType, memoryTypes } from "@memdir/core/Memory"
 import { writePrivateMemory, writeTeamMemory } from "@memdir/core/TeamMemory"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { common, jsonOption, requireEnabled } from "../Common.js"
+import { common, jsonOption, requireEnabled, switchFlag } from "../Common.js"
 import { printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 import { locateTeam, requireTeam, warnContradictions } from "./teamMemory.js"
@@ -23,23 +23,23 @@ export const writeCommand = Command.make(
   {
     ...common,
     json: jsonOption,
-    type: Options.text("type").pipe(Options.withDescription(`Memory type: ${memoryTypes.join(" | ")}`)),
-    name: Options.text("name").pipe(Options.withDescription("Short title, e.g. \"Testing policy\"")),
-    description: Options.text("description").pipe(
-      Options.withDescription("One line: what this memory says; recall decides on it")
+    type: Flag.String("type").pipe(Flag.withDescription(`Memory type: ${memoryTypes.join(" | ")}`)),
+    name: Flag.String("name").pipe(Flag.withDescription("Short title, e.g. \"Testing policy\"")),
+    description: Flag.String("description").pipe(
+      Flag.withDescription("One line: what this memory says; recall decides on it")
     ),
-    body: Options.text("body").pipe(
-      Options.withDescription("Markdown body (default: read from stdin)"),
-      Options.optional
+    body: Flag.String("body").pipe(
+      Flag.withDescription("Markdown body (default: read from stdin)"),
+      Flag.optional
     ),
-    file: Options.text("file").pipe(
-      Options.withDescription(
+    file: Flag.String("file").pipe(
+      Flag.withDescription(
         "File name relative to the memory dir, or to team/ with --team (default: <type>_<topic>.md)"
       ),
-      Options.optional
+      Flag.optional
     ),
-    team: Options.boolean("team").pipe(
-      Options.withDescription("Write a team memory (team/, shared through `memdir team sync`) instead of a private one")
+    team: switchFlag("team").pipe(
+      Flag.withDescription("Write a team memory (team/, shared through `memdir team sync`) instead of a private one")
     )
   },
   memdirHandler((args) =>

@@ -15,6 +15,7 @@ import { TeamMemory } from "@memdir/core/TeamMemory"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import * as NodePath from "node:path"
 import { locate, requireEnabled } from "../Common.js"
 import { automaticModelCallsBy, automaticModelCallsOn } from "../ModelCalls.js"
@@ -24,17 +25,17 @@ import { StopInput } from "./HookInput.js"
 /** Extraction runs per background job at most (each reads up to one run's budget of messages). */
 const MAX_EXTRACT_RUNS = 10
 
-const Job = Schema.parseJson(
-  StopInput.pipe(
-    Schema.omit("hook_event_name", "stop_hook_active"),
+const Job = Schema.fromJsonString(
+  StopInput.mapFields((fields) => ({
+    ...Struct.omit(fields, ["hook_event_name", "stop_hook_active"]),
     // the run id the hook wrote its `start` line under (BackgroundRuns)
-    Schema.extend(Schema.Struct({ run: Schema.optional(Schema.String.pipe(Schema.pattern(/^[a-z0-9-]{1,40}$/))) }))
-  )
+    run: Schema.optional(Schema.String.check(Schema.isPattern(/^[a-z0-9-]{1,40}$/)))
+  }))
 )
 
 const readJob = Effect.suspend(() => {
   const raw = process.env[BACKGROUND_INPUT_ENV] ?? ""
-  return Schema.decodeUnknown(Job)(raw).pipe(
+  return Schema.decodeUnknownEffect(Job)(raw).pipe(
     Effect.mapError(() =>
       new InvalidMemoryInputError({ field: BACKGROUND_INPUT_ENV, value: raw.slice(0, 200), reason: "not a job" })
     )
@@ -65,7 +66,7 @@ const extractAll = (input: Extract.ExtractInput) => {
 
 const runJob = Effect.gen(function*() {
   const job = yield* readJob
-  const sessionId = yield* decodeSessionId(job.session_id)
+  const sessionId = yield* Effect.fromResult(decodeSessionId(job.session_id))
   const location = yield* locate(Option.some(job.cwd))
   yield* requireEnabled(location)
   // Checked again here (the hook checked before starting this job): no billed call without the user's consent.
@@ -86,7 +87,7 @@ const runJob = Effect.gen(function*() {
       teamEnabled: team.enabled
     }).pipe(
       // An extraction that failed keeps its cursor (retried next time); the dream's gates are still worth a look.
-      Effect.catchAll((error) => Effect.logWarning(`memdir hook: extraction failed: ${error.message}`))
+      Effect.catch((error) => Effect.logWarning(`memdir hook: extraction failed: ${error.message}`))
     )
   }
   const settings = yield* Settings
@@ -113,7 +114,7 @@ const runJob = Effect.gen(function*() {
  */
 export const runBackground = Effect.gen(function*() {
   const job = yield* readJob
-  const sessionId = yield* decodeSessionId(job.session_id)
+  const sessionId = yield* Effect.fromResult(decodeSessionId(job.session_id))
   const location = yield* locate(Option.some(job.cwd))
   return yield* BackgroundRuns.track(
     { memoryDir: location.memoryDir, session: sessionId, run: job.run },

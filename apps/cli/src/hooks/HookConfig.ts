@@ -8,7 +8,7 @@
  */
 import { AgentConfigError } from "@memdir/core/Errors"
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 
 export type Agent = "claude" | "codex"
 export type Scope = "user" | "project"
@@ -65,23 +65,23 @@ export const memdirHooks = (agent: Agent, command: string = DEFAULT_COMMAND): Js
   Object.fromEntries(eventsFor[agent].map((event) => [event, [memdirGroup(command, timeoutFor(agent, event))]]))
 
 /** Parses a configuration file's text: empty or absent is `{}`; anything but a JSON object is refused. */
-export const parseConfig = (path: string, text: string | undefined): Either.Either<JsonObject, AgentConfigError> => {
-  if (text === undefined || text.trim() === "") return Either.right({})
+export const parseConfig = (path: string, text: string | undefined): Result.Result<JsonObject, AgentConfigError> => {
+  if (text === undefined || text.trim() === "") return Result.succeed({})
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch (error) {
-    return Either.left(new AgentConfigError({ path, at: "", detail: `not valid JSON (${String(error)})` }))
+    return Result.fail(new AgentConfigError({ path, at: "", detail: `not valid JSON (${String(error)})` }))
   }
-  if (!isObject(parsed)) return Either.left(new AgentConfigError({ path, at: "", detail: "not a JSON object" }))
-  return Either.map(checkHooks(path, parsed), () => parsed)
+  if (!isObject(parsed)) return Result.fail(new AgentConfigError({ path, at: "", detail: "not a JSON object" }))
+  return Result.map(checkHooks(path, parsed), () => parsed)
 }
 
 /** The `hooks` object of a config is `{Event: [{hooks: [{…}]}]}`, or memdir does not touch the file. */
-const checkHooks = (path: string, config: JsonObject): Either.Either<void, AgentConfigError> => {
-  const fail = (at: string, detail: string) => Either.left(new AgentConfigError({ path, at, detail }))
+const checkHooks = (path: string, config: JsonObject): Result.Result<void, AgentConfigError> => {
+  const fail = (at: string, detail: string) => Result.fail(new AgentConfigError({ path, at, detail }))
   const hooks = config.hooks
-  if (hooks === undefined) return Either.right(undefined)
+  if (hooks === undefined) return Result.succeed(undefined)
   if (!isObject(hooks)) return fail("hooks", "is not an object of events")
   for (const [event, groups] of Object.entries(hooks)) {
     if (!Array.isArray(groups)) return fail(`hooks.${event}`, "is not an array of hook groups")
@@ -93,7 +93,7 @@ const checkHooks = (path: string, config: JsonObject): Either.Either<void, Agent
       }
     }
   }
-  return Either.right(undefined)
+  return Result.succeed(undefined)
 }
 
 const groupsOf = (hooks: JsonObject, event: string): ReadonlyArray<HookGroup> =>

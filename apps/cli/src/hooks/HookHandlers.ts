@@ -27,8 +27,8 @@ import { teamPromptInput } from "@memdir/core/TeamMemory"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -89,7 +89,7 @@ const largestFitting = (hi: number, fits: (n: number) => boolean): number => {
  * any index line is cut, with a note naming `memdir prompt`.
  */
 export const fitMemoryPrompt = (input: MemoryPromptInput, max: number = CONTEXT_MAX_CHARS): string => {
-  const render = (i: MemoryPromptInput) => Either.getOrThrow(renderMemoryPrompt(i))
+  const render = (i: MemoryPromptInput) => Result.getOrThrow(renderMemoryPrompt(i))
   const full = render(input)
   if (full.length <= max) return full
   const team = input.team
@@ -137,7 +137,7 @@ export const fitSessionContext = (
   max: number = CONTEXT_MAX_CHARS
 ): string => {
   const compact = sessionPromptInput(input)
-  const render = (i: MemoryPromptInput) => Either.getOrThrow(renderMemoryPrompt(i))
+  const render = (i: MemoryPromptInput) => Result.getOrThrow(renderMemoryPrompt(i))
   const whole = render(compact)
   if (whole.length <= max) return whole
   // The rules' length: the prompt with each non-blank index as one character (a blank one says so in a note).
@@ -224,13 +224,13 @@ export const sessionStart = Effect.fn("Hook.sessionStart")(function*(input: type
   yield* ensureMemoryDir(location.memoryDir).pipe(Effect.mapError(toIoError("init", location.memoryDir)))
   // A new session is the moment to forget old ones; a failure here must not cost the session its memory.
   yield* (yield* HookSessionState).cleanup(location.memoryDir).pipe(
-    Effect.catchAll((error) => Effect.logWarning(`memdir hook: session cleanup failed: ${error.message}`))
+    Effect.catch((error) => Effect.logWarning(`memdir hook: session cleanup failed: ${error.message}`))
   )
   const index = yield* (yield* MemoryIndex).load(location.memoryDir)
   const teamInput = yield* teamPromptInput(team)
   const prompt: MemoryPromptInput = { memoryDir: location.memoryDir, index, team: teamInput }
   // The compact rules leave the index most of the 10,000 characters; the scan only when it still does not fit.
-  const whole = Either.getOrThrow(renderMemoryPrompt(sessionPromptInput(prompt)))
+  const whole = Result.getOrThrow(renderMemoryPrompt(sessionPromptInput(prompt)))
   const context = whole.length <= CONTEXT_MAX_CHARS ?
     whole :
     fitSessionContext(prompt, yield* sessionFacts(prompt))
@@ -394,7 +394,7 @@ const startBackground = (job: BackgroundJob, memoryDir: string) =>
     const pid = yield* spawnJob({ ...job, run }, stderrPath)
     yield* runs.record(memoryDir, { v: 1, event: "start", run, at, session: job.session_id, ...(pid ? { pid } : {}) })
   }).pipe(
-    Effect.catchAll((error) => Effect.logDebug(`memdir hook: background run not traced: ${error.message}`)),
+    Effect.catch((error) => Effect.logDebug(`memdir hook: background run not traced: ${error.message}`)),
     Effect.provide(BackgroundRuns.layer)
   )
 

@@ -4,21 +4,21 @@
  * (`source`, `prompt`, `stop_hook_active`, `reason`). Fields memdir does not use are ignored; the input is hostile
  * until decoded (a relative `cwd`, a NUL byte, an over-long value, a malformed session id are refused).
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 
 /** Larger stdin is refused unread past this (a prompt with pasted files fits comfortably). */
 export const HOOK_INPUT_MAX_BYTES = 4 * 1024 * 1024
 
-const NoNul = Schema.String.pipe(Schema.filter((s) => !s.includes("\0"), { message: () => "contains a NUL byte" }))
-const AbsolutePath = NoNul.pipe(
-  Schema.maxLength(4096),
-  Schema.filter((s) => NodePath.isAbsolute(s), { message: () => "must be an absolute path" })
+const NoNul = Schema.String.check(Schema.makeFilter((s) => !s.includes("\0") || "contains a NUL byte"))
+const AbsolutePath = NoNul.check(
+  Schema.isMaxLength(4096),
+  Schema.makeFilter((s) => NodePath.isAbsolute(s) || "must be an absolute path")
 )
 
 const common = {
-  session_id: Schema.String.pipe(Schema.maxLength(256)),
+  session_id: Schema.String.check(Schema.isMaxLength(256)),
   cwd: AbsolutePath,
   // Codex sends null when the session has no transcript file yet
   transcript_path: Schema.optional(Schema.NullOr(AbsolutePath))
@@ -50,15 +50,15 @@ export const SessionEndInput = Schema.Struct({
   reason: Schema.optional(Schema.String)
 })
 
-export const HookInput = Schema.Union(SessionStartInput, UserPromptSubmitInput, StopInput, SessionEndInput)
+export const HookInput = Schema.Union([SessionStartInput, UserPromptSubmitInput, StopInput, SessionEndInput])
 export type HookInput = typeof HookInput.Type
 
 /** The events memdir handles; any other `hook_event_name` is answered with nothing. */
 export const HOOK_EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"] as const
 export type HookEvent = typeof HOOK_EVENTS[number]
 
-const EventName = Schema.parseJson(Schema.Struct({ hook_event_name: Schema.String }))
-const decodeInput = Schema.decodeUnknownEither(Schema.parseJson(HookInput), { errors: "first" })
+const EventName = Schema.fromJsonString(Schema.Struct({ hook_event_name: Schema.String }))
+const decodeInput = Schema.decodeUnknownResult(Schema.fromJsonString(HookInput), { errors: "first" })
 
 /** Why stdin was not a hook input memdir acts on. */
 export type HookInputProblem =
@@ -66,17 +66,19 @@ export type HookInputProblem =
   | { readonly _tag: "OtherEvent"; readonly event: string }
 
 /** Decodes stdin: an input memdir handles, or the reason it does nothing. */
-export const parseHookInput = (text: string): Either.Either<HookInput, HookInputProblem> => {
-  const named = Schema.decodeUnknownEither(EventName)(text)
-  if (Either.isLeft(named)) return Either.left({ _tag: "NotJson", detail: "stdin is not a JSON hook input" })
-  const event = named.right.hook_event_name
+export const parseHookInput = (text: string): Result.Result<HookInput, HookInputProblem> => {
+  const named = Schema.decodeUnknownResult(EventName)(text)
+  if (Result.isFailure(named)) return Result.fail({ _tag: "NotJson", detail: "stdin is not a JSON hook input" })
+  const event = named.success.hook_event_name
   if (!(HOOK_EVENTS as ReadonlyArray<string>).includes(event)) {
-    return Either.left({ _tag: "OtherEvent", event: event.slice(0, 100) })
+    return Result.fail({ _tag: "OtherEvent", event: event.slice(0, 100) })
   }
-  return Either.mapLeft(decodeInput(text), (error) => ({ _tag: "Invalid", detail: firstLine(String(error)) }))
+  return Result.mapError(decodeInput(text), (error) => ({ _tag: "Invalid", detail: oneLine(error.message) }))
 }
 
-const firstLine = (text: string): string => text.split("\n").slice(-1)[0]!.trim().slice(0, 300)
+/** A decoding failure in one short line: the problem, then where (`… at ["cwd"]`). */
+const oneLine = (text: string): string =>
+  text.split("\n").map((line) => line.trim()).filter((line) => line !== "").join(" ").slice(0, 300)
 
 /** The answer an agent CLI reads on stdout: context for the model. Exactly these keys (Codex rejects others). */
 export interface HookOutput {

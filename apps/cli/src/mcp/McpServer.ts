@@ -1,13 +1,12 @@
 /**
  * The MCP server of `memdir mcp` (docs/mcp.md), on the official SDK's low-level `Server` over stdio: the
  * instructions from the prompt catalog, the tools of `McpTools` and the resources of `McpResources`, each request
- * run as an Effect in the runtime of the command (one `RecallSession` per process, so one per MCP session).
+ * run as an Effect with the services of the command (one `RecallSession` per process, so one per MCP session).
  *
  * stdout carries the protocol only: nothing else is written there (logs go to stderr). The server runs until its
  * client closes stdin. A line (message) over `MAX_MESSAGE_BYTES` is dropped with a line on stderr, like a line that
  * is not JSON: the SDK's transport would otherwise close on it, and the server would stop serving its client.
  */
-import type { FileSystem, Path } from "@effect/platform"
 import type { MemdirServices } from "@memdir/core/Memdir"
 import { renderMcpInstructions } from "@memdir/core/prompts/McpPrompt"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -23,8 +22,9 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Runtime from "effect/Runtime"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { Transform } from "node:stream"
 import { version } from "../Version.js"
 import {
@@ -70,7 +70,7 @@ const readResource = (uri: string, context: ToolContext): Effect.Effect<Resource
   return readMemory(context, path)
 }
 
-/** The SDK server with memdir's handlers; `run` executes an Effect in the command's runtime. */
+/** The SDK server with memdir's handlers; `run` executes an Effect with the command's services. */
 export const makeServer = (
   context: ToolContext,
   run: <A>(effect: Effect.Effect<A, unknown, McpServices>) => Promise<A>
@@ -79,7 +79,7 @@ export const makeServer = (
     { name: "memdir", title: "memdir: file-based memory", version },
     {
       capabilities: { tools: {}, resources: {} },
-      instructions: Either.getOrThrow(renderMcpInstructions())
+      instructions: Result.getOrThrow(renderMcpInstructions())
     }
   )
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -160,7 +160,7 @@ export const dropOversizedLines = (maxLineBytes: number, onDrop: (bytes: number)
 
 /** Waits until the client closes stdin (or the transport closes). */
 const untilClosed = (server: Server) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     let done = false
     const finish = () => {
       if (done) return
@@ -179,8 +179,8 @@ const untilClosed = (server: Server) =>
 /** Serves MCP on stdin/stdout until stdin closes. */
 export const serve = (context: ToolContext) =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<McpServices>()
-    const runPromise = Runtime.runPromise(runtime)
+    const services = yield* Effect.context<McpServices>()
+    const runPromise = Effect.runPromiseWith(services)
     const server = makeServer(context, (effect) => runPromise(effect))
     const input = process.stdin.pipe(dropOversizedLines(MAX_MESSAGE_BYTES, (bytes) => {
       process.stderr.write(

@@ -17,11 +17,11 @@ import { renderRecalledMemory } from "@memdir/core/Recall"
 import type { TeamLocation } from "@memdir/core/TeamMemory"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
+import * as JsonSchema from "effect/JsonSchema"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { locateTeam, requireTeam } from "../commands/teamMemory.js"
 import { automaticModelCallsOn } from "../ModelCalls.js"
 import { isMemdirError } from "../Output.js"
@@ -45,8 +45,8 @@ export class ToolArgumentsError extends Schema.TaggedError<ToolArgumentsError>()
 // Schemas
 // ---------------------------------------------------------------------------------------------------------------
 
-const described = <S extends Schema.Schema.Any>(schema: S, description: string) =>
-  schema.annotations({ description }) as unknown as S
+const described = <S extends Schema.Top>(schema: S, description: string): S["Rebuild"] =>
+  schema.annotate({ description })
 
 // ---------------------------------------------------------------------------------------------------------------
 // The tool shape
@@ -75,8 +75,8 @@ interface ToolSpec<I, O, R> {
   readonly name: string
   readonly title: string
   readonly description: string
-  readonly input: Schema.Schema<I, any>
-  readonly output: Schema.Schema<O, any>
+  readonly input: Schema.Codec<I, any>
+  readonly output: Schema.Codec<O, any>
   readonly annotations: Omit<ToolAnnotations, "title" | "openWorldHint">
   readonly run: (input: I, context: ToolContext) => Effect.Effect<ToolOutput<O>, unknown, R>
 }
@@ -112,23 +112,32 @@ export const acceptedArguments = (schema: Record<string, unknown>): string => {
   }).join("\n")
 }
 
+/** A required argument that was not given, as the issues of `argumentProblems` word it. */
+const MISSING = "is missing"
+
+/** The schema's complaints, one per problem with its path; a missing argument says `MISSING`. */
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => issue._tag === "MissingKey" ? MISSING : SchemaIssue.defaultLeafHook(issue)
+})
+
 /**
  * What is wrong with the arguments, one line per argument: an argument with fixed choices says them once (not one
  * "Expected" per choice), any other the schema's first complaint.
  */
 const argumentProblems = (
-  error: ParseResult.ParseError,
+  error: Schema.SchemaError,
   schema: Record<string, unknown>,
   args: unknown
 ): ReadonlyArray<string> => {
   const properties = (schema.properties ?? {}) as Record<string, JsonProperty>
   const given = typeof args === "object" && args !== null ? args as Record<string, unknown> : {}
   const byPath = new Map<string, string>()
-  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
-    const key = issue.path.join(".")
+  for (const issue of formatIssues(error.issue).issues) {
+    const path = (issue.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment)
+    const key = path.join(".")
     if (byPath.has(key)) continue
-    const choices = issue.path.length === 1 ? properties[String(issue.path[0])]?.enum : undefined
-    const message = choices !== undefined && issue._tag !== "Missing" ?
+    const choices = path.length === 1 ? properties[String(path[0])]?.enum : undefined
+    const message = choices !== undefined && issue.message !== MISSING ?
       `must be one of ${choices.map((c) => JSON.stringify(c)).join(", ")}, got ${JSON.stringify(given[key])}` :
       issue.message
     byPath.set(key, key === "" ? message : `${key}: ${message}`)
@@ -136,9 +145,18 @@ const argumentProblems = (
   return [...byPath.values()]
 }
 
-/** The JSON Schema of a tool's input or output: an object schema, the draft the SDK's validator reads. */
-const jsonSchemaOf = (schema: Schema.Schema<any, any>): Record<string, unknown> =>
-  JSONSchema.make(schema) as unknown as Record<string, unknown>
+/**
+ * The JSON Schema of a tool's input or output: an object schema, the draft the SDK's validator reads (draft-07),
+ * closed to properties it does not name (as the arguments are decoded: `onExcessProperty: "error"`).
+ */
+const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => {
+  const document = JsonSchema.toDocumentDraft07(Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" }))
+  return {
+    $schema: JsonSchema.META_SCHEMA_URI_DRAFT_07,
+    ...document.schema,
+    ...(Object.keys(document.definitions).length === 0 ? {} : { definitions: document.definitions })
+  }
+}
 
 const textResult = (text: string, isError: boolean, structured?: Record<string, unknown>): ToolResult => ({
   content: [{ type: "text", text }],
@@ -175,24 +193,28 @@ export const renderToolError = (error: unknown): string => {
 }
 
 const defineTool = <I, O, R>(spec: ToolSpec<I, O, R>): Tool<R> => {
-  const inputSchema = jsonSchemaOf(spec.input)
-  const outputSchema = jsonSchemaOf(spec.output)
-  const decode = Schema.decodeUnknownEither(spec.input, { errors: "all", onExcessProperty: "error" })
-  const encode = Schema.encodeEither(spec.output)
+  const input = spec.input
+  const output = spec.output
+  const inputSchema = jsonSchemaOf(input)
+  const outputSchema = jsonSchemaOf(output)
+  const decode = Schema.decodeUnknownResult(input, { errors: "all", onExcessProperty: "error" })
+  const encode = Schema.encodeResult(output)
   const accepted = acceptedArguments(inputSchema)
   const call = (args: unknown, context: ToolContext): Effect.Effect<ToolResult, never, R> =>
     Effect.gen(function*() {
       const input = decode(args ?? {})
-      if (Either.isLeft(input)) {
-        const problems = argumentProblems(input.left, inputSchema, args)
+      if (Result.isFailure(input)) {
+        const problems = argumentProblems(input.failure, inputSchema, args)
         return yield* new ToolArgumentsError({ tool: spec.name, problems, accepted })
       }
-      const output = yield* spec.run(input.right, context)
-      const structured = yield* Either.mapLeft(encode(output.structured), (e) => new Error(String(e)))
+      const output = yield* spec.run(input.success, context)
+      const structured = yield* Effect.fromResult(
+        Result.mapError(encode(output.structured), (e) => new Error(String(e)))
+      )
       return textResult(output.text, false, structured as Record<string, unknown>)
     }).pipe(
-      Effect.catchAllCause((cause) => {
-        const failure = Cause.failureOption(cause)
+      Effect.catchCause((cause) => {
+        const failure = Cause.findErrorOption(cause)
         const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
         // no structuredContent: a client validates it against the output schema, which describes success
         return Effect.succeed(textResult(renderToolError(error), true))
@@ -312,7 +334,7 @@ export const readTool = defineTool({
 })
 
 const IfVersion = (what: string) =>
-  Schema.optional(
+  Schema.optionalKey(
     described(Schema.String, `The version memory_read returned: the ${what} fails if the memory changed since`)
   )
 
@@ -337,7 +359,10 @@ export const writeTool = defineTool({
       // the location's own refusal, naming which setting turned team memory off
       if (input.scope === "team") yield* requireTeam(team)
       // the project's memoryLayout setting, as `memdir write` honours it
-      const written = yield* Operations.write(rootOf(team), { ...input, ifVersion: if_version }, {
+      const written = yield* Operations.write(rootOf(team), {
+        ...input,
+        ...(if_version === undefined ? {} : { ifVersion: if_version })
+      }, {
         layout: team.memory.memoryLayout
       })
       return {
@@ -369,8 +394,8 @@ export const editTool = defineTool({
         path: input.path,
         old: input.old_str,
         new: input.new_str,
-        replaceAll: input.replace_all,
-        ifVersion: input.if_version
+        ...(input.replace_all === undefined ? {} : { replaceAll: input.replace_all }),
+        ...(input.if_version === undefined ? {} : { ifVersion: input.if_version })
       })
       return {
         structured: { path: edited.path, scope: edited.scope, version: edited.version },
@@ -384,7 +409,7 @@ export const deleteTool = defineTool({
   title: "Delete a memory",
   description: "Deletes a memory file and its line in MEMORY.md (\"forget …\").",
   input: Operations.DeleteInput,
-  output: Schema.Struct({ path: Schema.String, fileRemoved: Schema.Boolean, indexLinesRemoved: Schema.Number }),
+  output: Schema.Struct({ path: Schema.String, fileRemoved: Schema.Boolean, indexLinesRemoved: Schema.Int }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   run: (input, context) =>
     Effect.gen(function*() {

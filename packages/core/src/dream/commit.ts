@@ -85,5 +85,5 @@ export const commitDream = Effect.fn("Dream.commit")(function*(memoryDir: string
     return done
   })
   // git missing, not runnable or timed out: the dream itself is done; the report says the commit failed, and why.
-  return yield* outcome.pipe(Effect.catchAll((error) => Effect.succeed(failed(error.message))))
+  return yield* outcome.pipe(Effect.catch((error) => Effect.succeed(failed(error.message))))
 })

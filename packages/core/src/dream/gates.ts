@@ -7,11 +7,11 @@
  * 3. lock — `.consolidate-lock` is free (`DreamLock`).
  * `force` bypasses the time and session gates (they are still reported), never the lock.
  */
-import { Path } from "@effect/platform"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as Schema from "effect/Schema"
 import { DreamLock, type DreamLockState } from "../DreamLock.js"
 import { ioErrorOf, isMissingFile } from "../Errors.js"
@@ -37,10 +37,10 @@ export const defaultTranscriptsDir = (memoryBase: string, root: string): string 
 
 /** `MEMDIR_TRANSCRIPTS_DIR` (where session transcripts are) and `MEMDIR_SESSION_ID` (the current session). */
 export const dreamEnv = Config.all({
-  transcriptsDir: Config.option(Config.string("MEMDIR_TRANSCRIPTS_DIR")).pipe(
+  transcriptsDir: Config.option(Config.String("MEMDIR_TRANSCRIPTS_DIR")).pipe(
     Config.map(Option.filter((dir) => dir.trim() !== ""))
   ),
-  sessionId: Config.option(Config.string("MEMDIR_SESSION_ID")).pipe(
+  sessionId: Config.option(Config.String("MEMDIR_SESSION_ID")).pipe(
     Config.map(Option.filter((id) => id.trim() !== ""))
   )
 })
@@ -64,7 +64,7 @@ const ScanCache = Schema.Struct({
   sessions: Schema.Array(Schema.Struct({ id: Schema.String, mtime: Schema.Number }))
 })
 type ScanCache = typeof ScanCache.Type
-const decodeScanCache = Schema.decodeUnknownOption(Schema.parseJson(ScanCache))
+const decodeScanCache = Schema.decodeUnknownOption(Schema.fromJsonString(ScanCache))
 
 export interface SessionScan {
   /** Touched since lastConsolidatedAt, current session excluded, newest first. */
@@ -79,7 +79,7 @@ export interface SessionScan {
  * looked at (gone, a dangling link) is none.
  */
 const transcriptInfo = (
-  fs: MemoryFs["Type"],
+  fs: MemoryFs["Service"],
   file: string,
   info: FileInfo | MemoryFsError
 ): Effect.Effect<Option.Option<FileInfo>> =>

@@ -3,7 +3,7 @@
  * orient material (index, manifest, recent daily logs, touched sessions) read by memdir, so the model does not
  * spend turns listing.
  */
-import type * as Either from "effect/Either"
+import type * as Result from "effect/Result"
 import type { RecentLog } from "../DailyLog.js"
 import type { UnknownPromptVariantError } from "../Errors.js"
 import { INDEX_ENTRY_MAX_CHARS } from "../Memory.js"
@@ -19,7 +19,7 @@ export const renderDreamSystemPrompt = (input: {
   readonly memoryDir: string
   readonly now: number
   readonly variant?: string | undefined
-}): Either.Either<string, UnknownPromptVariantError> =>
+}): Result.Result<string, UnknownPromptVariantError> =>
   renderSection(dreamSection, input.variant, {
     memoryDir: withTrailingSeparator(input.memoryDir),
     indexFile: INDEX_FILE,

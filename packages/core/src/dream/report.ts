@@ -74,7 +74,7 @@ export const runSucceeded = <E>(run: DreamRun<E>): boolean => Exit.isSuccess(run
 const failureOf = <E extends { readonly message: string }>(run: DreamRun<E>): string | undefined => {
   const exit = run.exit
   if (Exit.isSuccess(exit)) return run.ioFailures[0]?.error.message
-  return Option.match(Cause.failureOption(exit.cause), {
+  return Option.match(Cause.findErrorOption(exit.cause), {
     onNone: () => Cause.pretty(exit.cause),
     onSome: (e) => e.message
   })

@@ -324,7 +324,7 @@ const memoryDirOf = (trace: DreamTrace): string =>
   NodePath.resolve(trace.absolute, ...trace.backupDir.split("/").map(() => ".."))
 
 /** Remove `path` and everything in it; nothing there is fine. */
-const removeAll = (fs: MemoryFs["Type"], path: string) =>
+const removeAll = (fs: MemoryFs["Service"], path: string) =>
   fs.remove(path, { recursive: true }).pipe(
     Effect.catchIf(isMissingFile, () => Effect.void),
     Effect.mapError(ioErrorOf("remove", path))

@@ -50,8 +50,13 @@ export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
       description: "Search the transcripts of the sessions since the last consolidation for a word or phrase " +
         "(case-insensitive, literal). Answers session:line: snippet. Use a specific term; read-only.",
       input: Schema.Struct({
-        query: Schema.String.pipe(Schema.minLength(3), Schema.maxLength(TRANSCRIPT_QUERY_MAX_CHARS)),
-        session: Schema.optional(Schema.String).annotations({ description: "limit the search to this session id" })
+        query: Schema.String.check(
+          // JSON Schema counts code points, this check UTF-16 units (so v4 would advertise ⌈3/2⌉): the model is
+          // told the 3 the check asks for
+          Schema.isMinLength(3, { toJsonSchema: () => ({ minLength: 3 }) }),
+          Schema.isMaxLength(TRANSCRIPT_QUERY_MAX_CHARS)
+        ),
+        session: Schema.optionalKey(Schema.String.annotate({ description: "limit the search to this session id" }))
       }),
       run: ({ query, session }) =>
         Effect.gen(function*() {
@@ -100,7 +105,7 @@ export const transcriptSearchTool = (sessions: ReadonlyArray<TouchedSession>) =>
               const snippet = said.slice(start, at + needle.length + 140)
               matches.push(`${s.id}:${i + 1}: ${start > 0 ? "…" : ""}${snippet}${at + 140 < said.length ? "…" : ""}`)
             }
-            yield* Effect.yieldNow()
+            yield* Effect.yieldNow
           }
           const notes = [
             ...(more > 0 ? [`[… ${more} more matches: use a more specific term]`] : []),

@@ -3,7 +3,7 @@
  * their own sections (`renderSection`); the evals app reads its variable sections from here, so a variant a suite
  * names is the text the program sends.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { UnknownPromptVariantError } from "../Errors.js"
 import { logsSection } from "./DailyLogPrompt.js"
 import { dreamSection } from "./DreamPrompt.js"
@@ -36,9 +36,9 @@ export const findSection = (id: string): PromptSection | undefined => promptCata
 export const lookupVariant = (
   sectionId: string,
   variant?: string | undefined
-): Either.Either<string, UnknownPromptVariantError> => {
+): Result.Result<string, UnknownPromptVariantError> => {
   const section = findSection(sectionId)
   return section === undefined ?
-    Either.left(new UnknownPromptVariantError({ section: sectionId, variant: variant ?? "", known: [] })) :
+    Result.fail(new UnknownPromptVariantError({ section: sectionId, variant: variant ?? "", known: [] })) :
     lookup(section, variant)
 }

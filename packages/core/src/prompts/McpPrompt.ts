@@ -3,7 +3,7 @@
  * memory prompt's rules, condensed to when to recall and when to save, for a model that meets memory only through
  * tools. No slots: the server's tools say where things are.
  */
-import type * as Either from "effect/Either"
+import type * as Result from "effect/Result"
 import type { UnknownPromptVariantError } from "../Errors.js"
 import { lines, makeSection, paragraphs, renderSection } from "./PromptSection.js"
 
@@ -52,5 +52,5 @@ export const mcpInstructionsSection = makeSection({
 })
 
 /** The server's `instructions`: the section's variant (its default unless another is named). */
-export const renderMcpInstructions = (variant?: string | undefined): Either.Either<string, UnknownPromptVariantError> =>
+export const renderMcpInstructions = (variant?: string | undefined): Result.Result<string, UnknownPromptVariantError> =>
   renderSection(mcpInstructionsSection, variant, {})

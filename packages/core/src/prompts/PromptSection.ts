@@ -6,7 +6,7 @@
  * that renders a section fills every one of its slots; a slot left unfilled or a slot the section does not declare
  * is a bug in the templates, caught by the catalog test (`packages/core/test/PromptCatalog.test.ts`).
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { UnknownPromptVariantError } from "../Errors.js"
 
 /** The program that renders a section (and so fills its slots). */
@@ -47,11 +47,11 @@ export const variantNames = (section: PromptSection): ReadonlyArray<string> => [
 export const lookup = (
   section: PromptSection,
   variant?: string | undefined
-): Either.Either<string, UnknownPromptVariantError> => {
+): Result.Result<string, UnknownPromptVariantError> => {
   const name = variant ?? section.default
   return Object.hasOwn(section.variants, name) ?
-    Either.right(section.variants[name]!) :
-    Either.left(new UnknownPromptVariantError({ section: section.id, variant: name, known: variantNames(section) }))
+    Result.succeed(section.variants[name]!) :
+    Result.fail(new UnknownPromptVariantError({ section: section.id, variant: name, known: variantNames(section) }))
 }
 
 /**
@@ -67,7 +67,7 @@ export const renderSection = <Slot extends string>(
   section: PromptSection<string, Slot>,
   variant: string | undefined,
   slots: Readonly<Record<Slot, string>>
-): Either.Either<string, UnknownPromptVariantError> => Either.map(lookup(section, variant), (t) => render(t, slots))
+): Result.Result<string, UnknownPromptVariantError> => Result.map(lookup(section, variant), (t) => render(t, slots))
 
 /** A directory as the prompts name it: with its trailing separator (added as `/` when missing). */
 export const withTrailingSeparator = (dir: string, separator = "/"): string =>

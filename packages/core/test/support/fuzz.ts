@@ -5,8 +5,8 @@
  * memory file parses, and each has exactly its one index line (`MEMORY.md`, or `team/MEMORY.md` for `team/…`),
  * rendered from its own frontmatter and linking its key, with no line for a file that is not there.
  */
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { parseMemoryFile } from "../../src/Frontmatter.js"
@@ -216,11 +216,11 @@ export const unsoundness = (memoryDir: string, teamEnabled: boolean, plain = fal
       continue
     }
     const parsed = parseMemoryFile(fs.readFileSync(path.join(memoryDir, key), "utf8"), key)
-    if (Either.isLeft(parsed)) {
-      problems.push(`${key}: does not parse (${parsed.left.message})`)
+    if (Result.isFailure(parsed)) {
+      problems.push(`${key}: does not parse (${parsed.failure.message})`)
       continue
     }
-    const { description, name, type } = parsed.right.frontmatter
+    const { description, name, type } = parsed.success.frontmatter
     if (!(memoryTypes as ReadonlyArray<unknown>).includes(type)) problems.push(`${key}: type ${String(type)}`)
     const expected = formatIndexEntry({ title: String(name), file: link, hook: String(description) })
     if (mine.length !== 1) problems.push(`${key}: ${mine.length} index lines ${JSON.stringify(mine)}`)

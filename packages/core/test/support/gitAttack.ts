@@ -23,7 +23,7 @@ export const inheritedFromHook = (variables: Record<string, string>) =>
 
 /** A TCP server that accepts connections and never says a word (a remote that hangs). */
 export const silentServer = Effect.acquireRelease(
-  Effect.async<{ server: NodeNet.Server; sockets: Array<NodeNet.Socket>; port: number }>((resume) => {
+  Effect.callback<{ server: NodeNet.Server; sockets: Array<NodeNet.Socket>; port: number }>((resume) => {
     const sockets: Array<NodeNet.Socket> = []
     const server = NodeNet.createServer((socket) => void sockets.push(socket))
     server.listen(

@@ -6,7 +6,7 @@
  * `/`-separated. Everything here fails closed: a key that merely looks like an attack is refused, because keys come
  * from models and other people and a legitimate memory never needs a percent sign that decodes to a dot or a slash.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { PathTraversalError } from "../../Errors.js"
 
 export type KeyRefusal = PathTraversalError["reason"]
@@ -204,14 +204,14 @@ export const percentDecodeFully = (text: string): string | undefined => {
  * Layer 1: refuses null bytes, absolute/home/drive/UNC paths, backslashes, Unicode look-alikes and whatever
  * becomes one of those (or a `.`/`..` segment, or an extra `/`) once percent-decoded, however many times.
  */
-export const sanitizeKey = (key: string): Either.Either<string, PathTraversalError> => {
-  const refuse = (reason: KeyRefusal, detail: string) => Either.left(new PathTraversalError({ key, reason, detail }))
+export const sanitizeKey = (key: string): Result.Result<string, PathTraversalError> => {
+  const refuse = (reason: KeyRefusal, detail: string) => Result.fail(new PathTraversalError({ key, reason, detail }))
   const plain = plainProblem(key)
   if (plain !== undefined) return refuse(plain.reason, plain.detail)
-  if (!key.includes("%")) return Either.right(key)
+  if (!key.includes("%")) return Result.succeed(key)
   const decoded = percentDecodeFully(key)
   if (decoded === undefined) return refuse("encoded-traversal", `still changing after ${MAX_DECODE_ROUNDS} decodings`)
-  if (decoded === key) return Either.right(key)
+  if (decoded === key) return Result.succeed(key)
   const hidden = plainProblem(decoded)
   if (hidden !== undefined) {
     return refuse("encoded-traversal", `decodes to ${JSON.stringify(decoded)}: ${hidden.detail}`)
@@ -220,5 +220,5 @@ export const sanitizeKey = (key: string): Either.Either<string, PathTraversalErr
   if (count(decoded, "/") > count(key, "/")) {
     return refuse("encoded-traversal", `decodes to ${JSON.stringify(decoded)}: an encoded separator`)
   }
-  return Either.right(key)
+  return Result.succeed(key)
 }

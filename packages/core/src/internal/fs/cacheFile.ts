@@ -5,7 +5,6 @@
  * truth: a file that cannot be read, does not parse or is of another version reads as empty, an entry its format
  * cannot decode is skipped, and a cache that cannot be written costs the next run its work, nothing else.
  */
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { FILE_MODE, type MemoryFs } from "./core.js"
@@ -51,27 +50,27 @@ export const renderCacheFile = <Entry>(format: CacheFormat<Entry>, entries: Read
 
 /** The cache's entries; empty when the file is missing, unreadable, too large, corrupt or of another version. */
 export const readCacheFile = <Entry>(
-  fs: Context.Tag.Service<MemoryFs>,
+  fs: MemoryFs["Service"],
   format: CacheFormat<Entry>,
   cacheFile: string
 ): Effect.Effect<Map<string, Entry>> =>
   fs.readFile(cacheFile, { maxBytes: format.maxBytes }).pipe(
     Effect.map((file) => parseCacheFile(format, file.text)),
-    Effect.catchAll(() => Effect.succeed(new Map<string, Entry>()))
+    Effect.catch(() => Effect.succeed(new Map<string, Entry>()))
   )
 
 /** Writes the cache (its `.cache/` made inside `memoryDir`); a failure is logged at debug level, never raised. */
 export const writeCacheFile = <Entry>(
-  fs: Context.Tag.Service<MemoryFs>,
+  fs: MemoryFs["Service"],
   format: CacheFormat<Entry>,
   memoryDir: string,
   cacheFile: string,
   entries: ReadonlyMap<string, Entry>
 ): Effect.Effect<void> =>
   fs.makeDirectory(NodePath.dirname(cacheFile), { within: memoryDir }).pipe(
-    Effect.zipRight(
+    Effect.andThen(
       fs.writeFileAtomic(cacheFile, renderCacheFile(format, entries), { mode: FILE_MODE, within: memoryDir })
     ),
     // a read-only or full disk costs the next run the work the cache saves, nothing else
-    Effect.catchAll((error) => Effect.logDebug(`${format.name} not written: ${error.message}`))
+    Effect.catch((error) => Effect.logDebug(`${format.name} not written: ${error.message}`))
   )

@@ -1,6 +1,6 @@
 /**
  * The `MemoryFs` service's definition: its operations, file kinds, options and the one typed error. The
- * implementations (`memoryFsNode.ts`, `memoryFsMemory.ts`, `memoryFsPlatform.ts`) import it from here, and
+ * implementations (`internal/fs/node.ts`, `internal/fs/memory.ts`) import it from here, and
  * `MemoryFs.ts` re-exports it with the layers, so no implementation imports the module that imports it.
  */
 import * as Context from "effect/Context"
@@ -50,7 +50,7 @@ export interface FileInfo {
 }
 
 /** Why a file-system call failed, mapped once from the errno code. */
-export const MemoryFsReason = Schema.Literal(
+export const MemoryFsReason = Schema.Literals([
   "NotFound",
   "AlreadyExists",
   "SymbolicLink",
@@ -64,7 +64,7 @@ export const MemoryFsReason = Schema.Literal(
   "PermissionDenied",
   "NoSpace",
   "Unknown"
-)
+])
 export type MemoryFsReason = typeof MemoryFsReason.Type
 
 export class MemoryFsError extends Schema.TaggedError<MemoryFsError>()("MemoryFsError", {
@@ -73,7 +73,7 @@ export class MemoryFsError extends Schema.TaggedError<MemoryFsError>()("MemoryFs
   reason: MemoryFsReason,
   /** The errno code or what exactly was wrong (e.g. "a FIFO", "300000 bytes (limit 250000)"). */
   detail: Schema.String,
-  cause: Schema.optional(Schema.Defect)
+  cause: Schema.optional(Schema.Defect())
 }) {
   override get message(): string {
     return `${this.op} ${this.path} failed: ${this.reason} (${this.detail}). Check the file and its permissions.`
@@ -187,7 +187,7 @@ export interface WalkOptions {
   readonly maxDepth?: number | undefined
 }
 
-export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
+export class MemoryFs extends Context.Service<MemoryFs, {
   /** What is at `path` itself (a symbolic link is reported, not followed). */
   readonly lstat: (path: string) => Effect.Effect<FileInfo, MemoryFsError>
   /** Whether anything (a dangling link included) is at `path`. */
@@ -288,4 +288,4 @@ export class MemoryFs extends Context.Tag("@memdir/core/MemoryFs")<MemoryFs, {
    * link (`DanglingSymlink`), a loop (`SymlinkLoop`) or anything else that prevents the answer fails.
    */
   readonly realPathOfDeepestExisting: (path: string) => Effect.Effect<string, MemoryFsError>
-}>() {}
+}>()("@memdir/core/MemoryFs") {}

@@ -35,9 +35,9 @@ export { isProcessAlive } from "./leftovers.js"
 
 export interface LockOptions {
   /** How long to wait for a live holder before failing with `LockTimeoutError` (default 10 s). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** A lock held longer than this is taken over even if its pid lives (pid reuse, hung holder). Default 30 s. */
-  readonly staleAfter?: Duration.DurationInput | undefined
+  readonly staleAfter?: Duration.Input | undefined
 }
 
 export const DEFAULT_LOCK_TIMEOUT: Duration.Duration = Duration.seconds(10)
@@ -106,7 +106,7 @@ const parseOwner = (text: string): LockOwner | undefined => {
  */
 export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, options?: LockOptions) {
   const fs = yield* MemoryFs
-  const timeout = Duration.decode(options?.timeout ?? DEFAULT_LOCK_TIMEOUT)
+  const timeout = Duration.fromInputUnsafe(options?.timeout ?? DEFAULT_LOCK_TIMEOUT)
   const staleAfterMs = Duration.toMillis(options?.staleAfter ?? DEFAULT_LOCK_STALE_AFTER)
   const host = hostname()
   const startedAt = yield* Clock.currentTimeMillis
@@ -157,7 +157,7 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
         // (not rm, which ignores ENOENT) tells exactly one breaker that it was the one.
         const broken = `${lockPath}.${token}.broken`
         const removed = yield* fs.rename(entryPath, broken).pipe(
-          Effect.zipRight(fs.remove(broken)),
+          Effect.andThen(fs.remove(broken)),
           Effect.as(true),
           Effect.catchIf(isMissingFile, () => Effect.succeed(false)),
           Effect.mapError(ioError("break stale lock", entryPath))
@@ -199,11 +199,10 @@ export const acquireLock = Effect.fn("acquireLock")(function*(lockPath: string, 
     return yield* new LockBusy({ holder })
   })
 
-  const backoff = Schedule.exponential(Duration.millis(2), 1.5).pipe(
-    Schedule.union(Schedule.spaced(Duration.millis(50))),
-    Schedule.jittered,
-    Schedule.upTo(timeout)
-  )
+  const backoff = Schedule.min([
+    Schedule.exponential(Duration.millis(2), 1.5),
+    Schedule.spaced(Duration.millis(50))
+  ]).pipe(Schedule.jittered, Schedule.upTo({ duration: timeout }))
 
   const prepareStaging = Effect.gen(function*() {
     yield* fs.makeDirectory(staging)
@@ -261,7 +260,7 @@ export const releaseLock = Effect.fn("releaseLock")(function*(held: HeldLock, op
     // Possibly taken over: only remove our own owner file (a no-op if someone broke it); an empty dir is free.
     : fs.remove(held.ownerFile).pipe(Effect.catchIf(isMissingFile, () => Effect.void))
   yield* release.pipe(
-    Effect.catchAll((error) => Effect.logWarning(`memdir: could not release lock ${held.lockPath}: ${error.message}`))
+    Effect.catch((error) => Effect.logWarning(`memdir: could not release lock ${held.lockPath}: ${error.message}`))
   )
 })
 

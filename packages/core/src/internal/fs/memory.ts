@@ -43,7 +43,7 @@ const ROOT_INCLUDED = { allowRoot: true, sep: "/" } as const
 export const makeMemoryFsInMemory = (
   seed: MemoryFsSeed = {},
   tree: MemoryTree = makeMemoryTree()
-): MemoryFs["Type"] => {
+): MemoryFs["Service"] => {
   const { infoOf, newIno, nodes, normalize, resolvePath } = tree
 
   /** The entry named by `path` itself (the parent resolved, the last component not followed). */
@@ -80,9 +80,9 @@ export const makeMemoryFsInMemory = (
           return yield* fail("resolve", current, "SymlinkLoop", "too many levels of symbolic links")
         }
         if (resolved.reason !== "NotFound") return yield* fail("resolve", current, resolved.reason, resolved.detail)
-        const entry = yield* Effect.either(entryOf("lstat", current))
-        if (entry._tag === "Right" && entry.right.node !== undefined) {
-          const node = entry.right.node
+        const entry = yield* Effect.result(entryOf("lstat", current))
+        if (entry._tag === "Success" && entry.success.node !== undefined) {
+          const node = entry.success.node
           if (node.kind !== "SymbolicLink") return yield* fail("resolve", current, "Changed", "changed while checked")
           return yield* fail("resolve", current, "DanglingSymlink", `-> ${node.target} (missing)`)
         }
@@ -156,12 +156,13 @@ export const makeMemoryFsInMemory = (
       }))
 
   const mtimeMany = (paths: ReadonlyArray<string>) =>
-    Effect.forEach(paths, (path) => Effect.merge(Effect.map(lstat(path), (info) => info.mtimeMs)))
+    Effect.forEach(paths, (path) => Effect.catch(Effect.map(lstat(path), (info) => info.mtimeMs), Effect.succeed))
 
-  const lstatMany = (paths: ReadonlyArray<string>) => Effect.forEach(paths, (path) => Effect.merge(lstat(path)))
+  const lstatMany = (paths: ReadonlyArray<string>) =>
+    Effect.forEach(paths, (path) => Effect.catch(lstat(path), Effect.succeed))
 
   const readFileMany = (paths: ReadonlyArray<string>, options: ReadOptions) =>
-    Effect.forEach(paths, (path) => Effect.merge(readFile(path, options)))
+    Effect.forEach(paths, (path) => Effect.catch(readFile(path, options), Effect.succeed))
 
   const visitHeads = (paths: ReadonlyArray<string>, visitor: HeadVisitor) =>
     Effect.forEach(paths, (path, index) =>

@@ -1,14 +1,14 @@
 /**
- * The live `MemoryFs`, on `node:fs` directly: `@effect/platform`'s FileSystem has no `lstat`, no
- * `O_NOFOLLOW`/`O_NONBLOCK` and hides errno codes, which are exactly what memdir's checks are made of. Every
- * failure is mapped here, once, from its errno code into a `MemoryFsError` that keeps the cause.
+ * The live `MemoryFs`, on `node:fs` directly: Effect's `FileSystem` opens with neither `O_NOFOLLOW` nor
+ * `O_NONBLOCK` and folds errno codes into a few coarse reasons, and those are exactly what memdir's checks are made
+ * of. Every failure is mapped here, once, from its errno code into a `MemoryFsError` that keeps the cause.
  *
  * Residual race: Node has no `openat`/`renameat`, so between re-verifying a parent directory's real path and the
  * `rename` into it, a LOCAL process with write access to the directory could still swap it for a symlink. The
  * final component is never followed.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import {
   closeSync,
   constants,
@@ -128,22 +128,22 @@ const realPathOfDeepestExisting = (absolute: string): Effect.Effect<string, Memo
     // another process may create `current` between realpath and lstat: look again, a few times
     let retries = 3
     while (true) {
-      const real = yield* Effect.either(sysSync(op, current, () => realpathSync.native(current)))
-      if (Either.isRight(real)) return NodePath.join(real.right, ...[...missingTail].reverse())
-      const error = real.left
+      const real = yield* Effect.result(sysSync(op, current, () => realpathSync.native(current)))
+      if (Result.isSuccess(real)) return NodePath.join(real.success, ...[...missingTail].reverse())
+      const error = real.failure
       if (error.detail === "ELOOP") return yield* fail(op, current, "SymlinkLoop", "too many levels of symbolic links")
       if (error.reason !== "NotFound") return yield* Effect.fail(error)
       // ENOENT: either `current` does not exist (walk up), or it is a link whose target does not
-      const entry = yield* Effect.either(sysSync("lstat", current, () => lstatSync(current)))
-      if (Either.isRight(entry)) {
-        if (!entry.right.isSymbolicLink()) {
+      const entry = yield* Effect.result(sysSync("lstat", current, () => lstatSync(current)))
+      if (Result.isSuccess(entry)) {
+        if (!entry.success.isSymbolicLink()) {
           if (retries-- > 0) continue
           return yield* fail(op, current, "Changed", "changed while checked")
         }
-        const target = yield* Effect.either(sysSync("readlink", current, () => readlinkSync(current)))
-        return yield* fail(op, current, "DanglingSymlink", `-> ${Either.getOrElse(target, () => "?")} (missing)`)
+        const target = yield* Effect.result(sysSync("readlink", current, () => readlinkSync(current)))
+        return yield* fail(op, current, "DanglingSymlink", `-> ${Result.getOrElse(target, () => "?")} (missing)`)
       }
-      if (entry.left.reason !== "NotFound") return yield* Effect.fail(entry.left)
+      if (entry.failure.reason !== "NotFound") return yield* Effect.fail(entry.failure)
       const parent = NodePath.dirname(current)
       if (parent === current) return yield* fail(op, absolute, "Unknown", "no ancestor exists")
       missingTail.push(NodePath.basename(current))
@@ -520,7 +520,7 @@ const walkDirectory: WalkStep<WalkEntry> = (directory, isRoot, options, max, out
     const depth = directory.depth + 1
     const descend = options.maxDepth === undefined || depth < options.maxDepth
     for (let start = 0; start < absolutes.length && out.length < max; start += WALK_BATCH) {
-      if (start > 0) yield* Effect.yieldNow()
+      if (start > 0) yield* Effect.yieldNow
       const batch = absolutes.slice(start, start + WALK_BATCH)
       const infos = yield* lstatBatch(batch)
       if (infos instanceof MemoryFsError) return yield* Effect.fail(infos)
@@ -569,7 +569,7 @@ const walkKindsDirectory: WalkStep<WalkKindEntry> = (directory, isRoot, options,
     // `NodePath.join` of a normalized directory and an entry's name (never `.`, `..` nor holding a separator)
     const base = withSeparator(NodePath.normalize(directory.absolute))
     for (let i = 0; i < listed.length && out.length < max; i++) {
-      if (i > 0 && i % WALK_BATCH === 0) yield* Effect.yieldNow()
+      if (i > 0 && i % WALK_BATCH === 0) yield* Effect.yieldNow
       const entry = listed[i]!
       const relative = directory.relative === "" ? entry.name : `${directory.relative}/${entry.name}`
       const absolute = base + entry.name
@@ -779,7 +779,7 @@ const rename = (from: string, to: string) => sys("rename", to, () => fsp.rename(
 
 const readLink = (path: string) => sys("readlink", path, () => fsp.readlink(path))
 
-export const makeMemoryFsNode = (): MemoryFs["Type"] => ({
+export const makeMemoryFsNode = (): MemoryFs["Service"] => ({
   lstat: (path) => lstat(path).pipe(Effect.withSpan("MemoryFs.lstat")),
   exists: (path) => exists(path).pipe(Effect.withSpan("MemoryFs.exists")),
   readFile: (path, options) => readFile(path, options).pipe(Effect.withSpan("MemoryFs.readFile")),

@@ -50,7 +50,7 @@ export const andThen = <ROut, E2, RIn>(layer: Layer.Layer<ROut, E2, RIn>) =>
  */
 export const inOrder =
   <Start>() => <A, E>(build: (start: Built<Start, never, Start>) => Built<A, E, Start>): Layer.Layer<A, E, Start> =>
-    Layer.scopedContext(Effect.gen(function*() {
+    Layer.effectContext(Effect.gen(function*() {
       const memoMap = yield* Layer.makeMemoMap
       const start: Built<Start, never, Start> = { context: Effect.context<Start>(), memoMap }
       return yield* build(start).context

@@ -6,7 +6,7 @@
  *
  * The services' layers are built one after another (`internal/layers/inOrder.ts`: the types check the order).
  */
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import { pipe } from "effect/Function"
 import * as Layer from "effect/Layer"
@@ -38,8 +38,8 @@ const selectorOf = <R>(options: MemdirLayerOptions<R>) =>
 /** The services `Memdir.layer` provides, over the given location layer. */
 export const servicesLayer = <R>(
   options: MemdirLayerOptions<R>,
-  location: Layer.Layer<LocationServices, ConfigError.ConfigError, Platform>
-): Layer.Layer<MemdirServices, ConfigError.ConfigError, Platform | R> => {
+  location: Layer.Layer<LocationServices, Config.ConfigError, Platform>
+): Layer.Layer<MemdirServices, Config.ConfigError, Platform | R> => {
   // No git ages given: an empty layer in their place (the scanner then counts from `modified:` and mtimes).
   const gitAges = (options.gitAges ?? Layer.empty) as Layer.Layer<never, never, Platform>
   return inOrder<Platform>()((start) =>
@@ -67,18 +67,18 @@ export const servicesLayer = <R>(
       andThen(Git.layer),
       andThen(TeamSync.layerOver)
     )
-  ) as Layer.Layer<MemdirServices, ConfigError.ConfigError, Platform | R>
+  ) as Layer.Layer<MemdirServices, Config.ConfigError, Platform | R>
 }
 
 /** `servicesLayer`, plus the session's `Extractor` when the options give its input (Extract loaded only then). */
 export const compose = <R>(
   options: MemdirLayerOptions<R>,
-  location: Layer.Layer<LocationServices, ConfigError.ConfigError, Platform>
-): Layer.Layer<MemdirServices, ConfigError.ConfigError, Platform | R> => {
+  location: Layer.Layer<LocationServices, Config.ConfigError, Platform>
+): Layer.Layer<MemdirServices, Config.ConfigError, Platform | R> => {
   const services = servicesLayer(options, location)
   const input = options.extractor
   if (input === undefined) return services
-  const extractor = Layer.unwrapEffect(
+  const extractor = Layer.unwrap(
     Effect.map(Effect.promise(() => import("../../Extract.js")), (Extract) => Extract.layer(input))
   )
   return Layer.provideMerge(extractor, services)

@@ -11,7 +11,7 @@
  * 4. `automaticModelCalls` in the local, then the user settings (on or off);
  * 5. default off. A project's `automaticModelCalls: true` is ignored: a committed file never turns billing on.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { SettingsError } from "../../Errors.js"
 import type { LoadedSettings, SettingsSource } from "../../Settings.js"
 import { isEnvDefinedFalsy, isEnvTruthy } from "./paths.js"
@@ -35,13 +35,13 @@ export interface ModelCallsSetting {
 /** `automaticModelCalls` of every settings file that sets it, in priority order; a wrong type names file and key. */
 export const readModelCallsSettings = (
   sources: LoadedSettings["sources"]
-): Either.Either<ReadonlyArray<ModelCallsSetting>, SettingsError> => {
+): Result.Result<ReadonlyArray<ModelCallsSetting>, SettingsError> => {
   const found: Array<ModelCallsSetting> = []
   for (const { path, settings, source } of sources) {
     const value = settings[AUTOMATIC_MODEL_CALLS_KEY]
     if (value === undefined) continue
     if (typeof value !== "boolean") {
-      return Either.left(
+      return Result.fail(
         new SettingsError({
           path,
           key: AUTOMATIC_MODEL_CALLS_KEY,
@@ -51,7 +51,7 @@ export const readModelCallsSettings = (
     }
     found.push({ source, path, value })
   }
-  return Either.right(found)
+  return Result.succeed(found)
 }
 
 /** The chain over the env value and the settings found (see the module comment). */
@@ -78,5 +78,5 @@ export const resolveModelCallsEnabled = (
 export const resolveAutomaticModelCalls = (
   envValue: string | undefined,
   sources: LoadedSettings["sources"]
-): Either.Either<AutomaticModelCalls, SettingsError> =>
-  Either.map(readModelCallsSettings(sources), (found) => resolveModelCallsEnabled(envValue, found))
+): Result.Result<AutomaticModelCalls, SettingsError> =>
+  Result.map(readModelCallsSettings(sources), (found) => resolveModelCallsEnabled(envValue, found))

@@ -3,8 +3,8 @@
  * needs, so the services run them on the `Path` service while the public pure helpers bind `node:path`
  * (and tests can run them on `node:path`'s win32 flavour).
  */
-import type { Path } from "@effect/platform"
-import * as Either from "effect/Either"
+import type * as Path from "effect/Path"
+import * as Result from "effect/Result"
 import { createHash } from "node:crypto"
 import { InvalidMemoryDirError } from "../../Errors.js"
 import { isInside, withSeparator } from "../containment/inside.js"
@@ -75,8 +75,8 @@ export const validateMemoryDirOverrideWith = (
   value: string,
   source: string,
   userHome: string
-): Either.Either<string, InvalidMemoryDirError> => {
-  const refuse = (reason: InvalidMemoryDirReason) => Either.left(new InvalidMemoryDirError({ source, value, reason }))
+): Result.Result<string, InvalidMemoryDirError> => {
+  const refuse = (reason: InvalidMemoryDirReason) => Result.fail(new InvalidMemoryDirError({ source, value, reason }))
   const isRoot = (resolved: string) => path.parse(resolved).root === resolved
   if (value.includes("\0")) return refuse("null-byte")
   if (value === "~") return refuse("bare-tilde")
@@ -95,7 +95,7 @@ export const validateMemoryDirOverrideWith = (
     return refuse("relative")
   }
   if (isInside(resolved, home, homeCheck(path))) return refuse("contains-home")
-  return Either.right(withTrailingSeparator(path, resolved.normalize("NFC")))
+  return Result.succeed(withTrailingSeparator(path, resolved.normalize("NFC")))
 }
 
 /**

@@ -11,7 +11,7 @@
  * 6. default off. A project's `teamMemory: true` is ignored.
  * `teamRemote` likewise comes from policy, local or user settings only.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { SettingsError } from "../../Errors.js"
 import type { LoadedSettings, SettingsSource } from "../../Settings.js"
 import { isEnvDefinedFalsy, isEnvTruthy } from "./paths.js"
@@ -46,27 +46,27 @@ export interface TeamSettings {
  * Refuses remotes git would read as an option (`-u…`, `--upload-pack=…`) or that hide a control character; any
  * real git URL (https, ssh, scp-like, a local path) passes.
  */
-export const validateTeamRemote = (path: string, value: string): Either.Either<string, SettingsError> => {
+export const validateTeamRemote = (path: string, value: string): Result.Result<string, SettingsError> => {
   const remote = value.trim()
-  const refuse = (detail: string) => Either.left(new SettingsError({ path, key: "teamRemote", detail }))
+  const refuse = (detail: string) => Result.fail(new SettingsError({ path, key: "teamRemote", detail }))
   if (remote.length === 0) return refuse("must not be empty")
   if (remote.startsWith("-")) return refuse("must not start with '-' (git would read it as an option)")
 
   if (/[\u0000-\u001f\u007f]/.test(remote)) return refuse("must not contain control characters")
-  return Either.right(remote)
+  return Result.succeed(remote)
 }
 
 /** The team keys of the loaded settings files, type-checked (a wrong type is a `SettingsError` naming the file). */
 export const readTeamSettings = (
   sources: LoadedSettings["sources"]
-): Either.Either<TeamSettings, SettingsError> => {
+): Result.Result<TeamSettings, SettingsError> => {
   const switches: Array<TeamSettingValue<boolean>> = []
   const remotes: Array<TeamSettingValue<string>> = []
   for (const { path, settings, source } of sources) {
     const enabled = settings.teamMemory
     if (enabled !== undefined) {
       if (typeof enabled !== "boolean") {
-        return Either.left(
+        return Result.fail(
           new SettingsError({
             path,
             key: "teamMemory",
@@ -79,16 +79,16 @@ export const readTeamSettings = (
     const remote = settings.teamRemote
     if (remote !== undefined) {
       if (typeof remote !== "string") {
-        return Either.left(
+        return Result.fail(
           new SettingsError({ path, key: "teamRemote", detail: `wrong type: expected string, found ${typeof remote}` })
         )
       }
       const valid = validateTeamRemote(path, remote)
-      if (Either.isLeft(valid)) return Either.left(valid.left)
-      remotes.push({ source, path, value: valid.right })
+      if (Result.isFailure(valid)) return Result.fail(valid.failure)
+      remotes.push({ source, path, value: valid.success })
     }
   }
-  return Either.right({ switches, remotes })
+  return Result.succeed({ switches, remotes })
 }
 
 /** The team switch (see the module comment for the chain). */
@@ -128,8 +128,8 @@ export const resolveTeamSwitch = (
   autoMemory: { readonly enabled: boolean; readonly enabledBy: string },
   envValue: string | undefined,
   sources: LoadedSettings["sources"]
-): Either.Either<TeamSwitch, SettingsError> =>
-  Either.map(readTeamSettings(sources), (team) => {
+): Result.Result<TeamSwitch, SettingsError> =>
+  Result.map(readTeamSettings(sources), (team) => {
     const switched = resolveTeamEnabled(autoMemory, envValue, team.switches)
     const remote = resolveTeamRemote(team.remotes)
     return { ...switched, ...(remote === undefined ? {} : { remote: remote.remote, remoteSource: remote.source }) }

@@ -12,6 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
+import * as Semaphore from "effect/Semaphore"
 import * as NodePath from "node:path"
 import { fromMemoryFsError, MemoryIoError, type PathTraversalError } from "../../Errors.js"
 import { MemoryFs, type MemoryFsError } from "../../MemoryFs.js"
@@ -61,7 +62,7 @@ export const makeRunTrace = (memoryDir: string, stateDir: string, startedAt: num
     const absolute = NodePath.join(root, ...backupDir.split("/"))
     const kept = yield* Ref.make<ReadonlyMap<string, string>>(new Map())
     // one backup at a time: two tools of one turn replacing the same memory keep its first version once
-    const serial = yield* Effect.makeSemaphore(1)
+    const serial = yield* Semaphore.make(1)
 
     const write = (relative: string, content: string) =>
       Effect.gen(function*() {

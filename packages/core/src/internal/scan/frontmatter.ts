@@ -2,7 +2,7 @@
  * The frontmatter parser's core, shared by `Frontmatter` (strings) and the live `Scanner` (which finds the
  * fences in the raw bytes itself and hands over only the block between them).
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { InvalidFrontmatterError } from "../../Errors.js"
 import type { MemoryKind, MemoryType } from "../../Memory.js"
 import { parseFlatBlock, parseYamlBlock, type YamlMap, type YamlRepair } from "./yaml.js"
@@ -46,7 +46,7 @@ export const fileStem = (path: string): string => {
 const isFence = (line: string): boolean => line.startsWith("---") && line.slice(3).trim() === ""
 
 const fail = (path: string, reason: InvalidFrontmatterError["reason"], line: number, detail: string) =>
-  Either.left(new InvalidFrontmatterError({ path, reason, line, detail }))
+  Result.fail(new InvalidFrontmatterError({ path, reason, line, detail }))
 
 /** Text from a YAML value that should be text: strings as they are, numbers/booleans/dates spelled out. */
 const asText = (value: unknown): string | undefined => {
@@ -75,8 +75,8 @@ export interface HeaderBlock {
   readonly bodyOffset: number
 }
 
-/** Finds the fences in the first 30 lines; `Left` for the strict failures. */
-const locateHeader = (text: string, path: string): Either.Either<HeaderBlock, InvalidFrontmatterError> => {
+/** Finds the fences in the first 30 lines; a failure for the strict ones. */
+const locateHeader = (text: string, path: string): Result.Result<HeaderBlock, InvalidFrontmatterError> => {
   const head = text.length > FRONTMATTER_MAX_BYTES ? text.slice(0, FRONTMATTER_MAX_BYTES) : text
   const lines: Array<string> = []
   let start = 0
@@ -113,7 +113,7 @@ const locateHeader = (text: string, path: string): Either.Either<HeaderBlock, In
       : `the first ${FRONTMATTER_MAX_LINES} lines`
     return fail(path, "unclosed-frontmatter", 1, `no closing '---' line within ${where}`)
   }
-  return Either.right({
+  return Result.succeed({
     block: lines.slice(1).join("\n"),
     endLine: closing + 1,
     bodyOffset: Math.min(start, text.length)
@@ -125,7 +125,7 @@ const interpret = (
   endLine: number,
   path: string,
   warnings: Array<string>
-): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> => {
+): Result.Result<ParsedFrontmatter, InvalidFrontmatterError> => {
   // An empty header is an empty map: the file is still a memory, with warnings below.
   const map = data === null || data === undefined ? {} : data
   if (!isMap(map)) {
@@ -169,7 +169,7 @@ const interpret = (
     warnings.push(`unknown type "${typeText}": kept as untyped (use user | feedback | project | reference)`)
   }
 
-  return Either.right({
+  return Result.succeed({
     name,
     description,
     type,
@@ -186,7 +186,7 @@ export const readBlock = (
   block: string,
   endLine: number,
   path: string
-): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> => {
+): Result.Result<ParsedFrontmatter, InvalidFrontmatterError> => {
   // Line 1 is the opening fence, so line k (0-based) of the block is line k + 2 of the file.
   const firstLine = 2
   const flat = parseFlatBlock(block)
@@ -203,9 +203,9 @@ export const readBlock = (
 export const parseHeader = (
   source: string,
   path: string
-): Either.Either<readonly [ParsedFrontmatter, HeaderBlock], InvalidFrontmatterError> =>
-  Either.flatMap(
+): Result.Result<readonly [ParsedFrontmatter, HeaderBlock], InvalidFrontmatterError> =>
+  Result.flatMap(
     locateHeader(source, path),
     (header) =>
-      Either.map(readBlock(header.block, header.endLine, path), (frontmatter) => [frontmatter, header] as const)
+      Result.map(readBlock(header.block, header.endLine, path), (frontmatter) => [frontmatter, header] as const)
   )

@@ -4,7 +4,7 @@
  * line with non-ASCII blanks, CR line ends, NUL bytes, no closing fence) is handed to the string parser
  * instead, which then sees exactly the lines it would see in the whole file.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { InvalidFrontmatterError } from "../../Errors.js"
 import { FRONTMATTER_MAX_LINES, type ParsedFrontmatter, parseHeader, readBlock, stripBom } from "./frontmatter.js"
 
@@ -114,15 +114,15 @@ export const parseLocatedHead = (
   buffer: Buffer,
   location: Exclude<HeadLocation, { readonly _tag: "NeedMore" }>,
   path: string
-): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> =>
+): Result.Result<ParsedFrontmatter, InvalidFrontmatterError> =>
   location._tag === "Block"
     ? readBlock(buffer.toString("utf8", location.start, location.end), location.endLine, path)
-    : Either.map(parseHeader(stripBom(buffer.toString("utf8", 0, location.end)), path), ([parsed]) => parsed)
+    : Result.map(parseHeader(stripBom(buffer.toString("utf8", 0, location.end)), path), ([parsed]) => parsed)
 
 /** Reads a file head ({@link readHeadLocation}) and parses it ({@link parseLocatedHead}). */
 export const readHead = (
   buffer: Buffer,
   readAt: (offset: number, length: number) => number,
   path: string
-): Either.Either<ParsedFrontmatter, InvalidFrontmatterError> =>
+): Result.Result<ParsedFrontmatter, InvalidFrontmatterError> =>
   parseLocatedHead(buffer, readHeadLocation(buffer, readAt), path)

@@ -6,7 +6,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { MemoryKind } from "../../Memory.js"
 import { type CommitTimes, writtenAt } from "../../MemoryAge.js"
 import type { MemoryFs } from "../../MemoryFs.js"
@@ -43,7 +43,7 @@ export const headBuffer = (): Buffer => Buffer.allocUnsafe(FRONTMATTER_MAX_BYTES
  * it was listed has no line (`undefined`).
  */
 export const describeFiles = (
-  fs: MemoryFs["Type"],
+  fs: MemoryFs["Service"],
   buffer: Buffer,
   files: ReadonlyArray<ListedFile>,
   commitTimes?: CommitTimes | undefined
@@ -55,11 +55,11 @@ export const describeFiles = (
       file: (index, mtime, read, size) => {
         const { candidate, key } = files[index]!
         const parsed = candidate ? readHead(buffer, (offset, length) => read(buffer, offset, length), key) : undefined
-        if (parsed === undefined || Either.isLeft(parsed)) {
+        if (parsed === undefined || Result.isFailure(parsed)) {
           lines[index] = { _tag: "File", size }
           return
         }
-        const { description, extra, type } = parsed.right
+        const { description, extra, type } = parsed.success
         const at = writtenAt({ extra, mtime }, nowMs, commitTimes?.(key, mtime)).at
         lines[index] = { _tag: "Memory", type, description, writtenAt: at, extra }
       },

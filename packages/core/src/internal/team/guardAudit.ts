@@ -6,7 +6,7 @@
  * team directory that cannot be listed at all fails the audit.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as NodePath from "node:path"
 import { MemoryIoError } from "../../Errors.js"
 import { MEMORY_MAX_BYTES } from "../../Memory.js"
@@ -50,8 +50,8 @@ export const inspectText = (teamDir: string, relative: string, content: string):
 
 const refusedName = (teamDir: string, relative: string): AuditViolation | undefined => {
   const checked = checkKeyWith(NodePath, teamDir, relative)
-  return Either.isLeft(checked) ?
-    { path: relative, reason: checked.left.reason, detail: checked.left.detail ?? checked.left.reason } :
+  return Result.isFailure(checked) ?
+    { path: relative, reason: checked.failure.reason, detail: checked.failure.detail ?? checked.failure.reason } :
     undefined
 }
 
@@ -72,12 +72,12 @@ export const auditTeamDir = (
     const fs = yield* MemoryFs
     const root = NodePath.resolve(teamDir)
     const violations: Array<AuditViolation> = []
-    const rootStats = yield* Effect.either(fs.lstat(root))
-    if (Either.isLeft(rootStats)) {
-      if (rootStats.left.reason === "NotFound") return violations
-      return yield* new MemoryIoError({ op: "audit", path: root, detail: rootStats.left.detail })
+    const rootStats = yield* Effect.result(fs.lstat(root))
+    if (Result.isFailure(rootStats)) {
+      if (rootStats.failure.reason === "NotFound") return violations
+      return yield* new MemoryIoError({ op: "audit", path: root, detail: rootStats.failure.detail })
     }
-    if (rootStats.right.kind === "SymbolicLink") {
+    if (rootStats.success.kind === "SymbolicLink") {
       const target = yield* linkText(fs, root)
       // memdir never makes team/ a link; whoever did may have pointed it anywhere: report, do not walk it
       violations.push({ path: ".", reason: "symlink", detail: `the team directory is a link to ${target}` })
@@ -87,14 +87,14 @@ export const auditTeamDir = (
       Effect.mapError((e) => new MemoryIoError({ op: "audit", path: root, detail: e.detail }))
     )
     yield* walk(fs, root, realTeam, "", 0, false, violations).pipe(
-      Effect.catchAll((e) => Effect.fail(new MemoryIoError({ op: "audit", path: root, detail: e.detail })))
+      Effect.catch((e) => Effect.fail(new MemoryIoError({ op: "audit", path: root, detail: e.detail })))
     )
     return violations.sort(byPath)
   })
 
 /** A link's text for a report; a link that cannot be read says so. */
-const linkText = (fs: MemoryFs["Type"], path: string) =>
-  fs.readLink(path).pipe(Effect.catchAll((error) => Effect.succeed(`? (${error.detail})`)))
+const linkText = (fs: MemoryFs["Service"], path: string) =>
+  fs.readLink(path).pipe(Effect.catch((error) => Effect.succeed(`? (${error.detail})`)))
 
 /** Entries `lstat`-ed, and files read, per synchronous batch (`MemoryFs.lstatMany` / `readFileMany`). */
 const AUDIT_BATCH = 256
@@ -120,7 +120,7 @@ const unreadFile = (entry: AuditEntry, error: MemoryFsError): AuditViolation => 
  * read are read together and searched for secrets. Returns the sub-directories to walk.
  */
 const auditBatch = (
-  fs: MemoryFs["Type"],
+  fs: MemoryFs["Service"],
   realTeam: string,
   depth: number,
   batch: ReadonlyArray<AuditEntry>,
@@ -177,7 +177,7 @@ const auditBatch = (
   })
 
 const walk = (
-  fs: MemoryFs["Type"],
+  fs: MemoryFs["Service"],
   root: string,
   realTeam: string,
   relativeDir: string,
@@ -187,14 +187,14 @@ const walk = (
 ): Effect.Effect<void, MemoryFsError> =>
   Effect.gen(function*() {
     const absoluteDir = relativeDir === "" ? root : NodePath.join(root, ...relativeDir.split("/"))
-    const listed = yield* Effect.either(fs.readDirectory(absoluteDir))
-    if (Either.isLeft(listed)) {
-      if (relativeDir === "") return yield* Effect.fail(listed.left)
-      violations.push({ path: relativeDir, reason: "unverifiable", detail: `cannot list: ${listed.left.detail}` })
+    const listed = yield* Effect.result(fs.readDirectory(absoluteDir))
+    if (Result.isFailure(listed)) {
+      if (relativeDir === "") return yield* Effect.fail(listed.failure)
+      violations.push({ path: relativeDir, reason: "unverifiable", detail: `cannot list: ${listed.failure.detail}` })
       return
     }
     const entries: Array<AuditEntry> = []
-    for (const { name } of listed.right) {
+    for (const { name } of listed.success) {
       if (relativeDir === "" && SKIPPED_TOP_LEVEL.has(name)) continue
       const relative = relativeDir === "" ? name : `${relativeDir}/${name}`
       // report a refused name once, at the outermost entry that carries it
@@ -208,7 +208,7 @@ const walk = (
     }
     const directories: Array<AuditEntry> = []
     for (let start = 0; start < entries.length; start += AUDIT_BATCH) {
-      if (start > 0) yield* Effect.yieldNow()
+      if (start > 0) yield* Effect.yieldNow
       directories.push(
         ...(yield* auditBatch(fs, realTeam, depth, entries.slice(start, start + AUDIT_BATCH), violations))
       )
@@ -219,19 +219,19 @@ const walk = (
   })
 
 /** Where a link points, and whether that is inside the team directory (a loop or a dangling link says so). */
-const describeLink = (fs: MemoryFs["Type"], absolute: string, relative: string, realTeam: string) =>
+const describeLink = (fs: MemoryFs["Service"], absolute: string, relative: string, realTeam: string) =>
   Effect.gen(function*() {
     const target = yield* linkText(fs, absolute)
-    const real = yield* Effect.either(fs.realPathOfDeepestExisting(absolute))
-    if (Either.isLeft(real)) {
-      const reason = real.left.reason
+    const real = yield* Effect.result(fs.realPathOfDeepestExisting(absolute))
+    if (Result.isFailure(real)) {
+      const reason = real.failure.reason
       if (reason === "SymlinkLoop") return { path: relative, reason: "symlink-loop", detail: `-> ${target} (loops)` }
       if (reason === "DanglingSymlink") {
         return { path: relative, reason: "dangling-symlink", detail: `-> ${target} (missing)` }
       }
-      return { path: relative, reason: "unverifiable", detail: `-> ${target} (${real.left.detail})` }
+      return { path: relative, reason: "unverifiable", detail: `-> ${target} (${real.failure.detail})` }
     }
-    return isInside(realTeam, real.right) ?
+    return isInside(realTeam, real.success) ?
       { path: relative, reason: "symlink", detail: `-> ${target} (inside team/; links are refused on read)` } :
-      { path: relative, reason: "symlink-escape", detail: `-> ${target} (resolves to ${real.right}, outside team/)` }
+      { path: relative, reason: "symlink-escape", detail: `-> ${target} (resolves to ${real.success}, outside team/)` }
   })

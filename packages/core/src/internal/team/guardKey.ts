@@ -5,7 +5,7 @@
  *
  * A key is what a teammate (or a sync) names a team file with: a path relative to `team/`, `/`-separated.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { PathTraversalError } from "../../Errors.js"
 import { isInside } from "../containment/inside.js"
 import { sanitizeKey } from "../containment/sanitizeKey.js"
@@ -19,12 +19,12 @@ export const containKey = (
   path: PathOps,
   teamDir: string,
   key: string
-): Either.Either<string, PathTraversalError> => {
+): Result.Result<string, PathTraversalError> => {
   const root = path.resolve(teamDir)
   const target = path.resolve(root, key)
-  if (isInside(root, target, { sep: path.sep })) return Either.right(target)
+  if (isInside(root, target, { sep: path.sep })) return Result.succeed(target)
   const detail = target === root ? "names the team directory itself" : `resolves to ${target}`
-  return Either.left(new PathTraversalError({ key, reason: "escapes-root", detail }))
+  return Result.fail(new PathTraversalError({ key, reason: "escapes-root", detail }))
 }
 
 /** Layers 1 and 2 together: what can be decided without touching the disk. */
@@ -32,5 +32,5 @@ export const checkKeyWith = (
   path: PathOps,
   teamDir: string,
   key: string
-): Either.Either<string, PathTraversalError> =>
-  Either.flatMap(sanitizeKey(key), (sane) => containKey(path, teamDir, sane))
+): Result.Result<string, PathTraversalError> =>
+  Result.flatMap(sanitizeKey(key), (sane) => containKey(path, teamDir, sane))

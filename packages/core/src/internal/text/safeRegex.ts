@@ -9,7 +9,7 @@
  * RE2 also knows (`(?<name>…)`, `\d`, `\b`, `\p{L}`, `\uXXXX`) is translated.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { RE2JS, RE2JSException } from "re2js"
 
@@ -31,7 +31,7 @@ export type UnsafePatternReason = "backreference" | "lookaround" | "too-long" | 
 /** A pattern the linear-time matcher cannot or will not run; the message says what to use instead. */
 export class UnsafePatternError extends Schema.TaggedError<UnsafePatternError>()("UnsafePatternError", {
   pattern: Schema.String,
-  reason: Schema.Literal("backreference", "lookaround", "too-long", "too-complex", "syntax"),
+  reason: Schema.Literals(["backreference", "lookaround", "too-long", "too-complex", "syntax"]),
   detail: Schema.String
 }) {
   override get message(): string {
@@ -102,12 +102,12 @@ export interface SafeRegex {
 }
 
 /** Pure: the pattern compiled for the linear-time matcher, or why it cannot be. */
-export const compileSafeRegexEither = (
+export const compileSafeRegexResult = (
   pattern: string,
   options: { readonly ignoreCase?: boolean | undefined } = {}
-): Either.Either<SafeRegex, UnsafePatternError> => {
+): Result.Result<SafeRegex, UnsafePatternError> => {
   const refuse = (reason: UnsafePatternReason, detail: string) =>
-    Either.left(new UnsafePatternError({ pattern, reason, detail }))
+    Result.fail(new UnsafePatternError({ pattern, reason, detail }))
   if (pattern.length > SAFE_REGEX_MAX_PATTERN_CHARS) return refuse("too-long", `${pattern.length} characters`)
   const unsupported = unsupportedConstruct(pattern)
   if (unsupported !== undefined) return refuse(unsupported.reason, unsupported.detail)
@@ -124,7 +124,7 @@ export const compileSafeRegexEither = (
   if (size > SAFE_REGEX_MAX_PROGRAM_SIZE) {
     return refuse("too-complex", `program size ${size}, at most ${SAFE_REGEX_MAX_PROGRAM_SIZE}`)
   }
-  return Either.right({
+  return Result.succeed({
     pattern,
     ignoreCase,
     test: (line) =>
@@ -137,7 +137,7 @@ export const compileSafeRegex = Effect.fn("SafeRegex.compile")(function*(
   pattern: string,
   options: { readonly ignoreCase?: boolean | undefined } = {}
 ) {
-  return yield* compileSafeRegexEither(pattern, options)
+  return yield* Effect.fromResult(compileSafeRegexResult(pattern, options))
 })
 
 /** One matching line: 1-based line number and its text, cut to `SAFE_REGEX_MAX_SHOWN_CHARS`. */
