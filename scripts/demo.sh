@@ -4,7 +4,28 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 memdir() { node "$here/apps/cli/dist/memdir.js" "$@"; }
-say() { printf '\n\033[1m$ memdir %s\033[0m\n' "$*"; }
+# bold headings on a terminal only, and never with NO_COLOR set (https://no-color.org): piped or redirected, the
+# output is plain text
+if [[ -t 1 && -z "${NO_COLOR:-}" ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold="" plain=""; fi
+# an argument as you would type it: as is, or in the quotes that keep the shell from splitting or expanding it
+quoted() {
+  if [[ "$1" =~ ^[A-Za-z0-9_./:=,+-]+$ ]]; then printf '%s' "$1"
+  elif [[ "$1" != *[\\\"\$\`!]* ]]; then printf '"%s"' "$1"
+  elif [[ "$1" != *"'"* ]]; then printf "'%s'" "$1"
+  else printf '%q' "$1"; fi
+}
+# prints `$ memdir ARGS…` (each argument quoted as typed), then a note if one follows `--`
+say() {
+  local line="$ memdir" note=""
+  while (($#)); do
+    if [[ "$1" == "--" ]]; then shift; note="   $*"; break; fi
+    line+=" $(quoted "$1")"
+    shift
+  done
+  printf '\n%s%s%s%s\n' "$bold" "$line" "$plain" "$note"
+}
+# says the command, then runs it
+step() { say "$@"; memdir "$@"; }
 
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/memdir-demo.XXXXXX")"
 export MEMDIR_HOME="$scratch/home"
@@ -18,10 +39,10 @@ printf 'export const pool = createPool({ max: 10 })\n' > "$project/src/db.ts"
 cd "$project"
 echo "scratch project: $project   (MEMDIR_HOME=$MEMDIR_HOME)"
 
-say path
-memdir path
+step path
 
-say write --type feedback --name "Testing policy" …
+say write --type feedback --name "Testing policy" \
+  --description "Integration tests must hit a real database, never mocks" -- "(the body on stdin)"
 memdir write --type feedback --name "Testing policy" \
   --description "Integration tests must hit a real database, never mocks" <<'BODY'
 Integration tests run against the real Postgres in docker-compose, never a mocked client.
@@ -33,8 +54,7 @@ BODY
 
 # pretend this one was written 40 days ago: ls shows its age and recall flags it as a hypothesis to verify
 forty_days_ago="$(node -e 'console.log(new Date(Date.now() - 40 * 86400000).toISOString())')"
-say write --type project --name "Connection pool size" …
-memdir write --type project --name "Connection pool size" \
+step write --type project --name "Connection pool size" \
   --description "DB pool is capped at 10 connections in src/db.ts:1 because of the hosting plan" \
   --body "The pool max is 10 (src/db.ts:1), chosen on ${forty_days_ago%%T*} for the Hobby plan's 20-connection limit."
 # memdir counts a memory's age from the `modified:` stamp every write puts in its header (docs/file-format.md,
@@ -45,30 +65,26 @@ const fs = require("fs")
 const [file, at] = process.argv.slice(1)
 fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/^modified: .*$/m, `modified: ${at}`))
 fs.utimesSync(file, new Date(at), new Date(at))' "$(memdir path)project_connection_pool_size.md" "$forty_days_ago"
+echo "(backdated: its modified: stamp and the file's mtime now say ${forty_days_ago%%T*}, 40 days ago)"
 
-say write --type reference --name "Bug tracker" …
-memdir write --type reference --name "Bug tracker" \
+step write --type reference --name "Bug tracker" \
   --description "Bugs are tracked in Linear project INGEST; on-call dashboard in Grafana 'api-latency'" \
   --body "Linear project INGEST holds pipeline bugs. Latency dashboard: grafana/d/api-latency."
 
-say ls
-memdir ls
+step ls
 
-say prompt   "(the system-prompt section a runtime injects; first 25 lines)"
+say prompt -- "(the system-prompt section a runtime injects; first 25 lines)"
 memdir prompt | head -n 25
 echo "…"
 
-say recall "can I raise the database connection pool size?"
-memdir recall "can I raise the database connection pool size?"
+step recall "can I raise the database connection pool size?"
 
-say recall "should the new integration test mock the database?" --json
-memdir recall "should the new integration test mock the database?" --json
+step recall "should the new integration test mock the database?" --json
 
-say recall "what's the weather like"   "(nothing relevant: nothing returned)"
+say recall "what's the weather like" -- "(nothing relevant: nothing returned)"
 memdir recall "what's the weather like"
 
-say doctor
-memdir doctor
+step doctor
 
 echo
 echo "Done. Everything above lives in $scratch — delete it with: rm -rf $scratch"
