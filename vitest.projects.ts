@@ -44,6 +44,14 @@ export const isolatedFiles = (dir: string): ReadonlyArray<string> =>
     return ISOLATION_MARKERS.some((marker) => marker.test(text))
   })
 
+/**
+ * Setup files of every project: a test during which `@anthropic-ai/sdk` warns of a deprecated model fails
+ * (test/support/sdk-deprecation-guard.ts).
+ */
+export const commonSetupFiles = (repoRoot: string): ReadonlyArray<string> => [
+  path.join(repoRoot, "test/support/sdk-deprecation-guard.ts")
+]
+
 /** A package's project (its vitest.config.ts under `name`), as the shared and the isolated project. */
 export const splitProject = (
   repoRoot: string,
@@ -53,7 +61,10 @@ export const splitProject = (
 ): ReadonlyArray<TestProjectInlineConfiguration> => {
   const root = path.join(repoRoot, dir)
   const isolated = isolatedFiles(root)
-  const test = config.test ?? {}
+  const test = {
+    ...config.test,
+    setupFiles: [...commonSetupFiles(repoRoot), ...[config.test?.setupFiles ?? []].flat()]
+  }
   const shared: TestProjectInlineConfiguration = {
     ...config,
     test: {
