@@ -58,6 +58,7 @@ describe("memdir write: limits", () => {
       const error = parseJson(run).error
       assert.strictEqual(error._tag, "InvalidMemoryInputError")
       assert.strictEqual(error.field, "name")
+      assert.strictEqual(error.rule, "name-too-long")
       assert.include(error.message, "name is 101 characters, at most 100")
       // the text form: one line that says what to do, not the whole name
       const text = yield* write("N".repeat(5000), ["--body", "b"])
@@ -77,6 +78,7 @@ describe("memdir write: limits", () => {
         const error = parseJson(run).error
         assert.strictEqual(error._tag, "InvalidMemoryInputError")
         assert.strictEqual(error.field, "body")
+        assert.strictEqual(error.rule, "empty-body")
         assert.include(error.message, "the body is empty")
       }
       assert.deepStrictEqual(written(), before)

@@ -74,7 +74,8 @@ export class InvalidMemoryInputError extends Schema.TaggedError<InvalidMemoryInp
   reason: Schema.String,
   /**
    * Which rule of the memory store refused a file key, when one did: `not-markdown`, `index-file`, `hidden`
-   * (memdir's own state: locks, cursors, `.dream/`, `.team.git/`), `logs-append-only`, `too-large`.
+   * (memdir's own state: locks, cursors, `.dream/`, `.team.git/`), `logs-append-only`, `too-large`; or which limit
+   * of every write a memory broke: `name-too-long` (over `NAME_MAX_LENGTH`), `empty-body`.
    */
   rule: Schema.optional(Schema.String)
 }) {

@@ -4,6 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
+import { InvalidMemoryInputError } from "./Errors.js"
 
 /** The four types of the taxonomy (docs/file-format.md). */
 export const MemoryType = Schema.Literals(["user", "feedback", "project", "reference"])
@@ -71,6 +72,51 @@ export const Frontmatter = Schema.Struct({
   type: MemoryType
 })
 export type Frontmatter = typeof Frontmatter.Type
+
+/**
+ * Longest name, in characters (code points, after trimming): the name is the title of the memory's `MEMORY.md`
+ * line, which the index keeps under ~150 characters with its link and description hook.
+ */
+export const NAME_MAX_LENGTH = 100
+
+/** What a write of a memory holds to the limits: its name and body (the frontmatter's other fields aside). */
+export interface WrittenMemory {
+  readonly name: string
+  readonly body: string
+}
+
+/**
+ * The limits every door's write of a memory keeps (docs/cli.md, `memdir write`), as the error naming the limit
+ * broken, or `undefined`: a name of at most `NAME_MAX_LENGTH` characters (the title of its index line) and a body
+ * that is not blank (a memory is its body). `before`, the memory a write replaces: a limit it already broke does
+ * not stop an edit that leaves that part as it was, so a hand-written memory can still be edited (and fixed).
+ */
+export const writeLimitsError = (
+  memory: WrittenMemory,
+  before?: WrittenMemory | undefined
+): InvalidMemoryInputError | undefined => {
+  const name = [...memory.name.trim()]
+  if (name.length > NAME_MAX_LENGTH && memory.name.trim() !== before?.name.trim()) {
+    return new InvalidMemoryInputError({
+      field: "name",
+      // the start is enough to recognise it; the whole name would flood the one line of the error
+      value: `${name.slice(0, 40).join("")}…`,
+      reason: `name is ${name.length} characters, at most ${NAME_MAX_LENGTH} (it is the title of the memory's ` +
+        "MEMORY.md line): keep it a short title and put the detail in the description or the body",
+      rule: "name-too-long"
+    })
+  }
+  if (memory.body.trim() === "" && (before === undefined || before.body.trim() !== "")) {
+    return new InvalidMemoryInputError({
+      field: "body",
+      value: memory.body,
+      reason: "the body is empty: a memory is its body, the rule or fact it keeps (for feedback and project, " +
+        "then Why: and How to apply:)",
+      rule: "empty-body"
+    })
+  }
+  return undefined
+}
 
 /** What the scanner learns about one memory file without reading its body. */
 export interface MemoryHeader {
@@ -143,9 +189,15 @@ export const indexLink = (file: string): string => {
   return /[()]/.test(safe) || file.split("/").some((segment) => segment.trim() !== segment) ? `<${safe}>` : safe
 }
 
-/** Render one index line, shortening the hook so the whole line fits in `maxChars`. */
+/**
+ * Render one index line, shortening the hook so the whole line fits in `maxChars`. A title over `NAME_MAX_LENGTH`
+ * characters (a name written by hand: no write makes one) is cut there, so no memory's line is ever longer for it.
+ */
 export const formatIndexEntry = (entry: IndexEntry, maxChars: number = INDEX_ENTRY_MAX_CHARS): string => {
-  const title = oneLine(entry.title).replace(/[[\]]/g, "")
+  const chars = [...oneLine(entry.title).replace(/[[\]]/g, "")]
+  const title = chars.length <= NAME_MAX_LENGTH ?
+    chars.join("") :
+    `${chars.slice(0, NAME_MAX_LENGTH - 1).join("").trimEnd()}…`
   const head = `- [${title}](${indexLink(entry.file)})`
   const hook = oneLine(entry.hook)
   if (hook.length === 0) return head

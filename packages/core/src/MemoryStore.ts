@@ -19,6 +19,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as NodePath from "node:path"
@@ -45,7 +46,16 @@ import {
 import { parseMemoryFile } from "./Frontmatter.js"
 import { type LockOptions, withLock } from "./internal/fs/lock.js"
 import { LOGS_DIR_NAME } from "./internal/scan/paths.js"
-import { Frontmatter, MEMORY_MAX_BYTES, type MemoryScope, memoryVersion, scopeOf, TEAM_DIR } from "./Memory.js"
+import {
+  Frontmatter,
+  MEMORY_MAX_BYTES,
+  type MemoryScope,
+  memoryVersion,
+  scopeOf,
+  TEAM_DIR,
+  writeLimitsError,
+  type WrittenMemory
+} from "./Memory.js"
 import { layer as MemoryFsLayer, MemoryFs, MemoryFsError } from "./MemoryFs.js"
 import {
   checkIndexCaps,
@@ -396,9 +406,30 @@ const checkVersion = (key: string, ifVersion: string | undefined, before: string
     Effect.fail(new VersionConflictError({ path: key, expected: ifVersion, current, content: before ?? null }))
 }
 
+/** A memory's name and body as `writeLimitsError` weighs them, when its text parses. */
+const writtenMemory = (text: string, key: string): WrittenMemory | undefined =>
+  Result.match(parseMemoryFile(text, key), {
+    onFailure: () => undefined,
+    onSuccess: (parsed) => ({ name: String(parsed.frontmatter.name ?? ""), body: parsed.body })
+  })
+
+/**
+ * The limits of every door's write (`writeLimitsError`: a name of at most 100 characters, a body that is not blank)
+ * for a memory written as text: the agents' `memory_write` and `memory_edit`, MCP's `memory_edit`, `team write`. A
+ * move (no stamp) carries the memory as it is, and a plain file (the memory tool's) has no name or body to hold.
+ */
+const checkLimits = (key: string, text: string, before: string | undefined) => {
+  const written = writtenMemory(text, key)
+  const error = written === undefined ?
+    undefined :
+    writeLimitsError(written, before === undefined ? undefined : writtenMemory(before, key))
+  return error === undefined ? Effect.void : Effect.fail(error)
+}
+
 /**
  * What both write paths check, in one order, under the write's lock: `ifVersion` still names `before`, the text to
- * store (stamped) is within the size cap, and its frontmatter gives the three fields its index line needs.
+ * store (stamped) is within the size cap, its frontmatter gives the three fields its index line needs, and a
+ * stamped write of a memory keeps the name and body limits.
  */
 const checkedWrite = (
   key: string,
@@ -413,6 +444,7 @@ const checkedWrite = (
     const text = textToWrite(content, before, modified)
     yield* checkSize(key, text, before)
     const fields = yield* memoryFields(key, text, plain)
+    if (!plain && modified !== undefined) yield* checkLimits(key, text, before)
     return { text, fields }
   })
 

@@ -11,7 +11,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as NodePath from "node:path"
 import { InvalidMemoryInputError, MemoryIoError } from "./Errors.js"
 import { FRONTMATTER_MAX_BYTES, parseMemoryFile } from "./Frontmatter.js"
-import { Frontmatter, type MemoryHeader, type MemoryType, TEAM_DIR } from "./Memory.js"
+import { Frontmatter, type MemoryHeader, type MemoryType, TEAM_DIR, writeLimitsError } from "./Memory.js"
 import { MemoryFs } from "./MemoryFs.js"
 import {
   DEFAULT_LAYOUT,
@@ -82,11 +82,8 @@ export const writeLayout = (scan: Pick<ScanResult, "memories">, setting: LayoutS
 /** Longest slug (before `.md` and the type prefix). */
 export const SLUG_MAX_LENGTH = 60
 
-/**
- * Longest name, in characters (code points, after trimming): the name is the title of the memory's `MEMORY.md`
- * line, which the index keeps under ~150 characters with its link and description hook.
- */
-export const NAME_MAX_LENGTH = 100
+/** Longest name a write takes (the title of its `MEMORY.md` line): `Memory.NAME_MAX_LENGTH`. */
+export { NAME_MAX_LENGTH } from "./Memory.js"
 
 /**
  * Sub-directories whose memories are not the user's own and are never matched by name (docs/team-memory.md,
@@ -128,9 +125,13 @@ export const memoryFileName = (type: MemoryType, name: string): string => {
 
 const decodeFrontmatter = Schema.decodeUnknownResult(Frontmatter)
 
-/** Validate the three fields with the `Frontmatter` schema; the first problem becomes the error. */
+/**
+ * Validate a write's fields: the three of the frontmatter with the `Frontmatter` schema, then the limits every write
+ * keeps (`writeLimitsError`: a name of at most `NAME_MAX_LENGTH` characters, a body that is not blank). The first
+ * problem becomes the error.
+ */
 export const validateWriteInput = (
-  input: Pick<WriteMemoryInput, "type" | "name" | "description">
+  input: Pick<WriteMemoryInput, "type" | "name" | "description" | "body">
 ): Result.Result<Frontmatter, InvalidMemoryInputError> => {
   const fields = { name: input.name, description: input.description, type: input.type }
   if (/[\r\n]/.test(input.name)) {
@@ -138,19 +139,7 @@ export const validateWriteInput = (
       new InvalidMemoryInputError({ field: "name", value: input.name, reason: "name must be a single line" })
     )
   }
-  const nameLength = [...input.name.trim()].length
-  if (nameLength > NAME_MAX_LENGTH) {
-    return Result.fail(
-      new InvalidMemoryInputError({
-        field: "name",
-        // the start is enough to recognise it; the whole name would flood the one line of the error
-        value: `${[...input.name.trim()].slice(0, 40).join("")}…`,
-        reason: `name is ${nameLength} characters, at most ${NAME_MAX_LENGTH} (it is the title of the memory's ` +
-          "MEMORY.md line): keep it a short title and put the detail in the description or the body"
-      })
-    )
-  }
-  return Result.mapError(decodeFrontmatter(fields), (error) => {
+  const decoded = Result.mapError(decodeFrontmatter(fields), (error) => {
     const issue = SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues[0]
     const field = String(issue?.path?.[0] ?? "frontmatter")
     const value = field in fields ? fields[field as keyof typeof fields] : ""
@@ -158,6 +147,10 @@ export const validateWriteInput = (
       ? "type must be one of user, feedback, project, reference"
       : issue?.message ?? "invalid"
     return new InvalidMemoryInputError({ field, value: String(value), reason })
+  })
+  return Result.flatMap(decoded, (frontmatter) => {
+    const overLimit = writeLimitsError({ name: input.name, body: input.body })
+    return overLimit === undefined ? Result.succeed(frontmatter) : Result.fail(overLimit)
   })
 }
 

@@ -220,7 +220,7 @@ layer(live)("writes in the directory's own layout (copies of real directories)",
         type: "project",
         name: "Release train",
         description: "Releases leave on Fridays",
-        body: "",
+        body: "Ship on Fridays.",
         layout: "flat"
       })
       const [flatText] = yield* headerOf(flatInNested.path)
@@ -231,7 +231,7 @@ layer(live)("writes in the directory's own layout (copies of real directories)",
         type: "project",
         name: "Release train",
         description: "Releases leave on Fridays",
-        body: "",
+        body: "Ship on Fridays.",
         layout: "nested"
       })
       const [nestedText, parsed] = yield* headerOf(nestedInFlat.path)

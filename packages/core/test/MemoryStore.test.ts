@@ -356,11 +356,13 @@ describe("MemoryStore: hostile files and names (issue 13)", () => {
         assert.strictEqual(error._tag, "PathTraversalError", JSON.stringify(file))
       }
       for (const name of ["Evil\u001b]0;pwned\u0007", "Right\u202Eleft"]) {
-        const error = yield* Effect.flip(writeMemory({ memoryDir, type: "feedback", name, description: "d", body: "" }))
+        const error = yield* Effect.flip(
+          writeMemory({ memoryDir, type: "feedback", name, description: "d", body: "b" })
+        )
         assert.strictEqual(error._tag, "InvalidMemoryInputError", JSON.stringify(name))
       }
       const description = yield* Effect.flip(
-        writeMemory({ memoryDir, type: "feedback", name: "N", description: "d\u001b[2J", body: "" })
+        writeMemory({ memoryDir, type: "feedback", name: "N", description: "d\u001b[2J", body: "b" })
       )
       assert.strictEqual(description._tag, "InvalidMemoryInputError")
       assert.isFalse(yield* exists(`${memoryDir}/MEMORY.md`))

@@ -9,9 +9,11 @@ import * as Result from "effect/Result"
 import * as FastCheck from "fast-check"
 import { parseMemoryFile } from "../src/Frontmatter.js"
 import { TEMP_FILE_PATTERN } from "../src/internal/fs/leftovers.js"
+import { INDEX_ENTRY_MAX_CHARS } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import { INDEX_FILE, INDEX_LOCK, INDEX_MAX_LINES, layer as memoryIndexLayer } from "../src/MemoryIndex.js"
 import * as MemoryStore from "../src/MemoryStore.js"
+import * as Operations from "../src/Operations.js"
 import { layerNode as scannerLayer, type ScanResult } from "../src/Scanner.js"
 import * as TeamGuard from "../src/TeamGuard.js"
 import {
@@ -59,8 +61,11 @@ describe("slugifyTopic (pure)", () => {
   })
 
   it("validates input with the Frontmatter schema, naming the field", () => {
-    const bad = (input: { type: string; name: string; description: string }) =>
-      Result.match(validateWriteInput(input), { onFailure: (e) => [e.field, e.value], onSuccess: () => [] })
+    const bad = (input: { type: string; name: string; description: string; body?: string }) =>
+      Result.match(validateWriteInput({ body: "b", ...input }), {
+        onFailure: (e) => [e.field, e.value],
+        onSuccess: () => []
+      })
     assert.deepStrictEqual(bad({ type: "bogus", name: "n", description: "d" }), ["type", "bogus"])
     assert.deepStrictEqual(bad({ type: "user", name: "   ", description: "d" }), ["name", "   "])
     assert.deepStrictEqual(bad({ type: "user", name: "n", description: "" }), ["description", ""])
@@ -73,8 +78,11 @@ describe("slugifyTopic (pure)", () => {
       "name",
       `${"x".repeat(40)}…`
     ])
+    // a memory is its body: none, or only white space, is refused (rule empty-body)
+    assert.deepStrictEqual(bad({ type: "user", name: "n", description: "d", body: "" }), ["body", ""])
+    assert.deepStrictEqual(bad({ type: "user", name: "n", description: "d", body: " \n\t\n" }), ["body", " \n\t\n"])
     assert.deepStrictEqual(
-      validateWriteInput({ type: "user", name: " Alex ", description: " SRE " }),
+      validateWriteInput({ type: "user", name: " Alex ", description: " SRE ", body: "b" }),
       Result.succeed({ type: "user" as const, name: "Alex", description: "SRE" })
     )
   })
@@ -215,13 +223,13 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
   it.effect("a different memory whose name slugs the same gets its own file", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const c = yield* writeMemory({ memoryDir: dir, type: "reference", name: "C tips", description: "c", body: "" })
+      const c = yield* writeMemory({ memoryDir: dir, type: "reference", name: "C tips", description: "c", body: "b" })
       const cpp = yield* writeMemory({
         memoryDir: dir,
         type: "reference",
         name: "C++ tips",
         description: "c++",
-        body: ""
+        body: "b"
       })
       assert.strictEqual(c.file, "reference_c_tips.md")
       assert.strictEqual(cpp.file, `reference_c_tips_${shortHash("C++ tips")}.md`)
@@ -232,7 +240,7 @@ layer(live, { excludeTestServices: true })("writeMemory (real files)", (it) => {
         type: "reference",
         name: "c++ TIPS",
         description: "x",
-        body: ""
+        body: "b"
       })
       assert.strictEqual(again.file, cpp.file)
     }))
@@ -435,5 +443,84 @@ layer(withFailingRename, { excludeTestServices: true })("writeMemory when the fi
       assert.strictEqual(yield* fs.readFileString(path.join(dir, "feedback_testing_policy.md")), original)
       assert.strictEqual(yield* readIndex(dir), "- [Testing Policy](feedback_testing_policy.md) — old\n")
       assert.deepStrictEqual(yield* tree(dir), ["MEMORY.md", "feedback_testing_policy.md"])
+    }))
+})
+
+/** A memory as text, as the agents' `memory_write` and `team write` give it. */
+const memoryFile = (name: string, body: string) =>
+  `---\nname: ${name}\ndescription: What it is about\ntype: project\n---\n\n${body}`
+
+layer(live, { excludeTestServices: true })("the write limits hold in every door", (it) => {
+  const tooLong = "N".repeat(NAME_MAX_LENGTH + 1)
+
+  it.effect("writeMemory and Operations.write (MCP's and the agents' memory_write): no blank body, nothing written", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      for (const body of ["", " \n\t\n"]) {
+        const direct = yield* Effect.flip(writeMemory({ memoryDir: dir, ...testing, body }))
+        assert.strictEqual(direct._tag, "InvalidMemoryInputError")
+        if (direct._tag === "InvalidMemoryInputError") {
+          assert.strictEqual(direct.field, "body")
+          assert.strictEqual(direct.rule, "empty-body")
+          assert.include(direct.message, "the body is empty: a memory is its body")
+        }
+        const operation = yield* Effect.flip(Operations.write({ memoryDir: dir }, { ...testing, body } as any))
+        assert.strictEqual(operation._tag, "InvalidMemoryInputError")
+        if (operation._tag === "InvalidMemoryInputError") assert.strictEqual(operation.rule, "empty-body")
+      }
+      const named = yield* Effect.flip(Operations.write({ memoryDir: dir }, { ...testing, name: tooLong } as any))
+      assert.strictEqual(named._tag, "InvalidMemoryInputError")
+      if (named._tag === "InvalidMemoryInputError") {
+        assert.strictEqual(named.rule, "name-too-long")
+        assert.include(named.message, `name is ${NAME_MAX_LENGTH + 1} characters, at most ${NAME_MAX_LENGTH}`)
+      }
+      assert.deepStrictEqual(yield* tree(dir), [])
+    }))
+
+  it.effect("a memory written as text (agents' memory_write, team write) keeps them too; nothing written", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const store = yield* MemoryStore.MemoryStore
+      const root = { memoryDir: dir }
+      const named = yield* Effect.flip(store.write(root, "project_long.md", memoryFile(tooLong, "Body.\n")))
+      assert.strictEqual(named._tag, "InvalidMemoryInputError")
+      if (named._tag === "InvalidMemoryInputError") assert.strictEqual(named.rule, "name-too-long")
+      const empty = yield* Effect.flip(store.write(root, "project_empty.md", memoryFile("Empty", "\n\n")))
+      assert.strictEqual(empty._tag, "InvalidMemoryInputError")
+      if (empty._tag === "InvalidMemoryInputError") assert.strictEqual(empty.rule, "empty-body")
+      assert.deepStrictEqual(yield* tree(dir), [])
+    }))
+
+  it.effect("an edit (MCP's and the agents' memory_edit) may not break them, and may fix what was written by hand", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const dir = yield* tempDir
+      const root = { memoryDir: dir }
+      const written = yield* writeMemory({ memoryDir: dir, ...testing })
+      const before = yield* fs.readFileString(written.path)
+      const longer = yield* Effect.flip(
+        Operations.edit(root, { path: written.file, old: "name: Testing Policy", new: `name: ${tooLong}` })
+      )
+      assert.strictEqual(longer._tag, "InvalidMemoryInputError")
+      if (longer._tag === "InvalidMemoryInputError") assert.strictEqual(longer.rule, "name-too-long")
+      const emptied = yield* Effect.flip(Operations.edit(root, { path: written.file, old: testing.body, new: "" }))
+      assert.strictEqual(emptied._tag, "InvalidMemoryInputError")
+      if (emptied._tag === "InvalidMemoryInputError") assert.strictEqual(emptied.rule, "empty-body")
+      assert.strictEqual(yield* fs.readFileString(written.path), before)
+
+      // written by hand over the limit: an edit of its body goes through, a move too, and so does the fix
+      const handName = "H".repeat(NAME_MAX_LENGTH + 80)
+      yield* fs.writeFileString(path.join(dir, "project_hand.md"), memoryFile(handName, "Old body.\n"))
+      const body = yield* Operations.edit(root, { path: "project_hand.md", old: "Old body.", new: "New body." })
+      assert.include(body.after, "New body.")
+      const moved = yield* (yield* MemoryStore.MemoryStore).rename(root, "project_hand.md", "project_moved.md")
+      assert.strictEqual(moved.key, "project_moved.md")
+      // the index line of a memory over the limit is never longer for it: its title is cut
+      const lines = (yield* readIndex(dir)).trimEnd().split("\n")
+      assert.include(lines[1], `- [${"H".repeat(NAME_MAX_LENGTH - 1)}…](project_moved.md)`)
+      for (const line of lines) assert.isAtMost([...line].length, INDEX_ENTRY_MAX_CHARS, line)
+      const fixed = yield* Operations.edit(root, { path: "project_moved.md", old: handName, new: "Hand-written" })
+      assert.include(fixed.after, "name: Hand-written")
     }))
 })

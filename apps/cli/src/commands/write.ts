@@ -52,14 +52,14 @@ export const writeCommand = Command.make(
         })
       }
       const body = Option.isSome(args.body) ? args.body.value : yield* readStdin
-      // a memory is its body: no --body, an empty one or an empty stdin is a usage mistake (docs/cli.md, exit 2)
-      if (body === undefined || body.trim() === "") {
+      // no body at all (no --body, stdin a terminal) is a usage mistake (docs/cli.md, exit 2); a blank one is
+      // refused by the write itself, in every door (rule empty-body)
+      if (body === undefined) {
         return yield* new InvalidMemoryInputError({
           field: "body",
-          value: body ?? "",
-          reason: body === undefined ?
-            "give --body TEXT or pipe the body on stdin" :
-            "the body is empty: give the memory's text with --body TEXT or on stdin"
+          value: "",
+          reason: "give --body TEXT or pipe the body on stdin",
+          rule: "empty-body"
         })
       }
       const team = yield* locateTeam(args.cwd)
