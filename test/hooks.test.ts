@@ -353,7 +353,8 @@ describe("memdir hooks install | uninstall", () => {
       assert.deepStrictEqual(parseJson(install).events, ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
       const installed = JSON.parse(fs.readFileSync(file, "utf8"))
       assert.strictEqual(installed.model, "opus")
-      assert.deepStrictEqual(installed.permissions, userSettings.permissions)
+      // the user's rules first, then memdir's (its Claude Code setup: test/hooks-install.test.ts)
+      assert.deepStrictEqual(installed.permissions.allow.slice(0, 1), userSettings.permissions.allow)
       assert.deepStrictEqual(installed.hooks.PreToolUse, userSettings.hooks.PreToolUse)
       assert.deepStrictEqual(installed.hooks.Stop, [
         userSettings.hooks.Stop[0],

@@ -32,7 +32,7 @@ describe("HookConfig", () => {
         SessionEnd: [ours]
       }
     })
-    assert.deepStrictEqual(HookConfig.install(config, "claude"), { config, events: [] }, "idempotent")
+    assert.deepStrictEqual(HookConfig.install(config, "claude"), { config, events: [], settings: {} }, "idempotent")
   })
 
   it("codex 0.171 gets the four events, SessionEnd with the 3 s Codex allows it", () => {
@@ -55,7 +55,7 @@ describe("HookConfig", () => {
     assert.deepStrictEqual(HookConfig.uninstall(shared).config, {
       hooks: { Stop: [{ matcher: "", hooks: [{ type: "command", command: "say done" }] }] }
     })
-    assert.deepStrictEqual(HookConfig.uninstall(user), { config: user, events: [] })
+    assert.deepStrictEqual(HookConfig.uninstall(user), { config: user, events: [], settings: {} })
   })
 
   it("recognises memdir's commands, not look-alikes", () => {
@@ -125,6 +125,29 @@ describe("HookConfig", () => {
     )
   }).map(({ hooks, other }) => (hooks === null ? other : { ...other, hooks }))
 
+  const setup = HookConfig.claudeAllowRules("~/.memdir")
+  const claudeSetup: HookConfig.ClaudeSetup = { allow: setup, autoMemoryOff: true }
+  // what a user may already have where memdir's Claude Code setup writes: its rules among theirs, memory on or off
+  const claudeSettings = FastCheck.record({
+    base: settings,
+    autoMemoryEnabled: FastCheck.option(FastCheck.boolean()),
+    permissions: FastCheck.option(FastCheck.record({
+      allow: FastCheck.option(
+        FastCheck.array(FastCheck.constantFrom("Bash(npm test)", "Read(~/notes/**)", ...setup), { maxLength: 4 })
+      ),
+      deny: FastCheck.option(FastCheck.constant(["Read(./.env)"]))
+    }))
+  }).map(({ autoMemoryEnabled, base, permissions }) => ({
+    ...(base as Record<string, unknown>),
+    ...(autoMemoryEnabled === null ? {} : { autoMemoryEnabled }),
+    ...(permissions === null ? {} : {
+      permissions: {
+        ...(permissions.allow === null ? {} : { allow: permissions.allow }),
+        ...(permissions.deny === null ? {} : { deny: permissions.deny })
+      }
+    })
+  }))
+
   it("uninstall(install(config)) is the config again, for both agents", () => {
     FastCheck.assert(FastCheck.property(settings, FastCheck.constantFrom("claude", "codex"), (config, agent) => {
       const original = config as any
@@ -160,6 +183,76 @@ describe("HookConfig", () => {
         assert.strictEqual(HookConfig.renderConfig(change.config, installed), original)
       }
     ))
+  })
+
+  it("Claude Code: install turns its auto memory off and allows memdir's rules; uninstall takes back exactly that", () => {
+    const own = { model: "opus", permissions: { allow: ["Bash(npm test)"], deny: ["Read(./.env)"] } }
+    const installed = HookConfig.install(own, "claude", undefined, claudeSetup)
+    assert.deepStrictEqual(installed.settings, { autoMemoryEnabled: null, allow: setup })
+    assert.strictEqual(installed.config.autoMemoryEnabled, false)
+    assert.deepStrictEqual(installed.config.permissions, {
+      allow: ["Bash(npm test)", "Read(~/.memdir/**)", "Edit(~/.memdir/**)", "mcp__memdir"],
+      deny: ["Read(./.env)"]
+    })
+    const again = HookConfig.install(installed.config, "claude", undefined, claudeSetup)
+    assert.isFalse(HookConfig.isChange(again), "a second install changes nothing")
+    const removed = HookConfig.uninstall(installed.config, installed.settings)
+    assert.deepStrictEqual(removed.config, own)
+    assert.deepStrictEqual(removed.settings, installed.settings)
+    // without the record (another machine, an older memdir) only the hooks go: nothing of the user's is guessed at
+    const { hooks: _hooks, ...withoutHooks } = installed.config
+    assert.deepStrictEqual(HookConfig.uninstall(installed.config).config, withoutHooks)
+  })
+
+  it("Claude Code: what the user had before install stays after uninstall", () => {
+    const on = { autoMemoryEnabled: true }
+    const installed = HookConfig.install(on, "claude", undefined, claudeSetup)
+    assert.deepStrictEqual(installed.settings, { autoMemoryEnabled: true, allow: setup, created: "permissions" })
+    assert.deepStrictEqual(HookConfig.uninstall(installed.config, installed.settings).config, on)
+    // their own `false` and their own memdir rule are theirs: not recorded, not removed
+    const theirs = { autoMemoryEnabled: false, permissions: { allow: ["mcp__memdir"] } }
+    const mine = HookConfig.install(theirs, "claude", undefined, claudeSetup)
+    assert.deepStrictEqual(mine.settings, { allow: ["Read(~/.memdir/**)", "Edit(~/.memdir/**)"] })
+    assert.deepStrictEqual(HookConfig.uninstall(mine.config, mine.settings).config, theirs)
+    // --keep-agent-memory: the rules only
+    const kept = HookConfig.install({}, "claude", undefined, { allow: setup, autoMemoryOff: false })
+    assert.isUndefined(kept.config.autoMemoryEnabled)
+    // Codex has no such settings: its hooks.json gets the hooks only
+    assert.deepStrictEqual(HookConfig.install({}, "codex", undefined, claudeSetup).settings, {})
+  })
+
+  it("Claude Code: install then uninstall gives the settings file back byte for byte", () => {
+    FastCheck.assert(FastCheck.property(claudeSettings, layout, (config, { end, indent }) => {
+      const original = JSON.stringify(config, null, indent) + end
+      const read = (text: string) => Result.getOrThrow(HookConfig.parseConfig("/h/settings.json", text))
+      const change = HookConfig.install(read(original), "claude", undefined, claudeSetup)
+      const installed = HookConfig.renderConfig(change.config, original)
+      assert.strictEqual(read(installed).autoMemoryEnabled, false)
+      for (const rule of setup) assert.include((read(installed).permissions as any).allow, rule)
+      const back = HookConfig.uninstall(read(installed), change.settings)
+      assert.strictEqual(HookConfig.renderConfig(back.config, installed), original)
+    }))
+  })
+
+  it("rule paths: ~/ under the user's home, // before any other absolute path", () => {
+    assert.strictEqual(HookConfig.ruleRoot("/home/me/.memdir", "/home/me"), "~/.memdir")
+    assert.strictEqual(HookConfig.ruleRoot("/home/me/.memdir/", "/home/me/"), "~/.memdir")
+    assert.strictEqual(HookConfig.ruleRoot("/srv/memdir", "/home/me"), "//srv/memdir")
+    assert.strictEqual(HookConfig.ruleRoot("/home/meow/.memdir", "/home/me"), "//home/meow/.memdir")
+    assert.deepStrictEqual(HookConfig.claudeAllowRules("//srv/memdir"), [
+      "Read(//srv/memdir/**)",
+      "Edit(//srv/memdir/**)",
+      "mcp__memdir"
+    ])
+  })
+
+  it("refuses settings memdir's setup would edit when they are not Claude Code's types", () => {
+    const at = (text: string) =>
+      Result.getFailure(HookConfig.parseConfig("/h/settings.json", text)).pipe((e) => e._tag === "Some" && e.value.at)
+    assert.strictEqual(at("{\"autoMemoryEnabled\": \"no\"}"), "autoMemoryEnabled")
+    assert.strictEqual(at("{\"permissions\": []}"), "permissions")
+    assert.strictEqual(at("{\"permissions\": {\"allow\": \"mcp__memdir\"}}"), "permissions.allow")
+    assert.strictEqual(at("{\"permissions\": {\"allow\": [1]}}"), "permissions.allow")
   })
 
   it("a new or empty file is written with two spaces and a final newline", () => {

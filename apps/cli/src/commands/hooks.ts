@@ -3,8 +3,12 @@
  * removes memdir's entries in the agent's hook configuration — Claude Code's `settings.json`, Codex's `hooks.json`
  * — merging with what is there (`hooks/HookConfig.ts`). The file is written atomically (a temp file beside it, then
  * a rename; through a symlink, the file it points to), and a malformed file is refused before anything is written.
+ * For Claude Code, install also turns its own auto memory off and adds the permission rules memdir needs
+ * (docs/hooks.md#one-memory-in-claude-code), shows the diff first (and asks, on a terminal), and records what it
+ * changed beside the hooks in `$MEMDIR_HOME/agent-settings.json`, so that uninstall takes back exactly that.
  */
 import { AgentConfigError, MemoryIoError } from "@memdir/core/Errors"
+import { Settings } from "@memdir/core/Settings"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
@@ -38,6 +42,11 @@ const userOption = switchFlag("user").pipe(
 )
 const dryRunOption = switchFlag("dry-run").pipe(
   Flag.withDescription("Print the change as a diff; write nothing")
+)
+const keepAgentMemoryOption = switchFlag("keep-agent-memory").pipe(
+  Flag.withDescription(
+    "Claude Code: leave its own auto memory on (two memories in every session; the default turns it off)"
+  )
 )
 
 /** Where an agent keeps its hook configuration, per scope. */
@@ -92,6 +101,67 @@ const writeAtomically = (target: string, text: string) =>
       Effect.tapError(() => Effect.ignore(fs.remove(temp)))
     )
   })
+
+/**
+ * `$MEMDIR_HOME/agent-settings.json`: per settings file (its real path), what install changed there beside the hooks
+ * (`HookConfig.SettingsChange`), so that uninstall takes back exactly that and nothing the user had set before.
+ */
+const recordFile = Effect.map(Settings, (settings) => `${settings.env.home}/agent-settings.json`)
+
+type Records = { readonly [settingsFile: string]: HookConfig.SettingsChange }
+
+const readRecords = Effect.gen(function*() {
+  const file = yield* recordFile
+  const { text } = yield* readTarget(file)
+  if (text === undefined || text.trim() === "") return {} as Records
+  const parsed: unknown = yield* Effect.try({
+    try: () => JSON.parse(text),
+    catch: (error) => new AgentConfigError({ path: file, at: "", detail: `not valid JSON (${String(error)})` })
+  })
+  const files = typeof parsed === "object" && parsed !== null ? (parsed as { files?: unknown }).files : undefined
+  if (typeof files !== "object" || files === null || Array.isArray(files)) {
+    return yield* new AgentConfigError({ path: file, at: "files", detail: "is not an object of settings files" })
+  }
+  return files as Records
+})
+
+const writeRecords = (records: Records) =>
+  Effect.gen(function*() {
+    const file = yield* recordFile
+    const { target } = yield* readTarget(file)
+    yield* writeAtomically(target, JSON.stringify({ files: records }, null, 2) + "\n")
+  })
+
+/** Install after install: the first record of a value before memdir wins, added rules accumulate. */
+const mergeRecord = (
+  earlier: HookConfig.SettingsChange | undefined,
+  later: HookConfig.SettingsChange
+): HookConfig.SettingsChange =>
+  earlier === undefined ? later : {
+    autoMemoryEnabled: earlier.autoMemoryEnabled !== undefined ? earlier.autoMemoryEnabled : later.autoMemoryEnabled,
+    allow: [...(earlier.allow ?? []), ...(later.allow ?? []).filter((rule) => !(earlier.allow ?? []).includes(rule))],
+    created: earlier.created ?? later.created
+  }
+
+/** On a terminal, after the diff: write it? (default No). `undefined` when stdin or stdout is not a terminal. */
+const confirmWrite = (file: string): Effect.Effect<boolean | undefined> =>
+  Effect.promise(async () => {
+    if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) return undefined
+    const readline = await import("node:readline/promises")
+    const rl = readline.createInterface({ input: process.stdin, output: process.stdout })
+    try {
+      return /^\s*y(es)?\s*$/i.test(await rl.question(`Write these changes to ${file}? [y/N] `))
+    } finally {
+      rl.close()
+    }
+  })
+
+/** The rules for memdir's memory root, as Claude Code reads a path in a rule. */
+const claudeSetup = (keepAgentMemory: boolean) =>
+  Effect.map(Settings, (settings): HookConfig.ClaudeSetup => ({
+    allow: HookConfig.claudeAllowRules(HookConfig.ruleRoot(settings.env.memoryBase, settings.env.userHome)),
+    autoMemoryOff: !keepAgentMemory
+  }))
 
 type Action = "install" | "uninstall"
 
@@ -156,6 +226,7 @@ const run = (
     readonly dryRun: boolean
     readonly json: boolean
     readonly command?: Option.Option<string>
+    readonly keepAgentMemory?: boolean
   }
 ) =>
   Effect.gen(function*() {
@@ -164,12 +235,38 @@ const run = (
     const { target, text } = yield* readTarget(file)
     const config = yield* Effect.fromResult(HookConfig.parseConfig(file, text))
     const command = Option.getOrElse(args.command ?? Option.none(), () => HookConfig.DEFAULT_COMMAND)
-    const change = action === "install" ? HookConfig.install(config, args.agent, command) : HookConfig.uninstall(config)
-    const changed = change.events.length > 0
+    const records = args.agent === "claude" ? yield* readRecords : {}
+    const change = action === "install"
+      ? HookConfig.install(
+        config,
+        args.agent,
+        command,
+        args.agent === "claude" ? yield* claudeSetup(args.keepAgentMemory === true) : undefined
+      )
+      : HookConfig.uninstall(config, records[target])
+    const changed = HookConfig.isChange(change)
     const after = changed ? HookConfig.renderConfig(change.config, text) : text ?? ""
     const diff = changed ? HookConfig.lineDiff(file, text ?? "", after) : ""
-    if (changed && !args.dryRun) yield* writeAtomically(target, after)
     const agent = HookConfig.agentName[args.agent]
+    // Claude Code's settings change beyond hooks (its memory, its permissions): the diff comes first, a terminal asks
+    const asks = action === "install" && changed && !args.dryRun && !args.json &&
+      !HookConfig.isEmptySettingsChange(change.settings)
+    if (asks) yield* Console.log(diff.replace(/\n$/, ""))
+    if (asks && (yield* confirmWrite(file)) === false) {
+      yield* Console.log(`nothing written: ${file} is as it was`)
+      return "declined" as const
+    }
+    if (changed && !args.dryRun) {
+      yield* writeAtomically(target, after)
+      if (args.agent === "claude") {
+        const { [target]: recorded, ...others } = records
+        if (action === "install" && !HookConfig.isEmptySettingsChange(change.settings)) {
+          yield* writeRecords({ ...others, [target]: mergeRecord(recorded, change.settings) })
+        } else if (action === "uninstall" && recorded !== undefined) {
+          yield* writeRecords(others)
+        }
+      }
+    }
     if (args.json) {
       return yield* printJson({
         action,
@@ -179,6 +276,7 @@ const run = (
         changed,
         dryRun: args.dryRun,
         events: change.events,
+        settings: change.settings,
         diff
       })
     }
@@ -195,10 +293,30 @@ const run = (
     }
     yield* Console.log(
       `${action === "install" ? "installed" : "removed"} memdir hooks for ${agent} ` +
-        `(${change.events.join(", ")}) ${action === "install" ? "in" : "from"} ${file}`
+        `(${change.events.length > 0 ? change.events.join(", ") : "already there"}) ` +
+        `${action === "install" ? "in" : "from"} ${file}`
     )
+    const settingsNote = describeSettings(action, change.settings)
+    if (settingsNote !== undefined) yield* Console.log(settingsNote)
     if (action === "install" && args.agent === "codex") yield* Console.log(codexTrustNote(scope))
   })
+
+/** One line on what changed beside the hooks (docs/hooks.md#one-memory-in-claude-code). */
+const describeSettings = (action: Action, settings: HookConfig.SettingsChange): string | undefined => {
+  const parts = [
+    ...(settings.autoMemoryEnabled === undefined ? [] : [
+      action === "install"
+        ? "Claude Code's own auto memory turned off (\"autoMemoryEnabled\": false): memdir is its memory"
+        : `Claude Code's own auto memory back as it was (${
+          settings.autoMemoryEnabled === null ? "autoMemoryEnabled unset" : `"autoMemoryEnabled": true`
+        })`
+    ]),
+    ...((settings.allow ?? []).length === 0 ? [] : [
+      `${action === "install" ? "allowed" : "removed the rules"} ${(settings.allow ?? []).join(", ")}`
+    ])
+  ]
+  return parts.length === 0 ? undefined : parts.join("; ")
+}
 
 /** Codex runs a hook from a user or project file only once the user has trusted it (docs/hooks.md#codex). */
 const codexTrustNote = (scope: HookConfig.Scope) =>
@@ -219,6 +337,7 @@ const installCommand = Command.make(
     project: projectOption,
     user: userOption,
     dryRun: dryRunOption,
+    keepAgentMemory: keepAgentMemoryOption,
     command: Flag.String("command").pipe(
       Flag.withDescription(
         `The command the hooks run (default: "${HookConfig.DEFAULT_COMMAND}"; memdir's \`hook\`, options after it)`
@@ -242,7 +361,10 @@ const installCommand = Command.make(
           } must run memdir's \`hook\` (e.g. "npx @memdir/cli hook", "memdir hook --selector model")`
         })
       )
-      : Effect.andThen(run("install", args), settleModelCalls("install", args))
+      : Effect.flatMap(
+        run("install", args),
+        (outcome) => outcome === "declined" ? Effect.void : settleModelCalls("install", args)
+      )
   )
 ).pipe(
   Command.withDescription("Add memdir's hooks to Claude Code's or Codex's configuration (merged, never clobbered)")

@@ -5,6 +5,12 @@
  * removes exactly memdir's handlers (found by their command) and the groups, events and `hooks` object that only
  * they filled. Every other key, event, group and handler is kept as it was. A file of another shape is refused
  * with an `AgentConfigError` naming where.
+ *
+ * For Claude Code, install also makes memdir the one memory of the session (docs/hooks.md#one-memory-in-claude-code):
+ * `autoMemoryEnabled: false` turns Claude Code's own auto memory off (its `# Memory` section and its
+ * `~/.claude/projects/<p>/memory/`), and `permissions.allow` gets the rules that let the model read and write the
+ * memory directory and call memdir's MCP tools. What it changed there is returned as a `SettingsChange`, kept by the
+ * caller, and given back to uninstall, which takes back exactly that.
  */
 import { AgentConfigError } from "@memdir/core/Errors"
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff"
@@ -74,7 +80,22 @@ export const parseConfig = (path: string, text: string | undefined): Result.Resu
     return Result.fail(new AgentConfigError({ path, at: "", detail: `not valid JSON (${String(error)})` }))
   }
   if (!isObject(parsed)) return Result.fail(new AgentConfigError({ path, at: "", detail: "not a JSON object" }))
-  return Result.map(checkHooks(path, parsed), () => parsed)
+  return Result.map(Result.andThen(checkHooks(path, parsed), () => checkSettings(path, parsed)), () => parsed)
+}
+
+/** The keys memdir's Claude Code setup edits have Claude Code's types, or memdir does not touch the file. */
+const checkSettings = (path: string, config: JsonObject): Result.Result<void, AgentConfigError> => {
+  const fail = (at: string, detail: string) => Result.fail(new AgentConfigError({ path, at, detail }))
+  const enabled = config.autoMemoryEnabled
+  if (enabled !== undefined && typeof enabled !== "boolean") return fail("autoMemoryEnabled", "is not true or false")
+  const permissions = config.permissions
+  if (permissions === undefined) return Result.succeed(undefined)
+  if (!isObject(permissions)) return fail("permissions", "is not an object")
+  const allow = permissions.allow
+  if (allow !== undefined && !(Array.isArray(allow) && allow.every((rule) => typeof rule === "string"))) {
+    return fail("permissions.allow", "is not an array of rule strings")
+  }
+  return Result.succeed(undefined)
 }
 
 /** The `hooks` object of a config is `{Event: [{hooks: [{…}]}]}`, or memdir does not touch the file. */
@@ -101,24 +122,151 @@ const groupsOf = (hooks: JsonObject, event: string): ReadonlyArray<HookGroup> =>
 
 const hasMemdir = (group: HookGroup) => group.hooks.some((handler) => isMemdirCommand(handler.command))
 
+/**
+ * What install changed in Claude Code's settings beside the hooks, so that uninstall takes back exactly that (and
+ * nothing the user had before): `autoMemoryEnabled`'s value before (`null`: absent), the `permissions.allow` rules
+ * it added, and whether it created `permissions` or its `allow` list. Empty: nothing beside the hooks.
+ */
+export interface SettingsChange {
+  readonly autoMemoryEnabled?: boolean | null | undefined
+  readonly allow?: ReadonlyArray<string> | undefined
+  readonly created?: "permissions" | "allow" | undefined
+}
+
+export const isEmptySettingsChange = (change: SettingsChange): boolean =>
+  change.autoMemoryEnabled === undefined && (change.allow ?? []).length === 0
+
 export interface ConfigChange {
   readonly config: JsonObject
   /** Events memdir's handler was added to (install) or removed from (uninstall). */
   readonly events: ReadonlyArray<string>
+  /** Install: what it changed beside the hooks. Uninstall: what of the given change it took back. */
+  readonly settings: SettingsChange
 }
 
-/** Pure: the config with memdir's group added to each of the agent's events that has no memdir handler yet. */
-export const install = (config: JsonObject, agent: Agent, command: string = DEFAULT_COMMAND): ConfigChange => {
+/** `changed` for the command: hooks or settings. */
+export const isChange = (change: ConfigChange): boolean =>
+  change.events.length > 0 || !isEmptySettingsChange(change.settings)
+
+/** The MCP server name of docs/mcp.md (`claude mcp add memdir -- memdir mcp`): this rule allows all its tools. */
+export const MCP_RULE = "mcp__memdir"
+
+/**
+ * The `permissions.allow` rules memdir's Claude Code setup needs, for a memory root written as Claude Code reads a
+ * path in a rule (`~/.memdir`, or `//srv/memdir` for an absolute path; see `ruleRoot`): `Read` (also Grep, Glob)
+ * and `Edit` (every tool that writes a file, Write included) under it, and memdir's MCP tools. Checked with Claude
+ * Code 2.1.332 headless: without them a `Write` there and any `mcp__memdir__…` call is denied.
+ */
+export const claudeAllowRules = (root: string): ReadonlyArray<string> => [
+  `Read(${root}/**)`,
+  `Edit(${root}/**)`,
+  MCP_RULE
+]
+
+/** A directory as a Claude Code permission rule writes it: `~/…` under the user's home, else `//` + absolute. */
+export const ruleRoot = (dir: string, userHome: string): string => {
+  const trimmed = dir.replace(/\/+$/, "")
+  const home = userHome.replace(/\/+$/, "")
+  if (trimmed === home) return "~"
+  if (trimmed.startsWith(home + "/")) return `~/${trimmed.slice(home.length + 1)}`
+  return `/${trimmed}`
+}
+
+/** Claude Code's extra setup: the allow rules, and whether to turn its own auto memory off. */
+export interface ClaudeSetup {
+  readonly allow: ReadonlyArray<string>
+  readonly autoMemoryOff: boolean
+}
+
+/** Pure: `autoMemoryEnabled: false` and the missing allow rules, with the record of what was changed. */
+const installSettings = (config: JsonObject, setup: ClaudeSetup): { config: JsonObject; settings: SettingsChange } => {
+  let next: Record<string, Json> = { ...config }
+  let settings: SettingsChange = {}
+  if (setup.autoMemoryOff && config.autoMemoryEnabled !== false) {
+    const before = config.autoMemoryEnabled
+    settings = { autoMemoryEnabled: typeof before === "boolean" ? before : null }
+    next.autoMemoryEnabled = false
+  }
+  const permissions = isObject(config.permissions) ? config.permissions : undefined
+  const allow = (permissions?.allow as ReadonlyArray<string> | undefined) ?? []
+  const missing = setup.allow.filter((rule, i) => !allow.includes(rule) && setup.allow.indexOf(rule) === i)
+  if (missing.length > 0) {
+    const created = permissions === undefined ? "permissions" : permissions.allow === undefined ? "allow" : undefined
+    settings = { ...settings, allow: missing, ...(created === undefined ? {} : { created }) }
+    next = { ...next, permissions: { ...permissions, allow: [...allow, ...missing] } }
+  }
+  return { config: isEmptySettingsChange(settings) ? config : next, settings }
+}
+
+/** Pure: takes back what `installSettings` recorded, where it is still as memdir left it. */
+const uninstallSettings = (
+  config: JsonObject,
+  recorded: SettingsChange
+): { config: JsonObject; settings: SettingsChange } => {
+  let next: Record<string, Json> = { ...config }
+  let settings: SettingsChange = {}
+  if (recorded.autoMemoryEnabled !== undefined && config.autoMemoryEnabled === false) {
+    if (recorded.autoMemoryEnabled === null) {
+      const { autoMemoryEnabled: _off, ...rest } = next
+      next = rest
+    } else {
+      next.autoMemoryEnabled = recorded.autoMemoryEnabled
+    }
+    settings = { autoMemoryEnabled: recorded.autoMemoryEnabled }
+  }
+  const permissions = isObject(config.permissions) ? config.permissions : undefined
+  const allow = (permissions?.allow as ReadonlyArray<string> | undefined) ?? []
+  const removed = (recorded.allow ?? []).filter((rule) => allow.includes(rule))
+  if (permissions !== undefined && removed.length > 0) {
+    const kept = allow.filter((rule) => !removed.includes(rule))
+    const { allow: _allow, ...others } = permissions
+    // what install created and left empty goes; otherwise `allow` keeps its place among the permission keys
+    const nextPermissions = kept.length === 0 && recorded.created !== undefined
+      ? others
+      : { ...permissions, allow: kept }
+    if (recorded.created === "permissions" && Object.keys(nextPermissions).length === 0) {
+      const { permissions: _permissions, ...rest } = next
+      next = rest
+    } else {
+      next.permissions = nextPermissions
+    }
+    settings = { ...settings, allow: removed }
+  }
+  return { config: isEmptySettingsChange(settings) ? config : next, settings }
+}
+
+/**
+ * Pure: the config with memdir's group added to each of the agent's events that has no memdir handler yet, and,
+ * given a Claude Code `setup`, its settings (`installSettings`).
+ */
+export const install = (
+  config: JsonObject,
+  agent: Agent,
+  command: string = DEFAULT_COMMAND,
+  setup?: ClaudeSetup
+): ConfigChange => {
+  const withSettings = setup === undefined || agent !== "claude"
+    ? { config, settings: {} }
+    : installSettings(config, setup)
   const hooks = isObject(config.hooks) ? config.hooks : {}
   const added = eventsFor[agent].filter((event) => !groupsOf(hooks, event).some(hasMemdir))
-  if (added.length === 0) return { config, events: [] }
+  if (added.length === 0) return { config: withSettings.config, events: [], settings: withSettings.settings }
   const next: Record<string, Json> = { ...hooks }
   for (const event of added) next[event] = [...groupsOf(hooks, event), memdirGroup(command, timeoutFor(agent, event))]
-  return { config: { ...config, hooks: next }, events: added }
+  return { config: { ...withSettings.config, hooks: next }, events: added, settings: withSettings.settings }
 }
 
-/** Pure: the config without memdir's handlers, and without what only they filled. */
-export const uninstall = (config: JsonObject): ConfigChange => {
+/**
+ * Pure: the config without memdir's handlers, and without what only they filled; given what install `recorded`
+ * beside the hooks, that is taken back too (`uninstallSettings`).
+ */
+export const uninstall = (config: JsonObject, recorded: SettingsChange = {}): ConfigChange => {
+  const withSettings = uninstallSettings(config, recorded)
+  const hooksChange = uninstallHooks(withSettings.config)
+  return { ...hooksChange, settings: withSettings.settings }
+}
+
+const uninstallHooks = (config: JsonObject): Omit<ConfigChange, "settings"> => {
   if (!isObject(config.hooks)) return { config, events: [] }
   const removedFrom: Array<string> = []
   const next: Record<string, Json> = {}

@@ -1,0 +1,194 @@
+/**
+ * `memdir hooks install | uninstall --agent claude` beside the hooks (docs/hooks.md#one-memory-in-claude-code): the
+ * bundled CLI turns Claude Code's own auto memory off and adds the permission rules memdir needs, shows the diff
+ * before it writes, records what it changed in `$MEMDIR_HOME/agent-settings.json`, and uninstall takes back exactly
+ * that: the user's settings file comes back byte for byte.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { execFile, execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { buildCli, cliPath, type CliRun, parseJson, scratchHomeEnv } from "./support/cli.js"
+
+let scratch: string
+let project: string
+
+/** A home of its own per test: `HOME` and `MEMDIR_HOME` both in it. */
+const freshHome = (name: string) => {
+  const dir = path.join(scratch, name)
+  fs.mkdirSync(dir, { recursive: true })
+  return dir
+}
+
+const memdir = (home: string, args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
+  Effect.callback<CliRun>((resume) => {
+    execFile(
+      process.execPath,
+      [cliPath, ...args],
+      { cwd: project, env: scratchHomeEnv(home), encoding: "utf8" },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+        resume(Effect.succeed({ status, stdout, stderr }))
+      }
+    ).stdin?.end()
+  })
+
+const settingsFile = (home: string) => path.join(home, ".claude", "settings.json")
+const writeSettings = (home: string, text: string) => {
+  fs.mkdirSync(path.dirname(settingsFile(home)), { recursive: true })
+  fs.writeFileSync(settingsFile(home), text)
+}
+const readSettings = (home: string) => JSON.parse(fs.readFileSync(settingsFile(home), "utf8"))
+
+const rules = ["Read(~/.memdir/**)", "Edit(~/.memdir/**)", "mcp__memdir"]
+
+beforeAll(() => {
+  buildCli()
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-hooks-install-")))
+  project = path.join(scratch, "shop")
+  fs.mkdirSync(project, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: project })
+})
+
+afterAll(() => {
+  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
+})
+
+describe("memdir hooks install --agent claude: one memory", () => {
+  it.live("turns Claude Code's auto memory off, allows memdir's rules, shows the diff first; uninstall restores the file byte for byte", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-roundtrip")
+      const own = JSON.stringify(
+        {
+          model: "opus",
+          permissions: { allow: ["Bash(npm test)"], deny: ["Read(./.env)"] },
+          hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }] }
+        },
+        null,
+        4
+      ) + "\n"
+      writeSettings(h, own)
+
+      const install = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+      assert.strictEqual(install.status, 0, install.stderr)
+      const diffAt = install.stdout.indexOf(`+++ ${settingsFile(h)}`)
+      assert.isAtLeast(diffAt, 0, install.stdout)
+      assert.include(install.stdout, "+    \"autoMemoryEnabled\": false")
+      assert.include(install.stdout, "+            \"mcp__memdir\"")
+      assert.isBelow(diffAt, install.stdout.indexOf("installed memdir hooks"), "the diff comes before the write")
+      assert.include(install.stdout, "Claude Code's own auto memory turned off")
+
+      const installed = readSettings(h)
+      assert.strictEqual(installed.autoMemoryEnabled, false)
+      assert.deepStrictEqual(installed.permissions, { allow: ["Bash(npm test)", ...rules], deny: ["Read(./.env)"] })
+      assert.strictEqual(installed.hooks.SessionStart[0].hooks[0].command, "memdir hook")
+      const record = JSON.parse(fs.readFileSync(path.join(h, ".memdir", "agent-settings.json"), "utf8"))
+      assert.deepStrictEqual(record, {
+        files: { [settingsFile(h)]: { autoMemoryEnabled: null, allow: rules } }
+      })
+
+      const again = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--json", "--model-calls", "off"])
+      assert.strictEqual(parseJson(again).changed, false, "a second install changes nothing")
+
+      const uninstall = yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
+      assert.strictEqual(uninstall.status, 0, uninstall.stderr)
+      assert.include(uninstall.stdout, "Claude Code's own auto memory back as it was")
+      assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), own)
+      assert.deepStrictEqual(
+        JSON.parse(fs.readFileSync(path.join(h, ".memdir", "agent-settings.json"), "utf8")),
+        { files: {} }
+      )
+    }))
+
+  it.live("a new settings file: install creates it, uninstall leaves {} with nothing of memdir's", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-new")
+      const install = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--json", "--model-calls", "off"])
+      assert.strictEqual(install.status, 0, install.stderr)
+      const answer = parseJson(install)
+      assert.deepStrictEqual(answer.settings, { autoMemoryEnabled: null, allow: rules, created: "permissions" })
+      assert.include(answer.diff, "+  \"autoMemoryEnabled\": false,")
+      yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
+      assert.deepStrictEqual(readSettings(h), {})
+    }))
+
+  it.live("the user's own true comes back; --keep-agent-memory leaves it on; --dry-run writes nothing", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-on")
+      const own = "{\n  \"autoMemoryEnabled\": true\n}\n"
+      writeSettings(h, own)
+      const dry = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--dry-run", "--model-calls", "off"])
+      assert.include(dry.stdout, "-  \"autoMemoryEnabled\": true")
+      assert.include(dry.stdout, "+  \"autoMemoryEnabled\": false,")
+      assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), own)
+      assert.isFalse(fs.existsSync(path.join(h, ".memdir", "agent-settings.json")), "a dry run records nothing")
+
+      yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+      assert.strictEqual(readSettings(h).autoMemoryEnabled, false)
+      yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
+      assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), own)
+
+      const keep = yield* memdir(h, [
+        "hooks",
+        "install",
+        "--agent",
+        "claude",
+        "--keep-agent-memory",
+        "--model-calls",
+        "off"
+      ])
+      assert.strictEqual(keep.status, 0, keep.stderr)
+      assert.strictEqual(readSettings(h).autoMemoryEnabled, true)
+      assert.deepStrictEqual(readSettings(h).permissions.allow, rules)
+      yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
+      assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), own)
+    }))
+
+  it.live("on a terminal it asks after the diff: No writes nothing (and asks nothing more), yes writes", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-tty")
+      writeSettings(h, "{}\n")
+      // script(1) gives the CLI a terminal; the answer comes on its stdin
+      const onTerminal = (answer: string, flags = "") =>
+        Effect.callback<CliRun>((resume) => {
+          execFile(
+            "script",
+            [
+              "-qec",
+              `${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} hooks install --agent claude${flags}`,
+              "/dev/null"
+            ],
+            { cwd: project, env: scratchHomeEnv(h), encoding: "utf8" },
+            (error, stdout, stderr) => resume(Effect.succeed({ status: error === null ? 0 : -1, stdout, stderr }))
+          ).stdin?.end(answer)
+        })
+      const no = yield* onTerminal("n\n")
+      assert.strictEqual(no.status, 0, no.stderr)
+      assert.isBelow(no.stdout.indexOf("+  \"autoMemoryEnabled\": false"), no.stdout.indexOf("Write these changes"))
+      assert.include(no.stdout, "nothing written")
+      assert.notInclude(no.stdout, "automatic model calls", "declined: the model-calls question is not asked")
+      assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), "{}\n")
+      const yes = yield* onTerminal("y\n", " --model-calls off")
+      assert.strictEqual(yes.status, 0, yes.stderr)
+      assert.strictEqual(readSettings(h).autoMemoryEnabled, false)
+    }))
+
+  it.live("settings of the wrong type are refused, named, and left as they were", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-bad")
+      for (
+        const [text, at] of [["{\"permissions\": {\"allow\": \"mcp__memdir\"}}", "permissions.allow"], [
+          "{\"autoMemoryEnabled\": \"no\"}",
+          "autoMemoryEnabled"
+        ]] as const
+      ) {
+        writeSettings(h, text)
+        const run = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+        assert.strictEqual(run.status, 18, run.stderr)
+        assert.include(run.stderr, at)
+        assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), text)
+      }
+    }))
+})
