@@ -7,17 +7,20 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import type { PricedRequest } from "./Pricing.js"
 import { addUsage, emptyUsage, type Usage } from "./Results.js"
 
 export interface Meter {
   /** Usage per model id (as the responses named it). */
   readonly byModel: ReadonlyMap<string, Usage>
+  /** Every response's model and usage, in order: each request is priced on its own (`Pricing.costOfRequests`). */
+  readonly requests: ReadonlyArray<PricedRequest>
   readonly calls: number
   /** What the model calls took, summed. */
   readonly latencyMs: number
 }
 
-export const emptyMeter: Meter = { byModel: new Map(), calls: 0, latencyMs: 0 }
+export const emptyMeter: Meter = { byModel: new Map(), requests: [], calls: 0, latencyMs: 0 }
 
 /** The meter of the trial the current fiber runs (none outside `metered`). */
 export const currentMeter: Context.Reference<Ref.Ref<Meter> | undefined> = Context.Reference<
@@ -27,7 +30,12 @@ export const currentMeter: Context.Reference<Ref.Ref<Meter> | undefined> = Conte
 const record = (meter: Meter, response: ModelResponse): Meter => {
   const byModel = new Map(meter.byModel)
   byModel.set(response.model, addUsage(byModel.get(response.model) ?? emptyUsage, response.usage))
-  return { byModel, calls: meter.calls + 1, latencyMs: meter.latencyMs + response.latencyMs }
+  return {
+    byModel,
+    requests: [...meter.requests, { model: response.model, usage: response.usage }],
+    calls: meter.calls + 1,
+    latencyMs: meter.latencyMs + response.latencyMs
+  }
 }
 
 /** Runs `effect` with a fresh meter; returns its result and what its model calls used. */

@@ -13,7 +13,7 @@ import * as Ref from "effect/Ref"
 import { Cassette, inTrial, missError } from "./Cassette.js"
 import { InvalidRunOptionError } from "./Errors.js"
 import { metered, meterUsage } from "./Metering.js"
-import { costOf, type Price } from "./Pricing.js"
+import { costOfRequests, type Price } from "./Pricing.js"
 import { type Provenance, RESULTS_FORMAT, type RunResults, type TrialResult } from "./Results.js"
 import { scenarioInputs, variantPrompts } from "./RunInputs.js"
 import type { ScoreOutput } from "./Scoring.js"
@@ -140,8 +140,7 @@ export const runTrials = <R>(options: {
           if (mine !== undefined) return yield* missError(cassette.value.path ?? "cassette", mine)
         }
         const models = [...meter.byModel.keys()].sort()
-        const costs = [...meter.byModel].map(([model, usage]) => costOf(model, usage, options.price))
-        const cost = costs.some((c) => c === undefined) ? null : costs.reduce<number>((a, c) => a + c!, 0)
+        const cost = costOfRequests(meter.requests, options.price) ?? null
         const result: TrialResult = {
           variant: spec.variant,
           scenario: spec.scenario,

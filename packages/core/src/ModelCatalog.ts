@@ -13,18 +13,17 @@
  */
 
 /** USD per million tokens. */
-export interface ModelPrice {
+export interface TokenPrice {
   readonly inputPerMTok: number
   readonly outputPerMTok: number
+}
+
+export interface ModelPrice extends TokenPrice {
   /**
    * A model priced in bands by prompt length (Claude Haiku 5.5): the price of a request whose prompt (cache reads
    * and writes included) is longer than `aboveInputTokens`. `inputPerMTok` / `outputPerMTok` are the lower band.
    */
-  readonly longPrompt?: {
-    readonly aboveInputTokens: number
-    readonly inputPerMTok: number
-    readonly outputPerMTok: number
-  } | undefined
+  readonly longPrompt?: (TokenPrice & { readonly aboveInputTokens: number }) | undefined
 }
 
 /** `current`: in Anthropic's current lineup; `legacy`: still served, with a newer model of its family. */
@@ -84,3 +83,15 @@ export const modelInfo = (id: string): CatalogModel | undefined => byId.get(unda
 
 /** The published price of a model, when there is one. */
 export const priceOf = (id: string): ModelPrice | undefined => modelInfo(id)?.price
+
+/**
+ * What one request pays per million tokens: the model's price, or its long-prompt band when the request's prompt
+ * (`promptTokens`: input, cache reads and cache writes) is longer than the band's threshold. A band applies to a
+ * request, never to tokens summed over several.
+ */
+export const requestPriceOf = (id: string, promptTokens: number): TokenPrice | undefined => {
+  const price = priceOf(id)
+  const long = price?.longPrompt
+  const band = long !== undefined && promptTokens > long.aboveInputTokens ? long : price
+  return band === undefined ? undefined : { inputPerMTok: band.inputPerMTok, outputPerMTok: band.outputPerMTok }
+}

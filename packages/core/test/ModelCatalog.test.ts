@@ -46,4 +46,21 @@ describe("ModelCatalog", () => {
       assert.isDefined(m.price, `${m.id} is current and has a published price`)
     }
   })
+
+  it("prices a request at the band of its own prompt length", () => {
+    // Claude Haiku 5.5: $0.10 / $0.50 for prompts up to 100,000 tokens, $0.50 / $2.50 above
+    const lower = { inputPerMTok: 0.1, outputPerMTok: 0.5 }
+    assert.deepStrictEqual(ModelCatalog.requestPriceOf("claude-haiku-5-5", 0), lower)
+    assert.deepStrictEqual(ModelCatalog.requestPriceOf("claude-haiku-5-5", 100_000), lower)
+    assert.deepStrictEqual(ModelCatalog.requestPriceOf("claude-haiku-5-5", 100_001), {
+      inputPerMTok: 0.5,
+      outputPerMTok: 2.5
+    })
+    // a model priced in one band pays it at any length; an unpriced one has no price
+    assert.deepStrictEqual(ModelCatalog.requestPriceOf("claude-sonnet-5-5", 900_000), {
+      inputPerMTok: 2,
+      outputPerMTok: 10
+    })
+    assert.isUndefined(ModelCatalog.requestPriceOf("claude-mythos-5-2", 10))
+  })
 })
