@@ -16,8 +16,11 @@
  * API's status codes (429 + `retry-after`, 529, 500, 401…), `request-id` headers, slow replies (`delayMs`),
  * malformed bodies, and prompt caching: a request whose prefix up to its last `cache_control` breakpoint was
  * seen before reports `cache_read_input_tokens`, a new one `cache_creation_input_tokens` (tokens ≈ chars / 4;
- * the real API also needs a minimum prefix length, not imitated). Not imitated: streaming (400), token
- * counting, batches.
+ * the real API also needs a minimum prefix length, not imitated). A `stream: true` request gets the same message as
+ * server-sent events (`message_start`, per block `content_block_start`/`_delta`/`_stop` — a text block in one
+ * `text_delta`, a tool call's input in one `input_json_delta` —, `message_delta`, `message_stop`), as the Claude
+ * Code CLI and the SDK's `messages.stream` read them; errors stay JSON with their status, as the API answers them
+ * before a stream starts. Not imitated: token counting, batches.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -240,7 +243,6 @@ const invalidBody = (body: any): string | undefined => {
   if (typeof body.model !== "string" || body.model === "") return "model: Field required"
   if (typeof body.max_tokens !== "number" || body.max_tokens < 1) return "max_tokens: Field required"
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: at least one message is required"
-  if (body.stream === true) return "stream: MessagesApiServer does not imitate streaming"
   if (body.tool_choice?.type === "tool") {
     const tools: ReadonlyArray<any> = Array.isArray(body.tools) ? body.tools : []
     if (!tools.some((tool) => tool?.name === body.tool_choice.name)) {
@@ -248,6 +250,41 @@ const invalidBody = (body: any): string | undefined => {
     }
   }
   return undefined
+}
+
+/** A whole message as the API streams it: server-sent events, each block's content in one delta. */
+const streamBody = (message: any): string => {
+  const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+  const { content, stop_reason, stop_sequence, usage } = message
+  return [
+    event("message_start", {
+      message: {
+        ...message,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 }
+      }
+    }),
+    ...(content as ReadonlyArray<any>).flatMap((block, index) =>
+      block.type === "text" ?
+        [
+          event("content_block_start", { index, content_block: { type: "text", text: "", citations: null } }),
+          event("content_block_delta", { index, delta: { type: "text_delta", text: block.text } }),
+          event("content_block_stop", { index })
+        ] :
+        [
+          event("content_block_start", { index, content_block: { ...block, input: {} } }),
+          event("content_block_delta", {
+            index,
+            delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
+          }),
+          event("content_block_stop", { index })
+        ]
+    ),
+    event("message_delta", { delta: { stop_reason, stop_sequence }, usage: { output_tokens: usage.output_tokens } }),
+    event("message_stop", {})
+  ].join("")
 }
 
 /** Start the server; it stops when the scope closes. */
@@ -365,7 +402,9 @@ export const make = (
       const respond = () => {
         switch (reply.kind) {
           case "message":
-            return send(res, index, 200, JSON.stringify(messageBody(reply, request)), reply.headers)
+            return request.body.stream === true
+              ? send(res, index, 200, streamBody(messageBody(reply, request)), reply.headers, "text/event-stream")
+              : send(res, index, 200, JSON.stringify(messageBody(reply, request)), reply.headers)
           case "error":
             return send(res, index, reply.status, errorBody(reply.type, reply.message, index), reply.headers)
           case "raw":

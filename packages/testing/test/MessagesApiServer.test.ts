@@ -207,15 +207,45 @@ describe("MessagesApiServer with the real SDK client", () => {
       assert.strictEqual(noMaxTokens.body.error.type, "invalid_request_error")
       const notJson = yield* post("/v1/messages", "{oops")
       assert.strictEqual(notJson.status, 400)
-      const streaming = yield* post(
-        "/v1/messages",
-        JSON.stringify({ model: "m", max_tokens: 5, messages: [{ role: "user", content: "x" }], stream: true })
-      )
-      assert.strictEqual(streaming.status, 400)
       const elsewhere = yield* post("/v1/complete", "{}")
       assert.strictEqual(elsewhere.status, 404)
       assert.strictEqual(elsewhere.body.error.type, "not_found_error")
-      assert.strictEqual((yield* server.requests).length, 4)
+      assert.strictEqual((yield* server.requests).length, 3)
+    }))
+
+  it.effect("a stream: the SDK's messages.stream assembles the same message, text and tool call", () =>
+    Effect.gen(function*() {
+      const server = yield* MessagesApiServer.make({
+        replies: [
+          MessagesApiServer.message([
+            { type: "text", text: "Saving it." },
+            { type: "tool_use", name: "Write", input: { file_path: "/m/a.md", content: "x\ny" }, id: "toolu_1" }
+          ])
+        ]
+      })
+      const client = clientFor(server)
+      const deltas: Array<string> = []
+      const message = yield* Effect.promise(() => {
+        const stream = client.messages.stream({
+          model: "claude-sonnet-5-5",
+          max_tokens: 64,
+          messages: [{ role: "user", content: "save" }]
+        })
+        stream.on("text", (text) => deltas.push(text))
+        return stream.finalMessage()
+      })
+      assert.deepStrictEqual(deltas, ["Saving it."])
+      assert.strictEqual(message.stop_reason, "tool_use")
+      assert.strictEqual(message.content[0]?.type === "text" && message.content[0].text, "Saving it.")
+      const call = message.content[1]
+      assert.isTrue(call?.type === "tool_use")
+      assert.deepStrictEqual(call?.type === "tool_use" && [call.id, call.name, call.input], [
+        "toolu_1",
+        "Write",
+        { file_path: "/m/a.md", content: "x\ny" }
+      ])
+      const [request] = yield* server.requests
+      assert.strictEqual(request?.body.stream, true)
     }))
 
   it.effect("prompt caching: the same prefix up to the last breakpoint is created once, then read", () =>
