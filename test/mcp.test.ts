@@ -35,7 +35,10 @@ let dirs = 0
 /** A fresh memory directory for one test. */
 const freshMemoryDir = (): string => path.join(scratch, `memory-${++dirs}`)
 
-/** A client connected to `node <bundle> ...args` with the scratch environment. */
+/**
+ * A client connected to `node <bundle> ...args` with the scratch environment, outside any agent session: a
+ * `CLAUDE_CODE_SESSION_ID` of the shell running the tests stays out.
+ */
 const connectTo = async (
   command: string,
   args: ReadonlyArray<string>,
@@ -46,7 +49,7 @@ const connectTo = async (
     command,
     args: [...args],
     cwd,
-    env: scratchHomeEnv(home, env),
+    env: scratchHomeEnv(home, { CLAUDE_CODE_SESSION_ID: "", ...env }),
     stderr: "pipe"
   })
   const client = new Client({ name: "memdir-test", version: "0" })

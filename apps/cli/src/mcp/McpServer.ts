@@ -1,12 +1,14 @@
 /**
  * The MCP server of `memdir mcp` (docs/mcp.md), on the official SDK's low-level `Server` over stdio: the
  * instructions from the prompt catalog, the tools of `McpTools` and the resources of `McpResources`, each request
- * run as an Effect with the services of the command (one `RecallSession` per process, so one per MCP session).
+ * run as an Effect with the services of the command (one `RecallSession` per process, and the agent session's record
+ * shared with the hooks when the environment names the session: `McpSession`).
  *
  * stdout carries the protocol only: nothing else is written there (logs go to stderr). The server runs until its
  * client closes stdin. A line (message) over `MAX_MESSAGE_BYTES` is dropped with a line on stderr, like a line that
  * is not JSON: the SDK's transport would otherwise close on it, and the server would stop serving its client.
  */
+import * as SessionRecord from "@memdir/core/HookSessionState"
 import type { MemdirServices } from "@memdir/core/Memdir"
 import { renderMcpInstructions } from "@memdir/core/prompts/McpPrompt"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -21,8 +23,10 @@ import {
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
+import type * as Option from "effect/Option"
 import type * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import { Transform } from "node:stream"
@@ -37,10 +41,11 @@ import {
   readMemory,
   type ResourceText
 } from "./McpResources.js"
+import { sessionOfEnvironment } from "./McpSession.js"
 import { renderToolError, type ToolContext, type ToolResult, tools } from "./McpTools.js"
 
-/** What the tools and resources need: the live memdir services and the platform (the command provides both). */
-export type McpServices = MemdirServices | FileSystem.FileSystem | Path.Path
+/** What the tools and resources need: the live memdir services, the platform and the session record. */
+export type McpServices = MemdirServices | FileSystem.FileSystem | Path.Path | SessionRecord.HookSessionState
 
 const byName = new Map(tools.map((tool) => [tool.name, tool]))
 
@@ -176,10 +181,21 @@ const untilClosed = (server: Server) =>
     })
   })
 
+export interface ServeOptions {
+  readonly cwd: Option.Option<string>
+}
+
 /** Serves MCP on stdin/stdout until stdin closes. */
-export const serve = (context: ToolContext) =>
+export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
-    const services = yield* Effect.context<McpServices>()
+    const session = yield* sessionOfEnvironment
+    const context: ToolContext = { cwd: options.cwd, session }
+    const record = yield* SessionRecord.make
+    const services = Context.add(
+      yield* Effect.context<Exclude<McpServices, SessionRecord.HookSessionState>>(),
+      SessionRecord.HookSessionState,
+      record
+    )
     const runPromise = Effect.runPromiseWith(services)
     const server = makeServer(context, (effect) => runPromise(effect))
     const input = process.stdin.pipe(dropOversizedLines(MAX_MESSAGE_BYTES, (bytes) => {

@@ -10,10 +10,11 @@
  * itself and the protocol never sees a crash.
  */
 import { MemoryDisabledError, VersionConflictError } from "@memdir/core/Errors"
+import type { SessionId } from "@memdir/core/HookSessionState"
 import type { MemoryRoot } from "@memdir/core/MemoryStore"
 import { AutomaticModelCallsAllowed } from "@memdir/core/ModelSelector"
 import * as Operations from "@memdir/core/Operations"
-import { renderRecalledMemory } from "@memdir/core/Recall"
+import { RECALL_SESSION_BUDGET_BYTES, renderRecalledMemory } from "@memdir/core/Recall"
 import type { TeamLocation } from "@memdir/core/TeamMemory"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -25,6 +26,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import { locateTeam, requireTeam } from "../commands/teamMemory.js"
 import { automaticModelCallsOn } from "../ModelCalls.js"
 import { isMemdirError } from "../Output.js"
+import { recordInSession, sessionBefore } from "./McpSession.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Failures of the tools themselves (the operations' errors are core's: Errors.ts)
@@ -60,9 +62,12 @@ export interface ToolAnnotations {
   readonly openWorldHint: boolean
 }
 
-/** Where the server's memory is: the project directory it was started for (`--cwd`, else the process cwd). */
+/** Where the server's memory is and whose session it serves. */
 export interface ToolContext {
+  /** The project directory the server was started for (`--cwd`, else the process cwd). */
   readonly cwd: Option.Option<string>
+  /** The agent session whose record the hooks share (`McpSession`); none: the process is its own session. */
+  readonly session: Option.Option<SessionId>
 }
 
 export interface ToolOutput<O> {
@@ -253,30 +258,64 @@ const headerText = (m: Operations.Header): string =>
 // The tools: each one the MCP names of an operation's request and its result as text (Operations.ts)
 // ---------------------------------------------------------------------------------------------------------------
 
+const utf8Length = (text: string) => Buffer.byteLength(text, "utf8")
+
+const recallText = (result: typeof Operations.RecallResult.Type): string => {
+  if (result.memories.length > 0) return result.memories.map(renderRecalledMemory).join("\n\n---\n\n")
+  switch (result.skipped) {
+    case undefined:
+      return `No relevant memory (${result.candidates} looked at; a memory this session already got is not ` +
+        `returned again: memory_read gives it by path).`
+    case "one-word-prompt":
+      return "Memory was not consulted: one-word-prompt (give the request in a few words)."
+    case "budget-exhausted":
+      return "Memory was not consulted: budget-exhausted (this session already got its share of recalled " +
+        "memory; memory_read gives a memory by path)."
+    default:
+      return `Memory was not consulted: ${result.skipped}.`
+  }
+}
+
 export const recallTool = defineTool({
   name: "memory_recall",
   title: "Recall memories",
   description: "The memories (at most 5) that will clearly help with a request, each with its age and a " +
-    "staleness caveat. Never returns a memory this session already got. Call it with the user's request at the " +
-    "start of a task.",
+    "staleness caveat. Never returns a memory this session already got (from this tool or the memdir hooks). Call " +
+    "it with the user's request at the start of a task.",
   input: Schema.Struct({ query: Operations.RecallInput.fields.query, exclude: Operations.RecallInput.fields.exclude }),
   output: Operations.RecallResult,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false },
   run: (input, context) =>
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
+      const memoryDir = team.memory.memoryDir
+      // what the hooks (and earlier calls) of this agent session already gave the model: never twice
+      const before = yield* sessionBefore(context.session, memoryDir)
+      if (Option.isSome(before) && before.value.bytes >= RECALL_SESSION_BUDGET_BYTES) {
+        const spent: typeof Operations.RecallResult.Type = {
+          memories: [],
+          candidates: 0,
+          selector: "none",
+          skipped: "budget-exhausted"
+        }
+        return { structured: spent, text: recallText(spent) }
+      }
+      const got = Option.match(before, { onNone: () => [], onSome: (state) => state.surfaced })
+      const exclude = [...(input.exclude ?? []), ...got]
       // the model picks only while the user turned automatic model calls on (docs/mcp.md): a key alone never does
-      const result = yield* Operations.recall(rootOf(team), input).pipe(
+      const result = yield* Operations.recall(rootOf(team), {
+        query: input.query,
+        ...(exclude.length === 0 ? {} : { exclude })
+      }).pipe(
         Effect.provideService(AutomaticModelCallsAllowed, automaticModelCallsOn(team.memory))
       )
-      const text = result.memories.length > 0 ?
-        result.memories.map(renderRecalledMemory).join("\n\n---\n\n") :
-        result.skipped === undefined ?
-        `No relevant memory (${result.candidates} looked at; a memory this session already got is not ` +
-        `returned again).` :
-        `Memory was not consulted: ${result.skipped}` +
-        (result.skipped === "one-word-prompt" ? " (give the request in a few words)." : ".")
-      return { structured: result, text }
+      yield* recordInSession(
+        context.session,
+        memoryDir,
+        result.memories.map((m) => m.path),
+        result.memories.reduce((sum, m) => sum + utf8Length(m.content), 0)
+      )
+      return { structured: result, text: recallText(result) }
     })
 })
 
@@ -325,6 +364,8 @@ export const readTool = defineTool({
     Effect.gen(function*() {
       const team = yield* enabledLocation(context)
       const read = yield* Operations.read(rootOf(team), input)
+      // asked for by name, so given whole; the session now has it, so recall and the hooks leave it out
+      yield* recordInSession(context.session, team.memory.memoryDir, [read.path], 0)
       const caveat = read.caveat === null ? "" : `${read.caveat}\n`
       return {
         structured: read,
