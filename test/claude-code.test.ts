@@ -1,0 +1,245 @@
+/**
+ * memdir inside the real Claude Code CLI (docs/hooks.md#one-memory-in-claude-code): `claude -p` 2.1.332, installed
+ * from the npm registry into a cache on first run, headless against the local Messages API stand-in
+ * (`@memdir/testing/MessagesApiServer`), in a scratch HOME where `memdir hooks install --agent claude` set it up.
+ * What the stand-in receives is what the model would: one `# Memory` section, memdir's index once, a `Write` into
+ * the memory directory allowed, and the memory it wrote recalled on a later prompt. Without the setup, the same
+ * session carries Claude Code's own memory too and the `Write` is denied.
+ *
+ * The CLI is ~400 MB (a native binary): it is installed once into `$MEMDIR_TEST_CACHE/claude-code` (default
+ * `~/.cache/memdir-test/claude-code`). Only when the registry cannot be reached are these tests skipped, and they
+ * say so on stderr; any other install failure fails them.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
+import * as Effect from "effect/Effect"
+import { execFile, execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
+
+const CLAUDE_CODE_VERSION = "2.1.332"
+const cache = path.join(
+  process.env.MEMDIR_TEST_CACHE ?? path.join(os.homedir(), ".cache", "memdir-test"),
+  "claude-code"
+)
+const claudeBin = path.join(cache, "node_modules", ".bin", "claude")
+
+const installedVersion = (): string | undefined => {
+  try {
+    return JSON.parse(
+      fs.readFileSync(path.join(cache, "node_modules", "@anthropic-ai", "claude-code", "package.json"), "utf8")
+    ).version
+  } catch {
+    return undefined
+  }
+}
+
+/** The CLI in the cache (installed when missing); a reason to skip only when the registry is out of reach. */
+const ensureClaudeCode = (): string | undefined => {
+  if (installedVersion() === CLAUDE_CODE_VERSION && fs.existsSync(claudeBin)) return undefined
+  fs.mkdirSync(cache, { recursive: true })
+  try {
+    execFileSync(
+      "npm",
+      ["install", "--prefix", cache, "--no-audit", "--no-fund", `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`],
+      { stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 }
+    )
+  } catch (error) {
+    let reachable = true
+    try {
+      execFileSync("npm", ["ping"], { stdio: "ignore", timeout: 60_000 })
+    } catch {
+      reachable = false
+    }
+    if (!reachable) {
+      return `the npm registry is unreachable, so @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} could not be ` +
+        `installed into ${cache}: ${String((error as { stderr?: unknown }).stderr ?? error).slice(0, 300)}`
+    }
+    throw error
+  }
+  if (installedVersion() !== CLAUDE_CODE_VERSION) throw new Error(`npm installed no Claude Code into ${cache}`)
+  return undefined
+}
+
+const skipReason = ensureClaudeCode()
+if (skipReason !== undefined) {
+  console.error(`\n*** test/claude-code.test.ts SKIPPED: ${skipReason} ***\n`)
+}
+
+let scratch: string
+
+/** A scratch user: HOME and MEMDIR_HOME, a git project, and `memdir` on PATH (a wrapper around the bundle). */
+const makeUser = (name: string) => {
+  const home = path.join(scratch, name)
+  const project = path.join(home, "shop")
+  const bin = path.join(home, "bin")
+  fs.mkdirSync(project, { recursive: true })
+  fs.mkdirSync(bin, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: project })
+  fs.writeFileSync(
+    path.join(bin, "memdir"),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
+    { mode: 0o755 }
+  )
+  const memoryDir = path.join(home, ".memdir", "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
+  fs.mkdirSync(memoryDir, { recursive: true })
+  fs.writeFileSync(
+    path.join(memoryDir, "reference_release_train.md"),
+    "---\nname: Release train\ndescription: releases leave every Tuesday from the release branch\n" +
+      "type: reference\n---\n\nAsk the release captain in #releases before merging late fixes.\n"
+  )
+  fs.writeFileSync(
+    path.join(memoryDir, "MEMORY.md"),
+    "- [Release train](reference_release_train.md) — releases leave every Tuesday from the release branch\n"
+  )
+  const env = (extra: Record<string, string> = {}) => ({
+    ...scratchHomeEnv(home),
+    PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    ...extra
+  })
+  return { home, project, memoryDir, env }
+}
+
+const run = (file: string, args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) =>
+  Effect.callback<CliRun>((resume) => {
+    execFile(file, args, { cwd, env, encoding: "utf8", timeout: 120_000 }, (error, stdout, stderr) => {
+      const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+      resume(Effect.succeed({ status, stdout, stderr }))
+    }).stdin?.end()
+  })
+
+/** Everything of a request the model reads as text: the system prompt and every message's text blocks. */
+const textOf = (body: any): string => {
+  const texts: Array<string> = []
+  const visit = (value: unknown): void => {
+    if (typeof value === "string") texts.push(value)
+    else if (Array.isArray(value)) value.forEach(visit)
+    else if (typeof value === "object" && value !== null) {
+      const block = value as { text?: unknown; content?: unknown }
+      if (typeof block.text === "string") texts.push(block.text)
+      else if (block.content !== undefined) visit(block.content)
+    }
+  }
+  visit(body.system)
+  for (const message of body.messages ?? []) visit(message.content)
+  return texts.join("\n")
+}
+
+const count = (text: string, needle: RegExp) => [...text.matchAll(needle)].length
+/** A `# Memory` heading: Claude Code's starts a line; a hook's context arrives after "… additional context: ". */
+const MEMORY_HEADING = /(?:^|additional context: )# Memory$/gm
+const INDEX_LINE = "- [Release train](reference_release_train.md) — releases leave every Tuesday"
+const NEW_MEMORY =
+  "---\nname: Database tests\ndescription: integration tests must hit a real postgres database, never mocks\n" +
+  "type: feedback\n---\n\nUse the docker compose postgres.\n**Why:** mocks hid a broken migration.\n"
+
+/** The stand-in's model: asked to remember, it writes the memory file with Write; otherwise it answers "done". */
+const model = (memoryFile: string): MessagesApiServer.Handler => (request) => {
+  const all = JSON.stringify(request.body.messages)
+  return all.includes("Remember that") && !all.includes("tool_result")
+    ? MessagesApiServer.toolUse("Write", { file_path: memoryFile, content: NEW_MEMORY })
+    : MessagesApiServer.text("done")
+}
+
+/** The tool_result Claude Code sent back for the Write, as the model reads it. */
+const writeResult = (requests: ReadonlyArray<MessagesApiServer.RecordedRequest>) => {
+  for (const request of requests) {
+    for (const message of request.body?.messages ?? []) {
+      for (const block of Array.isArray(message.content) ? message.content : []) {
+        if (block.type === "tool_result") {
+          return { isError: block.is_error === true, text: textOf({ messages: [{ content: block.content }] }) }
+        }
+      }
+    }
+  }
+  return undefined
+}
+
+beforeAll(() => {
+  buildCli()
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-claude-code-")))
+})
+
+afterAll(() => {
+  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
+})
+
+describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAUDE_CODE_VERSION}`, () => {
+  it.live("without the setup: two memories in the prompt, and a Write into memdir's directory is denied", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const user = makeUser("bare")
+      const memoryFile = path.join(user.memoryDir, "feedback_database_tests.md")
+      const server = yield* MessagesApiServer.make({ handler: model(memoryFile) })
+      // memdir's hooks alone, as a user had them before memdir set Claude Code up
+      fs.mkdirSync(path.join(user.home, ".claude"), { recursive: true })
+      fs.writeFileSync(
+        path.join(user.home, ".claude", "settings.json"),
+        JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: "memdir hook" }] }] } })
+      )
+      const env = user.env({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
+      const session = yield* run(
+        claudeBin,
+        ["-p", "Remember that integration tests hit a real database"],
+        user.project,
+        env
+      )
+      assert.strictEqual(session.status, 0, session.stderr)
+      const requests = yield* server.requests
+      assert.strictEqual(count(textOf(requests[0]!.body), MEMORY_HEADING), 2, "Claude Code's and memdir's")
+      const result = writeResult(requests)
+      assert.isDefined(result, "the model's Write got an answer")
+      assert.isTrue(result!.isError, result!.text)
+      assert.isFalse(fs.existsSync(memoryFile))
+    })))
+
+  it.live("after `memdir hooks install --agent claude`: one # Memory, the index once, Write allowed and recalled", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const user = makeUser("installed")
+      const memoryFile = path.join(user.memoryDir, "feedback_database_tests.md")
+      const install = yield* run(
+        process.execPath,
+        [cliPath, "hooks", "install", "--agent", "claude", "--model-calls", "off"],
+        user.project,
+        user.env()
+      )
+      assert.strictEqual(install.status, 0, install.stderr)
+
+      const server = yield* MessagesApiServer.make({ handler: model(memoryFile) })
+      const env = user.env({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
+      const first = yield* run(
+        claudeBin,
+        ["-p", "Remember that integration tests hit a real database"],
+        user.project,
+        env
+      )
+      assert.strictEqual(first.status, 0, first.stderr)
+      const requests = yield* server.requests
+      const prompt = textOf(requests[0]!.body)
+      assert.strictEqual(count(prompt, MEMORY_HEADING), 1, "memdir's section only")
+      assert.include(prompt, `persistent, file-based memory at \`${user.memoryDir}/\``)
+      assert.notInclude(prompt, path.join(user.home, ".claude", "projects"), "Claude Code's own memory is off")
+      assert.strictEqual(prompt.split(INDEX_LINE).length - 1, 1, "the index once")
+      const result = writeResult(requests)
+      assert.isDefined(result, "the model's Write got an answer")
+      assert.isFalse(result!.isError, result!.text)
+      assert.strictEqual(fs.readFileSync(memoryFile, "utf8"), NEW_MEMORY)
+
+      // a later session: the memory written with Write is recalled for a prompt it is about
+      const before = requests.length
+      const later = yield* run(
+        claudeBin,
+        ["-p", "Should the new integration tests mock the postgres database?"],
+        user.project,
+        env
+      )
+      assert.strictEqual(later.status, 0, later.stderr)
+      const laterPrompt = textOf((yield* server.requests)[before]!.body)
+      assert.include(laterPrompt, "Memory feedback_database_tests.md")
+      assert.include(laterPrompt, "Use the docker compose postgres.")
+      // model calls are off: every request the stand-in saw came from Claude Code, none from memdir's hooks
+      for (const request of yield* server.requests) assert.match(request.headers["user-agent"] ?? "", /^claude-cli\//)
+    })))
+})
