@@ -2,6 +2,7 @@
  * Running the bundled `memdir` CLI from system tests: the bundle the global setup built once per run, a child
  * environment with none of the caller's memdir or Anthropic settings, and JSON output parsed with a readable failure.
  */
+import { DEPRECATION_WARNING } from "@memdir/testing/SdkModels"
 import * as Effect from "effect/Effect"
 import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -62,7 +63,10 @@ export const scratchHomeEnv = (home: string, extra: Record<string, string> = {})
   ...extra
 })
 
-/** Runs the CLI without blocking the event loop (an in-process Messages API server keeps answering). */
+/**
+ * Runs the CLI without blocking the event loop (an in-process Messages API server keeps answering). A run whose
+ * stderr carries the SDK's deprecated-model warning dies: no test passes with a CLI that sends such a model.
+ */
 export const runCli = (
   args: ReadonlyArray<string>,
   options: { readonly cwd: string; readonly env: Record<string, string> }
@@ -74,7 +78,19 @@ export const runCli = (
       { cwd: options.cwd, env: options.env, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-        resume(Effect.succeed({ status, stdout, stderr }))
+        // the SDK prints this when the CLI's request names a deprecated model: the test fails, as it does when
+        // the warning is printed in the test's own process (test/support/sdk-deprecation-guard.ts)
+        const warning = stderr.split("\n").find((line) => DEPRECATION_WARNING.test(line))
+        resume(
+          warning === undefined ?
+            Effect.succeed({ status, stdout, stderr }) :
+            Effect.die(
+              new Error(
+                `memdir ${args.join(" ")}: @anthropic-ai/sdk warned of a deprecated model:\n  ${warning}\n` +
+                  "Use a current model of ModelCatalog (packages/core/src/ModelCatalog.ts)."
+              )
+            )
+        )
       }
     )
     child.stdin?.end()
