@@ -36,14 +36,15 @@ let dirs = 0
 const freshMemoryDir = (): string => path.join(scratch, `memory-${++dirs}`)
 
 /**
- * A client connected to `node <bundle> ...args` with the scratch environment, outside any agent session: a
- * `CLAUDE_CODE_SESSION_ID` of the shell running the tests stays out.
+ * A client connected to `node <bundle> ...args` with the scratch environment, naming itself `clientName` in
+ * `initialize`. Outside any agent session: a `CLAUDE_CODE_SESSION_ID` of the shell running the tests stays out.
  */
 const connectTo = async (
   command: string,
   args: ReadonlyArray<string>,
   env: Record<string, string>,
-  cwd = project
+  cwd = project,
+  clientName = "memdir-test"
 ): Promise<Client> => {
   const transport = new StdioClientTransport({
     command,
@@ -52,7 +53,7 @@ const connectTo = async (
     env: scratchHomeEnv(home, { CLAUDE_CODE_SESSION_ID: "", ...env }),
     stderr: "pipe"
   })
-  const client = new Client({ name: "memdir-test", version: "0" })
+  const client = new Client({ name: clientName, version: "0" })
   await client.connect(transport)
   open.push(client)
   // as clients do: the tools' output schemas are known, so every structuredContent below is validated against them
@@ -60,8 +61,8 @@ const connectTo = async (
   return client
 }
 
-const connect = (env: Record<string, string>, args: ReadonlyArray<string> = ["mcp"]) =>
-  connectTo(process.execPath, [cliPath, ...args], env)
+const connect = (env: Record<string, string>, args: ReadonlyArray<string> = ["mcp"], clientName?: string) =>
+  connectTo(process.execPath, [cliPath, ...args], env, project, clientName)
 
 interface Result {
   readonly isError?: boolean
@@ -415,6 +416,81 @@ describe("memdir mcp", () => {
     assert.deepStrictEqual(excluded.memories, [])
     const c = await ok(second, "memory_recall", { query })
     assert.deepStrictEqual(c.memories.map((m: any) => m.path), ["feedback_testing_policy.md"])
+  })
+
+  describe("what the model reads", () => {
+    /** A memory written 40 days ago: recall and read give its age and the staleness caveat. */
+    const oldMemory = (memoryDir: string) => {
+      fs.mkdirSync(memoryDir, { recursive: true })
+      const file = path.join(memoryDir, "feedback_testing_policy.md")
+      fs.writeFileSync(
+        file,
+        `---\nname: ${testing.name}\ndescription: ${testing.description}\ntype: feedback\n---\n\n${testing.body}`
+      )
+      const old = new Date(Date.now() - 40 * 86_400_000 - 3_600_000)
+      fs.utimesSync(file, old, old)
+    }
+    const query = "how should the integration tests use the database"
+    const caveat = "This memory is 40 days old. Memories are point-in-time observations, not live state"
+    const head = "Memory feedback_testing_policy.md (feedback, saved 40 days ago): Testing policy — Integration tests"
+
+    for (const agent of ["claude-code", "codex-mcp-client"]) {
+      it(`${agent}: the readable text alone, no output schema and no structuredContent for its model to read`, async () => {
+        const memoryDir = freshMemoryDir()
+        oldMemory(memoryDir)
+        const client = await connect({ MEMDIR_MEMORY_DIR: memoryDir }, ["mcp"], agent)
+        const { tools } = await client.listTools()
+        assert.deepStrictEqual(tools.filter((t) => t.outputSchema !== undefined).map((t) => t.name), [])
+        const recall = await call(client, "memory_recall", { query })
+        assert.isNotTrue(recall.isError, textOf(recall))
+        assert.isUndefined(recall.structuredContent)
+        assert.deepStrictEqual(recall.content.map((c) => c.type), ["text"])
+        const text = textOf(recall)
+        assert.isTrue(text.startsWith(head), text)
+        assert.include(text, `\n${caveat}`)
+        assert.include(text, "mocked tests hid a broken migration")
+        const read = await call(client, "memory_read", { path: "feedback_testing_policy.md" })
+        assert.isUndefined(read.structuredContent)
+        assert.include(textOf(read), "feedback_testing_policy.md (saved 40 days ago, version ")
+        assert.include(textOf(read), caveat)
+        // a write answers in words too
+        const written = await call(client, "memory_write", { ...testing, name: "Another policy" })
+        assert.isUndefined(written.structuredContent)
+        assert.match(textOf(written), /^Saved feedback_another_policy\.md \(version [0-9a-f]+\)\.$/)
+      })
+    }
+
+    it("any other client: the same text, with structuredContent beside it matching the output schema", async () => {
+      const memoryDir = freshMemoryDir()
+      oldMemory(memoryDir)
+      const client = await connect({ MEMDIR_MEMORY_DIR: memoryDir })
+      const { tools } = await client.listTools()
+      assert.strictEqual(tools.filter((t) => t.outputSchema?.type === "object").length, tools.length)
+      const recall = await call(client, "memory_recall", { query })
+      const text = textOf(recall)
+      assert.isTrue(text.startsWith(head), text)
+      assert.include(text, caveat)
+      assert.strictEqual(recall.structuredContent.memories[0].age, "40 days ago")
+      assert.include(recall.structuredContent.memories[0].caveat, caveat)
+    })
+
+    it("--structured-content never and always override the choice by client", async () => {
+      const memoryDir = freshMemoryDir()
+      oldMemory(memoryDir)
+      const never = await connect({ MEMDIR_MEMORY_DIR: memoryDir }, ["mcp", "--structured-content", "never"])
+      assert.isTrue((await never.listTools()).tools.every((t) => t.outputSchema === undefined))
+      const plain = await call(never, "memory_list", {})
+      assert.isUndefined(plain.structuredContent)
+      assert.include(textOf(plain), "feedback_testing_policy.md [feedback] Testing policy (40 days ago)")
+      const always = await connect(
+        { MEMDIR_MEMORY_DIR: memoryDir },
+        ["mcp", "--structured-content", "always"],
+        "claude-code"
+      )
+      assert.isTrue((await always.listTools()).tools.every((t) => t.outputSchema !== undefined))
+      const structured = await ok(always, "memory_list", {})
+      assert.strictEqual(structured.memories[0].path, "feedback_testing_policy.md")
+    })
   })
 
   it("runs until stdin closes, writing nothing but the protocol on stdout", async () => {

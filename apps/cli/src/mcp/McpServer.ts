@@ -4,6 +4,11 @@
  * run as an Effect with the services of the command (one `RecallSession` per process, and the agent session's record
  * shared with the hooks when the environment names the session: `McpSession`).
  *
+ * What the model reads is the text (docs/mcp.md#what-the-model-reads): Claude Code and Codex hand their model a
+ * result's `structuredContent`, serialized as JSON, in place of its text, so for them (by the name the client gives
+ * in `initialize`) the tools have no output schema and their results no `structuredContent`; every other client
+ * gets both. `--structured-content always | never` overrides the choice.
+ *
  * stdout carries the protocol only: nothing else is written there (logs go to stderr). The server runs until its
  * client closes stdin. A line (message) over `MAX_MESSAGE_BYTES` is dropped with a line on stderr, like a line that
  * is not JSON: the SDK's transport would otherwise close on it, and the server would stop serving its client.
@@ -43,9 +48,13 @@ import {
 } from "./McpResources.js"
 import { sessionOfEnvironment } from "./McpSession.js"
 import { renderToolError, type ToolContext, type ToolResult, tools } from "./McpTools.js"
+import { givesStructuredContent, type StructuredContentChoice } from "./StructuredContent.js"
 
 /** What the tools and resources need: the live memdir services, the platform and the session record. */
 export type McpServices = MemdirServices | FileSystem.FileSystem | Path.Path | SessionRecord.HookSessionState
+
+/** The result as the client gets it: without `structuredContent` for a client whose model would read it instead. */
+const withoutStructured = ({ structuredContent: _, ...rest }: ToolResult): ToolResult => rest
 
 const byName = new Map(tools.map((tool) => [tool.name, tool]))
 
@@ -78,7 +87,8 @@ const readResource = (uri: string, context: ToolContext): Effect.Effect<Resource
 /** The SDK server with memdir's handlers; `run` executes an Effect with the command's services. */
 export const makeServer = (
   context: ToolContext,
-  run: <A>(effect: Effect.Effect<A, unknown, McpServices>) => Promise<A>
+  run: <A>(effect: Effect.Effect<A, unknown, McpServices>) => Promise<A>,
+  structuredContent: StructuredContentChoice = "auto"
 ): Server => {
   const server = new Server(
     { name: "memdir", title: "memdir: file-based memory", version },
@@ -87,19 +97,23 @@ export const makeServer = (
       instructions: Result.getOrThrow(renderMcpInstructions())
     }
   )
+  // asked per request: the client's name is known once it initialized, before it lists or calls tools
+  const structured = () => givesStructuredContent(structuredContent, server.getClientVersion()?.name)
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map((tool) => ({
       name: tool.name,
       title: tool.title,
       description: tool.description,
       inputSchema: tool.inputSchema as { type: "object" },
-      outputSchema: tool.outputSchema as { type: "object" },
+      ...(structured() ? { outputSchema: tool.outputSchema as { type: "object" } } : {}),
       annotations: tool.annotations
     }))
   }))
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name)
-    return tool === undefined ? unknownTool(request.params.name) : run(tool.call(request.params.arguments, context))
+    if (tool === undefined) return unknownTool(request.params.name)
+    const result = await run(tool.call(request.params.arguments, context))
+    return structured() ? result : withoutStructured(result)
   })
   server.setRequestHandler(
     ListResourcesRequestSchema,
@@ -183,6 +197,7 @@ const untilClosed = (server: Server) =>
 
 export interface ServeOptions {
   readonly cwd: Option.Option<string>
+  readonly structuredContent: StructuredContentChoice
 }
 
 /** Serves MCP on stdin/stdout until stdin closes. */
@@ -197,7 +212,7 @@ export const serve = (options: ServeOptions) =>
       record
     )
     const runPromise = Effect.runPromiseWith(services)
-    const server = makeServer(context, (effect) => runPromise(effect))
+    const server = makeServer(context, (effect) => runPromise(effect), options.structuredContent)
     const input = process.stdin.pipe(dropOversizedLines(MAX_MESSAGE_BYTES, (bytes) => {
       process.stderr.write(
         `memdir mcp: dropped a message of ${bytes} bytes (over ${MAX_MESSAGE_BYTES}): send smaller messages\n`
