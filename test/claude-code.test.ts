@@ -3,8 +3,9 @@
  * from the npm registry into a cache on first run, headless against the local Messages API stand-in
  * (`@memdir/testing/MessagesApiServer`), in a scratch HOME where `memdir hooks install --agent claude` set it up.
  * What the stand-in receives is what the model would: one `# Memory` section, memdir's index once, a `Write` into
- * the memory directory allowed, and the memory it wrote recalled on a later prompt. Without the setup, the same
- * session carries Claude Code's own memory too and the `Write` is denied.
+ * the memory directory allowed, memdir's MCP `memory_write` allowed (the server added as docs/mcp.md says), and each
+ * memory recalled on a later prompt. Without the setup, the same session carries Claude Code's own memory too and the
+ * `Write` is denied.
  *
  * The CLI is ~400 MB (a native binary): it is installed once into `$MEMDIR_TEST_CACHE/claude-code` (default
  * `~/.cache/memdir-test/claude-code`). Only when the registry cannot be reached are these tests skipped, and they
@@ -241,5 +242,58 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
       assert.include(laterPrompt, "Use the docker compose postgres.")
       // model calls are off: every request the stand-in saw came from Claude Code, none from memdir's hooks
       for (const request of yield* server.requests) assert.match(request.headers["user-agent"] ?? "", /^claude-cli\//)
+    })))
+
+  it.live("after install, memdir's MCP tools are allowed: a memory_write lands and is recalled later", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const user = makeUser("mcp")
+      const install = yield* run(
+        process.execPath,
+        [cliPath, "hooks", "install", "--agent", "claude", "--model-calls", "off"],
+        user.project,
+        user.env()
+      )
+      assert.strictEqual(install.status, 0, install.stderr)
+      // the MCP server as docs/mcp.md adds it, with Claude Code's own command
+      const add = yield* run(
+        claudeBin,
+        ["mcp", "add", "-s", "user", "memdir", "--", "memdir", "mcp"],
+        user.project,
+        user.env()
+      )
+      assert.strictEqual(add.status, 0, add.stderr)
+
+      const server = yield* MessagesApiServer.make({
+        handler: (request) => {
+          const all = JSON.stringify(request.body.messages)
+          return all.includes("Save with the tool") && !all.includes("tool_result")
+            ? MessagesApiServer.toolUse("mcp__memdir__memory_write", {
+              type: "project",
+              name: "Release captain",
+              description: "Dana is the release captain for the spring releases",
+              body: "Ask Dana before merging late fixes into a release branch."
+            })
+            : MessagesApiServer.text("done")
+        }
+      })
+      const env = user.env({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
+      const first = yield* run(claudeBin, ["-p", "Save with the tool: Dana is the release captain"], user.project, env)
+      assert.strictEqual(first.status, 0, first.stderr)
+      const result = writeResult(yield* server.requests)
+      assert.isDefined(result, "the model's memory_write got an answer")
+      assert.isFalse(result!.isError, result!.text)
+      const index = fs.readFileSync(path.join(user.memoryDir, "MEMORY.md"), "utf8")
+      assert.include(index, "Release captain", "memory_write wrote its index line")
+
+      const before = (yield* server.requests).length
+      const later = yield* run(
+        claudeBin,
+        ["-p", "Who is the release captain for the spring releases?"],
+        user.project,
+        env
+      )
+      assert.strictEqual(later.status, 0, later.stderr)
+      const laterPrompt = textOf((yield* server.requests)[before]!.body)
+      assert.include(laterPrompt, "Ask Dana before merging late fixes")
     })))
 })
