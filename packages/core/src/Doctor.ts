@@ -24,7 +24,7 @@ import {
   parseIndexLine,
   type ScanProblem
 } from "./Memory.js"
-import { splitWrittenWarning } from "./MemoryAge.js"
+import { sortNewestWrittenFirst, splitWrittenWarning } from "./MemoryAge.js"
 import { MemoryFs } from "./MemoryFs.js"
 import {
   countLines,
@@ -262,6 +262,63 @@ export const summarize = (findings: ReadonlyArray<DoctorFinding>): DoctorSummary
   }
 }
 
+/**
+ * What `fix` does to the index's own lines, pure: a dead line or a second line for the same file dropped, an
+ * over-long line shortened (a link out of the directory is the user's to move or drop: kept). `seen`: the files
+ * the kept lines point at.
+ */
+const repairIndexLines = (text: string, dead: ReadonlySet<string>, outside: ReadonlySet<string>) => {
+  const changes: Array<DoctorChange> = []
+  const seen = new Set<string>()
+  const kept = text.split("\n").flatMap((raw, i): Array<string> => {
+    const entry = parseIndexLine(raw)
+    const file = entry === undefined ? undefined : normalizeIndexLink(entry.file)
+    if (entry === undefined || file === undefined || outside.has(entry.file)) return [raw]
+    const line = i + 1
+    if (dead.has(file)) {
+      changes.push({ code: "dead-link", action: "removed-line", path: entry.file, line, text: raw })
+      return []
+    }
+    if (seen.has(file)) {
+      changes.push({ code: "duplicate-entry", action: "removed-line", path: entry.file, line, text: raw })
+      return []
+    }
+    seen.add(file)
+    const shorter = lineLength(raw) > INDEX_ENTRY_MAX_CHARS ? shortened(raw) : undefined
+    if (shorter === undefined) return [raw]
+    changes.push({ code: "entry-too-long", action: "shortened-line", path: entry.file, line, text: shorter })
+    return [raw.endsWith("\r") ? `${shorter}\r` : shorter]
+  })
+  return { text: kept.join("\n"), changes, seen }
+}
+
+/** Why `fix` leaves a memory out of the index. */
+const NO_ROOM = `${INDEX_FILE} would exceed its caps (${INDEX_MAX_LINES} lines / ${kb(INDEX_MAX_BYTES)})`
+
+/**
+ * The lines `fix` adds to `text` (the index after `repairIndexLines`) for the memories it does not list, pure: newest
+ * written first (when the index has room for only some, those a session most likely needs), each while the index
+ * stays under its caps; the rest are not added. `diagnose` plans the same, so a `missing-from-index` finding is
+ * fixable exactly when `fix` adds its line.
+ */
+const planMissingLines = (text: string, missing: ReadonlyArray<MemoryHeader>) => {
+  let planned = text
+  const added: Array<{ readonly memory: MemoryHeader; readonly line: string }> = []
+  const notAdded: Array<MemoryHeader> = []
+  for (const memory of sortNewestWrittenFirst(missing)) {
+    const entry = { title: memory.name, file: memory.path, hook: memory.description }
+    // a full index takes no line: no need to plan one (thousands of memories may be missing)
+    const next = countLines(planned) >= INDEX_MAX_LINES ? undefined : upsertIndexText(planned, entry)
+    if (next === undefined || !fitsIndexCaps(next.text)) {
+      notAdded.push(memory)
+      continue
+    }
+    planned = next.text
+    added.push({ memory, line: formatIndexEntry(entry) })
+  }
+  return { text: planned, added, notAdded }
+}
+
 /** The pure part of `diagnose`: findings from the index text, the scan, and which links are dead. */
 export const findingsOf = (
   { dead, deadMemoryLinks, memories, outside, problems, text }: Inspection
@@ -392,26 +449,25 @@ export const findingsOf = (
     }
   }
 
-  // A line fits when the index with it stays under both caps (a newline joins it to a last unterminated line).
-  const joiner = text === "" || text.endsWith("\n") ? 0 : 1
-  const fits = (entry: string) =>
-    lines + 1 <= INDEX_MAX_LINES && bytes + joiner + utf8ByteLength(entry) + 1 <= INDEX_MAX_BYTES
-  for (const memory of memories) {
-    if (!firstLineOf.has(indexKeyOf(memory.path))) {
-      const entry = formatIndexEntry({ title: memory.name, file: memory.path, hook: memory.description })
-      const room = fits(entry)
-      findings.push({
-        code: "missing-from-index",
-        severity: "warning",
-        path: memory.path,
-        message: `${memory.name} has no line in ${INDEX_FILE}, so sessions never see it`,
-        fix: room ?
-          `Add \`${entry}\`` :
-          `${INDEX_FILE} has no room for its line (${INDEX_MAX_LINES} lines / ${kb(INDEX_MAX_BYTES)}): merge or ` +
-          "delete memories that say the same thing (`memdir dream` consolidates them), then add it",
-        fixable: room
-      })
-    }
+  // Missing lines in the order `fix` adds them, to the index as `fix` leaves it: those it adds first, then the rest.
+  const repaired = repairIndexLines(text, dead, outside)
+  const plan = planMissingLines(repaired.text, memories.filter((m) => !repaired.seen.has(indexKeyOf(m.path))))
+  const missing = (memory: MemoryHeader, fix: string, fixable: boolean): DoctorFinding => ({
+    code: "missing-from-index",
+    severity: "warning",
+    path: memory.path,
+    message: `${memory.name} has no line in ${INDEX_FILE}, so sessions never see it`,
+    fix,
+    fixable
+  })
+  for (const { line, memory } of plan.added) findings.push(missing(memory, `Add \`${line}\``, true))
+  for (const memory of plan.notAdded) {
+    findings.push(missing(
+      memory,
+      `${INDEX_FILE} has no room for its line (${INDEX_MAX_LINES} lines / ${kb(INDEX_MAX_BYTES)}): merge or ` +
+        "delete memories that say the same thing (`memdir dream` consolidates them), then add it",
+      false
+    ))
   }
 
   for (const problem of problems) {
@@ -650,47 +706,19 @@ export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
   const repaired = yield* index.modify(memoryDir, (current) =>
     Effect.gen(function*() {
       const { dead, memories, outside } = yield* inspect(memoryDir, current.text)
-      const changes: Array<DoctorChange> = []
-      const notAdded: Array<{ path: string; reason: string }> = []
-      const seen = new Set<string>()
-      const kept = current.text.split("\n").flatMap((raw, i): Array<string> => {
-        const entry = parseIndexLine(raw)
-        const file = entry === undefined ? undefined : normalizeIndexLink(entry.file)
-        // a link out of the directory is the user's to move or drop: reported, never removed
-        if (entry === undefined || file === undefined || outside.has(entry.file)) return [raw]
-        const line = i + 1
-        if (dead.has(file)) {
-          changes.push({ code: "dead-link", action: "removed-line", path: entry.file, line, text: raw })
-          return []
-        }
-        if (seen.has(file)) {
-          changes.push({ code: "duplicate-entry", action: "removed-line", path: entry.file, line, text: raw })
-          return []
-        }
-        seen.add(file)
-        const shorter = lineLength(raw) > INDEX_ENTRY_MAX_CHARS ? shortened(raw) : undefined
-        if (shorter === undefined) return [raw]
-        changes.push({ code: "entry-too-long", action: "shortened-line", path: entry.file, line, text: shorter })
-        return [raw.endsWith("\r") ? `${shorter}\r` : shorter]
-      })
-      let text = kept.join("\n")
-
-      const missing = memories
-        .filter((memory) => !seen.has(indexKeyOf(memory.path)))
-        .sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
-      for (const memory of missing) {
-        const next = upsertIndexText(text, { title: memory.name, file: memory.path, hook: memory.description })
-        if (!fitsIndexCaps(next.text)) {
-          notAdded.push({
-            path: memory.path,
-            reason: `${INDEX_FILE} would exceed its caps (${INDEX_MAX_LINES} lines / ${INDEX_MAX_BYTES} bytes)`
-          })
-          continue
-        }
-        text = next.text
-        const written = formatIndexEntry({ title: memory.name, file: memory.path, hook: memory.description })
-        changes.push({ code: "missing-from-index", action: "added-line", path: memory.path, text: written })
-      }
+      const repaired = repairIndexLines(current.text, dead, outside)
+      const plan = planMissingLines(repaired.text, memories.filter((m) => !repaired.seen.has(indexKeyOf(m.path))))
+      const text = plan.text
+      const changes: Array<DoctorChange> = [
+        ...repaired.changes,
+        ...plan.added.map(({ line, memory }): DoctorChange => ({
+          code: "missing-from-index",
+          action: "added-line",
+          path: memory.path,
+          text: line
+        }))
+      ]
+      const notAdded = plan.notAdded.map((memory) => ({ path: memory.path, reason: NO_ROOM }))
       const backup = text !== current.text && current.exists ? yield* backUp(memoryDir, current.text) : undefined
       return { text, result: { changes, notAdded, ...(backup === undefined ? {} : { backup }) } }
     }))

@@ -9,10 +9,10 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Path from "effect/Path"
-import { diagnose, type DoctorFinding, locationOf, summarize } from "../src/Doctor.js"
+import { diagnose, type DoctorFinding, fix, locationOf, summarize } from "../src/Doctor.js"
 import { INDEX_ENTRY_MAX_CHARS } from "../src/Memory.js"
 import * as MemoryFs from "../src/MemoryFs.js"
-import { INDEX_FILE, INDEX_MAX_BYTES, layer as memoryIndexLayer } from "../src/MemoryIndex.js"
+import { INDEX_FILE, INDEX_MAX_BYTES, INDEX_MAX_LINES, layer as memoryIndexLayer } from "../src/MemoryIndex.js"
 import { layerNode as scannerLayer } from "../src/Scanner.js"
 
 const DAY = 86_400_000
@@ -148,6 +148,44 @@ layer(live, { excludeTestServices: true })("Doctor advice", (it) => {
       const added = only(yield* diagnosed(roomy), "missing-from-index")
       assert.isTrue(added.fixable)
       assert.strictEqual(added.fix, "Add `- [Late](project_late.md) — one memory too many`")
+    }))
+
+  it.effect("room for some: the newest written are added first, and diagnose says so before fix does it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // 199 lines: room for one more; the older memory's file is the newer one on disk (its `modified:` counts)
+      yield* writeTree(dir, {
+        ...indexOf(INDEX_MAX_LINES - 1, 60),
+        "project_new.md": memory("New", "written last week", "modified: 2026-11-20T10:00:00Z\n"),
+        "project_old.md": memory("Old", "written last year", "modified: 2025-11-20T10:00:00Z\n")
+      })
+      const missing = (yield* diagnose(dir)).findings.filter((f) => f.code === "missing-from-index")
+      assert.deepStrictEqual(missing.map((f) => [f.path, f.fixable]), [["project_new.md", true], [
+        "project_old.md",
+        false
+      ]])
+      const fixed = yield* fix(dir)
+      assert.deepStrictEqual(fixed.changes.map((c) => `${c.action} ${c.path}`), ["added-line project_new.md"])
+      assert.deepStrictEqual(fixed.notAdded, [{
+        path: "project_old.md",
+        reason: `${INDEX_FILE} would exceed its caps (${INDEX_MAX_LINES} lines / 25 KB)`
+      }])
+    }))
+
+  it.effect("a full index with a dead line: the missing memory takes its place, so it is fixable", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const files = indexOf(INDEX_MAX_LINES - 1, 60)
+      files[INDEX_FILE] += "- [Gone](project_gone.md) — deleted by hand\n"
+      yield* writeTree(dir, { ...files, "project_late.md": memory("Late", "one memory too many") })
+      const missing = only((yield* diagnose(dir)).findings, "missing-from-index")
+      assert.isTrue(missing.fixable, missing.fix)
+      const fixed = yield* fix(dir)
+      assert.deepStrictEqual(fixed.changes.map((c) => `${c.action} ${c.path}`), [
+        "removed-line project_gone.md",
+        "added-line project_late.md"
+      ])
+      assert.deepStrictEqual(fixed.notAdded, [])
     }))
 })
 
