@@ -114,6 +114,20 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.deepStrictEqual(readSettings(h), {})
     }))
 
+  it.live("hooks taken out by hand: uninstall still takes back the memory setting and the rules", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-hand")
+      writeSettings(h, "{\n  \"model\": \"opus\"\n}\n")
+      yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+      const { hooks: _hooks, ...rest } = readSettings(h)
+      writeSettings(h, JSON.stringify(rest, null, 2) + "\n")
+      const uninstall = yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
+      assert.strictEqual(uninstall.status, 0, uninstall.stderr)
+      assert.include(uninstall.stdout, "(none were left)")
+      assert.include(uninstall.stdout, "removed the rules Read(~/.memdir/**), Edit(~/.memdir/**), mcp__memdir")
+      assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), "{\n  \"model\": \"opus\"\n}\n")
+    }))
+
   it.live("the user's own true comes back; --keep-agent-memory leaves it on; --dry-run writes nothing", () =>
     Effect.gen(function*() {
       const h = freshHome("home-on")

@@ -293,7 +293,13 @@ const run = (
     }
     yield* Console.log(
       `${action === "install" ? "installed" : "removed"} memdir hooks for ${agent} ` +
-        `(${change.events.length > 0 ? change.events.join(", ") : "already there"}) ` +
+        `(${
+          change.events.length > 0
+            ? change.events.join(", ")
+            : action === "install"
+            ? "already there"
+            : "none were left"
+        }) ` +
         `${action === "install" ? "in" : "from"} ${file}`
     )
     const settingsNote = describeSettings(action, change.settings)
