@@ -139,15 +139,29 @@ describe("memdir doctor", () => {
       const run = yield* memdir(dir, ["doctor"])
       assert.strictEqual(run.status, 0, run.stderr)
       const lines = run.stdout.trimEnd().split("\n")
-      assert.isBelow(lines.length, 30, run.stdout)
+      // the counts, ten findings with their advice, the advice of those not shown, the model-call lines: no more
+      assert.isAtMost(lines.length, 30, run.stdout)
       assert.strictEqual(lines[0], `${dir}/: 0 errors, 300 warnings`)
-      assert.include(run.stdout, "warning missing-from-index (300)")
+      // MEMORY.md has room for 200 of them: the heading says how many --fix adds
+      assert.include(run.stdout, "warning missing-from-index (300, 200 repaired by memdir doctor --fix)")
       assert.strictEqual(lines.filter((l) => / has no line in MEMORY\.md/.test(l)).length, 10)
       assert.include(run.stdout, "  … and 290 more of them (`memdir doctor --json` lists every one)")
       // each missing memory's own line to add is its advice, under it
       assert.match(run.stdout, /\n {4}fix: Add `- \[M\d+\]\(project_m\d+\.md\) — memory \d+` \(memdir doctor --fix\)/)
+      // and the 100 it has no room for are told so, though none of them is shown
+      assert.include(run.stdout, "\n  100 of those: fix: MEMORY.md has no room for its line (200 lines / 25 KB)")
       const json = parseJson(yield* memdir(dir, ["doctor", "--json"]))
       assert.strictEqual(json.findings.length, 300)
+      assert.strictEqual(json.findings.filter((f: { fixable: boolean }) => f.fixable).length, 200)
+
+      // --fix adds those 200 and says what it could not; what is left is not a failure of the repair
+      const fixed = yield* memdir(dir, ["doctor", "--fix"])
+      assert.strictEqual(fixed.status, 0, fixed.stderr)
+      assert.include(fixed.stdout, "not added: 100 memories, MEMORY.md would exceed its caps (200 lines / 25 KB)")
+      assert.strictEqual(
+        fixed.stdout.trimEnd().split("\n").at(-1),
+        "fixed: MEMORY.md: added 200 lines; 100 memories not added (no room in MEMORY.md); 100 findings above need you"
+      )
     }))
 
   it.live("an index over its bytes in short lines is told to hold fewer entries, not shorter ones", () =>

@@ -47,9 +47,10 @@ export const summaryLines = (memoryDir: string, findings: ReadonlyArray<Doctor.D
 }
 
 /**
- * The findings of each kind together, errors first: a heading with the count, each finding where it is and what is
- * wrong (the first `SHOWN_PER_KIND`), and the advice — once for the kind when every finding shares it, else under
- * each finding.
+ * The findings of each kind together, errors first: a heading with the count (and how many `--fix` repairs when it
+ * repairs only some), each finding where it is and what is wrong (the first `SHOWN_PER_KIND`), and the advice —
+ * once for the kind when every finding shares it, else under each finding, then the advice several of those not
+ * shown share (1,800 memories the index has no room for are told so, not hidden behind "… and 1,990 more").
  */
 export const findingLines = (findings: ReadonlyArray<Doctor.DoctorFinding>): Array<string> => {
   const lines: Array<string> = []
@@ -57,14 +58,24 @@ export const findingLines = (findings: ReadonlyArray<Doctor.DoctorFinding>): Arr
   for (const group of Doctor.summarize(findings).byCode) {
     const members = findings.filter((f) => f.code === group.code && f.severity === group.severity)
     const shared = members.every((f) => f.fix === members[0]!.fix && f.fixable === members[0]!.fixable)
-    lines.push("", `${group.severity} ${group.code} (${group.count.toLocaleString("en-US")})`)
+    const fixable = members.filter((f) => f.fixable).length
+    const some = fixable > 0 && fixable < members.length ?
+      `, ${fixable.toLocaleString("en-US")} repaired by memdir doctor --fix` :
+      ""
+    lines.push("", `${group.severity} ${group.code} (${group.count.toLocaleString("en-US")}${some})`)
     for (const f of members.slice(0, SHOWN_PER_KIND)) {
       const where = Doctor.locationOf(f)
       lines.push(`  ${where === undefined ? "" : `${terminalLine(where)}: `}${terminalLine(f.message)}`)
       if (!shared) lines.push(`    ${advice(f)}`)
     }
     if (members.length > SHOWN_PER_KIND) lines.push(more(members.length, "of them"))
-    if (shared) lines.push(`  ${advice(members[0]!)}`)
+    if (shared) {
+      lines.push(`  ${advice(members[0]!)}`)
+    } else {
+      const hidden = new Map<string, number>()
+      for (const f of members.slice(SHOWN_PER_KIND)) hidden.set(advice(f), (hidden.get(advice(f)) ?? 0) + 1)
+      for (const [text, n] of hidden) if (n > 1) lines.push(`  ${n.toLocaleString("en-US")} of those: ${text}`)
+    }
   }
   return lines
 }
