@@ -1,8 +1,10 @@
 /**
- * What one agent session already got from memory, across hook processes (docs/hooks.md): an agent CLI runs
- * `memdir hook` as a new process per prompt, so the in-process `RecallSession` forgets between prompts. This keeps,
- * per `session_id`, the memories surfaced so far and the bytes they took, in `<memdir>/.sessions/<id>.json`
- * (hidden: the scanner, recall and the memory tools never see it).
+ * What one agent session already got from memory, across processes and doors (docs/hooks.md#once-per-session): an
+ * agent CLI runs `memdir hook` as a new process per prompt, so the in-process `RecallSession` forgets between
+ * prompts. This keeps, per `session_id`, the memories surfaced so far and the bytes they took, in
+ * `<memdir>/.sessions/<id>.json` (hidden: the scanner, recall and the memory tools never see it). `memdir mcp`
+ * shares the record when its environment names the session (docs/mcp.md#sessions), so a memory the hook injected is
+ * not recalled again through MCP, and the other way round.
  *
  * Hostile input is expected (the session id comes from the hook's stdin): an id is a short token of letters, digits,
  * `-` and `_` or it is refused; files are read with a size bound and written atomically, both only inside the
