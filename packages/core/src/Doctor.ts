@@ -648,8 +648,8 @@ const teamConflicts = (memoryDir: string) =>
         code: "team-conflict",
         severity: "warning",
         path: `team/${relative}`,
-        message: `team/${relative} is a teammate's version of team/${original}: both were edited at once and ` +
-          `team sync kept both`,
+        // where it is (`path`) is not repeated: "team/x.conflict-1a2b3c4d.md: a teammate's version of team/x.md"
+        message: `a teammate's version of team/${original}: both were edited at once and team sync kept both`,
         fix: `Merge the two into team/${original}, delete team/${relative}, then run \`memdir team sync\``,
         fixable: false
       }]

@@ -172,6 +172,24 @@ layer(live, { excludeTestServices: true })("Doctor advice", (it) => {
       }])
     }))
 
+  it.effect("a team conflict copy is located once: its path, then whose version of which memory it is", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      yield* fs.makeDirectory(path.join(dir, "team"))
+      yield* writeTree(dir, {
+        "team/project_release.md": memory("Release", "ours"),
+        "team/project_release.conflict-1a2b3c4d.md": memory("Release", "theirs")
+      })
+      const conflict = only((yield* diagnose(dir)).findings, "team-conflict")
+      assert.strictEqual(locationOf(conflict), "team/project_release.conflict-1a2b3c4d.md")
+      assert.strictEqual(
+        conflict.message,
+        "a teammate's version of team/project_release.md: both were edited at once and team sync kept both"
+      )
+    }))
+
   it.effect("a full index with a dead line: the missing memory takes its place, so it is fixable", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
