@@ -125,7 +125,10 @@ export const doctorCommand = Command.make(
     ...common,
     json: jsonOption,
     fix: switchFlag("fix").pipe(
-      Flag.withDescription("Repair what is safe (never deletes a memory; backs up MEMORY.md under .doctor/ first)")
+      Flag.withDescription(
+        "Repair what is safe, then say what is left for you; exit 0 once done (never deletes a memory; backs up " +
+          "MEMORY.md under .doctor/ first)"
+      )
     )
   },
   memdirHandler(({ cwd, fix, json }) =>

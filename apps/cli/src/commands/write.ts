@@ -1,5 +1,5 @@
 import { InvalidMemoryInputError } from "@memdir/core/Errors"
-import { isMemoryType, type MemoryType, memoryTypes } from "@memdir/core/Memory"
+import { isMemoryType, type MemoryType, memoryTypes, NAME_MAX_LENGTH } from "@memdir/core/Memory"
 import { writePrivateMemory, writeTeamMemory } from "@memdir/core/TeamMemory"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
@@ -24,12 +24,16 @@ export const writeCommand = Command.make(
     ...common,
     json: jsonOption,
     type: Flag.String("type").pipe(Flag.withDescription(`Memory type: ${memoryTypes.join(" | ")}`)),
-    name: Flag.String("name").pipe(Flag.withDescription("Short title, e.g. \"Testing policy\"")),
+    name: Flag.String("name").pipe(
+      Flag.withDescription(
+        `Title of its MEMORY.md line, at most ${NAME_MAX_LENGTH} characters, e.g. "Testing policy"`
+      )
+    ),
     description: Flag.String("description").pipe(
       Flag.withDescription("One line: what this memory says; recall decides on it")
     ),
     body: Flag.String("body").pipe(
-      Flag.withDescription("Markdown body (default: read from stdin)"),
+      Flag.withDescription("The memory's text, Markdown, not empty (default: read from stdin)"),
       Flag.optional
     ),
     file: Flag.String("file").pipe(
