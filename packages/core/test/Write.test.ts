@@ -489,6 +489,16 @@ layer(live, { excludeTestServices: true })("the write limits hold in every door"
       assert.strictEqual(empty._tag, "InvalidMemoryInputError")
       if (empty._tag === "InvalidMemoryInputError") assert.strictEqual(empty.rule, "empty-body")
       assert.deepStrictEqual(yield* tree(dir), [])
+      // the memory tool stores the model's file as given (docs/memory-tool.md); its index line stays short
+      const plain = yield* store.write(root, "project_long.md", memoryFile("N".repeat(5000), "Body.\n"), {
+        plain: true,
+        verbatim: true
+      })
+      assert.isTrue(plain.created)
+      assert.deepStrictEqual(
+        (yield* readIndex(dir)).trimEnd().split("\n").map((line) => [...line].length <= INDEX_ENTRY_MAX_CHARS),
+        [true]
+      )
     }))
 
   it.effect("an edit (MCP's and the agents' memory_edit) may not break them, and may fix what was written by hand", () =>
