@@ -19,7 +19,7 @@ import * as Browse from "./Browse.js"
 import { EditMatchError, PathExistsError, TeamMemoryDisabledError, VersionConflictError } from "./Errors.js"
 import { parseMemoryFile } from "./Frontmatter.js"
 import type { LayoutSetting } from "./internal/location/layoutSetting.js"
-import { MemoryKind, MemoryScope, type MemoryType, memoryTypes, memoryVersion } from "./Memory.js"
+import { MemoryKind, MemoryScope, type MemoryType, memoryTypes, memoryVersion, NAME_MAX_LENGTH } from "./Memory.js"
 import { isoTime, writtenAtOf, writtenAtOfFile } from "./MemoryAge.js"
 import { type MemoryRoot, MemoryStore } from "./MemoryStore.js"
 import { Caveat, RecalledMemoryView, recalledMemoryView, RecallSession } from "./Recall.js"
@@ -247,9 +247,12 @@ export const recall = Effect.fn("Operations.recall")(function*(root: MemoryRoot,
 
 export const WriteInput = Schema.Struct({
   type: MemoryTypeField,
-  name: described(Schema.String, "Short title, e.g. \"Testing policy\""),
+  name: described(Schema.String, `Short title, at most ${NAME_MAX_LENGTH} characters, e.g. "Testing policy"`),
   description: described(Schema.String, "One line saying what the memory holds: recall decides on it"),
-  body: described(Schema.String, "Markdown: the rule or fact; for feedback and project, then Why: and How to apply:"),
+  body: described(
+    Schema.String,
+    "Markdown, not empty: the rule or fact; for feedback and project, then Why: and How to apply:"
+  ),
   scope: Schema.optionalKey(described(Scope, "private (default) or team")),
   ifVersion: Schema.optionalKey(
     described(Schema.String, "The version read returned: the write fails if the memory changed since")
