@@ -244,6 +244,44 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
       for (const request of yield* server.requests) assert.match(request.headers["user-agent"] ?? "", /^claude-cli\//)
     })))
 
+  it.live("--project: the same setup from the repository's .claude/settings.json", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const user = makeUser("project")
+      const memoryFile = path.join(user.memoryDir, "feedback_database_tests.md")
+      const install = yield* run(
+        process.execPath,
+        [cliPath, "hooks", "install", "--agent", "claude", "--project", "--model-calls", "off"],
+        user.project,
+        user.env()
+      )
+      assert.strictEqual(install.status, 0, install.stderr)
+      assert.isTrue(fs.existsSync(path.join(user.project, ".claude", "settings.json")))
+      assert.isFalse(fs.existsSync(path.join(user.home, ".claude", "settings.json")), "the user's file untouched")
+      assert.include(install.stdout, "trust", "says the rules wait for the workspace's trust")
+      const server = yield* MessagesApiServer.make({ handler: model(memoryFile) })
+      const env = user.env({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
+      const session = () =>
+        run(claudeBin, ["-p", "Remember that integration tests hit a real database"], user.project, env)
+      // an untrusted workspace: Claude Code takes the project's opt-out of its memory, not its allow rules
+      const untrusted = yield* session()
+      assert.strictEqual(untrusted.status, 0, untrusted.stderr)
+      assert.include(untrusted.stderr, "this workspace has not been trusted")
+      const requests = yield* server.requests
+      assert.strictEqual(count(textOf(requests[0]!.body), MEMORY_HEADING), 1)
+      assert.isTrue(writeResult(requests)?.isError)
+      // what accepting Claude Code's trust dialog records in ~/.claude.json
+      fs.writeFileSync(
+        path.join(user.home, ".claude.json"),
+        JSON.stringify({ projects: { [user.project]: { hasTrustDialogAccepted: true } } })
+      )
+      const before = requests.length
+      const trusted = yield* session()
+      assert.strictEqual(trusted.status, 0, trusted.stderr)
+      const result = writeResult((yield* server.requests).slice(before))
+      assert.isFalse(result?.isError ?? true, result?.text)
+      assert.strictEqual(fs.readFileSync(memoryFile, "utf8"), NEW_MEMORY)
+    })))
+
   it.live("after install, memdir's MCP tools are allowed: a memory_write lands and is recalled later", () =>
     Effect.scoped(Effect.gen(function*() {
       const user = makeUser("mcp")

@@ -305,6 +305,11 @@ const run = (
     const settingsNote = describeSettings(action, change.settings)
     if (settingsNote !== undefined) yield* Console.log(settingsNote)
     if (action === "install" && args.agent === "codex") yield* Console.log(codexTrustNote(scope))
+    if (
+      action === "install" && args.agent === "claude" && scope === "project" && (change.settings.allow ?? []).length > 0
+    ) {
+      yield* Console.log(claudeTrustNote)
+    }
   })
 
 /** One line on what changed beside the hooks (docs/hooks.md#one-memory-in-claude-code). */
@@ -323,6 +328,14 @@ const describeSettings = (action: Action, settings: HookConfig.SettingsChange): 
   ]
   return parts.length === 0 ? undefined : parts.join("; ")
 }
+
+/**
+ * Claude Code 2.1.332 ignores a project file's `permissions.allow` until the workspace is trusted ("Ignoring 1
+ * permissions.allow entry from .claude/settings.json: this workspace has not been trusted"), though it takes the
+ * project's `autoMemoryEnabled: false` at once (docs/hooks.md#one-memory-in-claude-code).
+ */
+const claudeTrustNote = "Claude Code applies a project's permission rules only in a workspace you trust: start " +
+  "`claude` in it once and accept the trust dialog (until then a Write into memdir's directory is denied)."
 
 /** Codex runs a hook from a user or project file only once the user has trusted it (docs/hooks.md#codex). */
 const codexTrustNote = (scope: HookConfig.Scope) =>
