@@ -24,7 +24,10 @@ import { SCRIPTED_NOTE } from "./Scripted.js"
 import { trialsToDetect } from "./Stats.js"
 import { listSuites, loadSuite } from "./Suite.js"
 
-/** The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`). */
+/**
+ * The repository's `evals/` directory (this file is `apps/evals/src/Cli.ts`, or in the bundle `pnpm evals` runs,
+ * `apps/evals/dist/main.js`: as deep in the repository).
+ */
 export const defaultEvalsDir = (path: Path.Path): string => path.resolve(import.meta.dirname, "..", "..", "..", "evals")
 
 const dirOption = Flag.Directory("dir").pipe(

@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url"
 import { summarize } from "../src/Results.js"
 import { runCommand } from "../src/Run.js"
 import { readRun } from "../src/RunFiles.js"
+import { evalsCommand } from "./fixtures.js"
 
 const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
 const evalsDir = path.join(repoRoot, "evals")
@@ -146,8 +147,9 @@ describe("pnpm evals (the process)", () => {
     for (const [k, v] of Object.entries(process.env)) {
       if (v !== undefined && !k.startsWith("ANTHROPIC_") && !k.startsWith("MEMDIR_")) env[k] = v
     }
-    const result = spawnSync(process.execPath, ["--import", "tsx", "apps/evals/src/main.ts", ...args], {
-      cwd: repoRoot,
+    const command = evalsCommand(args)
+    const result = spawnSync(command.file, command.args, {
+      cwd: command.cwd,
       env,
       encoding: "utf8",
       timeout: 55_000

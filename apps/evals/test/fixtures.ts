@@ -1,33 +1,41 @@
 /** Shared by the command-line and report tests: a small agent suite and `pnpm evals` as a child process. */
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
-const mainTs = fileURLToPath(new URL("../src/main.ts", import.meta.url))
-
-const tsxLoader = new URL("../node_modules/tsx/dist/loader.mjs", import.meta.url).href
 
 /**
- * `pnpm evals ARGS` as Node with tsx's loader, for a test that spawns it itself to signal it: the signal reaches
- * the evals process, not the tsx command line relaying it to a child of its own.
+ * What `pnpm evals` runs, from the root package.json's `evals` script: `node apps/evals/run.mjs main`, which starts
+ * the bundle dist/main.js (brought up to date by the global setup, test/global-setup.ts) in its own process.
+ */
+const evalsScript = (): ReadonlyArray<string> => {
+  const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"))
+  const words = String(manifest.scripts.evals).split(/\s+/)
+  if (words[0] !== "node") throw new Error(`the evals script no longer starts with node: ${manifest.scripts.evals}`)
+  return words.slice(1)
+}
+
+/**
+ * `pnpm evals ARGS` as one Node process, started in the repository (the `pnpm` in front would add a second one for
+ * nothing): a test that spawns it itself to signal it signals the evals run.
  */
 export const evalsCommand = (args: ReadonlyArray<string>) => ({
   file: process.execPath,
-  args: ["--import", tsxLoader, mainTs, ...args]
+  args: [...evalsScript(), ...args],
+  cwd: repoRoot
 })
 
-/**
- * Runs `pnpm evals ARGS` as a child process: its exit code and output. One Node process with tsx's loader (the
- * `tsx` command would start a second one to run it: a few hundred ms of CPU per call, on a two-core machine).
- */
+/** Runs `pnpm evals ARGS` as a child process (evalsCommand): its exit code and output. */
 export const runEvals = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.callback<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
     const command = evalsCommand(args)
     execFile(
       command.file,
       command.args,
-      { cwd: repoRoot, env: { ...process.env, ANTHROPIC_API_KEY: "", ...env }, maxBuffer: 64 * 1024 * 1024 },
+      { cwd: command.cwd, env: { ...process.env, ANTHROPIC_API_KEY: "", ...env }, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
         resume(Effect.succeed({ code, stdout, stderr }))
