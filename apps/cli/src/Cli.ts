@@ -1,24 +1,31 @@
 /**
- * The `memdir` command line: one module per command under `commands/`. Every command takes `--cwd DIR` and
- * `--memory-dir DIR`; the memory directory comes from the priority chain (flag, environment, settings, project).
+ * The `memdir` command line: one module per command under `commands/`. Every command takes `--cwd DIR` (also as
+ * `-C DIR` before the command: `GlobalFlags.ts`) and `--memory-dir DIR`; the memory directory comes from the
+ * priority chain (flag, environment, settings, project).
  *
  * A process evaluates only the command it runs: each command module is loaded with `import()` (its own chunk in
- * the bundle), and `load` builds the `memdir` command with just the subcommand argv names. Help, completions,
- * the wizard and anything that names no known command get every subcommand, so their text is unchanged.
+ * the bundle), and `load` builds the `memdir` command with just the subcommand argv names. Help, completions and
+ * anything that names no known command get every subcommand, so their text is unchanged.
  */
+import * as Argument from "effect/cli/Argument"
+import * as CliError from "effect/cli/CliError"
 import * as Command from "effect/cli/Command"
 import * as CommandSpec from "effect/cli/CommandSpec"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import type { FileSystem } from "effect/FileSystem"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type { Path } from "effect/Path"
 import type { ChildProcessSpawner } from "effect/process/ChildProcessSpawner"
 import type { Stdio } from "effect/Stdio"
 import type { Terminal } from "effect/Terminal"
+import { builtIns, ProjectDirFlag } from "./GlobalFlags.js"
+import { renderHelp, styleFor, suggest } from "./Help.js"
 import type { InterruptNote } from "./Output.js"
 
 /**
  * What `main` runs a command on: Node's services (`NodeServices.layer`): file system, path, child processes
- * (git), stdio (argv) and terminal (the wizard's prompts). Exactly effect/cli's `Command.Environment`.
+ * (git), stdio (argv) and terminal (prompts, e.g. `hooks install`). Exactly effect/cli's `Command.Environment`.
  */
 export type Platform = ChildProcessSpawner | FileSystem | Path | Stdio | Terminal
 
@@ -50,20 +57,82 @@ export const subcommands: ReadonlyArray<readonly [name: string, load: () => Prom
 
 const description = "File-based memory for AI agents: Markdown files per git repository"
 
+/** The spellings of the version flag (`GlobalFlags.VersionFlag`). */
+export const versionSpellings: ReadonlyArray<string> = ["--version", "-v", "-V"]
+
+/**
+ * `memdir help [COMMAND...]`: the help of memdir or of the command named (`memdir help team sync`), as `--help`
+ * prints it; a command that does not exist is a usage error, with the names it was likely meant to be.
+ */
+const helpCommand = (root: () => Subcommand): Subcommand =>
+  Command.make(
+    "help",
+    {
+      command: Argument.String("COMMAND").pipe(
+        Argument.withDescription("The command whose help to show, e.g. `recall` or `team sync` (default: memdir's)"),
+        Argument.variadic()
+      )
+    },
+    ({ command }) =>
+      Effect.flatMap(
+        Effect.fromOption(specAt(root(), command)),
+        (spec) => Console.log(renderHelp(spec, styleFor(process.stdout, process.env)))
+      ).pipe(Effect.orDie)
+  ).pipe(
+    Command.validate(({ command }) => {
+      // the longest known prefix, and the first name after it that is no command there
+      let known = 0
+      while (known < command.length && Option.isSome(specAt(root(), command.slice(0, known + 1)))) known++
+      if (known === command.length) return Effect.void
+      const parent = ["memdir", ...command.slice(0, known)]
+      return Effect.fail(
+        new CliError.UnknownSubcommand({
+          subcommand: command[known]!,
+          parent,
+          suggestions: suggest(command[known]!, subcommandNamesAt(root(), command.slice(0, known)))
+        })
+      )
+    }),
+    Command.withDescription("Show the help of memdir or of a command: `memdir help team sync`")
+  )
+
 const withSubcommands = (loaded: ReadonlyArray<Subcommand>): Subcommand => {
-  const root: Subcommand = Command.make("memdir").pipe(Command.withDescription(description))
-  return loaded.length === 0 ? root : root.pipe(Command.withSubcommands(loaded))
+  let root: Subcommand = Command.make("memdir").pipe(
+    Command.withDescription(description),
+    Command.withGlobalFlags([ProjectDirFlag])
+  )
+  if (loaded.length > 0) root = root.pipe(Command.withSubcommands([...loaded, helpCommand(() => root)]))
+  return root
+}
+
+/** Options that may come before the command (`-C DIR`, `--log-level LEVEL`), with the values they take. */
+const leadingOptionsWithValue = new Set(["-C", "--cwd", "--log-level"])
+
+/**
+ * memdir's arguments (argv without `node` and the script) from the command's name on: the global options before
+ * it (`memdir -C ~/app ls`, `memdir --log-level debug recall …`) skipped.
+ */
+const fromCommandName = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const args = argv.slice(2)
+  let i = 0
+  while (i < args.length) {
+    const arg = args[i]!
+    if (leadingOptionsWithValue.has(arg)) i += 2
+    else if (/^(--cwd|--log-level)=/.test(arg) || /^-C./.test(arg)) i += 1
+    else break
+  }
+  return args.slice(i)
 }
 
 /**
  * Which subcommands a run needs, from its argv (`node`, the script, then memdir's arguments): the one named by
- * the first argument, none for a bare `memdir --version`, every one otherwise (an option before the command,
- * whose value could look like a command name, help, completions, the wizard, a typo).
+ * the first argument after the global options, none for a bare `memdir --version` (`-v`, `-V`), every one otherwise
+ * (help, completions, a typo).
  */
 export const neededSubcommands = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const args = argv.slice(2)
-  if (args.length === 1 && args[0] === "--version") return []
-  const named = subcommands.find(([name]) => name === args[0])
+  if (args.length === 1 && versionSpellings.includes(args[0]!)) return []
+  const named = subcommands.find(([name]) => name === fromCommandName(argv)[0])
   return named !== undefined ? [named[0]] : subcommands.map(([name]) => name)
 }
 
@@ -88,7 +157,7 @@ const childrenOf = (command: Command.Command.Any): ReadonlyArray<Command.Command
 export const commandPathOf = (root: Subcommand, argv: ReadonlyArray<string>): ReadonlyArray<string> => {
   const path: Array<string> = []
   let command: Command.Command.Any = root
-  for (const arg of argv.slice(2)) {
+  for (const arg of fromCommandName(argv)) {
     const child = childrenOf(command).find((c) => c.name === arg)
     if (child === undefined) break
     path.push(arg)
@@ -102,7 +171,7 @@ export const commandPathOf = (root: Subcommand, argv: ReadonlyArray<string>): Re
  * built-in global ones), arguments and subcommands (effect/cli's `CommandSpec`).
  */
 export const specAt = (root: Subcommand, path: ReadonlyArray<string>): Option.Option<CommandSpec.Spec> =>
-  CommandSpec.resolve(root, [root.name, ...path])
+  CommandSpec.resolve(root, [root.name, ...path], { builtIns })
 
 /** The names of the subcommands of the (sub)command at `path`, in help order; empty when there is none. */
 export const subcommandNamesAt = (root: Subcommand, path: ReadonlyArray<string>): ReadonlyArray<string> => {

@@ -1,6 +1,6 @@
 /**
- * What every command shares: the `--cwd` / `--memory-dir` / `--json` options, the services the commands run with
- * (configured from the parsed command through `CommandFlags`), and resolving the project's memory location.
+ * What every command shares: the `--cwd` (`-C`) / `--memory-dir` / `--json` options, the services the commands run
+ * with (configured from the parsed command through `CommandFlags`), and resolving the project's memory location.
  *
  * Two tiers of services, so a command evaluates only what it runs (docs/architecture.md#start-up): `locationHandler`
  * (here) gives a command the location services alone (settings, git root, memory paths: what `path` and `init`
@@ -17,14 +17,19 @@ import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Path from "effect/Path"
+import { ProjectDirFlag } from "./GlobalFlags.js"
 
+/** `-C DIR` / `--cwd DIR` after the command; before it, the global `ProjectDirFlag` (GlobalFlags.ts). */
 export const cwdOption = Flag.Directory("cwd").pipe(
-  Flag.withDescription("Project directory whose memory to use (default: the current directory)"),
+  Flag.withAlias("C"),
+  Flag.withMetavar("DIR"),
+  Flag.withDescription("The project whose memory to use: it must exist (default: the current directory)"),
   Flag.optional
 )
 export const memoryDirOption = Flag.String("memory-dir").pipe(
+  Flag.withMetavar("DIR"),
   Flag.withDescription(
-    "Memory directory to use: absolute or ~/… (a trusted source; the MEMDIR_MEMORY_DIR env var still wins)"
+    "The memory directory itself, absolute or ~/…: a trusted override (MEMDIR_MEMORY_DIR still wins)"
   ),
   Flag.optional
 )
@@ -73,22 +78,47 @@ export const locationHandler = <A extends { readonly memoryDir: Option.Option<st
 
 /** `--cwd` must name an existing directory: a typo must not silently make a new, empty memory. */
 export const checkCwd = (args: object) =>
-  "cwd" in args && Option.isOption(args.cwd) && Option.isSome(args.cwd) ?
+  "cwd" in args && Option.isOption(args.cwd) ?
     Effect.asVoid(projectDir(args.cwd as Option.Option<string>)) :
     Effect.void
 
-/** The project directory: `--cwd` (which must be an existing directory) or the current directory. */
+/**
+ * The directory memdir was started in; one removed since (a shell still in a deleted directory) is an input error
+ * naming the fix, not a crash.
+ */
+const currentDir: Effect.Effect<string, InvalidMemoryInputError> = Effect.suspend(() => {
+  try {
+    return Effect.succeed(process.cwd())
+  } catch (error) {
+    // anything else is a bug: thrown, it is a defect
+    if ((error as { code?: unknown }).code !== "ENOENT") throw error
+    return Effect.fail(
+      new InvalidMemoryInputError({
+        field: "--cwd",
+        value: ".",
+        reason: "the current directory no longer exists: change to one that does, or give -C DIR"
+      })
+    )
+  }
+})
+
+/**
+ * The project directory: the command's `--cwd`, else `-C DIR` given before the command, else the current directory.
+ * A directory given must exist.
+ */
 export const projectDir = (cwd: Option.Option<string>) =>
   Effect.gen(function*() {
     const path = yield* Path.Path
     const fs = yield* FileSystem.FileSystem
-    const dir = path.resolve(Option.getOrElse(cwd, () => process.cwd()))
-    if (Option.isNone(cwd)) return dir
+    const before = Option.flatten(yield* Effect.serviceOption(ProjectDirFlag))
+    const given = Option.orElse(cwd, () => before)
+    if (Option.isNone(given)) return path.resolve(yield* currentDir)
+    const dir = path.resolve(given.value)
     const info = yield* fs.stat(dir).pipe(Effect.option)
     if (Option.isNone(info) || info.value.type !== "Directory") {
       return yield* new InvalidMemoryInputError({
         field: "--cwd",
-        value: cwd.value,
+        value: given.value,
         reason: Option.isNone(info) ? "no such directory" : "not a directory"
       })
     }

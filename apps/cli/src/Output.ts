@@ -132,12 +132,28 @@ export const renderInterrupted = (interrupted: Interrupted, json: boolean, code:
   Effect.as(renderDocument(interrupted, code, json, undefined), code)
 
 /**
- * A usage error (unknown option, missing value, unknown command) under `--json`: the same document as a typed
- * error, on stdout (main has already presented effect/cli's message on stderr).
+ * A usage error (unknown option or command, missing or wrong value) under `--json`: the same document as a typed
+ * error, on stdout (main has already printed it, with the usage, on stderr), with its hint and the usage.
  */
-export const renderUsageError = (kind: string, text: string): Effect.Effect<number> =>
+export const renderUsageError = (
+  problem: {
+    readonly kind: string
+    readonly message: string
+    readonly hint: string | undefined
+    readonly usage: string
+  }
+): Effect.Effect<number> =>
   Effect.as(
-    printJson({ error: { _tag: "UsageError", kind, message: plainText(text), exitCode: USAGE_EXIT_CODE } }),
+    printJson({
+      error: {
+        _tag: "UsageError",
+        kind: problem.kind,
+        message: plainText(problem.message),
+        ...(problem.hint === undefined ? {} : { hint: problem.hint }),
+        usage: problem.usage,
+        exitCode: USAGE_EXIT_CODE
+      }
+    }),
     USAGE_EXIT_CODE
   )
 

@@ -8,9 +8,11 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { type MemdirError, SettingsError } from "@memdir/core/Errors"
+import * as CliConfig from "effect/cli/CliConfig"
 import * as CliError from "effect/cli/CliError"
 import * as CliOutput from "effect/cli/CliOutput"
 import * as Command from "effect/cli/Command"
+import type * as CommandSpec from "effect/cli/CommandSpec"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Console from "effect/Console"
@@ -22,6 +24,8 @@ import { isPlatformError } from "effect/PlatformError"
 import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Cli from "./Cli.js"
+import * as GlobalFlags from "./GlobalFlags.js"
+import * as Help from "./Help.js"
 import {
   DEFECT_EXIT_CODE,
   Interrupted,
@@ -44,20 +48,46 @@ const exitWith = (code: number) =>
     process.exitCode = code
   })
 
-/**
- * A usage error (unknown option, missing value, unknown command) as effect/cli words it; an unknown subcommand
- * also names the ones there are.
- */
-const usageMessage = (root: Cli.Subcommand) => (error: CliError.CliError): string => {
-  if (error._tag !== "UnknownSubcommand") return error.message
-  const names = Cli.subcommandNamesAt(root, (error.parent ?? []).slice(1))
-  return names.length === 0 ? error.message : `${error.message}: use one of ${names.map((n) => `'${n}'`).join(", ")}`
-}
+/** The description of the (sub)command at `commandPath` (`["memdir", "team", "sync"]`), or of memdir itself. */
+const specOf = (root: Cli.Subcommand, commandPath: ReadonlyArray<string>): CommandSpec.Spec =>
+  Option.getOrElse(Cli.specAt(root, commandPath.slice(1)), () => Option.getOrThrow(Cli.specAt(root, [])))
 
 /**
- * How effect/cli's own output reaches the user: help on stdout; the version as the bare number (as
- * `memdir --version` always printed it); a usage error as its message alone, on stderr (stdout carries a
- * command's output, JSON included, so effect/cli's help text is not printed there with it).
+ * Each usage error in memdir's words; an unknown command is described by the command it was looked up in (which
+ * knows the names it may have meant), any other by the command that ran.
+ */
+const usageProblems = (
+  root: Cli.Subcommand,
+  commandPath: ReadonlyArray<string>,
+  errors: ReadonlyArray<CliError.CliError>
+): ReadonlyArray<Help.UsageProblem> =>
+  // past an unknown command, what follows is not that command's: its flags would only be reported as unknown too
+  (errors.some((e) => e._tag === "UnknownSubcommand") ? errors.filter((e) => e._tag === "UnknownSubcommand") : errors)
+    .map((error) =>
+      Help.describeUsageError(
+        specOf(root, error._tag === "UnknownSubcommand" && error.parent !== undefined ? error.parent : commandPath),
+        error
+      )
+    )
+
+/** Usage errors on stderr: each with its hint, then the command's usage (docs/cli.md, "Usage errors"). */
+const presentUsageErrors = (
+  root: Cli.Subcommand,
+  commandPath: ReadonlyArray<string>,
+  errors: ReadonlyArray<CliError.CliError>
+) =>
+  Console.error(
+    Help.renderUsageErrors(
+      specOf(root, commandPath),
+      usageProblems(root, commandPath, errors),
+      Help.styleFor(process.stderr, process.env)
+    )
+  )
+
+/**
+ * How effect/cli's own output reaches the user: help on stdout, drawn by `Help.ts` (wrapped, escape codes only on
+ * a terminal); the version as the bare number; a usage error on stderr with the command's usage (stdout carries a
+ * command's output, JSON included).
  */
 const presenter = (root: Cli.Subcommand): CliOutput.Presenter => ({
   present: (event) => {
@@ -65,25 +95,56 @@ const presenter = (root: Cli.Subcommand): CliOutput.Presenter => ({
       case "Version":
         return Console.log(event.version)
       case "InvalidInvocation":
-        return Console.error(event.errors.map(usageMessage(root)).join("\n"))
+        return presentUsageErrors(root, event.commandPath, event.errors)
       case "Help":
-        return CliOutput.defaultPresenter.present(event)
+        return Console.log(Help.renderHelp(specOf(root, event.commandPath), Help.styleFor(process.stdout, process.env)))
     }
   }
 })
 
 /**
+ * `-v`, `-V` and `--version` print the version and nothing else: given with anything more (`memdir --version
+ * extra`, `memdir ls -v`), a usage error instead of a run that ignores the rest.
+ */
+const checkVersionAlone = (
+  root: Cli.Subcommand,
+  args: ReadonlyArray<string>
+): Effect.Effect<void, CliError.CliError> => {
+  const options = args.slice(0, args.includes("--") ? args.indexOf("--") : args.length)
+  const spelling = options.find((arg) => Cli.versionSpellings.includes(arg))
+  if (spelling === undefined || args.length === 1) return Effect.void
+  const errors = [Help.usageError(`${spelling} prints the version alone: run \`memdir ${spelling}\` with nothing else`)]
+  return Effect.andThen(
+    presentUsageErrors(root, ["memdir"], errors),
+    Effect.fail(new CliError.ShowHelp({ commandPath: ["memdir"], errors }))
+  )
+}
+
+/**
  * Every failure a command can end with, rendered; each kind has its documented exit code (docs/cli.md).
  * `command` is the (sub)command that ran, for hints that point at its help.
  */
-const handleFailure = (root: Cli.Subcommand, command: string | undefined) => (error: unknown): Effect.Effect<void> => {
-  // effect/cli has already presented a usage error on stderr (`presenter`); `--json` gets the document too
+const handleFailure = (root: Cli.Subcommand, path: ReadonlyArray<string>) => (error: unknown): Effect.Effect<void> => {
+  const command = path.length === 0 ? undefined : path.join(" ")
+  // a usage error: effect/cli has presented it on stderr (`presenter`); `--json` gets the document too
   if (CliError.isCliError(error)) {
+    const commandPath = error._tag === "ShowHelp" ? error.commandPath : ["memdir", ...path]
     const errors: ReadonlyArray<CliError.CliError> = error._tag === "ShowHelp" ? error.errors : [error]
     // a command that needs a subcommand, run without one (`memdir`, `memdir team`): its help was shown
     if (errors.length === 0) return Effect.void
-    if (!wantsJson) return exitWith(USAGE_EXIT_CODE)
-    return Effect.flatMap(renderUsageError(errors[0]!._tag, errors.map(usageMessage(root)).join("\n")), exitWith)
+    // a usage error a handler raised (effect/cli presents only those of its parser and the validations)
+    const present = error._tag === "ShowHelp" ? Effect.void : presentUsageErrors(root, commandPath, errors)
+    if (!wantsJson) return Effect.andThen(present, exitWith(USAGE_EXIT_CODE))
+    const problems = usageProblems(root, commandPath, errors)
+    return present.pipe(
+      Effect.andThen(renderUsageError({
+        kind: errors[0]!._tag,
+        message: problems.map((p) => p.message).join("\n"),
+        hint: problems.find((p) => p.hint !== undefined)?.hint,
+        usage: Help.usageOf(specOf(root, commandPath))
+      })),
+      Effect.flatMap(exitWith)
+    )
   }
   const render = (typed: MemdirError) => Effect.flatMap(renderError(typed, wantsJson, command), exitWith)
   if (isMemdirError(error)) return render(error)
@@ -145,9 +206,12 @@ const program = Effect.gen(function*() {
     Effect.flatMap((memdir) => {
       const path = Cli.commandPathOf(memdir, process.argv)
       return Ref.set(command, path.join(" ")).pipe(
+        Effect.andThen(checkVersionAlone(memdir, process.argv.slice(2))),
         // the arguments after `node memdir.js`, from the Stdio service
         Effect.andThen(Command.run(memdir, { version })),
-        Effect.catch(handleFailure(memdir, path.length === 0 ? undefined : path.join(" "))),
+        Effect.catch(handleFailure(memdir, path)),
+        // memdir's global flags: no `--wizard` (GlobalFlags.ts)
+        Effect.provideService(CliConfig.CliConfig, CliConfig.make({ builtIns: GlobalFlags.builtIns })),
         Effect.provideService(CliOutput.Presenter, presenter(memdir))
       )
     }),

@@ -117,10 +117,12 @@ export const dreamCommand = Command.make(
       Flag.optional
     ),
     sessionId: Flag.String("session-id").pipe(
+      Flag.withMetavar("ID"),
       Flag.withDescription("The current session, not counted by the session gate (default: MEMDIR_SESSION_ID)"),
       Flag.optional
     ),
     variant: Flag.String("variant").pipe(
+      Flag.withMetavar("NAME"),
       Flag.withDescription("Dream prompt variant (for evals)"),
       Flag.optional
     ),

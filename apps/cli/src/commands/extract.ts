@@ -126,10 +126,12 @@ export const extractCommand = Command.make(
       )
     ),
     session: Flag.String("session").pipe(
+      Flag.withMetavar("ID"),
       Flag.withDescription("Session id naming the cursor (default: the transcript's sessionId, else its file name)"),
       Flag.optional
     ),
     variant: Flag.String("variant").pipe(
+      Flag.withMetavar("NAME"),
       Flag.withDescription(`Extraction prompt variant: ${Object.keys(Extract.extractionPrompts).join(", ")}`),
       Flag.optional
     ),

@@ -5,6 +5,7 @@
  */
 import { appendLog, renderLogsPrompt } from "@memdir/core/DailyLog"
 import * as Argument from "effect/cli/Argument"
+import * as CliError from "effect/cli/CliError"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
@@ -22,8 +23,15 @@ export const logCommand = Command.make(
     prompt: switchFlag("prompt").pipe(
       Flag.withDescription("Print the daily-log section of the system prompt (the path as a pattern) instead")
     ),
-    variant: Flag.String("variant").pipe(Flag.withDescription("Prompt variant (with --prompt)"), Flag.optional),
-    text: Argument.String("TEXT").pipe(Argument.variadic())
+    variant: Flag.String("variant").pipe(
+      Flag.withMetavar("NAME"),
+      Flag.withDescription("The prompt variant to print (with --prompt)"),
+      Flag.optional
+    ),
+    text: Argument.String("TEXT").pipe(
+      Argument.withDescription("The entry to append (several words need no quotes); not with --prompt"),
+      Argument.variadic()
+    )
   },
   memdirHandler((args) =>
     Effect.gen(function*() {
@@ -41,4 +49,10 @@ export const logCommand = Command.make(
       yield* Console.log(`${result.file}: ${result.entry}`)
     })
   )
-).pipe(Command.withDescription("Append a timestamped bullet to today's daily log (UTC), never rewriting it"))
+).pipe(
+  // no TEXT is a usage error (exit 64), as a missing argument of any command; an empty one is an input error
+  Command.validate(({ prompt, text }) =>
+    prompt || text.length > 0 ? Effect.void : Effect.fail(new CliError.MissingArgument({ argument: "TEXT" }))
+  ),
+  Command.withDescription("Append a timestamped bullet to today's daily log (UTC), never rewriting it")
+)

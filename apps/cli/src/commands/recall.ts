@@ -58,10 +58,14 @@ export const recallCommand = Command.make(
       )
     ),
     recentTools: Flag.String("recent-tools").pipe(
+      Flag.withMetavar("TOOLS"),
       Flag.withDescription("Comma-separated tools the agent is using (their usage docs are skipped)"),
       Flag.optional
     ),
-    query: Argument.String("QUERY").pipe(Argument.variadic())
+    query: Argument.String("QUERY").pipe(
+      Argument.withDescription("What the user asked, in their words (several words need no quotes)"),
+      Argument.variadic({ min: 1 })
+    )
   },
   memdirHandler((args) =>
     Effect.gen(function*() {

@@ -61,6 +61,7 @@ export const teamWriteCommand = Command.make(
     ...common,
     json: jsonOption,
     body: Flag.String("body").pipe(
+      Flag.withMetavar("TEXT"),
       Flag.withDescription("The whole file, frontmatter included (default: read from stdin)"),
       Flag.optional
     ),
