@@ -22,12 +22,12 @@ const freshHome = (name: string) => {
   return dir
 }
 
-const memdir = (home: string, args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
+const memdir = (home: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<CliRun> =>
   Effect.callback<CliRun>((resume) => {
     execFile(
       process.execPath,
       [cliPath, ...args],
-      { cwd: project, env: scratchHomeEnv(home), encoding: "utf8" },
+      { cwd: project, env: scratchHomeEnv(home, env), encoding: "utf8" },
       (error, stdout, stderr) => {
         const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
         resume(Effect.succeed({ status, stdout, stderr }))
@@ -112,6 +112,29 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.include(answer.diff, "+  \"autoMemoryEnabled\": false,")
       yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
       assert.deepStrictEqual(readSettings(h), {})
+    }))
+
+  it.live("a memory directory outside $MEMDIR_HOME gets its own rules; one inside it does not", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-elsewhere")
+      const elsewhere = { MEMDIR_MEMORY_DIR: path.join(h, "notes", "memory") }
+      const install = yield* memdir(
+        h,
+        ["hooks", "install", "--agent", "claude", "--json", "--model-calls", "off"],
+        elsewhere
+      )
+      assert.strictEqual(install.status, 0, install.stderr)
+      assert.deepStrictEqual(readSettings(h).permissions.allow, [
+        "Read(~/.memdir/**)",
+        "Edit(~/.memdir/**)",
+        "Read(~/notes/memory/**)",
+        "Edit(~/notes/memory/**)",
+        "mcp__memdir"
+      ])
+      yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"], elsewhere)
+      const inside = { MEMDIR_MEMORY_DIR: path.join(h, ".memdir", "mine") }
+      yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"], inside)
+      assert.deepStrictEqual(readSettings(h).permissions.allow, rules)
     }))
 
   it.live("hooks taken out by hand: uninstall still takes back the memory setting and the rules", () =>

@@ -125,7 +125,7 @@ describe("HookConfig", () => {
     )
   }).map(({ hooks, other }) => (hooks === null ? other : { ...other, hooks }))
 
-  const setup = HookConfig.claudeAllowRules("~/.memdir")
+  const setup = HookConfig.claudeAllowRules(["~/.memdir"])
   const claudeSetup: HookConfig.ClaudeSetup = { allow: setup, autoMemoryOff: true }
   // what a user may already have where memdir's Claude Code setup writes: its rules among theirs, memory on or off
   const claudeSettings = FastCheck.record({
@@ -239,7 +239,9 @@ describe("HookConfig", () => {
     assert.strictEqual(HookConfig.ruleRoot("/home/me/.memdir/", "/home/me/"), "~/.memdir")
     assert.strictEqual(HookConfig.ruleRoot("/srv/memdir", "/home/me"), "//srv/memdir")
     assert.strictEqual(HookConfig.ruleRoot("/home/meow/.memdir", "/home/me"), "//home/meow/.memdir")
-    assert.deepStrictEqual(HookConfig.claudeAllowRules("//srv/memdir"), [
+    assert.deepStrictEqual(HookConfig.claudeAllowRules(["~/.memdir", "//srv/memdir"]), [
+      "Read(~/.memdir/**)",
+      "Edit(~/.memdir/**)",
       "Read(//srv/memdir/**)",
       "Edit(//srv/memdir/**)",
       "mcp__memdir"

@@ -7,6 +7,7 @@
  * (docs/hooks.md#one-memory-in-claude-code), shows the diff first (and asks, on a terminal), and records what it
  * changed beside the hooks in `$MEMDIR_HOME/agent-settings.json`, so that uninstall takes back exactly that.
  */
+import { isInside } from "@memdir/core/Containment"
 import { AgentConfigError, MemoryIoError } from "@memdir/core/Errors"
 import { Settings } from "@memdir/core/Settings"
 import * as Command from "effect/cli/Command"
@@ -156,12 +157,20 @@ const confirmWrite = (file: string): Effect.Effect<boolean | undefined> =>
     }
   })
 
-/** The rules for memdir's memory root, as Claude Code reads a path in a rule. */
-const claudeSetup = (keepAgentMemory: boolean) =>
-  Effect.map(Settings, (settings): HookConfig.ClaudeSetup => ({
-    allow: HookConfig.claudeAllowRules(HookConfig.ruleRoot(settings.env.memoryBase, settings.env.userHome)),
-    autoMemoryOff: !keepAgentMemory
-  }))
+/**
+ * The rules for memdir's memory base, and for this project's memory directory when it lies elsewhere
+ * (`MEMDIR_MEMORY_DIR`, `autoMemoryDirectory`), as Claude Code reads a path in a rule.
+ */
+const claudeSetup = (keepAgentMemory: boolean, cwd: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const { memoryBase, userHome } = (yield* Settings).env
+    const { memoryDir } = yield* locate(cwd)
+    const dirs = isInside(memoryBase, memoryDir, { allowRoot: true }) ? [memoryBase] : [memoryBase, memoryDir]
+    return {
+      allow: HookConfig.claudeAllowRules(dirs.map((dir) => HookConfig.ruleRoot(dir, userHome))),
+      autoMemoryOff: !keepAgentMemory
+    } satisfies HookConfig.ClaudeSetup
+  })
 
 type Action = "install" | "uninstall"
 
@@ -241,7 +250,7 @@ const run = (
         config,
         args.agent,
         command,
-        args.agent === "claude" ? yield* claudeSetup(args.keepAgentMemory === true) : undefined
+        args.agent === "claude" ? yield* claudeSetup(args.keepAgentMemory === true, args.cwd) : undefined
       )
       : HookConfig.uninstall(config, records[target])
     const changed = HookConfig.isChange(change)

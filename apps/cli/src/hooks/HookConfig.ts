@@ -152,14 +152,13 @@ export const isChange = (change: ConfigChange): boolean =>
 export const MCP_RULE = "mcp__memdir"
 
 /**
- * The `permissions.allow` rules memdir's Claude Code setup needs, for a memory root written as Claude Code reads a
+ * The `permissions.allow` rules memdir's Claude Code setup needs, for memory roots written as Claude Code reads a
  * path in a rule (`~/.memdir`, or `//srv/memdir` for an absolute path; see `ruleRoot`): `Read` (also Grep, Glob)
- * and `Edit` (every tool that writes a file, Write included) under it, and memdir's MCP tools. Checked with Claude
+ * and `Edit` (every tool that writes a file, Write included) under each, and memdir's MCP tools. Checked with Claude
  * Code 2.1.332 headless: without them a `Write` there and any `mcp__memdir__…` call is denied.
  */
-export const claudeAllowRules = (root: string): ReadonlyArray<string> => [
-  `Read(${root}/**)`,
-  `Edit(${root}/**)`,
+export const claudeAllowRules = (roots: ReadonlyArray<string>): ReadonlyArray<string> => [
+  ...roots.flatMap((root) => [`Read(${root}/**)`, `Edit(${root}/**)`]),
   MCP_RULE
 ]
 
