@@ -305,16 +305,23 @@ const planMissingLines = (text: string, missing: ReadonlyArray<MemoryHeader>) =>
   let planned = text
   const added: Array<{ readonly memory: MemoryHeader; readonly line: string }> = []
   const notAdded: Array<MemoryHeader> = []
+  let lines = countLines(planned)
+  let bytes = utf8ByteLength(planned)
   for (const memory of sortNewestWrittenFirst(missing)) {
     const entry = { title: memory.name, file: memory.path, hook: memory.description }
-    // a full index takes no line: no need to plan one (thousands of memories may be missing)
-    const next = countLines(planned) >= INDEX_MAX_LINES ? undefined : upsertIndexText(planned, entry)
+    const line = formatIndexEntry(entry)
+    // a line that cannot fit is not planned (thousands of memories may be missing): it adds a line and its bytes
+    const next = lines >= INDEX_MAX_LINES || bytes + utf8ByteLength(line) + 1 > INDEX_MAX_BYTES ?
+      undefined :
+      upsertIndexText(planned, entry)
     if (next === undefined || !fitsIndexCaps(next.text)) {
       notAdded.push(memory)
       continue
     }
     planned = next.text
-    added.push({ memory, line: formatIndexEntry(entry) })
+    lines = countLines(planned)
+    bytes = utf8ByteLength(planned)
+    added.push({ memory, line })
   }
   return { text: planned, added, notAdded }
 }
