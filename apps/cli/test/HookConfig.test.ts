@@ -234,6 +234,28 @@ describe("HookConfig", () => {
     }))
   })
 
+  it("memdir's install records: written and read back; a hand-edited one is refused, naming the file", () => {
+    const records = {
+      "/h/.claude/settings.json": { autoMemoryEnabled: null, allow: [...setup], created: "permissions" as const }
+    }
+    assert.deepStrictEqual(
+      HookConfig.parseRecords("/h/.memdir/agent-settings.json", HookConfig.renderRecords(records)),
+      Result.succeed(records)
+    )
+    assert.deepStrictEqual(HookConfig.parseRecords("/r.json", undefined), Result.succeed({}))
+    for (
+      const text of [
+        "{",
+        "[]",
+        "{\"files\": {\"/s\": {\"allow\": \"mcp__memdir\"}}}",
+        "{\"files\": {\"/s\": {\"created\": \"x\"}}}"
+      ]
+    ) {
+      const failure = Result.getFailure(HookConfig.parseRecords("/h/.memdir/agent-settings.json", text))
+      assert.isTrue(failure._tag === "Some" && failure.value.path === "/h/.memdir/agent-settings.json", text)
+    }
+  })
+
   it("rule paths: ~/ under the user's home, // before any other absolute path", () => {
     assert.strictEqual(HookConfig.ruleRoot("/home/me/.memdir", "/home/me"), "~/.memdir")
     assert.strictEqual(HookConfig.ruleRoot("/home/me/.memdir/", "/home/me/"), "~/.memdir")

@@ -109,28 +109,17 @@ const writeAtomically = (target: string, text: string) =>
  */
 const recordFile = Effect.map(Settings, (settings) => `${settings.env.home}/agent-settings.json`)
 
-type Records = { readonly [settingsFile: string]: HookConfig.SettingsChange }
-
 const readRecords = Effect.gen(function*() {
   const file = yield* recordFile
   const { text } = yield* readTarget(file)
-  if (text === undefined || text.trim() === "") return {} as Records
-  const parsed: unknown = yield* Effect.try({
-    try: () => JSON.parse(text),
-    catch: (error) => new AgentConfigError({ path: file, at: "", detail: `not valid JSON (${String(error)})` })
-  })
-  const files = typeof parsed === "object" && parsed !== null ? (parsed as { files?: unknown }).files : undefined
-  if (typeof files !== "object" || files === null || Array.isArray(files)) {
-    return yield* new AgentConfigError({ path: file, at: "files", detail: "is not an object of settings files" })
-  }
-  return files as Records
+  return yield* Effect.fromResult(HookConfig.parseRecords(file, text))
 })
 
-const writeRecords = (records: Records) =>
+const writeRecords = (records: HookConfig.InstallRecords) =>
   Effect.gen(function*() {
     const file = yield* recordFile
     const { target } = yield* readTarget(file)
-    yield* writeAtomically(target, JSON.stringify({ files: records }, null, 2) + "\n")
+    yield* writeAtomically(target, HookConfig.renderRecords(records))
   })
 
 /** Install after install: the first record of a value before memdir wins, added rules accumulate. */

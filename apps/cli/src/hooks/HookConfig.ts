@@ -15,6 +15,7 @@
 import { AgentConfigError } from "@memdir/core/Errors"
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 
 export type Agent = "claude" | "codex"
 export type Scope = "user" | "project"
@@ -132,6 +133,37 @@ export interface SettingsChange {
   readonly allow?: ReadonlyArray<string> | undefined
   readonly created?: "permissions" | "allow" | undefined
 }
+
+/**
+ * `$MEMDIR_HOME/agent-settings.json`, memdir's own file: per settings file (its real path), the `SettingsChange`
+ * install made there. Decoded, so a hand-edited record is refused with the file and the place, never half-used.
+ */
+const InstallRecords = Schema.fromJsonString(Schema.Struct({
+  files: Schema.Record(
+    Schema.String,
+    Schema.Struct({
+      autoMemoryEnabled: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
+      allow: Schema.optionalKey(Schema.Array(Schema.String)),
+      created: Schema.optionalKey(Schema.Literals(["permissions", "allow"]))
+    })
+  )
+}))
+const decodeRecords = Schema.decodeUnknownResult(InstallRecords, { errors: "first" })
+
+export type InstallRecords = { readonly [settingsFile: string]: SettingsChange }
+
+/** Parses memdir's install records: empty or absent is none. */
+export const parseRecords = (path: string, text: string | undefined): Result.Result<InstallRecords, AgentConfigError> =>
+  text === undefined || text.trim() === ""
+    ? Result.succeed({})
+    : Result.mapBoth(decodeRecords(text), {
+      onFailure: (error) =>
+        new AgentConfigError({ path, at: "", detail: `not memdir's install record (${error.message.split("\n")[0]})` }),
+      onSuccess: (records) => records.files
+    })
+
+/** How memdir writes its install records. */
+export const renderRecords = (records: InstallRecords): string => JSON.stringify({ files: records }, null, 2) + "\n"
 
 export const isEmptySettingsChange = (change: SettingsChange): boolean =>
   change.autoMemoryEnabled === undefined && (change.allow ?? []).length === 0
