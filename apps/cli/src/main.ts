@@ -8,6 +8,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { type MemdirError, SettingsError } from "@memdir/core/Errors"
+import * as Cause from "effect/Cause"
 import * as CliConfig from "effect/cli/CliConfig"
 import * as CliError from "effect/cli/CliError"
 import * as CliOutput from "effect/cli/CliOutput"
@@ -220,6 +221,9 @@ const program = Effect.gen(function*() {
   )
 }).pipe(
   Effect.tapDefect(() => exitWith(DEFECT_EXIT_CODE)),
+  // a defect is logged here, on stderr with the other logs (runMain's own report, disabled below, went to stdout,
+  // into the output a script reads)
+  Effect.tapCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logError(cause)),
   Effect.provide(NodeServices.layer),
   // logs (a lock taken over, a degraded selector, …) go to stderr: stdout carries the output, JSON included
   Effect.provideService(Logger.LogToStderr, true),
@@ -230,6 +234,7 @@ const program = Effect.gen(function*() {
 )
 
 NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
   // an interrupted command exits with the code its report set (130 / 143, 0 for `hook`), not the 130 the
   // default teardown gives every interruption
   teardown: (exit, onExit) =>
