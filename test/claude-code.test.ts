@@ -18,51 +18,8 @@ import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { CLAUDE_CODE_VERSION, claudeBin, ensureClaudeCode, textOf, toolResultsOf } from "./support/claudeCode.js"
 import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
-
-const CLAUDE_CODE_VERSION = "2.1.332"
-const cache = path.join(
-  process.env.MEMDIR_TEST_CACHE ?? path.join(os.homedir(), ".cache", "memdir-test"),
-  "claude-code"
-)
-const claudeBin = path.join(cache, "node_modules", ".bin", "claude")
-
-const installedVersion = (): string | undefined => {
-  try {
-    return JSON.parse(
-      fs.readFileSync(path.join(cache, "node_modules", "@anthropic-ai", "claude-code", "package.json"), "utf8")
-    ).version
-  } catch {
-    return undefined
-  }
-}
-
-/** The CLI in the cache (installed when missing); a reason to skip only when the registry is out of reach. */
-const ensureClaudeCode = (): string | undefined => {
-  if (installedVersion() === CLAUDE_CODE_VERSION && fs.existsSync(claudeBin)) return undefined
-  fs.mkdirSync(cache, { recursive: true })
-  try {
-    execFileSync(
-      "npm",
-      ["install", "--prefix", cache, "--no-audit", "--no-fund", `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`],
-      { stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 }
-    )
-  } catch (error) {
-    let reachable = true
-    try {
-      execFileSync("npm", ["ping"], { stdio: "ignore", timeout: 60_000 })
-    } catch {
-      reachable = false
-    }
-    if (!reachable) {
-      return `the npm registry is unreachable, so @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} could not be ` +
-        `installed into ${cache}: ${String((error as { stderr?: unknown }).stderr ?? error).slice(0, 300)}`
-    }
-    throw error
-  }
-  if (installedVersion() !== CLAUDE_CODE_VERSION) throw new Error(`npm installed no Claude Code into ${cache}`)
-  return undefined
-}
 
 const skipReason = ensureClaudeCode()
 if (skipReason !== undefined) {
@@ -112,23 +69,6 @@ const run = (file: string, args: ReadonlyArray<string>, cwd: string, env: Record
     }).stdin?.end()
   })
 
-/** Everything of a request the model reads as text: the system prompt and every message's text blocks. */
-const textOf = (body: any): string => {
-  const texts: Array<string> = []
-  const visit = (value: unknown): void => {
-    if (typeof value === "string") texts.push(value)
-    else if (Array.isArray(value)) value.forEach(visit)
-    else if (typeof value === "object" && value !== null) {
-      const block = value as { text?: unknown; content?: unknown }
-      if (typeof block.text === "string") texts.push(block.text)
-      else if (block.content !== undefined) visit(block.content)
-    }
-  }
-  visit(body.system)
-  for (const message of body.messages ?? []) visit(message.content)
-  return texts.join("\n")
-}
-
 const count = (text: string, needle: RegExp) => [...text.matchAll(needle)].length
 /** A `# Memory` heading: Claude Code's starts a line; a hook's context arrives after "… additional context: ". */
 const MEMORY_HEADING = /(?:^|additional context: )# Memory$/gm
@@ -145,18 +85,12 @@ const model = (memoryFile: string): MessagesApiServer.Handler => (request) => {
     : MessagesApiServer.text("done")
 }
 
-/** The tool_result Claude Code sent back for the Write, as the model reads it. */
+/** The first tool result Claude Code sent back (for the model's one tool call), as the model reads it. */
 const writeResult = (requests: ReadonlyArray<MessagesApiServer.RecordedRequest>) => {
-  for (const request of requests) {
-    for (const message of request.body?.messages ?? []) {
-      for (const block of Array.isArray(message.content) ? message.content : []) {
-        if (block.type === "tool_result") {
-          return { isError: block.is_error === true, text: textOf({ messages: [{ content: block.content }] }) }
-        }
-      }
-    }
-  }
-  return undefined
+  const result = requests.flatMap((request) => toolResultsOf(request.body))[0]
+  return result === undefined
+    ? undefined
+    : { isError: result.isError, text: textOf({ messages: [{ content: result.content }] }) }
 }
 
 beforeAll(() => {
