@@ -143,13 +143,15 @@ describe("start-up", () => {
     assert.isNotEmpty(matching(run.sources, /src\/main\.ts$/))
   })
 
-  it("--version evaluates no command module, no core service, no parser of effect/cli's file helpers, no SDK", () => {
-    const run = loadedSources(["--version"])
-    assert.strictEqual(run.status, 0, run.stderr)
-    assert.deepStrictEqual(matching(run.sources, /src\/commands\//), [])
-    // the error types main renders are the only core module a start needs
-    assert.deepStrictEqual(matching(run.sources, /packages\/core\/src\//), ["../../packages/core/src/Errors.ts"])
-    for (const pattern of heavy) assert.deepStrictEqual(matching(run.sources, pattern), [], String(pattern))
+  it("--version (-v, -V) evaluates no command module, no core service, no parser of effect/cli's file helpers, no SDK", () => {
+    for (const flag of ["--version", "-v", "-V"]) {
+      const run = loadedSources([flag])
+      assert.strictEqual(run.status, 0, run.stderr)
+      assert.deepStrictEqual(matching(run.sources, /src\/commands\//), [], flag)
+      // the error types main renders are the only core module a start needs
+      assert.deepStrictEqual(matching(run.sources, /packages\/core\/src\//), ["../../packages/core/src/Errors.ts"])
+      for (const pattern of heavy) assert.deepStrictEqual(matching(run.sources, pattern), [], String(pattern))
+    }
   })
 
   it("path evaluates its own module and none of the other commands, model, team or dream code", () => {
