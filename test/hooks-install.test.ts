@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { buildCli, cliPath, type CliRun, parseJson, scratchHomeEnv } from "./support/cli.js"
+import { readRepoFile } from "./support/markdown.js"
 
 let scratch: string
 let project: string
@@ -112,6 +113,18 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.include(answer.diff, "+  \"autoMemoryEnabled\": false,")
       yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
       assert.deepStrictEqual(readSettings(h), {})
+    }))
+
+  it.live("docs/hooks.md shows what install writes into an empty file", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-doc")
+      const install = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+      assert.strictEqual(install.status, 0, install.stderr)
+      const block = /What `install --agent claude` adds to an empty file[^]*?```json\n([^]*?)```/.exec(
+        readRepoFile("docs/hooks.md")
+      )
+      assert.isNotNull(block, "the example is in docs/hooks.md")
+      assert.deepStrictEqual(JSON.parse(block![1]!), readSettings(h))
     }))
 
   it.live("a memory directory outside $MEMDIR_HOME gets its own rules; one inside it does not", () =>
