@@ -14,9 +14,6 @@ import { allHints } from "../src/Output.js"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 
-/** Built-in flags effect/cli gives every command. */
-const BUILT_IN = new Set(["--help", "-h", "--version", "--wizard", "--completions", "--log-level"])
-
 /** The `memdir …` commands quoted (in backticks) in a text; templates and prose (`memdir dream: …`) left out. */
 const quotedCommands = (text: string): ReadonlyArray<string> =>
   [...text.matchAll(/`memdir ([^`\n]*)`/g)]
@@ -56,12 +53,11 @@ const problemsOf = async (commands: ReadonlyArray<string>): Promise<ReadonlyArra
   const root = await Cli.loadAll()
   const problems: Array<string> = []
   for (const command of commands.flatMap(alternatives)) {
-    const { flags, path } = parse(command)
-    const flagsToCheck = flags.filter((flag) => !BUILT_IN.has(flag))
-    if (path.length === 0) {
-      if (flagsToCheck.length > 0) problems.push(`memdir ${command}: no such option of memdir`)
-      continue
-    }
+    const parsed = parse(command)
+    // `memdir help team sync` names `memdir team sync`
+    const path = parsed.path[0] === "help" ? parsed.path.slice(1) : parsed.path
+    // the global flags (`-C`, `--version`, …) are in every command's spec, memdir's own included
+    const flagsToCheck = parsed.flags
     const found = Cli.specAt(root, path)
     if (Option.isNone(found)) {
       problems.push(`memdir ${command}: no command "memdir ${path.join(" ")}"`)
@@ -82,12 +78,22 @@ const filesUnder = (dir: string, ext: string): ReadonlyArray<string> =>
 
 describe("hints name the right command", () => {
   it("the check itself catches a wrong command, a wrong subcommand and a wrong flag", async () => {
-    const problems = await problemsOf(["docter --fix", "team synch", "doctor --fixx", "team write | ls | sink"])
+    const problems = await problemsOf([
+      "docter --fix",
+      "team synch",
+      "doctor --fixx",
+      "team write | ls | sink",
+      "help team synk",
+      "--wizard",
+      "-C DIR ls"
+    ])
     assert.deepStrictEqual(problems, [
       "memdir docter --fix: no command \"memdir docter\"",
       "memdir team synch: no command \"memdir team synch\"",
       "memdir doctor --fixx: no option --fixx",
-      "memdir team sink: no command \"memdir team sink\""
+      "memdir team sink: no command \"memdir team sink\"",
+      "memdir help team synk: no command \"memdir team synk\"",
+      "memdir --wizard: no option --wizard"
     ])
   })
 
