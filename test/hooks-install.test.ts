@@ -115,6 +115,22 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.deepStrictEqual(readSettings(h), {})
     }))
 
+  it.live("says how to add memdir's MCP server unless Claude Code already runs one", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-mcp")
+      const first = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+      assert.include(first.stdout, "claude mcp add -s user memdir -- memdir mcp")
+      yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
+      // what `claude mcp add -s user memdir -- memdir mcp` writes
+      fs.writeFileSync(
+        path.join(h, ".claude.json"),
+        JSON.stringify({ mcpServers: { memdir: { type: "stdio", command: "memdir", args: ["mcp"] } } })
+      )
+      const second = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+      assert.strictEqual(second.status, 0, second.stderr)
+      assert.notInclude(second.stdout, "claude mcp add")
+    }))
+
   it.live("docs/hooks.md shows what install writes into an empty file", () =>
     Effect.gen(function*() {
       const h = freshHome("home-doc")

@@ -302,6 +302,9 @@ const run = (
     )
     const settingsNote = describeSettings(action, change.settings)
     if (settingsNote !== undefined) yield* Console.log(settingsNote)
+    if (action === "install" && args.agent === "claude" && !(yield* claudeRunsMemdirMcp(args.cwd))) {
+      yield* Console.log(claudeMcpNote)
+    }
     if (action === "install" && args.agent === "codex") yield* Console.log(codexTrustNote(scope))
     if (
       action === "install" && args.agent === "claude" && scope === "project" && (change.settings.allow ?? []).length > 0
@@ -334,6 +337,33 @@ const describeSettings = (action: Action, settings: HookConfig.SettingsChange): 
  */
 const claudeTrustNote = "Claude Code applies a project's permission rules only in a workspace you trust: start " +
   "`claude` in it once and accept the trust dialog (until then a Write into memdir's directory is denied)."
+
+/**
+ * Whether Claude Code already starts an MCP server named `memdir` here: in `~/.claude.json` (user scope, or this
+ * project's local scope) or the project's `.mcp.json`. Only for a hint: a file that cannot be read or parsed counts
+ * as "not there", and the hint is shown.
+ */
+const claudeRunsMemdirMcp = (cwd: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const root = (yield* locate(cwd)).root.root
+    const json = (file: string) =>
+      fs.readFileString(file).pipe(
+        Effect.map((text): any => JSON.parse(text)),
+        Effect.option,
+        Effect.map(Option.getOrUndefined)
+      )
+    const state = yield* json(path.join(NodeOs.homedir(), ".claude.json"))
+    const project = yield* json(path.join(root, ".mcp.json"))
+    return [state?.mcpServers, state?.projects?.[root]?.mcpServers, project?.mcpServers].some((servers) =>
+      typeof servers === "object" && servers !== null && "memdir" in servers
+    )
+  })
+
+/** memdir's MCP tools (docs/mcp.md) are not set up by `hooks install`: the agent's own command adds them. */
+const claudeMcpNote = "For memdir's MCP tools in Claude Code (allowed by the mcp__memdir rule): " +
+  "`claude mcp add -s user memdir -- memdir mcp` (docs/mcp.md)."
 
 /** Codex runs a hook from a user or project file only once the user has trusted it (docs/hooks.md#codex). */
 const codexTrustNote = (scope: HookConfig.Scope) =>
