@@ -16,7 +16,7 @@ import { GateFailedError, InvalidRunOptionError, InvalidSuitesError } from "./Er
 import { harnessCatalog, suiteNeedsModel } from "./Harness.js"
 import type { Price } from "./Pricing.js"
 import { makeProgressState, progressLine } from "./Progress.js"
-import { formatCost, formatMs, formatTokens, renderPlan, renderTerminal } from "./Report.js"
+import { formatCost, formatMs, formatTokens, plural, renderPlan, renderTerminal } from "./Report.js"
 import { summarize } from "./Results.js"
 import { compareCommandProgram, rerecordSuite, runCommand, writeReport } from "./Run.js"
 import { readRun, resolveRun, RESULTS_FILE } from "./RunFiles.js"
@@ -118,7 +118,9 @@ const listCommand = Command.make(
           `offline variants: ${row.offlineVariants.join(", ")}; others need a model or --replay` :
           "needs a model (ANTHROPIC_API_KEY) or --replay"
         yield* Console.log(
-          `${row.name}  [${row.kind}, section ${row.section}]  ${row.scenarios} scenarios × ${row.trials} trials\n` +
+          `${row.name}  [${row.kind}, section ${row.section}]  ${plural(row.scenarios, "scenario")} × ${
+            plural(row.trials, "trial")
+          }\n` +
             `  ${row.description}\n  variants: ${row.variants.join(", ")}\n  ${runnable}; ${cassette}\n`
         )
       }
@@ -442,7 +444,9 @@ const rerecordCommand = Command.make(
         yield* Console.log(
           result.status === "unchanged" ?
             `${name}: unchanged, the requests are the recorded ones; ${shown} left as it was` :
-            `${name}: ${result.status} ${result.run.results.length} trials with the scripted responder → ${shown} (${
+            `${name}: ${result.status} ${
+              plural(result.run.results.length, "trial")
+            } with the scripted responder → ${shown} (${
               summary.variants.map((v) => `${v.name} ${v.passed}/${v.total}`).join(", ")
             })`
         )

@@ -7,14 +7,7 @@
 import { escapeXml as h, plural } from "./Report.js"
 import { trialAnchor } from "./ReportHtml.js"
 import { fromRealModel, type RunResults, summarize, trialKey } from "./Results.js"
-import {
-  formatInterval,
-  formatPValue,
-  formatRate,
-  type Interval,
-  type PairedComparison,
-  pairedComparison
-} from "./Stats.js"
+import { formatInterval, formatRate, type Interval, type PairedComparison, pairedComparison, pText } from "./Stats.js"
 
 export const COMPARE_SIGNIFICANCE = 0.05
 
@@ -159,8 +152,7 @@ const deltaText = (v: VariantChange): string =>
     "—" :
     `${v.paired.difference >= 0 ? "+" : "−"}${formatRate(Math.abs(v.paired.difference))}`
 
-/** "p = 0.031", "p < 0.001". */
-export const pText = (p: number): string => p < 0.001 ? "p < 0.001" : `p = ${formatPValue(p)}`
+export { pText }
 
 const pairedText = (v: VariantChange): string =>
   v.paired === undefined ?

@@ -122,9 +122,11 @@ export class RecordingIncompleteError extends Schema.TaggedError<RecordingIncomp
   }
 ) {
   override get message(): string {
-    return `recording incomplete: ${this.unanswered} of ${this.trials} trials got no answer (${
-      this.reason.replace(/\s+/g, " ").trim()
-    }); ${this.kept ? `${this.cassette} was kept as it was` : `no cassette was written to ${this.cassette}`}${
+    return `recording incomplete: ${this.unanswered} of ${this.trials} trial${
+      this.trials === 1 ? "" : "s"
+    } got no answer (${this.reason.replace(/\s+/g, " ").trim()}); ${
+      this.kept ? `${this.cassette} was kept as it was` : `no cassette was written to ${this.cassette}`
+    }${
       this.incomplete === undefined ? "" : `, the answers that came are in ${this.incomplete}`
     }. Fix the cause and record again (every errored trial is in ${this.report}).`
   }

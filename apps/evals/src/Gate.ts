@@ -8,7 +8,7 @@
  */
 import { type RunResults, summarize, trialKey } from "./Results.js"
 import { pairedComparison } from "./Stats.js"
-import { formatPValue, formatRate } from "./Stats.js"
+import { formatRate, pText } from "./Stats.js"
 
 export interface GateOptions {
   /** Every variant run must pass at least this share of its scored trials (0 … 1). */
@@ -72,7 +72,7 @@ export const gateFailures = (run: RunResults, options: GateOptions): ReadonlyArr
       } else if (nowRate < beforeRate && comparison.pValue < SIGNIFICANCE) {
         failures.push(
           `${v.name}: pass rate fell from ${formatRate(beforeRate)} to ${formatRate(nowRate)} on ${comparison.pairs} ` +
-            `paired trials (p = ${formatPValue(comparison.pValue)}, exact McNemar)`
+            `paired trials (${pText(comparison.pValue)}, exact McNemar)`
         )
       }
     }

@@ -8,7 +8,7 @@
  */
 import type { RunResults, RunSummary, VariantSummary } from "./Results.js"
 import { answeredTrials, fromRealModel, summarize } from "./Results.js"
-import { formatInterval, formatPValue, formatRate, trialsToDetect } from "./Stats.js"
+import { formatInterval, formatRate, pText, trialsToDetect } from "./Stats.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared wording
@@ -31,7 +31,7 @@ export const formatMs = (ms: number): string => ms < 1000 ? `${Math.round(ms)} m
 /** How many trials got an answer from a model, and how many errored: what a model run's provenance rests on. */
 export const answeredText = (run: RunResults): string => {
   const errored = run.results.filter((r) => r.error !== undefined).length
-  return `${answeredTrials(run)} of ${run.results.length} trials got an answer${
+  return `${answeredTrials(run)} of ${plural(run.results.length, "trial")} got an answer${
     errored === 0 ? "" : `, ${errored} errored`
   }`
 }
@@ -53,7 +53,7 @@ export const comparisonSentence = (c: RunSummary["comparisons"][number]): string
   `${c.variant} vs ${c.baseline}: ${c.pairs} pairs, both pass ${c.bothPassed}, only ${c.variant} ${c.onlyFirstPassed}, ` +
   `only ${c.baseline} ${c.onlySecondPassed}, both fail ${c.bothFailed}; Δ ${c.difference >= 0 ? "+" : "−"}${
     formatRate(Math.abs(c.difference))
-  }, p = ${formatPValue(c.pValue)} (exact McNemar)${c.pValue >= 0.05 ? " — not significant" : ""}`
+  }, ${pText(c.pValue)} (exact McNemar)${c.pValue >= 0.05 ? " — not significant" : ""}`
 
 // ---------------------------------------------------------------------------------------------------------------
 // Terminal

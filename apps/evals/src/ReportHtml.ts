@@ -153,7 +153,7 @@ const renderOutput = (output: unknown, inputs: ScenarioInputs | undefined): stri
         c.isError ? " <b>(error)</b>" : ""
       }</li>`
     )
-    parts.push(`<p><b>Tool calls</b></p><ol>${calls.join("") || "<li>none</li>"}</ol>`)
+    parts.push(`<p><b>Tool calls</b></p>${calls.length === 0 ? "<p>none</p>" : `<ol>${calls.join("")}</ol>`}`)
   }
   if (typeof o["finalText"] === "string") {
     parts.push(`<p><b>Final answer</b></p><pre>${h(o["finalText"] as string)}</pre>`)

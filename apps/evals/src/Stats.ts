@@ -139,6 +139,9 @@ export const formatInterval = (interval: Interval): string =>
 /** "0.25", "0.031", "< 0.001". */
 export const formatPValue = (p: number): string => p < 0.001 ? "< 0.001" : p >= 0.1 ? p.toFixed(2) : p.toFixed(3)
 
+/** "p = 0.031", "p < 0.001": a p-value in a sentence. */
+export const pText = (p: number): string => p < 0.001 ? "p < 0.001" : `p = ${formatPValue(p)}`
+
 /** The normal quantile for 80% power (one-sided β = 0.2). */
 export const Z_80 = 0.8416212335729143
 

@@ -43,7 +43,7 @@ layer(NodeServices.layer)("the evals command line", (it) => {
         const { fs, path, root } = yield* setUp
         const good = yield* runEvals(["list", "--dir", root])
         assert.strictEqual(good.code, 0, good.stderr)
-        assert.include(good.stdout, "demo  [agent, section recall-trust]")
+        assert.include(good.stdout, "demo  [agent, section recall-trust]  1 scenario × 1 trial\n")
 
         yield* fs.makeDirectory(path.join(root, "broken"))
         yield* fs.writeFileString(
