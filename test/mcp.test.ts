@@ -398,8 +398,15 @@ describe("memdir mcp", () => {
     let refused = ""
     await client.readResource({ uri: "memdir://memory/..%2Fescape.md" }).catch((e) => (refused = String(e)))
     assert.include(refused, "refused path")
-    await client.readResource({ uri: "memdir://other" }).catch((e) => (refused = String(e)))
-    assert.include(refused, "memdir serves memdir://index")
+    assert.strictEqual(refused.split("MCP error").length, 2, refused) // said once
+    // one JSON-RPC error, invalid params (-32602), not wrapped again as an internal error (-32603)
+    let unknown: { code?: unknown; message?: unknown } = {}
+    await client.readResource({ uri: "memdir://other" }).catch((e) => (unknown = e))
+    assert.strictEqual(unknown.code, -32602)
+    assert.strictEqual(
+      unknown.message,
+      "MCP error -32602: unknown resource \"memdir://other\": memdir serves memdir://index and memdir://memory/{path}"
+    )
   })
 
   it("one session never recalls a memory twice; a new session starts afresh", async () => {

@@ -24,7 +24,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Console from "effect/Console"
@@ -34,6 +33,7 @@ import type * as FileSystem from "effect/FileSystem"
 import type * as Option from "effect/Option"
 import type * as Path from "effect/Path"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { Transform } from "node:stream"
 import { version } from "../Version.js"
 import {
@@ -66,19 +66,29 @@ const unknownTool = (name: string): ToolResult => ({
   isError: true
 })
 
-/** A resource failure as a JSON-RPC error naming the problem (resources have no `isError`). */
-const resourceError = (error: unknown): McpError =>
-  error instanceof McpError ? error : new McpError(ErrorCode.InvalidParams, renderToolError(error))
+/**
+ * A resource failure as the JSON-RPC error the SDK sends: its `code` and `message` as they are (resources have no
+ * `isError`). Not an `McpError`, whose message already starts "MCP error -32602: ", which the client adds again.
+ */
+class ResourceRequestError extends Schema.TaggedError<ResourceRequestError>()("ResourceRequestError", {
+  code: Schema.Number,
+  message: Schema.String
+}) {}
+
+const resourceError = (error: unknown): ResourceRequestError =>
+  error instanceof ResourceRequestError ?
+    error :
+    new ResourceRequestError({ code: ErrorCode.InvalidParams, message: renderToolError(error) })
 
 const readResource = (uri: string, context: ToolContext): Effect.Effect<ResourceText, unknown, McpServices> => {
   if (uri === INDEX_URI) return readIndex(context)
   const path = pathOfUri(uri)
   if (path === undefined || path === "") {
     return Effect.fail(
-      new McpError(
-        ErrorCode.InvalidParams,
-        `unknown resource ${JSON.stringify(uri)}: memdir serves ${INDEX_URI} and ${MEMORY_URI_TEMPLATE}`
-      )
+      new ResourceRequestError({
+        code: ErrorCode.InvalidParams,
+        message: `unknown resource ${JSON.stringify(uri)}: memdir serves ${INDEX_URI} and ${MEMORY_URI_TEMPLATE}`
+      })
     )
   }
   return readMemory(context, path)
