@@ -48,7 +48,8 @@ export const testCodeCache = path.join(os.tmpdir(), `memdir-test-code-cache-${pr
 export const scrubbedEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k === "NODE_EXTRA_CA_CERTS") continue
+    // CLAUDE_CODE_SESSION_ID: a suite run from inside Claude Code must not share that session's record
+    if (v === undefined || k === "NODE_EXTRA_CA_CERTS" || k === "CLAUDE_CODE_SESSION_ID") continue
     if (!k.startsWith("MEMDIR_") && !k.startsWith("ANTHROPIC_")) env[k] = v
   }
   env.MEMDIR_CODE_CACHE = testCodeCache
