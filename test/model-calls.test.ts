@@ -120,7 +120,7 @@ describe("automatic model calls", () => {
       assert.include(
         doctor.stdout,
         "automatic model calls: off (an ANTHROPIC_API_KEY is set, but a key alone never turns them on) — decided by " +
-          "default (off)"
+          "the default"
       )
       assert.match(
         doctor.stdout,

@@ -4,7 +4,7 @@
  * `automaticModelCalls` switch (resolved on the `MemoryLocation`) must be on too. The commands a person types
  * (`memdir recall`, `extract`, `dream`) use a configured key as before.
  */
-import { ioErrorOf, isMissingFile } from "@memdir/core/Errors"
+import { ioErrorOf, isMissingFile, switchSourceText } from "@memdir/core/Errors"
 import { MemoryFs } from "@memdir/core/MemoryFs"
 import { AUTOMATIC_MODEL_CALLS_ENV, AUTOMATIC_MODEL_CALLS_KEY, type MemoryLocation } from "@memdir/core/MemoryPaths"
 import { MAX_SETTINGS_BYTES, parseSettingsFile, Settings } from "@memdir/core/Settings"
@@ -15,9 +15,13 @@ import * as NodePath from "node:path"
 export const automaticModelCallsOn = (location: MemoryLocation): boolean =>
   location.automaticModelCalls?.enabled === true
 
-/** Who decided, for messages ("default (off)" when the location carries no switch). */
+/** Who decided, as data (`--json`): the switch's `enabledBy`, "default" when the location carries no switch. */
+export const automaticModelCallsSource = (location: MemoryLocation): string =>
+  location.automaticModelCalls?.enabledBy ?? "default"
+
+/** Who decided, for messages: "automatic model calls are off (the default)". */
 export const automaticModelCallsBy = (location: MemoryLocation): string =>
-  location.automaticModelCalls?.enabledBy ?? "default (off)"
+  switchSourceText(automaticModelCallsSource(location))
 
 /** How to turn them on, in one clause. */
 export const TURN_ON_HINT = `turn them on with "${AUTOMATIC_MODEL_CALLS_KEY}": true in $MEMDIR_HOME/settings.json ` +

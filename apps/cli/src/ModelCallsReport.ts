@@ -3,12 +3,13 @@
  * who decided, what runs, with which model, at what cost. Apart from `ModelCalls.ts` so that the commands that only
  * need the switch (`hooks install`) never load the model code.
  */
+import { switchSourceText } from "@memdir/core/Errors"
 import type { MemoryLocation } from "@memdir/core/MemoryPaths"
 import * as Model from "@memdir/core/Model"
 import { priceOf } from "@memdir/core/ModelCatalog"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { automaticModelCallsBy, automaticModelCallsOn, TURN_OFF_HINT, TURN_ON_HINT } from "./ModelCalls.js"
+import { automaticModelCallsOn, automaticModelCallsSource, TURN_OFF_HINT, TURN_ON_HINT } from "./ModelCalls.js"
 
 /**
  * Token budgets of the automatic programs, for the cost estimate (kept in step with `Extract.DEFAULT_MAX_TURNS`,
@@ -84,7 +85,7 @@ export const modelCallsReport = (
   })
   return {
     enabled,
-    enabledBy: automaticModelCallsBy(location),
+    enabledBy: automaticModelCallsSource(location),
     keyConfigured: config.keyConfigured,
     active: enabled && config.keyConfigured,
     programs,
@@ -111,7 +112,7 @@ export const modelCallsLines = (report: ModelCallsReport): Array<string> => {
       `${model} $${price.input} / $${price.output} per million input / output tokens`
   })
   return [
-    `automatic model calls: ${state} — decided by ${report.enabledBy}; ${report.howTo}`,
+    `automatic model calls: ${state} — decided by ${switchSourceText(report.enabledBy)}; ${report.howTo}`,
     `  ${report.enabled ? "running" : "when on"}: extraction with ${by("extraction").model} at each session end ` +
     `(${cost(by("extraction"))}), then the dream with ${by("dream").model} when its gates open (${
       cost(by("dream"))

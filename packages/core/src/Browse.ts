@@ -84,7 +84,7 @@ const listed = (m: MemoryHeader, path: string, scope: MemoryScope): ListedMemory
 export const listMemories = Effect.fn("Browse.listMemories")(function*(input: ListInput) {
   const scope = input.scope ?? "all"
   if (scope === "team" && !input.teamEnabled) {
-    return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })
+    return yield* new TeamMemoryDisabledError({ source: "teamEnabled is not true for this memory directory" })
   }
   const scanner = yield* Scanner
   const memories: Array<ListedMemory> = []

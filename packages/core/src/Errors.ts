@@ -123,12 +123,40 @@ export class PathTraversalError extends Schema.TaggedError<PathTraversalError>()
   }
 }
 
-/** Auto memory is disabled by the enable chain; `source` names who disabled it. */
+/**
+ * Who decided a switch (auto memory, team memory, automatic model calls), as it reads in a sentence: the
+ * `enabledBy` of a location ("env MEMDIR_TEAM_MEMORY", "user settings /…/settings.json"), "default" as "the default".
+ */
+export const switchSourceText = (source: string): string => source === "default" ? "the default" : source
+
+/** A settings file that decided a switch: `<source> settings <path>` (MemoryPaths, teamSwitch). */
+const settingsSource = (source: string): { readonly kind: string; readonly path: string } | undefined => {
+  const match = /^(policy|project|local|user) settings (.+)$/.exec(source)
+  return match === null ? undefined : { kind: match[1]!, path: match[2]! }
+}
+
+/** How to turn auto memory back on, for what turned it off: a setting never overrides the variables. */
+const autoMemoryHowTo = (source: string): string => {
+  if (source === "env MEMDIR_DISABLE_AUTO_MEMORY") {
+    return "Unset MEMDIR_DISABLE_AUTO_MEMORY to turn it on; no setting overrides it."
+  }
+  if (source === "env MEMDIR_SIMPLE") return "Unset MEMDIR_SIMPLE, or set MEMDIR_DISABLE_AUTO_MEMORY=0 to force it on."
+  if (source.startsWith("env MEMDIR_REMOTE ")) {
+    return "Set MEMDIR_REMOTE_MEMORY_DIR to the directory memory should live in, or unset MEMDIR_REMOTE."
+  }
+  const settings = settingsSource(source)
+  if (settings !== undefined) {
+    return `Set "autoMemoryEnabled": true in ${settings.path}, or MEMDIR_DISABLE_AUTO_MEMORY=0 to force it on.`
+  }
+  return `Unset MEMDIR_DISABLE_AUTO_MEMORY or set "autoMemoryEnabled": true in your settings.`
+}
+
+/** Auto memory is disabled by the enable chain; `source` names who disabled it, the message how to undo it. */
 export class MemoryDisabledError extends Schema.TaggedError<MemoryDisabledError>()("MemoryDisabledError", {
   source: Schema.String
 }) {
   override get message(): string {
-    return `auto memory is disabled (${this.source}). Unset MEMDIR_DISABLE_AUTO_MEMORY or set autoMemoryEnabled: true.`
+    return `auto memory is disabled (${switchSourceText(this.source)}). ${autoMemoryHowTo(this.source)}`
   }
 }
 
@@ -253,6 +281,21 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   }
 }
 
+/** How to turn team memory on, for what turned it off (the team switch's chain, docs/team-memory.md). */
+const teamMemoryHowTo = (source: string): string => {
+  if (source === "env MEMDIR_TEAM_MEMORY") return "Set MEMDIR_TEAM_MEMORY=1, or unset it to let your settings decide."
+  const settings = settingsSource(source)
+  if (settings?.kind === "policy") {
+    return "The policy file decides for everyone; only MEMDIR_TEAM_MEMORY=1 overrides it."
+  }
+  if (settings?.kind === "project") {
+    return `The project opted out: remove "teamMemory": false from ${settings.path}, or set MEMDIR_TEAM_MEMORY=1.`
+  }
+  if (settings !== undefined) return `Set "teamMemory": true in ${settings.path}, or MEMDIR_TEAM_MEMORY=1.`
+  return `Turn it on with "teamMemory": true in your user or local settings, or MEMDIR_TEAM_MEMORY=1 ` +
+    `(auto memory must be on too).`
+}
+
 /**
  * Team memory is off for this project; `source` names the link of the team switch that decided (docs/team-memory.md).
  */
@@ -260,8 +303,7 @@ export class TeamMemoryDisabledError extends Schema.TaggedError<TeamMemoryDisabl
   source: Schema.String
 }) {
   override get message(): string {
-    return `team memory is off (${this.source}). Turn it on with "teamMemory": true in your user or local settings, ` +
-      `or MEMDIR_TEAM_MEMORY=1 (auto memory must be on too).`
+    return `team memory is off (${switchSourceText(this.source)}). ${teamMemoryHowTo(this.source)}`
   }
 }
 
@@ -288,6 +330,8 @@ export class TeamSyncError extends Schema.TaggedError<TeamSyncError>()("TeamSync
   detail: Schema.String
 }) {
   override get message(): string {
+    // before any remote is used (none set, or one git would misread): nothing was fetched, merged or pushed
+    if (this.step === "configure") return `team sync cannot start: ${this.detail}.`
     return `team sync with ${JSON.stringify(this.remote)} failed at ${this.step}: ${this.detail}. Nothing incoming ` +
       `was merged; run \`memdir team sync\` again once the cause is fixed.`
   }

@@ -472,7 +472,7 @@ export const make = Effect.gen(function*() {
     yield* refuseCaseAlias(lexical.key)
     if (lexical.scope === "team") {
       if (root.teamEnabled !== true) {
-        return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })
+        return yield* new TeamMemoryDisabledError({ source: "teamEnabled is not true for this memory directory" })
       }
       // team/ itself must not lead out of the memory directory; below it the guard applies all its layers
       yield* containment.resolve(root.memoryDir, TEAM_DIR)

@@ -293,7 +293,7 @@ export const write = Effect.fn("Operations.write")(function*(
   }
   const inTeam = input.scope === "team"
   if (inTeam && root.teamEnabled !== true) {
-    return yield* new TeamMemoryDisabledError({ source: "team memory is off for this memory directory" })
+    return yield* new TeamMemoryDisabledError({ source: "teamEnabled is not true for this memory directory" })
   }
   // if_version is checked by the store under the write's lock: a change landing meanwhile is a conflict.
   const written = inTeam ?

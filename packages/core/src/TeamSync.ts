@@ -143,7 +143,14 @@ interface Clone {
   readonly remote: string
 }
 
-const lastLines = (text: string): string => text.trim().split("\n").slice(-3).join(" | ")
+/**
+ * Git's words, on one line: its first line (the `fatal: …` that says what went wrong) and the last two (its advice),
+ * blank lines left out.
+ */
+export const gitSays = (text: string): string => {
+  const lines = text.split("\n").map((line) => line.trim()).filter((line) => line !== "")
+  return (lines.length <= 3 ? lines : [lines[0]!, "…", ...lines.slice(-2)]).join(" | ")
+}
 
 const syncError = (c: Clone, step: string, detail: string) => new TeamSyncError({ step, remote: c.remote, detail })
 
@@ -167,7 +174,7 @@ const runOk = (c: Clone, step: string, args: ReadonlyArray<string>, options?: Gi
     out.exitCode === 0
       ? Effect.succeed(out)
       : Effect.fail(
-        syncError(c, step, `git ${args[0]} exited with ${out.exitCode}: ${lastLines(out.stderr || out.stdout)}`)
+        syncError(c, step, `git ${args[0]} exited with ${out.exitCode}: ${gitSays(out.stderr || out.stdout)}`)
       ))
 
 /** What is at `file`, not following a link. */
@@ -368,7 +375,7 @@ const fetchIncoming = (c: Clone) =>
     ])
     if (out.exitCode !== 0) {
       if (/couldn't find remote ref/i.test(out.stderr)) return undefined
-      return yield* syncError(c, "fetch", `git fetch exited with ${out.exitCode}: ${lastLines(out.stderr)}`)
+      return yield* syncError(c, "fetch", `git fetch exited with ${out.exitCode}: ${gitSays(out.stderr)}`)
     }
     const sha = (yield* runOk(c, "fetch", ["rev-parse", "--verify", "-q", `${INCOMING_REF}^{commit}`])).stdout.trim()
     if (!/^[0-9a-f]{40,64}$/.test(sha)) return yield* syncError(c, "fetch", `${INCOMING_REF} names no commit`)
@@ -382,7 +389,7 @@ const mergeBase = (c: Clone, a: string, b: string) =>
       ? Effect.succeed<string | undefined>(out.stdout.trim())
       : out.exitCode === 1
       ? Effect.succeed(undefined)
-      : Effect.fail(syncError(c, "merge-base", lastLines(out.stderr))))
+      : Effect.fail(syncError(c, "merge-base", gitSays(out.stderr))))
 
 const rejectIncoming = (c: Clone, commit: string, violations: ReadonlyArray<SyncViolation>) =>
   violations.length === 0
@@ -410,7 +417,7 @@ const mergeTrees = (c: Clone, head: string, incoming: string) =>
     ])
     if (merged.exitCode !== 0 && merged.exitCode !== 1) {
       yield* checkGitVersion(c)
-      return yield* syncError(c, "merge", `git merge-tree exited with ${merged.exitCode}: ${lastLines(merged.stderr)}`)
+      return yield* syncError(c, "merge", `git merge-tree exited with ${merged.exitCode}: ${gitSays(merged.stderr)}`)
     }
     const result = parseMergeTree(merged.stdout)
     const resolution = resolveConflicts(result.conflicted)
@@ -483,7 +490,7 @@ const push = (c: Clone) =>
     if (isLostPushRace(out.stdout + out.stderr)) {
       return "rejected" as const
     }
-    return yield* syncError(c, "push", `git push exited with ${out.exitCode}: ${lastLines(out.stderr || out.stdout)}`)
+    return yield* syncError(c, "push", `git push exited with ${out.exitCode}: ${gitSays(out.stderr || out.stdout)}`)
   })
 
 /**
@@ -573,8 +580,9 @@ export const make: Effect.Effect<
       if (!team.enabled) return yield* new TeamMemoryDisabledError({ source: team.enabledBy })
       if (team.remote === undefined) {
         return yield* notConfigured(
-          "no \"teamRemote\" is set: add it (any git URL) to your user or local settings; project " +
-            "settings are not trusted for it"
+          "no remote is configured: set \"teamRemote\" (a git URL or path, e.g. " +
+            "\"git@github.com:acme/team-memory.git\") in your user settings ($MEMDIR_HOME/settings.json) or local " +
+            "settings (<repo>/.memdir/settings.local.json); project settings are not trusted for it"
         )
       }
       if (team.remote.startsWith("-")) {

@@ -80,3 +80,40 @@ describe("Errors", () => {
     for (const tag of tags) assert.isNumber(Errors.exitCodes[tag as keyof typeof Errors.exitCodes], tag)
   })
 })
+
+describe("switch messages", () => {
+  it("team memory off by default reads \"(the default)\", not \"(default (off))\"", () => {
+    const message = new Errors.TeamMemoryDisabledError({ source: "default" }).message
+    assert.match(message, /^team memory is off \(the default\)\. Turn it on with "teamMemory": true/)
+    assert.notInclude(message, "default (")
+  })
+
+  it("each way team memory is off says the way to turn it on that works", () => {
+    const team = (source: string) => new Errors.TeamMemoryDisabledError({ source }).message
+    assert.include(team("env MEMDIR_TEAM_MEMORY"), "Set MEMDIR_TEAM_MEMORY=1, or unset it")
+    assert.include(team("project settings /p/.memdir/settings.json"), "remove \"teamMemory\": false from /p/.memdir/")
+    assert.include(team("policy settings /etc/memdir/policy.json"), "only MEMDIR_TEAM_MEMORY=1 overrides it")
+    assert.include(
+      team("user settings /h/.memdir/settings.json"),
+      "Set \"teamMemory\": true in /h/.memdir/settings.json"
+    )
+  })
+
+  it("auto memory disabled by MEMDIR_DISABLE_AUTO_MEMORY says to unset it, never a setting that cannot win", () => {
+    const message = new Errors.MemoryDisabledError({ source: "env MEMDIR_DISABLE_AUTO_MEMORY" }).message
+    assert.strictEqual(
+      message,
+      "auto memory is disabled (env MEMDIR_DISABLE_AUTO_MEMORY). Unset MEMDIR_DISABLE_AUTO_MEMORY to turn it on; " +
+        "no setting overrides it."
+    )
+    assert.notInclude(message, "autoMemoryEnabled")
+    const bySettings = new Errors.MemoryDisabledError({ source: "user settings /h/.memdir/settings.json" }).message
+    assert.include(bySettings, "Set \"autoMemoryEnabled\": true in /h/.memdir/settings.json")
+    assert.include(new Errors.MemoryDisabledError({ source: "env MEMDIR_SIMPLE" }).message, "Unset MEMDIR_SIMPLE")
+  })
+
+  it("a switch's source in a sentence: the default is \"the default\"", () => {
+    assert.strictEqual(Errors.switchSourceText("default"), "the default")
+    assert.strictEqual(Errors.switchSourceText("env MEMDIR_TEAM_MEMORY"), "env MEMDIR_TEAM_MEMORY")
+  })
+})

@@ -337,7 +337,7 @@ layer(NodeServices.layer)("MemoryPaths.resolve (real git, real files)", (it) => 
           source: "default",
           enabled: true,
           enabledBy: "default",
-          automaticModelCalls: { enabled: false, enabledBy: "default (off)" }
+          automaticModelCalls: { enabled: false, enabledBy: "default" }
         } satisfies MemoryLocation
       )
       assert.include(defaultDir, "-code-my-repo/memory/")
@@ -489,9 +489,9 @@ layer(NodeServices.layer)("MemoryPaths.resolve (real git, real files)", (it) => 
       const { config, files, repo, writeJson } = yield* world
       const calls = (env: Record<string, string> = {}) =>
         Effect.map(resolveIn({ ...config, ...env }, repo), (location) => location.automaticModelCalls)
-      assert.deepStrictEqual(yield* calls(), { enabled: false, enabledBy: "default (off)" })
+      assert.deepStrictEqual(yield* calls(), { enabled: false, enabledBy: "default" })
       yield* writeJson(files.project, { automaticModelCalls: true })
-      assert.deepStrictEqual(yield* calls(), { enabled: false, enabledBy: "default (off)" })
+      assert.deepStrictEqual(yield* calls(), { enabled: false, enabledBy: "default" })
       yield* writeJson(files.user, { automaticModelCalls: true })
       assert.deepStrictEqual(yield* calls(), { enabled: true, enabledBy: `user settings ${files.user}` })
       yield* writeJson(files.project, { automaticModelCalls: false })
@@ -519,11 +519,11 @@ describe("automaticModelCalls (the chain, pure)", () => {
     value
   })
   it("env, policy, project opt-out, local/user, default off; a project never turns it on", () => {
-    assert.deepStrictEqual(resolveModelCallsEnabled(undefined, []), { enabled: false, enabledBy: "default (off)" })
+    assert.deepStrictEqual(resolveModelCallsEnabled(undefined, []), { enabled: false, enabledBy: "default" })
     // a committed repository must never turn billing on
     assert.deepStrictEqual(resolveModelCallsEnabled(undefined, [set("project", true)]), {
       enabled: false,
-      enabledBy: "default (off)"
+      enabledBy: "default"
     })
     // …but may always opt out, even against the user's own setting
     assert.deepStrictEqual(resolveModelCallsEnabled(undefined, [set("user", true), set("project", false)]), {

@@ -52,7 +52,7 @@ describe("the team switch and remote (pure)", () => {
   it("follows the chain: auto memory, env, policy, project opt-out, local/user, default off", () => {
     const decide = (env: string | undefined, switches: ReadonlyArray<ReturnType<typeof sw>>, auto = on) =>
       resolveTeamEnabled(auto, env, switches)
-    assert.deepStrictEqual(decide(undefined, []), { enabled: false, enabledBy: "default (off)" })
+    assert.deepStrictEqual(decide(undefined, []), { enabled: false, enabledBy: "default" })
     assert.isFalse(decide("1", [sw("user", true)], { enabled: false, enabledBy: "env X" }).enabled)
     assert.include(decide("1", [], { enabled: false, enabledBy: "env X" }).enabledBy, "auto memory is disabled")
     assert.deepStrictEqual(decide("1", [sw("policy", false)]), { enabled: true, enabledBy: "env MEMDIR_TEAM_MEMORY" })

@@ -223,6 +223,17 @@ describe("TeamSyncTree bounds (the same both ways)", () => {
   const reasons = (entries: ReadonlyArray<ReturnType<typeof entry>>) =>
     entryViolations("/m/team", entries).map((v) => [v.path, v.reason])
 
+  it("git's words on one line: its first line kept, then its last two, blank lines left out", () => {
+    const stderr = "fatal: '/x.git' does not appear to be a git repository\nfatal: Could not read from remote " +
+      "repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n"
+    assert.strictEqual(
+      TeamSyncModule.gitSays(stderr),
+      "fatal: '/x.git' does not appear to be a git repository | … | Please make sure you have the correct access " +
+        "rights | and the repository exists."
+    )
+    assert.strictEqual(TeamSyncModule.gitSays("error: one\n\nhint: two\n"), "error: one | hint: two")
+  })
+
   it("depth: 64 levels pass, 65 are refused", () => {
     const at = (levels: number) => `${"d/".repeat(levels - 1)}x.md`
     assert.deepStrictEqual(reasons([entry(at(TEAM_SYNC_MAX_DEPTH))]), [])
@@ -297,14 +308,27 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("TeamSync with
         sync({ ...w.alice, memory: { ...w.alice.memory, enabled: false, enabledBy: "env MEMDIR_DISABLE_AUTO_MEMORY" } })
       )
       assert.strictEqual(autoOff._tag, "MemoryDisabledError")
-      const teamOff = yield* Effect.flip(sync({ ...w.alice, enabled: false, enabledBy: "default (off)" }))
+      const teamOff = yield* Effect.flip(sync({ ...w.alice, enabled: false, enabledBy: "default" }))
       assert.strictEqual(teamOff._tag, "TeamMemoryDisabledError")
       const noRemote = yield* Effect.flip(sync({ ...w.alice, remote: undefined }))
       assert.strictEqual(noRemote._tag, "TeamSyncError")
       assert.include(noRemote.message, "teamRemote")
+      // says what is missing and where to set it, not `team sync with "" failed`
+      assert.match(noRemote.message, /^team sync cannot start: no remote is configured: set "teamRemote"/)
+      assert.include(noRemote.message, "$MEMDIR_HOME/settings.json")
+      assert.notInclude(noRemote.message, "\"\"")
       // None of them touched the disk.
       assert.isFalse(NodeFs.existsSync(`${w.alice.memory.memoryDir}${TEAM_GIT_DIR}`))
       assert.isFalse(NodeFs.existsSync(w.alice.teamDir))
+      // a remote that is not a repository: git's own first line ("fatal: …") is in the error, not only its advice
+      const missing = `${w.root}/nowhere.git`
+      const notRepo = yield* Effect.flip(sync({ ...w.alice, remote: missing }))
+      assert.strictEqual(notRepo._tag, "TeamSyncError")
+      if (notRepo._tag === "TeamSyncError") {
+        assert.strictEqual(notRepo.step, "fetch")
+        assert.include(notRepo.detail, `fatal: '${missing}' does not appear to be a git repository`)
+        assert.include(notRepo.detail, "the repository exists")
+      }
     }))
 
   /**

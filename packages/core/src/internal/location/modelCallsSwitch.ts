@@ -22,7 +22,7 @@ export const AUTOMATIC_MODEL_CALLS_KEY = "automaticModelCalls"
 /** Whether automatic model calls are on, and which link of the chain decided. */
 export interface AutomaticModelCalls {
   readonly enabled: boolean
-  /** e.g. "env MEMDIR_AUTOMATIC_MODEL_CALLS", "user settings /…/settings.json", "default (off)". */
+  /** e.g. "env MEMDIR_AUTOMATIC_MODEL_CALLS", "user settings /…/settings.json", "default". */
   readonly enabledBy: string
 }
 
@@ -71,7 +71,7 @@ export const resolveModelCallsEnabled = (
   if (projectOptOut !== undefined) return said(projectOptOut)
   const trusted = settings.find((entry) => entry.source === "local" || entry.source === "user")
   if (trusted !== undefined) return said(trusted)
-  return { enabled: false, enabledBy: "default (off)" }
+  return { enabled: false, enabledBy: "default" }
 }
 
 /** The whole switch from the loaded settings: a wrong type is a `SettingsError` naming the file and the key. */

@@ -110,7 +110,7 @@ export const resolveTeamEnabled = (
   if (projectOptOut !== undefined) return said(projectOptOut)
   const trusted = switches.find((entry) => entry.source === "local" || entry.source === "user")
   if (trusted !== undefined) return said(trusted)
-  return { enabled: false, enabledBy: "default (off)" }
+  return { enabled: false, enabledBy: "default" }
 }
 
 /** `teamRemote` from the first trusted source (policy, local, user) that sets it; project settings never count. */
