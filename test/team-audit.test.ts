@@ -15,10 +15,10 @@ let scratch: string
 let home: string
 let project: string
 
-const memdir = (args: ReadonlyArray<string>) => {
+const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const result = spawnSync(process.execPath, [cli, ...args], {
     cwd: project,
-    env: scratchHomeEnv(home),
+    env: scratchHomeEnv(home, env),
     encoding: "utf8",
     timeout: 30_000
   })
@@ -37,12 +37,23 @@ afterAll(() => {
 })
 
 describe("memdir team audit", () => {
-  it("no team directory yet: no violations, exit 0", () => {
+  it("no team directory yet: no violations, exit 0; with team memory off it says so and that nothing was audited", () => {
     const run = memdir(["team", "audit", "--json"])
     assert.strictEqual(run.status, 0, run.stderr)
     const out = JSON.parse(run.stdout)
     assert.deepStrictEqual(out.violations, [])
     assert.strictEqual(out.teamDir, teamDir())
+    assert.deepStrictEqual([out.teamEnabled, out.audited], [false, false])
+
+    const off = memdir(["team", "audit"])
+    assert.strictEqual(off.status, 0, off.stderr)
+    assert.strictEqual(
+      off.stdout,
+      `team memory is off (the default) and ${teamDir()} does not exist: nothing was audited\n`
+    )
+    const on = memdir(["team", "audit"], { MEMDIR_TEAM_MEMORY: "1" })
+    assert.strictEqual(on.status, 0, on.stderr)
+    assert.strictEqual(on.stdout, `ok: ${teamDir()} does not exist yet: nothing to audit\n`)
   })
 
   it("a clean team directory: exit 0 and an ok line", () => {
@@ -51,6 +62,12 @@ describe("memdir team audit", () => {
     const run = memdir(["team", "audit"])
     assert.strictEqual(run.status, 0, run.stderr)
     assert.match(run.stdout, /^ok: .*team has no violations/m)
+    // the ok is about the files on disk: team memory being off is said first
+    assert.strictEqual(
+      run.stdout.split("\n")[0],
+      `team memory is off (the default); ${teamDir()} audited as it is on disk`
+    )
+    assert.isTrue(JSON.parse(memdir(["team", "audit", "--json"]).stdout).audited)
   })
 
   it("a hostile tree: every violation in the JSON contract, exit 21; the human form lists them too", () => {
