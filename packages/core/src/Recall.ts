@@ -324,7 +324,9 @@ export const capBody = (
   } KB per recalled memory. Read the rest with your file tool: ${options.absolutePath}, lines ${nextLine}+${
     cutMidLine ? ` (line ${nextLine} is cut off above)` : ""
   }.]`
-  const content = (shown.endsWith("\n") || shown.length === 0 ? shown : shown + "\n") + "\n" + note
+  // a line cut off ends in an ellipsis, so the model does not take its start for all of it
+  const visible = cutMidLine ? `${shown}…` : shown
+  const content = (visible.endsWith("\n") || visible.length === 0 ? visible : visible + "\n") + "\n" + note
   return { content, truncated: true, bytes: utf8.encode(content).length }
 }
 
@@ -399,8 +401,9 @@ export const makeWith = (
     /** Through the one door: containment, team files through the guard, no FIFO or link opened. */
     const readHead = (memoryDir: string, teamEnabled: boolean, memory: MemoryHeader) =>
       Effect.map(store.readHead({ memoryDir, teamEnabled }, memory.path, headBytes), (head) => ({
-        // The last line of a partial read may end in half a character: drop it, it is past the cap anyway.
-        text: head.truncated ? head.text.slice(0, head.text.lastIndexOf("\n") + 1) : head.text,
+        // A partial read may end in half a character: drop it (it is past the cap anyway), not the whole last line,
+        // which may be the body's only one (a first line longer than the head: its start is shown, cut).
+        text: head.truncated ? head.text.replace(/\uFFFD+$/, "") : head.text,
         partial: head.truncated
       }))
 

@@ -333,6 +333,21 @@ describe("recall", () => {
       assert.include(memory!.content, `lines ${7 + shownLines}+.]`)
     }).pipe(Effect.provide(sessionLayer(probe0, { script: allCandidates }))))
 
+  it.effect("a first body line longer than the whole head read: its start is shown, cut with an ellipsis", () =>
+    Effect.gen(function*() {
+      const body = `${"zebra ".repeat(20_000)}\nsecond line\n` // 120 KB on line 7, past the head memdir reads
+      const dir = yield* memoryDirWith({ "project_giant.md": memoryFile("Giant", "one giant line", "project", body) })
+      const session = yield* RecallSession
+      const [memory] = (yield* session.recall({ memoryDir: dir, query: "show the giant one" })).selected
+      assert.isTrue(memory!.truncated)
+      const [shown, note] = memory!.content.split("\n\n[memdir: truncated")
+      assert.isTrue(shown!.startsWith("zebra zebra "), JSON.stringify(shown!.slice(0, 40)))
+      assert.isTrue(shown!.endsWith("…"))
+      assert.isTrue(body.startsWith(shown!.slice(0, -1)))
+      assert.isAtMost(Buffer.byteLength(shown!.slice(0, -1)), RECALL_MAX_BYTES_PER_MEMORY)
+      assert.include(note!, "lines 7+ (line 7 is cut off above).]")
+    }).pipe(Effect.provide(sessionLayer(probe0, { script: allCandidates }))))
+
   it.effect("stops at the 60 KiB session budget, records it, and then skips recall without scanning", () =>
     Effect.gen(function*() {
       const probe = yield* makeProbe(false)
@@ -490,6 +505,11 @@ describe("capBody (pure)", () => {
     const capped = capBody("y".repeat(10_000), opts)
     assert.isTrue(capped.truncated)
     assert.include(capped.content, "/m/x.md, lines 7+ (line 7 is cut off above)")
+    // the start of the line, cut with an ellipsis
+    assert.isTrue(
+      capped.content.startsWith(`${"y".repeat(4096)}…\n\n[memdir: truncated`),
+      capped.content.slice(4090, 4110)
+    )
     const partial = capBody("short\n", { ...opts, moreAfter: true })
     assert.isTrue(partial.truncated)
     assert.include(partial.content, "lines 8+")
@@ -502,7 +522,9 @@ describe("capBody (pure)", () => {
         (lines) => {
           const body = lines.join("\n")
           const capped = capBody(body, { ...opts, maxLines: 50, maxBytes: 1024 })
-          const shown = capped.truncated ? capped.content.split("\n\n[memdir: truncated")[0]! : capped.content
+          const before = capped.truncated ? capped.content.split("\n\n[memdir: truncated")[0]! : capped.content
+          // a line cut in the middle ends in an ellipsis that is not part of the body
+          const shown = capped.content.includes("is cut off above)") ? before.slice(0, -1) : before
           const prefix = shown.endsWith("\n") && !body.startsWith(shown) ? shown.slice(0, -1) : shown
           assert.isTrue(body.startsWith(prefix))
           assert.isAtMost(Buffer.byteLength(prefix), 1024)
