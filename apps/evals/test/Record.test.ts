@@ -196,7 +196,7 @@ describe("the report's real-model claim", () => {
     const html = renderHtml(unanswered)
     assert.notInclude(html, REAL_MODEL_BANNER)
     assert.notInclude(html, "banner real")
-    assert.include(html, "0 of 1 trials got an answer")
+    assert.include(html, "0 of 1 trial got an answer")
     assert.notInclude(provenanceLine(unanswered), "real model (")
   })
 
