@@ -63,6 +63,16 @@ layer(NodeServices.layer)("the evals command line", (it) => {
     240_000
   )
 
+  it.effect("help piped has no terminal escape codes, also with NO_COLOR and TERM=dumb", () =>
+    Effect.gen(function*() {
+      for (const env of [{}, { NO_COLOR: "1", TERM: "dumb" }]) {
+        const help = yield* runEvals(["--help"], env)
+        assert.strictEqual(help.code, 0, help.stderr)
+        assert.include(help.stdout, "list")
+        assert.notInclude(help.stdout, "\u001b[", JSON.stringify(env))
+      }
+    }), 120_000)
+
   it.effect("with no key, the error says whether the cassette exists", () =>
     Effect.gen(function*() {
       const { fs, root, runsDir } = yield* setUp
