@@ -12,11 +12,11 @@
 //   node build.mjs --force  bundle unconditionally
 //   node build.mjs --pack   what `pnpm pack` ships: bundle if stale, drop chunks of earlier builds, and check
 //                           that the bundle leaves external only node built-ins and package.json dependencies
-import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import { isBuiltin } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { bundleStamp, writeAtomically } from "../../scripts/bundle-stamp.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -172,78 +172,16 @@ const STALE_CHUNK_AGE_MS = 60 * 60 * 1000
 
 const repoRoot = path.resolve(here, "../..")
 const distDir = path.join(here, "dist")
-const stampFile = (outdir) => path.join(outdir, "bundle-stamp.json")
 
-/**
- * Files that decide the bundle besides the modules it holds: the lockfile (every node_modules input), this
- * file (the options) and the shared compiler options esbuild reads.
- */
-const FIXED_INPUTS = ["pnpm-lock.yaml", "apps/cli/build.mjs", "tsconfig.base.json"]
-
-/**
- * The repository files a bundle was made from, relative to the repository: the workspace modules esbuild read
- * (its metafile; node_modules is covered by the lockfile), the package.json and tsconfig.json of each package
- * they belong to (module resolution, compiler options) and FIXED_INPUTS. A module added later is imported by
- * one of these, so it changes their digest.
- */
-const inputsOf = (metafile) => {
-  const files = new Set(FIXED_INPUTS)
-  for (const input of Object.keys(metafile.inputs)) {
-    const absolute = path.resolve(here, input)
-    const relative = path.relative(repoRoot, absolute)
-    if (relative.startsWith("..") || relative.split(path.sep).includes("node_modules")) continue
-    files.add(relative.split(path.sep).join("/"))
-    for (let dir = path.dirname(absolute); dir.startsWith(repoRoot); dir = path.dirname(dir)) {
-      if (!fs.existsSync(path.join(dir, "package.json"))) continue
-      for (const config of ["package.json", "tsconfig.json"]) {
-        const file = path.join(dir, config)
-        if (fs.existsSync(file)) files.add(path.relative(repoRoot, file).split(path.sep).join("/"))
-      }
-      break
-    }
-  }
-  return [...files].sort()
-}
-
-/** The content digest of the inputs; undefined when one is gone (a deleted module: the bundle is stale). */
-const digestOf = (inputs) => {
-  const hash = createHash("sha256")
-  for (const input of inputs) {
-    let content
-    try {
-      content = fs.readFileSync(path.join(repoRoot, input))
-    } catch {
-      return undefined
-    }
-    hash.update(input).update("\0").update(content).update("\0")
-  }
-  return hash.digest("hex")
-}
-
-const readStamp = (outdir) => {
-  try {
-    const stamp = JSON.parse(fs.readFileSync(stampFile(outdir), "utf8"))
-    return Array.isArray(stamp.inputs) && Array.isArray(stamp.outputs) && typeof stamp.digest === "string"
-      ? stamp
-      : undefined
-  } catch {
-    return undefined
-  }
-}
+const { stampFile, inputsOf, digestOf, readStamp, isUpToDate: upToDate } = bundleStamp({
+  here,
+  repoRoot,
+  stampName: "bundle-stamp.json",
+  fixedInputs: ["pnpm-lock.yaml", "apps/cli/build.mjs", "tsconfig.base.json"]
+})
 
 /** The bundle in outdir was made from the current inputs and every file it wrote is still there. */
-export const isUpToDate = (outdir = distDir) => {
-  const stamp = readStamp(outdir)
-  return stamp !== undefined && digestOf(stamp.inputs) === stamp.digest &&
-    stamp.outputs.every((output) => fs.existsSync(path.join(outdir, output)))
-}
-
-const writeAtomically = (file, contents) => {
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  const temp = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(temp, contents)
-  fs.renameSync(temp, file)
-}
+export const isUpToDate = (outdir = distDir) => upToDate(outdir)
 
 const removeStaleChunks = (outdir, current, maxAgeMs) => {
   const chunks = path.join(outdir, "chunks")
