@@ -10,14 +10,13 @@
  * the edit; and it keeps the reference's one-line rule, so text found twice on one line replaces the first there.
  */
 import { NodeServices } from "@effect/platform-node"
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
 import * as MemoryStore from "@memdir/core/MemoryStore"
 import * as MemoryToolBackend from "@memdir/core/MemoryToolBackend"
 import * as MemoryTools from "@memdir/core/MemoryTools"
 import * as Operations from "@memdir/core/Operations"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,7 +24,8 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildCli, cliPath, makeScratchProject, parseJson, runCli, scratchHomeEnv } from "./support/cli.js"
+import { parseJson, runCli, scratchHomeEnv } from "./support/cli.js"
+import { connectMcp, mcpScratch } from "./support/mcp.js"
 
 const runtime = ManagedRuntime.make(
   MemoryToolBackend.layer.pipe(
@@ -35,24 +35,9 @@ const runtime = ManagedRuntime.make(
   )
 )
 
-let scratch: string
-let home: string
-let project: string
-const open: Array<Client> = []
+const scratch = mcpScratch("memdir-edit-doors-")
 
-beforeAll(() => {
-  buildCli()
-  ;({ scratch, home, project } = makeScratchProject("memdir-edit-doors-"))
-})
-
-afterEach(async () => {
-  for (const client of open.splice(0)) await client.close()
-})
-
-afterAll(async () => {
-  await runtime.dispose()
-  fs.rmSync(scratch, { recursive: true, force: true })
-})
+afterAll(() => runtime.dispose())
 
 const FILE = "feedback_testing.md"
 const WRITTEN = "2026-11-01T10:00:00.000Z"
@@ -67,7 +52,7 @@ const NEW = "description: Integration tests hit the docker database"
 let dirs = 0
 /** A fresh copy of the one memory directory. */
 const memoryDir = (): string => {
-  const dir = path.join(scratch, `memory-${++dirs}`)
+  const dir = path.join(scratch.dir, `memory-${++dirs}`)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   fs.writeFileSync(path.join(dir, FILE), MEMORY)
   fs.writeFileSync(path.join(dir, "MEMORY.md"), INDEX)
@@ -89,16 +74,10 @@ interface Answer {
 }
 
 const connect = async (dir: string): Promise<Client> => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [cliPath, "mcp"],
-    cwd: project,
-    env: scratchHomeEnv(home, { MEMDIR_MEMORY_DIR: dir }),
-    stderr: "pipe"
+  const client = await connectMcp(scratch, {
+    env: scratchHomeEnv(scratch.home, { MEMDIR_MEMORY_DIR: dir }),
+    name: "memdir-edit-doors"
   })
-  const client = new Client({ name: "memdir-edit-doors", version: "0" })
-  await client.connect(transport)
-  open.push(client)
   await client.listTools()
   return client
 }
@@ -313,7 +292,10 @@ describe("one recalled memory through every door", () => {
     const query = "should the integration tests use the docker database or mocks"
     const cli = parseJson(
       await Effect.runPromise(
-        runCli(["recall", query, "--json"], { cwd: project, env: scratchHomeEnv(home, { MEMDIR_MEMORY_DIR: viaCli }) })
+        runCli(["recall", query, "--json"], {
+          cwd: scratch.project,
+          env: scratchHomeEnv(scratch.home, { MEMDIR_MEMORY_DIR: viaCli })
+        })
       )
     )
     const mcp = await mcpCall(await connect(viaMcp), "memory_recall", { query })

@@ -5,36 +5,20 @@
  * A memory the hook injected is not recalled again through MCP in the same session, and the other way round; another
  * session gets it; a memory asked for by name is always given.
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { assert, describe, it } from "@effect/vitest"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildCli, cliPath, type CliRun, makeScratchProject, scratchHomeEnv } from "./support/cli.js"
+import { cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
+import { connectMcp, mcpScratch } from "./support/mcp.js"
 
-let scratch: string
-let home: string
-let project: string
-const open: Array<Client> = []
-
-beforeAll(() => {
-  buildCli()
-  ;({ scratch, home, project } = makeScratchProject("memdir-mcp-session-"))
-})
-
-afterEach(async () => {
-  for (const client of open.splice(0)) await client.close()
-})
-
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
-})
+const scratch = mcpScratch("memdir-mcp-session-", { maxRetries: 5 })
 
 let dirs = 0
 /** A fresh memory directory holding two memories on unrelated topics. */
 const memoryWithTwoTopics = (): string => {
-  const memoryDir = path.join(scratch, `memory-${++dirs}`)
+  const memoryDir = path.join(scratch.dir, `memory-${++dirs}`)
   fs.mkdirSync(memoryDir, { recursive: true })
   const memory = (file: string, type: string, name: string, description: string, body: string) =>
     fs.writeFileSync(
@@ -63,7 +47,7 @@ const RELEASE = "when does the next release leave, and who signs it off?"
 
 /** The environment of both doors: the scratch HOME, the memory directory, no session of the shell running tests. */
 const envOf = (memoryDir: string, extra: Record<string, string> = {}) =>
-  scratchHomeEnv(home, { MEMDIR_MEMORY_DIR: memoryDir, CLAUDE_CODE_SESSION_ID: "", ...extra })
+  scratchHomeEnv(scratch.home, { MEMDIR_MEMORY_DIR: memoryDir, CLAUDE_CODE_SESSION_ID: "", ...extra })
 
 /** `memdir hook` answering Claude Code's UserPromptSubmit for `session`. */
 const promptHook = (memoryDir: string, session: string, prompt: string): Promise<CliRun> =>
@@ -71,14 +55,14 @@ const promptHook = (memoryDir: string, session: string, prompt: string): Promise
     const child = execFile(
       process.execPath,
       [cliPath, "hook"],
-      { cwd: project, env: envOf(memoryDir, { MEMDIR_HOOK_GUARD_MS: "120000" }), encoding: "utf8" },
+      { cwd: scratch.project, env: envOf(memoryDir, { MEMDIR_HOOK_GUARD_MS: "120000" }), encoding: "utf8" },
       (error, stdout, stderr) =>
         resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr })
     )
     child.stdin?.end(JSON.stringify({
       session_id: session,
-      transcript_path: path.join(home, ".claude", "projects", "p", `${session}.jsonl`),
-      cwd: project,
+      transcript_path: path.join(scratch.home, ".claude", "projects", "p", `${session}.jsonl`),
+      cwd: scratch.project,
       permission_mode: "default",
       hook_event_name: "UserPromptSubmit",
       prompt
@@ -92,19 +76,8 @@ const injected = (run: CliRun): string => {
 }
 
 /** `memdir mcp` as Claude Code starts it for a session (its environment names the session). */
-const server = async (memoryDir: string, env: Record<string, string>): Promise<Client> => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [cliPath, "mcp"],
-    cwd: project,
-    env: envOf(memoryDir, env),
-    stderr: "pipe"
-  })
-  const client = new Client({ name: "claude-code", version: "2.1.332" })
-  await client.connect(transport)
-  open.push(client)
-  return client
-}
+const server = (memoryDir: string, env: Record<string, string>): Promise<Client> =>
+  connectMcp(scratch, { env: envOf(memoryDir, env), name: "claude-code", version: "2.1.332" })
 
 const text = async (client: Client, name: string, args: Record<string, unknown>): Promise<string> => {
   const result = await client.callTool({ name, arguments: args }) as {
@@ -186,7 +159,7 @@ describe("one session across the hook and memdir mcp", () => {
       const child = execFile(
         process.execPath,
         [cliPath, "mcp"],
-        { cwd: project, env: envOf(memoryDir, { MEMDIR_SESSION_ID: "../../etc/passwd" }), encoding: "utf8" },
+        { cwd: scratch.project, env: envOf(memoryDir, { MEMDIR_SESSION_ID: "../../etc/passwd" }), encoding: "utf8" },
         (error, stdout, stderr) =>
           resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr })
       )
@@ -198,18 +171,13 @@ describe("one session across the hook and memdir mcp", () => {
     assert.include(refused.stderr, "letters, digits")
 
     // the agent's own variable, malformed: the process is its own session, and recall works
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [cliPath, "mcp"],
-      cwd: project,
-      env: envOf(memoryDir, { CLAUDE_CODE_SESSION_ID: "not a session/id" }),
-      stderr: "pipe"
-    })
     let stderr = ""
-    transport.stderr?.on("data", (chunk) => (stderr += chunk))
-    const client = new Client({ name: "claude-code", version: "2.1.332" })
-    await client.connect(transport)
-    open.push(client)
+    const client = await connectMcp(scratch, {
+      env: envOf(memoryDir, { CLAUDE_CODE_SESSION_ID: "not a session/id" }),
+      name: "claude-code",
+      version: "2.1.332",
+      onStderr: (chunk) => (stderr += chunk)
+    })
     assert.deepStrictEqual(recalled(await text(client, "memory_recall", { query: DATABASE })), [
       "feedback_database_tests.md"
     ])

@@ -4,65 +4,39 @@
  * rename → delete round trip on disk, `if_version` conflicts, the team rules, errors as `isError` results, the
  * resources, session dedupe, and the config snippets of docs/mcp.md as written.
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { assert, describe, it } from "@effect/vitest"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildCli, cliPath, makeScratchProject, scratchHomeEnv } from "./support/cli.js"
+import { cliPath, scratchHomeEnv } from "./support/cli.js"
 import { codeBlocksIn, readRepoFile } from "./support/markdown.js"
+import { connectMcp, mcpScratch } from "./support/mcp.js"
 
-let scratch: string
-let home: string
-let project: string
-const open: Array<Client> = []
-
-beforeAll(() => {
-  buildCli()
-  ;({ scratch, home, project } = makeScratchProject("memdir-mcp-"))
-})
-
-afterEach(async () => {
-  for (const client of open.splice(0)) await client.close()
-})
-
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true })
-})
+const scratch = mcpScratch("memdir-mcp-")
 
 let dirs = 0
 /** A fresh memory directory for one test. */
-const freshMemoryDir = (): string => path.join(scratch, `memory-${++dirs}`)
+const freshMemoryDir = (): string => path.join(scratch.dir, `memory-${++dirs}`)
 
 /**
  * A client connected to `node <bundle> ...args` with the scratch environment, naming itself `clientName` in
  * `initialize`. Outside any agent session: a `CLAUDE_CODE_SESSION_ID` of the shell running the tests stays out.
  */
-const connectTo = async (
-  command: string,
-  args: ReadonlyArray<string>,
+const connect = async (
   env: Record<string, string>,
-  cwd = project,
+  args: ReadonlyArray<string> = ["mcp"],
   clientName = "memdir-test"
 ): Promise<Client> => {
-  const transport = new StdioClientTransport({
-    command,
-    args: [...args],
-    cwd,
-    env: scratchHomeEnv(home, { CLAUDE_CODE_SESSION_ID: "", ...env }),
-    stderr: "pipe"
+  const client = await connectMcp(scratch, {
+    env: scratchHomeEnv(scratch.home, { CLAUDE_CODE_SESSION_ID: "", ...env }),
+    name: clientName,
+    args: [cliPath, ...args]
   })
-  const client = new Client({ name: clientName, version: "0" })
-  await client.connect(transport)
-  open.push(client)
   // as clients do: the tools' output schemas are known, so every structuredContent below is validated against them
   await client.listTools()
   return client
 }
-
-const connect = (env: Record<string, string>, args: ReadonlyArray<string> = ["mcp"], clientName?: string) =>
-  connectTo(process.execPath, [cliPath, ...args], env, project, clientName)
 
 interface Result {
   readonly isError?: boolean
@@ -502,8 +476,8 @@ describe("memdir mcp", () => {
 
   it("runs until stdin closes, writing nothing but the protocol on stdout", async () => {
     const child = spawn(process.execPath, [cliPath, "mcp"], {
-      cwd: project,
-      env: scratchHomeEnv(home, { MEMDIR_MEMORY_DIR: freshMemoryDir() }),
+      cwd: scratch.project,
+      env: scratchHomeEnv(scratch.home, { MEMDIR_MEMORY_DIR: freshMemoryDir() }),
       stdio: ["pipe", "pipe", "pipe"]
     })
     let stdout = ""
@@ -545,8 +519,8 @@ describe("docs/mcp.md", () => {
   /** The documented command with the bundle in place of `memdir`, and the placeholders filled. */
   const launch = (command: string, args: ReadonlyArray<string>) => {
     assert.strictEqual(command, "memdir")
-    const filled = args.map((a) => a === "/path/to/your/project" || a === "${workspaceFolder}" ? project : a)
-    return connectTo(process.execPath, [cliPath, ...filled], {})
+    const filled = args.map((a) => a === "/path/to/your/project" || a === "${workspaceFolder}" ? scratch.project : a)
+    return connect({}, filled)
   }
 
   it("shows a snippet for Claude Desktop, Claude Code (command and .mcp.json) and Cursor", () => {
@@ -578,8 +552,8 @@ describe("docs/mcp.md", () => {
       // the project's own memory: a write lands in the memory directory of the project the snippet names
       const written = await ok(client, "memory_write", testing)
       assert.strictEqual(written.path, "feedback_testing_policy.md")
-      const where = execFileSync(process.execPath, [cliPath, "path", "--json", "--cwd", project], {
-        env: scratchHomeEnv(home),
+      const where = execFileSync(process.execPath, [cliPath, "path", "--json", "--cwd", scratch.project], {
+        env: scratchHomeEnv(scratch.home),
         encoding: "utf8"
       })
       assert.isTrue(fs.existsSync(path.join(JSON.parse(where).memoryDir, "feedback_testing_policy.md")))

@@ -5,15 +5,14 @@
  * the real MCP client). The payloads are the library test's copy of the public traversal lists
  * (packages/core/test/fixtures/traversal-payloads.txt): every one is refused or lands inside `team/`.
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { indexEntries, indexKeyOf, normalizeIndexLink } from "@memdir/core/MemoryIndex"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildCli, cliPath, makeScratchProject, repoRoot, runCli, scratchHomeEnv } from "./support/cli.js"
+import { cliPath, repoRoot, runCli, scratchHomeEnv } from "./support/cli.js"
+import { connectMcp, mcpScratch } from "./support/mcp.js"
 
 const payloads: ReadonlyArray<string> = fs.readFileSync(
   path.join(repoRoot, "packages/core/test/fixtures/traversal-payloads.txt"),
@@ -34,28 +33,12 @@ const cliSample = (): ReadonlyArray<string> => {
   return [...named, ...picked]
 }
 
-let scratch: string
-let home: string
-let project: string
-const clients: Array<Client> = []
-
-beforeAll(() => {
-  buildCli()
-  ;({ scratch, home, project } = makeScratchProject("memdir-team-scope-"))
-})
-
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close()
-})
-
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true })
-})
+const scratch = mcpScratch("memdir-team-scope-")
 
 let dirs = 0
 /** <scratch>/box-N/outside/secret.md and <scratch>/box-N/a/b/memory: `../..` from the memory dir stays in the box. */
 const freshBox = () => {
-  const box = path.join(scratch, `box-${++dirs}`)
+  const box = path.join(scratch.dir, `box-${++dirs}`)
   const memoryDir = path.join(box, "a", "b", "memory")
   fs.mkdirSync(memoryDir, { recursive: true, mode: 0o700 })
   fs.mkdirSync(path.join(box, "outside"))
@@ -92,7 +75,10 @@ const memoryText = (name: string) => `---\nname: ${name}\ndescription: a payload
 /** Runs the CLI with `input` on stdin. */
 const runWithStdin = (args: ReadonlyArray<string>, env: Record<string, string>, input: string) =>
   new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [cliPath, ...args], { cwd: project, env: scratchHomeEnv(home, env) })
+    const child = spawn(process.execPath, [cliPath, ...args], {
+      cwd: scratch.project,
+      env: scratchHomeEnv(scratch.home, env)
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk) => (stdout += chunk))
@@ -137,7 +123,7 @@ describe("team keys through the CLI", () => {
         "a payload",
         "--body",
         "Body."
-      ], { cwd: project, env: scratchHomeEnv(home, b.env) }))
+      ], { cwd: scratch.project, env: scratchHomeEnv(scratch.home, b.env) }))
     }
     assertNoLeak(b, "write --team")
   })
@@ -146,16 +132,7 @@ describe("team keys through the CLI", () => {
 describe("team keys through the MCP server", () => {
   it("memory_rename to team/KEY, memory_edit, memory_read and memory_delete of team/KEY, for every payload", async () => {
     const b = freshBox()
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [cliPath, "mcp"],
-      cwd: project,
-      env: scratchHomeEnv(home, b.env),
-      stderr: "pipe"
-    })
-    const client = new Client({ name: "memdir-test", version: "0" })
-    await client.connect(transport)
-    clients.push(client)
+    const client = await connectMcp(scratch, { env: scratchHomeEnv(scratch.home, b.env), name: "memdir-test" })
     const call = async (name: string, args: Record<string, unknown>) =>
       (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: any }
     const source = async () => {

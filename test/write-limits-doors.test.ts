@@ -3,30 +3,14 @@
  * hold in the MCP server's doors too: `memory_write` and `memory_edit` over the bundled CLI's `memdir mcp` on stdio,
  * with the MCP SDK's real client. Each refusal names the limit, and nothing is written.
  */
-import { afterAll, afterEach, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { assert, describe, it } from "@effect/vitest"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildCli, cliPath, makeScratchProject, scratchHomeEnv } from "./support/cli.js"
+import { scratchHomeEnv } from "./support/cli.js"
+import { connectMcp, mcpScratch } from "./support/mcp.js"
 
-let scratch: string
-let home: string
-let project: string
-const open: Array<Client> = []
-
-beforeAll(() => {
-  buildCli()
-  ;({ home, project, scratch } = makeScratchProject("memdir-write-limits-"))
-})
-
-afterEach(async () => {
-  for (const client of open.splice(0)) await client.close()
-})
-
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true })
-})
+const scratch = mcpScratch("memdir-write-limits-")
 
 const FILE = "project_release_train.md"
 const MEMORY = "---\nname: Release train\ndescription: Releases leave on Fridays\ntype: project\n---\n\n" +
@@ -36,26 +20,15 @@ const INDEX = `- [Release train](${FILE}) — Releases leave on Fridays\n`
 let dirs = 0
 /** A memory directory holding one memory and its index line. */
 const memoryDir = (): string => {
-  const dir = path.join(scratch, `memory-${++dirs}`)
+  const dir = path.join(scratch.dir, `memory-${++dirs}`)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   fs.writeFileSync(path.join(dir, FILE), MEMORY)
   fs.writeFileSync(path.join(dir, "MEMORY.md"), INDEX)
   return dir
 }
 
-const connect = async (dir: string): Promise<Client> => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [cliPath, "mcp"],
-    cwd: project,
-    env: scratchHomeEnv(home, { MEMDIR_MEMORY_DIR: dir }),
-    stderr: "pipe"
-  })
-  const client = new Client({ name: "memdir-write-limits", version: "0" })
-  await client.connect(transport)
-  open.push(client)
-  return client
-}
+const connect = (dir: string): Promise<Client> =>
+  connectMcp(scratch, { env: scratchHomeEnv(scratch.home, { MEMDIR_MEMORY_DIR: dir }), name: "memdir-write-limits" })
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) => {
   const result = await client.callTool({ name, arguments: args }) as {

@@ -1,0 +1,64 @@
+/**
+ * The set-up MCP system tests share: a scratch HOME and git project for the test file (the bundled CLI built first),
+ * the clients a test opened closed after it, the scratch removed after the file; and a client of the MCP SDK (its real
+ * `Client`) connected over stdio to the bundled CLI's `memdir mcp`.
+ */
+import { afterAll, afterEach, beforeAll } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as fs from "node:fs"
+import { buildCli, cliPath, makeScratchProject } from "./cli.js"
+
+/** A test file's scratch directory, its `home` and `project` (set in `beforeAll`), and the clients still open. */
+export interface McpScratch {
+  dir: string
+  home: string
+  project: string
+  readonly open: Array<Client>
+}
+
+/** Registers the file's hooks; `rm` adds to the options the scratch is removed with. */
+export const mcpScratch = (prefix: string, rm: fs.RmOptions = {}): McpScratch => {
+  const scratch: McpScratch = { dir: "", home: "", project: "", open: [] }
+  beforeAll(() => {
+    buildCli()
+    const made = makeScratchProject(prefix)
+    scratch.dir = made.scratch
+    scratch.home = made.home
+    scratch.project = made.project
+  })
+  afterEach(async () => {
+    for (const client of scratch.open.splice(0)) await client.close()
+  })
+  afterAll(() => {
+    fs.rmSync(scratch.dir, { recursive: true, force: true, ...rm })
+  })
+  return scratch
+}
+
+/**
+ * A client named `name` connected to `command args` (by default `node <bundle> mcp`) in the scratch project with
+ * exactly `env`, closed after the test; `onStderr` reads the server's stderr.
+ */
+export const connectMcp = async (scratch: McpScratch, options: {
+  readonly env: Record<string, string>
+  readonly name: string
+  readonly version?: string
+  readonly command?: string
+  readonly args?: ReadonlyArray<string>
+  readonly cwd?: string
+  readonly onStderr?: (chunk: string) => void
+}): Promise<Client> => {
+  const transport = new StdioClientTransport({
+    command: options.command ?? process.execPath,
+    args: [...(options.args ?? [cliPath, "mcp"])],
+    cwd: options.cwd ?? scratch.project,
+    env: options.env,
+    stderr: "pipe"
+  })
+  if (options.onStderr !== undefined) transport.stderr?.on("data", (chunk) => options.onStderr!(String(chunk)))
+  const client = new Client({ name: options.name, version: options.version ?? "0" })
+  await client.connect(transport)
+  scratch.open.push(client)
+  return client
+}
