@@ -10,12 +10,20 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Effect from "effect/Effect"
-import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { CLAUDE_CODE_VERSION, claudeBin, ensureClaudeCode, textOf, toolResultsOf } from "./support/claudeCode.js"
-import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
+import {
+  CLAUDE_CODE_VERSION,
+  claudeBin,
+  ensureClaudeCode,
+  makeScratchUser,
+  run,
+  textOf,
+  toolResultsOf
+} from "./support/claudeCode.js"
+import { buildCli, cliPath } from "./support/cli.js"
+import { TWO_TOPICS, writeTwoTopics } from "./support/mcp.js"
 
 const skipReason = ensureClaudeCode()
 if (skipReason !== undefined) console.error(`\n*** test/claude-code-mcp.test.ts SKIPPED: ${skipReason} ***\n`)
@@ -27,63 +35,17 @@ const DATABASE = "Should the new integration tests mock the postgres database?"
 const RELEASE = "when does the next release leave, and who signs it off?"
 const CAVEAT = "This memory is 40 days old. Memories are point-in-time observations, not live state"
 
-const run = (file: string, args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) =>
-  Effect.callback<CliRun>((resume) => {
-    execFile(file, args, { cwd, env, encoding: "utf8", timeout: 120_000 }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-      resume(Effect.succeed({ status, stdout, stderr }))
-    }).stdin?.end()
-  })
-
 /** A scratch user with two memories written 40 days ago, memdir's hooks installed and its MCP server added. */
 const makeUser = (name: string) =>
   Effect.gen(function*() {
-    const home = path.join(scratch, name)
-    const project = path.join(home, "shop")
-    const bin = path.join(home, "bin")
-    fs.mkdirSync(project, { recursive: true })
-    fs.mkdirSync(bin, { recursive: true })
-    execFileSync("git", ["init", "-q"], { cwd: project })
-    fs.writeFileSync(
-      path.join(bin, "memdir"),
-      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
-      { mode: 0o755 }
-    )
-    const memoryDir = path.join(home, ".memdir", "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
-    fs.mkdirSync(memoryDir, { recursive: true })
+    const user = makeScratchUser(scratch, name)
+    const { memoryDir, project } = user
+    writeTwoTopics(memoryDir)
     const old = new Date(Date.now() - 40 * 86_400_000 - 3_600_000)
-    const memory = (file: string, type: string, title: string, description: string, body: string) => {
-      fs.writeFileSync(
-        path.join(memoryDir, file),
-        `---\nname: ${title}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`
-      )
-      fs.utimesSync(path.join(memoryDir, file), old, old)
-      return `- [${title}](${file}) — ${description}`
-    }
-    const index = [
-      memory(
-        "feedback_database_tests.md",
-        "feedback",
-        "Database tests",
-        "integration tests must hit a real postgres database, never mocks",
-        "Use the docker compose postgres. Mocking the database hid a broken migration last quarter."
-      ),
-      memory(
-        "reference_release_train.md",
-        "reference",
-        "Release train",
-        "releases leave every Tuesday from the release branch after QA sign-off",
-        "Ask the release captain in #releases before merging late fixes."
-      )
-    ]
+    for (const m of TWO_TOPICS) fs.utimesSync(path.join(memoryDir, m.file), old, old)
+    const index = TWO_TOPICS.map((m) => `- [${m.name}](${m.file}) — ${m.description}`)
     fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), index.join("\n") + "\n")
-    const env = (extra: Record<string, string> = {}) => ({
-      ...scratchHomeEnv(home),
-      PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      ENABLE_TOOL_SEARCH: "false",
-      ...extra
-    })
+    const env = (extra: Record<string, string> = {}) => user.env({ ENABLE_TOOL_SEARCH: "false", ...extra })
     const install = yield* run(
       process.execPath,
       [cliPath, "hooks", "install", "--agent", "claude", "--model-calls", "off"],

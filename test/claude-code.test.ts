@@ -14,12 +14,19 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Effect from "effect/Effect"
-import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { CLAUDE_CODE_VERSION, claudeBin, ensureClaudeCode, textOf, toolResultsOf } from "./support/claudeCode.js"
-import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
+import {
+  CLAUDE_CODE_VERSION,
+  claudeBin,
+  ensureClaudeCode,
+  makeScratchUser,
+  run,
+  textOf,
+  toolResultsOf
+} from "./support/claudeCode.js"
+import { buildCli, cliPath } from "./support/cli.js"
 
 const skipReason = ensureClaudeCode()
 if (skipReason !== undefined) {
@@ -28,46 +35,20 @@ if (skipReason !== undefined) {
 
 let scratch: string
 
-/** A scratch user: HOME and MEMDIR_HOME, a git project, and `memdir` on PATH (a wrapper around the bundle). */
+/** A scratch user (HOME and MEMDIR_HOME, a git project, `memdir` on PATH) with one memory. */
 const makeUser = (name: string) => {
-  const home = path.join(scratch, name)
-  const project = path.join(home, "shop")
-  const bin = path.join(home, "bin")
-  fs.mkdirSync(project, { recursive: true })
-  fs.mkdirSync(bin, { recursive: true })
-  execFileSync("git", ["init", "-q"], { cwd: project })
+  const user = makeScratchUser(scratch, name)
   fs.writeFileSync(
-    path.join(bin, "memdir"),
-    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
-    { mode: 0o755 }
-  )
-  const memoryDir = path.join(home, ".memdir", "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
-  fs.mkdirSync(memoryDir, { recursive: true })
-  fs.writeFileSync(
-    path.join(memoryDir, "reference_release_train.md"),
+    path.join(user.memoryDir, "reference_release_train.md"),
     "---\nname: Release train\ndescription: releases leave every Tuesday from the release branch\n" +
       "type: reference\n---\n\nAsk the release captain in #releases before merging late fixes.\n"
   )
   fs.writeFileSync(
-    path.join(memoryDir, "MEMORY.md"),
+    path.join(user.memoryDir, "MEMORY.md"),
     "- [Release train](reference_release_train.md) — releases leave every Tuesday from the release branch\n"
   )
-  const env = (extra: Record<string, string> = {}) => ({
-    ...scratchHomeEnv(home),
-    PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    ...extra
-  })
-  return { home, project, memoryDir, env }
+  return user
 }
-
-const run = (file: string, args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) =>
-  Effect.callback<CliRun>((resume) => {
-    execFile(file, args, { cwd, env, encoding: "utf8", timeout: 120_000 }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-      resume(Effect.succeed({ status, stdout, stderr }))
-    }).stdin?.end()
-  })
 
 const count = (text: string, needle: RegExp) => [...text.matchAll(needle)].length
 /** A `# Memory` heading: Claude Code's starts a line; a hook's context arrives after "… additional context: ". */

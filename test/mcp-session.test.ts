@@ -11,7 +11,7 @@ import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
-import { connectMcp, mcpScratch } from "./support/mcp.js"
+import { connectMcp, mcpScratch, writeTwoTopics } from "./support/mcp.js"
 
 const scratch = mcpScratch("memdir-mcp-session-", { maxRetries: 5 })
 
@@ -20,25 +20,7 @@ let dirs = 0
 const memoryWithTwoTopics = (): string => {
   const memoryDir = path.join(scratch.dir, `memory-${++dirs}`)
   fs.mkdirSync(memoryDir, { recursive: true })
-  const memory = (file: string, type: string, name: string, description: string, body: string) =>
-    fs.writeFileSync(
-      path.join(memoryDir, file),
-      `---\nname: ${name}\ndescription: ${description}\ntype: ${type}\n---\n\n${body}\n`
-    )
-  memory(
-    "feedback_database_tests.md",
-    "feedback",
-    "Database tests",
-    "integration tests must hit a real postgres database, never mocks",
-    "Use the docker compose postgres. Mocking the database hid a broken migration last quarter."
-  )
-  memory(
-    "reference_release_train.md",
-    "reference",
-    "Release train",
-    "releases leave every Tuesday from the release branch after QA sign-off",
-    "Ask the release captain in #releases before merging late fixes."
-  )
+  writeTwoTopics(memoryDir)
   return memoryDir
 }
 

@@ -4,10 +4,12 @@
  * when the registry cannot be reached is there a reason to skip (`ensureClaudeCode` returns it); any other install
  * failure throws.
  */
-import { execFileSync } from "node:child_process"
+import * as Effect from "effect/Effect"
+import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { cliPath, type CliRun, scratchHomeEnv } from "./cli.js"
 
 export const CLAUDE_CODE_VERSION = "2.1.332"
 
@@ -79,3 +81,39 @@ export const toolResultsOf = (body: any): ReadonlyArray<{ readonly isError: bool
       .filter((block: any) => block.type === "tool_result")
       .map((block: any) => ({ isError: block.is_error === true, content: block.content }))
   )
+
+/**
+ * A scratch user `<scratch>/<name>`: HOME and MEMDIR_HOME, a git project `shop`, `memdir` on PATH (a wrapper around
+ * the bundle) and the project's memory directory, made empty. `env` is the environment Claude Code runs in there.
+ */
+export const makeScratchUser = (scratch: string, name: string) => {
+  const home = path.join(scratch, name)
+  const project = path.join(home, "shop")
+  const bin = path.join(home, "bin")
+  fs.mkdirSync(project, { recursive: true })
+  fs.mkdirSync(bin, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: project })
+  fs.writeFileSync(
+    path.join(bin, "memdir"),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
+    { mode: 0o755 }
+  )
+  const memoryDir = path.join(home, ".memdir", "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
+  fs.mkdirSync(memoryDir, { recursive: true })
+  const env = (extra: Record<string, string> = {}) => ({
+    ...scratchHomeEnv(home),
+    PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    ...extra
+  })
+  return { home, project, memoryDir, env }
+}
+
+/** `file args` in `cwd` with exactly `env` and stdin closed, within 2 minutes; never fails. */
+export const run = (file: string, args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) =>
+  Effect.callback<CliRun>((resume) => {
+    execFile(file, args, { cwd, env, encoding: "utf8", timeout: 120_000 }, (error, stdout, stderr) => {
+      const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+      resume(Effect.succeed({ status, stdout, stderr }))
+    }).stdin?.end()
+  })

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { buildCli, cliPath, makeScratchProject } from "./cli.js"
 
 /** A test file's scratch directory, its `home` and `project` (set in `beforeAll`), and the clients still open. */
@@ -61,4 +62,32 @@ export const connectMcp = async (scratch: McpScratch, options: {
   await client.connect(transport)
   scratch.open.push(client)
   return client
+}
+
+/** Two memories on unrelated topics: a rule for database tests and the release train. */
+export const TWO_TOPICS = [
+  {
+    file: "feedback_database_tests.md",
+    type: "feedback",
+    name: "Database tests",
+    description: "integration tests must hit a real postgres database, never mocks",
+    body: "Use the docker compose postgres. Mocking the database hid a broken migration last quarter."
+  },
+  {
+    file: "reference_release_train.md",
+    type: "reference",
+    name: "Release train",
+    description: "releases leave every Tuesday from the release branch after QA sign-off",
+    body: "Ask the release captain in #releases before merging late fixes."
+  }
+] as const
+
+/** Writes the `TWO_TOPICS` memory files (no index) into `memoryDir`, which exists. */
+export const writeTwoTopics = (memoryDir: string): void => {
+  for (const m of TWO_TOPICS) {
+    fs.writeFileSync(
+      path.join(memoryDir, m.file),
+      `---\nname: ${m.name}\ndescription: ${m.description}\ntype: ${m.type}\n---\n\n${m.body}\n`
+    )
+  }
 }
