@@ -83,6 +83,33 @@ afterAll(() => {
   fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
 })
 
+type User = ReturnType<typeof makeUser>
+
+/** `memdir hooks install --agent claude` with `flags` and model calls off, for `user`; it succeeds. */
+const installHooks = (user: User, flags: ReadonlyArray<string> = []) =>
+  Effect.gen(function*() {
+    const install = yield* run(
+      process.execPath,
+      [cliPath, "hooks", "install", "--agent", "claude", ...flags, "--model-calls", "off"],
+      user.project,
+      user.env()
+    )
+    assert.strictEqual(install.status, 0, install.stderr)
+    return install
+  })
+
+/** `claude ...args` in the user's project with `env`; it succeeds. */
+const claude = (user: User, args: ReadonlyArray<string>, env: Record<string, string> = user.env()) =>
+  Effect.gen(function*() {
+    const session = yield* run(claudeBin, args, user.project, env)
+    assert.strictEqual(session.status, 0, session.stderr)
+    return session
+  })
+
+/** The user's environment with Claude Code talking to the stand-in at `url`. */
+const standInEnv = (user: User, url: string) =>
+  user.env({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
+
 describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAUDE_CODE_VERSION}`, () => {
   it.live("without the setup: two memories in the prompt, and a Write into memdir's directory is denied", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -95,14 +122,8 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
         path.join(user.home, ".claude", "settings.json"),
         JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: "memdir hook" }] }] } })
       )
-      const env = user.env({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
-      const session = yield* run(
-        claudeBin,
-        ["-p", "Remember that integration tests hit a real database"],
-        user.project,
-        env
-      )
-      assert.strictEqual(session.status, 0, session.stderr)
+      const env = standInEnv(user, server.url)
+      yield* claude(user, ["-p", "Remember that integration tests hit a real database"], env)
       const requests = yield* server.requests
       assert.strictEqual(count(textOf(requests[0]!.body), MEMORY_HEADING), 2, "Claude Code's and memdir's")
       const result = writeResult(requests)
@@ -115,23 +136,11 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
     Effect.scoped(Effect.gen(function*() {
       const user = makeUser("installed")
       const memoryFile = path.join(user.memoryDir, "feedback_database_tests.md")
-      const install = yield* run(
-        process.execPath,
-        [cliPath, "hooks", "install", "--agent", "claude", "--model-calls", "off"],
-        user.project,
-        user.env()
-      )
-      assert.strictEqual(install.status, 0, install.stderr)
+      yield* installHooks(user)
 
       const server = yield* MessagesApiServer.make({ handler: model(memoryFile) })
-      const env = user.env({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
-      const first = yield* run(
-        claudeBin,
-        ["-p", "Remember that integration tests hit a real database"],
-        user.project,
-        env
-      )
-      assert.strictEqual(first.status, 0, first.stderr)
+      const env = standInEnv(user, server.url)
+      yield* claude(user, ["-p", "Remember that integration tests hit a real database"], env)
       const requests = yield* server.requests
       const prompt = textOf(requests[0]!.body)
       assert.strictEqual(count(prompt, MEMORY_HEADING), 1, "memdir's section only")
@@ -145,13 +154,7 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
 
       // a later session: the memory written with Write is recalled for a prompt it is about
       const before = requests.length
-      const later = yield* run(
-        claudeBin,
-        ["-p", "Should the new integration tests mock the postgres database?"],
-        user.project,
-        env
-      )
-      assert.strictEqual(later.status, 0, later.stderr)
+      yield* claude(user, ["-p", "Should the new integration tests mock the postgres database?"], env)
       const laterPrompt = textOf((yield* server.requests)[before]!.body)
       assert.include(laterPrompt, "Memory feedback_database_tests.md")
       assert.include(laterPrompt, "Use the docker compose postgres.")
@@ -163,23 +166,15 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
     Effect.scoped(Effect.gen(function*() {
       const user = makeUser("project")
       const memoryFile = path.join(user.memoryDir, "feedback_database_tests.md")
-      const install = yield* run(
-        process.execPath,
-        [cliPath, "hooks", "install", "--agent", "claude", "--project", "--model-calls", "off"],
-        user.project,
-        user.env()
-      )
-      assert.strictEqual(install.status, 0, install.stderr)
+      const install = yield* installHooks(user, ["--project"])
       assert.isTrue(fs.existsSync(path.join(user.project, ".claude", "settings.json")))
       assert.isFalse(fs.existsSync(path.join(user.home, ".claude", "settings.json")), "the user's file untouched")
       assert.include(install.stdout, "trust", "says the rules wait for the workspace's trust")
       const server = yield* MessagesApiServer.make({ handler: model(memoryFile) })
-      const env = user.env({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
-      const session = () =>
-        run(claudeBin, ["-p", "Remember that integration tests hit a real database"], user.project, env)
+      const env = standInEnv(user, server.url)
+      const session = () => claude(user, ["-p", "Remember that integration tests hit a real database"], env)
       // an untrusted workspace: Claude Code takes the project's opt-out of its memory, not its allow rules
       const untrusted = yield* session()
-      assert.strictEqual(untrusted.status, 0, untrusted.stderr)
       assert.include(untrusted.stderr, "this workspace has not been trusted")
       const requests = yield* server.requests
       assert.strictEqual(count(textOf(requests[0]!.body), MEMORY_HEADING), 1)
@@ -190,8 +185,7 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
         JSON.stringify({ projects: { [user.project]: { hasTrustDialogAccepted: true } } })
       )
       const before = requests.length
-      const trusted = yield* session()
-      assert.strictEqual(trusted.status, 0, trusted.stderr)
+      yield* session()
       const result = writeResult((yield* server.requests).slice(before))
       assert.isFalse(result?.isError ?? true, result?.text)
       assert.strictEqual(fs.readFileSync(memoryFile, "utf8"), NEW_MEMORY)
@@ -200,21 +194,9 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
   it.live("after install, memdir's MCP tools are allowed: a memory_write lands and is recalled later", () =>
     Effect.scoped(Effect.gen(function*() {
       const user = makeUser("mcp")
-      const install = yield* run(
-        process.execPath,
-        [cliPath, "hooks", "install", "--agent", "claude", "--model-calls", "off"],
-        user.project,
-        user.env()
-      )
-      assert.strictEqual(install.status, 0, install.stderr)
+      yield* installHooks(user)
       // the MCP server as docs/mcp.md adds it, with Claude Code's own command
-      const add = yield* run(
-        claudeBin,
-        ["mcp", "add", "-s", "user", "memdir", "--", "memdir", "mcp"],
-        user.project,
-        user.env()
-      )
-      assert.strictEqual(add.status, 0, add.stderr)
+      yield* claude(user, ["mcp", "add", "-s", "user", "memdir", "--", "memdir", "mcp"])
 
       const server = yield* MessagesApiServer.make({
         handler: (request) => {
@@ -229,9 +211,8 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
             : MessagesApiServer.text("done")
         }
       })
-      const env = user.env({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test-dummy" })
-      const first = yield* run(claudeBin, ["-p", "Save with the tool: Dana is the release captain"], user.project, env)
-      assert.strictEqual(first.status, 0, first.stderr)
+      const env = standInEnv(user, server.url)
+      yield* claude(user, ["-p", "Save with the tool: Dana is the release captain"], env)
       const result = writeResult(yield* server.requests)
       assert.isDefined(result, "the model's memory_write got an answer")
       assert.isFalse(result!.isError, result!.text)
@@ -239,13 +220,7 @@ describe.skipIf(skipReason !== undefined)(`memdir in the real Claude Code ${CLAU
       assert.include(index, "Release captain", "memory_write wrote its index line")
 
       const before = (yield* server.requests).length
-      const later = yield* run(
-        claudeBin,
-        ["-p", "Who is the release captain for the spring releases?"],
-        user.project,
-        env
-      )
-      assert.strictEqual(later.status, 0, later.stderr)
+      yield* claude(user, ["-p", "Who is the release captain for the spring releases?"], env)
       const laterPrompt = textOf((yield* server.requests)[before]!.body)
       assert.include(laterPrompt, "Ask Dana before merging late fixes")
     })))
