@@ -13,7 +13,16 @@ import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath, type CliRun, parseJson, runCli, scratchHomeEnv } from "./support/cli.js"
+import {
+  buildCli,
+  cliPath,
+  type CliRun,
+  nodeForPermissionUser,
+  parseJson,
+  permissionUser,
+  runCli,
+  scratchHomeEnv
+} from "./support/cli.js"
 
 let scratch: string
 let home: string
@@ -36,40 +45,16 @@ const errorLines = (run: CliRun) => run.stderr.split("\n").filter((line) => line
 
 const write = ["write", "--type", "user", "--name", "editor", "--description", "Uses Neovim", "--body", "Neovim."]
 
-/**
- * Root ignores permission bits: under root a permission case runs the CLI as `nobody` (uid/gid 65534), with a home
- * and a memory directory it owns (`chown` them first with `ownedBy`).
- */
-const permissionUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
+/** Under root a permission case runs as `permissionUser`, with a home and a memory directory it owns: chown them. */
 const ownedBy = (entries: ReadonlyArray<string>) => {
   if (permissionUser !== undefined) {
     for (const entry of entries) fs.chownSync(entry, permissionUser.uid, permissionUser.gid)
   }
 }
-/**
- * The Node binary `nobody` runs: this one, unless `nobody` cannot reach it (Node 22 fetched by `npx -y -p node@22`
- * lives under root's 0700 home, as on CI machines whose own Node is older): then a copy in the scratch tree.
- */
-const nodeFor = (user: { readonly uid: number } | undefined): string => {
-  if (user === undefined) return process.execPath
-  const reachable = (file: string): boolean => {
-    // world-executable: the file itself and every directory on the way to it
-    if ((fs.statSync(file).mode & 0o001) === 0) return false
-    const parent = path.dirname(file)
-    return parent === file || reachable(parent)
-  }
-  if (reachable(fs.realpathSync(process.execPath))) return process.execPath
-  const copy = path.join(scratch, "node")
-  if (!fs.existsSync(copy)) {
-    fs.copyFileSync(process.execPath, copy)
-    fs.chmodSync(copy, 0o755)
-  }
-  return copy
-}
 
 const memdirAs = (userHome: string, args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
   Effect.callback<CliRun>((resume) => {
-    execFile(nodeFor(permissionUser), [cliPath, ...args], {
+    execFile(nodeForPermissionUser(scratch), [cliPath, ...args], {
       cwd: project,
       env: scratchHomeEnv(userHome, { MEMDIR_CODE_CACHE: path.join(userHome, "code-cache") }),
       encoding: "utf8",

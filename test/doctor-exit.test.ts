@@ -10,29 +10,18 @@ import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { buildCli, cliPath, type CliRun, runCli, scratchHomeEnv } from "./support/cli.js"
+import {
+  buildCli,
+  cliPath,
+  type CliRun,
+  nodeForPermissionUser,
+  permissionUser,
+  runCli,
+  scratchHomeEnv
+} from "./support/cli.js"
 
 let scratch: string
 let project: string
-
-const permissionUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
-
-/** The Node binary `nobody` can run: this one when every directory on its way is world-executable, else a copy. */
-const nodeFor = (user: { readonly uid: number } | undefined): string => {
-  if (user === undefined) return process.execPath
-  const reachable = (file: string): boolean => {
-    if ((fs.statSync(file).mode & 0o001) === 0) return false
-    const parent = path.dirname(file)
-    return parent === file || reachable(parent)
-  }
-  if (reachable(fs.realpathSync(process.execPath))) return process.execPath
-  const copy = path.join(scratch, "node")
-  if (!fs.existsSync(copy)) {
-    fs.copyFileSync(process.execPath, copy)
-    fs.chmodSync(copy, 0o755)
-  }
-  return copy
-}
 
 const home = () => path.join(scratch, "home")
 
@@ -42,7 +31,7 @@ const memdir = (memoryDir: string, args: ReadonlyArray<string>) =>
 /** `memdir` as the user who owns `memoryDir` (`nobody` under root). */
 const memdirAsOwner = (memoryDir: string, args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
   Effect.callback<CliRun>((resume) => {
-    execFile(nodeFor(permissionUser), [cliPath, ...args, "--memory-dir", memoryDir], {
+    execFile(nodeForPermissionUser(scratch), [cliPath, ...args, "--memory-dir", memoryDir], {
       cwd: project,
       env: scratchHomeEnv(home(), { MEMDIR_CODE_CACHE: path.join(home(), "code-cache") }),
       encoding: "utf8",

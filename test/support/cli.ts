@@ -118,3 +118,33 @@ export const makeScratchProject = (prefix: string) => {
   execFileSync("git", ["init", "-q"], { cwd: project })
   return { scratch, home, project }
 }
+
+/**
+ * Root ignores permission bits, so under root a permission case runs the CLI as `nobody` (uid/gid 65534); the
+ * user to pass to `execFile`, or undefined when the tests do not run as root.
+ */
+export const permissionUser: { readonly uid: number; readonly gid: number } | undefined = process.getuid?.() === 0 ?
+  { uid: 65534, gid: 65534 } :
+  undefined
+
+/**
+ * The Node binary `permissionUser` runs: this one, unless that user cannot reach it (Node 22 fetched by
+ * `npx -y -p node@22` lives under root's 0700 home, as on CI machines whose own Node is older): then a copy in
+ * `scratch` (which that user must be able to enter).
+ */
+export const nodeForPermissionUser = (scratch: string): string => {
+  if (permissionUser === undefined) return process.execPath
+  // world-executable: the file itself and every directory on the way to it
+  const reachable = (file: string): boolean => {
+    if ((fs.statSync(file).mode & 0o001) === 0) return false
+    const parent = path.dirname(file)
+    return parent === file || reachable(parent)
+  }
+  if (reachable(fs.realpathSync(process.execPath))) return process.execPath
+  const copy = path.join(scratch, "node")
+  if (!fs.existsSync(copy)) {
+    fs.copyFileSync(process.execPath, copy)
+    fs.chmodSync(copy, 0o755)
+  }
+  return copy
+}
