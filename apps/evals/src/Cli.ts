@@ -34,10 +34,11 @@ const dirOption = Flag.Directory("dir").pipe(
   Flag.withDescription("Directory of suites (default: the repository's evals/)"),
   Flag.optional
 )
-const jsonOption = Flag.Boolean("json").pipe(
-  Flag.withDescription("Machine-readable JSON on stdout"),
-  Flag.withDefault(false)
-)
+/** A boolean flag that is off unless given (effect/cli makes a boolean flag required without a default). */
+const switchFlag = (name: string, description: string) =>
+  Flag.Boolean(name).pipe(Flag.withDescription(description), Flag.withDefault(false))
+
+const jsonOption = switchFlag("json", "Machine-readable JSON on stdout")
 
 const evalsDirOf = (dir: Option.Option<string>) =>
   Effect.map(
@@ -170,19 +171,11 @@ const runOptions = {
     Flag.withDescription("Trials run at once (default 4)"),
     Flag.withDefault(4)
   ),
-  record: Flag.Boolean("record").pipe(
-    Flag.withDescription("Keep every model exchange in the suite's cassette"),
-    Flag.withDefault(false)
-  ),
-  replay: Flag.Boolean("replay").pipe(
-    Flag.withDescription("Answer from the suite's cassette: no key, no network"),
-    Flag.withDefault(false)
-  ),
-  scripted: Flag.Boolean("scripted").pipe(
-    Flag.withDescription(
-      "Answer with the scripted responder on a local Messages API server (no key; tests the harness, not a prompt)"
-    ),
-    Flag.withDefault(false)
+  record: switchFlag("record", "Keep every model exchange in the suite's cassette"),
+  replay: switchFlag("replay", "Answer from the suite's cassette: no key, no network"),
+  scripted: switchFlag(
+    "scripted",
+    "Answer with the scripted responder on a local Messages API server (no key; tests the harness, not a prompt)"
   ),
   cassette: Flag.File("cassette").pipe(
     Flag.withDescription("Cassette file (default: <suite>/cassette.json)"),
@@ -367,10 +360,7 @@ const compareCommand = Command.make(
       Flag.withDescription("Where to write the HTML comparison (default: compare.html beside RUN_B's results)"),
       Flag.optional
     ),
-    failOnDrop: Flag.Boolean("fail-on-drop").pipe(
-      Flag.withDescription("Exit 2 when a variant's pass rate dropped significantly (the CI gate)"),
-      Flag.withDefault(false)
-    ),
+    failOnDrop: switchFlag("fail-on-drop", "Exit 2 when a variant's pass rate dropped significantly (the CI gate)"),
     before: Argument.String("RUN_A").pipe(Argument.withDescription("The earlier run or a stored baseline")),
     after: Argument.String("RUN_B").pipe(Argument.withDescription("The later run (latest: the newest)"))
   },
