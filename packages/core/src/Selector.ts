@@ -18,12 +18,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import {
-  analyzeText,
+  analyzeQuery,
   gramPriorWeight,
   priorWeight,
   removeExcludedTopics,
   WEAK_TERMS
 } from "./internal/text/analysis.js"
+import type { Language } from "./internal/text/language.js"
 import {
   type BodyTerms,
   type CandidateIndex,
@@ -195,10 +196,16 @@ interface QueryWord {
   readonly weight: number
   /** The word's Hangul/CJK bigrams with their weights: they stand in for it where it does not match whole. */
   readonly grams: ReadonlyArray<{ readonly term: string; readonly weight: number }>
+  /** The same word stemmed as the candidates' other languages stem it: it matches whole through any of them. */
+  readonly variants: ReadonlyArray<string>
 }
 
-const queryWords = (query: string, options: OfflineSelectorOptions): ReadonlyArray<QueryWord> => {
-  const analyzed = analyzeText(removeExcludedTopics(query))
+const queryWords = (
+  query: string,
+  options: OfflineSelectorOptions,
+  languages: ReadonlyArray<Language> = []
+): ReadonlyArray<QueryWord> => {
+  const analyzed = analyzeQuery(removeExcludedTopics(query), languages)
   const byTerm = new Map<string, QueryWord>()
   analyzed.words.forEach((word, i) => {
     const grams = analyzed.grams[i]!.map((term) => ({
@@ -207,7 +214,9 @@ const queryWords = (query: string, options: OfflineSelectorOptions): ReadonlyArr
     }))
     const weight = priorWeight(analyzed.language, word) * (WEAK_TERMS.has(word) ? options.weakTermWeight : 1)
     const previous = byTerm.get(word)
-    if (previous === undefined || previous.weight < weight) byTerm.set(word, { term: word, weight, grams })
+    if (previous === undefined || previous.weight < weight) {
+      byTerm.set(word, { term: word, weight, grams, variants: analyzed.variants[i]! })
+    }
   })
   return [...byTerm.values()]
 }
@@ -258,13 +267,17 @@ const gatherEvidence = (
   const candidates = request.candidates
   const n = candidates.length
   const scores = new Float64Array(n)
-  const words = n === 0 ? [] : queryWords(request.query, options)
-  if (words.length === 0) return { scores, ...NO_EVIDENCE }
+  const ownWords = n === 0 ? [] : queryWords(request.query, options)
+  if (ownWords.length === 0) return { scores, ...NO_EVIDENCE }
   const index = indexCandidates(withBodies(candidates, request.bodies), options.fields)
+  const languages = [...new Set(index.memories.map((memory) => memory.language))]
+  // the request's words stemmed as each candidate language stems them too (the request is short: analysed again)
+  const words = queryWords(request.query, options, languages)
   const localShare = n / (n + options.localHalfSize)
   const rarest = Math.log(1 + (n - 0.5) / 1.5)
+  const dfOf = (term: string): number => index.postings.get(term)?.docs.length ?? 0
   const weightOf = (term: string, prior: number): number => {
-    const df = index.postings.get(term)?.docs.length ?? 0
+    const df = dfOf(term)
     // Local IDF relative to a term in one candidate only: 1 for a rare term, less the more candidates share it.
     const localIdf = df === 0 || rarest <= 0 ? 1 : Math.log(1 + (n - df + 0.5) / (df + 0.5)) / rarest
     return prior * (1 - localShare + localShare * Math.min(1, localIdf))
@@ -277,6 +290,8 @@ const gatherEvidence = (
   const matched: Array<Array<string> | undefined> = []
   let bestPossible = 0
   let mark = 0
+  // `into` is the word's whole-word evidence (each form of the word posts once per memory: the best form counts) or
+  // its grams' (they add up)
   const add = (term: string, weight: number, into: Float64Array): void => {
     const postings = index.postings.get(term)
     if (postings === undefined) return
@@ -289,15 +304,19 @@ const gatherEvidence = (
         touchedByWord.push(doc)
       }
       const tf = postings.weighted[i]!
-      into[doc] += weight * (tf / (options.k1 + tf))
+      const value = weight * (tf / (options.k1 + tf))
+      if (into === whole) whole[doc] = Math.max(whole[doc]!, value)
+      else into[doc] += value
     }
   }
   for (const word of words) {
     mark++
     touchedByWord.length = 0
-    const weight = weightOf(word.term, word.weight)
+    // the word's weight is that of the form the candidates use most (the request's own, unless another matches more)
+    const forms = [word.term, ...word.variants]
+    const weight = weightOf(forms.reduce((a, b) => dfOf(b) > dfOf(a) ? b : a), word.weight)
     bestPossible += weight
-    add(word.term, weight, whole)
+    for (const form of forms) add(form, weight, whole)
     for (const gram of word.grams) add(gram.term, weightOf(gram.term, gram.weight), parts)
     for (const doc of touchedByWord) {
       // A word counts once: whole, or through its grams (never more than most of the whole word's weight).
@@ -499,7 +518,9 @@ export const explainSelection = (
   for (const s of collapsed) if (!familyHead.has(familyOf(s.path))) familyHead.set(familyOf(s.path), s.path)
   const positions = new Map(request.candidates.map((m, i) => [m.path, i]))
   const weighted = new Set(options.fields.map((f) => f.field))
-  const termsOf = new Map(evidence.words.map((w) => [w.term, [w.term, ...w.grams.map((g) => g.term)]]))
+  const termsOf = new Map(
+    evidence.words.map((w) => [w.term, [w.term, ...w.variants, ...w.grams.map((g) => g.term)]])
+  )
   const matchedIn = (path: string, terms: ReadonlyArray<string>): ReadonlyArray<MatchedTerm> => {
     const memory = evidence.index?.memories[positions.get(path)!]
     return terms.map((term) => ({

@@ -70,6 +70,30 @@ describe("near-duplicate families", () => {
   })
 })
 
+describe("requests in another language than the memories", () => {
+  const candidates = [
+    header("project_design_assets.md", "Design assets", "Where the mockups and screens are kept", "In .local/."),
+    header("project_deploy.md", "Deploy", "How releases are shipped", "Tag, build, upload."),
+    header("feedback_style.md", "Reply style", "Keep answers short", "Short answers.")
+  ]
+
+  it("a Spanish request finds an English memory by a word both use ('mockups')", () => {
+    assert.deepStrictEqual(selectRelevantMemories({ query: "¿dónde van los mockups?", candidates }), [
+      "project_design_assets.md"
+    ])
+  })
+
+  it("a Chinese request sharing only function words with a memory gets nothing", () => {
+    const chinese = [
+      header("project_factor.md", "因子入库", "因子入库的标准和流程", "每个因子都要先跑一个回测，怎么跑见下文。")
+    ]
+    assert.deepStrictEqual(selectRelevantMemories({ query: "CSS怎么让一个div水平垂直居中", candidates: chinese }), [])
+    assert.deepStrictEqual(selectRelevantMemories({ query: "因子入库标准是什么", candidates: chinese }), [
+      "project_factor.md"
+    ])
+  })
+})
+
 describe("the model selector's manifest budget", () => {
   it("lists every candidate that fits, else the 200 with the most evidence, in the scan's order", () => {
     const notes = Array.from({ length: 250 }, (_, i) => header(`note_${i}.md`, `Note ${i}`, `Roadmap meeting ${i}`))

@@ -3,6 +3,7 @@ import * as FastCheck from "fast-check"
 import * as fs from "node:fs"
 import { generateTextData, TEXT_DATA_FILE } from "../scripts/textData.js"
 import {
+  analyzeQuery,
   analyzeText,
   analyzeWords,
   countTerms,
@@ -164,6 +165,33 @@ describe("text analysis", () => {
     for (const word of ["please", "thanks", "don't", "stuff"]) assert.isTrue(isStopword("en", word), word)
     assert.deepStrictEqual(analyzeText("Hey, please don’t touch the stuff in the DB").words, ["touch", "databas"])
     assert.deepStrictEqual(analyzeText("Wie schlägt der Test fehl?").words, ["schlagt", "test", "fehl"])
+  })
+
+  it("drops Chinese and Japanese function words and chat filler, whatever the request's language", () => {
+    // "how", "one", "help me" and "why" are no topic: before, every word in these scripts weighed as a rare one
+    assert.deepStrictEqual(analyzeText("CSS怎么让一个div水平垂直居中").words, ["css", "div", "水平", "垂直", "居中"])
+    for (const word of ["怎么", "一个", "为什么", "帮我", "から", "として", "ください"]) {
+      assert.isTrue(isStopword("en", word), word)
+    }
+    assert.isFalse(isStopword("en", "数据库"))
+  })
+
+  it("weighs Chinese and Japanese words by their general frequency", () => {
+    // "知道" (know) and "時間" (time) are common words, "数据库" (database) and "デプロイ" (deploy) are rare in general
+    assert.isBelow(priorWeight("en", "知道"), 0.5)
+    assert.isBelow(priorWeight("en", "時間"), 0.6)
+    assert.strictEqual(priorWeight("en", "数据库"), 1)
+    assert.strictEqual(priorWeight("en", "デプロイ"), 1)
+  })
+
+  it("stems a request's words the way the candidates' languages do too", () => {
+    const spanish = analyzeQuery("¿dónde van los mockups de Stockerly?", ["en", "es"])
+    assert.strictEqual(spanish.language, "es")
+    const at = (word: string) => spanish.variants[spanish.words.indexOf(word)]
+    // Spanish keeps "mockups" and "stockerly", English stems them "mockup" and "stockerli"
+    assert.deepStrictEqual(at("mockups"), ["mockup"])
+    assert.deepStrictEqual(at("stockerly"), ["stockerli"])
+    assert.deepStrictEqual(analyzeQuery("¿dónde van los mockups?", []).variants, [[], []])
   })
 
   it("adds bigrams of Hangul words and 4-grams of German compounds as marked stand-ins", () => {

@@ -12,7 +12,7 @@
  * The one analysis of memdir's text: the offline selector, the term cache and the team contradiction check all
  * read words through it (one stemmer per language, one stopword list per language, in `textData`).
  */
-import { TEXT_DATA } from "./data.js"
+import { CJK_TEXT_DATA, TEXT_DATA } from "./data.js"
 import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "./language.js"
 
 export type { Language } from "./language.js"
@@ -229,8 +229,12 @@ const stopwordMasks = lazily(() => {
   return masks
 })
 
+/** Chinese and Japanese stopwords together: a word in those scripts is one whatever the request's language. */
+const cjkStopwords = lazily(() => new Set([...words(CJK_TEXT_DATA.zh.stopwords), ...words(CJK_TEXT_DATA.ja.stopwords)]))
+
 /** Whether a (normalised) word is a stopword of the language, or of English (code and chat mix in English). */
 export const isStopword = (language: Language, word: string): boolean => {
+  if (CJK.test(word)) return cjkStopwords().has(word)
   const folded = foldWord(word)
   const sets = stopwordSets()
   return sets.get(language)!.has(folded) || sets.get("en")!.has(folded)
@@ -381,6 +385,49 @@ export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): Ana
   return { language: lang, words: out, grams }
 }
 
+/** A request's terms, and per word the terms the same word stands for in other languages (`analyzeQuery`). */
+export interface AnalyzedQuery extends AnalyzedText {
+  /** Per word (same index): its terms in the other languages asked for, where they differ from its own. */
+  readonly variants: ReadonlyArray<ReadonlyArray<string>>
+}
+
+/**
+ * A request's terms in its own language, each with its terms in `others` too: a Spanish request names "mockups"
+ * and "Stockerly" as an English memory does, but Spanish and English stem them apart ("mockups" / "mockup",
+ * "stockerly" / "stockerli"), so the request's words are also stemmed the way the candidates' languages are.
+ * Which words are stopwords is the request's own language's call.
+ */
+export const analyzeQuery = (text: string, others: ReadonlyArray<Language>): AnalyzedQuery => {
+  const tokens = segmentWords(text)
+  const lang = detectLanguage(tokens)
+  const out: Array<string> = []
+  const grams: Array<ReadonlyArray<string>> = []
+  const variants: Array<ReadonlyArray<string>> = []
+  const foreign = others.filter((other) => other !== lang)
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!
+    const phrase = PHRASE_BY_FIRST_WORD.get(token)?.find(([, second]) => tokens[i + 1] === second)
+    if (phrase !== undefined) {
+      out.push(phrase[2])
+      grams.push(NO_GRAMS)
+      variants.push(NO_GRAMS)
+      i++
+      continue
+    }
+    const own = cachedTerms(lang, token)
+    for (const [term, pieces] of own) {
+      out.push(term)
+      grams.push(pieces)
+      variants.push(
+        own.length !== 1 || foreign.length === 0 ? NO_GRAMS : [
+          ...new Set(foreign.flatMap((other) => cachedTerms(other, token).map(([variant]) => variant)))
+        ].filter((variant) => variant !== term)
+      )
+    }
+  }
+  return { language: lang, words: out, grams, variants }
+}
+
 export interface TermCounts {
   /** How often each term and each gram occurs. */
   readonly counts: Map<string, number>
@@ -465,6 +512,25 @@ const rankMap = perLanguage((language): ReadonlyMap<string, number> => {
   return ranks
 })
 
+/**
+ * Chinese and Japanese words → their best rank in either list (a Han word like "问题"/"問題" is common in both, a
+ * kana word only in Japanese's), and their bigrams → the best rank of a frequent word containing them.
+ */
+const cjkRanks = lazily(() => {
+  const ranks = new Map<string, number>()
+  const grams = new Map<string, number>()
+  for (const list of [CJK_TEXT_DATA.zh.frequent, CJK_TEXT_DATA.ja.frequent]) {
+    words(list).forEach((term, i) => {
+      if ((ranks.get(term) ?? Infinity) > i + 1) ranks.set(term, i + 1)
+      for (let j = 0; j + 2 <= term.length; j++) {
+        const gram = GRAM_MARK + term.slice(j, j + 2)
+        if ((grams.get(gram) ?? Infinity) > i + 1) grams.set(gram, i + 1)
+      }
+    })
+  }
+  return { ranks, grams }
+})
+
 /** Gram size of the languages whose grams have a prior (Korean bigrams, German/Dutch 4-grams). */
 const GRAM_SIZES: Partial<Record<Language, number>> = { ko: 2, de: 4, nl: 4 }
 
@@ -496,6 +562,7 @@ const priorOfRank = (rank: number | undefined): number =>
  */
 export const priorWeight = (language: Language, term: string): number => {
   if (DIGIT.test(term)) return 1
+  if (CJK.test(term)) return priorOfRank(cjkRanks().ranks.get(term))
   const own = rankMap(language).get(term)
   const english = language === "en" ? undefined : rankMap("en").get(term)
   const rank = own === undefined ? english : english === undefined ? own : Math.min(own, english)
@@ -504,7 +571,9 @@ export const priorWeight = (language: Language, term: string): number => {
 
 /** The prior of a gram: from the frequent words that contain it (a piece of no frequent word is rare). */
 export const gramPriorWeight = (language: Language, gram: string): number =>
-  priorOfRank(gramRankMap(HANGUL.test(gram) ? "ko" : language).get(gram))
+  priorOfRank(
+    CJK.test(gram) ? cjkRanks().grams.get(gram) : gramRankMap(HANGUL.test(gram) ? "ko" : language).get(gram)
+  )
 
 /**
  * Cue phrases that take a topic OUT of the request ("not about deployment", "ignore the ACME stuff").
