@@ -267,7 +267,12 @@ export const summarize = (findings: ReadonlyArray<DoctorFinding>): DoctorSummary
  * over-long line shortened (a link out of the directory is the user's to move or drop: kept). `seen`: the files
  * the kept lines point at.
  */
-const repairIndexLines = (text: string, dead: ReadonlySet<string>, outside: ReadonlySet<string>) => {
+const repairIndexLines = (
+  text: string,
+  dead: ReadonlySet<string>,
+  outside: ReadonlySet<string>,
+  selected: (change: DoctorChange) => boolean = () => true
+) => {
   const changes: Array<DoctorChange> = []
   const seen = new Set<string>()
   const kept = text.split("\n").flatMap((raw, i): Array<string> => {
@@ -276,17 +281,36 @@ const repairIndexLines = (text: string, dead: ReadonlySet<string>, outside: Read
     if (entry === undefined || file === undefined || outside.has(entry.file)) return [raw]
     const line = i + 1
     if (dead.has(file)) {
-      changes.push({ code: "dead-link", action: "removed-line", path: entry.file, line, text: raw })
+      const change: DoctorChange = { code: "dead-link", action: "removed-line", path: entry.file, line, text: raw }
+      if (!selected(change)) return [raw]
+      changes.push(change)
       return []
     }
     if (seen.has(file)) {
-      changes.push({ code: "duplicate-entry", action: "removed-line", path: entry.file, line, text: raw })
-      return []
+      const change: DoctorChange = {
+        code: "duplicate-entry",
+        action: "removed-line",
+        path: entry.file,
+        line,
+        text: raw
+      }
+      if (selected(change)) {
+        changes.push(change)
+        return []
+      }
     }
     seen.add(file)
     const shorter = lineLength(raw) > INDEX_ENTRY_MAX_CHARS ? shortened(raw) : undefined
     if (shorter === undefined) return [raw]
-    changes.push({ code: "entry-too-long", action: "shortened-line", path: entry.file, line, text: shorter })
+    const change: DoctorChange = {
+      code: "entry-too-long",
+      action: "shortened-line",
+      path: entry.file,
+      line,
+      text: shorter
+    }
+    if (!selected(change)) return [raw]
+    changes.push(change)
     return [raw.endsWith("\r") ? `${shorter}\r` : shorter]
   })
   return { text: kept.join("\n"), changes, seen }
@@ -700,8 +724,17 @@ const backUp = (memoryDir: string, text: string) =>
     return relative
   })
 
+export interface DoctorFixOptions {
+  /**
+   * Only the repairs of the findings this accepts (given as the change it would make: its code, path and line of
+   * MEMORY.md), e.g. one finding a person chose; the others are left as they are. Default: every safe repair.
+   */
+  readonly only?: ((change: Pick<DoctorChange, "code" | "path" | "line">) => boolean) | undefined
+}
+
 /** Apply the safe repairs to MEMORY.md; returns what changed, what could not be added, and what remains. */
-export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
+export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string, options: DoctorFixOptions = {}) {
+  const only = options.only ?? (() => true)
   const index = yield* MemoryIndex
   const memoryFs = yield* MemoryFs
   // a memory directory behind a link is followed, as everywhere; one that leads nowhere has nothing to fix
@@ -713,8 +746,13 @@ export const fix = Effect.fn("Doctor.fix")(function*(memoryDir: string) {
   const repaired = yield* index.modify(memoryDir, (current) =>
     Effect.gen(function*() {
       const { dead, memories, outside } = yield* inspect(memoryDir, current.text)
-      const repaired = repairIndexLines(current.text, dead, outside)
-      const plan = planMissingLines(repaired.text, memories.filter((m) => !repaired.seen.has(indexKeyOf(m.path))))
+      const repaired = repairIndexLines(current.text, dead, outside, only)
+      const plan = planMissingLines(
+        repaired.text,
+        memories.filter((m) =>
+          !repaired.seen.has(indexKeyOf(m.path)) && only({ code: "missing-from-index", path: m.path })
+        )
+      )
       const text = plan.text
       const changes: Array<DoctorChange> = [
         ...repaired.changes,

@@ -79,8 +79,11 @@ export * from "./TeamSyncTree.js"
 export const TEAM_GIT_DIR = ".team.git"
 /** The remote branch team memory lives on. */
 export const TEAM_BRANCH = "main"
-/** Where a fetch puts the remote's branch (a ref is written by rename; `FETCH_HEAD` would follow a link). */
-const INCOMING_REF = "refs/memdir/incoming"
+/**
+ * The remote's branch as last seen here: where a fetch puts it (a ref is written by rename; `FETCH_HEAD` would
+ * follow a link), and what a push made it. Commits between it and HEAD are what is ahead or behind.
+ */
+export const INCOMING_REF = "refs/memdir/incoming"
 /** Fetch-merge-push rounds before a push that keeps losing races gives up. */
 export const TEAM_SYNC_MAX_ROUNDS = 3
 /** `git merge-tree --write-tree` appeared in git 2.38. */
@@ -486,7 +489,11 @@ const push = (c: Clone) =>
       c.remote,
       `HEAD:refs/heads/${TEAM_BRANCH}`
     ])
-    if (out.exitCode === 0) return "pushed" as const
+    if (out.exitCode === 0) {
+      // the remote's branch is now ours: what `memdir ui` counts ahead and behind against until the next fetch
+      yield* runOk(c, "push", ["update-ref", INCOMING_REF, "HEAD"])
+      return "pushed" as const
+    }
     if (isLostPushRace(out.stdout + out.stderr)) {
       return "rejected" as const
     }
