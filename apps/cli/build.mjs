@@ -66,6 +66,51 @@ export const lazyCliFileParsers = {
   }
 }
 
+/** The page of `memdir ui`: its browser modules and style sheet (src/ui/page). */
+const pageDir = path.join(here, "src/ui/page")
+
+/** Every file of the page, for the bundle stamp: esbuild's metafile does not see the page's own build. */
+const pageFiles = (dir = pageDir) =>
+  fs.existsSync(dir) ?
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? pageFiles(path.join(dir, entry.name)) : [path.join(dir, entry.name)]
+    ) :
+    []
+
+/**
+ * `import("memdir-ui-assets")` (src/ui/assets.d.ts): the page of `memdir ui` compiled for the browser (one script,
+ * its `diff` dependency included) and its style sheet, as strings in a chunk of the bundle, so the server reads no
+ * file and the page needs no network.
+ */
+export const uiAssets = {
+  name: "ui-assets",
+  setup(build) {
+    build.onResolve({ filter: /^memdir-ui-assets$/ }, () => ({ path: "memdir-ui-assets", namespace: "ui-assets" }))
+    build.onLoad({ filter: /.*/, namespace: "ui-assets" }, async () => {
+      const esbuild = await import("esbuild")
+      const page = await esbuild.build({
+        absWorkingDir: here,
+        entryPoints: [path.join(pageDir, "main.ts")],
+        bundle: true,
+        format: "iife",
+        platform: "browser",
+        target: "es2022",
+        minify: true,
+        legalComments: "none",
+        logLevel: "warning",
+        write: false
+      })
+      const style = await fs.promises.readFile(path.join(pageDir, "page.css"), "utf8")
+      return {
+        contents: `export const script = ${JSON.stringify(page.outputFiles[0].text)};\n` +
+          `export const style = ${JSON.stringify(style)};\n`,
+        loader: "js",
+        watchFiles: pageFiles()
+      }
+    })
+  }
+}
+
 /**
  * The CLI's esbuild options (also used by the start-up tests). esbuild splits only ES modules, so this first
  * bundle is ESM; `bundleTo` then turns each output into CommonJS (`.cjs`), which the launcher compiles through the
@@ -92,7 +137,7 @@ export const bundleOptions = (outdir) => ({
   // effect's ConfigProvider.fromEnv also reads `import.meta.env` (Vite, Bun): Node has none, and the bundle is
   // turned into CommonJS, which has no import.meta at all
   define: { "import.meta.env": "undefined" },
-  plugins: [lazyCliFileParsers]
+  plugins: [lazyCliFileParsers, uiAssets]
 })
 
 /**
@@ -177,7 +222,12 @@ const { stampFile, inputsOf, digestOf, readStamp, isUpToDate: upToDate } = bundl
   here,
   repoRoot,
   stampName: "bundle-stamp.json",
-  fixedInputs: ["pnpm-lock.yaml", "apps/cli/build.mjs", "tsconfig.base.json"]
+  fixedInputs: [
+    "pnpm-lock.yaml",
+    "apps/cli/build.mjs",
+    "tsconfig.base.json",
+    ...pageFiles().map((file) => path.relative(repoRoot, file).split(path.sep).join("/"))
+  ]
 })
 
 /** The bundle in outdir was made from the current inputs and every file it wrote is still there. */

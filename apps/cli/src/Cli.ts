@@ -50,6 +50,7 @@ export const subcommands: ReadonlyArray<readonly [name: string, load: () => Prom
   ["log", () => import("./commands/log.js").then((m) => m.logCommand)],
   ["team", () => import("./commands/team.js").then((m) => m.teamCommand)],
   ["mcp", () => import("./commands/mcp.js").then((m) => m.mcpCommand)],
+  ["ui", () => import("./commands/ui.js").then((m) => m.uiCommand)],
   ["hook", () => import("./commands/hook.js").then((m) => m.hookCommand)],
   ["hooks", () => import("./commands/hooks.js").then((m) => m.hooksCommand)],
   ["memory-tool", () => import("./commands/memoryTool.js").then((m) => m.memoryToolCommand)]

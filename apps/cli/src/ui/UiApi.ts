@@ -1,0 +1,409 @@
+/**
+ * The JSON API of `memdir ui` (docs/ui.md): one more door over the operations core (`@memdir/core/Operations`),
+ * as `memdir mcp` is. Each route decodes its request with a Schema (unknown keys refused), runs an operation and
+ * answers its result; what a write, an edit, a rename or a delete does (containment, the team rules, the index caps,
+ * the version check) is decided there, once for every door. What only a person looking at memory needs is added
+ * here: the browse listing (pinned, links, size, whether its index line is loaded or cut by the caps), the index as
+ * the model sees it, recall with the offline selector's explanation, and delete with undo from a backup.
+ */
+import {
+  InvalidMemoryInputError,
+  MemoryDisabledError,
+  PathExistsError,
+  VersionConflictError
+} from "@memdir/core/Errors"
+import { parseMemoryFile, serializeFrontmatter } from "@memdir/core/Frontmatter"
+import { makeRunTrace } from "@memdir/core/internal/runs/trace"
+import { type MemoryHeader, memoryVersion } from "@memdir/core/Memory"
+import { sortNewestWrittenFirst, writtenAtOf } from "@memdir/core/MemoryAge"
+import {
+  countLines,
+  INDEX_FILE,
+  indexEntries,
+  indexKeyOf,
+  MemoryIndex,
+  normalizeIndexLink,
+  truncateIndex,
+  utf8ByteLength
+} from "@memdir/core/MemoryIndex"
+import { linkResolver, resolveLinks } from "@memdir/core/MemoryLinks"
+import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
+import { Model } from "@memdir/core/Model"
+import * as ModelSelector from "@memdir/core/ModelSelector"
+import * as Operations from "@memdir/core/Operations"
+import { isPinned, loadPinned } from "@memdir/core/Pins"
+import { buildMemoryPrompt } from "@memdir/core/Prompt"
+import * as Recall from "@memdir/core/Recall"
+import { Scanner } from "@memdir/core/Scanner"
+import { Staleness } from "@memdir/core/Staleness"
+import { TEAM_DIR, type TeamLocation, teamPromptInput } from "@memdir/core/TeamMemory"
+import { validateWriteInput } from "@memdir/core/Write"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import { locateTeam } from "../commands/teamMemory.js"
+
+/** Where deleted memories are kept for undo: `<memdir>/.deleted/<stamp>/<key>` (hidden: never listed or synced). */
+export const DELETE_BACKUP_DIR = ".deleted"
+
+/** Bytes of a memory read for its `[[links]]` in the browse listing (a memory is at most 250,000). */
+const LINK_READ_BYTES = 64 * 1024
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shared steps
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The project's memory location and team switch, refusing when memory is off (as the MCP tools do). */
+export const enabledLocation = (cwd: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const team = yield* locateTeam(cwd)
+    if (!team.memory.enabled) return yield* new MemoryDisabledError({ source: team.memory.enabledBy })
+    return team
+  })
+
+const rootOf = (team: TeamLocation): MemoryRoot => ({ memoryDir: team.memory.memoryDir, teamEnabled: team.enabled })
+
+/** An index file's text, empty when there is none. */
+const indexText = (root: MemoryRoot, key: string) =>
+  MemoryStore.pipe(
+    Effect.flatMap((store) => store.read(root, key)),
+    Effect.map((stored) => stored.text),
+    Effect.catchTag("MemoryNotFoundError", () => Effect.succeed(""))
+  )
+
+/** Where each memory's line is in an index: loaded (within the caps) or cut; keyed by the memory's path. */
+const indexPlacement = (text: string, prefix: string): Map<string, { line: number; cut: boolean }> => {
+  const keptLines = countLines(truncateIndex(text).kept)
+  const placed = new Map<string, { line: number; cut: boolean }>()
+  for (const entry of indexEntries(text)) {
+    const file = normalizeIndexLink(entry.file)
+    if (file === undefined || placed.has(prefix + file)) continue
+    placed.set(prefix + file, { line: entry.line, cut: entry.line > keptLines })
+  }
+  return placed
+}
+
+/** An index as the model gets it: what the caps keep and what they cut. */
+const indexSection = (text: string, exists: boolean) => {
+  const truncated = truncateIndex(text)
+  return {
+    exists,
+    lines: truncated.lines,
+    bytes: truncated.bytes,
+    keptLines: countLines(truncated.kept),
+    keptBytes: utf8ByteLength(truncated.kept),
+    truncatedByLines: truncated.truncatedByLines,
+    truncatedByBytes: truncated.truncatedByBytes,
+    warning: truncated.warning ?? null,
+    kept: truncated.kept,
+    cut: text.slice(truncated.kept.length)
+  }
+}
+
+/**
+ * The memory at `path` as it is now, only while it is still the version the page loaded: else
+ * `VersionConflictError` with the text on disk, so the page shows it (a person changes what they saw).
+ */
+const unchangedSince = (root: MemoryRoot, path: string, ifVersion: string) =>
+  Effect.gen(function*() {
+    const current = yield* (yield* MemoryStore).read(root, path)
+    const version = memoryVersion(current.text)
+    if (version !== ifVersion) {
+      return yield* new VersionConflictError({
+        path: current.key,
+        expected: ifVersion,
+        current: version,
+        content: current.text,
+        operation: "edit"
+      })
+    }
+    return current
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------------------------
+
+const MemoryPath = Operations.MemoryPath
+
+export const SearchRequest = Schema.Struct({
+  query: Schema.String,
+  limit: Schema.optionalKey(Schema.NumberFromString),
+  scope: Schema.optionalKey(Operations.BrowseScope),
+  type: Schema.optionalKey(Operations.MemoryTypeField)
+})
+
+export const RecallRequest = Schema.Struct({
+  query: Schema.String,
+  selector: Schema.optionalKey(Schema.Literals(["offline", "model"]))
+})
+
+export const ReadRequest = Schema.Struct({ path: MemoryPath })
+
+export const SaveRequest = Schema.Struct({
+  path: MemoryPath,
+  ifVersion: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  type: Operations.MemoryTypeField,
+  body: Schema.String
+})
+
+export const RenameRequest = Schema.Struct({ path: MemoryPath, newPath: Schema.String, ifVersion: Schema.String })
+
+export const DeleteRequest = Schema.Struct({ path: MemoryPath, ifVersion: Schema.String })
+
+export const RestoreRequest = Schema.Struct({ backup: Schema.String })
+
+// ---------------------------------------------------------------------------------------------------------------
+// Handlers
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What the page shows in its header: the project, the memory directory, the switches. */
+export const state = (cwd: Option.Option<string>, readOnly: boolean) =>
+  Effect.gen(function*() {
+    const team = yield* locateTeam(cwd)
+    const model = yield* Model
+    return {
+      memoryDir: team.memory.memoryDir,
+      enabled: team.memory.enabled,
+      enabledBy: team.memory.enabledBy,
+      teamEnabled: team.enabled,
+      readOnly,
+      modelAvailable: model.available
+    }
+  })
+
+/** One memory of the browse listing. */
+export interface BrowsedMemory {
+  readonly path: string
+  readonly scope: "private" | "team"
+  readonly name: string
+  readonly description: string
+  readonly type: string
+  readonly written: string
+  readonly writtenFrom: string
+  readonly ageDays: number
+  readonly age: string
+  readonly stale: boolean
+  readonly pinned: boolean
+  readonly size: number
+  readonly links: ReadonlyArray<string>
+  readonly deadLinks: ReadonlyArray<string>
+  /** Its line in the index: loaded into context, cut by the caps, or missing. */
+  readonly index: "loaded" | "cut" | "missing"
+  readonly warning: string | null
+}
+
+/** Every memory with what a person checks about it, newest written first, and the files that could not be read. */
+export const browse = (cwd: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    const root = rootOf(team)
+    const store = yield* MemoryStore
+    const scan = yield* (yield* Scanner).scan(root.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
+    const memories: ReadonlyArray<MemoryHeader> = sortNewestWrittenFirst(scan.memories)
+    const ages = yield* (yield* Staleness).ages(memories.map(writtenAtOf))
+    const placed = indexPlacement(yield* indexText(root, INDEX_FILE), "")
+    if (team.enabled) {
+      for (const [key, at] of indexPlacement(yield* indexText(root, `${TEAM_DIR}/${INDEX_FILE}`), `${TEAM_DIR}/`)) {
+        placed.set(key, at)
+      }
+    }
+    const resolve = linkResolver(memories)
+    const bodies = yield* Effect.forEach(
+      memories,
+      (m) =>
+        store.readHead(root, m.path, LINK_READ_BYTES).pipe(
+          Effect.map((stored) => stored.text),
+          Effect.orElseSucceed(() => "")
+        ),
+      { concurrency: 16 }
+    )
+    const listed: Array<BrowsedMemory> = memories.map((m, i) => {
+      const age = ages[i]!
+      const links = resolveLinks(bodies[i]!, resolve, m.path)
+      const team = m.path.startsWith(`${TEAM_DIR}/`)
+      const at = placed.get(team ? `${TEAM_DIR}/${indexKeyOf(m.path.slice(TEAM_DIR.length + 1))}` : indexKeyOf(m.path))
+      return {
+        path: m.path,
+        scope: team ? "team" : "private",
+        name: m.name,
+        description: m.description,
+        type: m.type,
+        written: new Date(writtenAtOf(m)).toISOString(),
+        writtenFrom: m.writtenFrom ?? "mtime",
+        ageDays: age.ageDays,
+        age: age.age,
+        stale: age.caveat !== null,
+        pinned: isPinned(m.extra),
+        size: m.size ?? 0,
+        links: links.linked,
+        deadLinks: links.dead,
+        index: at === undefined ? "missing" : at.cut ? "cut" : "loaded",
+        warning: m.warning ?? null
+      }
+    })
+    return {
+      memoryDir: root.memoryDir,
+      teamEnabled: team.enabled,
+      memories: listed,
+      problems: scan.problems.map((p) => ({ path: p.path, code: p.code, message: p.message }))
+    }
+  })
+
+/** The memory section of the system prompt as `memdir prompt` prints it, and each index's kept and cut parts. */
+export const index = (cwd: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    const root = rootOf(team)
+    const loaded = yield* (yield* MemoryIndex).load(root.memoryDir)
+    const teamInput = yield* teamPromptInput(team)
+    const pins = yield* loadPinned(root.memoryDir)
+    const prompt = yield* buildMemoryPrompt({
+      memoryDir: root.memoryDir,
+      index: loaded,
+      pinned: pins.pinned,
+      team: teamInput
+    })
+    const teamText = team.enabled ? yield* indexText(root, `${TEAM_DIR}/${INDEX_FILE}`) : undefined
+    return {
+      prompt,
+      private: indexSection(yield* indexText(root, INDEX_FILE), loaded.exists),
+      team: teamText === undefined ? null : indexSection(teamText, true),
+      pinned: pins.pinned.map((p) => p.path),
+      pinnedLeftOut: pins.leftOut
+    }
+  })
+
+/** One memory in full (`Operations.read`), with its frontmatter's other keys and its links. */
+export const read = (cwd: Option.Option<string>, input: typeof ReadRequest.Type) =>
+  Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    const root = rootOf(team)
+    const memory = yield* Operations.read(root, input)
+    const parsed = parseMemoryFile(memory.content, memory.path)
+    const extra = Result.isSuccess(parsed) ? parsed.success.frontmatter.extra : {}
+    const scan = yield* (yield* Scanner).scan(root.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
+    const links = resolveLinks(memory.body, linkResolver(scan.memories), memory.path)
+    return { ...memory, extra, links: links.linked, deadLinks: links.dead }
+  })
+
+export const search = (cwd: Option.Option<string>, input: typeof SearchRequest.Type) =>
+  Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    return yield* Operations.search(rootOf(team), {
+      query: input.query,
+      limit: Math.max(1, Math.min(50, Math.floor(input.limit ?? 50))),
+      ...(input.scope === undefined ? {} : { scope: input.scope }),
+      ...(input.type === undefined ? {} : { type: input.type })
+    })
+  })
+
+/**
+ * What recall would give for a request and why: a fresh recall session each time (nothing is withheld as "already
+ * surfaced"), the offline selector's explanation (scores, matched terms and fields, the cut). With `model`, the model
+ * selector picks (the user asked for it, so it is their call; without a key it says it degraded to offline).
+ */
+export const recall = (cwd: Option.Option<string>, input: typeof RecallRequest.Type) => {
+  const explained = Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    const session = yield* Recall.make
+    const result = yield* session.recall({
+      memoryDir: team.memory.memoryDir,
+      query: input.query,
+      teamEnabled: team.enabled,
+      explain: true
+    })
+    const { considered, ...summary } = result.explain ?? { considered: [] }
+    return {
+      selected: result.selected.map(Recall.recalledMemoryView),
+      candidates: result.candidates,
+      selector: result.selector,
+      degraded: result.degraded ?? null,
+      skipped: result.skipped ?? null,
+      explain: considered,
+      explainSummary: result.explain === undefined ? null : summary
+    }
+  })
+  return input.selector === "model" ? explained.pipe(Effect.provide(ModelSelector.layerFor("model"))) : explained
+}
+
+/**
+ * Saves a memory's frontmatter fields and body as one edit of the whole file (`Operations.edit`): written only while
+ * the memory is still the version the page loaded, else `VersionConflictError` with the text on disk.
+ */
+export const save = (cwd: Option.Option<string>, input: typeof SaveRequest.Type) =>
+  Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    const root = rootOf(team)
+    yield* Effect.fromResult(validateWriteInput(input))
+    const current = yield* unchangedSince(root, input.path, input.ifVersion)
+    const parsed = parseMemoryFile(current.text, current.key)
+    const extra = Result.isSuccess(parsed) ? parsed.success.frontmatter.extra : {}
+    const text = serializeFrontmatter(
+      { ...extra, name: input.name, description: input.description, type: input.type },
+      input.body
+    )
+    if (text === current.text) return { path: current.key, version: input.ifVersion, changed: false }
+    const edited = yield* Operations.edit(root, {
+      path: current.key,
+      old: current.text,
+      new: text,
+      ifVersion: input.ifVersion
+    })
+    return { path: edited.path, version: edited.version, changed: true }
+  })
+
+export const rename = (cwd: Option.Option<string>, input: typeof RenameRequest.Type) =>
+  Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    const root = rootOf(team)
+    const current = yield* unchangedSince(root, input.path, input.ifVersion)
+    return yield* Operations.rename(root, { path: current.key, newPath: input.newPath })
+  })
+
+/**
+ * Deletes a memory (`Operations.delete`) after keeping its text at `.deleted/<stamp>/<key>`, so the page can undo it
+ * (`restore`). Refused when the memory changed since the page loaded it: a person deletes what they saw.
+ */
+export const remove = (cwd: Option.Option<string>, input: typeof DeleteRequest.Type) =>
+  Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    const root = rootOf(team)
+    const current = yield* unchangedSince(root, input.path, input.ifVersion)
+    const trace = yield* makeRunTrace(root.memoryDir, DELETE_BACKUP_DIR, yield* Clock.currentTimeMillis)
+    const backup = yield* trace.keepPrevious(current.key, current.text)
+    const removed = yield* Operations.remove(root, { path: current.key })
+    // a change that landed between the read and the removal is what was removed: keep that one
+    if (removed.before !== null && removed.before !== current.text) yield* trace.write(current.key, removed.before)
+    return { path: removed.path, backup }
+  })
+
+const BACKUP = new RegExp(`^${DELETE_BACKUP_DIR.replace(".", "\\.")}/[0-9A-Za-z-]+/(.+)$`)
+
+/** Puts a deleted memory back from its backup (`remove`), exactly as it was; never over a memory now at its path. */
+export const restore = (cwd: Option.Option<string>, input: typeof RestoreRequest.Type) =>
+  Effect.gen(function*() {
+    const team = yield* enabledLocation(cwd)
+    const root = rootOf(team)
+    const store = yield* MemoryStore
+    const key = BACKUP.exec(input.backup)?.[1]
+    if (key === undefined) {
+      return yield* new InvalidMemoryInputError({
+        field: "backup",
+        value: input.backup,
+        reason: `is not a backup of a deleted memory (${DELETE_BACKUP_DIR}/<stamp>/<path>)`
+      })
+    }
+    const saved = yield* store.read(root, input.backup)
+    const taken = yield* store.read(root, key).pipe(
+      Effect.as(true),
+      Effect.catchTag("MemoryNotFoundError", () => Effect.succeed(false))
+    )
+    if (taken) return yield* new PathExistsError({ path: key })
+    const written = yield* store.write(root, key, saved.text, { verbatim: true })
+    return { path: written.key, version: memoryVersion(written.after) }
+  })

@@ -1,0 +1,184 @@
+/// <reference lib="dom" />
+/**
+ * Browse: every memory with its type, scope, age (from its written time), staleness, pin, links, size and whether
+ * the model sees its index line; filtered and sorted in the page (a listing of thousands is one request).
+ */
+import type { App } from "./app.js"
+import { formatBytes, h, memoryHref, mount } from "./dom.js"
+import type { BrowsedMemory, Listing } from "./types.js"
+
+type SortKey = "newest" | "oldest" | "name" | "size" | "type" | "links"
+
+interface Filters {
+  text: string
+  type: string
+  scope: string
+  flag: string
+  sort: SortKey
+}
+
+const filters: Filters = { text: "", type: "", scope: "", flag: "", sort: "newest" }
+
+const compare: Readonly<Record<SortKey, (a: BrowsedMemory, b: BrowsedMemory) => number>> = {
+  newest: (a, b) => b.written.localeCompare(a.written),
+  oldest: (a, b) => a.written.localeCompare(b.written),
+  name: (a, b) => a.name.localeCompare(b.name),
+  size: (a, b) => b.size - a.size,
+  type: (a, b) => a.type.localeCompare(b.type) || b.written.localeCompare(a.written),
+  links: (a, b) => b.links.length - a.links.length
+}
+
+const matches = (m: BrowsedMemory, f: Filters): boolean => {
+  if (f.type !== "" && m.type !== f.type) return false
+  if (f.scope !== "" && m.scope !== f.scope) return false
+  if (f.flag === "stale" && !m.stale) return false
+  if (f.flag === "pinned" && !m.pinned) return false
+  if (f.flag === "not-loaded" && m.index === "loaded") return false
+  if (f.flag === "dead-links" && m.deadLinks.length === 0) return false
+  if (f.text !== "") {
+    const needle = f.text.toLowerCase()
+    return m.name.toLowerCase().includes(needle) || m.path.toLowerCase().includes(needle) ||
+      m.description.toLowerCase().includes(needle)
+  }
+  return true
+}
+
+const indexBadge = (m: BrowsedMemory): HTMLElement =>
+  m.index === "loaded" ?
+    h("span", { class: "badge ok", title: "its MEMORY.md line is in the model's context" }, "in index") :
+    m.index === "cut" ?
+    h("span", { class: "badge warn", title: "its MEMORY.md line is past the caps: the model does not see it" }, "cut") :
+    h("span", { class: "badge warn", title: "no MEMORY.md line points at it (memdir doctor --fix adds it)" }, "no line")
+
+const row = (m: BrowsedMemory): HTMLElement =>
+  h(
+    "tr",
+    { "data-path": m.path, "data-testid": "memory-row" },
+    h(
+      "td",
+      { class: "name-cell" },
+      h("a", { href: memoryHref(m.path), class: "memory-name" }, m.name),
+      h("div", { class: "muted description" }, m.description),
+      h("div", { class: "path" }, m.path)
+    ),
+    h("td", {}, h("span", { class: `type type-${m.type}` }, m.type)),
+    h("td", {}, m.scope),
+    h(
+      "td",
+      { title: `written ${m.written} (from ${m.writtenFrom})` },
+      m.age,
+      m.stale
+        ? h("span", { class: "badge stale", title: `${m.ageDays} days old: recall adds a caveat` }, "stale")
+        : null
+    ),
+    h("td", {}, m.pinned ? h("span", { class: "badge pin", title: "loaded in full at session start" }, "pinned") : ""),
+    h(
+      "td",
+      { title: [...m.links, ...m.deadLinks.map((d) => `${d} (names no memory)`)].join("\n") },
+      String(m.links.length),
+      m.deadLinks.length > 0 ? h("span", { class: "badge warn" }, `${m.deadLinks.length} dead`) : null
+    ),
+    h("td", { class: "num" }, formatBytes(m.size)),
+    h("td", {}, indexBadge(m))
+  )
+
+const select = (
+  label: string,
+  key: keyof Filters,
+  options: ReadonlyArray<readonly [string, string]>,
+  onChange: () => void
+) =>
+  h(
+    "label",
+    {},
+    `${label} `,
+    h(
+      "select",
+      {
+        name: key,
+        onchange: (event) => {
+          ;(filters as unknown as Record<string, string>)[key] = (event.target as HTMLSelectElement).value
+          onChange()
+        }
+      },
+      options.map(([value, text]) => h("option", { value, selected: filters[key] === value }, text))
+    )
+  )
+
+/** The browse view into `target`. */
+export const browseView = async (app: App, target: HTMLElement): Promise<void> => {
+  const listing: Listing = await app.listing()
+  const tbody = h("tbody")
+  const count = h("span", { class: "muted", "data-testid": "count" })
+  const render = () => {
+    const shown = listing.memories.filter((m) => matches(m, filters)).sort(compare[filters.sort])
+    const fragment = document.createDocumentFragment()
+    for (const m of shown) fragment.appendChild(row(m))
+    tbody.replaceChildren(fragment)
+    count.textContent = `${shown.length} of ${listing.memories.length} memories`
+  }
+  const types = [...new Set(listing.memories.map((m) => m.type))].sort()
+  const stale = listing.memories.filter((m) => m.stale).length
+  const notLoaded = listing.memories.filter((m) => m.index !== "loaded").length
+  mount(
+    target,
+    h(
+      "div",
+      { class: "toolbar" },
+      h("input", {
+        type: "search",
+        placeholder: "Filter by name, path or description",
+        value: filters.text,
+        "aria-label": "Filter",
+        "data-testid": "filter",
+        oninput: (event) => {
+          filters.text = (event.target as HTMLInputElement).value
+          render()
+        }
+      }),
+      select("type", "type", [["", "any"], ...types.map((t) => [t, t] as const)], render),
+      listing.teamEnabled
+        ? select("scope", "scope", [["", "any"], ["private", "private"], ["team", "team"]], render)
+        : null,
+      select("show", "flag", [
+        ["", "all"],
+        ["stale", `stale (${stale})`],
+        ["pinned", "pinned"],
+        ["not-loaded", `not in the model's index (${notLoaded})`],
+        ["dead-links", "with dead links"]
+      ], render),
+      select("sort", "sort", [
+        ["newest", "newest written"],
+        ["oldest", "oldest written"],
+        ["name", "name"],
+        ["type", "type"],
+        ["size", "largest"],
+        ["links", "most links"]
+      ], render),
+      count
+    ),
+    listing.memories.length === 0 ?
+      h("p", { class: "empty" }, "No memories yet. Agents save them as they work; `memdir write` saves one by hand.") :
+      h(
+        "table",
+        { class: "memories", "data-testid": "memories" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["memory", "type", "scope", "age", "pin", "links", "size", "index"].map((title) => h("th", {}, title))
+          )
+        ),
+        tbody
+      ),
+    listing.problems.length === 0 ? null : h(
+      "section",
+      { class: "problems" },
+      h("h3", {}, `${listing.problems.length} file(s) could not be read`),
+      h("ul", {}, listing.problems.map((p) => h("li", {}, h("code", {}, p.path), ` ${p.message}`)))
+    )
+  )
+  render()
+}

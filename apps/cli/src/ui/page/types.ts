@@ -1,0 +1,123 @@
+/**
+ * The shapes the page reads from its server (apps/cli/src/ui/UiApi.ts answers them).
+ */
+export interface UiState {
+  readonly memoryDir: string
+  readonly enabled: boolean
+  readonly teamEnabled: boolean
+  readonly readOnly: boolean
+  readonly modelAvailable: boolean
+}
+
+export interface BrowsedMemory {
+  readonly path: string
+  readonly scope: "private" | "team"
+  readonly name: string
+  readonly description: string
+  readonly type: string
+  readonly written: string
+  readonly writtenFrom: string
+  readonly ageDays: number
+  readonly age: string
+  readonly stale: boolean
+  readonly pinned: boolean
+  readonly size: number
+  readonly links: ReadonlyArray<string>
+  readonly deadLinks: ReadonlyArray<string>
+  readonly index: "loaded" | "cut" | "missing"
+  readonly warning: string | null
+}
+
+export interface Listing {
+  readonly memoryDir: string
+  readonly teamEnabled: boolean
+  readonly memories: ReadonlyArray<BrowsedMemory>
+  readonly problems: ReadonlyArray<{ readonly path: string; readonly code: string; readonly message: string }>
+}
+
+export interface MemoryRead {
+  readonly path: string
+  readonly scope: "private" | "team"
+  readonly content: string
+  readonly frontmatter: { readonly name: string; readonly description: string; readonly type: string } | null
+  readonly body: string
+  readonly written: string
+  readonly writtenFrom: string
+  readonly warning?: string
+  readonly ageDays: number
+  readonly age: string
+  readonly caveat: string | null
+  readonly version: string
+  readonly extra: Readonly<Record<string, unknown>>
+  readonly links: ReadonlyArray<string>
+  readonly deadLinks: ReadonlyArray<string>
+}
+
+export interface IndexSection {
+  readonly exists: boolean
+  readonly lines: number
+  readonly bytes: number
+  readonly keptLines: number
+  readonly keptBytes: number
+  readonly truncatedByLines: boolean
+  readonly truncatedByBytes: boolean
+  readonly warning: string | null
+  readonly kept: string
+  readonly cut: string
+}
+
+export interface IndexView {
+  readonly prompt: string
+  readonly private: IndexSection
+  readonly team: IndexSection | null
+  readonly pinned: ReadonlyArray<string>
+  readonly pinnedLeftOut: ReadonlyArray<string>
+}
+
+export interface SearchHit {
+  readonly path: string
+  readonly scope: string
+  readonly name: string
+  readonly type: string
+  readonly description: string
+  readonly age: string
+  readonly score: number
+  readonly relevant: boolean
+}
+
+export interface CandidateExplanation {
+  readonly rank: number
+  readonly path: string
+  readonly score: number
+  readonly verdict: string
+  readonly reason: string
+  readonly duplicateOf?: string
+  readonly matched: ReadonlyArray<{ readonly term: string; readonly fields: ReadonlyArray<string> }>
+}
+
+export interface RecallView {
+  readonly selected: ReadonlyArray<{
+    readonly path: string
+    readonly scope: string
+    readonly name: string
+    readonly type: string
+    readonly description: string
+    readonly age: string
+    readonly caveat: string | null
+    readonly content: string
+  }>
+  readonly candidates: number
+  readonly selector: string
+  readonly degraded: string | null
+  readonly skipped: string | null
+  readonly explain: ReadonlyArray<CandidateExplanation>
+  readonly explainSummary: {
+    readonly queryTerms: ReadonlyArray<string>
+    readonly top: number
+    readonly minEvidence: number
+    readonly relativeCut: number
+    readonly max: number
+    readonly unmatched: number
+    readonly summary: string
+  } | null
+}
