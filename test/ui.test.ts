@@ -1,0 +1,225 @@
+/**
+ * `memdir ui` in a real browser (docs/ui.md): the bundled CLI as a child process (`memdir ui --no-open`), Debian's
+ * Chromium driven by playwright-core. Browse, search and recall with the explanation, an edit whose memory changed
+ * on disk meanwhile (the conflict is shown, the disk's text is kept), rename, delete and undo, a hostile memory
+ * (script and `onerror` in its name, description and body, a 200 KB line, control characters: nothing runs, the page
+ * stays usable) and `--read-only` (no edit controls). One browser for the file, one page reused.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { Page } from "playwright-core"
+import { launchBrowser, type RunningUi, startUi } from "./support/browser.js"
+import { buildCli, cliPath, makeScratchProject, scratchHomeEnv } from "./support/cli.js"
+
+let scratch: string
+let home: string
+let project: string
+let memoryDir: string
+let ui: RunningUi
+let browser: Awaited<ReturnType<typeof launchBrowser>>
+let page: Page
+const dialogs: Array<string> = []
+const pageErrors: Array<string> = []
+
+const memdir = (args: ReadonlyArray<string>) =>
+  execFileSync(process.execPath, [cliPath, ...args], { cwd: project, env: scratchHomeEnv(home), encoding: "utf8" })
+
+const write = (type: string, name: string, description: string, body: string) =>
+  memdir(["write", "--type", type, "--name", name, "--description", description, "--body", body])
+
+const HOSTILE_FILE = "project_hostile.md"
+const HUGE_LINE = "x".repeat(200_000)
+const hostileText = [
+  "---",
+  "name: \"<img src=x onerror=\\\"window.__pwned='name'\\\">Hostile\"",
+  "description: \"<script>window.__pwned='description'</script> and more\"",
+  "type: project",
+  "---",
+  "",
+  "<script>window.__pwned='body'</script>",
+  "",
+  "<img src=x onerror=\"window.__pwned='img'; alert(1)\">",
+  "",
+  "[click me](javascript:window.__pwned='link') and [data](data:text/html,<script>alert(1)</script>)",
+  "",
+  "bell:\u0007 escape:\u001b[31m reversed:\u202eevil\u202c",
+  "",
+  HUGE_LINE,
+  ""
+].join("\n")
+
+const pwned = () => page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)
+
+/** The page at a route of the running ui (the cookie was set by the first visit with the token). */
+const visit = async (route: string) => {
+  await page.goto(`${ui.origin}/${route}`)
+}
+
+beforeAll(async () => {
+  buildCli()
+  ;({ scratch, home, project } = makeScratchProject("memdir-ui-browser-"))
+  write("project", "Deploy steps", "How we deploy to production", "Run `make deploy`, then watch the dashboard.")
+  write(
+    "feedback",
+    "Testing policy",
+    "Integration tests hit a real database",
+    "Never mock the database. See [[Deploy steps]].\nWhy: mocks hid a broken migration."
+  )
+  write("reference", "Old ticket tracker", "Where bugs were tracked before 2025", "Bugs lived in the old tracker.")
+  memoryDir = memdir(["path"]).trim()
+  fs.writeFileSync(path.join(memoryDir, HOSTILE_FILE), hostileText)
+  ui = await startUi({ project, home })
+  browser = await launchBrowser()
+  page = await browser.context.newPage()
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+  page.on("pageerror", (error) => pageErrors.push(error.message))
+  await page.goto(ui.url)
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await ui?.stop()
+  if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true })
+})
+
+describe("memdir ui in Chromium", () => {
+  it("browses every memory with its type, age, links and index line, the token gone from the address bar", async () => {
+    assert.strictEqual(new URL(page.url()).search, "")
+    await page.waitForSelector("[data-testid=memory-row]")
+    const rows = page.locator("[data-testid=memory-row]")
+    assert.strictEqual(await rows.count(), 4)
+    const testing = page.locator("[data-testid=memory-row][data-path='feedback_testing_policy.md']")
+    const text = await testing.innerText()
+    assert.include(text, "Testing policy")
+    assert.include(text, "feedback")
+    assert.include(text, "today")
+    assert.include(text, "in index")
+    // one [[link]], to Deploy steps
+    assert.strictEqual((await testing.locator("td").nth(5).innerText()).trim(), "1")
+    await page.fill("[data-testid=filter]", "tracker")
+    assert.strictEqual(await rows.count(), 1)
+    assert.include(await page.innerText("[data-testid=count]"), "1 of 4")
+    await page.fill("[data-testid=filter]", "")
+    assert.strictEqual(await rows.count(), 4)
+  })
+
+  it("searches and shows what recall selects and why", async () => {
+    await visit("#/search")
+    await page.fill("[data-testid=query]", "how do we deploy to production")
+    await page.click("[data-testid=run-search]")
+    await page.waitForSelector("[data-testid=explain]")
+    const recalled = await page.locator("[data-testid=recalled]").allInnerTexts()
+    assert.strictEqual(recalled.length, 1)
+    assert.include(recalled[0], "Deploy steps")
+    const explain = await page.innerText("[data-testid=explain]")
+    assert.match(explain, /project_deploy_steps\.md/)
+    assert.match(explain, /kept/)
+    assert.include(await page.innerText("[data-testid=search-results]"), "Deploy steps")
+    // no key configured: no model button
+    assert.strictEqual(await page.locator("[data-testid=ask-model]").count(), 0)
+  })
+
+  it("shows a memory changed on disk during an edit beside the edit, and keeps the disk's text", async () => {
+    await visit("#/memory/feedback_testing_policy.md")
+    await page.click("[data-testid=edit]")
+    await page.fill("[data-testid=edit-body]", "Never mock the database. MY EDIT.")
+    // meanwhile, an agent updates the same memory
+    write("feedback", "Testing policy", "Integration tests hit a real database", "AGENT'S CHANGE: use testcontainers.")
+    await page.click("[data-testid=save]")
+    await page.waitForSelector("[data-testid=conflict]")
+    const conflict = await page.innerText("[data-testid=conflict]")
+    assert.include(conflict, "changed on disk")
+    assert.include(conflict, "AGENT'S CHANGE")
+    assert.include(conflict, "MY EDIT")
+    const onDisk = fs.readFileSync(path.join(memoryDir, "feedback_testing_policy.md"), "utf8")
+    assert.include(onDisk, "AGENT'S CHANGE")
+    assert.notInclude(onDisk, "MY EDIT")
+    // redo the change on the current text
+    await page.click("[data-testid=edit-current]")
+    await page.waitForSelector("[data-testid=edit-body]")
+    assert.include(await page.inputValue("[data-testid=edit-body]"), "AGENT'S CHANGE")
+    await page.fill("[data-testid=edit-body]", "AGENT'S CHANGE: use testcontainers. MY EDIT.")
+    await page.fill("[data-testid=edit-description]", "Integration tests hit a real database, in containers")
+    await page.click("[data-testid=save]")
+    await page.waitForSelector("[data-testid=memory-body]")
+    assert.include(await page.innerText("[data-testid=memory-body]"), "MY EDIT")
+    const saved = fs.readFileSync(path.join(memoryDir, "feedback_testing_policy.md"), "utf8")
+    assert.include(saved, "AGENT'S CHANGE: use testcontainers. MY EDIT.")
+    assert.include(saved, "description: Integration tests hit a real database, in containers")
+    assert.include(fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8"), "in containers")
+  })
+
+  it("renames a memory, and deletes one with undo from its backup", async () => {
+    await visit("#/memory/reference_old_ticket_tracker.md")
+    await page.click("[data-testid=rename]")
+    await page.fill("[data-testid=rename-path]", "reference_tracker_history.md")
+    await page.click("[data-testid=rename-confirm]")
+    await page.waitForURL(/reference_tracker_history\.md$/)
+    await page.waitForSelector("[data-testid=memory-body]")
+    assert.isFalse(fs.existsSync(path.join(memoryDir, "reference_old_ticket_tracker.md")))
+    const before = fs.readFileSync(path.join(memoryDir, "reference_tracker_history.md"), "utf8")
+
+    await page.click("[data-testid=delete]")
+    await page.click("[data-testid=delete-confirm]")
+    await page.waitForSelector("[data-testid=toast-action]")
+    assert.isFalse(fs.existsSync(path.join(memoryDir, "reference_tracker_history.md")))
+    assert.notInclude(fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8"), "reference_tracker_history.md")
+    await page.waitForSelector("[data-testid=memory-row]")
+    assert.strictEqual(await page.locator("[data-path='reference_tracker_history.md']").count(), 0)
+    await page.click("[data-testid=toast-action]")
+    await page.waitForURL(/reference_tracker_history\.md$/)
+    await page.waitForSelector("[data-testid=memory-body]")
+    assert.strictEqual(fs.readFileSync(path.join(memoryDir, "reference_tracker_history.md"), "utf8"), before)
+    assert.include(fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8"), "reference_tracker_history.md")
+  })
+
+  it("shows a hostile memory as text: nothing runs, no dialog, and the page stays usable", async () => {
+    await visit("#/browse")
+    await page.waitForSelector(`[data-path='${HOSTILE_FILE}']`)
+    const row = await page.innerText(`[data-path='${HOSTILE_FILE}']`)
+    assert.include(row, "<img src=x onerror=")
+    assert.include(row, "<script>window.__pwned='description'</script>")
+    await page.click(`[data-path='${HOSTILE_FILE}'] a.memory-name`)
+    await page.waitForSelector("[data-testid=memory-body]")
+    const body = page.locator("[data-testid=memory-body]")
+    const text = await body.innerText()
+    assert.include(text, "<script>window.__pwned='body'</script>")
+    assert.include(text, "<img src=x onerror=")
+    assert.include(text, "⟨U+0007⟩")
+    assert.include(text, "⟨U+202E⟩")
+    assert.include(text, HUGE_LINE)
+    assert.include(await page.innerText("[data-testid=memory-title]"), "<img src=x onerror=")
+    assert.strictEqual(await body.locator("script, img, iframe, object, embed").count(), 0)
+    const hrefs = await body.locator("a").evaluateAll((links) => links.map((a) => a.getAttribute("href")))
+    for (const href of hrefs) assert.notMatch(String(href), /^(javascript|data):/i)
+    assert.strictEqual(await pwned(), undefined)
+    assert.deepStrictEqual(dialogs, [])
+    assert.deepStrictEqual(pageErrors, [])
+    // still usable: the navigation works and the other memories open
+    await page.click("nav a[data-route=browse]")
+    await page.waitForSelector("[data-path='project_deploy_steps.md']")
+    await page.click("[data-path='project_deploy_steps.md'] a.memory-name")
+    await page.waitForSelector("[data-testid=memory-body]")
+    assert.include(await page.innerText("[data-testid=memory-body]"), "make deploy")
+    assert.strictEqual(await pwned(), undefined)
+  })
+
+  it("--read-only: the page shows memory but no edit, rename or delete control", async () => {
+    const readOnly = await startUi({ project, home, args: ["--read-only"] })
+    try {
+      await page.goto(readOnly.url)
+      await page.waitForSelector("[data-testid=read-only]")
+      await page.goto(`${readOnly.origin}/#/memory/project_deploy_steps.md`)
+      await page.waitForSelector("[data-testid=memory-body]")
+      assert.strictEqual(await page.locator("[data-testid=memory-actions]").count(), 0)
+      assert.strictEqual(await page.locator("[data-testid=edit], [data-testid=delete]").count(), 0)
+    } finally {
+      await readOnly.stop()
+    }
+  })
+})
