@@ -160,6 +160,20 @@ export interface ExtractInput {
   readonly homeDir?: string | undefined
 }
 
+/** The report a run that saved something leaves beside its backups: `.extract/<session>/<stamp>/report.json`. */
+export const EXTRACT_REPORT_FILE = "report.json"
+
+/** What `report.json` holds: when the run started, the messages it read, each memory it changed. */
+export interface ExtractReport {
+  readonly at: string
+  readonly sessionId: string
+  readonly range: { readonly from: number; readonly to: number; readonly total: number }
+  readonly changes: ReadonlyArray<
+    { readonly op: "created" | "updated" | "deleted"; readonly file: string; readonly backup?: string }
+  >
+  readonly refused: number
+}
+
 export const DEFAULT_MAX_TURNS = 4
 export const DEFAULT_MAX_TOKENS = 4096
 export const DEFAULT_MAX_MESSAGE_CHARS = 60_000
@@ -178,7 +192,10 @@ export interface ExtractResult {
    * replaced, kept before the change under `backupDir`.
    */
   readonly changes: ReadonlyArray<MemoryTools.MemoryChange>
-  /** `.extract/<session>/<stamp>` (relative to the memory directory) when the run replaced or deleted a memory. */
+  /**
+   * `.extract/<session>/<stamp>` (relative to the memory directory) when the run changed a memory: its `report.json`
+   * (`ExtractReport`) and the backups of what it replaced or deleted.
+   */
   readonly backupDir?: string | undefined
   readonly refusals: ReadonlyArray<MemoryTools.ToolRefusal>
   /** Why the run was skipped: the main agent's own memory writes. */
@@ -336,7 +353,8 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
     }
 
     // What the extractor replaces is kept first, under `.extract/<session>/<stamp>/` (created with its first backup).
-    const trace = yield* makeRunTrace(memoryDir, `${CURSOR_DIR}/${stem}`, yield* Clock.currentTimeMillis)
+    const startedAt = yield* Clock.currentTimeMillis
+    const trace = yield* makeRunTrace(memoryDir, `${CURSOR_DIR}/${stem}`, startedAt)
     const toolset = yield* MemoryTools.make({ memoryDir, projectRoot, team: input.teamEnabled === true, trace })
     // The manifest lists what the tools can read: team/ only with team memory on.
     const scan = yield* scanner.scan(memoryDir, {
@@ -368,13 +386,32 @@ export const extract = Effect.fn("Extract.extract")(function*(input: ExtractInpu
     if (ioFailure !== undefined) return yield* ioFailure.error
     yield* writeCursor(messages, budget.to)
     const backups = yield* trace.backups
+    const changes = yield* toolset.changes
+    // what the run saved, beside its backups: what `memdir ui`'s activity view lists (a run that saved nothing
+    // leaves no directory). A report that cannot be written is a warning: the memories are saved already.
+    if (changes.length > 0) {
+      const report: ExtractReport = {
+        at: new Date(startedAt).toISOString(),
+        sessionId,
+        range,
+        changes: changes.map((c) => ({
+          op: c.op,
+          file: c.file,
+          ...(c.backup === undefined ? {} : { backup: c.backup })
+        })),
+        refused: (yield* toolset.refusals).length
+      }
+      yield* trace.write(EXTRACT_REPORT_FILE, JSON.stringify(report, null, 2) + "\n").pipe(
+        Effect.catch((error) => Effect.logWarning(`extraction: its report was not kept: ${error.message}`))
+      )
+    }
     return {
       ...base,
       status: "extracted" as const,
       range,
       remaining,
-      ...(backups.size === 0 ? {} : { backupDir: trace.backupDir }),
-      changes: yield* toolset.changes,
+      ...(backups.size === 0 && changes.length === 0 ? {} : { backupDir: trace.backupDir }),
+      changes,
       refusals: yield* toolset.refusals,
       agent: {
         turns: agent.turns,

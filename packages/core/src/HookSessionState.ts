@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import { oneLine } from "./BackgroundRuns.js"
 import { InvalidMemoryInputError, type LockTimeoutError, MemoryIoError } from "./Errors.js"
 import { withLock } from "./internal/fs/lock.js"
 import { FILE_MODE, MemoryFs, type MemoryFsError } from "./MemoryFs.js"
@@ -57,12 +58,31 @@ export const decodeSessionId = (raw: string): Result.Result<SessionId, InvalidMe
       })
   )
 
+/** Injections remembered per session at most (the newest): what `memdir ui`'s activity view shows. */
+export const MAX_INJECTIONS = 50
+/** A prompt is kept as one line of at most this many characters, secrets redacted. */
+export const PROMPT_MAX_CHARS = 200
+
+/**
+ * One time memory was given to the session: when, the memories (relative paths), and, when the door says so, the
+ * event (`UserPromptSubmit`, `mcp memory_recall`…) and the start of the prompt or query it answered.
+ */
+export const Injection = Schema.Struct({
+  at: Schema.Number,
+  paths: Schema.Array(Schema.String.check(Schema.isMaxLength(1024))),
+  event: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64))),
+  prompt: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(PROMPT_MAX_CHARS)))
+})
+export type Injection = typeof Injection.Type
+
 const StateFile = Schema.Struct({
   version: Schema.Literal(1),
   /** Relative to the memory directory, `/`-separated, oldest first. */
   surfaced: Schema.Array(Schema.String.check(Schema.isMaxLength(1024))),
   bytes: Schema.Number,
-  updatedAt: Schema.Number
+  updatedAt: Schema.Number,
+  /** Oldest first (absent in files an older memdir wrote). */
+  injections: Schema.optionalKey(Schema.Array(Injection))
 })
 const decodeState = Schema.decodeUnknownResult(Schema.fromJsonString(StateFile))
 
@@ -70,20 +90,49 @@ export interface SessionState {
   readonly surfaced: ReadonlyArray<string>
   /** Bytes of memory content surfaced so far (the recall session budget counts them). */
   readonly bytes: number
+  /** Each time memory was given, oldest first (at most `MAX_INJECTIONS`). */
+  readonly injections: ReadonlyArray<Injection>
 }
 
-const empty: SessionState = { surfaced: [], bytes: 0 }
+/** What a door says about a record: the event and the prompt (kept as one redacted line). */
+export interface InjectionDetail {
+  readonly event?: string | undefined
+  readonly prompt?: string | undefined
+}
+
+/** One session's record as `sessions` lists it. */
+export interface SessionRecord extends SessionState {
+  readonly sessionId: SessionId
+  readonly updatedAt: number
+}
+
+const empty: SessionState = { surfaced: [], bytes: 0, injections: [] }
 
 export class HookSessionState extends Context.Service<HookSessionState, {
   /** The session's state; a missing or unreadable file is a fresh session (the state is a cache, not data). */
   readonly load: (memoryDir: string, sessionId: SessionId) => Effect.Effect<SessionState, MemoryIoError>
-  /** Adds what a prompt surfaced (relative paths) and its bytes, atomically, under the session's lock. */
+  /**
+   * Adds what a prompt surfaced (relative paths) and its bytes, atomically, under the session's lock, with an
+   * injection entry (now, the paths, and what `detail` says of the event and the prompt).
+   */
   readonly record: (
     memoryDir: string,
     sessionId: SessionId,
     surfaced: ReadonlyArray<string>,
-    bytes: number
+    bytes: number,
+    detail?: InjectionDetail
   ) => Effect.Effect<SessionState, MemoryIoError | LockTimeoutError>
+  /**
+   * The newest `max` sessions' records (by when they were last updated), newest first; a record that cannot be read
+   * is counted in `unreadable`, never a failure. No `.sessions/`: none.
+   */
+  readonly sessions: (
+    memoryDir: string,
+    max: number
+  ) => Effect.Effect<
+    { readonly sessions: ReadonlyArray<SessionRecord>; readonly unreadable: number },
+    MemoryIoError
+  >
   /** Removes sessions older than `SESSION_MAX_AGE_MS` and all but the newest `MAX_SESSIONS`. Returns how many. */
   readonly cleanup: (memoryDir: string) => Effect.Effect<number, MemoryIoError>
 }>()("@memdir/core/HookSessionState") {}
@@ -109,7 +158,11 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
       const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
       return yield* fs.readFile(fileOf(dir, sessionId), { maxBytes: STATE_MAX_BYTES, within: root }).pipe(
         Effect.map((file) => Result.getOrElse(decodeState(file.text), () => empty)),
-        Effect.map((state): SessionState => ({ surfaced: state.surfaced, bytes: state.bytes })),
+        Effect.map((state): SessionState => ({
+          surfaced: state.surfaced,
+          bytes: state.bytes,
+          injections: state.injections ?? []
+        })),
         Effect.catchTag(
           "MemoryFsError",
           (error) =>
@@ -119,14 +172,32 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
     })
 
     const record = Effect.fn("HookSessionState.record")(
-      function*(memoryDir: string, sessionId: SessionId, surfaced: ReadonlyArray<string>, bytes: number) {
+      function*(
+        memoryDir: string,
+        sessionId: SessionId,
+        surfaced: ReadonlyArray<string>,
+        bytes: number,
+        detail: InjectionDetail = {}
+      ) {
         const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
         yield* fs.makeDirectory(dir, { within: root }).pipe(Effect.mapError(toIo("write session state")))
         const update = Effect.gen(function*() {
           const before = yield* load(memoryDir, sessionId)
           const merged = [...new Set([...before.surfaced, ...surfaced])].slice(-MAX_SURFACED)
-          const state: SessionState = { surfaced: merged, bytes: before.bytes + Math.max(0, bytes) }
           const now = yield* Clock.currentTimeMillis
+          const injection: Injection = {
+            at: now,
+            paths: surfaced.filter((p) => p.length <= 1024).slice(0, 20),
+            ...(detail.event === undefined ? {} : { event: detail.event.slice(0, 64) }),
+            ...(detail.prompt === undefined ? {} : { prompt: oneLine(detail.prompt, PROMPT_MAX_CHARS) })
+          }
+          const state: SessionState = {
+            surfaced: merged,
+            bytes: before.bytes + Math.max(0, bytes),
+            injections: surfaced.length === 0 ?
+              before.injections :
+              [...before.injections, injection].slice(-MAX_INJECTIONS)
+          }
           const text = JSON.stringify({ version: 1, ...state, updatedAt: now }) + "\n"
           yield* fs.writeFileAtomic(fileOf(dir, sessionId), text, { mode: FILE_MODE, within: root }).pipe(
             Effect.mapError(toIo("write session state"))
@@ -162,7 +233,47 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
       return stale.length
     })
 
-    return HookSessionState.of({ load, record, cleanup })
+    const sessions = Effect.fn("HookSessionState.sessions")(function*(memoryDir: string, max: number) {
+      const { dir, root } = yield* where(memoryDir).pipe(Effect.mapError(toIo("locate")))
+      const entries = yield* fs.readDirectory(dir).pipe(
+        Effect.catchTag(
+          "MemoryFsError",
+          (error) => error.reason === "NotFound" ? Effect.succeed([]) : Effect.fail(toIo("list sessions")(error))
+        )
+      )
+      const named = entries.flatMap((entry) => {
+        if (entry.kind !== "File" || !entry.name.endsWith(".json")) return []
+        const id = Schema.decodeUnknownOption(SessionId)(entry.name.slice(0, -".json".length))
+        return id._tag === "Some" ? [{ id: id.value, path: `${dir}/${entry.name}` }] : []
+      })
+      const times = yield* fs.mtimeMany(named.map((n) => n.path))
+      const newest = named.map((n, i) => ({ ...n, mtime: times[i] }))
+        .filter((n): n is typeof n & { mtime: number } => typeof n.mtime === "number")
+        .sort((a, b) => b.mtime - a.mtime)
+        .slice(0, Math.max(0, max))
+      const records: Array<SessionRecord> = []
+      let unreadable = 0
+      for (const file of newest) {
+        const read = yield* Effect.result(fs.readFile(file.path, { maxBytes: STATE_MAX_BYTES, within: root }))
+        const state = Result.isSuccess(read) ? decodeState(read.success.text) : undefined
+        if (state === undefined || Result.isFailure(state)) {
+          // gone since the listing (cleanup, another hook): not a record that cannot be read
+          if (Result.isFailure(read) && read.failure.reason === "NotFound") continue
+          unreadable++
+          continue
+        }
+        records.push({
+          sessionId: file.id,
+          surfaced: state.success.surfaced,
+          bytes: state.success.bytes,
+          injections: state.success.injections ?? [],
+          updatedAt: state.success.updatedAt
+        })
+      }
+      return { sessions: records, unreadable }
+    })
+
+    return HookSessionState.of({ load, record, cleanup, sessions })
   })
 
 /** The state with the default lock timeout. */

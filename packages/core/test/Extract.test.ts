@@ -350,7 +350,18 @@ describe("extract (scripted model)", () => {
       assert.strictEqual(fs.readFileSync(`${env.memoryDir}/${backup}`, "utf8"), handWritten)
       assert.strictEqual(fs.statSync(`${env.memoryDir}/${backup}`).mode & 0o777, 0o600)
       assert.include(fs.readFileSync(`${env.memoryDir}/feedback_testing_policy.md`, "utf8"), "Do not mock")
-      assert.deepStrictEqual(fs.readdirSync(`${env.memoryDir}/${result.backupDir}`), ["feedback_testing_policy.md"])
+      assert.deepStrictEqual(fs.readdirSync(`${env.memoryDir}/${result.backupDir}`), [
+        "feedback_testing_policy.md",
+        "report.json"
+      ])
+      // what the run saved, beside its backups
+      const report = JSON.parse(fs.readFileSync(`${env.memoryDir}/${result.backupDir}/report.json`, "utf8"))
+      assert.strictEqual(report.at, "2026-03-05T10:00:00.000Z")
+      assert.deepStrictEqual(report.changes.map((c: { op: string; file: string }) => [c.op, c.file]), [
+        ["updated", "feedback_testing_policy.md"],
+        ["updated", "feedback_testing_policy.md"],
+        ["created", "project_new.md"]
+      ])
     }).pipe(Effect.provide(services)))
 
   it.live("a backup directory that is a link leading out: nothing is replaced, nothing written outside, run fails", () =>

@@ -15,8 +15,10 @@ import {
   decodeSessionId,
   HookSessionState,
   layer,
+  MAX_INJECTIONS,
   MAX_SESSIONS,
   MAX_SURFACED,
+  PROMPT_MAX_CHARS,
   SESSION_MAX_AGE_MS,
   type SessionId,
   SESSIONS_DIR
@@ -38,11 +40,19 @@ describe("HookSessionState", () => {
       const dir = yield* scratch
       const state = yield* HookSessionState
       const s = id("3f2a9c1e-7b4d-4e8a-9c0f-5d6e7f8a9b0c")
-      assert.deepStrictEqual(yield* state.load(dir, s), { surfaced: [], bytes: 0 })
+      assert.deepStrictEqual(yield* state.load(dir, s), { surfaced: [], bytes: 0, injections: [] })
       yield* state.record(dir, s, ["a.md", "b.md"], 100)
-      yield* state.record(dir, s, ["b.md", "team/c.md"], 50)
-      assert.deepStrictEqual(yield* state.load(dir, s), { surfaced: ["a.md", "b.md", "team/c.md"], bytes: 150 })
-      assert.deepStrictEqual(yield* state.load(dir, id("other")), { surfaced: [], bytes: 0 })
+      yield* TestClock.adjust("1 minute")
+      yield* state.record(dir, s, ["b.md", "team/c.md"], 50, { event: "UserPromptSubmit", prompt: "how do we test?" })
+      assert.deepStrictEqual(yield* state.load(dir, s), {
+        surfaced: ["a.md", "b.md", "team/c.md"],
+        bytes: 150,
+        injections: [
+          { at: 0, paths: ["a.md", "b.md"] },
+          { at: 60_000, paths: ["b.md", "team/c.md"], event: "UserPromptSubmit", prompt: "how do we test?" }
+        ]
+      })
+      assert.deepStrictEqual(yield* state.load(dir, id("other")), { surfaced: [], bytes: 0, injections: [] })
       const mode = (yield* Effect.promise(() => fsp.stat(`${dir}/${SESSIONS_DIR}/${s}.json`))).mode & 0o777
       assert.strictEqual(mode, 0o600)
     }).pipe(Effect.scoped, Effect.provide(live)))
@@ -57,13 +67,44 @@ describe("HookSessionState", () => {
       assert.strictEqual(after.surfaced[0], "m10.md")
     }).pipe(Effect.scoped, Effect.provide(live)))
 
+  it.effect("keeps the newest MAX_INJECTIONS injections, each prompt one redacted line; lists sessions newest first", () =>
+    Effect.gen(function*() {
+      const dir = yield* scratch
+      const state = yield* HookSessionState
+      for (let i = 0; i < MAX_INJECTIONS + 5; i++) {
+        yield* state.record(dir, id("s1"), [`m${i}.md`], 1, { event: "UserPromptSubmit", prompt: `prompt ${i}` })
+      }
+      const secret = "token=" + "abcdefghijklmnopqrstuvwxyz0123456789"
+      const after = yield* state.record(dir, id("s2"), ["x.md"], 1, {
+        prompt: `deploy\nwith ${secret} ${"y".repeat(500)}`
+      })
+      const s1 = (yield* state.load(dir, id("s1"))).injections
+      assert.strictEqual(s1.length, MAX_INJECTIONS)
+      assert.strictEqual(s1[0]!.prompt, "prompt 5")
+      const prompt = after.injections[0]!.prompt!
+      assert.isAtMost(prompt.length, PROMPT_MAX_CHARS)
+      assert.match(prompt, /^deploy with token=\[redacted\] y+…$/)
+      // nothing surfaced: no injection
+      yield* state.record(dir, id("s2"), [], 0, { prompt: "nothing" })
+      assert.strictEqual((yield* state.load(dir, id("s2"))).injections.length, 1)
+
+      yield* Effect.promise(() => fsp.utimes(`${dir}/${SESSIONS_DIR}/s1.json`, 1, 1))
+      yield* Effect.promise(() => fsp.writeFile(`${dir}/${SESSIONS_DIR}/s3.json`, "{ corrupt"))
+      yield* Effect.promise(() => fsp.writeFile(`${dir}/${SESSIONS_DIR}/not a session.json`, "{}"))
+      const listed = yield* state.sessions(dir, 10)
+      assert.deepStrictEqual(listed.sessions.map((r) => r.sessionId).sort(), ["s1", "s2"])
+      assert.strictEqual(listed.sessions.at(-1)!.sessionId, "s1")
+      assert.strictEqual(listed.unreadable, 1)
+      assert.deepStrictEqual((yield* state.sessions(`${dir}/nothing-here`, 10)).sessions, [])
+    }).pipe(Effect.scoped, Effect.provide(live)))
+
   it.effect("a corrupt state file is a fresh session", () =>
     Effect.gen(function*() {
       const dir = yield* scratch
       const state = yield* HookSessionState
       yield* state.record(dir, id("s1"), ["a.md"], 1)
       yield* Effect.promise(() => fsp.writeFile(`${dir}/${SESSIONS_DIR}/s1.json`, "{\"version\":1,\"surf"))
-      assert.deepStrictEqual(yield* state.load(dir, id("s1")), { surfaced: [], bytes: 0 })
+      assert.deepStrictEqual(yield* state.load(dir, id("s1")), { surfaced: [], bytes: 0, injections: [] })
     }).pipe(Effect.scoped, Effect.provide(live)))
 
   it.effect("a .sessions symlink leading out of the memory directory is refused, nothing written there", () =>

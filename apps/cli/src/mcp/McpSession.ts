@@ -13,7 +13,13 @@
  * the recall (a line on stderr says so).
  */
 import { InvalidMemoryInputError, type LockTimeoutError, type MemoryIoError } from "@memdir/core/Errors"
-import { decodeSessionId, HookSessionState, type SessionId, type SessionState } from "@memdir/core/HookSessionState"
+import {
+  decodeSessionId,
+  HookSessionState,
+  type InjectionDetail,
+  type SessionId,
+  type SessionState
+} from "@memdir/core/HookSessionState"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -72,11 +78,23 @@ export const sessionBefore = Effect.fn("McpSession.before")(
   }
 )
 
-/** Adds what a tool gave the model (relative paths, and the bytes of recalled content) to the session's record. */
+/**
+ * Adds what a tool gave the model (relative paths, and the bytes of recalled content) to the session's record, with
+ * the tool and the query it answered (`memdir ui`'s activity view shows them).
+ */
 export const recordInSession = Effect.fn("McpSession.record")(
-  function*(session: Option.Option<SessionId>, memoryDir: string, paths: ReadonlyArray<string>, bytes: number) {
+  function*(
+    session: Option.Option<SessionId>,
+    memoryDir: string,
+    paths: ReadonlyArray<string>,
+    bytes: number,
+    detail?: InjectionDetail
+  ) {
     if (Option.isNone(session) || paths.length === 0) return
     const state = yield* HookSessionState
-    yield* state.record(memoryDir, session.value, paths, bytes).pipe(Effect.asVoid, Effect.catch(warn("written")))
+    yield* state.record(memoryDir, session.value, paths, bytes, detail).pipe(
+      Effect.asVoid,
+      Effect.catch(warn("written"))
+    )
   }
 )

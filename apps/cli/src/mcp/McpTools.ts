@@ -313,7 +313,8 @@ export const recallTool = defineTool({
         context.session,
         memoryDir,
         result.memories.map((m) => m.path),
-        result.memories.reduce((sum, m) => sum + utf8Length(m.content), 0)
+        result.memories.reduce((sum, m) => sum + utf8Length(m.content), 0),
+        { event: "mcp memory_recall", prompt: input.query }
       )
       return { structured: result, text: recallText(result) }
     })
@@ -365,7 +366,7 @@ export const readTool = defineTool({
       const team = yield* enabledLocation(context)
       const read = yield* Operations.read(rootOf(team), input)
       // asked for by name, so given whole; the session now has it, so recall and the hooks leave it out
-      yield* recordInSession(context.session, team.memory.memoryDir, [read.path], 0)
+      yield* recordInSession(context.session, team.memory.memoryDir, [read.path], 0, { event: "mcp memory_read" })
       const caveat = read.caveat === null ? "" : `${read.caveat}\n`
       return {
         structured: read,
