@@ -133,6 +133,7 @@ describe("health and applyFix: doctor's findings", () => {
         yield* Effect.ignore(BackgroundRuns.track({ memoryDir, session: "s1" }, () => Effect.fail(refused)))
         NodeFs.appendFileSync(`${memoryDir}/.runs/background.jsonl`, "{ half a line\n")
         put(memoryDir, ".dream/2026-12-01T03-00-00Z/report.json", "not json")
+        put(memoryDir, ".sessions/s-9.json", "{ half")
 
         const found = yield* health(root)
         const runs = found.findings.find((f) => f.code === "background-runs")!
@@ -141,7 +142,11 @@ describe("health and applyFix: doctor's findings", () => {
         assert.include(runs.fix!.description, "ANTHROPIC_API_KEY")
         assert.isFalse(runs.fix!.safe)
         const unreadable = found.findings.filter((f) => f.code === "record-unreadable").map((f) => f.where)
-        assert.deepStrictEqual(unreadable, [".dream/2026-12-01T03-00-00Z/report.json", ".runs/background.jsonl"])
+        assert.deepStrictEqual(unreadable, [
+          ".dream/2026-12-01T03-00-00Z/report.json",
+          ".runs/background.jsonl",
+          "1 session record in .sessions/"
+        ])
         assert.strictEqual(found.findings.at(-1)!.severity, "info")
       }).pipe(Effect.provide(services)),
     60_000
@@ -225,6 +230,12 @@ describe("health: team sync state", () => {
         assert.match(conflicted.team!.conflicts[0]!, /^team\/project_ci\.conflict-[0-9a-f]+\.md$/)
         assert.isTrue(conflicted.findings.some((f) => f.code === "team-conflict"))
         assert.deepStrictEqual([conflicted.team!.ahead, conflicted.team!.behind], [0, 0])
+
+        // a sync that committed but could not reach the remote: one commit not yet shared
+        yield* write(alice, "CI runs on every push, on tags and nightly.\n")
+        yield* Effect.flip(sync({ ...alice, remote: `${dir}/gone.git` }))
+        const unshared = (yield* health(rootOf(alice))).team!
+        assert.deepStrictEqual([unshared.ahead, unshared.behind, unshared.pending], [1, 0, []])
       }).pipe(Effect.provide(services)),
     60_000
   )

@@ -18,12 +18,15 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 import { type BackgroundRunsReport, backgroundRunsReport } from "../../BackgroundRunsReport.js"
+import { recentActivity } from "./activity.js"
 import { lastDreams } from "./history.js"
 
 /** The fix id that applies every safe repair at once (what `memdir doctor --fix` does). */
 export const ALL_SAFE_FIXES = "doctor:all"
 /** Paths listed per team list at most (pending changes, conflicts). */
 const TEAM_LIST_MAX = 200
+/** Session records and extraction reports looked at for one that cannot be read. */
+const ACTIVITY_CHECKED = 100
 /** Dreams looked at for an unreadable report. */
 const DREAMS_CHECKED = 20
 /** A background-run log is read up to this size (`BackgroundRuns` keeps it under 64 KiB). */
@@ -209,6 +212,29 @@ const unreadableDreams = (root: MemoryRoot) =>
       }))
   ).pipe(Effect.orElseSucceed((): Array<Finding> => []))
 
+/**
+ * Session records and extraction reports that cannot be read (`recentActivity` names them): the activity view
+ * misses what they held. The background-run log is `backgroundFindings`' and `corruptRunLines`'.
+ */
+const unreadableRecords = (root: MemoryRoot) =>
+  Effect.map(
+    recentActivity(root, { limit: ACTIVITY_CHECKED }),
+    (activity) =>
+      activity.unreadable.filter((what) => !what.startsWith(`${BackgroundRuns.RUNS_DIR}/`)).map((what): Finding => ({
+        id: `record:${what}`,
+        severity: "info",
+        code: "record-unreadable",
+        where: what,
+        message: `${what} cannot be read (corrupt, or not memdir's): the activity view leaves out what it held`,
+        fix: {
+          id: `record:${what}`,
+          description: "Nothing to do: memdir starts a session's record again, and an extraction's report is " +
+            "only for the view; remove the file to silence this",
+          safe: false
+        }
+      }))
+  ).pipe(Effect.orElseSucceed((): Array<Finding> => []))
+
 // ---------------------------------------------------------------------------------------------------------------
 // Team sync
 // ---------------------------------------------------------------------------------------------------------------
@@ -308,7 +334,8 @@ export const health = Effect.fn("ui.health")(function*(root: MemoryRoot) {
     ...report.findings.map(doctorFinding),
     ...(yield* backgroundFindings(root.memoryDir)),
     ...(yield* unreadableDreams(root)),
-    ...(yield* corruptRunLines(root.memoryDir))
+    ...(yield* corruptRunLines(root.memoryDir)),
+    ...(yield* unreadableRecords(root))
   ].map((f, order) => ({ f, order })).sort((a, b) => RANK[a.f.severity] - RANK[b.f.severity] || a.order - b.order)
     .map(({ f }) => f)
   const conflicts = report.findings.filter((f) => f.code === "team-conflict" && f.path !== undefined).map((f) =>
