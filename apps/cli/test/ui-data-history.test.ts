@@ -189,6 +189,23 @@ describe("memoryHistory and restore: private memory", () => {
         assert.strictEqual(outside._tag, "PathTraversalError")
         const team = yield* Effect.flip(memoryHistory(root, "team/x.md"))
         assert.strictEqual(team._tag, "TeamMemoryDisabledError")
+        // a version the store refuses (its frontmatter is broken): nothing written, no backup of a restore left
+        const broken = "---\nname: Broken\ndescription: [unclosed\ntype: feedback\n---\nbody\n"
+        NodeFs.writeFileSync(`${root.memoryDir}/feedback_broken.md`, broken)
+        const gone = yield* removeKeepingBackup(root, "feedback_broken.md")
+        yield* write(root, "feedback_broken.md", text("Fixed", "A fixed memory", "Fixed.\n", "feedback"))
+        const refused = yield* Effect.flip(restore(root, "feedback_broken.md", gone.undoId!))
+        assert.strictEqual(refused._tag, "InvalidFrontmatterError")
+        assert.include(read(root.memoryDir, "feedback_broken.md"), "Fixed.")
+        assert.deepStrictEqual(
+          (yield* memoryHistory(root, "feedback_broken.md")).entries.map((e) => e.source),
+          ["delete-backup"]
+        )
+        assert.isFalse(
+          NodeFs.existsSync(`${root.memoryDir}/.replaced`) &&
+            NodeFs.readdirSync(`${root.memoryDir}/.replaced`).length > 0
+        )
+
         // nothing kept, no git: an empty history
         assert.deepStrictEqual((yield* memoryHistory(root, "feedback_never.md")).entries, [])
       }).pipe(Effect.provide(services())),

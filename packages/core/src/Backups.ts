@@ -169,3 +169,26 @@ export const keepBackup = (
     const trace = yield* makeRunTrace(memoryDir, dir, yield* Clock.currentTimeMillis)
     return yield* trace.keepPrevious(key, text)
   })
+
+/**
+ * Removes a backup `keepBackup` made (relative to the memory directory, under `.deleted/` or `.replaced/` only) and
+ * its run directory when that leaves it empty: the change it was kept for did not happen.
+ */
+export const discardBackup = Effect.fn("Backups.discard")(function*(memoryDir: string, file: string) {
+  const segments = file.split("/")
+  const dir = segments[0]
+  if ((dir !== DELETED_BACKUP_DIR && dir !== REPLACED_BACKUP_DIR) || segments.length < 3 || segments.includes("..")) {
+    return
+  }
+  const fs = yield* MemoryFs
+  const root = yield* realRootOf(fs, memoryDir)
+  yield* fs.remove(NodePath.join(root, ...segments)).pipe(Effect.mapError(io("remove backup")))
+  const runDir = NodePath.join(root, segments[0]!, segments[1]!)
+  const empty = yield* fs.walkKinds(runDir).pipe(
+    Effect.map((entries) => entries.every((entry) => entry.kind === "Directory")),
+    Effect.orElseSucceed(() => false)
+  )
+  if (empty) {
+    yield* fs.remove(runDir, { recursive: true }).pipe(Effect.ignore)
+  }
+})

@@ -543,7 +543,12 @@ export const restore = Effect.fn("ui.restore")(
     const backup = history.current === undefined ?
       undefined :
       yield* Backups.keepBackup(root.memoryDir, "restore-backup", history.key, history.current)
-    const written = yield* store.write(root, history.key, text, { ifVersion: version })
+    // nothing written (a conflict, a rule of the store): the backup of a change that did not happen goes
+    const written = yield* store.write(root, history.key, text, { ifVersion: version }).pipe(
+      Effect.tapError(() =>
+        backup === undefined ? Effect.void : Effect.ignore(Backups.discardBackup(root.memoryDir, backup))
+      )
+    )
     const result: RestoreResult = {
       path: written.key,
       restored: true,
