@@ -50,7 +50,7 @@ const hostileText = [
   ""
 ].join("\n")
 
-const pwned = () => page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)
+const pwned = () => page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)
 
 /** The page at a route of the running ui (the cookie was set by the first visit with the token). */
 const visit = async (route: string) => {
@@ -174,8 +174,16 @@ describe("memdir ui in Chromium", () => {
     await page.click("[data-testid=toast-action]")
     await page.waitForURL(/reference_tracker_history\.md$/)
     await page.waitForSelector("[data-testid=memory-body]")
-    assert.strictEqual(fs.readFileSync(path.join(memoryDir, "reference_tracker_history.md"), "utf8"), before)
+    // back as it was (a restore is a write: it stamps the time it was written again)
+    const unstamped = (text: string) => text.replace(/^modified: .*\n/m, "")
+    const after = fs.readFileSync(path.join(memoryDir, "reference_tracker_history.md"), "utf8")
+    assert.strictEqual(unstamped(after), unstamped(before))
     assert.include(fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8"), "reference_tracker_history.md")
+    // its history shows the delete, with the text it removed
+    await page.click("[data-testid=show-history]")
+    await page.waitForSelector("[data-testid=history-entry]")
+    const history = await page.locator("[data-testid=history-entry]").allInnerTexts()
+    assert.isTrue(history.some((entry) => entry.includes("deleted")), history.join("\n"))
   })
 
   it("shows a hostile memory as text: nothing runs, no dialog, and the page stays usable", async () => {
@@ -206,6 +214,43 @@ describe("memdir ui in Chromium", () => {
     await page.click("[data-path='project_deploy_steps.md'] a.memory-name")
     await page.waitForSelector("[data-testid=memory-body]")
     assert.include(await page.innerText("[data-testid=memory-body]"), "make deploy")
+    assert.strictEqual(await pwned(), undefined)
+  })
+
+  it("shows what the hooks gave which session, and doctor's findings with a safe fix one click away", async () => {
+    const session = "6b0d9a4e-2f7c-4c1e-8d35-91a2f0e7c3d1"
+    execFileSync(process.execPath, [cliPath, "hook"], {
+      cwd: project,
+      env: scratchHomeEnv(home),
+      input: JSON.stringify({
+        hook_event_name: "UserPromptSubmit",
+        session_id: session,
+        prompt: "how do we deploy to production",
+        cwd: project,
+        transcript_path: path.join(scratch, "none.jsonl")
+      })
+    })
+    await visit("#/activity")
+    await page.waitForSelector("[data-testid=injections]")
+    const injections = await page.innerText("[data-testid=injections]")
+    assert.include(injections, session)
+    assert.include(injections, "project_deploy_steps.md")
+
+    // the hostile memory was written by hand: MEMORY.md has no line for it, which doctor --fix adds
+    await visit("#/health")
+    await page.waitForSelector("[data-testid=health-summary]")
+    const findings = await page.locator("[data-testid=finding]").allInnerTexts()
+    assert.isTrue(
+      findings.some((f) => f.includes("missing-from-index") && f.includes(HOSTILE_FILE)),
+      findings.join("\n")
+    )
+    assert.notInclude(fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8"), HOSTILE_FILE)
+    await page.click("[data-testid=finding]:has-text('missing-from-index') [data-testid=apply-fix]")
+    // the view reloads without the finding once the fix is made
+    await page.waitForSelector(`[data-testid=finding]:has-text('missing-from-index'):has-text('${HOSTILE_FILE}')`, {
+      state: "detached"
+    })
+    assert.include(fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8"), HOSTILE_FILE)
     assert.strictEqual(await pwned(), undefined)
   })
 

@@ -4,16 +4,11 @@
  * answers its result; what a write, an edit, a rename or a delete does (containment, the team rules, the index caps,
  * the version check) is decided there, once for every door. What only a person looking at memory needs is added
  * here: the browse listing (pinned, links, size, whether its index line is loaded or cut by the caps), the index as
- * the model sees it, recall with the offline selector's explanation, and delete with undo from a backup.
+ * the model sees it, recall with the offline selector's explanation; history, activity and health come from the
+ * modules of `data/`, delete with undo from the history's backup.
  */
-import {
-  InvalidMemoryInputError,
-  MemoryDisabledError,
-  PathExistsError,
-  VersionConflictError
-} from "@memdir/core/Errors"
+import { MemoryDisabledError, VersionConflictError } from "@memdir/core/Errors"
 import { parseMemoryFile, serializeFrontmatter } from "@memdir/core/Frontmatter"
-import { makeRunTrace } from "@memdir/core/internal/runs/trace"
 import { type MemoryHeader, memoryVersion } from "@memdir/core/Memory"
 import { sortNewestWrittenFirst, writtenAtOf } from "@memdir/core/MemoryAge"
 import {
@@ -38,15 +33,14 @@ import { Scanner } from "@memdir/core/Scanner"
 import { Staleness } from "@memdir/core/Staleness"
 import { TEAM_DIR, type TeamLocation, teamPromptInput } from "@memdir/core/TeamMemory"
 import { validateWriteInput } from "@memdir/core/Write"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { locateTeam } from "../commands/teamMemory.js"
-
-/** Where deleted memories are kept for undo: `<memdir>/.deleted/<stamp>/<key>` (hidden: never listed or synced). */
-export const DELETE_BACKUP_DIR = ".deleted"
+import * as Activity from "./data/activity.js"
+import * as Health from "./data/health.js"
+import * as History from "./data/history.js"
 
 /** Bytes of a memory read for its `[[links]]` in the browse listing (a memory is at most 250,000). */
 const LINK_READ_BYTES = 64 * 1024
@@ -155,7 +149,13 @@ export const RenameRequest = Schema.Struct({ path: MemoryPath, newPath: Schema.S
 
 export const DeleteRequest = Schema.Struct({ path: MemoryPath, ifVersion: Schema.String })
 
-export const RestoreRequest = Schema.Struct({ backup: Schema.String })
+export const RestoreRequest = Schema.Struct({
+  path: MemoryPath,
+  id: Schema.String,
+  ifVersion: Schema.optionalKey(Schema.String)
+})
+
+export const FixRequest = Schema.Struct({ id: Schema.String })
 
 // ---------------------------------------------------------------------------------------------------------------
 // Handlers
@@ -366,44 +366,49 @@ export const rename = (cwd: Option.Option<string>, input: typeof RenameRequest.T
   })
 
 /**
- * Deletes a memory (`Operations.delete`) after keeping its text at `.deleted/<stamp>/<key>`, so the page can undo it
- * (`restore`). Refused when the memory changed since the page loaded it: a person deletes what they saw.
+ * Deletes a memory while it is still the version the page loaded, keeping its text first (`removeKeepingBackup`:
+ * `.deleted/<stamp>/<path>`); the answer's `undoId` is the history entry that puts it back (`restoreVersion`).
  */
 export const remove = (cwd: Option.Option<string>, input: typeof DeleteRequest.Type) =>
   Effect.gen(function*() {
     const team = yield* enabledLocation(cwd)
     const root = rootOf(team)
     const current = yield* unchangedSince(root, input.path, input.ifVersion)
-    const trace = yield* makeRunTrace(root.memoryDir, DELETE_BACKUP_DIR, yield* Clock.currentTimeMillis)
-    const backup = yield* trace.keepPrevious(current.key, current.text)
-    const removed = yield* Operations.remove(root, { path: current.key })
-    // a change that landed between the read and the removal is what was removed: keep that one
-    if (removed.before !== null && removed.before !== current.text) yield* trace.write(current.key, removed.before)
-    return { path: removed.path, backup }
+    return yield* History.removeKeepingBackup(root, current.key)
   })
 
-const BACKUP = new RegExp(`^${DELETE_BACKUP_DIR.replace(".", "\\.")}/[0-9A-Za-z-]+/(.+)$`)
+/** A memory's history: git commits (team memory, a directory in git) and every backup memdir keeps of it. */
+export const history = (cwd: Option.Option<string>, input: typeof ReadRequest.Type) =>
+  Effect.flatMap(enabledLocation(cwd), (team) => History.memoryHistory(rootOf(team), input.path))
 
-/** Puts a deleted memory back from its backup (`remove`), exactly as it was; never over a memory now at its path. */
-export const restore = (cwd: Option.Option<string>, input: typeof RestoreRequest.Type) =>
-  Effect.gen(function*() {
-    const team = yield* enabledLocation(cwd)
-    const root = rootOf(team)
-    const store = yield* MemoryStore
-    const key = BACKUP.exec(input.backup)?.[1]
-    if (key === undefined) {
-      return yield* new InvalidMemoryInputError({
-        field: "backup",
-        value: input.backup,
-        reason: `is not a backup of a deleted memory (${DELETE_BACKUP_DIR}/<stamp>/<path>)`
-      })
-    }
-    const saved = yield* store.read(root, input.backup)
-    const taken = yield* store.read(root, key).pipe(
-      Effect.as(true),
-      Effect.catchTag("MemoryNotFoundError", () => Effect.succeed(false))
-    )
-    if (taken) return yield* new PathExistsError({ path: key })
-    const written = yield* store.write(root, key, saved.text, { verbatim: true })
-    return { path: written.key, version: memoryVersion(written.after) }
-  })
+/**
+ * Puts a version from a memory's history back (an undo of a delete included), through the store; the version it
+ * replaces is kept first, and a change since the page loaded is a conflict.
+ */
+export const restoreVersion = (cwd: Option.Option<string>, input: typeof RestoreRequest.Type) =>
+  Effect.flatMap(
+    enabledLocation(cwd),
+    (team) =>
+      History.restore(
+        rootOf(team),
+        input.path,
+        input.id,
+        input.ifVersion === undefined ? {} : { ifVersion: input.ifVersion }
+      )
+  )
+
+/** What the last dreams merged, rewrote, pruned and created. */
+export const dreams = (cwd: Option.Option<string>) =>
+  Effect.flatMap(enabledLocation(cwd), (team) => History.lastDreams(rootOf(team), { limit: 20 }))
+
+/** What the hooks gave which session, what extraction saved, which background runs failed. */
+export const activity = (cwd: Option.Option<string>) =>
+  Effect.flatMap(enabledLocation(cwd), (team) => Activity.recentActivity(rootOf(team), { limit: 100 }))
+
+/** `memdir doctor`'s findings, background runs and team sync state. */
+export const health = (cwd: Option.Option<string>) =>
+  Effect.flatMap(enabledLocation(cwd), (team) => Health.health(rootOf(team)))
+
+/** One of doctor's safe repairs (or all of them: `Health.ALL_SAFE_FIXES`). */
+export const fix = (cwd: Option.Option<string>, input: typeof FixRequest.Type) =>
+  Effect.flatMap(enabledLocation(cwd), (team) => Health.applyFix(rootOf(team), input.id))

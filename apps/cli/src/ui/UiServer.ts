@@ -99,7 +99,12 @@ const routesFor = (options: UiOptions): ReadonlyMap<string, Route> => {
     ["/api/save", route("POST", UiApi.SaveRequest, (input) => UiApi.save(cwd, input))],
     ["/api/rename", route("POST", UiApi.RenameRequest, (input) => UiApi.rename(cwd, input))],
     ["/api/delete", route("POST", UiApi.DeleteRequest, (input) => UiApi.remove(cwd, input))],
-    ["/api/restore", route("POST", UiApi.RestoreRequest, (input) => UiApi.restore(cwd, input))]
+    ["/api/history", route("GET", UiApi.ReadRequest, (input) => UiApi.history(cwd, input))],
+    ["/api/history/restore", route("POST", UiApi.RestoreRequest, (input) => UiApi.restoreVersion(cwd, input))],
+    ["/api/dreams", route("GET", none, () => UiApi.dreams(cwd))],
+    ["/api/activity", route("GET", none, () => UiApi.activity(cwd))],
+    ["/api/health", route("GET", none, () => UiApi.health(cwd))],
+    ["/api/health/fix", route("POST", UiApi.FixRequest, (input) => UiApi.fix(cwd, input))]
   ])
 }
 

@@ -9,7 +9,7 @@ import { type App, errorBox, load } from "./app.js"
 import { sideBySide } from "./diff.js"
 import { h, memoryHref, mount } from "./dom.js"
 import { renderMarkdown } from "./markdown.js"
-import type { MemoryRead } from "./types.js"
+import type { HistoryEntry, MemoryHistory, MemoryRead } from "./types.js"
 
 const TYPES = ["user", "feedback", "project", "reference"] as const
 
@@ -183,23 +183,28 @@ const deleteConfirm = (app: App, memory: MemoryRead, slot: HTMLElement) => {
         onclick: () =>
           void (async () => {
             try {
-              const removed = await post<{ path: string; backup: string }>("/api/delete", {
+              const removed = await post<{ path: string; undoId?: string }>("/api/delete", {
                 path: memory.path,
                 ifVersion: memory.version
               })
               app.invalidate()
-              app.toast(`Deleted ${removed.path}`, {
-                label: "Undo",
-                run: () =>
-                  void post<{ path: string }>("/api/restore", { backup: removed.backup }).then(
-                    (restored) => {
-                      app.invalidate()
-                      app.toast(`Restored ${restored.path}`)
-                      app.go(memoryHref(restored.path))
-                    },
-                    (error: unknown) => app.toast(`Could not undo: ${error instanceof Error ? error.message : error}`)
-                  )
-              })
+              const undoId = removed.undoId
+              app.toast(
+                `Deleted ${removed.path}`,
+                undoId === undefined ? undefined : {
+                  label: "Undo",
+                  run: () =>
+                    void post<{ path: string }>("/api/history/restore", { path: removed.path, id: undoId }).then(
+                      (restored) => {
+                        app.invalidate()
+                        app.toast(`Restored ${restored.path}`)
+                        app.go(memoryHref(restored.path))
+                      },
+                      (error: unknown) =>
+                        app.toast(`Could not undo: ${error instanceof Error ? error.message : String(error)}`)
+                    )
+                }
+              )
               app.go("#/browse")
             } catch (error) {
               status.replaceChildren(errorBox(error))
@@ -210,6 +215,86 @@ const deleteConfirm = (app: App, memory: MemoryRead, slot: HTMLElement) => {
       status
     )
   )
+}
+
+const SOURCES: Readonly<Record<string, string>> = {
+  "git": "commit",
+  "working-tree": "not yet committed",
+  "dream-backup": "before a dream",
+  "extract-backup": "before an extraction",
+  "doctor-backup": "before doctor --fix",
+  "delete-backup": "deleted",
+  "restore-backup": "before a restore"
+}
+
+const historyEntry = (app: App, memory: MemoryRead, entry: HistoryEntry, target: HTMLElement): HTMLElement => {
+  const status = h("div")
+  return h(
+    "details",
+    { class: "history-entry", "data-testid": "history-entry" },
+    h(
+      "summary",
+      {},
+      h("span", { class: "muted" }, new Date(entry.at).toLocaleString()),
+      ` ${SOURCES[entry.source] ?? entry.source}: `,
+      entry.summary,
+      entry.author === undefined ? null : h("span", { class: "muted" }, ` (${entry.author})`)
+    ),
+    entry.truncated ? h("p", { class: "muted" }, "Long texts are cut here.") : null,
+    sideBySide(entry.before ?? "", entry.after ?? "", [
+      entry.before === undefined ? "(did not exist)" : "before",
+      entry.after === undefined ? "(removed)" : entry.afterIs === "exact" ? "after" : "after (the next version known)"
+    ]),
+    entry.restorable && !app.state.readOnly ?
+      h("button", {
+        type: "button",
+        "data-testid": "history-restore",
+        onclick: () =>
+          void post<{ path: string; restored: boolean }>("/api/history/restore", {
+            path: memory.path,
+            id: entry.id,
+            ifVersion: memory.version
+          }).then(
+            (restored) => {
+              app.invalidate()
+              app.toast(restored.restored ? `Restored that version of ${restored.path}` : "It already is that version")
+              void memoryView(app, target, restored.path, false)
+            },
+            (error: unknown) => status.replaceChildren(errorBox(error))
+          )
+      }, `Put back the version ${entry.restores === "after" ? "after" : "before"} this change`) :
+      null,
+    status
+  )
+}
+
+const historySection = (app: App, memory: MemoryRead, target: HTMLElement): HTMLElement => {
+  const list = h("div", { class: "history" })
+  const section = h(
+    "section",
+    { class: "panel", "data-testid": "history" },
+    h(
+      "h3",
+      {},
+      "History ",
+      h("button", {
+        type: "button",
+        "data-testid": "show-history",
+        onclick: () =>
+          void load(list, async () => {
+            const history = await get<MemoryHistory>("/api/history", { path: memory.path })
+            return history.entries.length === 0 ?
+              h("p", { class: "muted" }, "No earlier version is known (no commit, no backup).") :
+              [
+                history.entries.map((entry) => historyEntry(app, memory, entry, target)),
+                history.more ? h("p", { class: "muted" }, "Older entries are not shown.") : null
+              ]
+          })
+      }, "Show")
+    ),
+    list
+  )
+  return section
 }
 
 /** A memory's page into `target`; `editing` opens the editor on the current version. */
@@ -280,6 +365,7 @@ export const memoryView = (app: App, target: HTMLElement, path: string, editing:
         { class: "columns" },
         h("div", { class: "body", "data-testid": "memory-body" }, renderMarkdown(memory.body, resolve)),
         h("aside", {}, facts, links)
-      )
+      ),
+      editing ? null : historySection(app, memory, target)
     )
   })

@@ -121,3 +121,101 @@ export interface RecallView {
     readonly summary: string
   } | null
 }
+
+export interface HistoryEntry {
+  readonly id: string
+  readonly at: string
+  readonly source: string
+  readonly summary: string
+  readonly before?: string
+  readonly after?: string
+  readonly afterIs: "exact" | "next-known"
+  readonly truncated: boolean
+  readonly restorable: boolean
+  readonly restores?: "before" | "after"
+  readonly author?: string
+  readonly backup?: string
+}
+
+export interface MemoryHistory {
+  readonly path: string
+  readonly entries: ReadonlyArray<HistoryEntry>
+  readonly more: boolean
+}
+
+export interface DreamSummary {
+  readonly at: string
+  readonly finishedAt?: string
+  readonly ok: boolean
+  readonly merged: ReadonlyArray<string>
+  readonly fixed: ReadonlyArray<string>
+  readonly pruned: ReadonlyArray<string>
+  readonly created: ReadonlyArray<string>
+  readonly indexRemoved: ReadonlyArray<{ readonly line: string; readonly reason: string }>
+  readonly summary: string
+  readonly model?: string
+  readonly backupDir: string
+  readonly commit?: string
+  readonly error?: string
+}
+
+export interface Activity {
+  readonly injections: ReadonlyArray<{
+    readonly at: string
+    readonly session: string
+    readonly event: string
+    readonly prompt?: string
+    readonly memories: ReadonlyArray<string>
+  }>
+  readonly extractions: ReadonlyArray<{
+    readonly at: string
+    readonly ok: boolean
+    readonly saved: ReadonlyArray<string>
+    readonly deleted: ReadonlyArray<string>
+    readonly session?: string
+    readonly messagesRead?: number
+    readonly refused?: number
+    readonly from: string
+    readonly note?: string
+    readonly error?: string
+  }>
+  readonly backgroundFailures: ReadonlyArray<{
+    readonly at: string
+    readonly kind: string
+    readonly state: string
+    readonly session: string
+    readonly error: string
+    readonly fix?: string
+  }>
+  readonly unreadable: ReadonlyArray<string>
+}
+
+export interface Finding {
+  readonly id: string
+  readonly severity: "error" | "warning" | "info"
+  readonly code: string
+  readonly where?: string
+  readonly path?: string
+  readonly message: string
+  readonly fix?: { readonly id: string; readonly description: string; readonly safe: boolean }
+}
+
+export interface Health {
+  readonly findings: ReadonlyArray<Finding>
+  readonly summary: {
+    readonly errors: number
+    readonly warnings: number
+    readonly infos: number
+    readonly fixable: number
+  }
+  readonly team?: {
+    readonly enabled: boolean
+    readonly synced: boolean
+    readonly ahead: number
+    readonly behind: number
+    readonly pending: ReadonlyArray<string>
+    readonly conflicts: ReadonlyArray<string>
+    readonly lastSync?: string
+    readonly head?: string
+  }
+}
