@@ -139,27 +139,27 @@ export const memdirTuned = (
   name = "memdir (knobs per fold)"
 ): System => ({
   name,
-  description: "the offline selector, minEvidence / relativeToTop / clearEvidence chosen on the other directories",
-  settings: grid<number>([[0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.2], [0.5, 0.6, 0.7, 0.8, 0.9, 1], [0.9, 1.2, 1.6, 2, 99]]).map(
-    (
-      [minEvidence, relativeToTop, clearEvidence]
-    ) => {
+  description: "the offline selector, minEvidence / relativeToTop / the body-only bar chosen on the other directories",
+  settings: grid<number>([[0.3, 0.4, 0.5, 0.6], [0.7, 0.8, 0.9, 1], [0, 0.8, 1, 1.2], [0.1, 0.2], [0.4, 0.5, 0.6, 0.7]])
+    .map(([minEvidence, relativeToTop, bodyOnlyEvidence, headerEvidence, bodyOnlyCoverage]) => {
       const options = {
         ...base,
         minEvidence: minEvidence!,
         relativeToTop: relativeToTop!,
-        clearEvidence: clearEvidence!
+        bodyOnlyEvidence: bodyOnlyEvidence!,
+        headerEvidence: headerEvidence!,
+        bodyOnlyCoverage: bodyOnlyCoverage!
       }
       return {
-        label: `minEvidence ${minEvidence} relativeToTop ${relativeToTop} clearEvidence ${clearEvidence}`,
+        label: `minEvidence ${minEvidence} relativeToTop ${relativeToTop} body-only ${bodyOnlyEvidence} under ` +
+          `${headerEvidence} unless ${bodyOnlyCoverage}`,
         select: (directory: LabelledDirectory, query: string) =>
           selectRelevantMemories(
             { query, candidates: directory.candidates, bodies: bodiesOf(directory, body) },
             options
           )
       }
-    }
-  )
+    })
 })
 
 /** memdir's offline selector with its body weight and length normalisation chosen per fold too. */

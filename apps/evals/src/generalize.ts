@@ -1,10 +1,12 @@
 /**
- * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--json FILE] [--misses]`: the offline selector
+ * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses]`: the offline selector
  * leave-one-directory-out on labelled real memory directories, beside the BM25+ baseline (Generalization.ts).
  *
  * The directories are read where they are (`--corpus`, default `../shared/corpora/memories` beside the checkout:
  * real directories from public repositories, which stay outside the project); a directory that keeps its memories
- * under `.claude/memory/` is read from there. Labels default to `evals/selector-real/labels.json`.
+ * under `.claude/memory/` is read from there. Labels default to `evals/selector-real/labels.json`. `--written` adds the
+ * ten directories written for the selector's test (`packages/core/test/fixtures/selector-set`), so the folds run over
+ * all 22 directories, as the shipped defaults were chosen.
  */
 import { NodeServices } from "@effect/platform-node"
 import { parseMemoryFile } from "@memdir/core/Frontmatter"
@@ -42,13 +44,25 @@ const labelFiles = option("--labels").length > 0 ?
   option("--labels") :
   [path.join(repoRoot, "evals/selector-real/labels.json")]
 
-const queries: ReadonlyArray<LabelledQuery> = labelFiles.flatMap((file) =>
-  (JSON.parse(fs.readFileSync(file, "utf8")) as { queries: Array<LabelledQuery> }).queries
+/** `--written`: the set written for the selector's test (ten directories, in the repository) joins the run. */
+const writtenSet = path.join(repoRoot, "packages/core/test/fixtures/selector-set")
+const sets: ReadonlyArray<{ readonly corpus: string; readonly file: string }> = [
+  ...labelFiles.map((file) => ({ corpus, file })),
+  ...(argv.includes("--written") ? [{ corpus: writtenSet, file: path.join(writtenSet, "labels.json") }] : [])
+]
+
+const corpusOf = new Map<string, string>()
+const queries: ReadonlyArray<LabelledQuery> = sets.flatMap(({ corpus, file }) =>
+  (JSON.parse(fs.readFileSync(file, "utf8")) as { queries: Array<LabelledQuery> }).queries.map((query) => {
+    corpusOf.set(query.dir, corpus)
+    return query
+  })
 )
 
 const memoryDirOf = (dir: string): string => {
-  const nested = path.join(corpus, dir, ".claude", "memory")
-  return fs.existsSync(nested) ? nested : path.join(corpus, dir)
+  const root = corpusOf.get(dir) ?? corpus
+  const nested = path.join(root, dir, ".claude", "memory")
+  return fs.existsSync(nested) ? nested : path.join(root, dir)
 }
 
 const loadDirectory = (dir: string) =>

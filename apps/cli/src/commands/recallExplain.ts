@@ -18,6 +18,8 @@ const shortWhy = (c: CandidateExplanation, explanation: SelectionExplanation): s
       return `cut: below the floor ${explanation.minEvidence.toFixed(2)}`
     case "below-relative-cut":
       return `cut: below the relative cut ${explanation.relativeCut.toFixed(2)}`
+    case "body-only":
+      return `cut: body only, below ${explanation.bodyOnlyEvidence.toFixed(2)}`
     case "near-duplicate":
       return `cut: near-duplicate of ${c.duplicateOf ?? "a kept memory"}`
     case "over-limit":

@@ -180,6 +180,8 @@ export interface Postings {
   readonly docs: Array<number>
   /** Field-weighted, length-normalised term frequency in each of those candidates. */
   readonly weighted: Array<number>
+  /** The part of `weighted` from the header's fields (name, description, path, type): the body's left out. */
+  readonly header: Array<number>
 }
 
 export interface CandidateIndex {
@@ -204,19 +206,23 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
       const { b, maxLengthRatio, weight } = fieldWeights[f]!
       const slot = slots[f]!
       const norm = 1 - b + b * Math.min(memory.lengths[slot]! / averages[f]!, maxLengthRatio ?? Infinity)
+      const inHeader = FIELDS[slot] !== "body"
       memory.fields[slot]!.forEach((tf, term) => {
         const value = (weight * tf) / norm
         const list = postings.get(term)
         if (list === undefined) {
-          postings.set(term, { docs: [doc], weighted: [value] })
+          postings.set(term, { docs: [doc], weighted: [value], header: [inHeader ? value : 0] })
           return
         }
         // A term of several fields: their weighted frequencies summed in field order (this doc is the last one).
         const last = list.docs.length - 1
-        if (list.docs[last] === doc) list.weighted[last] += value
-        else {
+        if (list.docs[last] === doc) {
+          list.weighted[last] += value
+          if (inHeader) list.header[last] += value
+        } else {
           list.docs.push(doc)
           list.weighted.push(value)
+          list.header.push(inHeader ? value : 0)
         }
       })
     }
