@@ -8,7 +8,7 @@ import type Anthropic from "@anthropic-ai/sdk"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as BackgroundRuns from "@memdir/core/BackgroundRuns"
-import { ModelError } from "@memdir/core/Errors"
+import { LockTimeoutError, ModelError } from "@memdir/core/Errors"
 import { extract } from "@memdir/core/Extract"
 import { decodeSessionId, layer as hookSessionStateLayer } from "@memdir/core/HookSessionState"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
@@ -123,6 +123,14 @@ describe("recentActivity", () => {
             failure: BackgroundRuns.failureOf(refused)
           }))
 
+        // a job whose extraction had nothing new, then failed in the dream (its lock)
+
+        yield* Effect.ignore(BackgroundRuns.track({ memoryDir, session: "s-3" }, (notes) =>
+          Effect.andThen(
+            notes.extraction({ status: "up-to-date", runs: 1, messagesRead: 0, written: 0, refused: 0 }),
+            Effect.fail(new LockTimeoutError({ path: `${memoryDir}/.consolidate-lock`, waitedMs: 2_000 }))
+          )))
+
         const activity = yield* recentActivity({ memoryDir }, { limit: 10 })
         assert.deepStrictEqual(
           activity.injections.map((i) => [i.session, i.event, i.prompt, i.memories]),
@@ -137,8 +145,10 @@ describe("recentActivity", () => {
         ])
         assert.isAbove(activity.extractions[1]!.messagesRead!, 0)
         assert.deepStrictEqual(activity.backgroundFailures.map((f) => [f.kind, f.state, f.session, f.fix]), [
+          ["dream", "failed", "s-3", "another memdir held a lock; the next run retries"],
           ["extraction", "failed", "s-2", "the API key was refused: check ANTHROPIC_API_KEY"]
         ])
+        assert.match(activity.backgroundFailures[0]!.error, /^LockTimeoutError: timed out after 2000 ms/)
         assert.deepStrictEqual(activity.unreadable, [])
 
         // the limit holds for every list; a corrupt record is named, never a failure

@@ -250,9 +250,11 @@ export const failuresOf = (
   runs.flatMap((run, i) => {
     if (run.state !== "failed" && run.state !== "died") return []
     const failure = run.failure ?? run.extraction?.failure
+    // the job extracts, then runs the dream: a failure after a finished extraction is the dream's (its gates,
+    // its lock, its run)
     const kind = run.extraction?.failure !== undefined ?
       "extraction" :
-      run.dream?.status === "failed" || (run.dream?.ran === true && run.failure !== undefined) ?
+      run.dream !== undefined || run.extraction !== undefined ?
       "dream" :
       "background job"
     const error = failure !== undefined ?

@@ -268,7 +268,15 @@ const gitEntries = (memoryDir: string, key: string, current: string | undefined,
     const gitDir = place.options.gitDir
     if (gitDir !== undefined && !(yield* fs.exists(gitDir).pipe(Effect.orElseSucceed(() => false)))) return []
     const log = yield* git.run(
-      ["log", `-n${max}`, "-z", "--format=%H%x1f%P%x1f%aI%x1f%an%x1f%s", "--", `./${place.path}`],
+      [
+        "log",
+        "--no-show-signature",
+        `-n${max}`,
+        "-z",
+        "--format=%H%x1f%P%x1f%aI%x1f%an%x1f%s",
+        "--",
+        `./${place.path}`
+      ],
       place.options
     )
     // not a repository (128), no commit yet: nothing to show
