@@ -155,6 +155,24 @@ export const readBackup = Effect.fn("Backups.read")(function*(memoryDir: string,
 })
 
 /**
+ * The texts of many backups (relative to the memory directory) in one batch, read like `readBackup`; a backup that
+ * cannot be read (gone since it was listed, too large, a link out) is left out of the map.
+ */
+export const readBackups = Effect.fn("Backups.readMany")(function*(memoryDir: string, files: ReadonlyArray<string>) {
+  const fs = yield* MemoryFs
+  const root = yield* realRootOf(fs, memoryDir)
+  const read = yield* fs.readFileMany(files.map((file) => NodePath.join(root, ...file.split("/"))), {
+    maxBytes: BACKUP_READ_MAX_BYTES,
+    within: root
+  })
+  const texts = new Map<string, string>()
+  read.forEach((result, i) => {
+    if (!("_tag" in result)) texts.set(files[i]!, result.text)
+  })
+  return texts
+})
+
+/**
  * Keeps `text` as the previous version of `key` under `.deleted/<stamp>/` (a delete) or `.replaced/<stamp>/` (a
  * restore), written atomically inside the memory directory; answers the backup's path relative to it.
  */

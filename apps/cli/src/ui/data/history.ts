@@ -424,39 +424,56 @@ const dreamSummary = (key: string, report: ReportFields | undefined): string => 
   return "replaced by a dream"
 }
 
+/** The reports of many dreams (`<runDir>/report.json`) in one batch: each run's fields, or none when unreadable. */
+const readReports = (memoryDir: string, runDirs: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const fs = yield* MemoryFs
+    const root = yield* fs.realPathOfDeepestExisting(NodePath.resolve(memoryDir))
+    const read = yield* fs.readFileMany(runDirs.map((dir) => NodePath.join(root, ...dir.split("/"), "report.json")), {
+      maxBytes: REPORT_MAX_BYTES,
+      within: root
+    })
+    const reports = new Map<string, ReportFields>()
+    read.forEach((result, i) => {
+      const report = "_tag" in result ? Option.none() : decodeReport(result.text)
+      if (Option.isSome(report)) reports.set(runDirs[i]!, report.value)
+    })
+    return reports
+  }).pipe(Effect.orElseSucceed(() => new Map<string, ReportFields>()))
+
+const SUMMARIES: Readonly<Record<Exclude<Backups.BackupSource, "dream-backup">, string>> = {
+  "extract-backup": "replaced by extraction (a background agent saving what a session taught)",
+  "doctor-backup": "MEMORY.md before `memdir doctor --fix` repaired it",
+  "delete-backup": "deleted (kept so it can be restored)",
+  "restore-backup": "replaced by a restore of an older version"
+}
+
 const backupEntries = (memoryDir: string, key: string) =>
   Effect.gen(function*() {
     const backups = yield* Backups.listBackups(memoryDir, key)
-    const entries: Array<FullEntry> = []
-    for (const backup of backups.slice(0, HISTORY_MAX_ENTRIES + 1)) {
-      const text = yield* Backups.readBackup(memoryDir, backup.file).pipe(
-        Effect.map((t): string | undefined => t),
-        Effect.catchTag("MemoryIoError", () => Effect.succeed(undefined))
-      )
-      if (text === undefined) continue
-      const report = backup.source === "dream-backup" ? yield* readReport(memoryDir, backup.runDir) : undefined
-      const summary = backup.source === "dream-backup"
-        ? dreamSummary(key, report?._tag === "report" ? report.report : undefined)
-        : backup.source === "extract-backup"
-        ? "replaced by extraction (a background agent saving what a session taught)"
-        : backup.source === "doctor-backup"
-        ? "MEMORY.md before `memdir doctor --fix` repaired it"
-        : backup.source === "delete-backup"
-        ? "deleted (kept so it can be restored)"
-        : "replaced by a restore of an older version"
-      entries.push({
+    const shown = backups.slice(0, HISTORY_MAX_ENTRIES + 1)
+    // two batches, whatever the number of backups: their texts, and the reports of the dreams that kept them
+    const texts = yield* Backups.readBackups(memoryDir, shown.map((b) => b.file))
+    const dreamRuns = [...new Set(shown.filter((b) => b.source === "dream-backup").map((b) => b.runDir))]
+    const reports = dreamRuns.length === 0 ? new Map<string, ReportFields>() : yield* readReports(memoryDir, dreamRuns)
+    const entries = shown.flatMap((backup): Array<FullEntry> => {
+      const text = texts.get(backup.file)
+      if (text === undefined) return []
+      return [{
         id: `backup:${backup.file}`,
         at: backup.at,
         source: backup.source,
-        summary,
+        summary: backup.source === "dream-backup" ?
+          dreamSummary(key, reports.get(backup.runDir)) :
+          SUMMARIES[backup.source],
         before: text,
         after: undefined,
         afterIs: "next-known",
         restores: isIndexKey(key) ? undefined : "before",
         ...(backup.session === undefined ? {} : { author: `session ${backup.session}` }),
         backup: backup.file
-      })
-    }
+      }]
+    })
     return { entries, more: backups.length > HISTORY_MAX_ENTRIES }
   })
 
