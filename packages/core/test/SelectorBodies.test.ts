@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { analyzeBody } from "../src/internal/text/selectorIndex.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import { MANIFEST_MAX_LINES, manifestCandidates } from "../src/ModelSelector.js"
-import { collapseFamilies, familyOf, selectRelevantMemories } from "../src/Selector.js"
+import { collapseFamilies, explainSelection, familyOf, selectRelevantMemories } from "../src/Selector.js"
 
 const header = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader => ({
   path,
@@ -38,6 +38,46 @@ describe("whole bodies", () => {
     assert.deepStrictEqual(selectRelevantMemories({ query, candidates }), [])
     const bodies = new Map([["project_rendering.md", analyzeBody(longBody)]])
     assert.deepStrictEqual(selectRelevantMemories({ query, candidates, bodies }), ["project_rendering.md"])
+  })
+})
+
+describe("evidence in a body alone", () => {
+  const plan = "The bot logs in, walks to spawn and checks the chunk count.\n" +
+    "It runs on Netty like the server, one Netty event loop per connection.\n" +
+    "Netty decodes each packet before the bot sees it.\n"
+  const candidates = [
+    header("rd-bot-plan.md", "Bot plan", "Plan for the test bot that joins the server", plan),
+    header("project_deploy.md", "Deploy", "How releases are shipped", "Tag, build, upload.")
+  ]
+  const bodies = new Map([["rd-bot-plan.md", analyzeBody(plan)]])
+
+  it("a few words shared only with a body do not surface the memory for an unrelated request", () => {
+    const request = {
+      query: "In the Netty framework, what's the difference between the boss and worker EventLoopGroup?",
+      candidates,
+      bodies
+    }
+    assert.deepStrictEqual(selectRelevantMemories(request), [])
+    // it clears the evidence floor (0.40) and is the best match: only the body-only bar cuts it
+    const cut = explainSelection(request).considered[0]!
+    assert.isAbove(cut.score, 0.4)
+    assert.strictEqual(cut.path, "rd-bot-plan.md")
+    assert.strictEqual(cut.verdict, "body-only")
+    assert.strictEqual(cut.headerScore, 0)
+    assert.match(cut.reason, /evidence found in the body needs 1\.00/)
+  })
+
+  it("the same body found by its header's words, or by most of the request, is kept", () => {
+    assert.deepStrictEqual(
+      selectRelevantMemories({ query: "what does the test bot do on the server?", candidates, bodies }),
+      [
+        "rd-bot-plan.md"
+      ]
+    )
+    assert.deepStrictEqual(
+      selectRelevantMemories({ query: "netty event loop thread per connection", candidates, bodies }),
+      ["rd-bot-plan.md"]
+    )
   })
 })
 
