@@ -72,7 +72,7 @@ const tempDir = Effect.gen(function*() {
 })
 
 describe("recentActivity", () => {
-  it.live("nothing recorded yet: three empty lists", () =>
+  it.live("nothing recorded yet: three empty lists; a record directory that cannot be listed is named", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       assert.deepStrictEqual(yield* recentActivity({ memoryDir: `${dir}/memory` }), {
@@ -81,6 +81,12 @@ describe("recentActivity", () => {
         backgroundFailures: [],
         unreadable: []
       })
+      NodeFs.mkdirSync(`${dir}/memory`, { recursive: true })
+      NodeFs.writeFileSync(`${dir}/memory/.sessions`, "not a directory")
+      const odd = yield* recentActivity({ memoryDir: `${dir}/memory` })
+      assert.deepStrictEqual(odd.injections, [])
+      assert.lengthOf(odd.unreadable, 1)
+      assert.match(odd.unreadable[0]!, /^\.sessions\/: /)
     }).pipe(Effect.provide(services([]))))
 
   it.live(

@@ -206,6 +206,10 @@ describe("memoryHistory and restore: private memory", () => {
             NodeFs.readdirSync(`${root.memoryDir}/.replaced`).length > 0
         )
 
+        // a state directory that is not one (a file named .dream) hides nothing else
+        NodeFs.writeFileSync(`${root.memoryDir}/.dream`, "not a directory")
+        assert.lengthOf((yield* memoryHistory(root, "feedback_testing.md")).entries, 1)
+
         // nothing kept, no git: an empty history
         assert.deepStrictEqual((yield* memoryHistory(root, "feedback_never.md")).entries, [])
       }).pipe(Effect.provide(services())),

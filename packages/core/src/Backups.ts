@@ -18,7 +18,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
 import { DREAM_BACKUP_DIR } from "./dream/snapshot.js"
-import { isMissingFile, MemoryIoError, type PathTraversalError } from "./Errors.js"
+import { MemoryIoError, type PathTraversalError } from "./Errors.js"
 import { makeRunTrace } from "./internal/runs/trace.js"
 import { MemoryFs, type MemoryFsError } from "./MemoryFs.js"
 
@@ -78,12 +78,14 @@ const io = (op: string) => (error: MemoryFsError) =>
 const realRootOf = (fs: MemoryFs["Service"], memoryDir: string) =>
   fs.realPathOfDeepestExisting(NodePath.resolve(memoryDir)).pipe(Effect.mapError(io("resolve the memory directory")))
 
-/** The names of the directories in `dir` (nothing there: none); links and files are left out. */
+/**
+ * The names of the directories in `dir`; links and files are left out. Nothing there, or a directory that cannot be
+ * listed (its permissions): none, so one program's unreadable state hides only its own backups.
+ */
 const subdirectories = (fs: MemoryFs["Service"], dir: string) =>
   fs.readDirectory(dir).pipe(
     Effect.map((entries) => entries.filter((e) => e.kind === "Directory").map((e) => e.name)),
-    Effect.catchIf(isMissingFile, () => Effect.succeed<ReadonlyArray<string>>([])),
-    Effect.mapError(io("list backups"))
+    Effect.orElseSucceed((): ReadonlyArray<string> => [])
   )
 
 interface Run {

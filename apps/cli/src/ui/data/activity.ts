@@ -128,7 +128,15 @@ const injectionsOf = (memoryDir: string, limit: number) =>
         [] :
         [`${unreadable} session record${unreadable === 1 ? "" : "s"} in ${HookSessionState.SESSIONS_DIR}/`]
     }
-  }).pipe(Effect.provide(HookSessionState.layer))
+  }).pipe(
+    // `.sessions/` that cannot be listed (its permissions): said, and the rest of the view is still shown
+    Effect.catchTag("MemoryIoError", (error) =>
+      Effect.succeed({
+        injections: [] as Array<InjectionView>,
+        unreadable: [`${HookSessionState.SESSIONS_DIR}/: ${error.message}`]
+      })),
+    Effect.provide(HookSessionState.layer)
+  )
 
 // ---------------------------------------------------------------------------------------------------------------
 // Extractions
