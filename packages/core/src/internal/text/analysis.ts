@@ -103,12 +103,55 @@ export const PHRASES: ReadonlyArray<readonly [string, string, string]> = [
   ["feature", "flags", "featureflag"]
 ]
 
-/** Request words that carry little topical signal in a coding session (as English terms): they count only weakly. */
+/**
+ * Request words that carry little topical signal in a coding session ("fix", "add", "file", "today"), in every
+ * language the selector reads: they count only weakly. The same list in each language (Korean, Chinese and Japanese
+ * as the words a request uses), as the terms the analysis makes of them.
+ */
+const WEAK_WORDS: Readonly<Record<Language | "zh" | "ja", string>> = {
+  en: `fix add make use change update create new get set work code file run write check look try show explain help
+  tell see go keep put find start take give know think good right today day week first last next old call stuff`,
+  de: `beheben reparieren fixen hinzufügen machen benutzen verwenden nutzen ändern aktualisieren erstellen anlegen neu
+  neue neuen bekommen holen setzen funktionieren funktioniert arbeiten code datei dateien ausführen laufen schreiben
+  prüfen überprüfen schauen ansehen versuchen zeigen erklären helfen hilfe sagen sehen gehen behalten finden starten
+  nehmen geben wissen denken gut richtig heute tag woche erste letzte nächste alt aufrufen`,
+  es: `arreglar arregla arréglalo corregir añadir agregar hacer usar utilizar cambiar actualizar crear nuevo nueva
+  obtener poner funcionar funciona trabajar código archivo archivos ejecutar correr escribir revisar comprobar mirar
+  ver intentar mostrar explicar ayudar ayuda decir ir mantener encontrar empezar tomar dar saber pensar bueno bien
+  hoy día semana primero último siguiente viejo llamar`,
+  fr: `corriger réparer ajouter faire utiliser changer modifier mettre créer nouveau nouvelle obtenir fonctionner
+  marcher travailler code fichier fichiers exécuter lancer écrire vérifier regarder essayer montrer expliquer aider
+  aide dire voir aller garder trouver commencer prendre donner savoir penser bon bien jour semaine premier dernier
+  prochain vieux appeler`,
+  pt: `corrigir consertar adicionar fazer usar utilizar mudar alterar atualizar criar novo nova obter colocar
+  funcionar funciona trabalhar código arquivo arquivos executar rodar escrever verificar olhar ver tentar mostrar
+  explicar ajudar ajuda dizer ir manter encontrar começar pegar dar saber pensar bom bem hoje dia semana primeiro
+  último próximo velho chamar`,
+  it: `correggere sistemare aggiungere fare usare utilizzare cambiare modificare aggiornare creare nuovo nuova ottenere
+  mettere funzionare funziona lavorare codice file eseguire scrivere controllare verificare guardare vedere provare
+  mostrare spiegare aiutare aiuto dire andare tenere trovare iniziare prendere dare sapere pensare buono bene oggi
+  giorno settimana primo ultimo prossimo vecchio chiamare`,
+  nl: `repareren oplossen fixen toevoegen maken gebruiken veranderen wijzigen bijwerken aanmaken nieuw nieuwe krijgen
+  zetten werken werkt code bestand bestanden uitvoeren draaien schrijven controleren kijken proberen tonen uitleggen
+  helpen hulp zeggen zien gaan houden vinden starten nemen geven weten denken goed juist vandaag dag week eerste
+  laatste volgende oud aanroepen`,
+  ko:
+    `고치다 고쳐 수정 추가 만들어 만들 사용 변경 업데이트 생성 새 새로 가져와 설정 작동 동작 코드 파일 실행 작성 확인 봐 시도
+  보여 설명 도와 알려 찾아 시작 오늘 처음 마지막 다음 호출`,
+  zh: `修复 修改 添加 增加 做 使用 改 更新 创建 新建 新的 获取 设置 工作 运行 代码 文件 执行 检查 试试 尝试 显示 解释
+  帮助 找到 开始 今天 第一 最后 下一个 调用`,
+  ja: `修正 直す 直し 追加 作る 作成 使う 使用 変更 更新 新しい 新規 取得 設定 動く 動作 コード ファイル 実行 書く 確認
+  見る 試す 試し 表示 説明 探す 開始 始め 今日 最初 最後 呼ぶ`
+}
+
+/** `WEAK_WORDS` as the terms the analysis makes of them, every language together. */
 export const WEAK_TERMS: ReadonlySet<string> = new Set(
-  `fix add make use change update create new get set work code file run write check look try show explain help
-  tell see go keep put find start take give know think good right today day week first last next old call stuff`
-    .split(/\s+/)
-    .map((word) => stemWord("en", word))
+  Object.entries(WEAK_WORDS).flatMap(([language, list]) =>
+    list.trim().split(/\s+/).map((word) => {
+      const normal = normalizeWord(word)
+      return language === "zh" || language === "ja" ? normal : stemWord(language as Language, normal)
+    })
+  )
 )
 
 /** Prefix of every gram term. */
