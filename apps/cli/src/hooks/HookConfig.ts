@@ -62,14 +62,34 @@ const isObject = (value: unknown): value is JsonObject =>
 /** One matcher group of an event: `{matcher?, hooks: [handler…]}` (checked by `parseConfig`). */
 export type HookGroup = JsonObject & { readonly hooks: ReadonlyArray<JsonObject> }
 
-/** The hook group memdir adds for one event. */
-export const memdirGroup = (command: string = DEFAULT_COMMAND, timeout: number = HOOK_TIMEOUT_SECONDS): JsonObject => ({
-  hooks: [{ type: "command", command, timeout }]
+/**
+ * The events whose memdir handler Claude Code runs in the background (`"async": true`, Claude Code 2.1.332's hook
+ * schema: "runs in background without blocking"): Stop and SessionEnd only start memdir's background job and
+ * inject nothing, so the session need not wait for them (docs/hooks.md#what-the-hooks-cost). A headless session
+ * still runs an async SessionEnd to its end after exiting; an async Stop it may cut short at exit, where SessionEnd
+ * starts the same job.
+ */
+export const asyncEventsFor: Record<Agent, ReadonlyArray<string>> = {
+  claude: ["Stop", "SessionEnd"],
+  codex: []
+}
+
+/** The handler memdir adds for one event of an agent. */
+export const memdirHandler = (agent: Agent, event: string, command: string = DEFAULT_COMMAND): JsonObject => ({
+  type: "command",
+  command,
+  timeout: timeoutFor(agent, event),
+  ...(asyncEventsFor[agent].includes(event) ? { async: true } : {})
+})
+
+/** The hook group memdir adds for one event of an agent. */
+export const memdirGroup = (agent: Agent, event: string, command: string = DEFAULT_COMMAND): JsonObject => ({
+  hooks: [memdirHandler(agent, event, command)]
 })
 
 /** The `hooks` object memdir installs for an agent (also the plugin's `hooks/hooks.json`). */
 export const memdirHooks = (agent: Agent, command: string = DEFAULT_COMMAND): JsonObject =>
-  Object.fromEntries(eventsFor[agent].map((event) => [event, [memdirGroup(command, timeoutFor(agent, event))]]))
+  Object.fromEntries(eventsFor[agent].map((event) => [event, [memdirGroup(agent, event, command)]]))
 
 /** Parses a configuration file's text: empty or absent is `{}`; anything but a JSON object is refused. */
 export const parseConfig = (path: string, text: string | undefined): Result.Result<JsonObject, AgentConfigError> => {
@@ -281,11 +301,31 @@ export const install = (
     : installSettings(config, setup)
   const hooks = isObject(config.hooks) ? config.hooks : {}
   const added = eventsFor[agent].filter((event) => !groupsOf(hooks, event).some(hasMemdir))
-  if (added.length === 0) return { config: withSettings.config, events: [], settings: withSettings.settings }
+  // memdir's handlers installed before they ran in the background get `"async": true`, and nothing else changes
+  const madeAsync = asyncEventsFor[agent].filter((event) =>
+    groupsOf(hooks, event).some((group) => group.hooks.some(blocksTheSession))
+  )
+  if (added.length === 0 && madeAsync.length === 0) {
+    return { config: withSettings.config, events: [], settings: withSettings.settings }
+  }
   const next: Record<string, Json> = { ...hooks }
-  for (const event of added) next[event] = [...groupsOf(hooks, event), memdirGroup(command, timeoutFor(agent, event))]
-  return { config: { ...withSettings.config, hooks: next }, events: added, settings: withSettings.settings }
+  for (const event of madeAsync) {
+    next[event] = groupsOf(hooks, event).map((group) =>
+      group.hooks.some(blocksTheSession)
+        ? {
+          ...group,
+          hooks: group.hooks.map((handler) => blocksTheSession(handler) ? { ...handler, async: true } : handler)
+        }
+        : group
+    ) as unknown as Json
+  }
+  for (const event of added) next[event] = [...groupsOf(hooks, event), memdirGroup(agent, event, command)]
+  const events = eventsFor[agent].filter((event) => added.includes(event) || madeAsync.includes(event))
+  return { config: { ...withSettings.config, hooks: next }, events, settings: withSettings.settings }
 }
+
+/** A memdir handler that does not yet run in the background (where memdir's runs there). */
+const blocksTheSession = (handler: JsonObject): boolean => isMemdirCommand(handler.command) && handler.async !== true
 
 /**
  * Pure: the config without memdir's handlers, and without what only they filled; given what install `recorded`
