@@ -6,9 +6,11 @@
 import type Anthropic from "@anthropic-ai/sdk"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
+import * as BackgroundRuns from "@memdir/core/BackgroundRuns"
 import * as Doctor from "@memdir/core/Doctor"
 import { runDream } from "@memdir/core/Dream"
 import * as DreamLock from "@memdir/core/DreamLock"
+import { LockTimeoutError } from "@memdir/core/Errors"
 import { serializeFrontmatter } from "@memdir/core/Frontmatter"
 import { memoryVersion } from "@memdir/core/Memory"
 import * as MemoryIndex from "@memdir/core/MemoryIndex"
@@ -24,7 +26,7 @@ import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { lastDreams, memoryHistory, removeKeepingBackup, restore } from "../src/ui/data/history.js"
+import { dreamState, lastDreams, memoryHistory, removeKeepingBackup, restore } from "../src/ui/data/history.js"
 
 const text = (name: string, description: string, body: string, type: "feedback" | "project" = "project") =>
   serializeFrontmatter({ name, description, type }, body)
@@ -37,11 +39,12 @@ const git = (cwd: string, ...args: Array<string>) =>
   })
 
 const services = (script: Model.ModelScript = []) =>
-  Layer.mergeAll(TeamSync.layer, Scanner.layerNode, DreamLock.layer, Model.layerTest(script)).pipe(
-    Layer.provideMerge(MemoryStore.layerNode.pipe(Layer.provideMerge(MemoryIndex.layer))),
-    Layer.provideMerge(TeamGuard.layer),
-    Layer.provideMerge(NodeServices.layer)
-  )
+  Layer.mergeAll(TeamSync.layer, Scanner.layerNode, DreamLock.layer, BackgroundRuns.layer, Model.layerTest(script))
+    .pipe(
+      Layer.provideMerge(MemoryStore.layerNode.pipe(Layer.provideMerge(MemoryIndex.layer))),
+      Layer.provideMerge(TeamGuard.layer),
+      Layer.provideMerge(NodeServices.layer)
+    )
 
 const tempDir = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
@@ -329,6 +332,31 @@ describe("lastDreams and the dream's backups", () => {
 
         yield* restore(root, "project_release.md", rewritten.id)
         assert.include(read(memoryDir, "project_release.md"), "starts Thursday")
+
+        // whether it dreams: when it last finished, and what the hooks' job said of each attempt
+        assert.deepStrictEqual(yield* dreamState(root), {
+          lastConsolidatedAt: new Date(NodeFs.statSync(`${memoryDir}/${DreamLock.DREAM_LOCK_FILE}`).mtimeMs)
+            .toISOString(),
+          running: false,
+          attempts: []
+        })
+        yield* BackgroundRuns.track({ memoryDir, session: "s-1" }, (notes) =>
+          notes.dream({
+            gates: "closed",
+            ran: false,
+            stoppedBy: "time",
+            reason: "0 h since the last dream (needs 24 h)"
+          }))
+        yield* Effect.ignore(BackgroundRuns.track({ memoryDir, session: "s-2" }, (notes) =>
+          Effect.andThen(
+            notes.extraction({ status: "up-to-date", runs: 1, messagesRead: 0, written: 0, refused: 0 }),
+            Effect.fail(new LockTimeoutError({ path: `${memoryDir}/.consolidate-lock`, waitedMs: 2_000 }))
+          )))
+        const attempts = (yield* dreamState(root)).attempts
+        assert.deepStrictEqual(attempts.map((a) => [a.session, a.ran, a.stoppedBy, a.error?.slice(0, 17)]), [
+          ["s-2", false, undefined, "LockTimeoutError:"],
+          ["s-1", false, "time", undefined]
+        ])
 
         // a report that cannot be read is a failed dream saying so, never a crash
         NodeFs.writeFileSync(NodePath.join(memoryDir, dream.backupDir, "report.json"), "{ not json")

@@ -13,8 +13,10 @@
  * back through the store (containment, team rules, valid frontmatter, its index line, the version check), keeping
  * the version it replaces under `.replaced/` first, so a restore is itself undone from the history.
  */
+import * as BackgroundRuns from "@memdir/core/BackgroundRuns"
 import * as Backups from "@memdir/core/Backups"
 import { DREAM_BACKUP_DIR } from "@memdir/core/Dream"
+import * as DreamLock from "@memdir/core/DreamLock"
 import { InvalidMemoryInputError, MemoryIoError, VersionConflictError } from "@memdir/core/Errors"
 import * as Git from "@memdir/core/Git"
 import { memoryVersion } from "@memdir/core/Memory"
@@ -695,4 +697,78 @@ export const lastDreams = Effect.fn("ui.lastDreams")(function*(root: MemoryRoot,
     )
   }
   return dreams
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// Whether the dream runs
+// ---------------------------------------------------------------------------------------------------------------
+
+export const DreamAttempt = Schema.Struct({
+  /** When the hooks' background job started, ISO 8601. */
+  at: Schema.String,
+  session: Schema.String,
+  /** The gates let it through and it ran (its report is then among `lastDreams`). */
+  ran: Schema.Boolean,
+  status: Schema.optionalKey(Schema.Literals(["completed", "failed"])),
+  /** The gate that stopped it (`time`, `sessions`, `lock`…) and why, when one did. */
+  stoppedBy: Schema.optionalKey(Schema.String),
+  reason: Schema.optionalKey(Schema.String),
+  /** The job failed after its extraction: the dream's own failure (its lock, its model). */
+  error: Schema.optionalKey(Schema.String)
+})
+export type DreamAttempt = typeof DreamAttempt.Type
+
+export const DreamState = Schema.Struct({
+  /** When a dream last finished (the lock's time), ISO 8601; absent: never. */
+  lastConsolidatedAt: Schema.optionalKey(Schema.String),
+  /** A dream holds the lock now (a live process). */
+  running: Schema.Boolean,
+  /** The background job's last dream attempts, newest first: why it did or did not dream. */
+  attempts: Schema.Array(DreamAttempt)
+})
+export type DreamState = typeof DreamState.Type
+
+/**
+ * Whether the dream runs: when it last finished, whether one is running, and what the hooks' background job said
+ * of each of its last attempts (the gate that stopped it, or its outcome). Records that cannot be read: none.
+ */
+export const dreamState = Effect.fn("ui.dreamState")(function*(root: MemoryRoot, options: LastDreamsOptions = {}) {
+  const limit = Math.max(0, Math.min(DREAMS_MAX, Math.floor(options.limit ?? 10)))
+  const lock = yield* Effect.flatMap(DreamLock.DreamLock, (l) => l.inspect(root.memoryDir)).pipe(
+    Effect.map(Option.some),
+    Effect.orElseSucceed(() => Option.none<DreamLock.DreamLockState>()),
+    Effect.provide(DreamLock.layer)
+  )
+  const runs = yield* Effect.flatMap(
+    BackgroundRuns.BackgroundRuns,
+    (r) => r.recent(root.memoryDir, BackgroundRuns.MAX_RUNS)
+  )
+    .pipe(
+      Effect.map((recent) => recent.runs),
+      Effect.orElseSucceed((): ReadonlyArray<BackgroundRuns.BackgroundRun> => []),
+      Effect.provide(BackgroundRuns.layer)
+    )
+  const attempts = runs.flatMap((run): Array<DreamAttempt> => {
+    const note = run.dream
+    const failedAfterExtraction = note === undefined && run.state === "failed" && run.extraction !== undefined &&
+      run.extraction.failure === undefined && run.failure !== undefined
+    if (note === undefined && !failedAfterExtraction) return []
+    return [{
+      at: new Date(run.startedAt ?? run.endedAt ?? 0).toISOString(),
+      session: run.session,
+      ran: note?.ran ?? false,
+      ...(note?.status === undefined ? {} : { status: note.status }),
+      ...(note?.stoppedBy === undefined ? {} : { stoppedBy: note.stoppedBy }),
+      ...(note?.reason === undefined ? {} : { reason: note.reason }),
+      ...(failedAfterExtraction ? { error: `${run.failure!.tag}: ${run.failure!.message}` } : {})
+    }]
+  }).slice(0, limit)
+  const state: DreamState = {
+    ...(Option.isSome(lock) && lock.value.lastConsolidatedAt !== undefined ?
+      { lastConsolidatedAt: new Date(lock.value.lastConsolidatedAt).toISOString() } :
+      {}),
+    running: Option.isSome(lock) && lock.value.status === "held",
+    attempts
+  }
+  return state
 })
