@@ -100,7 +100,7 @@ describe("memdir ui in Chromium", () => {
     assert.include(text, "today")
     assert.include(text, "in index")
     // one [[link]], to Deploy steps
-    assert.strictEqual((await testing.locator("td").nth(5).innerText()).trim(), "1")
+    assert.strictEqual((await testing.locator(".links-cell").innerText()).trim(), "1")
     await page.fill("[data-testid=filter]", "tracker")
     assert.strictEqual(await rows.count(), 1)
     assert.include(await page.innerText("[data-testid=count]"), "1 of 4")

@@ -8,7 +8,10 @@ import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import { common, switchFlag } from "../Common.js"
+import { InterruptNote } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 
 /** How long the server waits for a page once the last one was closed (MEMDIR_UI_IDLE, e.g. `10 seconds`). */
@@ -42,6 +45,9 @@ export const uiCommand = Command.make(
         const [server, assets] = yield* Effect.promise(() =>
           Promise.all([import("../ui/UiServer.js"), import("memdir-ui-assets")])
         )
+        // a change the page sent is written whole or not at all (the store's writes are atomic): say so
+        const note = yield* InterruptNote
+        yield* Ref.set(note, Option.some("the page's server stopped; every change it made is saved"))
         yield* server.serve({
           cwd: args.cwd,
           port: args.port,

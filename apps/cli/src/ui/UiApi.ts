@@ -11,6 +11,7 @@ import { MemoryDisabledError, VersionConflictError } from "@memdir/core/Errors"
 import { parseMemoryFile, serializeFrontmatter } from "@memdir/core/Frontmatter"
 import { type MemoryHeader, memoryVersion } from "@memdir/core/Memory"
 import { sortNewestWrittenFirst, writtenAtOf } from "@memdir/core/MemoryAge"
+import { MemoryFs } from "@memdir/core/MemoryFs"
 import {
   countLines,
   INDEX_FILE,
@@ -21,8 +22,8 @@ import {
   truncateIndex,
   utf8ByteLength
 } from "@memdir/core/MemoryIndex"
-import { linkResolver, resolveLinks } from "@memdir/core/MemoryLinks"
-import { type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
+import { type LinkResolver, linkResolver, linksIn, resolveLinks } from "@memdir/core/MemoryLinks"
+import { MEMORY_READ_MAX_BYTES, type MemoryRoot, MemoryStore } from "@memdir/core/MemoryStore"
 import { Model } from "@memdir/core/Model"
 import * as ModelSelector from "@memdir/core/ModelSelector"
 import * as Operations from "@memdir/core/Operations"
@@ -34,16 +35,63 @@ import { Staleness } from "@memdir/core/Staleness"
 import { TEAM_DIR, type TeamLocation, teamPromptInput } from "@memdir/core/TeamMemory"
 import { validateWriteInput } from "@memdir/core/Write"
 import * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as NodePath from "node:path"
 import { locateTeam } from "../commands/teamMemory.js"
 import * as Activity from "./data/activity.js"
 import * as Health from "./data/health.js"
 import * as History from "./data/history.js"
 
-/** Bytes of a memory read for its `[[links]]` in the browse listing (a memory is at most 250,000). */
-const LINK_READ_BYTES = 64 * 1024
+/**
+ * The `[[link]]` targets of each memory, read once per version of its file: the listing reads only the memories
+ * whose size or mtime changed since the last one (the first listing reads them all, in one synchronous batch of
+ * `MemoryFs.readFileMany`: each opened without following a link, inside the memory directory's real path).
+ */
+const linkTargetCache = new Map<
+  string,
+  { readonly size: number; readonly mtime: number; readonly targets: ReadonlyArray<string> }
+>()
+
+const linkTargetsOf = (memoryDir: string, memories: ReadonlyArray<MemoryHeader>) =>
+  Effect.gen(function*() {
+    const fs = yield* MemoryFs
+    const fresh = (m: MemoryHeader) => {
+      const cached = linkTargetCache.get(m.absolutePath)
+      return cached !== undefined && cached.size === m.size && cached.mtime === m.mtime ? cached.targets : undefined
+    }
+    const stale = memories.filter((m) => fresh(m) === undefined)
+    if (stale.length > 0) {
+      const within = yield* fs.realPathOfDeepestExisting(NodePath.resolve(memoryDir)).pipe(Effect.option)
+      const texts = Option.isNone(within) ? [] : yield* fs.readFileMany(stale.map((m) => m.absolutePath), {
+        maxBytes: MEMORY_READ_MAX_BYTES,
+        within: within.value
+      })
+      stale.forEach((m, i) => {
+        const read = texts[i]
+        const targets = read !== undefined && "text" in read ? linksIn(read.text) : []
+        linkTargetCache.set(m.absolutePath, {
+          size: read !== undefined && "info" in read ? read.info.size : -1,
+          mtime: m.mtime,
+          targets
+        })
+      })
+    }
+    return memories.map((m) => fresh(m) ?? linkTargetCache.get(m.absolutePath)?.targets ?? [])
+  })
+
+/** Link targets resolved to memories (the memory's own path left out), and those that name none. */
+const resolvedLinks = (targets: ReadonlyArray<string>, resolve: LinkResolver, self: string) => {
+  const linked: Array<string> = []
+  const dead: Array<string> = []
+  for (const target of targets) {
+    const path = resolve(target)
+    if (path === undefined) dead.push(target)
+    else if (path !== self && !linked.includes(path)) linked.push(path)
+  }
+  return { linked, dead }
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared steps
@@ -202,7 +250,6 @@ export const browse = (cwd: Option.Option<string>) =>
   Effect.gen(function*() {
     const team = yield* enabledLocation(cwd)
     const root = rootOf(team)
-    const store = yield* MemoryStore
     const scan = yield* (yield* Scanner).scan(root.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
     const memories: ReadonlyArray<MemoryHeader> = sortNewestWrittenFirst(scan.memories)
     const ages = yield* (yield* Staleness).ages(memories.map(writtenAtOf))
@@ -213,18 +260,10 @@ export const browse = (cwd: Option.Option<string>) =>
       }
     }
     const resolve = linkResolver(memories)
-    const bodies = yield* Effect.forEach(
-      memories,
-      (m) =>
-        store.readHead(root, m.path, LINK_READ_BYTES).pipe(
-          Effect.map((stored) => stored.text),
-          Effect.orElseSucceed(() => "")
-        ),
-      { concurrency: 16 }
-    )
+    const targets = yield* linkTargetsOf(root.memoryDir, memories)
     const listed: Array<BrowsedMemory> = memories.map((m, i) => {
       const age = ages[i]!
-      const links = resolveLinks(bodies[i]!, resolve, m.path)
+      const links = resolvedLinks(targets[i]!, resolve, m.path)
       const team = m.path.startsWith(`${TEAM_DIR}/`)
       const at = placed.get(team ? `${TEAM_DIR}/${indexKeyOf(m.path.slice(TEAM_DIR.length + 1))}` : indexKeyOf(m.path))
       return {

@@ -347,6 +347,9 @@ export const serve = (options: UiOptions) =>
         "until Ctrl-C"
     )
     if (options.open) openBrowser(url)
+    // warm the listing (the scan's caches, the links read) while the browser starts: the page's first load is served
+    // from warm caches; a failure here is the page's to show, not this warm-up's
+    void runExit(UiApi.browse(options.cwd))
     yield* Effect.callback<void>((resume) => {
       idleReached = () => resume(Effect.void)
     })

@@ -17,8 +17,8 @@ export interface App {
   readonly go: (hash: string) => void
 }
 
-export const makeApp = (state: UiState, toasts: HTMLElement): App => {
-  let listing: Promise<Listing> | undefined
+export const makeApp = (state: UiState, toasts: HTMLElement, prefetched?: Promise<Listing>): App => {
+  let listing: Promise<Listing> | undefined = prefetched
   return {
     state,
     listing: () => listing ??= get<Listing>("/api/memories"),

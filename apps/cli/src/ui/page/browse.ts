@@ -4,8 +4,11 @@
  * the model sees its index line; filtered and sorted in the page (a listing of thousands is one request).
  */
 import type { App } from "./app.js"
-import { formatBytes, h, memoryHref, mount } from "./dom.js"
+import { formatBytes, h, memoryHref, mount, visible } from "./dom.js"
 import type { BrowsedMemory, Listing } from "./types.js"
+
+/** Rows rendered before the first paint. */
+const FIRST_ROWS = 60
 
 type SortKey = "newest" | "oldest" | "name" | "size" | "type" | "links"
 
@@ -50,37 +53,67 @@ const indexBadge = (m: BrowsedMemory): HTMLElement =>
     h("span", { class: "badge warn", title: "its MEMORY.md line is past the caps: the model does not see it" }, "cut") :
     h("span", { class: "badge warn", title: "no MEMORY.md line points at it (memdir doctor --fix adds it)" }, "no line")
 
-const row = (m: BrowsedMemory): HTMLElement =>
+/**
+ * A row of the grid (a grid, not a table: rows off screen are skipped by the browser's layout), made by cloning one
+ * prototype row and setting its texts: thousands of rows are built at the cost of native clones, not of building each
+ * element.
+ */
+const prototypeRow = (): HTMLElement =>
   h(
-    "tr",
-    { "data-path": m.path, "data-testid": "memory-row" },
+    "div",
+    { class: "row", role: "row", "data-testid": "memory-row" },
     h(
-      "td",
-      { class: "name-cell" },
-      h("a", { href: memoryHref(m.path), class: "memory-name" }, m.name),
-      h("div", { class: "muted description" }, m.description),
-      h("div", { class: "path" }, m.path)
+      "div",
+      { class: "cell name-cell", role: "cell" },
+      h("a", { class: "memory-name" }),
+      h("div", { class: "muted description" }),
+      h("div", { class: "path" })
     ),
-    h("td", {}, h("span", { class: `type type-${m.type}` }, m.type)),
-    h("td", {}, m.scope),
-    h(
-      "td",
-      { title: `written ${m.written} (from ${m.writtenFrom})` },
-      m.age,
-      m.stale
-        ? h("span", { class: "badge stale", title: `${m.ageDays} days old: recall adds a caveat` }, "stale")
-        : null
-    ),
-    h("td", {}, m.pinned ? h("span", { class: "badge pin", title: "loaded in full at session start" }, "pinned") : ""),
-    h(
-      "td",
-      { title: [...m.links, ...m.deadLinks.map((d) => `${d} (names no memory)`)].join("\n") },
-      String(m.links.length),
-      m.deadLinks.length > 0 ? h("span", { class: "badge warn" }, `${m.deadLinks.length} dead`) : null
-    ),
-    h("td", { class: "num" }, formatBytes(m.size)),
-    h("td", {}, indexBadge(m))
+    h("div", { class: "cell", role: "cell" }, h("span")),
+    h("div", { class: "cell", role: "cell" }),
+    h("div", { class: "cell", role: "cell" }, h("span")),
+    h("div", { class: "cell", role: "cell" }),
+    h("div", { class: "cell links-cell", role: "cell" }, h("span")),
+    h("div", { class: "cell num", role: "cell" }),
+    h("div", { class: "cell", role: "cell" })
   )
+
+let prototype: HTMLElement | undefined
+
+const row = (m: BrowsedMemory): HTMLElement => {
+  const element = (prototype ??= prototypeRow()).cloneNode(true) as HTMLElement
+  element.setAttribute("data-path", m.path)
+  const [nameCell, typeCell, scopeCell, ageCell, pinCell, linksCell, sizeCell, indexCell] = Array.from(
+    element.children
+  ) as Array<HTMLElement>
+  const [name, description, path] = Array.from(nameCell!.children) as Array<HTMLElement>
+  name!.setAttribute("href", memoryHref(m.path))
+  name!.textContent = visible(m.name)
+  description!.textContent = visible(m.description)
+  path!.textContent = visible(m.path)
+  const type = typeCell!.firstElementChild!
+  type.className = `type type-${m.type}`
+  type.textContent = m.type
+  scopeCell!.textContent = m.scope
+  ageCell!.title = `written ${m.written} (from ${m.writtenFrom})`
+  ageCell!.firstElementChild!.textContent = m.age
+  if (m.stale) {
+    ageCell!.appendChild(
+      h("span", { class: "badge stale", title: `${m.ageDays} days old: recall adds a caveat` }, "stale")
+    )
+  }
+  if (m.pinned) {
+    pinCell!.appendChild(h("span", { class: "badge pin", title: "loaded in full at session start" }, "pinned"))
+  }
+  if (m.links.length + m.deadLinks.length > 0) {
+    linksCell!.title = visible([...m.links, ...m.deadLinks.map((d) => `${d} (names no memory)`)].join("\n"))
+  }
+  linksCell!.firstElementChild!.textContent = String(m.links.length)
+  if (m.deadLinks.length > 0) linksCell!.appendChild(h("span", { class: "badge warn" }, `${m.deadLinks.length} dead`))
+  sizeCell!.textContent = formatBytes(m.size)
+  indexCell!.appendChild(indexBadge(m))
+  return element
+}
 
 const select = (
   label: string,
@@ -108,14 +141,30 @@ const select = (
 /** The browse view into `target`. */
 export const browseView = async (app: App, target: HTMLElement): Promise<void> => {
   const listing: Listing = await app.listing()
-  const tbody = h("tbody")
+  const rows = h("div", { class: "rows", role: "rowgroup" })
   const count = h("span", { class: "muted", "data-testid": "count" })
+  let generation = 0
   const render = () => {
     const shown = listing.memories.filter((m) => matches(m, filters)).sort(compare[filters.sort])
-    const fragment = document.createDocumentFragment()
-    for (const m of shown) fragment.appendChild(row(m))
-    tbody.replaceChildren(fragment)
     count.textContent = `${shown.length} of ${listing.memories.length} memories`
+    // the first screenful now, the rest right after the first paint: the page is there before the last row is
+    const first = document.createDocumentFragment()
+    for (const m of shown.slice(0, FIRST_ROWS)) first.appendChild(row(m))
+    rows.replaceChildren(first)
+    // the page's own timings, for the benchmark (apps/cli/bench/ui.bench.ts): at the frame after the rows went in
+    requestAnimationFrame(() => performance.mark("memdir:first-rows"))
+    const current = ++generation
+    if (shown.length > FIRST_ROWS) {
+      setTimeout(() => {
+        if (current !== generation) return
+        const rest = document.createDocumentFragment()
+        for (const m of shown.slice(FIRST_ROWS)) rest.appendChild(row(m))
+        rows.appendChild(rest)
+        requestAnimationFrame(() => performance.mark("memdir:all-rows"))
+      }, 0)
+    } else {
+      requestAnimationFrame(() => performance.mark("memdir:all-rows"))
+    }
   }
   const types = [...new Set(listing.memories.map((m) => m.type))].sort()
   const stale = listing.memories.filter((m) => m.stale).length
@@ -160,18 +209,16 @@ export const browseView = async (app: App, target: HTMLElement): Promise<void> =
     listing.memories.length === 0 ?
       h("p", { class: "empty" }, "No memories yet. Agents save them as they work; `memdir write` saves one by hand.") :
       h(
-        "table",
-        { class: "memories", "data-testid": "memories" },
+        "div",
+        { class: "memories", role: "table", "data-testid": "memories" },
         h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            ["memory", "type", "scope", "age", "pin", "links", "size", "index"].map((title) => h("th", {}, title))
+          "div",
+          { class: "row head", role: "row" },
+          ["memory", "type", "scope", "age", "pin", "links", "size", "index"].map((title) =>
+            h("div", { class: "cell", role: "columnheader" }, title)
           )
         ),
-        tbody
+        rows
       ),
     listing.problems.length === 0 ? null : h(
       "section",

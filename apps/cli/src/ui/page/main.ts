@@ -13,7 +13,7 @@ import { indexView } from "./indexView.js"
 import { insightViews } from "./insights.js"
 import { memoryView } from "./memory.js"
 import { searchView } from "./search.js"
-import type { UiState } from "./types.js"
+import type { Listing, UiState } from "./types.js"
 
 const TABS: ReadonlyArray<readonly [route: string, label: string]> = [
   ["browse", "Browse"],
@@ -24,6 +24,10 @@ const TABS: ReadonlyArray<readonly [route: string, label: string]> = [
 
 const start = async (): Promise<void> => {
   const root = document.getElementById("app")!
+  // the browse view (the first page) needs the listing: ask for it beside the state
+  const opening = window.location.hash.replace(/^#\/?/, "")
+  const listing = opening === "" || opening.startsWith("browse") ? get<Listing>("/api/memories") : undefined
+  listing?.catch(() => undefined)
   let state: UiState
   try {
     state = await get<UiState>("/api/state")
@@ -32,7 +36,7 @@ const start = async (): Promise<void> => {
     return
   }
   const toasts = h("div", { class: "toasts" })
-  const app = makeApp(state, toasts)
+  const app = makeApp(state, toasts, listing)
   const nav = h("nav", {}, TABS.map(([route, label]) => h("a", { href: `#/${route}`, "data-route": route }, label)))
   const notice = h("div", { class: "notice" })
   const main = h("main", { id: "view" })

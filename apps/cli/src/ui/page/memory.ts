@@ -36,8 +36,23 @@ interface Draft {
   body: string
 }
 
-const draftText = (draft: Draft): string =>
-  `name: ${draft.name}\ndescription: ${draft.description}\ntype: ${draft.type}\n\n${draft.body}`
+const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n(?:\r?\n)?/
+
+/**
+ * The text on disk and the draft, in one shape for the side-by-side diff: the header's fields one per line (the
+ * draft's name, description and type in place of the disk's; `modified:`, which every write stamps, left out) and
+ * then the body.
+ */
+const comparable = (disk: string, draft: Draft): readonly [string, string] => {
+  const match = FRONTMATTER.exec(disk)
+  const head = (match?.[1] ?? "").split(/\r?\n/).filter((line) => line !== "" && !line.startsWith("modified:"))
+  const others = head.filter((line) => !/^(name|description|type):/.test(line))
+  const mine = [`name: ${draft.name}`, `description: ${draft.description}`, `type: ${draft.type}`, ...others]
+  return [
+    `${head.join("\n")}\n\n${match === null ? disk : disk.slice(match[0].length)}`,
+    `${mine.join("\n")}\n\n${draft.body}`
+  ]
+}
 
 const conflictView = (app: App, memory: MemoryRead, draft: Draft, error: ApiError, target: HTMLElement) => {
   const disk = typeof error.fields.content === "string" ? error.fields.content : null
@@ -55,7 +70,7 @@ const conflictView = (app: App, memory: MemoryRead, draft: Draft, error: ApiErro
           "Your text was not saved, and the text on disk was not overwritten. Compare them, then edit the current " +
           "version (your text stays here to copy from)."
       ),
-      sideBySide(disk ?? "", draftText(draft), ["on disk now", "yours (not saved)"]),
+      sideBySide(...comparable(disk ?? "", draft), ["on disk now", "yours (not saved)"]),
       h("h4", {}, "Your text"),
       h("textarea", { class: "mine", rows: 8, "data-testid": "mine", spellcheck: false, value: draft.body }),
       h(
