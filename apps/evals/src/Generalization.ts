@@ -2,19 +2,18 @@
  * How the offline selector generalizes to memory directories it has never seen: labelled requests over real memory
  * directories, scored **leave-one-directory-out** (every setting that is chosen is chosen on the other directories,
  * never on the one being scored), beside a textbook baseline run on the same queries in the same run: BM25+
- * (MiniSearch, a well-kept npm full-text library) over name + description + the whole body, words from
- * `Intl.Segmenter`, one absolute score threshold chosen the same way.
+ * (Bm25Baseline.ts: MiniSearch over name + description + the whole body, words from `Intl.Segmenter`), one absolute
+ * score threshold chosen the same way.
  *
  * A fold picks, for each system, the grid point with the best F1 over the other directories' queries (micro counts:
  * a pick that is neither relevant nor acceptable is a false positive, a missed relevant memory a false negative),
  * then scores the held-out directory with it. Reported per directory, per language and overall: recall, precision,
  * off-topic picks (memories surfaced for a request where nothing should surface).
  */
-import { segmentWords } from "@memdir/core/internal/text/analysis"
 import { analyzeBody, type BodyTerms } from "@memdir/core/internal/text/selectorIndex"
 import type { MemoryHeader } from "@memdir/core/Memory"
 import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
-import MiniSearch from "minisearch"
+import { BM25_THRESHOLDS, type Bm25Index, documentsOf, makeBm25Index, selectWithBm25 } from "./Bm25Baseline.js"
 
 /** One labelled request (the shape of `evals/selector/labels.json`). */
 export interface LabelledQuery {
@@ -197,42 +196,26 @@ export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineO
   }
 }
 
-const tokenize = (text: string): Array<string> => segmentWords(text)
+/** BM25 indexes, one per directory (built once per run). */
+const bm25Indexes = new WeakMap<LabelledDirectory, Bm25Index>()
 
-/** MiniSearch indexes, one per directory (built once per run). */
-const bm25Indexes = new WeakMap<LabelledDirectory, MiniSearch<{ id: string }>>()
-
-const bm25IndexOf = (directory: LabelledDirectory): MiniSearch<{ id: string }> => {
+const bm25IndexOf = (directory: LabelledDirectory): Bm25Index => {
   let index = bm25Indexes.get(directory)
   if (index === undefined) {
-    index = new MiniSearch<{ id: string }>({
-      fields: ["name", "description", "body"],
-      tokenize,
-      processTerm: (term) => term
-    })
-    index.addAll(directory.candidates.map((m) => ({
-      id: m.path,
-      name: m.name,
-      description: m.description,
-      body: directory.bodies.get(m.path) ?? m.bodyHead ?? ""
-    })))
+    index = makeBm25Index(documentsOf(directory.candidates, (m) => directory.bodies.get(m.path)))
     bm25Indexes.set(directory, index)
   }
   return index
 }
 
-/** The textbook baseline: BM25+ over name, description and whole body, the top five above one score threshold. */
+/** The textbook baseline (Bm25Baseline.ts): its score threshold chosen per fold like memdir's knobs. */
 export const bm25Baseline: System = {
   name: "BM25+ baseline",
   description: "MiniSearch BM25+ (name, description, whole body; Intl.Segmenter words), top 5 above a threshold " +
     "chosen on the other directories",
-  settings: [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 25, 30, 36, 43, 52, 62, 75].map((threshold) => ({
+  settings: BM25_THRESHOLDS.map((threshold) => ({
     label: `score >= ${threshold}`,
-    select: (directory: LabelledDirectory, query: string) =>
-      bm25IndexOf(directory).search(query, { combineWith: "OR" })
-        .filter((hit) => hit.score >= threshold)
-        .slice(0, 5)
-        .map((hit) => String(hit.id))
+    select: (directory: LabelledDirectory, query: string) => selectWithBm25(bm25IndexOf(directory), query, threshold)
   }))
 }
 

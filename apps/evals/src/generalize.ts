@@ -9,27 +9,20 @@
  * all 22 directories, as the shipped defaults were chosen.
  */
 import { NodeServices } from "@effect/platform-node"
-import { parseMemoryFile } from "@memdir/core/Frontmatter"
-import { Scanner } from "@memdir/core/Scanner"
 import * as ScannerModule from "@memdir/core/Scanner"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import {
   bm25Baseline,
-  type LabelledDirectory,
-  type LabelledQuery,
   leaveOneDirectoryOut,
   memdirAsShipped,
   memdirFieldsTuned,
   memdirTuned,
   renderReport
 } from "./Generalization.js"
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
+import { loadDirectories, readLabelledSets, REAL_CORPUS, REAL_LABELS, writtenSet } from "./LabelledSets.js"
 
 const argv = process.argv.slice(2)
 const option = (name: string): Array<string> => {
@@ -39,52 +32,18 @@ const option = (name: string): Array<string> => {
   })
   return values
 }
-const corpus = path.resolve(option("--corpus")[0] ?? path.join(repoRoot, "../shared/corpora/memories"))
-const labelFiles = option("--labels").length > 0 ?
-  option("--labels") :
-  [path.join(repoRoot, "evals/selector-real/labels.json")]
+const corpus = path.resolve(option("--corpus")[0] ?? REAL_CORPUS)
+const labelFiles = option("--labels").length > 0 ? option("--labels") : [REAL_LABELS]
 
 /** `--written`: the set written for the selector's test (ten directories, in the repository) joins the run. */
-const writtenSet = path.join(repoRoot, "packages/core/test/fixtures/selector-set")
-const sets: ReadonlyArray<{ readonly corpus: string; readonly file: string }> = [
+const { corpusOf, queries } = readLabelledSets([
   ...labelFiles.map((file) => ({ corpus, file })),
-  ...(argv.includes("--written") ? [{ corpus: writtenSet, file: path.join(writtenSet, "labels.json") }] : [])
-]
-
-const corpusOf = new Map<string, string>()
-const queries: ReadonlyArray<LabelledQuery> = sets.flatMap(({ corpus, file }) =>
-  (JSON.parse(fs.readFileSync(file, "utf8")) as { queries: Array<LabelledQuery> }).queries.map((query) => {
-    corpusOf.set(query.dir, corpus)
-    return query
-  })
-)
-
-const memoryDirOf = (dir: string): string => {
-  const root = corpusOf.get(dir) ?? corpus
-  const nested = path.join(root, dir, ".claude", "memory")
-  return fs.existsSync(nested) ? nested : path.join(root, dir)
-}
-
-const loadDirectory = (dir: string) =>
-  Effect.gen(function*() {
-    const scanner = yield* Scanner
-    const memoryDir = memoryDirOf(dir)
-    const scan = yield* scanner.scan(memoryDir)
-    const candidates = [...scan.memories, ...(scan.headerless ?? [])]
-    const bodies = new Map<string, string>()
-    for (const m of candidates) {
-      const text = fs.readFileSync(m.absolutePath, "utf8")
-      const parsed = parseMemoryFile(text, m.path)
-      bodies.set(m.path, Result.isSuccess(parsed) ? parsed.success.body : text)
-    }
-    const directory: LabelledDirectory = { dir, candidates, bodies }
-    return directory
-  })
+  ...(argv.includes("--written") ? [writtenSet] : [])
+])
 
 const program = Effect.gen(function*() {
   const dirs = [...new Set(queries.map((q) => q.dir))].sort()
-  const directories = new Map<string, LabelledDirectory>()
-  for (const dir of dirs) directories.set(dir, yield* loadDirectory(dir))
+  const directories = yield* loadDirectories(queries, corpusOf, corpus)
   const missing = queries.flatMap((q) =>
     [...q.relevant, ...q.acceptable].filter((p) => !directories.get(q.dir)!.candidates.some((m) => m.path === p))
       .map((p) => `${q.id}: ${p}`)
