@@ -80,7 +80,7 @@ const listCommand = Command.make(
           trials: s.trials,
           needsModel: suiteNeedsModel(s, s.variants.map((v) => v.name)),
           offlineVariants: s.kind === "selector"
-            ? s.variants.filter((v) => v.selector === "offline").map((v) => v.name)
+            ? s.variants.filter((v) => v.selector !== "llm").map((v) => v.name)
             : [],
           cassette: cassette === undefined ?
             null :

@@ -113,8 +113,12 @@ const renderSelection = (selected: ReadonlyArray<string>, inputs: ScenarioInputs
   }${missed.length === 0 ? "" : `<p class="fail"><b>Missed</b>: ${codeList(missed)}</p>`}`
 }
 
-/** An offline selector trial's explanation (SelectorHarness.trialExplanation): why each candidate was kept or cut. */
+/**
+ * A selector trial's explanation (SelectorHarness.trialExplanation, or Bm25Baseline.explainBm25 naming its
+ * `selector`): why each candidate was kept or cut.
+ */
 const renderExplanation = (explain: {
+  readonly selector?: string
   readonly summary?: string
   readonly queryTerms?: ReadonlyArray<string>
   readonly candidates?: ReadonlyArray<
@@ -132,9 +136,9 @@ const renderExplanation = (explain: {
     ...(explain.more !== undefined && explain.more > 0 ? [`${explain.more} more with evidence`] : []),
     ...(explain.unmatched !== undefined && explain.unmatched > 0 ? [`${explain.unmatched} without a shared term`] : [])
   ]
-  return `<details><summary>Why (offline selector): ${h(explain.summary ?? "")}</summary><p>request terms: ${
-    h((explain.queryTerms ?? []).join(", "))
-  }</p>${
+  return `<details><summary>Why (${h(explain.selector ?? "offline selector")}): ${
+    h(explain.summary ?? "")
+  }</summary><p>request terms: ${h((explain.queryTerms ?? []).join(", "))}</p>${
     rows.length === 0 ?
       "" :
       `<table><tr><th>memory</th><th>score</th><th>why</th><th>matched terms (fields)</th></tr>${rows.join("")}</table>`

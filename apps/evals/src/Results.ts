@@ -131,7 +131,12 @@ export const RunVariant = Schema.Struct({
   name: Schema.String,
   description: Schema.optional(Schema.String),
   /** Its text and the default's (runs made before this field have none). */
-  prompt: Schema.optional(VariantPrompt)
+  prompt: Schema.optional(VariantPrompt),
+  /**
+   * A textbook system run beside memdir's for comparison (a selector suite's `bm25`), not memdir: shown in every
+   * table and compared with its stored baseline, but not held to `--min-pass-rate`.
+   */
+  reference: Schema.optional(Schema.Boolean)
 })
 
 export const RunResults = Schema.Struct({

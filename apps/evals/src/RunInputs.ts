@@ -4,8 +4,9 @@
  * comparison) made later from the file alone can show why a trial failed.
  */
 import * as Result from "effect/Result"
+import { BM25_DEFAULT_THRESHOLD, bm25SettingsText } from "./Bm25Baseline.js"
 import type { ScenarioInputs, VariantPrompt } from "./Results.js"
-import { offlineOptionsFor, selectorPrompts } from "./SelectorHarness.js"
+import { bm25ThresholdFor, offlineOptionsFor, selectorPrompts } from "./SelectorHarness.js"
 import type { LoadedSuite, Scorer } from "./Suite.js"
 import { scorerIds, scorersFor } from "./Suite.js"
 import { harnessCatalog, resolveVariant, type SectionSource } from "./Variants.js"
@@ -70,6 +71,14 @@ export const variantPrompts = (suite: LoadedSuite): Readonly<Record<string, Vari
     const defaultPrompt = resolved(source, { builtin: source.section.default })
     const defaultOptions = optionsText(offlineOptionsFor({ name: "default", selector: "offline" }))
     return Object.fromEntries(suite.variants.map((v) => {
+      if (v.selector === "bm25") {
+        return [v.name, {
+          of: "BM25 baseline settings",
+          text: bm25SettingsText(bm25ThresholdFor(v)),
+          defaultName: "the baseline at the threshold pnpm evals:generalize --written chooses",
+          defaultText: bm25SettingsText(BM25_DEFAULT_THRESHOLD)
+        }]
+      }
       if (v.selector === "offline") {
         return [v.name, {
           of: "offline selector options",

@@ -188,7 +188,8 @@ export const runTrials = <R>(options: {
         return {
           name,
           ...(v.description === undefined ? {} : { description: v.description }),
-          ...(prompt === undefined ? {} : { prompt })
+          ...(prompt === undefined ? {} : { prompt }),
+          ...("selector" in v && v.selector === "bm25" ? { reference: true } : {})
         }
       }),
       baseline: baselineOf(suite, options.variants),

@@ -6,6 +6,9 @@
  * - `offline`: core's offline selector (multilingual term evidence with a relevance bar) over the whole bodies' terms
  *   (what recall's `TermCache` gives it), with the variant's knobs;
  *   no key, no network;
+ * - `bm25`: the textbook baseline memdir is measured against (Bm25Baseline.ts: MiniSearch BM25+ over name,
+ *   description and whole body, the best five above the variant's score threshold), on the same candidates;
+ *   no key, no network;
  * - `llm`: core's model selector alone (no offline fallback: a model error is an errored trial, not a silent
  *   offline answer), with the variant's system prompt.
  */
@@ -25,6 +28,14 @@ import * as Effect from "effect/Effect"
 import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import * as NodeFs from "node:fs"
+import {
+  BM25_DEFAULT_THRESHOLD,
+  type Bm25Index,
+  bodyOfMemoryFile,
+  documentsOf,
+  explainBm25,
+  makeBm25Index
+} from "./Bm25Baseline.js"
 import { InvalidSuiteError } from "./Errors.js"
 import type { TrialOutcome, TrialSpec } from "./Runner.js"
 import { makeSandbox } from "./Sandbox.js"
@@ -51,10 +62,17 @@ export const trialExplanation = (explanation: SelectionExplanation) => ({
 })
 
 /** The offline selector's options with a variant's knobs applied. */
-export const offlineOptionsFor = (variant: SelectorVariant): OfflineSelectorOptions => ({
-  ...defaultOfflineOptions,
-  ...Object.fromEntries(Object.entries(variant.options ?? {}).filter(([, value]) => value !== undefined))
-})
+export const offlineOptionsFor = (variant: SelectorVariant): OfflineSelectorOptions => {
+  const { threshold: _bm25Only, ...knobs } = variant.options ?? {}
+  return {
+    ...defaultOfflineOptions,
+    ...Object.fromEntries(Object.entries(knobs).filter(([, value]) => value !== undefined))
+  }
+}
+
+/** The BM25 baseline's score threshold for a variant (default: the one the generalization run chooses). */
+export const bm25ThresholdFor = (variant: SelectorVariant): number =>
+  variant.options?.threshold ?? BM25_DEFAULT_THRESHOLD
 
 /** Whether running these variants needs a model (or a cassette). */
 export const selectorNeedsModel = (variants: ReadonlyArray<SelectorVariant>): boolean =>
@@ -117,6 +135,19 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
     }
     return bodies
   }
+  /** The BM25 baseline's index of a directory's candidates, over their whole bodies (built once, on first use). */
+  const bm25ByDir = new Map<string, Bm25Index>()
+  const bm25In = (dir: string | undefined): Bm25Index => {
+    const key = dir ?? ""
+    let index = bm25ByDir.get(key)
+    if (index === undefined) {
+      index = makeBm25Index(
+        documentsOf(candidatesIn(dir), (m) => bodyOfMemoryFile(NodeFs.readFileSync(m.absolutePath, "utf8"), m.path))
+      )
+      bm25ByDir.set(key, index)
+    }
+    return index
+  }
   const scenarios = new Map(suite.scenarios.map((s) => [s.id, s]))
   const variants = new Map(suite.variants.map((v) => [v.name, v]))
   const systemPrompts = new Map<string, string>()
@@ -146,6 +177,12 @@ export const prepareSelectorSuite = Effect.fn("SelectorHarness.prepare")(functio
         const selected = explanation.selected
         const score = scoreSelection(suite.scorer, "selection", scenario, selected)
         return { scores: [score], output: { selected, explain: trialExplanation(explanation) } }
+      }
+      if (variant.selector === "bm25") {
+        // The request alone, as the generalization run asks it (the baseline knows nothing of recent tools).
+        const { explain, selected } = explainBm25(bm25In(scenario.dir), scenario.query, bm25ThresholdFor(variant))
+        const score = scoreSelection(suite.scorer, "selection", scenario, selected)
+        return { scores: [score], output: { selected, explain } }
       }
       // The model alone, without core's offline fallback: a model error is an errored trial, not an offline answer.
       const model = yield* Model

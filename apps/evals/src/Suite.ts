@@ -306,12 +306,23 @@ export const OfflineSelectorPatch = Schema.Struct({
 })
 export type OfflineSelectorPatch = typeof OfflineSelectorPatch.Type
 
+/** A variant's options: the offline selector's knobs, or the BM25 baseline's `threshold` (Bm25Baseline.ts). */
+export const SelectorVariantOptions = Schema.Struct({
+  ...OfflineSelectorPatch.fields,
+  /** `bm25` only: the score a hit must reach (default: the one `pnpm evals:generalize --written` chooses). */
+  threshold: Schema.optional(NonNegativeNumber)
+})
+export type SelectorVariantOptions = typeof SelectorVariantOptions.Type
+
 export const SelectorVariant = Schema.Struct({
   name: Identifier,
   description: Schema.optional(Schema.String),
-  /** `offline`: BM25F with a relevance bar, no key. `llm`: the model selector (needs a model or a cassette). */
-  selector: Schema.Literals(["offline", "llm"]),
-  options: Schema.optional(OfflineSelectorPatch),
+  /**
+   * `offline`: memdir's offline selector, no key. `bm25`: the textbook BM25+ baseline it is measured against
+   * (Bm25Baseline.ts), no key. `llm`: the model selector (needs a model or a cassette).
+   */
+  selector: Schema.Literals(["offline", "bm25", "llm"]),
+  options: Schema.optional(SelectorVariantOptions),
   /** The LLM selector's prompt: a built-in variant name, or a full text / patch as for prompt sections. */
   prompt: Schema.optional(
     Schema.Union([NonEmptyString, PromptVariant.mapFields(Struct.omit(["name", "description"]))])
@@ -639,8 +650,29 @@ export const checkSuite = (
       if (variant.selector === "offline" && variant.prompt !== undefined) {
         problems.push({ path: ["variants", i, "prompt"], message: "the offline selector has no prompt (use options)" })
       }
+      if (variant.selector === "bm25" && variant.prompt !== undefined) {
+        problems.push({ path: ["variants", i, "prompt"], message: "the BM25 baseline has no prompt (use options)" })
+      }
       if (variant.selector === "llm" && variant.options !== undefined) {
-        problems.push({ path: ["variants", i, "options"], message: "options tune the offline selector only" })
+        problems.push({
+          path: ["variants", i, "options"],
+          message: "options tune the offline selector and the BM25 baseline only"
+        })
+      }
+      if (variant.selector === "offline" && variant.options?.threshold !== undefined) {
+        problems.push({
+          path: ["variants", i, "options", "threshold"],
+          message: "threshold is the BM25 baseline's (selector: bm25); the offline selector's bar is minEvidence"
+        })
+      }
+      if (variant.selector === "bm25") {
+        for (const key of Object.keys(variant.options ?? {})) {
+          if (key === "threshold") continue
+          problems.push({
+            path: ["variants", i, "options", key],
+            message: `${key} tunes the offline selector; the BM25 baseline takes only threshold`
+          })
+        }
       }
       if (variant.prompt !== undefined) {
         const source = catalog["selector"]

@@ -80,6 +80,24 @@ describe("gateFailures", () => {
     assert.include(gateFailures(errored, { minPassRate: 0 }).join("\n"), "errored")
   })
 
+  it("a reference system (the BM25 baseline) is not held to --min-pass-rate, but to its stored baseline", () => {
+    const mark = (run: RunResults): RunResults => ({
+      ...run,
+      variants: run.variants.map((v) => v.name === "bm25" ? { ...v, reference: true } : v)
+    })
+    const run = mark(runOf([...trials("offline", "s", 4, 4), ...trials("bm25", "s", 4, 1)]))
+    assert.deepStrictEqual(gateFailures(run, { minPassRate: 0.5 }), [])
+    // memdir's own variants still are
+    assert.include(gateFailures(run, { minPassRate: 1.01 }).join("\n"), "offline: pass rate 4/4")
+    assert.notInclude(gateFailures(run, { minPassRate: 1.01 }).join("\n"), "bm25")
+    // an errored reference trial still fails the gate, and so does a reference trial lost against the baseline
+    const errored = mark(runOf([trial("offline", "s", 1, true), trial("bm25", "s", 1, false, "boom")]))
+    assert.include(gateFailures(errored, { minPassRate: 0.5 }).join("\n"), "bm25: 1 trial(s) errored")
+    const baseline = mark(runOf([trial("offline", "s", 1, true), trial("bm25", "s", 1, true)]))
+    const lost = mark(runOf([trial("offline", "s", 1, true), trial("bm25", "s", 1, false)]))
+    assert.include(gateFailures(lost, { baseline })[0]!, "bm25: 1 scenario(s) passed")
+  })
+
   it("a deterministic run (replay/offline) fails on any scenario that passed in the baseline and fails now", () => {
     const baseline = runOf([trial("a", "s1", 1, true), trial("a", "s2", 1, true), trial("a", "s3", 1, false)])
     const same = runOf([trial("a", "s1", 1, true), trial("a", "s2", 1, true), trial("a", "s3", 1, false)])

@@ -21,7 +21,8 @@ import { evalsCommand } from "./fixtures.js"
 const repoRoot = fileURLToPath(new URL("../../..", import.meta.url))
 const evalsDir = path.join(repoRoot, "evals")
 const baselinePath = path.join(evalsDir, "baselines", "selector.json")
-const OFFLINE = ["offline", "offline-loose", "offline-strict"]
+/** The variants that need no key: memdir's offline selector at three bars, and the BM25 baseline beside them. */
+const NO_KEY = ["offline", "offline-loose", "offline-strict", "bm25"]
 
 /** No key from the environment: this is what CI has. */
 const noKey = Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({}))
@@ -55,7 +56,7 @@ layer(NodeServices.layer)("selector suite, offline", (it) => {
       }).pipe(noKey)
       assert.strictEqual(run.provenance.mode, "offline")
       assert.isFalse(run.provenance.realModel)
-      assert.deepStrictEqual(run.variants.map((v) => v.name), OFFLINE)
+      assert.deepStrictEqual(run.variants.map((v) => v.name), NO_KEY)
       assert.isAtLeast(run.scenarios.length, 70)
       assert.isUndefined(gate, gate?.message)
 
@@ -71,7 +72,15 @@ layer(NodeServices.layer)("selector suite, offline", (it) => {
       const loose = summary.variants.find((v) => v.name === "offline-loose")!
       assert.isAbove(loose.retrieval!.recall, offline.retrieval!.recall)
       assert.isBelow(loose.retrieval!.precision, offline.retrieval!.precision)
-      assert.strictEqual(summary.comparisons.length, 2)
+      // the BM25 baseline is in the same table, on the same queries, with its own figures and its paired test
+      const bm25 = summary.variants.find((v) => v.name === "bm25")!
+      assert.isDefined(bm25.retrieval)
+      assert.isDefined(bm25.emptyWhenNothingRelevant)
+      assert.strictEqual(bm25.total, offline.total)
+      // a reference, not memdir: it is not held to --min-pass-rate (it passes fewer than 0.45), but to the baseline
+      assert.isTrue(run.variants.find((v) => v.name === "bm25")!.reference)
+      assert.isBelow(bm25.passRate, 0.45)
+      assert.strictEqual(summary.comparisons.length, 3)
 
       // what it wrote reads back as the same run, and the chart is well-formed
       const reread = yield* readRun(directory)
@@ -81,7 +90,7 @@ layer(NodeServices.layer)("selector suite, offline", (it) => {
       assert.include(html, "<svg")
       assert.include(html, "No model involved")
 
-      // every offline trial says why: its explanation's kept candidates are what it selected
+      // every trial (offline and BM25) says why: its explanation's kept candidates are what it selected
       for (const r of run.results) {
         const output = r.output as any
         const kept = output.explain.candidates.filter((c: any) => c.verdict === "kept").map((c: any) => c.path)
@@ -90,6 +99,8 @@ layer(NodeServices.layer)("selector suite, offline", (it) => {
       }
       assert.include(html, "Why (offline selector): kept 1 of ")
       assert.include(html, "cut: ")
+      assert.include(html, "Why (BM25 baseline): kept 1 of ")
+      assert.include(html, "BM25 baseline settings")
     }))
 
   it.effect("is deterministic: two runs give the same trials", () =>
