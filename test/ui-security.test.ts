@@ -226,6 +226,25 @@ describe("memdir ui: its life", () => {
     assert.strictEqual(run.stdout, "")
   })
 
+  it("creates the memory directory of a new project as `memdir prompt` does, but not with --read-only", async () => {
+    const fresh = makeScratchProject("memdir-ui-fresh-")
+    try {
+      const memoryDir = execFileSync(process.execPath, [cliPath, "path"], {
+        cwd: fresh.project,
+        env: scratchHomeEnv(fresh.home),
+        encoding: "utf8"
+      }).trim()
+      const looking = await startUi({ project: fresh.project, home: fresh.home, args: ["--read-only"] })
+      await looking.stop()
+      assert.isFalse(fs.existsSync(memoryDir))
+      const running = await startUi({ project: fresh.project, home: fresh.home })
+      await running.stop()
+      assert.isTrue(fs.existsSync(`${memoryDir}MEMORY.md`))
+    } finally {
+      fs.rmSync(fresh.scratch, { recursive: true, force: true })
+    }
+  })
+
   it("stops on Ctrl-C with exit 130", async () => {
     const running = await startUi({ project, home })
     running.child.kill("SIGINT")

@@ -2,7 +2,8 @@
  * `memdir ui` in a real browser (docs/ui.md): the bundled CLI as a child process (`memdir ui --no-open`), Debian's
  * Chromium driven by playwright-core. Browse, search and recall with the explanation, an edit whose memory changed
  * on disk meanwhile (the conflict is shown, the disk's text is kept), rename, delete and undo, a hostile memory
- * (script and `onerror` in its name, description and body, a 200 KB line, control characters: nothing runs, the page
+ * (script and `onerror` in its name, description and body, a 120 KB line, 100 KB of Markdown delimiters that never
+ * close, control characters: nothing runs, the page
  * stays usable) and `--read-only` (no edit controls). One browser for the file, one page reused.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -30,7 +31,9 @@ const write = (type: string, name: string, description: string, body: string) =>
   memdir(["write", "--type", type, "--name", name, "--description", description, "--body", body])
 
 const HOSTILE_FILE = "project_hostile.md"
-const HUGE_LINE = "x".repeat(200_000)
+const HUGE_LINE = "x".repeat(120_000)
+/** Markdown delimiters that never close, 100 KB of them: a renderer that rescans per delimiter never finishes. */
+const UNCLOSED = "[[a [b](".repeat(12_500)
 const hostileText = [
   "---",
   "name: \"<img src=x onerror=\\\"window.__pwned='name'\\\">Hostile\"",
@@ -47,6 +50,8 @@ const hostileText = [
   "bell:\u0007 escape:\u001b[31m reversed:\u202eevil\u202c",
   "",
   HUGE_LINE,
+  "",
+  UNCLOSED,
   ""
 ].join("\n")
 
@@ -201,6 +206,7 @@ describe("memdir ui in Chromium", () => {
     assert.include(text, "⟨U+0007⟩")
     assert.include(text, "⟨U+202E⟩")
     assert.include(text, HUGE_LINE)
+    assert.include(text, UNCLOSED.slice(0, 1_000))
     assert.include(await page.innerText("[data-testid=memory-title]"), "<img src=x onerror=")
     assert.strictEqual(await body.locator("script, img, iframe, object, embed").count(), 0)
     const hrefs = await body.locator("a").evaluateAll((links) => links.map((a) => a.getAttribute("href")))

@@ -24,7 +24,8 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { isMemdirError } from "../Output.js"
+import { ensureMemoryDir } from "../MemoryDir.js"
+import { isMemdirError, toIoError } from "../Output.js"
 import * as UiApi from "./UiApi.js"
 import { checkRequest, isSafeMethod, newToken, securityHeaders } from "./UiSecurity.js"
 
@@ -243,6 +244,10 @@ export const serve = (options: UiOptions) =>
   Effect.gen(function*() {
     const team = yield* UiApi.enabledLocation(options.cwd)
     const memoryDir = team.memory.memoryDir
+    // as `memdir prompt` does: the prompt the index view shows says the directory exists, and the page watches it
+    if (!options.readOnly) {
+      yield* ensureMemoryDir(memoryDir).pipe(Effect.mapError(toIoError("init", memoryDir)))
+    }
     const context = yield* Effect.context<any>()
     const runExit = Effect.runPromiseExitWith(context)
     const routes = routesFor(options)
