@@ -240,6 +240,20 @@ describe("memoryHistory and restore: private memory", () => {
         assert.include(history.entries[0]!.before!, "v1 is frozen.")
         assert.include(history.entries[0]!.after!, "v1 and v2 are frozen.")
 
+        // a name with spaces, deleted in the last commit: that commit restores what it removed
+        yield* write(root, "project api notes.md", text("API notes", "Notes on the API", "Rate limits: 100/s.\n"))
+        git(memoryDir, "add", ".")
+        git(memoryDir, "commit", "-qm", "notes")
+        git(memoryDir, "rm", "-q", "project api notes.md")
+        git(memoryDir, "commit", "-qm", "drop the notes")
+        const notes = yield* memoryHistory(root, "project api notes.md")
+        assert.deepStrictEqual(notes.entries.map((e) => [e.summary.replace(/[0-9a-f]{12}/, "<sha>"), e.restores]), [
+          ["deleted in <sha> by Tess: drop the notes", "before"],
+          ["created in <sha> by Tess: notes", "after"]
+        ])
+        assert.include(notes.entries[0]!.before!, "Rate limits: 100/s.")
+        assert.isUndefined(notes.entries[0]!.after)
+
         NodeFs.appendFileSync(`${memoryDir}/MEMORY.md`, "- [Gone](project_gone.md) — deleted by hand\n")
         const fixed = yield* Doctor.fix(memoryDir)
         assert.isDefined(fixed.backup)

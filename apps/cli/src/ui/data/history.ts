@@ -285,11 +285,14 @@ const gitEntries = (memoryDir: string, key: string, current: string | undefined,
     if (log.exitCode !== 0) return []
     const commits = parseLog(log.stdout)
     const head = place.team ? ["HEAD"] : []
+    // each version once (a commit's parent is the next commit's version)
     const objects = [
-      ...head.map((rev) => `${rev}:./${place.path}`),
-      ...commits.flatMap((
-        c
-      ) => [`${c.sha}:./${place.path}`, ...(c.parent === undefined ? [] : [`${c.parent}:./${place.path}`])])
+      ...new Set([
+        ...head.map((rev) => `${rev}:./${place.path}`),
+        ...commits.flatMap((
+          c
+        ) => [`${c.sha}:./${place.path}`, ...(c.parent === undefined ? [] : [`${c.parent}:./${place.path}`])])
+      ])
     ]
     if (objects.length === 0) return []
     // sizes first: a blob too large to be a memory is not read
