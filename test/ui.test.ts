@@ -4,9 +4,13 @@
  * on disk meanwhile (the conflict is shown, the disk's text is kept), rename, delete and undo, a hostile memory
  * (script and `onerror` in its name, description and body, a 120 KB line, 100 KB of Markdown delimiters that never
  * close, control characters: nothing runs, the page
- * stays usable) and `--read-only` (no edit controls). One browser for the file, one page reused.
+ * stays usable), the model selector asked only on a click, and `--read-only` (no edit controls). One browser for the file, one page reused.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -258,6 +262,39 @@ describe("memdir ui in Chromium", () => {
     })
     assert.include(fs.readFileSync(path.join(memoryDir, "MEMORY.md"), "utf8"), HOSTILE_FILE)
     assert.strictEqual(await pwned(), undefined)
+  })
+
+  it("asks the model selector only when a key is configured and the person clicks for it", async () => {
+    const scope = Scope.makeUnsafe()
+    try {
+      const server = await Effect.runPromise(
+        MessagesApiServer.make({
+          apiKey: "test",
+          replies: [MessagesApiServer.toolUse("select_memories", { selected_memories: ["project_deploy_steps.md"] })]
+        }).pipe(Effect.provideService(Scope.Scope, scope))
+      )
+      const withKey = await startUi({
+        project,
+        home,
+        env: { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: server.url }
+      })
+      try {
+        await page.goto(withKey.url)
+        await page.goto(`${withKey.origin}/#/search?q=${encodeURIComponent("how do we deploy to production")}`)
+        await page.waitForSelector("[data-testid=explain]")
+        assert.strictEqual((await Effect.runPromise(server.requests)).length, 0)
+        await page.click("[data-testid=ask-model]")
+        await page.waitForSelector("[data-testid=recall-model]")
+        const chosen = await page.innerText("[data-testid=recall-model]")
+        assert.include(chosen, "Deploy steps")
+        assert.include(chosen, "model selector")
+        assert.strictEqual((await Effect.runPromise(server.requests)).length, 1)
+      } finally {
+        await withKey.stop()
+      }
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
   })
 
   it("--read-only: the page shows memory but no edit, rename or delete control", async () => {
