@@ -20,7 +20,7 @@ import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { ALL_SAFE_FIXES, applyFix, health } from "../src/ui/data/health.js"
+import { ALL_SAFE_FIXES, applyFix, health, parseStatus } from "../src/ui/data/health.js"
 
 const text = (name: string, description: string, body: string) =>
   serializeFrontmatter({ name, description, type: "project" }, body)
@@ -40,6 +40,15 @@ const put = (memoryDir: string, file: string, content: string) => {
   NodeFs.mkdirSync(NodePath.dirname(NodePath.join(memoryDir, file)), { recursive: true })
   NodeFs.writeFileSync(NodePath.join(memoryDir, file), content)
 }
+
+describe("git status, parsed", () => {
+  it("porcelain -z: each changed path once, a rename by its new name, names with spaces kept", () => {
+    assert.deepStrictEqual(
+      parseStatus(" M project_ci.md\u0000?? new notes.md\u0000R  renamed.md\u0000old.md\u0000 D gone.md\u0000"),
+      ["project_ci.md", "new notes.md", "renamed.md", "gone.md"]
+    )
+  })
+})
 
 describe("health and applyFix: doctor's findings", () => {
   it.live(

@@ -26,7 +26,15 @@ import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { dreamState, lastDreams, memoryHistory, removeKeepingBackup, restore } from "../src/ui/data/history.js"
+import {
+  dreamState,
+  lastDreams,
+  memoryHistory,
+  parseBatch,
+  parseLog,
+  removeKeepingBackup,
+  restore
+} from "../src/ui/data/history.js"
 
 const text = (name: string, description: string, body: string, type: "feedback" | "project" = "project") =>
   serializeFrontmatter({ name, description, type }, body)
@@ -85,6 +93,33 @@ const toolUses = (...uses: ReadonlyArray<{ name: string; input: unknown }>): Mod
     caller: { type: "direct" }
   })) as unknown as ReadonlyArray<Anthropic.ContentBlock>,
   stopReason: "tool_use"
+})
+
+describe("git output, parsed", () => {
+  it("cat-file --batch: sizes are bytes (multi-byte text), a missing object is left out", () => {
+    const body = "Grüße 🚀\nline two\n"
+    const bytes = Buffer.byteLength(body)
+    const out = new TextEncoder().encode(
+      `${"a".repeat(40)} blob ${bytes}\n${body}\nHEAD:./gone.md missing\n${"b".repeat(40)} blob 2\nok\n`
+    )
+    const texts = parseBatch(["x:./m.md", "HEAD:./gone.md", "y:./m.md"], out)
+    assert.deepStrictEqual([...texts.entries()], [["x:./m.md", body], ["y:./m.md", "ok"]])
+  })
+
+  it("log -z with a unit separator: a subject may hold anything but NUL; garbage is skipped", () => {
+    const sha = "c".repeat(40)
+    const parent = "d".repeat(40)
+    const commits = parseLog(
+      `${sha}\u001f${parent}\u001f2026-03-05T12:00:00+01:00\u001fDana \u001b[31m\u001ffix: a | b\u0000\nnot a commit\u0000`
+    )
+    assert.deepStrictEqual(commits, [{
+      sha,
+      parent,
+      at: Date.parse("2026-03-05T11:00:00Z"),
+      author: "Dana \u001b[31m",
+      subject: "fix: a | b"
+    }])
+  })
 })
 
 describe("memoryHistory and restore: team memory from git", () => {
