@@ -5,6 +5,7 @@
  */
 export * as Agent from "./Agent.js"
 export * as BackgroundRuns from "./BackgroundRuns.js"
+export * as Backups from "./Backups.js"
 export * as Browse from "./Browse.js"
 export * as Containment from "./Containment.js"
 export * as DailyLog from "./DailyLog.js"
