@@ -297,6 +297,35 @@ describe("memdir ui in Chromium", () => {
     }
   })
 
+  it("team memory: listed with its scope, and an edit that would share a secret is refused, the file kept", async () => {
+    const team = { MEMDIR_TEAM_MEMORY: "1" }
+    execFileSync(process.execPath, [cliPath, "team", "write", "reference_ci.md"], {
+      cwd: project,
+      env: scratchHomeEnv(home, team),
+      input: "---\nname: CI\ndescription: Where CI runs\ntype: reference\n---\n\nCI runs on GitHub Actions.\n"
+    })
+    const teamFile = path.join(memoryDir, "team", "reference_ci.md")
+    const before = fs.readFileSync(teamFile, "utf8")
+    const withTeam = await startUi({ project, home, env: team })
+    try {
+      await page.goto(withTeam.url)
+      await page.waitForSelector("[data-path='team/reference_ci.md']")
+      assert.include(await page.innerText("[data-path='team/reference_ci.md']"), "team")
+      await page.goto(`${withTeam.origin}/#/memory/team%2Freference_ci.md`)
+      await page.click("[data-testid=edit]")
+      await page.fill(
+        "[data-testid=edit-body]",
+        `CI runs on GitHub Actions. Token: ghp_${"a1B2c3D4e5".repeat(4).slice(0, 36)}`
+      )
+      await page.click("[data-testid=save]")
+      await page.waitForSelector("[data-testid=error]")
+      assert.match(await page.innerText("[data-testid=error]"), /secret/i)
+      assert.strictEqual(fs.readFileSync(teamFile, "utf8"), before)
+    } finally {
+      await withTeam.stop()
+    }
+  })
+
   it("--read-only: the page shows memory but no edit, rename or delete control", async () => {
     const readOnly = await startUi({ project, home, args: ["--read-only"] })
     try {
