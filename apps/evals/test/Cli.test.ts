@@ -63,6 +63,16 @@ layer(NodeServices.layer)("the evals command line", (it) => {
     240_000
   )
 
+  it.effect("`evals list` names the selector variants that run with no key: the offline ones and the BM25 baseline", () =>
+    Effect.gen(function*() {
+      const list = yield* runEvals(["list"])
+      assert.strictEqual(list.code, 0, list.stderr)
+      assert.include(
+        list.stdout,
+        "offline variants: offline, offline-loose, offline-strict, bm25; others need a model or --replay"
+      )
+    }))
+
   it.effect("help piped has no terminal escape codes, also with NO_COLOR and TERM=dumb", () =>
     Effect.gen(function*() {
       for (const env of [{}, { NO_COLOR: "1", TERM: "dumb" }]) {
