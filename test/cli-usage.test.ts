@@ -290,6 +290,12 @@ describe("usage errors: memdir's words, did you mean, the usage on stderr, exit 
       assert.include(run.stderr, usage, args.join(" "))
       assert.include(run.stderr, "--help` for more.", args.join(" "))
     }
+    // a value starting with `-` (a Markdown bullet) is read as flags: one problem, and how to give it
+    const bullet = memdir(["write", "--type", "user", "--name", "a", "--description", "d", "--body", "- a bullet"])
+    assert.strictEqual(bullet.status, 64)
+    assert.include(bullet.stderr, "memdir: --body needs a value")
+    assert.include(bullet.stderr, "hint: a value that starts with `-` goes after `=`: --body='- …'")
+    assert.notInclude(bullet.stderr, "unknown flag")
     // an empty query is given, but says nothing: an input error (2), as before
     assert.strictEqual(memdir(["recall", ""]).status, 2)
   })

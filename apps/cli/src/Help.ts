@@ -268,8 +268,12 @@ export const describeUsageError = (spec: CommandSpec.Spec, error: CliError.CliEr
         : spec.arguments.find((a) => a.name === error.option)
       const name = error.kind === "flag" ? `--${error.option}` : error.option
       const expected = expectedValue(param, error.expected)
+      // a text value that starts with `-` (a Markdown bullet) is read as flags unless it follows `=`
+      const dashHint = error.kind === "flag" && param?.type._tag === "String"
+        ? `a value that starts with \`-\` goes after \`=\`: ${name}='- …'`
+        : undefined
       return error.value === ""
-        ? { message: `${name} needs a value: ${expected}`, hint: undefined }
+        ? { message: `${name} needs a value: ${expected}`, hint: dashHint }
         : { message: `invalid ${name} ${JSON.stringify(error.value)}: expected ${expected}`, hint: undefined }
     }
     default:

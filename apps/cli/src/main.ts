@@ -54,6 +54,17 @@ const specOf = (root: Cli.Subcommand, commandPath: ReadonlyArray<string>): Comma
   Option.getOrElse(Cli.specAt(root, commandPath.slice(1)), () => Option.getOrThrow(Cli.specAt(root, [])))
 
 /**
+ * The errors worth reporting: past an unknown command, what follows is not that command's (its flags would only be
+ * reported as unknown too); a flag left without its value because the value started with `-` (`--body "- a
+ * bullet"`) is reported once, not with each character of the value as an unknown flag.
+ */
+const withoutEchoes = (errors: ReadonlyArray<CliError.CliError>): ReadonlyArray<CliError.CliError> => {
+  if (errors.some((e) => e._tag === "UnknownSubcommand")) return errors.filter((e) => e._tag === "UnknownSubcommand")
+  const valueMissing = errors.some((e) => e._tag === "InvalidValue" && e.kind === "flag" && e.value === "")
+  return valueMissing ? errors.filter((e) => !(e._tag === "UnrecognizedOption" && /^-.?$/.test(e.option))) : errors
+}
+
+/**
  * Each usage error in memdir's words; an unknown command is described by the command it was looked up in (which
  * knows the names it may have meant), any other by the command that ran.
  */
@@ -62,14 +73,12 @@ const usageProblems = (
   commandPath: ReadonlyArray<string>,
   errors: ReadonlyArray<CliError.CliError>
 ): ReadonlyArray<Help.UsageProblem> =>
-  // past an unknown command, what follows is not that command's: its flags would only be reported as unknown too
-  (errors.some((e) => e._tag === "UnknownSubcommand") ? errors.filter((e) => e._tag === "UnknownSubcommand") : errors)
-    .map((error) =>
-      Help.describeUsageError(
-        specOf(root, error._tag === "UnknownSubcommand" && error.parent !== undefined ? error.parent : commandPath),
-        error
-      )
+  withoutEchoes(errors).map((error) =>
+    Help.describeUsageError(
+      specOf(root, error._tag === "UnknownSubcommand" && error.parent !== undefined ? error.parent : commandPath),
+      error
     )
+  )
 
 /** Usage errors on stderr: each with its hint, then the command's usage (docs/cli.md, "Usage errors"). */
 const presentUsageErrors = (
