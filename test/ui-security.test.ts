@@ -91,6 +91,12 @@ describe("memdir ui: the token", () => {
     assert.include(cookie, `memdir-ui-${ui.port}=${ui.token}`)
     assert.include(cookie, "HttpOnly")
     assert.include(cookie, "SameSite=Strict")
+    // never to another site, whatever path carried the token
+    for (const path of [`/.//evil.example/?token=${ui.token}`, `//evil.example/?token=${ui.token}`]) {
+      const elsewhere = await send(ui, { path })
+      assert.strictEqual(elsewhere.status, 303, path)
+      assert.strictEqual(elsewhere.headers.location, "/", path)
+    }
     const page = await send(ui, { path: "/", headers: cookieOf(ui) })
     assert.strictEqual(page.status, 200)
     assert.include(page.body, "<script src=\"/app.js\">")
@@ -184,6 +190,26 @@ describe("memdir ui: Host and Origin", () => {
     }
     const refused = await send(ui, { path: "/" })
     assert.strictEqual(refused.headers["content-security-policy"], CSP)
+  })
+})
+
+describe("memdir ui: paths", () => {
+  it("reads only inside the memory directory, with a typed error otherwise", async () => {
+    for (const path of ["../../../../etc/passwd", "/etc/passwd", "%2e%2e/%2e%2e/secret.md", "team/../../x.md"]) {
+      const reply = await send(ui, { path: `/api/memory?path=${encodeURIComponent(path)}`, headers: cookieOf(ui) })
+      assert.include([400, 404], reply.status, `${path}: ${reply.body}`)
+      assert.notInclude(reply.body, "root:")
+      assert.isString(JSON.parse(reply.body).error._tag)
+    }
+    const unknownKey = await send(ui, { path: "/api/memory?path=x.md&extra=1", headers: cookieOf(ui) })
+    assert.strictEqual(unknownKey.status, 400)
+    const tooLarge = await send(ui, {
+      method: "POST",
+      path: "/api/save",
+      headers: changeHeaders(ui),
+      body: JSON.stringify({ path: "x.md", body: "x".repeat(1_100_000) })
+    })
+    assert.strictEqual(tooLarge.status, 413)
   })
 })
 

@@ -66,7 +66,7 @@ export interface Guard {
 }
 
 export type Verdict =
-  /** Let through; `setCookie` when the token came in the URL (then redirect to `location`, the URL without it). */
+  /** Let through; `redirect` when the token came in the URL: set the cookie and go to the page without the token. */
   | { readonly ok: true; readonly redirect?: { readonly location: string; readonly setCookie: string } | undefined }
   | { readonly ok: false; readonly status: 403 | 415; readonly reason: string }
 
@@ -111,11 +111,8 @@ export const checkRequest = (request: GuardedRequest, guard: Guard): Verdict => 
     if (type !== "application/json") return refuse("a change is sent as application/json", 415)
   }
   if (fromQuery && isSafeMethod(request.method)) {
-    url.searchParams.delete("token")
-    return {
-      ok: true,
-      redirect: { location: url.pathname + url.search, setCookie: sessionCookie(guard.port, guard.token) }
-    }
+    // always to the page itself: a path such as `/.//evil.example` would make `//evil.example`, another site
+    return { ok: true, redirect: { location: "/", setCookie: sessionCookie(guard.port, guard.token) } }
   }
   return { ok: true }
 }

@@ -157,20 +157,16 @@ const send = (
 const sendJson = (response: http.ServerResponse, status: number, value: unknown): void =>
   send(response, status, "application/json; charset=utf-8", JSON.stringify(value))
 
+/** The body, or undefined past `MAX_BODY_BYTES` (the rest is read and dropped, so the answer still reaches the page). */
 const readBody = (request: http.IncomingMessage): Promise<string | undefined> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let bytes = 0
     request.on("data", (chunk: Buffer) => {
       bytes += chunk.length
-      if (bytes > MAX_BODY_BYTES) {
-        resolve(undefined)
-        request.destroy()
-        return
-      }
-      chunks.push(chunk)
+      if (bytes <= MAX_BODY_BYTES) chunks.push(chunk)
     })
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    request.on("end", () => resolve(bytes > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString("utf8")))
     request.on("error", reject)
   })
 
