@@ -131,6 +131,18 @@ describe("health and applyFix: doctor's findings", () => {
         put(memoryDir, "project_api.md", text("API", "API versioning", "v1 is frozen.\n"))
         put(memoryDir, "MEMORY.md", "- [API](project_api.md) — API versioning\n")
         assert.deepStrictEqual((yield* health(root)).findings, [])
+        // a memory directory not made yet (a new project): nothing wrong, nothing to fix
+        const fresh = yield* health({ memoryDir: `${dir}/not-yet`, teamEnabled: true })
+        assert.deepStrictEqual(fresh.findings, [])
+        assert.deepStrictEqual(fresh.team, {
+          enabled: true,
+          synced: false,
+          ahead: 0,
+          behind: 0,
+          pending: [],
+          conflicts: []
+        })
+        assert.isFalse((yield* applyFix({ memoryDir: `${dir}/not-yet` }, ALL_SAFE_FIXES)).applied)
 
         const refused = new ModelError({
           kind: "authentication",

@@ -248,6 +248,10 @@ describe("memoryHistory and restore: private memory", () => {
         NodeFs.writeFileSync(`${root.memoryDir}/.dream`, "not a directory")
         assert.lengthOf((yield* memoryHistory(root, "feedback_testing.md")).entries, 1)
 
+        // a memory directory not made yet: an empty history, no dream
+        assert.deepStrictEqual((yield* memoryHistory({ memoryDir: `${dir}/not-yet` }, "feedback_x.md")).entries, [])
+        assert.deepStrictEqual(yield* lastDreams({ memoryDir: `${dir}/not-yet` }), [])
+
         // nothing kept, no git: an empty history
         assert.deepStrictEqual((yield* memoryHistory(root, "feedback_never.md")).entries, [])
       }).pipe(Effect.provide(services())),
