@@ -93,9 +93,10 @@ export const renderTerminal = (run: RunResults, options: { readonly maxDisagreem
   if (columns.falseSaves) head.push("false saves")
   if (columns.model) head.push("tokens in/out", "cost", "latency")
   head.push("errored")
+  const references = new Set(run.variants.filter((v) => v.reference === true).map((v) => v.name))
   const rows = summary.variants.map((v) => {
     const row = [
-      v.name === run.baseline ? `${v.name} (baseline)` : v.name,
+      v.name === run.baseline ? `${v.name} (baseline)` : references.has(v.name) ? `${v.name} (reference)` : v.name,
       `${v.passed}/${v.total}`,
       formatRate(v.passRate),
       formatInterval(v.interval)

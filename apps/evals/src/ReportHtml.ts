@@ -345,8 +345,11 @@ export const renderHtml = (run: RunResults): string => {
     p.realModel ?
     `No answers from a model: ${answered}. These numbers are not evidence about any model.` :
     `These numbers did NOT come from a real model: ${h(p.note)}; ${answered}.`
+  const references = new Set(run.variants.filter((v) => v.reference === true).map((v) => v.name))
   const variantRows = summary.variants.map((v) =>
-    `<tr><td><a href="#prompt--${h(v.name)}">${h(v.name)}</a>${v.name === run.baseline ? " <i>(baseline)</i>" : ""}${
+    `<tr><td><a href="#prompt--${h(v.name)}">${h(v.name)}</a>${
+      v.name === run.baseline ? " <i>(baseline)</i>" : references.has(v.name) ? " <i>(reference, not memdir)</i>" : ""
+    }${
       v.description === undefined ? "" : `<div class="desc">${h(v.description)}</div>`
     }</td><td>${v.passed}/${v.total}</td><td>${formatRate(v.passRate)}</td><td>${formatInterval(v.interval)}</td>${
       columns.retrieval ?

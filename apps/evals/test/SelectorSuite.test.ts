@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { renderTerminal } from "../src/Report.js"
 import { summarize } from "../src/Results.js"
 import { runCommand } from "../src/Run.js"
 import { readRun } from "../src/RunFiles.js"
@@ -79,6 +80,7 @@ layer(NodeServices.layer)("selector suite, offline", (it) => {
       assert.strictEqual(bm25.total, offline.total)
       // a reference, not memdir: it is not held to --min-pass-rate (it passes fewer than 0.45), but to the baseline
       assert.isTrue(run.variants.find((v) => v.name === "bm25")!.reference)
+      assert.match(renderTerminal(run), /\nbm25 \(reference\)\s+\d+\/173\s+\d+%/)
       assert.isBelow(bm25.passRate, 0.45)
       assert.strictEqual(summary.comparisons.length, 3)
 
@@ -101,6 +103,7 @@ layer(NodeServices.layer)("selector suite, offline", (it) => {
       assert.include(html, "cut: ")
       assert.include(html, "Why (BM25 baseline): kept 1 of ")
       assert.include(html, "BM25 baseline settings")
+      assert.include(html, "bm25</a> <i>(reference, not memdir)</i>")
     }))
 
   it.effect("is deterministic: two runs give the same trials", () =>
