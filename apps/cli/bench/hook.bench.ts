@@ -4,7 +4,9 @@
  * offline (no key), with the recall caches warm (docs/architecture.md#the-recall-caches: filled once in process, as a
  * directory has them after a few recalls), as child processes fed the hook's JSON on stdin, side by side with the
  * floor `node -e 0` and with `memdir recall --selector offline` (the same recall as a command). Each UserPromptSubmit run is a new session (so
- * nothing is excluded as already surfaced) with a prompt that matches many memories. Every case once per round, in a
+ * nothing is excluded as already surfaced) with a prompt that matches many memories, answered in process
+ * (`MEMDIR_HOOK_DAEMON=off`: what the first hook of a session costs); `SessionStart, daemon` is a later hook of one
+ * session, answered by the session's hook daemon (docs/hooks.md#the-hook-daemon). Every case once per round, in a
  * rotated order, after a warm-up round; medians, spread, the ratio against `node -e 0` (median of per-round ratios)
  * and the 1.5 s budget. Ratios and medians only, never timed assertions. Writes `.bench/hook.json` at the repo root.
  *
@@ -112,13 +114,26 @@ const measure = async (size: number) => {
   const { ANTHROPIC_API_KEY: _key, ...baseEnv } = process.env
   const home = path.join(benchDir, `hook-${LABEL}home`)
   fs.mkdirSync(home, { recursive: true })
-  const env: NodeJS.ProcessEnv = { ...baseEnv, MEMDIR_MEMORY_DIR: memoryDir, MEMDIR_HOME: home }
+  // the hook in process, as the first hook of a session runs it (no session daemon: docs/hooks.md#the-hook-daemon)
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv,
+    MEMDIR_MEMORY_DIR: memoryDir,
+    MEMDIR_HOME: home,
+    MEMDIR_HOOK_DAEMON: "off"
+  }
+  // …and a later hook of one session, answered by the daemon its first hook started
+  const { MEMDIR_HOOK_DAEMON: _off, ...daemonEnv } = env
+  const daemonSession = `bench-daemon-${process.pid}-${size}`
+  const sessionHook = (event: "SessionStart" | "SessionEnd") => () =>
+    JSON.stringify({ session_id: daemonSession, transcript_path: null, cwd: repoRoot, hook_event_name: event })
+  spawnCase([cli, "hook"], daemonEnv, sessionHook("SessionStart"), true)()
   const cases: Record<string, Case> = {
     "node -e 0": spawnCase(["-e", "0"], baseEnv),
     "--version": spawnCase([cli, "--version"], env, undefined, true),
     "path": spawnCase([cli, "path"], env, undefined, true),
     "hook UserPromptSubmit": spawnCase([cli, "hook"], env, () => hookInput("UserPromptSubmit"), true),
     "hook SessionStart": spawnCase([cli, "hook"], env, () => hookInput("SessionStart"), true),
+    "hook SessionStart, daemon": spawnCase([cli, "hook"], daemonEnv, sessionHook("SessionStart"), true),
     "recall --selector offline": spawnCase([cli, "recall", "--selector", "offline", PROMPT], env)
   }
   const names = Object.keys(cases)
@@ -130,6 +145,7 @@ const measure = async (size: number) => {
       samples[name]!.push(cases[name]!())
     }
   }
+  spawnCase([cli, "hook"], daemonEnv, sessionHook("SessionEnd"))() // the session's daemon goes with it
   const floor = samples["node -e 0"]!
   const rows = names.map((name) => {
     const xs = samples[name]!

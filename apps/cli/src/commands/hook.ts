@@ -14,7 +14,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as NodeUtil from "node:util"
 import { common, switchFlag } from "../Common.js"
+import { serveHooks } from "../hookd/HookDaemon.js"
+import { type DaemonAnswer, takeStashedStdin } from "../hookd/HookSocket.js"
 import { sessionStart, sessionStop, userPromptSubmit } from "../hooks/HookHandlers.js"
 import { HOOK_INPUT_MAX_BYTES, type HookInput, type HookOutput, parseHookInput } from "../hooks/HookInput.js"
 import { memdirHandler } from "../Services.js"
@@ -32,8 +35,17 @@ const guardFromEnv = (): number => {
 /** The detached background job (extraction, dream) stops after this. */
 const BACKGROUND_GUARD_MS = 15 * 60_000
 
-/** stdin, whole, up to `HOOK_INPUT_MAX_BYTES` (more is an error); a terminal is no input. */
-const readHookStdin: Effect.Effect<string, Error> = Effect.callback<string, Error>((resume) => {
+/**
+ * stdin, whole, up to `HOOK_INPUT_MAX_BYTES` (more is an error); a terminal is no input. The launcher may have read
+ * it already, asking the hook daemon first (hookd/HookClient.ts): then what it read.
+ */
+const readHookStdin: Effect.Effect<string, Error> = Effect.suspend(() => {
+  const stashed = takeStashedStdin()
+  if (stashed === undefined) return readProcessStdin
+  return "text" in stashed ? Effect.succeed(stashed.text) : Effect.fail(new Error(stashed.error))
+})
+
+const readProcessStdin: Effect.Effect<string, Error> = Effect.callback<string, Error>((resume) => {
   const stdin = process.stdin
   if (stdin.isTTY) return resume(Effect.succeed(""))
   const chunks: Array<Buffer> = []
@@ -83,9 +95,9 @@ const dispatch = (input: HookInput, wantsModel: boolean) =>
     }
   })
 
-const answerHook = (wantsModel: boolean) =>
+const answerHook = (stdin: Effect.Effect<string, Error>, wantsModel: boolean) =>
   Effect.gen(function*() {
-    const parsed = parseHookInput(yield* readHookStdin)
+    const parsed = parseHookInput(yield* stdin)
     if (Result.isFailure(parsed)) {
       const problem = parsed.failure
       return yield* problem._tag === "OtherEvent" ? Effect.void : say(`${problem.detail}; answered with nothing`)
@@ -113,6 +125,26 @@ const failOpen = <E, R>(effect: Effect.Effect<void, E, R>, guardMs: number) =>
     Effect.catchCause((cause) => say(`${Cause.pretty(cause).split("\n")[0]!.slice(0, 500)}; answered with nothing`))
   )
 
+/**
+ * A console that keeps what is written to it: the daemon's answer is what `memdir hook` would have written to
+ * stdout (`log`, `info`, `debug`) and stderr (`error`, `warn`, logs included), formatted as Node's console does.
+ */
+const capturingConsole = () => {
+  const stdout: Array<string> = []
+  const stderr: Array<string> = []
+  const to = (lines: Array<string>) => (...args: ReadonlyArray<unknown>) => {
+    lines.push(NodeUtil.format(...args) + "\n")
+  }
+  const console: Console.Console = Object.assign(Object.create(globalThis.console), {
+    log: to(stdout),
+    info: to(stdout),
+    debug: to(stdout),
+    error: to(stderr),
+    warn: to(stderr)
+  })
+  return { console, answer: (): DaemonAnswer => ({ stdout: stdout.join(""), stderr: stderr.join("") }) }
+}
+
 export const hookCommand = Command.make(
   "hook",
   {
@@ -126,19 +158,38 @@ export const hookCommand = Command.make(
     ),
     background: switchFlag("background").pipe(
       Flag.withDescription("Internal: the detached extraction + dream job a Stop/SessionEnd hook starts")
+    ),
+    serve: switchFlag("serve").pipe(
+      Flag.withDescription("Internal: the session's hook daemon the first hook starts (docs/hooks.md)")
     )
   },
   (args) => {
-    const handled = memdirHandler(
-      (
-        a: typeof args
-      ): Effect.Effect<void, unknown, Effect.Services<typeof runBackground | ReturnType<typeof answerHook>>> =>
-        a.background ? runBackground : answerHook(a.selector !== "offline"),
-      // model or auto only while the project's automaticModelCalls switch is on (set per prompt by the handler)
-      (a) => ({
-        selector: a.selector === "offline" ? "offline" : a.selector === "model" ? "model-if-allowed" : "auto-if-allowed"
+    const handledWith = (stdin: Effect.Effect<string, Error>) =>
+      memdirHandler(
+        (
+          a: typeof args
+        ): Effect.Effect<void, unknown, Effect.Services<typeof runBackground | ReturnType<typeof answerHook>>> =>
+          a.background ? runBackground : answerHook(stdin, a.selector !== "offline"),
+        // model or auto only while the project's automaticModelCalls switch is on (set per prompt by the handler)
+        (a) => ({
+          selector: a.selector === "offline"
+            ? "offline"
+            : a.selector === "model"
+            ? "model-if-allowed"
+            : "auto-if-allowed"
+        })
+      )(args)
+    if (args.serve && !args.background) {
+      // each hook as `memdir hook` would answer it, its output kept for the client
+      return serveHooks((stdin) => {
+        const { answer, console } = capturingConsole()
+        return failOpen(handledWith(Effect.succeed(stdin)), guardFromEnv()).pipe(
+          Effect.provideService(Console.Console, console),
+          Effect.map(answer)
+        )
       })
-    )(args)
+    }
+    const handled = handledWith(readHookStdin)
     const guardMs = args.background ? BACKGROUND_GUARD_MS : guardFromEnv()
     // Belt and braces: should the runtime itself stall, the process still ends, with nothing on stdout.
     const hardStop = setTimeout(() => process.exit(0), guardMs + 2_000)

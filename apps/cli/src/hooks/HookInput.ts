@@ -8,8 +8,8 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as NodePath from "node:path"
 
-/** Larger stdin is refused unread past this (a prompt with pasted files fits comfortably). */
-export const HOOK_INPUT_MAX_BYTES = 4 * 1024 * 1024
+/** Larger stdin is refused unread past this; defined beside the hook daemon's client, which reads it first. */
+export { HOOK_INPUT_MAX_BYTES } from "../hookd/HookSocket.js"
 
 const NoNul = Schema.String.check(Schema.makeFilter((s) => !s.includes("\0") || "contains a NUL byte"))
 const AbsolutePath = NoNul.check(

@@ -1,0 +1,149 @@
+/**
+ * `memdir hook --serve`: the session's hook daemon (docs/hooks.md#the-hook-daemon). Started detached by the first
+ * hook of a session (hookd/HookClient.ts), it listens on its unix socket in the user's private `hookd/` directory
+ * and answers each hook with `answer`, the same program `memdir hook` runs in process, its services built afresh for
+ * every hook (so settings and memories are read as a new process would read them); only loading the CLI is saved.
+ * It exits after answering the session's SessionEnd, after `IDLE_EXIT_MS` without a hook, when its socket is gone
+ * or replaced, or at once when its socket cannot be made the user's own. Its socket and start marker go with it.
+ */
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
+import {
+  type DaemonAnswer,
+  daemonDirectory,
+  ensurePrivateDir,
+  IDLE_EXIT_MS,
+  MAX_MESSAGE_BYTES,
+  SOCKET_ENV,
+  socketProblem
+} from "./HookSocket.js"
+
+/** How often the daemon checks that its socket is still there. */
+const SOCKET_CHECK_MS = 5_000
+
+/** The socket this daemon was started for, when it lies in the user's private `hookd/` directory; else why not. */
+export const socketToServe = (env: NodeJS.ProcessEnv = process.env): { socket: string } | { problem: string } => {
+  const socket = env[SOCKET_ENV]
+  const dir = daemonDirectory(env)
+  if (socket === undefined || dir === undefined) return { problem: `${SOCKET_ENV} or the memdir home is not set` }
+  if (path.dirname(socket) !== dir || !/^[0-9a-f]{32}\.sock$/.test(path.basename(socket))) {
+    return { problem: `${socket} is not a hook daemon socket in ${dir}` }
+  }
+  const problem = ensurePrivateDir(dir)
+  return problem === undefined ? { socket } : { problem: `${dir} ${problem}` }
+}
+
+/** Whether a daemon already answers at `socket`. */
+const answering = (socket: string) =>
+  new Promise<boolean>((resolve) => {
+    const conn = net.createConnection(socket)
+    conn.on("connect", () => {
+      conn.destroy()
+      resolve(true)
+    })
+    conn.on("error", () => resolve(false))
+  })
+
+const listen = (server: net.Server, socket: string) =>
+  new Promise<void>((resolve, reject) => {
+    // the socket is created with no permission for anyone else, then checked to be ours
+    const umask = process.umask(0o077)
+    server.once("error", reject)
+    server.listen(socket, () => {
+      server.off("error", reject)
+      resolve()
+    })
+    process.umask(umask)
+  })
+
+/** The hook event of a request's stdin, if it names one. */
+const eventOf = (stdin: string): unknown => {
+  try {
+    return JSON.parse(stdin)?.hook_event_name
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Serves hooks until SessionEnd or idleness. A daemon already answering at the socket means this one is not needed:
+ * it returns at once. Every problem ends the daemon (hooks then answer in process); none is reported but on its
+ * stderr, which is the null device.
+ */
+export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAnswer, never, R>) =>
+  Effect.gen(function*() {
+    const target = socketToServe()
+    delete process.env[SOCKET_ENV]
+    if ("problem" in target) return yield* Effect.logWarning(`memdir hook daemon not started: ${target.problem}`)
+    const { socket } = target
+    const marker = socket.replace(/\.sock$/, ".start")
+    const context = yield* Effect.context<R>()
+    yield* Effect.promise(async () => {
+      if (socketProblem(socket) === undefined && (await answering(socket))) return
+      fs.rmSync(socket, { force: true })
+      let idle: ReturnType<typeof setTimeout> | undefined
+      const server = net.createServer({ allowHalfOpen: true }, (conn) => {
+        clearTimeout(idle)
+        const chunks: Array<Buffer> = []
+        let size = 0
+        conn.on("data", (chunk: Buffer) => {
+          size += chunk.length
+          if (size > MAX_MESSAGE_BYTES) conn.destroy()
+          else chunks.push(chunk)
+        })
+        conn.on("error", () => {})
+        conn.on("end", () => {
+          let stdin: unknown
+          try {
+            stdin = JSON.parse(Buffer.concat(chunks).toString("utf8"))?.stdin
+          } catch {
+            stdin = undefined
+          }
+          if (typeof stdin !== "string") return conn.destroy()
+          const last = eventOf(stdin) === "SessionEnd"
+          void Effect.runPromiseWith(context)(answer(stdin)).then((answered) => {
+            conn.end(JSON.stringify(answered))
+            if (last) close()
+            else restartIdle()
+          })
+        })
+      })
+      const restartIdle = () => {
+        clearTimeout(idle)
+        idle = setTimeout(close, IDLE_EXIT_MS)
+      }
+      let inode: number | undefined
+      const closed = new Promise<void>((resolve) => server.on("close", resolve))
+      let closing = false
+      const close = () => {
+        if (closing) return
+        closing = true
+        clearTimeout(idle)
+        // the socket goes only while it is still this daemon's (a later daemon may have replaced it)
+        if (inode !== undefined && fs.lstatSync(socket, { throwIfNoEntry: false })?.ino === inode) {
+          fs.rmSync(socket, { force: true })
+        }
+        server.close()
+      }
+      try {
+        await listen(server, socket)
+        const stat = fs.lstatSync(socket)
+        if (socketProblem(socket) !== undefined || (stat.mode & 0o077) !== 0) throw new Error("not private")
+        inode = stat.ino
+      } catch {
+        fs.rmSync(marker, { force: true })
+        server.close()
+        return
+      }
+      fs.rmSync(marker, { force: true })
+      restartIdle()
+      // a socket removed or replaced (its directory deleted, a newer daemon) leaves this daemon unreachable: it goes
+      const watch = setInterval(() => {
+        if (fs.lstatSync(socket, { throwIfNoEntry: false })?.ino !== inode) close()
+      }, SOCKET_CHECK_MS)
+      await closed
+      clearInterval(watch)
+    })
+  })

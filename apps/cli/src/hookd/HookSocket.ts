@@ -1,0 +1,141 @@
+/**
+ * The hook daemon's socket (docs/hooks.md#the-hook-daemon), shared by the client in the launcher and the daemon:
+ * where it lives, how a session's daemon is named, and the checks that make it the user's own. Plain Node: the
+ * client runs before any of the CLI is loaded.
+ *
+ * Where: `$MEMDIR_HOME/hookd/` (default `~/.memdir/hookd/`), a directory of mode 0700 owned by the user; a socket is
+ * used only when it is a socket owned by the user in such a directory (no TCP, no other user's file). Anyone who
+ * can write there could impersonate the daemon; only the user can.
+ *
+ * Which: one daemon per agent session and per everything that decides a hook's answer: the session id, the
+ * arguments after `hook`, the working directory, the environment (without the variables Claude Code sets per
+ * hook, which memdir never reads) and the bundle. A hook whose key names no running daemon works in process, so a
+ * different environment can never be answered by a daemon started from another one.
+ */
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+/** The environment variable that tells a daemon its socket (set by the client that starts it, removed at start). */
+export const SOCKET_ENV = "MEMDIR_HOOKD_SOCKET"
+
+/** A hook's stdin larger than this is refused unread past it (a prompt with pasted files fits comfortably). */
+export const HOOK_INPUT_MAX_BYTES = 4 * 1024 * 1024
+
+/** The daemon's answer, and its request, are at most this large (a hook's stdin is at most 4 MiB). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+/** A daemon that answered no hook for this long exits (an agent that never sent SessionEnd). */
+export const IDLE_EXIT_MS = 10 * 60_000
+
+/** Unix socket paths longer than this do not fit `sockaddr_un` on every platform: no daemon then. */
+const MAX_SOCKET_PATH = 100
+
+/**
+ * Variables Claude Code 2.1.332 sets for one hook and not the next (seen on a real session): a per-hook env file
+ * for SessionStart, its messaging socket and token (absent at SessionEnd). memdir reads none of them.
+ */
+const PER_HOOK_VARIABLES = new Set([
+  "CLAUDE_ENV_FILE",
+  "CLAUDE_CODE_MESSAGING_SOCKET",
+  "CLAUDE_CODE_MESSAGING_TOKEN",
+  "_"
+])
+
+/** `$MEMDIR_HOME/hookd`, or undefined when MEMDIR_HOME is set but not absolute (no daemon then). */
+export const daemonDirectory = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const home = env.MEMDIR_HOME
+  if (home !== undefined && home !== "") return path.isAbsolute(home) ? path.join(home, "hookd") : undefined
+  const userHome = env.HOME !== undefined && env.HOME !== "" ? env.HOME : os.homedir()
+  return path.isAbsolute(userHome) ? path.join(userHome, ".memdir", "hookd") : undefined
+}
+
+/** What decides a hook's answer, digested: equal keys mean a daemon may answer for the hook. */
+export const daemonKey = (parts: {
+  readonly sessionId: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  readonly env: NodeJS.ProcessEnv
+  readonly bundle: string
+}): string => {
+  const env = Object.entries(parts.env)
+    .filter(([name, value]) => value !== undefined && name !== SOCKET_ENV && !PER_HOOK_VARIABLES.has(name))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return createHash("sha256")
+    .update(JSON.stringify([1, parts.sessionId, parts.args, parts.cwd, env, parts.bundle]))
+    .digest("hex")
+    .slice(0, 32)
+}
+
+/** The socket of a key in `dir`, or undefined when the path would be too long for a unix socket. */
+export const socketPath = (dir: string, key: string): string | undefined => {
+  const file = path.join(dir, `${key}.sock`)
+  return Buffer.byteLength(file) <= MAX_SOCKET_PATH ? file : undefined
+}
+
+const myUid = (): number | undefined => (typeof process.getuid === "function" ? process.getuid() : undefined)
+
+/** Why `dir` is not a private directory of this user, or undefined when it is (a directory, ours, mode 0700). */
+export const privateDirProblem = (dir: string): string | undefined => {
+  let stat: fs.Stats
+  try {
+    stat = fs.lstatSync(dir)
+  } catch (error) {
+    return `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`
+  }
+  if (!stat.isDirectory()) return "is not a directory"
+  if (stat.uid !== myUid()) return `is owned by uid ${stat.uid}, not by you`
+  if ((stat.mode & 0o077) !== 0) return `has mode ${(stat.mode & 0o777).toString(8)}, not 700`
+  return undefined
+}
+
+/** Creates `dir` (mode 0700) when missing; then the reason it is not private, or undefined. */
+export const ensurePrivateDir = (dir: string): string | undefined => {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  } catch {
+    // the check below says why
+  }
+  return privateDirProblem(dir)
+}
+
+/** Why `file` is not a socket of this user, or undefined when it is. */
+export const socketProblem = (file: string): string | undefined => {
+  let stat: fs.Stats
+  try {
+    stat = fs.lstatSync(file)
+  } catch (error) {
+    return `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`
+  }
+  if (!stat.isSocket()) return "is not a socket"
+  if (stat.uid !== myUid()) return `is owned by uid ${stat.uid}, not by you`
+  return undefined
+}
+
+/** Where the launcher leaves the stdin it read for a hook answered in process (hook.ts reads it from there). */
+export const STDIN_STASH = Symbol.for("memdir.hook.stdin")
+export type StdinStash = { readonly text: string } | { readonly error: string }
+
+/** The stdin the launcher read, once: undefined when it read none. */
+export const takeStashedStdin = (): StdinStash | undefined => {
+  const store = globalThis as Record<symbol, StdinStash | undefined>
+  const stash = store[STDIN_STASH]
+  delete store[STDIN_STASH]
+  return stash
+}
+
+/** What the client sends: the hook's stdin, whole. */
+export interface DaemonRequest {
+  readonly stdin: string
+}
+
+/** What the daemon answers: exactly what `memdir hook` would have written. */
+export interface DaemonAnswer {
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export const isDaemonAnswer = (value: unknown): value is DaemonAnswer =>
+  typeof value === "object" && value !== null && typeof (value as DaemonAnswer).stdout === "string" &&
+  typeof (value as DaemonAnswer).stderr === "string"

@@ -1,0 +1,257 @@
+/**
+ * The hook daemon (docs/hooks.md#the-hook-daemon), end to end with the bundled CLI: the first hook of a session
+ * starts it, the session's later hooks are answered through its socket with exactly what `memdir hook` answers in
+ * process, and it goes with SessionEnd. The client never trusts a socket that is not the user's (a directory open to
+ * others, another user's socket), and never fails or hangs the hook: a dead daemon, one that breaks off, one that
+ * does not answer, and the hook is answered in process or, past the guard, with nothing.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { execFile, execFileSync, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
+
+let scratch: string
+
+beforeAll(() => {
+  buildCli()
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-hookd-")))
+})
+
+afterAll(() => {
+  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
+})
+
+const MEMORY =
+  "---\nname: Database tests\ndescription: integration tests must hit a real postgres database, never mocks\n" +
+  "type: feedback\n---\n\nUse the docker compose postgres.\n"
+const PROMPT = "should the new integration tests mock the postgres database?"
+
+/** A scratch home with a git project and one memory; `run` runs `memdir hook` there with `input` on stdin. */
+const makeUser = (name: string, extraEnv: Record<string, string> = {}) => {
+  const home = path.join(scratch, name)
+  const project = path.join(home, "shop")
+  fs.mkdirSync(project, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: project })
+  const memoryDir = path.join(home, ".memdir", "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
+  fs.mkdirSync(memoryDir, { recursive: true })
+  fs.writeFileSync(path.join(memoryDir, "feedback_database_tests.md"), MEMORY)
+  fs.writeFileSync(
+    path.join(memoryDir, "MEMORY.md"),
+    "- [Database tests](feedback_database_tests.md) — integration tests must hit a real postgres database\n"
+  )
+  const hookd = path.join(home, ".memdir", "hookd")
+  const run = (input: string, env: Record<string, string> = {}) =>
+    Effect.callback<CliRun>((resume) => {
+      execFile(
+        process.execPath,
+        [cliPath, "hook"],
+        {
+          cwd: project,
+          env: scratchHomeEnv(home, { MEMDIR_HOOK_GUARD_MS: "120000", ...extraEnv, ...env }),
+          encoding: "utf8"
+        },
+        (error, stdout, stderr) => {
+          const status = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+          resume(Effect.succeed({ status, stdout, stderr }))
+        }
+      ).stdin?.end(input)
+    })
+  const event = (session: string, name: string) =>
+    JSON.stringify({
+      session_id: session,
+      transcript_path: null,
+      cwd: project,
+      hook_event_name: name,
+      ...(name === "UserPromptSubmit" ? { prompt: PROMPT } : name === "SessionStart" ? { source: "startup" } : {})
+    })
+  return { home, project, hookd, run, event }
+}
+
+/** The sockets in `dir` (none when it does not exist). */
+const socketsIn = (dir: string) => fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".sock")) : []
+
+/** Waits (polling, no timing asserted) until `check` holds; fails after a minute. */
+const until = (what: string, check: () => boolean) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + 60_000
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`still not ${what} after a minute`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+  })
+
+/** Starts the session's daemon with its SessionStart; its socket path. */
+const startSession = (user: ReturnType<typeof makeUser>, session: string) =>
+  Effect.gen(function*() {
+    const start = yield* user.run(user.event(session, "SessionStart"))
+    assert.strictEqual(start.status, 0, start.stderr)
+    assert.include(start.stdout, "# Memory")
+    yield* until("listening", () => socketsIn(user.hookd).length === 1)
+    return path.join(user.hookd, socketsIn(user.hookd)[0]!)
+  })
+
+/** Ends the real daemon at `socket` (SessionEnd through it) and waits until it is gone. */
+const endSession = (user: ReturnType<typeof makeUser>, session: string, socket: string) =>
+  Effect.gen(function*() {
+    const end = yield* user.run(user.event(session, "SessionEnd"))
+    assert.strictEqual(end.status, 0, end.stderr)
+    assert.strictEqual(end.stdout, "")
+    yield* until("gone", () => !fs.existsSync(socket))
+  })
+
+/** A stand-in daemon at `socket`: `onConnection` decides what it does with a client. */
+const fakeDaemon = (socket: string, onConnection: (conn: net.Socket) => void) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<net.Server>((resolve) => {
+        const server = net.createServer({ allowHalfOpen: true }, onConnection)
+        const umask = process.umask(0o077)
+        server.listen(socket, () => resolve(server))
+        process.umask(umask)
+      })
+    ),
+    (server) => Effect.sync(() => server.close())
+  )
+
+/** A daemon that answers every hook with a marker no real memdir answer has. */
+const FAKE = "{\"from\":\"the socket\"}\n"
+const answersFake = (conn: net.Socket) => {
+  conn.on("data", () => {})
+  conn.on("end", () => conn.end(JSON.stringify({ stdout: FAKE, stderr: "" })))
+}
+
+describe("memdir hook: the session's daemon", () => {
+  it.live(
+    "the first hook starts it; later hooks get the in-process answer byte for byte; SessionEnd ends it",
+    () =>
+      Effect.gen(function*() {
+        const user = makeUser("lifecycle")
+        // the answer in process, for a session of its own
+        const alone = yield* user.run(user.event("in-process-1", "UserPromptSubmit"), { MEMDIR_HOOK_DAEMON: "off" })
+        assert.include(alone.stdout, "Use the docker compose postgres.")
+        assert.deepStrictEqual(socketsIn(user.hookd), [], "MEMDIR_HOOK_DAEMON=off starts no daemon")
+
+        const socket = yield* startSession(user, "daemon-1")
+        // the user's own: a 0700 directory, a socket no one else may open
+        assert.strictEqual(fs.statSync(user.hookd).mode & 0o777, 0o700)
+        assert.strictEqual(fs.lstatSync(socket).mode & 0o077, 0)
+        const prompt = yield* user.run(user.event("daemon-1", "UserPromptSubmit"))
+        assert.strictEqual(prompt.stdout, alone.stdout)
+        // the session's record is kept as in process: the same memory is not injected twice
+        const again = yield* user.run(user.event("daemon-1", "UserPromptSubmit"))
+        assert.strictEqual(again.stdout, "")
+        yield* endSession(user, "daemon-1", socket)
+        assert.deepStrictEqual(fs.readdirSync(user.hookd), [], "no socket, no start marker left")
+      }),
+    120_000
+  )
+
+  it.live("a hook is answered through the session's socket", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const user = makeUser("through")
+      const socket = yield* startSession(user, "through-1")
+      yield* endSession(user, "through-1", socket)
+      yield* fakeDaemon(socket, answersFake)
+      const prompt = yield* user.run(user.event("through-1", "UserPromptSubmit"))
+      assert.strictEqual(prompt.stdout, FAKE)
+      // another session is another daemon: that one answers in process (and starts its own)
+      const other = yield* user.run(user.event("through-2", "UserPromptSubmit"))
+      assert.include(other.stdout, "Use the docker compose postgres.")
+    })), 120_000)
+
+  it.live("a socket directory others can enter is not used: the hook answers in process", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const user = makeUser("open-dir")
+      const socket = yield* startSession(user, "open-1")
+      yield* endSession(user, "open-1", socket)
+      yield* fakeDaemon(socket, answersFake)
+      fs.chmodSync(user.hookd, 0o755)
+      const prompt = yield* user.run(user.event("open-1", "UserPromptSubmit"))
+      assert.include(prompt.stdout, "Use the docker compose postgres.")
+      assert.notInclude(prompt.stdout, "the socket")
+      // a daemon told to listen there refuses too, and leaves no socket
+      const served = yield* Effect.callback<CliRun>((resume) => {
+        execFile(
+          process.execPath,
+          [cliPath, "hook", "--serve"],
+          {
+            cwd: user.project,
+            env: scratchHomeEnv(user.home, { MEMDIR_HOOKD_SOCKET: path.join(user.hookd, `${"a".repeat(32)}.sock`) }),
+            encoding: "utf8"
+          },
+          (error, stdout, stderr) => resume(Effect.succeed({ status: error === null ? 0 : -1, stdout, stderr }))
+        ).stdin?.end()
+      })
+      assert.strictEqual(served.status, 0, served.stderr)
+      assert.strictEqual(served.stdout, "")
+      assert.include(served.stderr, "has mode 755, not 700")
+      assert.isFalse(fs.existsSync(path.join(user.hookd, `${"a".repeat(32)}.sock`)))
+    })))
+
+  it.live.skipIf(process.getuid?.() !== 0)(
+    "another user's socket is not used (run as root: the socket chowned)",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const user = makeUser("other-owner")
+        const socket = yield* startSession(user, "owner-1")
+        yield* endSession(user, "owner-1", socket)
+        yield* fakeDaemon(socket, answersFake)
+        fs.lchownSync(socket, 65534, 65534)
+        const prompt = yield* user.run(user.event("owner-1", "UserPromptSubmit"))
+        assert.include(prompt.stdout, "Use the docker compose postgres.")
+        assert.notInclude(prompt.stdout, "the socket")
+      }))
+  )
+
+  it.live(
+    "a dead daemon's socket, or one that breaks off: the hook answers in process",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const user = makeUser("dead")
+        const socket = yield* startSession(user, "dead-1")
+        yield* endSession(user, "dead-1", socket)
+        // a socket left by a daemon that was killed: nothing accepts on it
+        const holder = spawn(process.execPath, [
+          "-e",
+          `require("net").createServer().listen(${JSON.stringify(socket)})`
+        ])
+        yield* until("bound", () => fs.existsSync(socket))
+        holder.kill("SIGKILL")
+        yield* Effect.promise(() => new Promise((resolve) => holder.on("exit", resolve)))
+        assert.isTrue(fs.existsSync(socket), "the dead daemon's socket is still there")
+        const prompt = yield* user.run(user.event("dead-1", "UserPromptSubmit"))
+        assert.include(prompt.stdout, "Use the docker compose postgres.")
+
+        // the hook above started a new daemon in its place: end it, then put one there that hangs up on every client
+        yield* until("listening", () => socketsIn(user.hookd).length === 1 && !fs.existsSync(socket + ".start"))
+        yield* endSession(user, "dead-1", socket)
+        yield* fakeDaemon(socket, (conn) => conn.destroy())
+        const broken = yield* user.run(user.event("dead-1", "SessionStart"))
+        assert.include(broken.stdout, "# Memory")
+      })),
+    120_000
+  )
+
+  it.live(
+    "a daemon that never answers: nothing, after the hook's guard, and one line on stderr",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        // the guard is part of the environment the daemon is chosen by: the session runs with it throughout
+        const user = makeUser("silent", { MEMDIR_HOOK_GUARD_MS: "10000" })
+        const socket = yield* startSession(user, "silent-1")
+        yield* endSession(user, "silent-1", socket)
+        const held: Array<net.Socket> = []
+        yield* fakeDaemon(socket, (conn) => held.push(conn.on("data", () => {})))
+        const prompt = yield* user.run(user.event("silent-1", "UserPromptSubmit"))
+        assert.strictEqual(prompt.status, 0)
+        assert.strictEqual(prompt.stdout, "")
+        assert.include(prompt.stderr, "memdir hook: no answer within 10000 ms; answered with nothing")
+        for (const conn of held) conn.destroy()
+      })),
+    120_000
+  )
+})
