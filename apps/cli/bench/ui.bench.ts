@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * `memdir ui` page-load benchmark (docs/ui.md): how long the browse page takes to show every memory of a directory of
  * 2,000 (the issue's budget: 300 ms), in Debian's Chromium (playwright-core), against the bundled CLI's server.
@@ -8,7 +9,8 @@
  * placement, links of every memory) and the rendering. Beside it,
  * the listing request alone (`GET /api/memories` from Node) and the server's start (spawn to URL printed). The first
  * load after the server started is reported on its own (cold); then medians of the rounds and the ratio to the
- * budget. Ratios and medians only, never timed assertions. Writes `.bench/ui.json` at the repo root.
+ * budget, and the ratio to the same page over 20 memories (loaded in the same rounds: the page's own machinery, so a
+ * busy machine slows both alike). Ratios and medians only, never timed assertions. Writes `.bench/ui.json`.
  *
  *   tsx apps/cli/bench/ui.bench.ts
  *   MEMDIR_BENCH_ROUNDS=15             rounds (default 9)
@@ -83,19 +85,27 @@ const fixed = (ms: number) => `${ms.toFixed(0)} ms`
 
 /** Starts `memdir ui --no-open` on the corpus; resolves with its URL and how long it took to print it. */
 const startUi = (memoryDir: string, home: string) =>
-  new Promise<{ url: string; startMs: number; stop: () => void }>((resolve, reject) => {
+  new Promise<{ url: string; startMs: number; stop: () => Promise<void> }>((resolve, reject) => {
     const started = performance.now()
     const child = spawn(process.execPath, [cli, "ui", "--no-open", "--memory-dir", memoryDir], {
       cwd: home,
       env: { ...process.env, HOME: home, MEMDIR_HOME: path.join(home, ".memdir") },
-      stdio: ["ignore", "pipe", "inherit"]
+      stdio: ["ignore", "pipe", "ignore"]
     })
     let out = ""
+    const exited = new Promise<void>((done) => child.on("exit", () => done()))
     child.on("exit", (code) => reject(new Error(`memdir ui exited ${code}`)))
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString("utf8")
       if (out.includes("\n")) {
-        resolve({ url: out.split("\n")[0]!, startMs: performance.now() - started, stop: () => child.kill("SIGTERM") })
+        resolve({
+          url: out.split("\n")[0]!,
+          startMs: performance.now() - started,
+          stop: () => {
+            child.kill("SIGTERM")
+            return exited
+          }
+        })
       }
     })
   })
@@ -109,12 +119,16 @@ const listingMs = (url: URL, cookie: string) =>
     }).on("error", reject)
   })
 
+/** Rows of the floor case: the page's own machinery (HTML, script, requests) with next to no memory. */
+const FLOOR_SIZE = 20
+
 const main = async () => {
   if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: bundle the CLI first (cd apps/cli && node build.mjs)`)
-  const memoryDir = corpus(SIZE)
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-ui-bench-"))
-  const ui = await startUi(memoryDir, home)
+  const ui = await startUi(corpus(SIZE), home)
+  const floorUi = await startUi(corpus(FLOOR_SIZE), home)
   const url = new URL(ui.url)
+  const floorUrl = new URL(floorUi.url)
   const cookie = `memdir-ui-${url.port}=${url.searchParams.get("token")}`
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-ui-bench-chromium-"))
   const context = await chromium.launchPersistentContext(profile, {
@@ -135,10 +149,10 @@ const main = async () => {
   try {
     const page = await context.newPage()
     /**
-     * One fresh load of the browse page: ms from navigation start to the first rows on screen (the page usable), and
-     * to the last of the rows in the DOM.
+     * One fresh load of the browse page of `size` memories: ms from navigation start to the first rows on screen
+     * (the page usable), and to the last of the rows in the DOM.
      */
-    const load = async (target: string): Promise<{ first: number; all: number }> => {
+    const load = async (target: string, size: number): Promise<{ first: number; all: number }> => {
       await page.goto(target)
       // the page marks the frames after its rows went in (browse.ts): its own clock, not the driver's round trips
       await page.waitForFunction(() => performance.getEntriesByName("memdir:all-rows").length > 0)
@@ -147,17 +161,36 @@ const main = async () => {
         all: performance.getEntriesByName("memdir:all-rows")[0]!.startTime,
         rows: document.querySelectorAll("[data-testid=memory-row]").length
       }))
-      if (marks.rows !== SIZE) throw new Error(`the page shows ${marks.rows} rows, not ${SIZE}`)
+      if (marks.rows !== size) throw new Error(`the page shows ${marks.rows} rows, not ${size}`)
       return marks
     }
-    const cold = await load(ui.url)
+    const cold = await load(ui.url, SIZE)
+    await load(floorUi.url, FLOOR_SIZE)
     const firstMs: Array<number> = []
     const pageMs: Array<number> = []
+    const floorMs: Array<number> = []
+    const ratios: Array<number> = []
     const apiMs: Array<number> = []
+    // each round loads both, in a rotated order: a busy machine slows both alike, and the ratio stays
     for (let round = 0; round < ROUNDS; round++) {
-      const loaded = await load(`${url.origin}/?round=${round}#/browse`)
-      firstMs.push(loaded.first)
-      pageMs.push(loaded.all)
+      const big = async () => {
+        const loaded = await load(`${url.origin}/?round=${round}#/browse`, SIZE)
+        firstMs.push(loaded.first)
+        pageMs.push(loaded.all)
+        return loaded.all
+      }
+      const small = async () => (await load(`${floorUrl.origin}/?round=${round}#/browse`, FLOOR_SIZE)).all
+      let all: number
+      let floor: number
+      if (round % 2 === 0) {
+        all = await big()
+        floor = await small()
+      } else {
+        floor = await small()
+        all = await big()
+      }
+      floorMs.push(floor)
+      ratios.push(all / floor)
       apiMs.push(await listingMs(url, cookie))
     }
     const result = {
@@ -171,6 +204,8 @@ const main = async () => {
       pageMedianMs: Math.round(median(pageMs)),
       pageMinMs: Math.round(Math.min(...pageMs)),
       pageMaxMs: Math.round(Math.max(...pageMs)),
+      floorMedianMs: Math.round(median(floorMs)),
+      ratioToFloor: Number(median(ratios).toFixed(2)),
       listingMedianMs: Math.round(median(apiMs)),
       ratioToBudget: Number((median(pageMs) / BUDGET_MS).toFixed(2)),
       firstRowsRatioToBudget: Number((median(firstMs) / BUDGET_MS).toFixed(2)),
@@ -190,13 +225,17 @@ const main = async () => {
       `  all ${SIZE} rows in the DOM, median:  ${fixed(result.pageMedianMs)} ` +
         `(${result.pageMinMs}–${result.pageMaxMs} ms): ${result.ratioToBudget}× the ${BUDGET_MS} ms budget`
     )
+    console.log(
+      `  the same page over ${FLOOR_SIZE} memories:     ${fixed(result.floorMedianMs)}; ` +
+        `${SIZE} memories cost ${result.ratioToFloor}× it (median of per-round ratios)`
+    )
     console.log(`  GET /api/memories alone, median:    ${fixed(result.listingMedianMs)}`)
-    console.log(`  (load average ${result.loadAverage}: figures on a busy machine are higher)`)
+    console.log(`  (load average ${result.loadAverage}: figures on a busy machine are higher; the ratio holds)`)
     fs.mkdirSync(benchDir, { recursive: true })
     fs.writeFileSync(path.join(benchDir, "ui.json"), JSON.stringify(result, null, 2) + "\n")
   } finally {
     await context.close()
-    ui.stop()
+    await Promise.all([ui.stop(), floorUi.stop()])
     fs.rmSync(profile, { recursive: true, force: true })
     fs.rmSync(home, { recursive: true, force: true })
   }
