@@ -250,6 +250,7 @@ export const serve = (options: UiOptions) =>
     const token = newToken()
     let port = 0
     let idleReached: (() => void) | undefined
+    let warmListing: Promise<Exit.Exit<unknown, unknown>> | undefined
     const liveness = makeLiveness(options.idle, () => idleReached?.())
 
     const handle = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
@@ -283,6 +284,11 @@ export const serve = (options: UiOptions) =>
         liveness.opened(response)
         response.on("close", () => liveness.closed(response))
         return
+      }
+      if (method === "GET" && url.pathname === "/api/memories" && warmListing !== undefined) {
+        const warm = await warmListing
+        warmListing = undefined
+        if (Exit.isSuccess(warm)) return sendJson(response, 200, warm.value)
       }
       const route = routes.get(url.pathname)
       if (route === undefined) return sendJson(response, 404, { error: { _tag: "NotFound", message: "no such page" } })
@@ -348,9 +354,9 @@ export const serve = (options: UiOptions) =>
         "until Ctrl-C"
     )
     if (options.open) openBrowser(url)
-    // warm the listing (the scan's caches, the links read) while the browser starts: the page's first load is served
-    // from warm caches; a failure here is the page's to show, not this warm-up's
-    void runExit(UiApi.browse(options.cwd))
+    // the listing, made while the browser starts (the scan's caches, the links read): the page's first request for it
+    // takes this one (memory changed since is announced on the event stream, and the page asks again)
+    warmListing = runExit(UiApi.browse(options.cwd))
     yield* Effect.callback<void>((resume) => {
       idleReached = () => resume(Effect.void)
     })
