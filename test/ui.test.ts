@@ -117,6 +117,18 @@ describe("memdir ui in Chromium", () => {
     assert.strictEqual(await rows.count(), 4)
   })
 
+  it("shows a memory an agent saves while the page is open, without a reload", async () => {
+    await visit("#/browse")
+    await page.waitForSelector("[data-testid=memory-row]")
+    await page.evaluate(() => {
+      ;(globalThis as { __samePage?: boolean }).__samePage = true
+    })
+    write("project", "Feature flags", "Flags live in LaunchDarkly", "Every new feature ships behind a flag.")
+    await page.waitForSelector("[data-path='project_feature_flags.md']")
+    // the same document: the list refreshed itself
+    assert.isTrue(await page.evaluate(() => (globalThis as { __samePage?: boolean }).__samePage === true))
+  })
+
   it("searches and shows what recall selects and why", async () => {
     await visit("#/search")
     await page.fill("[data-testid=query]", "how do we deploy to production")
