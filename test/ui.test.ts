@@ -344,6 +344,24 @@ describe("memdir ui in Chromium", () => {
     }
   })
 
+  it("shows the index as the model gets it: what its 200-line cap cuts, and the memories it hides", async () => {
+    const indexFile = path.join(memoryDir, "MEMORY.md")
+    const original = fs.readFileSync(indexFile, "utf8")
+    const filler = Array.from({ length: 200 }, (_, i) => `- note ${i}: kept by hand`).join("\n")
+    fs.writeFileSync(indexFile, `${filler}\n${original}`)
+    try {
+      await visit("#/index")
+      await page.waitForSelector("[data-testid=index-cut]")
+      assert.include(await page.innerText("[data-testid=index-cut]"), "project_deploy_steps.md")
+      assert.include(await page.innerText("[data-testid=index-warning]"), "200")
+      // the listing refreshes itself on the change (its badge then says the line is cut)
+      await visit("#/browse")
+      await page.locator("[data-path='project_deploy_steps.md']", { hasText: "cut" }).waitFor()
+    } finally {
+      fs.writeFileSync(indexFile, original)
+    }
+  })
+
   it("--read-only: the page shows memory but no edit, rename or delete control", async () => {
     const readOnly = await startUi({ project, home, args: ["--read-only"] })
     try {
