@@ -85,12 +85,16 @@ const pageFiles = (dir = pageDir) =>
 export const uiAssets = {
   name: "ui-assets",
   setup(build) {
-    build.onResolve({ filter: /^memdir-ui-assets$/ }, () => ({ path: "memdir-ui-assets", namespace: "ui-assets" }))
-    build.onLoad({ filter: /.*/, namespace: "ui-assets" }, async () => {
+    // the module is the page's entry file, so the bundle stamp records a file that exists (a namespaced path of
+    // its own would never exist, and the stamp would never be up to date); the CLI imports that file nowhere else
+    const entry = path.join(pageDir, "main.ts")
+    build.onResolve({ filter: /^memdir-ui-assets$/ }, () => ({ path: entry }))
+    build.onLoad({ filter: /[\\/]src[\\/]ui[\\/]page[\\/]main\.ts$/ }, async (args) => {
+      if (args.path !== entry) return undefined
       const esbuild = await import("esbuild")
       const page = await esbuild.build({
         absWorkingDir: here,
-        entryPoints: [path.join(pageDir, "main.ts")],
+        entryPoints: [entry],
         bundle: true,
         format: "iife",
         platform: "browser",
