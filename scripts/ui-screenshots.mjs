@@ -120,6 +120,20 @@ try {
   await page.waitForSelector("[data-testid=conflict]")
   await shot("conflict")
 
+  // a delete and its undo leave a history: the version the delete removed, side by side with the one put back
+  await page.goto(`${origin}/#/memory/feedback_use_pnpm_not_npm.md`)
+  await page.click("[data-testid=delete]")
+  await page.click("[data-testid=delete-confirm]")
+  await page.click("[data-testid=toast-action]")
+  await page.waitForURL(/feedback_use_pnpm_not_npm\.md$/)
+  await page.waitForSelector("[data-testid=memory-body]")
+  await page.evaluate(() => document.querySelectorAll("[data-testid=toast]").forEach((toast) => toast.remove()))
+  await page.click("[data-testid=show-history]")
+  await page.waitForSelector("[data-testid=history-entry]")
+  await page.click("[data-testid=history-entry] summary")
+  await page.locator("[data-testid=history]").scrollIntoViewIfNeeded()
+  await shot("history")
+
   await page.goto(`${origin}/#/search?q=${encodeURIComponent("how do we deploy the release with the migration")}`)
   await page.waitForSelector("[data-testid=explain]")
   await shot("search")

@@ -235,11 +235,11 @@ const deleteConfirm = (app: App, memory: MemoryRead, slot: HTMLElement) => {
 const SOURCES: Readonly<Record<string, string>> = {
   "git": "commit",
   "working-tree": "not yet committed",
-  "dream-backup": "before a dream",
-  "extract-backup": "before an extraction",
-  "doctor-backup": "before doctor --fix",
-  "delete-backup": "deleted",
-  "restore-backup": "before a restore"
+  "dream-backup": "dream",
+  "extract-backup": "extraction",
+  "doctor-backup": "doctor --fix",
+  "delete-backup": "delete",
+  "restore-backup": "restore"
 }
 
 const historyEntry = (app: App, memory: MemoryRead, entry: HistoryEntry, target: HTMLElement): HTMLElement => {
