@@ -223,8 +223,9 @@ describe("memdir ui in Chromium", () => {
     const text = await body.innerText()
     assert.include(text, "<script>window.__pwned='body'</script>")
     assert.include(text, "<img src=x onerror=")
-    assert.include(text, "⟨U+0007⟩")
-    assert.include(text, "⟨U+202E⟩")
+    // shown as the CLI shows them on a terminal: a control picture, a bidi control by its code
+    assert.include(text, "bell:␇ escape:␛[31m")
+    assert.include(text, "reversed:\\u{202e}evil\\u{202c}")
     assert.include(text, HUGE_LINE)
     assert.include(text, UNCLOSED.slice(0, 1_000))
     assert.include(await page.innerText("[data-testid=memory-title]"), "<img src=x onerror=")

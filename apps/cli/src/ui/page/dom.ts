@@ -4,6 +4,8 @@
  * which is untrusted (a teammate's memory, an agent's), can never become markup or script. No `innerHTML` anywhere.
  */
 
+import { terminalText } from "../../Terminal.js"
+
 export type Child = Node | string | number | null | undefined | false | ReadonlyArray<Child>
 
 export interface Attributes {
@@ -37,12 +39,11 @@ export interface Attributes {
   readonly onkeydown?: ((event: KeyboardEvent) => void) | undefined
 }
 
-/** C0/C1 controls (but tab and newline) and bidirectional overrides, which would hide or reorder text. */
-const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
-
-/** Text as it is shown: invisible and reordering characters made visible (`⟨U+202E⟩`). */
-export const visible = (text: string): string =>
-  text.replace(INVISIBLE, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`)
+/**
+ * Text as it is shown: control characters and bidi controls, which would hide or reorder what a person reads, made
+ * visible as the CLI shows them on a terminal (`␛`, `\u{202e}`; line feeds and tabs kept): one rule for both.
+ */
+export const visible = (text: string): string => terminalText(text)
 
 const append = (parent: Node, child: Child): void => {
   if (child === null || child === undefined || child === false) return
@@ -83,8 +84,8 @@ export const h = <K extends keyof HTMLElementTagNameMap>(
   return element
 }
 
-/** Text kept exactly (for `<pre>` of a memory's source and editors): no visible-control substitution. */
-export const raw = (text: string): Text => document.createTextNode(text)
+/** Text for `<pre>` (a memory's source, an index, a diff): its lines as they are, its controls made visible. */
+export const raw = (text: string): Text => document.createTextNode(visible(text))
 
 /**
  * A link target the page may follow: its own routes (`#/…`), relative URLs, http and https. Anything else
