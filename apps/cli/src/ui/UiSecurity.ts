@@ -95,7 +95,11 @@ export const checkRequest = (request: GuardedRequest, guard: Guard): Verdict => 
   if (host === undefined || !allowedHosts(guard.port).includes(host)) {
     return refuse(`Host ${JSON.stringify(host ?? "")} is not this server's (127.0.0.1:${guard.port})`)
   }
-  const url = new URL(request.url, `http://${host}`)
+  // a request target no URL parser reads (`//[`) is no request of the page's
+  const url = URL.parse(request.url, `http://${host}`)
+  if (url === null || !request.url.startsWith("/") || request.url.startsWith("//")) {
+    return refuse(`the request target ${JSON.stringify(request.url.slice(0, 100))} is not a path of this server`)
+  }
   const fromCookie = sameToken(cookieValue(header(request, "cookie"), cookieName(guard.port)), guard.token)
   const fromQuery = url.searchParams.has("token") && sameToken(url.searchParams.get("token") ?? "", guard.token)
   if (!fromCookie && !fromQuery) return refuse("no valid token: open the URL `memdir ui` printed")
