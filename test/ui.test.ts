@@ -363,7 +363,35 @@ describe("memdir ui in Chromium", () => {
     }
   })
 
-  it("--read-only: the page shows memory but no edit, rename or delete control", async () => {
+  it("shows what the last dream merged, rewrote and pruned", async () => {
+    // the report a dream leaves in its run directory (docs/dream-and-logs.md#backups-and-the-report)
+    const run = path.join(memoryDir, ".dream", "2026-12-01T10-00-00Z")
+    fs.mkdirSync(run, { recursive: true })
+    fs.writeFileSync(
+      path.join(run, "report.json"),
+      JSON.stringify({
+        startedAt: "2026-12-01T10:00:00.000Z",
+        finishedAt: "2026-12-01T10:01:00.000Z",
+        status: "completed",
+        created: [],
+        updated: [{ file: "project_deploy_steps.md" }],
+        merged: [{ from: "feedback_db_mocks.md", into: "feedback_testing_policy.md" }],
+        deleted: [{ file: "feedback_db_mocks.md" }, { file: "project_old_plan.md" }],
+        summary: "Merged the testing memories <script>window.__pwned='dream'</script>, dropped the old plan."
+      })
+    )
+    await visit("#/dreams")
+    await page.waitForSelector("[data-testid=dream]")
+    const dream = await page.innerText("[data-testid=dream]")
+    assert.include(dream, "completed")
+    assert.include(dream, "feedback_db_mocks.md → feedback_testing_policy.md")
+    assert.include(dream, "rewrote (1): project_deploy_steps.md")
+    assert.include(dream, "pruned (1): project_old_plan.md")
+    assert.include(dream, "<script>window.__pwned='dream'</script>")
+    assert.strictEqual(await pwned(), undefined)
+  })
+
+  it("--read-only: the page shows memory but no edit, rename or delete control; a stopped server is said", async () => {
     const readOnly = await startUi({ project, home, args: ["--read-only"] })
     try {
       await page.goto(readOnly.url)
@@ -372,6 +400,9 @@ describe("memdir ui in Chromium", () => {
       await page.waitForSelector("[data-testid=memory-body]")
       assert.strictEqual(await page.locator("[data-testid=memory-actions]").count(), 0)
       assert.strictEqual(await page.locator("[data-testid=edit], [data-testid=delete]").count(), 0)
+      // the server goes away: the page says so
+      await readOnly.stop()
+      await page.waitForSelector("[data-testid=connection-lost]")
     } finally {
       await readOnly.stop()
     }

@@ -92,6 +92,16 @@ const start = async (): Promise<void> => {
 
   // memory changed on disk: the listing is stale; a list view refreshes, a memory being read or edited says so
   const events = new EventSource("/api/events")
+  // the server stopped (Ctrl-C, or the page was away too long): say so, rather than fail request by request
+  const lost = h(
+    "div",
+    { class: "caveat", role: "alert", "data-testid": "connection-lost" },
+    "memdir ui is not answering (it stops on Ctrl-C, or when no page was open for a while): run memdir ui again."
+  )
+  events.addEventListener("error", () => {
+    if (!lost.isConnected) root.insertBefore(lost, main)
+  })
+  events.addEventListener("open", () => lost.remove())
   let pending: ReturnType<typeof setTimeout> | undefined
   events.addEventListener("changed", () => {
     app.invalidate()
