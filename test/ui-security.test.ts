@@ -273,6 +273,29 @@ describe("memdir ui: its life", () => {
     }
   })
 
+  it("opens the URL with the platform's opener, and says so when that fails", async () => {
+    const bin = fs.mkdtempSync(`${scratch}/bin-`)
+    const opened = `${bin}/opened`
+    const opener = `${bin}/xdg-open`
+    fs.writeFileSync(opener, `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`, { mode: 0o755 })
+    const env = { PATH: `${bin}:${process.env.PATH}` }
+    const running = await startUi({ project, home, env, open: true })
+    while (!fs.existsSync(opened) || fs.readFileSync(opened, "utf8") === "") {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.strictEqual(fs.readFileSync(opened, "utf8"), running.url)
+    await running.stop()
+    fs.writeFileSync(opener, "#!/bin/sh\necho 'no browser' >&2\nexit 3\n", { mode: 0o755 })
+    const failing = await startUi({ project, home, env, open: true })
+    while (!failing.stderr().includes("could not open a browser")) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.include(failing.stderr(), "open the URL above")
+    // the server keeps serving
+    assert.strictEqual((await request(failing.port, { path: "/api/state", headers: cookieOf(failing) })).status, 200)
+    await failing.stop()
+  })
+
   it("stops on Ctrl-C with exit 130", async () => {
     const running = await startUi({ project, home })
     running.child.kill("SIGINT")

@@ -29,19 +29,28 @@ export interface RunningUi {
   readonly stop: () => Promise<void>
 }
 
-/** Starts `memdir ui --no-open --cwd project …args` and waits for its URL on stdout. */
+/** Starts `memdir ui --no-open --cwd project …args` (`open`: without `--no-open`) and waits for its URL on stdout. */
 export const startUi = (
   options: {
     readonly project: string
     readonly home: string
     readonly args?: ReadonlyArray<string>
     readonly env?: Record<string, string>
+    /** Let it open a browser (default: `--no-open`). */
+    readonly open?: boolean
   }
 ): Promise<RunningUi> =>
   new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [cliPath, "ui", "--no-open", "--cwd", options.project, ...(options.args ?? [])],
+      [
+        cliPath,
+        "ui",
+        ...(options.open === true ? [] : ["--no-open"]),
+        "--cwd",
+        options.project,
+        ...(options.args ?? [])
+      ],
       { cwd: options.project, env: scratchHomeEnv(options.home, options.env), stdio: ["ignore", "pipe", "pipe"] }
     )
     let stdout = ""

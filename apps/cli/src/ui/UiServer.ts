@@ -203,6 +203,9 @@ const openBrowser = (url: string): void => {
   try {
     const child = spawn(command, [...args], { detached: true, stdio: "ignore" })
     child.on("error", (error) => note(error.message))
+    child.on("exit", (code) => {
+      if (code !== null && code !== 0) note(`exit ${code}`)
+    })
     child.unref()
   } catch (error) {
     note(String(error))
