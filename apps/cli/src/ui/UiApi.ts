@@ -98,12 +98,11 @@ const resolvedLinks = (targets: ReadonlyArray<string>, resolve: LinkResolver, se
 // ---------------------------------------------------------------------------------------------------------------
 
 /** The project's memory location and team switch, refusing when memory is off (as the MCP tools do). */
-export const enabledLocation = (cwd: Option.Option<string>) =>
-  Effect.gen(function*() {
-    const team = yield* locateTeam(cwd)
-    if (!team.memory.enabled) return yield* new MemoryDisabledError({ source: team.memory.enabledBy })
-    return team
-  })
+export const enabledLocation = Effect.fn("UiApi.enabledLocation")(function*(cwd: Option.Option<string>) {
+  const team = yield* locateTeam(cwd)
+  if (!team.memory.enabled) return yield* new MemoryDisabledError({ source: team.memory.enabledBy })
+  return team
+})
 
 const rootOf = (team: TeamLocation): MemoryRoot => ({ memoryDir: team.memory.memoryDir, teamEnabled: team.enabled })
 
@@ -210,19 +209,18 @@ export const FixRequest = Schema.Struct({ id: Schema.String })
 // ---------------------------------------------------------------------------------------------------------------
 
 /** What the page shows in its header: the project, the memory directory, the switches. */
-export const state = (cwd: Option.Option<string>, readOnly: boolean) =>
-  Effect.gen(function*() {
-    const team = yield* locateTeam(cwd)
-    const model = yield* Model
-    return {
-      memoryDir: team.memory.memoryDir,
-      enabled: team.memory.enabled,
-      enabledBy: team.memory.enabledBy,
-      teamEnabled: team.enabled,
-      readOnly,
-      modelAvailable: model.available
-    }
-  })
+export const state = Effect.fn("UiApi.state")(function*(cwd: Option.Option<string>, readOnly: boolean) {
+  const team = yield* locateTeam(cwd)
+  const model = yield* Model
+  return {
+    memoryDir: team.memory.memoryDir,
+    enabled: team.memory.enabled,
+    enabledBy: team.memory.enabledBy,
+    teamEnabled: team.enabled,
+    readOnly,
+    modelAvailable: model.available
+  }
+})
 
 /** One memory of the browse listing. */
 export interface BrowsedMemory {
@@ -246,92 +244,89 @@ export interface BrowsedMemory {
 }
 
 /** Every memory with what a person checks about it, newest written first, and the files that could not be read. */
-export const browse = (cwd: Option.Option<string>) =>
-  Effect.gen(function*() {
-    const team = yield* enabledLocation(cwd)
-    const root = rootOf(team)
-    const scan = yield* (yield* Scanner).scan(root.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
-    const memories: ReadonlyArray<MemoryHeader> = sortNewestWrittenFirst(scan.memories)
-    const ages = yield* (yield* Staleness).ages(memories.map(writtenAtOf))
-    const placed = indexPlacement(yield* indexText(root, INDEX_FILE), "")
-    if (team.enabled) {
-      for (const [key, at] of indexPlacement(yield* indexText(root, `${TEAM_DIR}/${INDEX_FILE}`), `${TEAM_DIR}/`)) {
-        placed.set(key, at)
-      }
+export const browse = Effect.fn("UiApi.browse")(function*(cwd: Option.Option<string>) {
+  const team = yield* enabledLocation(cwd)
+  const root = rootOf(team)
+  const scan = yield* (yield* Scanner).scan(root.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
+  const memories: ReadonlyArray<MemoryHeader> = sortNewestWrittenFirst(scan.memories)
+  const ages = yield* (yield* Staleness).ages(memories.map(writtenAtOf))
+  const placed = indexPlacement(yield* indexText(root, INDEX_FILE), "")
+  if (team.enabled) {
+    for (const [key, at] of indexPlacement(yield* indexText(root, `${TEAM_DIR}/${INDEX_FILE}`), `${TEAM_DIR}/`)) {
+      placed.set(key, at)
     }
-    const resolve = linkResolver(memories)
-    const targets = yield* linkTargetsOf(root.memoryDir, memories)
-    const listed: Array<BrowsedMemory> = memories.map((m, i) => {
-      const age = ages[i]!
-      const links = resolvedLinks(targets[i]!, resolve, m.path)
-      const team = m.path.startsWith(`${TEAM_DIR}/`)
-      const at = placed.get(team ? `${TEAM_DIR}/${indexKeyOf(m.path.slice(TEAM_DIR.length + 1))}` : indexKeyOf(m.path))
-      return {
-        path: m.path,
-        scope: team ? "team" : "private",
-        name: m.name,
-        description: m.description,
-        type: m.type,
-        written: new Date(writtenAtOf(m)).toISOString(),
-        writtenFrom: m.writtenFrom ?? "mtime",
-        ageDays: age.ageDays,
-        age: age.age,
-        stale: age.caveat !== null,
-        pinned: isPinned(m.extra),
-        size: m.size ?? 0,
-        links: links.linked,
-        deadLinks: links.dead,
-        index: at === undefined ? "missing" : at.cut ? "cut" : "loaded",
-        warning: m.warning ?? null
-      }
-    })
+  }
+  const resolve = linkResolver(memories)
+  const targets = yield* linkTargetsOf(root.memoryDir, memories)
+  const listed: Array<BrowsedMemory> = memories.map((m, i) => {
+    const age = ages[i]!
+    const links = resolvedLinks(targets[i]!, resolve, m.path)
+    const team = m.path.startsWith(`${TEAM_DIR}/`)
+    const at = placed.get(team ? `${TEAM_DIR}/${indexKeyOf(m.path.slice(TEAM_DIR.length + 1))}` : indexKeyOf(m.path))
     return {
-      memoryDir: root.memoryDir,
-      teamEnabled: team.enabled,
-      memories: listed,
-      problems: scan.problems.map((p) => ({ path: p.path, code: p.code, message: p.message }))
+      path: m.path,
+      scope: team ? "team" : "private",
+      name: m.name,
+      description: m.description,
+      type: m.type,
+      written: new Date(writtenAtOf(m)).toISOString(),
+      writtenFrom: m.writtenFrom ?? "mtime",
+      ageDays: age.ageDays,
+      age: age.age,
+      stale: age.caveat !== null,
+      pinned: isPinned(m.extra),
+      size: m.size ?? 0,
+      links: links.linked,
+      deadLinks: links.dead,
+      index: at === undefined ? "missing" : at.cut ? "cut" : "loaded",
+      warning: m.warning ?? null
     }
   })
+  return {
+    memoryDir: root.memoryDir,
+    teamEnabled: team.enabled,
+    memories: listed,
+    problems: scan.problems.map((p) => ({ path: p.path, code: p.code, message: p.message }))
+  }
+})
 
 /** The memory section of the system prompt as `memdir prompt` prints it, and each index's kept and cut parts. */
-export const index = (cwd: Option.Option<string>) =>
-  Effect.gen(function*() {
-    const team = yield* enabledLocation(cwd)
-    const root = rootOf(team)
-    const loaded = yield* (yield* MemoryIndex).load(root.memoryDir)
-    const teamInput = yield* teamPromptInput(team)
-    const pins = yield* loadPinned(root.memoryDir)
-    const prompt = yield* buildMemoryPrompt({
-      memoryDir: root.memoryDir,
-      index: loaded,
-      pinned: pins.pinned,
-      team: teamInput
-    })
-    const teamText = team.enabled ? yield* indexText(root, `${TEAM_DIR}/${INDEX_FILE}`) : undefined
-    return {
-      prompt,
-      private: indexSection(yield* indexText(root, INDEX_FILE), loaded.exists),
-      team: teamText === undefined ? null : indexSection(teamText, true),
-      pinned: pins.pinned.map((p) => p.path),
-      pinnedLeftOut: pins.leftOut
-    }
+export const index = Effect.fn("UiApi.index")(function*(cwd: Option.Option<string>) {
+  const team = yield* enabledLocation(cwd)
+  const root = rootOf(team)
+  const loaded = yield* (yield* MemoryIndex).load(root.memoryDir)
+  const teamInput = yield* teamPromptInput(team)
+  const pins = yield* loadPinned(root.memoryDir)
+  const prompt = yield* buildMemoryPrompt({
+    memoryDir: root.memoryDir,
+    index: loaded,
+    pinned: pins.pinned,
+    team: teamInput
   })
+  const teamText = team.enabled ? yield* indexText(root, `${TEAM_DIR}/${INDEX_FILE}`) : undefined
+  return {
+    prompt,
+    private: indexSection(yield* indexText(root, INDEX_FILE), loaded.exists),
+    team: teamText === undefined ? null : indexSection(teamText, true),
+    pinned: pins.pinned.map((p) => p.path),
+    pinnedLeftOut: pins.leftOut
+  }
+})
 
 /** One memory in full (`Operations.read`), with its frontmatter's other keys and its links. */
-export const read = (cwd: Option.Option<string>, input: typeof ReadRequest.Type) =>
-  Effect.gen(function*() {
-    const team = yield* enabledLocation(cwd)
-    const root = rootOf(team)
-    const memory = yield* Operations.read(root, input)
-    const parsed = parseMemoryFile(memory.content, memory.path)
-    const extra = Result.isSuccess(parsed) ? parsed.success.frontmatter.extra : {}
-    const scan = yield* (yield* Scanner).scan(root.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
-    const links = resolveLinks(memory.body, linkResolver(scan.memories), memory.path)
-    return { ...memory, extra, links: links.linked, deadLinks: links.dead }
-  })
+export const read = Effect.fn("UiApi.read")(function*(cwd: Option.Option<string>, input: typeof ReadRequest.Type) {
+  const team = yield* enabledLocation(cwd)
+  const root = rootOf(team)
+  const memory = yield* Operations.read(root, input)
+  const parsed = parseMemoryFile(memory.content, memory.path)
+  const extra = Result.isSuccess(parsed) ? parsed.success.frontmatter.extra : {}
+  const scan = yield* (yield* Scanner).scan(root.memoryDir, { skipDirs: team.enabled ? [] : [TEAM_DIR] })
+  const links = resolveLinks(memory.body, linkResolver(scan.memories), memory.path)
+  return { ...memory, extra, links: links.linked, deadLinks: links.dead }
+})
 
-export const search = (cwd: Option.Option<string>, input: typeof SearchRequest.Type) =>
-  Effect.gen(function*() {
+export const search = Effect.fn("UiApi.search")(
+  function*(cwd: Option.Option<string>, input: typeof SearchRequest.Type) {
     const team = yield* enabledLocation(cwd)
     return yield* Operations.search(rootOf(team), {
       query: input.query,
@@ -339,7 +334,8 @@ export const search = (cwd: Option.Option<string>, input: typeof SearchRequest.T
       ...(input.scope === undefined ? {} : { scope: input.scope }),
       ...(input.type === undefined ? {} : { type: input.type })
     })
-  })
+  }
+)
 
 /**
  * What recall would give for a request and why: a fresh recall session each time (nothing is withheld as "already
@@ -374,47 +370,48 @@ export const recall = (cwd: Option.Option<string>, input: typeof RecallRequest.T
  * Saves a memory's frontmatter fields and body as one edit of the whole file (`Operations.edit`): written only while
  * the memory is still the version the page loaded, else `VersionConflictError` with the text on disk.
  */
-export const save = (cwd: Option.Option<string>, input: typeof SaveRequest.Type) =>
-  Effect.gen(function*() {
-    const team = yield* enabledLocation(cwd)
-    const root = rootOf(team)
-    yield* Effect.fromResult(validateWriteInput(input))
-    const current = yield* unchangedSince(root, input.path, input.ifVersion)
-    const parsed = parseMemoryFile(current.text, current.key)
-    const extra = Result.isSuccess(parsed) ? parsed.success.frontmatter.extra : {}
-    const text = serializeFrontmatter(
-      { ...extra, name: input.name, description: input.description, type: input.type },
-      input.body
-    )
-    if (text === current.text) return { path: current.key, version: input.ifVersion, changed: false }
-    const edited = yield* Operations.edit(root, {
-      path: current.key,
-      old: current.text,
-      new: text,
-      ifVersion: input.ifVersion
-    })
-    return { path: edited.path, version: edited.version, changed: true }
+export const save = Effect.fn("UiApi.save")(function*(cwd: Option.Option<string>, input: typeof SaveRequest.Type) {
+  const team = yield* enabledLocation(cwd)
+  const root = rootOf(team)
+  yield* Effect.fromResult(validateWriteInput(input))
+  const current = yield* unchangedSince(root, input.path, input.ifVersion)
+  const parsed = parseMemoryFile(current.text, current.key)
+  const extra = Result.isSuccess(parsed) ? parsed.success.frontmatter.extra : {}
+  const text = serializeFrontmatter(
+    { ...extra, name: input.name, description: input.description, type: input.type },
+    input.body
+  )
+  if (text === current.text) return { path: current.key, version: input.ifVersion, changed: false }
+  const edited = yield* Operations.edit(root, {
+    path: current.key,
+    old: current.text,
+    new: text,
+    ifVersion: input.ifVersion
   })
+  return { path: edited.path, version: edited.version, changed: true }
+})
 
-export const rename = (cwd: Option.Option<string>, input: typeof RenameRequest.Type) =>
-  Effect.gen(function*() {
+export const rename = Effect.fn("UiApi.rename")(
+  function*(cwd: Option.Option<string>, input: typeof RenameRequest.Type) {
     const team = yield* enabledLocation(cwd)
     const root = rootOf(team)
     const current = yield* unchangedSince(root, input.path, input.ifVersion)
     return yield* Operations.rename(root, { path: current.key, newPath: input.newPath })
-  })
+  }
+)
 
 /**
  * Deletes a memory while it is still the version the page loaded, keeping its text first (`removeKeepingBackup`:
  * `.deleted/<stamp>/<path>`); the answer's `undoId` is the history entry that puts it back (`restoreVersion`).
  */
-export const remove = (cwd: Option.Option<string>, input: typeof DeleteRequest.Type) =>
-  Effect.gen(function*() {
+export const remove = Effect.fn("UiApi.remove")(
+  function*(cwd: Option.Option<string>, input: typeof DeleteRequest.Type) {
     const team = yield* enabledLocation(cwd)
     const root = rootOf(team)
     const current = yield* unchangedSince(root, input.path, input.ifVersion)
     return yield* History.removeKeepingBackup(root, current.key)
-  })
+  }
+)
 
 /** A memory's history: git commits (team memory, a directory in git) and every backup memdir keeps of it. */
 export const history = (cwd: Option.Option<string>, input: typeof ReadRequest.Type) =>

@@ -64,9 +64,16 @@ export class UiRequestError extends Schema.TaggedError<UiRequestError>()("UiRequ
   message: Schema.String
 }) {}
 
+/** What the routes run with: the command's services (`memdirHandler`), as each `UiApi` handler declares them. */
+export type UiServices = {
+  readonly [K in keyof typeof UiApi]: typeof UiApi[K] extends (...args: ReadonlyArray<any>) => infer R ?
+    Effect.Services<R> :
+    never
+}[keyof typeof UiApi]
+
 interface Route {
   readonly method: "GET" | "POST"
-  readonly run: (input: unknown) => Effect.Effect<unknown, unknown, any>
+  readonly run: (input: unknown) => Effect.Effect<unknown, unknown, UiServices>
 }
 
 const decodeWith = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => {
@@ -87,7 +94,7 @@ const routesFor = (options: UiOptions): ReadonlyMap<string, Route> => {
   const route = <S extends Schema.Top & { readonly DecodingServices: never }>(
     method: "GET" | "POST",
     schema: S,
-    run: (input: S["Type"]) => Effect.Effect<unknown, unknown, any>
+    run: (input: S["Type"]) => Effect.Effect<unknown, unknown, UiServices>
   ): Route => ({ method, run: (input) => Effect.flatMap(decodeWith(schema)(input), run) })
   const none = Schema.Struct({})
   return new Map<string, Route>([
@@ -247,7 +254,7 @@ export const serve = (options: UiOptions) =>
     if (!options.readOnly) {
       yield* ensureMemoryDir(memoryDir).pipe(Effect.mapError(toIoError("init", memoryDir)))
     }
-    const context = yield* Effect.context<any>()
+    const context = yield* Effect.context<UiServices>()
     const runExit = Effect.runPromiseExitWith(context)
     const routes = routesFor(options)
     const token = newToken()
