@@ -296,6 +296,27 @@ describe("memdir ui: its life", () => {
     await failing.stop()
   })
 
+  it("lists a memory written after it started, before any page was open", async () => {
+    const running = await startUi({ project, home })
+    try {
+      memdir([
+        "write",
+        "--type",
+        "user",
+        "--name",
+        "Late memory",
+        "--description",
+        "Written after the start",
+        "--body",
+        "x"
+      ])
+      const listing = await request(running.port, { path: "/api/memories", headers: cookieOf(running) })
+      assert.include(listing.body, "user_late_memory.md")
+    } finally {
+      await running.stop()
+    }
+  })
+
   it("stops on Ctrl-C with exit 130", async () => {
     const running = await startUi({ project, home })
     running.child.kill("SIGINT")

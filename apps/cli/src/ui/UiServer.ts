@@ -348,6 +348,8 @@ export const serve = (options: UiOptions) =>
           return fs.watch(memoryDir, { recursive: true }, (_event, file) => {
             const name = typeof file === "string" ? file : ""
             if (name.split(/[\\/]/).some((segment) => segment.startsWith("."))) return
+            // the warm listing no longer holds: the page's first request makes its own
+            warmListing = undefined
             for (const stream of liveness.streams) stream.write(`event: changed\ndata: ${JSON.stringify(name)}\n\n`)
           })
         } catch {
