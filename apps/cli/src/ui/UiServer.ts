@@ -345,13 +345,17 @@ export const serve = (options: UiOptions) =>
     const watcher = yield* Effect.acquireRelease(
       Effect.sync(() => {
         try {
-          return fs.watch(memoryDir, { recursive: true }, (_event, file) => {
+          const watcher = fs.watch(memoryDir, { recursive: true }, (_event, file) => {
             const name = typeof file === "string" ? file : ""
             if (name.split(/[\\/]/).some((segment) => segment.startsWith("."))) return
             // the warm listing no longer holds: the page's first request makes its own
             warmListing = undefined
             for (const stream of liveness.streams) stream.write(`event: changed\ndata: ${JSON.stringify(name)}\n\n`)
           })
+          // a watch that fails later (the directory removed, the system's watch limit) ends the live updates, not
+          // the server: the page still loads what is on disk when it asks
+          watcher.on("error", () => watcher.close())
+          return watcher
         } catch {
           return undefined
         }
