@@ -51,7 +51,10 @@ export const MAX_BODY_BYTES = 1024 * 1024
 
 const PAGE = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" +
   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>memdir</title>" +
-  "<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/app.css\"></head>" +
+  "<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/app.css\">" +
+  // asked for beside the script, not after it: the first view needs both (a page opened on another view wastes one)
+  "<link rel=\"preload\" href=\"/api/state\" as=\"fetch\" crossorigin>" +
+  "<link rel=\"preload\" href=\"/api/memories\" as=\"fetch\" crossorigin></head>" +
   "<body><div id=\"app\"><p class=\"loading\">Loading memory…</p></div><script src=\"/app.js\"></script></body></html>\n"
 
 // ---------------------------------------------------------------------------------------------------------------
