@@ -317,6 +317,31 @@ describe("memdir ui: its life", () => {
     }
   })
 
+  it("lists what is on disk right after a change the page made", async () => {
+    memdir(["write", "--type", "user", "--name", "Short lived", "--description", "Deleted at once", "--body", "x"])
+    const running = await startUi({ project, home })
+    try {
+      const listed = async () =>
+        JSON.parse((await request(running.port, { path: "/api/memories", headers: cookieOf(running) })).body)
+          .memories.map((m: { path: string }) => m.path)
+      assert.include(await listed(), "user_short_lived.md")
+      const memory = JSON.parse(
+        (await request(running.port, { path: "/api/memory?path=user_short_lived.md", headers: cookieOf(running) }))
+          .body
+      )
+      const removed = await request(running.port, {
+        method: "POST",
+        path: "/api/delete",
+        headers: changeHeaders(running),
+        body: JSON.stringify({ path: "user_short_lived.md", ifVersion: memory.version })
+      })
+      assert.strictEqual(removed.status, 200, removed.body)
+      assert.notInclude(await listed(), "user_short_lived.md")
+    } finally {
+      await running.stop()
+    }
+  })
+
   it("stops on Ctrl-C with exit 130", async () => {
     const running = await startUi({ project, home })
     running.child.kill("SIGINT")

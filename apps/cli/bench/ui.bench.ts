@@ -229,7 +229,9 @@ const main = async () => {
       `  the same page over ${FLOOR_SIZE} memories:     ${fixed(result.floorMedianMs)}; ` +
         `${SIZE} memories cost ${result.ratioToFloor}× it (median of per-round ratios)`
     )
-    console.log(`  GET /api/memories alone, median:    ${fixed(result.listingMedianMs)}`)
+    console.log(
+      `  GET /api/memories alone, median:    ${fixed(result.listingMedianMs)} (kept while memory is unchanged)`
+    )
     console.log(`  (load average ${result.loadAverage}: figures on a busy machine are higher; the ratio holds)`)
     fs.mkdirSync(benchDir, { recursive: true })
     fs.writeFileSync(path.join(benchDir, "ui.json"), JSON.stringify(result, null, 2) + "\n")

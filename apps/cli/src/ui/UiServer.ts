@@ -46,6 +46,9 @@ export interface UiOptions {
   readonly assets: UiAssets
 }
 
+/** How long a listing is kept while memory does not change. */
+const LISTING_KEPT_MS = 60_000
+
 /** The largest request body read (a memory is at most 250,000 bytes; its JSON escapes may double it). */
 export const MAX_BODY_BYTES = 1024 * 1024
 
@@ -263,7 +266,19 @@ export const serve = (options: UiOptions) =>
     const token = newToken()
     let port = 0
     let idleReached: (() => void) | undefined
-    let warmListing: Promise<Exit.Exit<unknown, unknown>> | undefined
+    /**
+     * The listing, kept while memory has not changed: the watch drops it on any change on disk (and every change the
+     * page sends drops it too, before its answer), and it is kept at most `LISTING_KEPT_MS` (ages count in days, but
+     * a page open over midnight should see them move). Only while the directory is watched.
+     */
+    let listing: { readonly at: number; readonly body: Promise<string | undefined> } | undefined
+    let watching = false
+    const makeListing = () => ({
+      at: Date.now(),
+      body: runExit(UiApi.browse(options.cwd)).then((exit) =>
+        Exit.isSuccess(exit) ? JSON.stringify(exit.value) : undefined
+      )
+    })
     const liveness = makeLiveness(options.idle, () => idleReached?.())
 
     const handle = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
@@ -298,10 +313,12 @@ export const serve = (options: UiOptions) =>
         response.on("close", () => liveness.closed(response))
         return
       }
-      if (method === "GET" && url.pathname === "/api/memories" && warmListing !== undefined) {
-        const warm = await warmListing
-        warmListing = undefined
-        if (Exit.isSuccess(warm)) return sendJson(response, 200, warm.value)
+      if (method === "GET" && url.pathname === "/api/memories" && watching && url.search === "") {
+        if (listing === undefined || Date.now() - listing.at > LISTING_KEPT_MS) listing = makeListing()
+        const body = await listing.body
+        // a failure is answered by the route itself, with its status
+        if (body !== undefined) return send(response, 200, "application/json; charset=utf-8", body)
+        listing = undefined
       }
       const route = routes.get(url.pathname)
       if (route === undefined) return sendJson(response, 404, { error: { _tag: "NotFound", message: "no such page" } })
@@ -322,6 +339,8 @@ export const serve = (options: UiOptions) =>
         }
       }
       const exit = await runExit(route.run(input))
+      // the page asks for the listing right after a change it made: never the one from before it
+      if (!isSafeMethod(method)) listing = undefined
       if (Exit.isSuccess(exit)) return sendJson(response, 200, exit.value)
       const failure = failureBody(exit.cause)
       return sendJson(response, failure.status, failure.body)
@@ -351,13 +370,18 @@ export const serve = (options: UiOptions) =>
           const watcher = fs.watch(memoryDir, { recursive: true }, (_event, file) => {
             const name = typeof file === "string" ? file : ""
             if (name.split(/[\\/]/).some((segment) => segment.startsWith("."))) return
-            // the warm listing no longer holds: the page's first request makes its own
-            warmListing = undefined
+            // the listing no longer holds: the next request makes it again
+            listing = undefined
             for (const stream of liveness.streams) stream.write(`event: changed\ndata: ${JSON.stringify(name)}\n\n`)
           })
           // a watch that fails later (the directory removed, the system's watch limit) ends the live updates, not
           // the server: the page still loads what is on disk when it asks
-          watcher.on("error", () => watcher.close())
+          watcher.on("error", () => {
+            watching = false
+            listing = undefined
+            watcher.close()
+          })
+          watching = true
           return watcher
         } catch {
           return undefined
@@ -373,9 +397,9 @@ export const serve = (options: UiOptions) =>
         "until Ctrl-C"
     )
     if (options.open) openBrowser(url)
-    // the listing, made while the browser starts (the scan's caches, the links read): the page's first request for it
-    // takes this one (memory changed since is announced on the event stream, and the page asks again)
-    warmListing = runExit(UiApi.browse(options.cwd))
+    // the listing, made while the browser starts (the scan's caches, the links read): the page's first request takes
+    // it (unless memory changed meanwhile)
+    if (watching) listing = makeListing()
     yield* Effect.callback<void>((resume) => {
       idleReached = () => resume(Effect.void)
     })
