@@ -14,7 +14,7 @@ import * as Scope from "effect/Scope"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Page } from "playwright-core"
+import type { Locator, Page } from "playwright-core"
 import { launchBrowser, type RunningUi, startUi } from "./support/browser.js"
 import { buildCli, cliPath, makeScratchProject, scratchHomeEnv } from "./support/cli.js"
 
@@ -63,6 +63,15 @@ const hostileText = [
 const pwned = () => page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)
 
 /** The page at a route of the running ui (the cookie was set by the first visit with the token). */
+/**
+ * A row's text as the page shows it. Rows off screen are not rendered (`content-visibility: auto`), and Chromium
+ * gives no `innerText` for them: the row is scrolled into view first.
+ */
+const shownText = async (row: Locator): Promise<string> => {
+  await row.scrollIntoViewIfNeeded()
+  return row.innerText()
+}
+
 const visit = async (route: string) => {
   await page.goto(`${ui.origin}/${route}`)
 }
@@ -107,7 +116,7 @@ describe("memdir ui in Chromium", () => {
     const rows = page.locator("[data-testid=memory-row]")
     assert.strictEqual(await rows.count(), 4)
     const testing = page.locator("[data-testid=memory-row][data-path='feedback_testing_policy.md']")
-    const text = await testing.innerText()
+    const text = await shownText(testing)
     assert.include(text, "Testing policy")
     assert.include(text, "feedback")
     assert.include(text, "today")
@@ -214,7 +223,7 @@ describe("memdir ui in Chromium", () => {
   it("shows a hostile memory as text: nothing runs, no dialog, and the page stays usable", async () => {
     await visit("#/browse")
     await page.waitForSelector(`[data-path='${HOSTILE_FILE}']`)
-    const row = await page.innerText(`[data-path='${HOSTILE_FILE}']`)
+    const row = await shownText(page.locator(`[data-path='${HOSTILE_FILE}']`))
     assert.include(row, "<img src=x onerror=")
     assert.include(row, "<script>window.__pwned='description'</script>")
     await page.click(`[data-path='${HOSTILE_FILE}'] a.memory-name`)
@@ -329,7 +338,7 @@ describe("memdir ui in Chromium", () => {
     try {
       await page.goto(withTeam.url)
       await page.waitForSelector("[data-path='team/reference_ci.md']")
-      assert.include(await page.innerText("[data-path='team/reference_ci.md']"), "team")
+      assert.include(await shownText(page.locator("[data-path='team/reference_ci.md']")), "team")
       await page.goto(`${withTeam.origin}/#/memory/team%2Freference_ci.md`)
       await page.click("[data-testid=edit]")
       await page.fill(
