@@ -15,10 +15,18 @@ import * as path from "node:path"
 import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
 
 let scratch: string
+/**
+ * A copy of the bundle: a daemon is chosen by the bundle it runs (HookSocket.daemonKey), and the shared one may be
+ * rebuilt by another run while this file runs.
+ */
+let cli: string
 
 beforeAll(() => {
   buildCli()
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-hookd-")))
+  const dist = path.join(scratch, "dist")
+  fs.cpSync(path.dirname(cliPath), dist, { recursive: true })
+  cli = path.join(dist, path.basename(cliPath))
 })
 
 afterAll(() => {
@@ -30,7 +38,10 @@ const MEMORY =
   "type: feedback\n---\n\nUse the docker compose postgres.\n"
 const PROMPT = "should the new integration tests mock the postgres database?"
 
-/** A scratch home with a git project and one memory; `run` runs `memdir hook` there with `input` on stdin. */
+/**
+ * A scratch home with a git project and one memory; `run` runs `memdir hook` there with `input` on stdin. Its daemon
+ * goes as soon as the last session ended (`MEMDIR_HOOKD_LINGER_MS=0`) unless `extraEnv` says otherwise.
+ */
 const makeUser = (name: string, extraEnv: Record<string, string> = {}) => {
   const home = path.join(scratch, name)
   const project = path.join(home, "shop")
@@ -48,10 +59,15 @@ const makeUser = (name: string, extraEnv: Record<string, string> = {}) => {
     Effect.callback<CliRun>((resume) => {
       execFile(
         process.execPath,
-        [cliPath, "hook"],
+        [cli, "hook"],
         {
           cwd: project,
-          env: scratchHomeEnv(home, { MEMDIR_HOOK_GUARD_MS: "120000", ...extraEnv, ...env }),
+          env: scratchHomeEnv(home, {
+            MEMDIR_HOOK_GUARD_MS: "120000",
+            MEMDIR_HOOKD_LINGER_MS: "0",
+            ...extraEnv,
+            ...env
+          }),
           encoding: "utf8"
         },
         (error, stdout, stderr) => {
@@ -124,9 +140,9 @@ const answersFake = (conn: net.Socket) => {
   conn.on("end", () => conn.end(JSON.stringify({ stdout: FAKE, stderr: "" })))
 }
 
-describe("memdir hook: the session's daemon", () => {
+describe("memdir hook: the hook daemon", () => {
   it.live(
-    "the first hook starts it; later hooks get the in-process answer byte for byte; SessionEnd ends it",
+    "the first hook starts it; later hooks get the in-process answer byte for byte; the last SessionEnd ends it",
     () =>
       Effect.gen(function*() {
         const user = makeUser("lifecycle")
@@ -150,18 +166,47 @@ describe("memdir hook: the session's daemon", () => {
     120_000
   )
 
-  it.live("a hook is answered through the session's socket", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const user = makeUser("through")
-      const socket = yield* startSession(user, "through-1")
-      yield* endSession(user, "through-1", socket)
-      yield* fakeDaemon(socket, answersFake)
-      const prompt = yield* user.run(user.event("through-1", "UserPromptSubmit"))
-      assert.strictEqual(prompt.stdout, FAKE)
-      // another session is another daemon: that one answers in process (and starts its own)
-      const other = yield* user.run(user.event("through-2", "UserPromptSubmit"))
-      assert.include(other.stdout, "Use the docker compose postgres.")
-    })), 120_000)
+  it.live(
+    "it stays a while after the last session ended, for the project's next session",
+    () =>
+      Effect.gen(function*() {
+        const user = makeUser("linger", { MEMDIR_HOOKD_LINGER_MS: "600000" })
+        const socket = yield* startSession(user, "linger-1")
+        const end = yield* user.run(user.event("linger-1", "SessionEnd"))
+        assert.strictEqual(end.status, 0, end.stderr)
+        assert.isTrue(fs.existsSync(socket), "still there after SessionEnd")
+        // the next session's SessionStart gets its answer from it, and starts no other
+        const next = yield* user.run(user.event("linger-2", "SessionStart"))
+        assert.include(next.stdout, "# Memory")
+        assert.deepStrictEqual(socketsIn(user.hookd), [path.basename(socket)])
+        // its socket removed, the daemon goes (within its next check)
+        fs.rmSync(user.hookd, { recursive: true, force: true })
+      }),
+    120_000
+  )
+
+  it.live(
+    "a hook is answered through the daemon's socket, also in the project's next session",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const user = makeUser("through")
+        const socket = yield* startSession(user, "through-1")
+        yield* endSession(user, "through-1", socket)
+        yield* fakeDaemon(socket, answersFake)
+        const prompt = yield* user.run(user.event("through-1", "UserPromptSubmit"))
+        assert.strictEqual(prompt.stdout, FAKE)
+        // the project's next session, with the variables Claude Code sets per session, is answered by the same daemon
+        const next = yield* user.run(user.event("through-2", "SessionStart"), {
+          CLAUDE_CODE_SESSION_ID: "through-2",
+          CLAUDE_ENV_FILE: "/tmp/x.sh"
+        })
+        assert.strictEqual(next.stdout, FAKE)
+        // another environment is another daemon: that one answers in process (and starts its own)
+        const other = yield* user.run(user.event("through-3", "UserPromptSubmit"), { MEMDIR_TEAM_MEMORY: "0" })
+        assert.include(other.stdout, "Use the docker compose postgres.")
+      })),
+    120_000
+  )
 
   it.live("a socket directory others can enter is not used: the hook answers in process", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -177,7 +222,7 @@ describe("memdir hook: the session's daemon", () => {
       const served = yield* Effect.callback<CliRun>((resume) => {
         execFile(
           process.execPath,
-          [cliPath, "hook", "--serve"],
+          [cli, "hook", "--serve"],
           {
             cwd: user.project,
             env: scratchHomeEnv(user.home, { MEMDIR_HOOKD_SOCKET: path.join(user.hookd, `${"a".repeat(32)}.sock`) }),

@@ -84,7 +84,7 @@ const writeMemories = (memoryDir: string) => {
 type User = ReturnType<ClaudeCodeSupport["makeScratchUser"]>
 
 /** A scratch user with the memories, `memdir` on PATH running `cli`, and memdir's hooks when `hooks`. */
-const makeUser = (scratch: string, name: string, hooks: boolean): User => {
+const makeUser = (scratch: string, name: string, hooks: boolean, cli: string): User => {
   const user = makeScratchUser(scratch, name)
   fs.writeFileSync(
     path.join(user.home, "bin", "memdir"),
@@ -137,7 +137,11 @@ const main = Effect.gen(function*() {
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-bench-claude-")))
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(scratch, { recursive: true, force: true })))
   const server = yield* MessagesApiServer.make({ handler: () => MessagesApiServer.text("done") })
-  const users = { bare: makeUser(scratch, "bare", false), memdir: makeUser(scratch, "memdir", true) }
+  // a copy of the bundle: the hook daemon is chosen by the bundle it runs, and a rebuild mid-bench would start another
+  const dist = path.join(scratch, "dist")
+  fs.cpSync(path.dirname(cli), dist, { recursive: true })
+  const bundle = path.join(dist, path.basename(cli))
+  const users = { bare: makeUser(scratch, "bare", false, bundle), memdir: makeUser(scratch, "memdir", true, bundle) }
   const envOf = (user: User) => {
     const { NODE_EXTRA_CA_CERTS: _certs, ...env } = user.env({
       ANTHROPIC_BASE_URL: server.url,

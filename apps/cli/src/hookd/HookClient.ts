@@ -1,13 +1,13 @@
 /**
  * The hook client (docs/hooks.md#the-hook-daemon): what `memdir hook` does before any of the CLI is loaded. Most
- * of a hook's time is Node loading and compiling memdir, every time; the session's daemon has it loaded already.
- * So the launcher reads the hook's stdin, asks the session's daemon (`HookSocket`) and writes its answer, which is
+ * of a hook's time is Node loading and compiling memdir, every time; the project's hook daemon has it loaded already.
+ * So the launcher reads the hook's stdin, asks the daemon (`HookSocket`) and writes its answer, which is
  * byte for byte what the hook would have written. It fails open: no daemon, a socket that is not the user's, a
  * daemon that does not accept within `CONNECT_TIMEOUT_MS` or breaks off, and the hook is answered in process as
  * before (`fallBack`), with the stdin already read. A daemon that accepted and then does not answer within the
  * hook's guard gets the guard's answer: nothing, and one stderr line.
  *
- * SessionStart (or a UserPromptSubmit with no daemon) starts the session's daemon, detached, and answers in process
+ * SessionStart (or a UserPromptSubmit with no daemon) starts the daemon, detached, and answers in process
  * meanwhile; a hook that finds the daemon starting waits for it up to `START_WAIT_MS`, about what an answer in
  * process costs. Plain Node: it is part of the launcher.
  */
@@ -74,13 +74,13 @@ const readStdin = (): Promise<StdinStash | undefined> =>
   })
 
 /** The session and event of a hook input, when it is one a daemon may answer. */
-const sessionOf = (text: string): { readonly sessionId: string; readonly event: string } | undefined => {
+const sessionOf = (text: string): { readonly event: string } | undefined => {
   try {
     const input = JSON.parse(text)
     const sessionId = input?.session_id
     const event = input?.hook_event_name
     return typeof sessionId === "string" && sessionId.length <= 256 && typeof event === "string" && EVENTS.has(event)
-      ? { sessionId, event }
+      ? { event }
       : undefined
   } catch {
     return undefined
@@ -182,7 +182,7 @@ const waitForSocket = async (socket: string): Promise<boolean> => {
 }
 
 /**
- * Answers the hook through the session's daemon. False when the hook is to be answered in process: the stdin it
+ * Answers the hook through the daemon. False when the hook is to be answered in process: the stdin it
  * read (if any) is then in `globalThis[STDIN_STASH]`.
  */
 export const runHookClient = async (args: ReadonlyArray<string>, bundle: string): Promise<boolean> => {
@@ -194,7 +194,7 @@ export const runHookClient = async (args: ReadonlyArray<string>, bundle: string)
   const hook = sessionOf(stdin.text)
   const dir = daemonDirectory()
   if (hook === undefined || dir === undefined) return fallBack()
-  const key = daemonKey({ sessionId: hook.sessionId, args, cwd: process.cwd(), env: process.env, bundle })
+  const key = daemonKey({ args, cwd: process.cwd(), env: process.env, bundle })
   const socket = socketPath(dir, key)
   if (socket === undefined || ensurePrivateDir(dir) !== undefined) return fallBack()
   const request: DaemonRequest = { stdin: stdin.text }

@@ -3,8 +3,10 @@
  * hook of a session (hookd/HookClient.ts), it listens on its unix socket in the user's private `hookd/` directory
  * and answers each hook with `answer`, the same program `memdir hook` runs in process, its services built afresh for
  * every hook (so settings and memories are read as a new process would read them); only loading the CLI is saved.
- * It exits after answering the session's SessionEnd, after `IDLE_EXIT_MS` without a hook, when its socket is gone
- * or replaced, or at once when its socket cannot be made the user's own. Its socket and start marker go with it.
+ * It keeps the sessions it has answered (a hook names its session; SessionEnd ends one) and exits `lingerMs` after
+ * the last of them ended (a minute: a script's next `claude -p` finds it warm), after `IDLE_EXIT_MS` without a hook,
+ * when its socket is gone or replaced, or at once when its socket cannot be made the user's own. Its socket and
+ * start marker go with it.
  */
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
@@ -15,6 +17,7 @@ import {
   daemonDirectory,
   ensurePrivateDir,
   IDLE_EXIT_MS,
+  lingerMs,
   MAX_MESSAGE_BYTES,
   SOCKET_ENV,
   socketProblem
@@ -58,12 +61,13 @@ const listen = (server: net.Server, socket: string) =>
     process.umask(umask)
   })
 
-/** The hook event of a request's stdin, if it names one. */
-const eventOf = (stdin: string): unknown => {
+/** The session and event a request's stdin names, if any. */
+const hookOf = (stdin: string): { readonly session: unknown; readonly event: unknown } => {
   try {
-    return JSON.parse(stdin)?.hook_event_name
+    const input = JSON.parse(stdin)
+    return { session: input?.session_id, event: input?.hook_event_name }
   } catch {
-    return undefined
+    return { session: undefined, event: undefined }
   }
 }
 
@@ -102,17 +106,22 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
             stdin = undefined
           }
           if (typeof stdin !== "string") return conn.destroy()
-          const last = eventOf(stdin) === "SessionEnd"
+          const hook = hookOf(stdin)
+          const ended = hook.event === "SessionEnd"
+          if (typeof hook.session === "string") {
+            if (ended) sessions.delete(hook.session)
+            else sessions.add(hook.session)
+          }
           void Effect.runPromiseWith(context)(answer(stdin)).then((answered) => {
             conn.end(JSON.stringify(answered))
-            if (last) close()
-            else restartIdle()
+            restartIdle(ended && sessions.size === 0 ? lingerMs() : IDLE_EXIT_MS)
           })
         })
       })
-      const restartIdle = () => {
+      const sessions = new Set<string>()
+      const restartIdle = (ms: number = IDLE_EXIT_MS) => {
         clearTimeout(idle)
-        idle = setTimeout(close, IDLE_EXIT_MS)
+        idle = setTimeout(close, ms)
       }
       let inode: number | undefined
       const closed = new Promise<void>((resolve) => server.on("close", resolve))

@@ -7,10 +7,13 @@
  * used only when it is a socket owned by the user in such a directory (no TCP, no other user's file). Anyone who
  * can write there could impersonate the daemon; only the user can.
  *
- * Which: one daemon per agent session and per everything that decides a hook's answer: the session id, the
- * arguments after `hook`, the working directory, the environment (without the variables Claude Code sets per
- * hook, which memdir never reads) and the bundle. A hook whose key names no running daemon works in process, so a
- * different environment can never be answered by a daemon started from another one.
+ * Which: one daemon per everything that decides a hook's answer: the arguments after `hook`, the working directory
+ * (the project), the environment and the bundle. The session is not part of it (each hook names its session, and
+ * the daemon answers it as a new process would), so back-to-back sessions of one project share a daemon. Left out
+ * of the environment: the variables an agent sets per session or per hook (`CLAUDE_*`: the session id, the agent's
+ * pid, a per-hook env file and messaging socket), which `memdir hook` never reads. A hook whose key names no
+ * running daemon works in process, so a different environment can never be answered by a daemon started from
+ * another one.
  */
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
@@ -33,15 +36,19 @@ export const IDLE_EXIT_MS = 10 * 60_000
 const MAX_SOCKET_PATH = 100
 
 /**
- * Variables Claude Code 2.1.332 sets for one hook and not the next (seen on a real session): a per-hook env file
- * for SessionStart, its messaging socket and token (absent at SessionEnd). memdir reads none of them.
+ * Variables an agent sets per session or per hook, which `memdir hook` never reads: Claude Code 2.1.332 sets
+ * `CLAUDE_CODE_SESSION_ID`, `CLAUDE_PID`, a per-hook `CLAUDE_ENV_FILE` (SessionStart only) and a messaging socket and
+ * token (absent at SessionEnd), all `CLAUDE_*` (seen on real sessions); `_` is the shell's last command.
  */
-const PER_HOOK_VARIABLES = new Set([
-  "CLAUDE_ENV_FILE",
-  "CLAUDE_CODE_MESSAGING_SOCKET",
-  "CLAUDE_CODE_MESSAGING_TOKEN",
-  "_"
-])
+const isPerSessionVariable = (name: string) => name.startsWith("CLAUDE_") || name === "_"
+
+/** How long a daemon stays after the last session it served ended (`MEMDIR_HOOKD_LINGER_MS`, 0–600000). */
+export const lingerMs = (env: NodeJS.ProcessEnv = process.env): number => {
+  const value = Number(env.MEMDIR_HOOKD_LINGER_MS)
+  return env.MEMDIR_HOOKD_LINGER_MS !== undefined && Number.isInteger(value) && value >= 0 && value <= 600_000
+    ? value
+    : 60_000
+}
 
 /** `$MEMDIR_HOME/hookd`, or undefined when MEMDIR_HOME is set but not absolute (no daemon then). */
 export const daemonDirectory = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
@@ -53,17 +60,16 @@ export const daemonDirectory = (env: NodeJS.ProcessEnv = process.env): string | 
 
 /** What decides a hook's answer, digested: equal keys mean a daemon may answer for the hook. */
 export const daemonKey = (parts: {
-  readonly sessionId: string
   readonly args: ReadonlyArray<string>
   readonly cwd: string
   readonly env: NodeJS.ProcessEnv
   readonly bundle: string
 }): string => {
   const env = Object.entries(parts.env)
-    .filter(([name, value]) => value !== undefined && name !== SOCKET_ENV && !PER_HOOK_VARIABLES.has(name))
+    .filter(([name, value]) => value !== undefined && name !== SOCKET_ENV && !isPerSessionVariable(name))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   return createHash("sha256")
-    .update(JSON.stringify([1, parts.sessionId, parts.args, parts.cwd, env, parts.bundle]))
+    .update(JSON.stringify([2, parts.args, parts.cwd, env, parts.bundle]))
     .digest("hex")
     .slice(0, 32)
 }
