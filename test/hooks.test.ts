@@ -422,6 +422,60 @@ describe("memdir hooks install | uninstall", () => {
       assert.strictEqual(fs.readFileSync(file, "utf8"), own)
     }))
 
+  it.live("Codex: config.toml gets memdir's writable root and MCP server, and uninstall takes them out byte for byte", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-codex-toml")
+      const codexHome = path.join(scratch, "codex-home-toml")
+      const file = path.join(codexHome, "config.toml")
+      fs.mkdirSync(codexHome, { recursive: true })
+      // the user's own config, with a sandbox table of theirs: memdir adds one line under its header
+      const own = "model = \"gpt-5\"\n\n[sandbox_workspace_write]\nnetwork_access = true\n\n" +
+        "[mcp_servers.docs]\ncommand = \"docs-mcp\"\n"
+      fs.writeFileSync(file, own)
+      const env = { HOME: h, CODEX_HOME: codexHome }
+      const install = yield* memdir(["hooks", "install", "--agent", "codex", "--model-calls", "off"], "", env)
+      assert.strictEqual(install.status, 0, install.stderr)
+      assert.include(install.stdout, `+++ ${file}`, "the diff first")
+      const memoryBase = path.join(home, ".memdir")
+      const installed = fs.readFileSync(file, "utf8")
+      assert.include(
+        installed,
+        `[sandbox_workspace_write]\nwritable_roots = ["${memoryBase}"] # memdir: added by`,
+        "the root under the user's own table"
+      )
+      assert.include(installed, `[mcp_servers.memdir]\ncommand = "memdir"\nargs = ["mcp"]\n`)
+      assert.include(installed, "[mcp_servers.docs]\ncommand = \"docs-mcp\"\n", "the user's server kept")
+      const again = yield* memdir(["hooks", "install", "--agent", "codex", "--model-calls", "off"], "", env)
+      assert.strictEqual(again.status, 0, again.stderr)
+      assert.strictEqual(fs.readFileSync(file, "utf8"), installed, "installing again changes nothing")
+      const uninstall = yield* memdir(["hooks", "uninstall", "--agent", "codex"], "", env)
+      assert.strictEqual(uninstall.status, 0, uninstall.stderr)
+      assert.strictEqual(fs.readFileSync(file, "utf8"), own)
+
+      // no config.toml yet: memdir's block is the file, and uninstall leaves it empty
+      fs.rmSync(file)
+      yield* memdir(["hooks", "install", "--agent", "codex", "--model-calls", "off"], "", env)
+      assert.include(fs.readFileSync(file, "utf8"), `[sandbox_workspace_write]\nwritable_roots = ["${memoryBase}"]\n`)
+      yield* memdir(["hooks", "uninstall", "--agent", "codex"], "", env)
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "")
+    }))
+
+  it.live("Codex: a config.toml that is not TOML is refused, named, and left as it was", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-codex-bad-toml")
+      const codexHome = path.join(scratch, "codex-home-bad-toml")
+      fs.mkdirSync(codexHome, { recursive: true })
+      fs.writeFileSync(path.join(codexHome, "config.toml"), "model = [unclosed\n")
+      const install = yield* memdir(["hooks", "install", "--agent", "codex", "--model-calls", "off"], "", {
+        HOME: h,
+        CODEX_HOME: codexHome
+      })
+      assert.strictEqual(install.status, 18, install.stderr)
+      assert.include(install.stderr, path.join(codexHome, "config.toml"))
+      assert.include(install.stderr, "not valid TOML")
+      assert.strictEqual(fs.readFileSync(path.join(codexHome, "config.toml"), "utf8"), "model = [unclosed\n")
+    }))
+
   it.live("--project writes <git root>/.claude/settings.json", () =>
     Effect.gen(function*() {
       const run = yield* memdir(["hooks", "install", "--agent", "claude", "--project"], "", {

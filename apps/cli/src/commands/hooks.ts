@@ -5,7 +5,10 @@
  * a rename; through a symlink, the file it points to), and a malformed file is refused before anything is written.
  * For Claude Code, install also turns its own auto memory off and adds the permission rules memdir needs
  * (docs/hooks.md#one-memory-in-claude-code), shows the diff first (and asks, on a terminal), and records what it
- * changed beside the hooks in `$MEMDIR_HOME/agent-settings.json`, so that uninstall takes back exactly that.
+ * changed beside the hooks in `$MEMDIR_HOME/agent-settings.json`, so that uninstall takes back exactly that. For
+ * Codex (user scope), install also lets its sandbox write memdir's memory and adds memdir's MCP server in its
+ * `config.toml` (`hooks/CodexConfig.ts`, docs/hooks.md#codex-memory-and-mcp), marked so that uninstall takes out
+ * exactly that.
  */
 import { isInside } from "@memdir/core/Containment"
 import { AgentConfigError, MemoryIoError } from "@memdir/core/Errors"
@@ -19,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import * as NodeOs from "node:os"
 import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
+import * as CodexConfig from "../hooks/CodexConfig.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import {
   askAutomaticModelCalls,
@@ -265,6 +269,7 @@ const run = (
         }
       }
     }
+    const codex = args.agent === "codex" ? yield* codexConfigStep(action, scope, file, args) : undefined
     if (args.json) {
       return yield* printJson({
         action,
@@ -275,7 +280,8 @@ const run = (
         dryRun: args.dryRun,
         events: change.events,
         settings: change.settings,
-        diff
+        diff,
+        ...(codex === undefined ? {} : { codexConfig: codex })
       })
     }
     if (!changed) {
@@ -311,6 +317,84 @@ const run = (
     ) {
       yield* Console.log(claudeTrustNote)
     }
+  })
+
+/** The MCP server's command for a hook command: `memdir hook …` → `memdir mcp`, `npx @memdir/cli hook` → `npx @memdir/cli mcp`. */
+const mcpCommandFor = (hookCommand: string): CodexConfig.CodexSetup["mcp"] => {
+  const words = hookCommand.replace(/\s+hook(?:\s.*)?$/, "").trim().split(/\s+/)
+  return words.length === 0 || words.some((word) => /["'\\]/.test(word))
+    ? { command: "memdir", args: ["mcp"] }
+    : { command: words[0]!, args: [...words.slice(1), "mcp"] }
+}
+
+/**
+ * Codex's `config.toml` beside its `hooks.json` (user scope only: a project's file is shared, and memdir's root is
+ * yours): install adds `writable_roots` for memdir's memory and the `memdir` MCP server, uninstall takes out what
+ * install marked. The diff comes first; a terminal is asked (default No). Project scope: a note only.
+ */
+const codexConfigStep = (
+  action: Action,
+  scope: HookConfig.Scope,
+  hooksFile: string,
+  args: {
+    readonly cwd: Option.Option<string>
+    readonly dryRun: boolean
+    readonly json: boolean
+    readonly command?: Option.Option<string>
+  }
+) =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const file = path.join(path.dirname(hooksFile), "config.toml")
+    if (scope === "project") {
+      const note = "memdir leaves a project's .codex/config.toml alone: its sandbox root and MCP server are yours; " +
+        "run `memdir hooks install --agent codex` (user scope) for them"
+      if (action === "install" && !args.json) yield* Console.log(note)
+      return { path: file, changed: false, keys: [], notes: action === "install" ? [note] : [], diff: "" }
+    }
+    const { target, text } = yield* readTarget(file)
+    let change: CodexConfig.CodexConfigChange
+    if (action === "install") {
+      const { memoryBase } = (yield* Settings).env
+      const { memoryDir } = yield* locate(args.cwd)
+      const roots = isInside(memoryBase, memoryDir, { allowRoot: true }) ? [memoryBase] : [memoryBase, memoryDir]
+      const command = Option.getOrElse(args.command ?? Option.none(), () => HookConfig.DEFAULT_COMMAND)
+      change = yield* Effect.fromResult(
+        CodexConfig.install(file, text, {
+          writableRoots: roots.map((root) => root.replace(/\/+$/, "")),
+          mcp: mcpCommandFor(command)
+        })
+      )
+    } else {
+      change = CodexConfig.uninstall(text)
+    }
+    const changed = change.text !== (text ?? "")
+    const diff = changed ? HookConfig.lineDiff(file, text ?? "", change.text) : ""
+    const result = { path: file, changed, keys: change.keys, notes: change.notes, diff }
+    if (!args.json) {
+      if (changed) yield* Console.log(diff.replace(/\n$/, ""))
+      for (const note of change.notes) yield* Console.log(note)
+    }
+    if (!changed) return result
+    if (args.dryRun) {
+      if (!args.json) yield* Console.log(`(dry run: ${file} was not written)`)
+      return result
+    }
+    if (action === "install" && !args.json && (yield* confirmWrite(file)) === false) {
+      yield* Console.log(`nothing written: ${file} is as it was`)
+      return { ...result, changed: false }
+    }
+    yield* writeAtomically(target, change.text)
+    if (!args.json) {
+      yield* Console.log(
+        action === "install"
+          ? `Codex: ${
+            change.keys.join(" and ")
+          } added to ${file} (memdir's memory writable in the sandbox, its MCP tools)`
+          : `Codex: memdir's ${change.keys.join(" and ")} removed from ${file}`
+      )
+    }
+    return result
   })
 
 /** One line on what changed beside the hooks (docs/hooks.md#one-memory-in-claude-code). */
