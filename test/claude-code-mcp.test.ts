@@ -85,7 +85,8 @@ beforeAll(() => {
 })
 
 afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
+  // memdir's SessionEnd hook is async: it may still be finishing after the last `claude` exited
+  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 })
 })
 
 describe.skipIf(skipReason !== undefined)(`memdir mcp in the real Claude Code ${CLAUDE_CODE_VERSION}`, () => {

@@ -356,9 +356,12 @@ describe("memdir hooks install | uninstall", () => {
       // the user's rules first, then memdir's (its Claude Code setup: test/hooks-install.test.ts)
       assert.deepStrictEqual(installed.permissions.allow.slice(0, 1), userSettings.permissions.allow)
       assert.deepStrictEqual(installed.hooks.PreToolUse, userSettings.hooks.PreToolUse)
-      // Stop only starts background work: Claude Code runs it without waiting (docs/hooks.md#what-the-hooks-cost)
       assert.deepStrictEqual(installed.hooks.Stop, [
         userSettings.hooks.Stop[0],
+        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+      ])
+      // SessionEnd only starts background work: Claude Code runs it without waiting (docs/hooks.md#what-the-hooks-cost)
+      assert.deepStrictEqual(installed.hooks.SessionEnd, [
         { hooks: [{ type: "command", command: "memdir hook", timeout: 15, async: true }] }
       ])
       assert.deepStrictEqual(installed.hooks.UserPromptSubmit, [

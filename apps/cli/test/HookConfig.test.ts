@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url"
 import * as HookConfig from "../src/hooks/HookConfig.js"
 
 const ours = { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
-/** Claude Code runs memdir's Stop and SessionEnd handlers in the background (docs/hooks.md#what-the-hooks-cost). */
+/** Claude Code runs memdir's SessionEnd handler in the background (docs/hooks.md#what-the-hooks-cost). */
 const oursAsync = { hooks: [{ type: "command", command: "memdir hook", timeout: 15, async: true }] }
 
 const user = {
@@ -27,7 +27,7 @@ describe("HookConfig", () => {
     assert.deepStrictEqual(config, {
       env: { FOO: "1" },
       hooks: {
-        Stop: [user.hooks.Stop[0], oursAsync],
+        Stop: [user.hooks.Stop[0], ours],
         UserPromptSubmit: [user.hooks.UserPromptSubmit[0], ours],
         PostToolUse: user.hooks.PostToolUse,
         SessionStart: [ours],
@@ -37,29 +37,29 @@ describe("HookConfig", () => {
     assert.deepStrictEqual(HookConfig.install(config, "claude"), { config, events: [], settings: {} }, "idempotent")
   })
 
-  it("install makes memdir's Stop and SessionEnd handlers of an earlier install async, nothing else", () => {
+  it("install makes memdir's SessionEnd handler of an earlier install async, nothing else", () => {
     const earlier = {
       hooks: {
         SessionStart: [ours],
         UserPromptSubmit: [ours],
-        Stop: [{ matcher: "", hooks: [{ type: "command", command: "say done" }, ours.hooks[0]!] }],
-        SessionEnd: [ours]
+        Stop: [ours],
+        SessionEnd: [{ matcher: "", hooks: [{ type: "command", command: "say bye" }, ours.hooks[0]!] }]
       }
     }
     const { config, events } = HookConfig.install(earlier, "claude")
-    assert.deepStrictEqual(events, ["Stop", "SessionEnd"])
+    assert.deepStrictEqual(events, ["SessionEnd"])
     assert.deepStrictEqual(config, {
       hooks: {
         SessionStart: [ours],
         UserPromptSubmit: [ours],
-        Stop: [{ matcher: "", hooks: [{ type: "command", command: "say done" }, oursAsync.hooks[0]!] }],
-        SessionEnd: [oursAsync]
+        Stop: [ours],
+        SessionEnd: [{ matcher: "", hooks: [{ type: "command", command: "say bye" }, oursAsync.hooks[0]!] }]
       }
     })
     assert.deepStrictEqual(HookConfig.install(config, "claude").events, [], "then idempotent")
     // uninstall takes memdir's handlers out whatever their flags, the user's handler stays
     assert.deepStrictEqual(HookConfig.uninstall(config).config, {
-      hooks: { Stop: [{ matcher: "", hooks: [{ type: "command", command: "say done" }] }] }
+      hooks: { SessionEnd: [{ matcher: "", hooks: [{ type: "command", command: "say bye" }] }] }
     })
   })
 

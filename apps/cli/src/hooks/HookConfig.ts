@@ -64,13 +64,14 @@ export type HookGroup = JsonObject & { readonly hooks: ReadonlyArray<JsonObject>
 
 /**
  * The events whose memdir handler Claude Code runs in the background (`"async": true`, Claude Code 2.1.332's hook
- * schema: "runs in background without blocking"): Stop and SessionEnd only start memdir's background job and
- * inject nothing, so the session need not wait for them (docs/hooks.md#what-the-hooks-cost). A headless session
- * still runs an async SessionEnd to its end after exiting; an async Stop it may cut short at exit, where SessionEnd
- * starts the same job.
+ * schema: "runs in background without blocking"): SessionEnd only starts memdir's background job and injects
+ * nothing, and a headless session runs an async SessionEnd to its end after exiting, so the session need not wait
+ * (docs/hooks.md#what-the-hooks-cost). Not Stop: measured with `claude -p`, an async Stop hook still running when the
+ * turn ends holds the session (+1.3–1.8 s, even for a `sleep 0.3`), where a synchronous one answered by the hook
+ * daemon costs ~0.1 s.
  */
 export const asyncEventsFor: Record<Agent, ReadonlyArray<string>> = {
-  claude: ["Stop", "SessionEnd"],
+  claude: ["SessionEnd"],
   codex: []
 }
 
@@ -301,7 +302,7 @@ export const install = (
     : installSettings(config, setup)
   const hooks = isObject(config.hooks) ? config.hooks : {}
   const added = eventsFor[agent].filter((event) => !groupsOf(hooks, event).some(hasMemdir))
-  // memdir's handlers installed before they ran in the background get `"async": true`, and nothing else changes
+  // memdir's SessionEnd handler installed before it ran in the background gets `"async": true`, nothing else changes
   const madeAsync = asyncEventsFor[agent].filter((event) =>
     groupsOf(hooks, event).some((group) => group.hooks.some(blocksTheSession))
   )
