@@ -95,7 +95,7 @@ describe("recentActivity over the real hook and MCP server", () => {
           "when does the next release leave?"
         ])
         assert.include(mcp!.memories, "reference_release_train.md")
-        assert.strictEqual(hook!.session, SESSION)
+        assert.deepStrictEqual([hook!.session, hook!.event, hook!.prompt], [SESSION, "UserPromptSubmit", DATABASE])
         assert.deepStrictEqual(hook!.memories, ["feedback_database_tests.md"])
         assert.isAtMost(Date.parse(hook!.at), Date.parse(mcp!.at))
       }),

@@ -316,7 +316,9 @@ export const userPromptSubmit = Effect.fn("Hook.userPromptSubmit")(
       location.memoryDir,
       sessionId,
       result.selected.map((m) => m.path),
-      shown.reduce((sum, m) => sum + utf8Length(m.content), 0)
+      shown.reduce((sum, m) => sum + utf8Length(m.content), 0),
+      // which prompt it answered, for `memdir ui`'s activity (one redacted line, as the record keeps it)
+      { event: "UserPromptSubmit", prompt: input.prompt }
     )
     return Option.some(hookOutput("UserPromptSubmit", text))
   }
