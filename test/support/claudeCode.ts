@@ -7,55 +7,18 @@
 import * as Effect from "effect/Effect"
 import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { cliPath, type CliRun, scratchHomeEnv } from "./cli.js"
+import { registryTool } from "./registryTool.js"
 
 export const CLAUDE_CODE_VERSION = "2.1.332"
 
-const cache = path.join(
-  process.env.MEMDIR_TEST_CACHE ?? path.join(os.homedir(), ".cache", "memdir-test"),
-  "claude-code"
-)
+const claudeCode = registryTool("@anthropic-ai/claude-code", CLAUDE_CODE_VERSION, "claude-code", "claude")
 
-export const claudeBin = path.join(cache, "node_modules", ".bin", "claude")
-
-const installedVersion = (): string | undefined => {
-  try {
-    return JSON.parse(
-      fs.readFileSync(path.join(cache, "node_modules", "@anthropic-ai", "claude-code", "package.json"), "utf8")
-    ).version
-  } catch {
-    return undefined
-  }
-}
+export const claudeBin = claudeCode.bin
 
 /** The CLI in the cache (installed when missing); a reason to skip only when the registry is out of reach. */
-export const ensureClaudeCode = (): string | undefined => {
-  if (installedVersion() === CLAUDE_CODE_VERSION && fs.existsSync(claudeBin)) return undefined
-  fs.mkdirSync(cache, { recursive: true })
-  try {
-    execFileSync(
-      "npm",
-      ["install", "--prefix", cache, "--no-audit", "--no-fund", `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`],
-      { stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 }
-    )
-  } catch (error) {
-    let reachable = true
-    try {
-      execFileSync("npm", ["ping"], { stdio: "ignore", timeout: 60_000 })
-    } catch {
-      reachable = false
-    }
-    if (!reachable) {
-      return `the npm registry is unreachable, so @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} could not be ` +
-        `installed into ${cache}: ${String((error as { stderr?: unknown }).stderr ?? error).slice(0, 300)}`
-    }
-    throw error
-  }
-  if (installedVersion() !== CLAUDE_CODE_VERSION) throw new Error(`npm installed no Claude Code into ${cache}`)
-  return undefined
-}
+export const ensureClaudeCode = (): string | undefined => claudeCode.ensure()
 
 /** Everything of a request body the model reads as text: the system prompt and every message's text blocks. */
 export const textOf = (body: any): string => {
