@@ -22,7 +22,7 @@ import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import * as NodeOs from "node:os"
 import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
-import * as CodexConfig from "../hooks/CodexConfig.js"
+import type { CodexConfigChange, CodexSetup } from "../hooks/CodexConfig.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import {
   askAutomaticModelCalls,
@@ -320,7 +320,7 @@ const run = (
   })
 
 /** The MCP server's command for a hook command: `memdir hook …` → `memdir mcp`, `npx @memdir/cli hook` → `npx @memdir/cli mcp`. */
-const mcpCommandFor = (hookCommand: string): CodexConfig.CodexSetup["mcp"] => {
+const mcpCommandFor = (hookCommand: string): CodexSetup["mcp"] => {
   const words = hookCommand.replace(/\s+hook(?:\s.*)?$/, "").trim().split(/\s+/)
   return words.length === 0 || words.some((word) => /["'\\]/.test(word))
     ? { command: "memdir", args: ["mcp"] }
@@ -353,7 +353,9 @@ const codexConfigStep = (
       return { path: file, changed: false, keys: [], notes: action === "install" ? [note] : [], diff: "" }
     }
     const { target, text } = yield* readTarget(file)
-    let change: CodexConfig.CodexConfigChange
+    // loaded only for Codex: it brings a TOML parser no other command needs at start-up
+    const CodexConfig = yield* Effect.promise(() => import("../hooks/CodexConfig.js"))
+    let change: CodexConfigChange
     if (action === "install") {
       const { memoryBase } = (yield* Settings).env
       const { memoryDir } = yield* locate(args.cwd)
