@@ -19,6 +19,8 @@
  *   MEMDIR_BENCH_ROUNDS=11                  rounds (default 7)
  *   MEMDIR_BENCH_CLI=path/to/memdir.js      another bundle
  *   MEMDIR_BENCH_LABEL=before               writes `.bench/claude-code-before.json`
+ *   MEMDIR_BENCH_HOOKD_LINGER_MS=0          the hook daemon leaves with each session (default: memdir's 60 s, so
+ *                                           back-to-back sessions share it): every session starts without one
  */
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Effect from "effect/Effect"
@@ -49,6 +51,7 @@ const repoRoot = path.resolve(here, "../../..")
 const cli = path.resolve(process.env.MEMDIR_BENCH_CLI ?? path.join(repoRoot, "apps/cli/dist/memdir.js"))
 const benchDir = path.join(repoRoot, ".bench")
 const ROUNDS = Number(process.env.MEMDIR_BENCH_ROUNDS ?? 7)
+const LINGER = process.env.MEMDIR_BENCH_HOOKD_LINGER_MS
 const LABEL = process.env.MEMDIR_BENCH_LABEL
 const TARGET_PROMPT_MS = 400
 const TARGET_SESSION_MS = 600
@@ -145,7 +148,9 @@ const main = Effect.gen(function*() {
   const envOf = (user: User) => {
     const { NODE_EXTRA_CA_CERTS: _certs, ...env } = user.env({
       ANTHROPIC_BASE_URL: server.url,
-      ANTHROPIC_API_KEY: "sk-ant-test-dummy"
+      ANTHROPIC_API_KEY: "sk-ant-test-dummy",
+      // `0`: the daemon leaves with each session, so every session starts without one (the cold case)
+      ...(LINGER === undefined ? {} : { MEMDIR_HOOKD_LINGER_MS: LINGER })
     })
     return env
   }
