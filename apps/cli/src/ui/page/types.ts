@@ -1,6 +1,8 @@
 /**
  * The shapes the page reads from its server (apps/cli/src/ui/UiApi.ts answers them).
  */
+import type { BrowsedMemory } from "../UiApi.js"
+
 export interface UiState {
   readonly memoryDir: string
   readonly enabled: boolean
@@ -9,24 +11,8 @@ export interface UiState {
   readonly modelAvailable: boolean
 }
 
-export interface BrowsedMemory {
-  readonly path: string
-  readonly scope: "private" | "team"
-  readonly name: string
-  readonly description: string
-  readonly type: string
-  readonly written: string
-  readonly writtenFrom: string
-  readonly ageDays: number
-  readonly age: string
-  readonly stale: boolean
-  readonly pinned: boolean
-  readonly size: number
-  readonly links: ReadonlyArray<string>
-  readonly deadLinks: ReadonlyArray<string>
-  readonly index: "loaded" | "cut" | "missing"
-  readonly warning: string | null
-}
+/** One memory of the browse listing: the server's type (a type-only import, nothing of the server is bundled). */
+export type { BrowsedMemory }
 
 export interface Listing {
   readonly memoryDir: string
