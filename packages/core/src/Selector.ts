@@ -2,13 +2,15 @@
  * Selector: which memories will clearly help with this query.
  *
  * `layer` is the offline selector, the default when no model is configured: no key, no network, any language.
- * It analyses each candidate (name, description, path, type and the head of the body the scan already read) with
- * Unicode word segmentation, per-language stopwords and stemming, and Hangul/CJK bigrams (internal/text/analysis),
- * weighs each query term by a general word-frequency prior blended with the candidate set's own statistics, and
- * scores with saturated, field-weighted term frequencies (internal/text/selectorIndex). A memory is kept only on
- * absolute evidence (enough informative words matched, whatever the length of the request) and when it scores
- * close enough to the best one, because surfacing nothing is better than surfacing noise. Its quality is measured
- * on labelled sets in `test/Selector.test.ts` (`fixtures/selector-set/`, ten directories in five languages).
+ * It analyses each candidate (name, description, path, type and its whole body, from `TermCache`, or the head the
+ * scan read) with Unicode word segmentation, per-language stopwords and stemming, and Hangul/CJK bigrams
+ * (internal/text/analysis), stems the request as each candidate language would too, weighs each query term by a
+ * general word-frequency prior blended with the candidate set's own statistics, and scores with saturated,
+ * field-weighted term frequencies (internal/text/selectorIndex). A memory is kept only on absolute evidence (enough
+ * informative words matched, whatever the length of the request), with more of it when the evidence is in its body
+ * alone, and when it scores close enough to the best one, because surfacing nothing is better than surfacing noise.
+ * Its quality is measured on labelled sets in `test/Selector.test.ts` (`fixtures/selector-set/`, ten directories in
+ * five languages) and leave-one-directory-out over real directories (`pnpm evals:generalize`, docs/evals.md).
  *
  * What it cannot do, and an LLM selector can: understand intent beyond shared words ("ship on Friday" vs a
  * memory about release days), and negation beyond the explicit "not about X" / "ignore X" phrasing. A request
@@ -499,8 +501,8 @@ export const selectRelevantMemories = (
  * - `no-match`: it shares no term with the request;
  * - `tool-doc`: the usage doc of a tool the agent is using (`recentTools`), never selected;
  * - `below-evidence-floor`: less evidence than `minEvidence`, however it ranks;
- * - `body-only`: its evidence is mostly in its body (less than `headerEvidence` in its header) and short of
- *   `bodyOnlyEvidence`;
+ * - `body-only`: its evidence is mostly in its body (less than `headerEvidence` in its header), short of
+ *   `bodyOnlyEvidence`, and it matched less than `bodyOnlyCoverage` of the request's words;
  * - `below-relative-cut`: less than `relativeToTop` × the best candidate's score;
  * - `near-duplicate`: a member of a family already kept (`familyOf`) that matched no term the kept one did not;
  * - `over-limit`: relevant, but the `max` (≤ 5) slots were taken by better ones.
