@@ -34,13 +34,17 @@ beforeAll(() => {
   )
   write("reference_msw.md", "Mocking HTTP", "Use msw to mock HTTP calls in unit tests", "Handlers in test/handlers.ts")
   write("project_release.md", "Release on Fridays", "Never ship releases on a Friday afternoon", "Freeze at noon.")
-  for (const v of [45, 81]) {
+  for (const [i, v] of [45, 81].entries()) {
     write(
       `reference_mcpe-v${v}-protocol.md`,
       `MCPE protocol v${v}`,
       `Packet layout of MCPE protocol version ${v}, handshake and login`,
       "The handshake sends a login packet."
     )
+    // equal scores keep the candidates' order, newest first: v45 is made the newer, whatever the clock did between
+    // the two writes (written in one millisecond or not)
+    const at = Date.now() / 1000 - 60 * (i + 1)
+    fs.utimesSync(path.join(memoryDir, `reference_mcpe-v${v}-protocol.md`), at, at)
   }
 })
 
