@@ -252,6 +252,16 @@ export const parseStatus = (stdout: string): Array<string> => {
   return paths
 }
 
+/** Team memory never synced (or its state unknown): nothing ahead or behind, the conflicts doctor found. */
+const neverSynced = (conflicts: ReadonlyArray<string>): TeamState => ({
+  enabled: true,
+  synced: false,
+  ahead: 0,
+  behind: 0,
+  pending: [],
+  conflicts: [...conflicts]
+})
+
 const teamState = (root: MemoryRoot, conflicts: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const fs = yield* MemoryFs
@@ -259,16 +269,8 @@ const teamState = (root: MemoryRoot, conflicts: ReadonlyArray<string>) =>
     const memoryDir = NodePath.resolve(root.memoryDir)
     const gitDir = NodePath.join(memoryDir, TEAM_GIT_DIR)
     const teamDir = NodePath.join(memoryDir, "team")
-    const none: TeamState = {
-      enabled: true,
-      synced: false,
-      ahead: 0,
-      behind: 0,
-      pending: [],
-      conflicts: [...conflicts]
-    }
     const config = yield* fs.lstat(NodePath.join(gitDir, "config")).pipe(Effect.option)
-    if (Option.isNone(config)) return none
+    if (Option.isNone(config)) return neverSynced(conflicts)
     const options = { gitDir, workTree: teamDir, cwd: teamDir }
     const head = yield* git.run(["rev-parse", "--verify", "-q", "HEAD^{commit}"], options)
     const headSha = head.exitCode === 0 ? head.stdout.trim() : undefined
@@ -295,24 +297,8 @@ const teamState = (root: MemoryRoot, conflicts: ReadonlyArray<string>) =>
   }).pipe(
     // git missing or too slow: the state is unknown, said as never synced with the conflicts doctor found
     Effect.catchTags({
-      GitError: () =>
-        Effect.succeed<TeamState>({
-          enabled: true,
-          synced: false,
-          ahead: 0,
-          behind: 0,
-          pending: [],
-          conflicts: [...conflicts]
-        }),
-      GitTimeoutError: () =>
-        Effect.succeed<TeamState>({
-          enabled: true,
-          synced: false,
-          ahead: 0,
-          behind: 0,
-          pending: [],
-          conflicts: [...conflicts]
-        })
+      GitError: () => Effect.succeed(neverSynced(conflicts)),
+      GitTimeoutError: () => Effect.succeed(neverSynced(conflicts))
     }),
     Effect.provide(Git.layer)
   )
