@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { buildCli, cliPath, parseJson, repoRoot, runCli, scratchHomeEnv } from "./support/cli.js"
+import { removeScratch } from "./support/scratch.js"
 
 let scratch: string
 let home: string
@@ -44,9 +45,8 @@ beforeAll(() => {
   fs.writeFileSync(path.join(home, ".memdir", "settings.json"), JSON.stringify({ automaticModelCalls: true }))
 })
 
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
-})
+// background jobs and a lingering hook daemon may still be writing into the tree
+afterAll(() => removeScratch(scratch))
 
 /** Runs `memdir hook` with `input` on stdin. */
 const hook = (input: string, env: Record<string, string>) =>

@@ -24,6 +24,7 @@ import {
 } from "./support/claudeCode.js"
 import { buildCli, cliPath } from "./support/cli.js"
 import { TWO_TOPICS, writeTwoTopics } from "./support/mcp.js"
+import { removeScratch } from "./support/scratch.js"
 
 const skipReason = ensureClaudeCode()
 if (skipReason !== undefined) console.error(`\n*** test/claude-code-mcp.test.ts SKIPPED: ${skipReason} ***\n`)
@@ -84,10 +85,8 @@ beforeAll(() => {
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-claude-code-mcp-")))
 })
 
-afterAll(() => {
-  // memdir's SessionEnd hook is async: it may still be finishing after the last `claude` exited
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 })
-})
+// background jobs and a lingering hook daemon may still be writing into the tree
+afterAll(() => removeScratch(scratch))
 
 describe.skipIf(skipReason !== undefined)(`memdir mcp in the real Claude Code ${CLAUDE_CODE_VERSION}`, () => {
   it.live("the model reads memory_recall's text with its age and caveat; the hook's memory is not recalled twice", () =>

@@ -27,6 +27,7 @@ import {
   toolResultsOf
 } from "./support/claudeCode.js"
 import { buildCli, cliPath } from "./support/cli.js"
+import { removeScratch } from "./support/scratch.js"
 
 const skipReason = ensureClaudeCode()
 if (skipReason !== undefined) {
@@ -79,10 +80,8 @@ beforeAll(() => {
   scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-claude-code-")))
 })
 
-afterAll(() => {
-  // memdir's SessionEnd hook is async: it may still be finishing after the last `claude` exited
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 })
-})
+// background jobs and a lingering hook daemon may still be writing into the tree
+afterAll(() => removeScratch(scratch))
 
 type User = ReturnType<typeof makeUser>
 

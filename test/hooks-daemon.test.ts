@@ -13,6 +13,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
+import { removeScratch } from "./support/scratch.js"
 
 let scratch: string
 /**
@@ -29,9 +30,8 @@ beforeAll(() => {
   cli = path.join(dist, path.basename(cliPath))
 })
 
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
-})
+// background jobs and a lingering hook daemon may still be writing into the tree
+afterAll(() => removeScratch(scratch))
 
 const MEMORY =
   "---\nname: Database tests\ndescription: integration tests must hit a real postgres database, never mocks\n" +

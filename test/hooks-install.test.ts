@@ -12,6 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { buildCli, cliPath, type CliRun, parseJson, scratchHomeEnv } from "./support/cli.js"
 import { readRepoFile } from "./support/markdown.js"
+import { removeScratch } from "./support/scratch.js"
 
 let scratch: string
 let project: string
@@ -53,9 +54,8 @@ beforeAll(() => {
   execFileSync("git", ["init", "-q"], { cwd: project })
 })
 
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
-})
+// background jobs and a lingering hook daemon may still be writing into the tree
+afterAll(() => removeScratch(scratch))
 
 describe("memdir hooks install --agent claude: one memory", () => {
   it.live("turns Claude Code's auto memory off, allows memdir's rules, shows the diff first; uninstall restores the file byte for byte", () =>

@@ -13,6 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { buildCli, cliPath, type CliRun, parseJson, repoRoot, scratchHomeEnv } from "./support/cli.js"
 import { readRepoFile } from "./support/markdown.js"
+import { removeScratch } from "./support/scratch.js"
 
 let scratch: string
 let home: string
@@ -107,9 +108,8 @@ beforeAll(() => {
   )
 })
 
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
-})
+// background jobs and a lingering hook daemon may still be writing into the tree
+afterAll(() => removeScratch(scratch))
 
 describe("memdir hook: a Claude-Code-shaped session", () => {
   it.live("start → a relevant prompt → an off-topic prompt → the relevant topic again → stop", () =>

@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
 import { connectMcp, mcpScratch, writeTwoTopics } from "./support/mcp.js"
 
-const scratch = mcpScratch("memdir-mcp-session-", { maxRetries: 5 })
+const scratch = mcpScratch("memdir-mcp-session-")
 
 let dirs = 0
 /** A fresh memory directory holding two memories on unrelated topics. */

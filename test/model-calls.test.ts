@@ -22,6 +22,7 @@ import {
   runCli,
   scratchHomeEnv
 } from "./support/cli.js"
+import { removeScratch } from "./support/scratch.js"
 
 let scratch: string
 let home: string
@@ -43,9 +44,8 @@ beforeAll(() => {
   fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), "- [Database tests](feedback_database_tests.md) — real db\n")
 })
 
-afterAll(() => {
-  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 5 })
-})
+// background jobs and a lingering hook daemon may still be writing into the tree
+afterAll(() => removeScratch(scratch))
 
 const memdir = (args: ReadonlyArray<string>, env: Record<string, string> = {}, input?: string) =>
   input === undefined ?

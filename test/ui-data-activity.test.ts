@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { cliPath, type CliRun, repoRoot, scratchHomeEnv } from "./support/cli.js"
 import { connectMcp, mcpScratch, writeTwoTopics } from "./support/mcp.js"
 
-const scratch = mcpScratch("memdir-ui-activity-", { maxRetries: 5 })
+const scratch = mcpScratch("memdir-ui-activity-")
 
 /** The part of the view this test reads (the module is the CLI's, outside this project's sources: loaded by path). */
 interface ActivityModule {

@@ -9,6 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { buildCli, cliPath, makeScratchProject } from "./cli.js"
+import { removeScratch } from "./scratch.js"
 
 /** A test file's scratch directory, its `home` and `project` (set in `beforeAll`), and the clients still open. */
 export interface McpScratch {
@@ -18,8 +19,8 @@ export interface McpScratch {
   readonly open: Array<Client>
 }
 
-/** Registers the file's hooks; `rm` adds to the options the scratch is removed with. */
-export const mcpScratch = (prefix: string, rm: fs.RmOptions = {}): McpScratch => {
+/** Registers the file's hooks; the scratch goes with whatever memdir process still runs inside it. */
+export const mcpScratch = (prefix: string): McpScratch => {
   const scratch: McpScratch = { dir: "", home: "", project: "", open: [] }
   beforeAll(() => {
     buildCli()
@@ -31,9 +32,7 @@ export const mcpScratch = (prefix: string, rm: fs.RmOptions = {}): McpScratch =>
   afterEach(async () => {
     for (const client of scratch.open.splice(0)) await client.close()
   })
-  afterAll(() => {
-    fs.rmSync(scratch.dir, { recursive: true, force: true, ...rm })
-  })
+  afterAll(() => removeScratch(scratch.dir))
   return scratch
 }
 
