@@ -62,16 +62,23 @@ const hostileText = [
 
 const pwned = () => page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)
 
-/** The page at a route of the running ui (the cookie was set by the first visit with the token). */
 /**
  * A row's text as the page shows it. Rows off screen are not rendered (`content-visibility: auto`), and Chromium
- * gives no `innerText` for them: the row is scrolled into view first.
+ * gives no `innerText` for them: the row is scrolled into view first. The list redraws when files change on disk
+ * (an earlier test's writes may still be arriving): a row replaced meanwhile is looked up again.
  */
 const shownText = async (row: Locator): Promise<string> => {
-  await row.scrollIntoViewIfNeeded()
-  return row.innerText()
+  for (let attempt = 1;; attempt++) {
+    try {
+      await row.scrollIntoViewIfNeeded()
+      return await row.innerText()
+    } catch (error) {
+      if (attempt >= 10 || !/not attached to the DOM/.test(String(error))) throw error
+    }
+  }
 }
 
+/** The page at a route of the running ui (the cookie was set by the first visit with the token). */
 const visit = async (route: string) => {
   await page.goto(`${ui.origin}/${route}`)
 }
