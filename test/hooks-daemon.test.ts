@@ -201,7 +201,7 @@ describe("memdir hook: the hook daemon", () => {
           CLAUDE_ENV_FILE: "/tmp/x.sh"
         })
         assert.strictEqual(next.stdout, FAKE)
-        // another environment is another daemon: that one answers in process (and starts its own)
+        // another environment is another daemon: that one is started for it and answers (the real memories)
         const other = yield* user.run(user.event("through-3", "UserPromptSubmit"), { MEMDIR_TEAM_MEMORY: "0" })
         assert.include(other.stdout, "Use the docker compose postgres.")
       })),

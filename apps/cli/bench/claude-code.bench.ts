@@ -18,6 +18,8 @@
  *   tsx apps/cli/bench/claude-code.bench.ts
  *   MEMDIR_BENCH_ROUNDS=11                  rounds (default 7)
  *   MEMDIR_BENCH_CLI=path/to/memdir.js      another bundle
+ *   MEMDIR_BENCH_BEFORE_CLI=path/memdir.js  also a third user whose hooks run that bundle (say, the commit before a
+ *                                           change), in the same rounds: its added costs printed beside
  *   MEMDIR_BENCH_LABEL=before               writes `.bench/claude-code-before.json`
  *   MEMDIR_BENCH_HOOKD_LINGER_MS=0          the hook daemon leaves with each session (default: memdir's 60 s, so
  *                                           back-to-back sessions share it): every session starts without one
@@ -53,6 +55,9 @@ const benchDir = path.join(repoRoot, ".bench")
 const ROUNDS = Number(process.env.MEMDIR_BENCH_ROUNDS ?? 7)
 const LINGER = process.env.MEMDIR_BENCH_HOOKD_LINGER_MS
 const LABEL = process.env.MEMDIR_BENCH_LABEL
+const BEFORE_CLI = process.env.MEMDIR_BENCH_BEFORE_CLI === undefined ?
+  undefined :
+  path.resolve(process.env.MEMDIR_BENCH_BEFORE_CLI)
 const TARGET_PROMPT_MS = 400
 const TARGET_SESSION_MS = 600
 const PROMPTS = [
@@ -137,14 +142,26 @@ const main = Effect.gen(function*() {
   if (!fs.existsSync(cli)) {
     return yield* Effect.fail(new Error(`${cli} missing: run \`pnpm --filter @memdir/cli run bundle\``))
   }
+  if (BEFORE_CLI !== undefined && !fs.existsSync(BEFORE_CLI)) {
+    return yield* Effect.fail(new Error(`${BEFORE_CLI} (MEMDIR_BENCH_BEFORE_CLI) missing`))
+  }
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-bench-claude-")))
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(scratch, { recursive: true, force: true })))
   const server = yield* MessagesApiServer.make({ handler: () => MessagesApiServer.text("done") })
   // a copy of the bundle: the hook daemon is chosen by the bundle it runs, and a rebuild mid-bench would start another
-  const dist = path.join(scratch, "dist")
-  fs.cpSync(path.dirname(cli), dist, { recursive: true })
-  const bundle = path.join(dist, path.basename(cli))
-  const users = { bare: makeUser(scratch, "bare", false, bundle), memdir: makeUser(scratch, "memdir", true, bundle) }
+  const copyBundle = (from: string, name: string) => {
+    const dist = path.join(scratch, name)
+    fs.cpSync(path.dirname(from), dist, { recursive: true })
+    return path.join(dist, path.basename(from))
+  }
+  const bundle = copyBundle(cli, "dist")
+  const users: Record<string, User> = {
+    bare: makeUser(scratch, "bare", false, bundle),
+    memdir: makeUser(scratch, "memdir", true, bundle),
+    ...(BEFORE_CLI === undefined
+      ? {}
+      : { before: makeUser(scratch, "before", true, copyBundle(BEFORE_CLI, "dist-before")) })
+  }
   const envOf = (user: User) => {
     const { NODE_EXTRA_CA_CERTS: _certs, ...env } = user.env({
       ANTHROPIC_BASE_URL: server.url,
@@ -174,22 +191,32 @@ const main = Effect.gen(function*() {
       samples[name]!.push(yield* cases[name]!)
     }
   }
-  const perSession = samples["memdir one prompt"]!.map((ms, i) => ms - samples["bare one prompt"]![i]!)
-  const perPrompt = samples["memdir two prompts"]!.map((ms, i) =>
-    ms - samples["bare two prompts"]![i]! - perSession[i]!
-  )
+  /** What `user`'s hooks add per round: to a one-prompt session, and per prompt. */
+  const added = (user: string) => {
+    const perSession = samples[`${user} one prompt`]!.map((ms, i) => ms - samples["bare one prompt"]![i]!)
+    const perPrompt = samples[`${user} two prompts`]!.map((ms, i) =>
+      ms - samples["bare two prompts"]![i]! - perSession[i]!
+    )
+    return { perSession, perPrompt }
+  }
+  const { perPrompt, perSession } = added("memdir")
+  const before = BEFORE_CLI === undefined ? undefined : added("before")
   const row = (label: string, xs: ReadonlyArray<number>, target?: number) =>
-    label.padEnd(34) + median(xs).toFixed(0).padStart(7) + "  " +
+    label.padEnd(42) + median(xs).toFixed(0).padStart(7) + "  " +
     `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`.padEnd(14) +
     (target === undefined ? "" : `≤ ${target} ms: ${median(xs) <= target ? "met" : "NOT MET"}`)
   console.log(
     `\nmemdir's hooks in the real Claude Code ${CLAUDE_CODE_VERSION} (\`claude -p\`, local Messages API stand-in, ` +
       `${MEMORIES} memories; median of ${ROUNDS} alternated rounds after a warm-up)`
   )
-  console.log("case".padEnd(34) + "ms".padStart(7) + "  " + "min–max".padEnd(14) + "target")
+  console.log("case".padEnd(42) + "ms".padStart(7) + "  " + "min–max".padEnd(14) + "target")
   for (const name of names) console.log(row(name, samples[name]!))
   console.log(row("added per one-prompt session", perSession, TARGET_SESSION_MS))
   console.log(row("added per prompt", perPrompt, TARGET_PROMPT_MS))
+  if (before !== undefined) {
+    console.log(row("before: added per one-prompt session", before.perSession, TARGET_SESSION_MS))
+    console.log(row("before: added per prompt", before.perPrompt, TARGET_PROMPT_MS))
+  }
   const requests = (yield* server.requests).length
   fs.mkdirSync(benchDir, { recursive: true })
   fs.writeFileSync(
@@ -205,7 +232,14 @@ const main = Effect.gen(function*() {
         targets: { perPromptMs: TARGET_PROMPT_MS, perSessionMs: TARGET_SESSION_MS },
         cases: Object.fromEntries(names.map((name) => [name, { ms: median(samples[name]!), samples: samples[name] }])),
         addedPerSession: { ms: median(perSession), samples: perSession },
-        addedPerPrompt: { ms: median(perPrompt), samples: perPrompt }
+        addedPerPrompt: { ms: median(perPrompt), samples: perPrompt },
+        ...(before === undefined ? {} : {
+          before: {
+            cli: BEFORE_CLI,
+            addedPerSession: { ms: median(before.perSession), samples: before.perSession },
+            addedPerPrompt: { ms: median(before.perPrompt), samples: before.perPrompt }
+          }
+        })
       },
       null,
       2

@@ -7,9 +7,10 @@
  * before (`fallBack`), with the stdin already read. A daemon that accepted and then does not answer within the
  * hook's guard gets the guard's answer: nothing, and one stderr line.
  *
- * SessionStart (or a UserPromptSubmit with no daemon) starts the daemon, detached, and answers in process
- * meanwhile; a hook that finds the daemon starting waits for it up to `START_WAIT_MS`, about what an answer in
- * process costs. Plain Node: it is part of the launcher.
+ * SessionStart (or a UserPromptSubmit with no daemon) starts the daemon, detached, and waits for it up to
+ * `FIRST_WAIT_MS`; a hook that finds the daemon starting waits for it up to `START_WAIT_MS`, about what an answer in
+ * process costs. Either answers in process when the daemon is not there in time. Plain Node: it is part of the
+ * launcher.
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -34,6 +35,12 @@ import {
 const CONNECT_TIMEOUT_MS = 300
 /** A hook that finds the daemon starting waits this long for it. */
 const START_WAIT_MS = 500
+/**
+ * The hook that started the daemon waits this long for it: loading the CLI beside a daemon that is loading it too
+ * costs both of them (two cores, and the agent's own work), so the first hook is answered by the daemon it started,
+ * and in process only when that daemon is not there in time.
+ */
+const FIRST_WAIT_MS = 1_000
 /** A start marker older than this belongs to a daemon that never came up. */
 const START_STALE_MS = 5_000
 /** The hook's guard (hook.ts `HOOK_GUARD_MS`, `MEMDIR_HOOK_GUARD_MS`). */
@@ -171,9 +178,9 @@ const startDaemon = (socket: string, args: ReadonlyArray<string>): "started" | "
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-/** Waits up to `START_WAIT_MS` for a daemon that is starting to be there. */
-const waitForSocket = async (socket: string): Promise<boolean> => {
-  const until = Date.now() + START_WAIT_MS
+/** Waits up to `ms` for a daemon that is starting to be there. */
+const waitForSocket = async (socket: string, ms: number): Promise<boolean> => {
+  const until = Date.now() + ms
   while (Date.now() < until) {
     if (socketProblem(socket) === undefined) return true
     await sleep(10)
@@ -205,7 +212,7 @@ export const runHookClient = async (args: ReadonlyArray<string>, bundle: string)
   }
   if (!STARTERS.has(hook.event)) return fallBack()
   const start = startDaemon(socket, args)
-  if (start === "starting" && (await waitForSocket(socket))) {
+  if (start !== "failed" && (await waitForSocket(socket, start === "started" ? FIRST_WAIT_MS : START_WAIT_MS))) {
     const outcome = await ask(socket, request)
     if (outcome._tag === "answered") return true
   }
