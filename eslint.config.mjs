@@ -9,6 +9,11 @@ export default tseslint.config(
   },
   ...tseslint.configs.recommended,
   {
+    // CommonJS files (the bin): require is how they load
+    files: ["**/*.cjs"],
+    rules: { "@typescript-eslint/no-require-imports": "off" }
+  },
+  {
     files: ["**/*.ts"],
     plugins: { "@effect": effectPlugin },
     rules: {

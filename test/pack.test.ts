@@ -55,7 +55,7 @@ describe("@memdir/cli tarball", () => {
   it("holds the bin, the bundle's JavaScript, README and LICENSE, and declares no runtime dependency", () => {
     const unexpected = cli.entries.filter((entry) =>
       ![
-        "bin/memdir.js",
+        "bin/memdir.cjs",
         "dist/memdir.js",
         "dist/main.cjs",
         "dist/package.json",
@@ -70,7 +70,7 @@ describe("@memdir/cli tarball", () => {
     assert.include(cli.entries, "LICENSE")
     assert.isAbove(cli.entries.filter((entry) => entry.startsWith("dist/chunks/")).length, 0)
     assert.deepStrictEqual(cli.manifest.dependencies ?? {}, {})
-    assert.deepStrictEqual(cli.manifest.bin, { memdir: "./bin/memdir.js" })
+    assert.deepStrictEqual(cli.manifest.bin, { memdir: "./bin/memdir.cjs" })
     // exactly the current build's chunks: none left over from an earlier build
     const stamp = JSON.parse(fs.readFileSync(path.join(repoRoot, "apps/cli/dist/bundle-stamp.json"), "utf8"))
     const built = stamp.outputs.filter((output: string) => /\.c?js$|^package\.json$/.test(output)).map((o: string) =>

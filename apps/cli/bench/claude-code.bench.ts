@@ -17,7 +17,7 @@
  *
  *   tsx apps/cli/bench/claude-code.bench.ts
  *   MEMDIR_BENCH_ROUNDS=11                  rounds (default 7)
- *   MEMDIR_BENCH_CLI=path/to/memdir.js      another bundle
+ *   MEMDIR_BENCH_CLI=path/to/memdir.js      another bundle (its package's bin, when it is in one, runs it)
  *   MEMDIR_BENCH_BEFORE_CLI=path/memdir.js  also a third user whose hooks run that bundle (say, the commit before a
  *                                           change), in the same rounds: its added costs printed beside
  *   MEMDIR_BENCH_LABEL=before               writes `.bench/claude-code-before.json`
@@ -148,11 +148,22 @@ const main = Effect.gen(function*() {
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "memdir-bench-claude-")))
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(scratch, { recursive: true, force: true })))
   const server = yield* MessagesApiServer.make({ handler: () => MessagesApiServer.text("done") })
-  // a copy of the bundle: the hook daemon is chosen by the bundle it runs, and a rebuild mid-bench would start another
+  // a copy of the package as npm installs it (package.json, bin/, dist/; no build.mjs) and the `memdir` its bin names,
+  // which is what a user's hooks run: the hook daemon is chosen by the bundle it runs, and a rebuild mid-bench would
+  // start another. A bundle outside a package (no bin) is copied and run as it is.
   const copyBundle = (from: string, name: string) => {
-    const dist = path.join(scratch, name)
-    fs.cpSync(path.dirname(from), dist, { recursive: true })
-    return path.join(dist, path.basename(from))
+    const pkg = path.dirname(path.dirname(from))
+    const target = path.join(scratch, name)
+    const manifest = path.join(pkg, "package.json")
+    const bin: unknown = fs.existsSync(manifest) ? JSON.parse(fs.readFileSync(manifest, "utf8")).bin?.memdir : undefined
+    if (typeof bin !== "string") {
+      fs.cpSync(path.dirname(from), target, { recursive: true })
+      return path.join(target, path.basename(from))
+    }
+    for (const part of ["package.json", path.dirname(bin), path.basename(path.dirname(from))]) {
+      fs.cpSync(path.join(pkg, part), path.join(target, part), { recursive: true })
+    }
+    return path.join(target, bin)
   }
   const bundle = copyBundle(cli, "dist")
   const users: Record<string, User> = {
