@@ -10,8 +10,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
-import { connectMcp, mcpScratch, writeTwoTopics } from "./support/mcp.js"
+import { cliPath, type CliRun } from "./support/cli.js"
+import { connectMcp, doorEnv, mcpScratch, promptHook, writeTwoTopics } from "./support/mcp.js"
 
 const scratch = mcpScratch("memdir-mcp-session-")
 
@@ -27,29 +27,7 @@ const memoryWithTwoTopics = (): string => {
 const DATABASE = "should the new integration tests mock the postgres database?"
 const RELEASE = "when does the next release leave, and who signs it off?"
 
-/** The environment of both doors: the scratch HOME, the memory directory, no session of the shell running tests. */
-const envOf = (memoryDir: string, extra: Record<string, string> = {}) =>
-  scratchHomeEnv(scratch.home, { MEMDIR_MEMORY_DIR: memoryDir, CLAUDE_CODE_SESSION_ID: "", ...extra })
-
-/** `memdir hook` answering Claude Code's UserPromptSubmit for `session`. */
-const promptHook = (memoryDir: string, session: string, prompt: string): Promise<CliRun> =>
-  new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [cliPath, "hook"],
-      { cwd: scratch.project, env: envOf(memoryDir, { MEMDIR_HOOK_GUARD_MS: "120000" }), encoding: "utf8" },
-      (error, stdout, stderr) =>
-        resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr })
-    )
-    child.stdin?.end(JSON.stringify({
-      session_id: session,
-      transcript_path: path.join(scratch.home, ".claude", "projects", "p", `${session}.jsonl`),
-      cwd: scratch.project,
-      permission_mode: "default",
-      hook_event_name: "UserPromptSubmit",
-      prompt
-    }))
-  })
+const envOf = (memoryDir: string, extra: Record<string, string> = {}) => doorEnv(scratch, memoryDir, extra)
 
 /** What the hook injected ("" when it answered nothing). */
 const injected = (run: CliRun): string => {
@@ -77,7 +55,7 @@ describe("one session across the hook and memdir mcp", () => {
   it("a memory the hook injected is not recalled again through MCP in that session; another session gets it", async () => {
     const memoryDir = memoryWithTwoTopics()
     const session = "6f1c2d3e-0000-4000-8000-00000000a001"
-    assert.include(injected(await promptHook(memoryDir, session, DATABASE)), "feedback_database_tests.md")
+    assert.include(injected(await promptHook(scratch, memoryDir, session, DATABASE)), "feedback_database_tests.md")
 
     const same = await server(memoryDir, { CLAUDE_CODE_SESSION_ID: session })
     const again = await text(same, "memory_recall", { query: DATABASE })
@@ -114,11 +92,11 @@ describe("one session across the hook and memdir mcp", () => {
     ])
     await text(client, "memory_read", { path: "reference_release_train.md" })
 
-    assert.strictEqual(injected(await promptHook(memoryDir, session, DATABASE)), "")
-    assert.strictEqual(injected(await promptHook(memoryDir, session, RELEASE)), "")
+    assert.strictEqual(injected(await promptHook(scratch, memoryDir, session, DATABASE)), "")
+    assert.strictEqual(injected(await promptHook(scratch, memoryDir, session, RELEASE)), "")
     const other = "7a2b3c4d-0000-4000-8000-00000000b002"
-    assert.include(injected(await promptHook(memoryDir, other, DATABASE)), "feedback_database_tests.md")
-    assert.include(injected(await promptHook(memoryDir, other, RELEASE)), "reference_release_train.md")
+    assert.include(injected(await promptHook(scratch, memoryDir, other, DATABASE)), "feedback_database_tests.md")
+    assert.include(injected(await promptHook(scratch, memoryDir, other, RELEASE)), "reference_release_train.md")
   })
 
   it("the session's recall budget is shared: spent by the hooks, memory_recall says so", async () => {

@@ -7,11 +7,10 @@ import { assert, describe, it } from "@effect/vitest"
 import * as MemoryFs from "@memdir/core/MemoryFs"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { cliPath, type CliRun, repoRoot, scratchHomeEnv } from "./support/cli.js"
-import { connectMcp, mcpScratch, writeTwoTopics } from "./support/mcp.js"
+import { repoRoot } from "./support/cli.js"
+import { connectMcp, doorEnv, mcpScratch, promptHook, writeTwoTopics } from "./support/mcp.js"
 
 const scratch = mcpScratch("memdir-ui-activity-")
 
@@ -43,27 +42,7 @@ const loadActivity = () =>
 const SESSION = "7a1c2d3e-0000-4000-8000-00000000b001"
 const DATABASE = "should the new integration tests mock the postgres database?"
 
-const envOf = (memoryDir: string, extra: Record<string, string> = {}) =>
-  scratchHomeEnv(scratch.home, { MEMDIR_MEMORY_DIR: memoryDir, CLAUDE_CODE_SESSION_ID: "", ...extra })
-
-const promptHook = (memoryDir: string, prompt: string): Promise<CliRun> =>
-  new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [cliPath, "hook"],
-      { cwd: scratch.project, env: envOf(memoryDir, { MEMDIR_HOOK_GUARD_MS: "120000" }), encoding: "utf8" },
-      (error, stdout, stderr) =>
-        resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr })
-    )
-    child.stdin?.end(JSON.stringify({
-      session_id: SESSION,
-      transcript_path: path.join(scratch.home, ".claude", "projects", "p", `${SESSION}.jsonl`),
-      cwd: scratch.project,
-      permission_mode: "default",
-      hook_event_name: "UserPromptSubmit",
-      prompt
-    }))
-  })
+const envOf = (memoryDir: string, extra: Record<string, string> = {}) => doorEnv(scratch, memoryDir, extra)
 
 describe("recentActivity over the real hook and MCP server", () => {
   it.live(
@@ -75,7 +54,7 @@ describe("recentActivity over the real hook and MCP server", () => {
         writeTwoTopics(memoryDir)
         const { recentActivity } = yield* loadActivity()
 
-        const run = yield* Effect.promise(() => promptHook(memoryDir, DATABASE))
+        const run = yield* Effect.promise(() => promptHook(scratch, memoryDir, SESSION, DATABASE))
         assert.strictEqual(run.status, 0, run.stderr)
         assert.include(run.stdout, "feedback_database_tests.md")
         const client = yield* Effect.promise((): Promise<Client> =>

@@ -6,9 +6,10 @@
 import { afterAll, afterEach, beforeAll } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildCli, cliPath, makeScratchProject } from "./cli.js"
+import { buildCli, cliPath, type CliRun, makeScratchProject, scratchHomeEnv } from "./cli.js"
 import { removeScratch } from "./scratch.js"
 
 /** A test file's scratch directory, its `home` and `project` (set in `beforeAll`), and the clients still open. */
@@ -90,3 +91,27 @@ export const writeTwoTopics = (memoryDir: string): void => {
     )
   }
 }
+
+/** The environment of both doors: the scratch HOME, the memory directory, no session of the shell running tests. */
+export const doorEnv = (scratch: McpScratch, memoryDir: string, extra: Record<string, string> = {}) =>
+  scratchHomeEnv(scratch.home, { MEMDIR_MEMORY_DIR: memoryDir, CLAUDE_CODE_SESSION_ID: "", ...extra })
+
+/** `memdir hook` answering Claude Code's UserPromptSubmit of `prompt` for `session`, in the scratch project. */
+export const promptHook = (scratch: McpScratch, memoryDir: string, session: string, prompt: string): Promise<CliRun> =>
+  new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [cliPath, "hook"],
+      { cwd: scratch.project, env: doorEnv(scratch, memoryDir, { MEMDIR_HOOK_GUARD_MS: "120000" }), encoding: "utf8" },
+      (error, stdout, stderr) =>
+        resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr })
+    )
+    child.stdin?.end(JSON.stringify({
+      session_id: session,
+      transcript_path: path.join(scratch.home, ".claude", "projects", "p", `${session}.jsonl`),
+      cwd: scratch.project,
+      permission_mode: "default",
+      hook_event_name: "UserPromptSubmit",
+      prompt
+    }))
+  })
