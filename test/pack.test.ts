@@ -17,6 +17,7 @@ import { parseJson, repoRoot, scratchHomeEnv } from "./support/cli.js"
 import { codeBlocksIn } from "./support/markdown.js"
 import type { InstalledCli, Tarball } from "./support/pack.js"
 import { installGlobally, npmEnv, pack, runInstalled, sizeOf } from "./support/pack.js"
+import { removeScratch } from "./support/scratch.js"
 
 let scratch: string
 let env: Record<string, string>
@@ -37,8 +38,9 @@ beforeAll(async () => {
   installed = await installGlobally(cli, path.join(scratch, "prefix"), env)
 }, 600_000)
 
-afterAll(() => {
-  if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true })
+afterAll(async () => {
+  // a hook daemon started by a hook may still run inside it
+  await removeScratch(scratch)
 })
 
 const repoManifest = (dir: string) => JSON.parse(fs.readFileSync(path.join(repoRoot, dir, "package.json"), "utf8"))

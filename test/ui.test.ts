@@ -17,6 +17,7 @@ import * as path from "node:path"
 import type { Locator, Page } from "playwright-core"
 import { launchBrowser, type RunningUi, startUi } from "./support/browser.js"
 import { buildCli, cliPath, makeScratchProject, scratchHomeEnv } from "./support/cli.js"
+import { removeScratch } from "./support/scratch.js"
 
 let scratch: string
 let home: string
@@ -113,7 +114,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await ui?.stop()
-  if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true })
+  // a hook daemon started by a hook may still run inside it
+  await removeScratch(scratch)
 })
 
 describe("memdir ui in Chromium", () => {
