@@ -23,7 +23,15 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { chromium } from "playwright-core"
+import type { BrowserContext } from "playwright-core"
+
+/** What this bench uses of test/support/browser.ts (the ui tests' Chromium: same binary, same options). */
+interface BrowserSupport {
+  readonly launchBrowser: () => Promise<{ readonly context: BrowserContext; readonly close: () => Promise<void> }>
+}
+// loaded by path: this package's type-check covers apps/cli only, and test/ is a project of its own
+const support = "../../../test/support/browser.js"
+const { launchBrowser }: BrowserSupport = await import(support)
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, "../../..")
@@ -130,22 +138,7 @@ const main = async () => {
   const url = new URL(ui.url)
   const floorUrl = new URL(floorUi.url)
   const cookie = `memdir-ui-${url.port}=${url.searchParams.get("token")}`
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-ui-bench-chromium-"))
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    viewport: { width: 1280, height: 860 },
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync"
-    ]
-  })
+  const { close: closeBrowser, context } = await launchBrowser()
   try {
     const page = await context.newPage()
     /**
@@ -236,9 +229,8 @@ const main = async () => {
     fs.mkdirSync(benchDir, { recursive: true })
     fs.writeFileSync(path.join(benchDir, "ui.json"), JSON.stringify(result, null, 2) + "\n")
   } finally {
-    await context.close()
+    await closeBrowser()
     await Promise.all([ui.stop(), floorUi.stop()])
-    fs.rmSync(profile, { recursive: true, force: true })
     fs.rmSync(home, { recursive: true, force: true })
   }
 }
