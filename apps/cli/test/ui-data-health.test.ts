@@ -14,6 +14,7 @@ import * as Scanner from "@memdir/core/Scanner"
 import * as TeamGuard from "@memdir/core/TeamGuard"
 import type { TeamLocation } from "@memdir/core/TeamMemory"
 import * as TeamSync from "@memdir/core/TeamSync"
+import * as Fixtures from "@memdir/testing/Fixtures"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
@@ -177,22 +178,11 @@ describe("health and applyFix: doctor's findings", () => {
 const git = (cwd: string, ...args: Array<string>) =>
   execFileSync("git", args, { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: cwd } })
 
+/** A teammate's team location (`@memdir/testing/Fixtures`), its memory directory made. */
 const teammate = (root: string, name: string, remote: string): TeamLocation => {
-  const memoryDir = `${root}/${name}/memory/`
-  NodeFs.mkdirSync(memoryDir, { recursive: true })
-  return {
-    memory: {
-      root: { root: `${root}/${name}/project`, kind: "none" },
-      memoryDir,
-      source: "default",
-      enabled: true,
-      enabledBy: "default"
-    },
-    teamDir: `${memoryDir}team/`,
-    enabled: true,
-    enabledBy: "test",
-    remote
-  }
+  const team = Fixtures.teammate(root, name, remote)
+  NodeFs.mkdirSync(team.memory.memoryDir, { recursive: true })
+  return team
 }
 
 describe("health: team sync state", () => {

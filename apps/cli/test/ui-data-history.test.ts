@@ -20,6 +20,7 @@ import * as Scanner from "@memdir/core/Scanner"
 import * as TeamGuard from "@memdir/core/TeamGuard"
 import type { TeamLocation } from "@memdir/core/TeamMemory"
 import * as TeamSync from "@memdir/core/TeamSync"
+import * as Fixtures from "@memdir/testing/Fixtures"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
@@ -59,22 +60,11 @@ const tempDir = Effect.gen(function*() {
   return yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "memdir-ui-history-" }))
 })
 
+/** A teammate's team location (`@memdir/testing/Fixtures`), its memory directory made. */
 const teammate = (root: string, name: string, remote: string): TeamLocation => {
-  const memoryDir = `${root}/${name}/memory/`
-  NodeFs.mkdirSync(memoryDir, { recursive: true })
-  return {
-    memory: {
-      root: { root: `${root}/${name}/project`, kind: "none" },
-      memoryDir,
-      source: "default",
-      enabled: true,
-      enabledBy: "default"
-    },
-    teamDir: `${memoryDir}team/`,
-    enabled: true,
-    enabledBy: "test",
-    remote
-  }
+  const team = Fixtures.teammate(root, name, remote)
+  NodeFs.mkdirSync(team.memory.memoryDir, { recursive: true })
+  return team
 }
 
 const rootOf = (team: TeamLocation) => ({ memoryDir: team.memory.memoryDir, teamEnabled: true })

@@ -4,6 +4,7 @@
  */
 import { serializeFrontmatter } from "@memdir/core/Frontmatter"
 import type { MemoryType } from "@memdir/core/Memory"
+import type { TeamLocation } from "@memdir/core/TeamMemory"
 import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -91,3 +92,24 @@ export const withMemdirHome = (home: string, env: Readonly<Record<string, string
     ConfigProvider.ConfigProvider,
     ConfigProvider.fromEnvRecord({ HOME: home, MEMDIR_HOME: `${home}/.memdir`, ...env }, { preserveEmptyStrings: true })
   )
+
+/**
+ * One teammate's side of team memory synced through the bare repository `remote`: private memory in
+ * `<root>/<name>/memory/`, team memory in its `team/`, on for this test. Only the location: no directory is made.
+ */
+export const teammate = (root: string, name: string, remote: string): TeamLocation => {
+  const memoryDir = `${root}/${name}/memory/`
+  return {
+    memory: {
+      root: { root: `${root}/${name}/project`, kind: "none" },
+      memoryDir,
+      source: "default",
+      enabled: true,
+      enabledBy: "default"
+    },
+    teamDir: `${memoryDir}team/`,
+    enabled: true,
+    enabledBy: "test",
+    remote
+  }
+}
