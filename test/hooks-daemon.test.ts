@@ -13,7 +13,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
-import { removeScratch } from "./support/scratch.js"
+import { processesIn, removeScratch } from "./support/scratch.js"
 
 let scratch: string
 /**
@@ -250,6 +250,24 @@ describe("memdir hook: the hook daemon", () => {
         assert.include(prompt.stdout, "Use the docker compose postgres.")
         assert.notInclude(prompt.stdout, "the socket")
       }))
+  )
+
+  it.live(
+    "stopped by SIGTERM or Ctrl-C, it takes its socket with it",
+    () =>
+      Effect.gen(function*() {
+        const user = makeUser("signal", { MEMDIR_HOOKD_LINGER_MS: "600000" })
+        for (const signal of ["SIGTERM", "SIGINT"] as const) {
+          const socket = yield* startSession(user, `signal-${signal}`)
+          const daemons = processesIn(user.home)
+          assert.lengthOf(daemons, 1, "the daemon is the one process left in the user's home")
+          process.kill(daemons[0]!, signal)
+          yield* until("gone", () => processesIn(user.home).length === 0)
+          assert.isFalse(fs.existsSync(socket), `no socket left after ${signal}`)
+          assert.deepStrictEqual(fs.readdirSync(user.hookd), [])
+        }
+      }),
+    120_000
   )
 
   it.live(

@@ -84,7 +84,10 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
     const { socket } = target
     const marker = socket.replace(/\.sock$/, ".start")
     const context = yield* Effect.context<R>()
-    yield* Effect.promise(async () => {
+    // interrupted (SIGTERM, SIGINT: the CLI interrupts its main fiber), the daemon closes as after its last session
+    let stop: (() => void) | undefined
+    let interrupted = false
+    const serve = async (): Promise<void> => {
       if (socketProblem(socket) === undefined && (await answering(socket))) return
       fs.rmSync(socket, { force: true })
       let idle: ReturnType<typeof setTimeout> | undefined
@@ -147,12 +150,21 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
         return
       }
       fs.rmSync(marker, { force: true })
-      restartIdle()
+      stop = close
+      if (interrupted) close()
+      else restartIdle()
       // a socket removed or replaced (its directory deleted, a newer daemon) leaves this daemon unreachable: it goes
       const watch = setInterval(() => {
         if (fs.lstatSync(socket, { throwIfNoEntry: false })?.ino !== inode) close()
       }, SOCKET_CHECK_MS)
       await closed
       clearInterval(watch)
+    }
+    yield* Effect.callback<void>((resume) => {
+      void serve().finally(() => resume(Effect.void))
+      return Effect.sync(() => {
+        interrupted = true
+        stop?.()
+      })
     })
   })
