@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
+import { teammate } from "../../testing/src/Fixtures.js"
 import * as Doctor from "../src/Doctor.js"
 import * as Git from "../src/Git.js"
 import { conflictCopyPath } from "../src/internal/team/conflict.js"
@@ -74,23 +75,6 @@ interface World {
   readonly mallory: ReadonlyArray<string>
   /** Where an escape through `team/evil → …/outside/etc` would write. */
   readonly outside: string
-}
-
-const teammate = (root: string, name: string, remote: string): TeamLocation => {
-  const memoryDir = `${root}/${name}/memory/`
-  return {
-    memory: {
-      root: { root: `${root}/${name}/project`, kind: "none" },
-      memoryDir,
-      source: "default",
-      enabled: true,
-      enabledBy: "default"
-    },
-    teamDir: `${memoryDir}team/`,
-    enabled: true,
-    enabledBy: "test",
-    remote
-  }
 }
 
 const world = Effect.gen(function*() {
