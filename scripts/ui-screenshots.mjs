@@ -1,9 +1,11 @@
-// The screenshots of docs/ui.md: a scratch project with a few realistic memories, the bundled CLI's `memdir ui`,
-// and Debian's Chromium (playwright-core) taking one PNG per view into docs/ui/.
+// The screenshots of docs/ui.md: a scratch project with a few realistic memories, a real `memdir dream` answered by
+// a local stand-in for the Messages API (a scripted dreamer: no key, no network), the bundled CLI's `memdir ui`, and
+// Debian's Chromium (playwright-core) taking one PNG per view into docs/ui/.
 //
 //   node apps/cli/build.mjs && node scripts/ui-screenshots.mjs
-import { execFileSync, spawn } from "node:child_process"
+import { execFile, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -18,7 +20,8 @@ const project = path.join(scratch, "shop")
 fs.mkdirSync(home)
 fs.mkdirSync(project)
 execFileSync("git", ["init", "-q"], { cwd: project })
-const env = { PATH: process.env.PATH, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), TZ: "UTC" }
+// no hook daemon: the one hook below answers in its own process, and nothing is left running in the scratch
+const env = { PATH: process.env.PATH, HOME: home, MEMDIR_HOME: path.join(home, ".memdir"), TZ: "UTC", MEMDIR_HOOK_DAEMON: "off" }
 const memdir = (args, input) =>
   execFileSync(process.execPath, [cli, ...args], { cwd: project, env, encoding: "utf8", input })
 
@@ -41,20 +44,21 @@ const memories = [
   ["reference", "Incident runbook", "What to do when checkout errors spike",
     "Page the on-call, freeze deploys, check the payments provider status page first."],
   ["project", "Search rewrite", "Moving product search from Elasticsearch to Postgres FTS",
-    "The rewrite is behind the `search_v2` flag; keep both paths working until it ships."]
+    "The rewrite is behind the `search_v2` flag; keep both paths working until it ships."],
+  // what the dream below consolidates: a duplicate, a relative date, a plan nobody follows
+  ["feedback", "No database mocks", "Do not mock the database in tests",
+    "Mocks of the repository hid a broken migration."],
+  ["project", "Merge freeze", "No merges to main during the release freeze",
+    "The merge freeze starts Thursday and lasts until the release is out."],
+  ["project", "Old launch plan", "Ship the mobile app by spring", "Ship the mobile app by spring."]
 ]
 for (const [type, name, description, body] of memories) {
   memdir(["write", "--type", type, "--name", name, "--description", description, "--body", body])
 }
 const memoryDir = memdir(["path"]).trim()
-// an old memory (stale), and one written by hand without an index line (a doctor finding)
+// an old memory (stale)
 const old = path.join(memoryDir, "reference_grafana_dashboards.md")
 fs.writeFileSync(old, fs.readFileSync(old, "utf8").replace(/^modified: .*$/m, "modified: 2026-08-02T09:00:00.000Z"))
-fs.writeFileSync(
-  path.join(memoryDir, "project_staging_database.md"),
-  "---\nname: Staging database\ndescription: Staging is reset every Monday at 06:00 UTC\ntype: project\n---\n\n" +
-    "Do not keep test data in staging over a weekend.\n"
-)
 // what the hooks gave a session
 memdir(["hook"], JSON.stringify({
   hook_event_name: "UserPromptSubmit",
@@ -63,6 +67,61 @@ memdir(["hook"], JSON.stringify({
   cwd: project,
   transcript_path: path.join(scratch, "none.jsonl")
 }))
+
+// a dream, its dreamer scripted: merge the duplicate, date the freeze, prune the old plan
+const dreamer = [
+  ["memory_write", {
+    path: "feedback_integration_tests_hit_a_real_database.md",
+    content: "---\nname: Integration tests hit a real database\ndescription: Never mock Postgres in integration tests\n" +
+      "type: feedback\n---\n\nIntegration tests run against the Postgres in `docker compose`, never a mock.\n\n" +
+      "**Why:** mocks of the repository hid a broken migration (`orders`, in March).\n\n**How to apply:** use " +
+      "`makeTestDatabase()`; see [[Deploy checklist]] for the migration step.\n"
+  }],
+  ["memory_delete", { path: "feedback_no_database_mocks.md" }],
+  ["memory_edit", { path: "project_merge_freeze.md", old_string: "starts Thursday", new_string: "starts 2026-12-10" }],
+  ["memory_delete", { path: "project_old_launch_plan.md" }]
+]
+const standIn = http.createServer((request, response) => {
+  let body = ""
+  request.on("data", (chunk) => (body += chunk))
+  request.on("end", () => {
+    const turn = Math.min(standIn.turns++, dreamer.length)
+    const step = dreamer[turn]
+    const content = step === undefined ?
+      [{ type: "text", text: "Merged the two database-testing memories, dated the merge freeze, pruned the old plan." }] :
+      [{ type: "tool_use", id: `toolu_${turn}`, name: step[0], input: step[1] }]
+    response.writeHead(200, { "content-type": "application/json" })
+    response.end(JSON.stringify({
+      id: `msg_${turn}`,
+      type: "message",
+      role: "assistant",
+      model: JSON.parse(body).model,
+      content,
+      stop_reason: step === undefined ? "end_turn" : "tool_use",
+      stop_sequence: null,
+      usage: { input_tokens: 2400, output_tokens: 120 }
+    }))
+  })
+})
+standIn.turns = 0
+await new Promise((resolve) => standIn.listen(0, "127.0.0.1", resolve))
+await new Promise((resolve, reject) =>
+  execFile(process.execPath, [cli, "dream", "--force", "--no-commit"], {
+    cwd: project,
+    env: {
+      ...env,
+      ANTHROPIC_API_KEY: "sk-ant-screenshots",
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${standIn.address().port}`
+    }
+  }, (error, stdout, stderr) => error ? reject(new Error(`memdir dream: ${stderr}`)) : resolve(stdout))
+)
+standIn.close()
+// one written by hand without an index line (a doctor finding; after the dream, which would index it)
+fs.writeFileSync(
+  path.join(memoryDir, "project_staging_database.md"),
+  "---\nname: Staging database\ndescription: Staging is reset every Monday at 06:00 UTC\ntype: project\n---\n\n" +
+    "Do not keep test data in staging over a weekend.\n"
+)
 
 const ui = spawn(process.execPath, [cli, "ui", "--no-open", "--cwd", project], {
   cwd: project,
@@ -142,6 +201,10 @@ try {
   await page.waitForSelector("[data-testid=index-section]")
   await shot("index")
 
+  await page.goto(`${origin}/#/dreams`)
+  await page.waitForSelector("[data-testid=dreams]")
+  await shot("dreams")
+
   await page.goto(`${origin}/#/activity`)
   await page.waitForSelector("[data-testid=injections]")
   await shot("activity")
@@ -151,7 +214,11 @@ try {
   await shot("health")
 } finally {
   await context.close()
-  ui.kill("SIGTERM")
+  // gone before its scratch goes: a server still writing its code cache would make the removal fail
+  await new Promise((resolve) => {
+    ui.on("exit", resolve)
+    ui.kill("SIGTERM")
+  })
   fs.rmSync(profile, { recursive: true, force: true })
   fs.rmSync(scratch, { recursive: true, force: true })
 }
