@@ -1,0 +1,326 @@
+/**
+ * memdir inside a whole Codex session with a model (docs/hooks.md, "Codex: what 0.171 needs"): the real Codex CLI
+ * (`@openai/codex` at `CODEX_VERSION`, from the npm registry into the test cache) runs `codex exec` against the
+ * local Responses API stand-in (`@memdir/testing/ResponsesApiServer`), configured as a user would: a
+ * `[model_providers.standin]` in `config.toml` (`base_url`, `wire_api = "responses"`, `env_key`; no login),
+ * `memdir hooks install --agent codex`, and the hooks trusted. What the stand-in receives is what the model would:
+ * untrusted hooks do not run at all (memdir's MCP tools are offered all the same); trusted, memdir's index arrives
+ * once (SessionStart), the memory a prompt is about arrives with its age (UserPromptSubmit) and nothing for an
+ * unrelated prompt; a `memory_write` the model calls through Codex's MCP namespace lands in the memory directory
+ * with its index line, and a later session recalls it.
+ *
+ * Trust is given as Codex's hook review gives it: Codex itself lists the hooks with their current hashes
+ * (`codex app-server`, `hooks/list`) and records them as trusted in `config.toml` (`config/batchWrite` of
+ * `hooks.state`), so the hash is Codex's own, never computed here.
+ *
+ * The scratch home lies in the test cache, as in test/codex-sandbox.test.ts: Codex's sandbox lets commands write
+ * `/tmp`, which a home there would share.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as ResponsesApiServer from "@memdir/testing/ResponsesApiServer"
+import * as Effect from "effect/Effect"
+import { execFileSync, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { run } from "./support/claudeCode.js"
+import { buildCli, cliPath, scratchHomeEnv } from "./support/cli.js"
+import { TWO_TOPICS, writeTwoTopics } from "./support/mcp.js"
+import { registryTool, testCache } from "./support/registryTool.js"
+import { removeScratch } from "./support/scratch.js"
+
+const CODEX_VERSION = "0.171.0"
+const codex = registryTool("@openai/codex", CODEX_VERSION, "codex", "codex")
+const skipReason = codex.ensure()
+if (skipReason !== undefined) console.error(`\n*** test/codex.test.ts SKIPPED: ${skipReason} ***\n`)
+
+const API_KEY = "sk-standin-test"
+const DATABASE = "Should the new integration tests mock the postgres database?"
+const UNRELATED = "Rename the helper in src/cart.ts to totalPrice."
+const [DATABASE_TESTS, RELEASE_TRAIN] = TWO_TOPICS
+const indexLine = (m: (typeof TWO_TOPICS)[number]) => `- [${m.name}](${m.file}) — ${m.description}`
+const CAVEAT = "This memory is 40 days old. Memories are point-in-time observations, not live state"
+/** The opening of the context memdir's UserPromptSubmit hook adds. */
+const RECALLED = "Memories from memdir that may help with this prompt"
+
+let scratch: string
+
+beforeAll(() => {
+  buildCli()
+  fs.mkdirSync(testCache, { recursive: true })
+  scratch = fs.realpathSync(fs.mkdtempSync(path.join(testCache, "codex-")))
+})
+
+// memdir's hook daemon and background jobs may still be writing into the tree
+afterAll(() => removeScratch(scratch))
+
+/**
+ * A scratch user `<scratch>/<name>`: HOME, MEMDIR_HOME and CODEX_HOME, a git project `shop`, `memdir` on PATH (a
+ * wrapper around the bundle), the two memories of `TWO_TOPICS` written 40 days ago with their index, and a Codex
+ * `config.toml` whose model provider is the stand-in at `baseUrl`.
+ */
+const makeUser = (name: string, baseUrl: string) => {
+  const home = path.join(scratch, name)
+  const project = path.join(home, "shop")
+  const bin = path.join(home, "bin")
+  const codexHome = path.join(home, ".codex")
+  for (const dir of [project, bin, codexHome]) fs.mkdirSync(dir, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: project })
+  fs.writeFileSync(
+    path.join(bin, "memdir"),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
+    { mode: 0o755 }
+  )
+  const base = scratchHomeEnv(home)
+  // a developer's own OpenAI key or Codex settings never reach the run
+  for (const key of Object.keys(base)) if (key.startsWith("OPENAI_") || key.startsWith("CODEX_")) delete base[key]
+  const env: Record<string, string> = {
+    ...base,
+    CODEX_HOME: codexHome,
+    STANDIN_API_KEY: API_KEY,
+    PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`
+  }
+  const memoryDir = execFileSync(process.execPath, [cliPath, "path"], { cwd: project, env, encoding: "utf8" }).trim()
+  fs.mkdirSync(memoryDir, { recursive: true })
+  writeTwoTopics(memoryDir)
+  const old = new Date(Date.now() - 40 * 86_400_000 - 3_600_000)
+  for (const m of TWO_TOPICS) fs.utimesSync(path.join(memoryDir, m.file), old, old)
+  fs.writeFileSync(path.join(memoryDir, "MEMORY.md"), TWO_TOPICS.map(indexLine).join("\n") + "\n")
+  // the user's Codex set up for their model provider, before memdir is installed
+  fs.writeFileSync(
+    path.join(codexHome, "config.toml"),
+    [
+      "model = \"gpt-test\"",
+      "model_provider = \"standin\"",
+      "",
+      "[model_providers.standin]",
+      "name = \"Responses API stand-in\"",
+      `base_url = ${JSON.stringify(baseUrl)}`,
+      "wire_api = \"responses\"",
+      "env_key = \"STANDIN_API_KEY\"",
+      // a failed request fails the session at once instead of being retried with backoff
+      "request_max_retries = 0",
+      "stream_max_retries = 0",
+      ""
+    ].join("\n")
+  )
+  return { home, project, codexHome, memoryDir, env }
+}
+
+type User = ReturnType<typeof makeUser>
+
+/** `memdir hooks install --agent codex` with model calls off; it succeeds. */
+const installHooks = (user: User) =>
+  Effect.gen(function*() {
+    const install = yield* run(
+      process.execPath,
+      [cliPath, "hooks", "install", "--agent", "codex", "--model-calls", "off"],
+      user.project,
+      user.env
+    )
+    assert.strictEqual(install.status, 0, install.stderr)
+    return install
+  })
+
+/** `codex exec <prompt>` in the user's project; it succeeds. */
+const codexExec = (user: User, prompt: string) =>
+  Effect.gen(function*() {
+    const session = yield* run(codex.bin, ["exec", prompt], user.project, user.env)
+    assert.strictEqual(session.status, 0, `${session.stdout}\n${session.stderr}`)
+    return session
+  })
+
+interface ListedHook {
+  readonly key: string
+  readonly eventName: string
+  readonly command: string | null
+  readonly currentHash: string
+  readonly trustStatus: string
+}
+
+/**
+ * Asks Codex's app server (the JSON-RPC protocol Codex's own clients use) for the hooks of the user's project and,
+ * with `trust`, records every one as trusted, as accepting Codex's hook review does; the hooks as Codex then lists
+ * them.
+ */
+const codexHooks = (user: User, trust: boolean) =>
+  Effect.promise(async (): Promise<ReadonlyArray<ListedHook>> => {
+    const server = spawn(codex.bin, ["app-server"], {
+      cwd: user.project,
+      env: user.env,
+      stdio: ["pipe", "pipe", "ignore"]
+    })
+    const waiting = new Map<number, (message: any) => void>()
+    let buffered = ""
+    server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      buffered += chunk
+      for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
+        const message = JSON.parse(buffered.slice(0, end))
+        buffered = buffered.slice(end + 1)
+        waiting.get(message.id)?.(message)
+      }
+    })
+    let nextId = 0
+    const call = (method: string, params: unknown) =>
+      new Promise<any>((resolve, reject) => {
+        const id = ++nextId
+        waiting.set(
+          id,
+          (message) => message.error ? reject(new Error(JSON.stringify(message.error))) : resolve(message.result)
+        )
+        server.stdin.write(JSON.stringify({ id, method, params }) + "\n")
+      })
+    try {
+      await call("initialize", { clientInfo: { name: "memdir-test", version: "0" } })
+      server.stdin.write(JSON.stringify({ method: "initialized" }) + "\n")
+      const list = async (): Promise<ReadonlyArray<ListedHook>> =>
+        (await call("hooks/list", { cwds: [user.project] })).data[0].hooks
+      if (!trust) return await list()
+      const state = Object.fromEntries((await list()).map((hook) => [hook.key, { trusted_hash: hook.currentHash }]))
+      await call("config/batchWrite", {
+        edits: [{ keyPath: "hooks.state", value: state, mergeStrategy: "upsert" }],
+        reloadUserConfig: true
+      })
+      return await list()
+    } finally {
+      server.kill()
+    }
+  })
+
+const requestsSince = (server: ResponsesApiServer.ResponsesApiServerService, before: number) =>
+  Effect.map(server.requests, (all) => all.slice(before))
+
+const count = (text: string, needle: string) => text.split(needle).length - 1
+
+/** The developer messages that open with memdir's `# Memory` section (its SessionStart context). */
+const memorySections = (body: unknown) =>
+  ResponsesApiServer.messageTexts(body, "developer").filter((text) => text.startsWith("# Memory\n"))
+
+/** The stand-in's model: asked to remember, it calls memdir's `memory_write` where Codex offers it; else "done". */
+const model: ResponsesApiServer.Handler = (request) => {
+  const asked = ResponsesApiServer.messageTexts(request.body, "user").some((text) => text.startsWith("Remember that"))
+  const answered = ResponsesApiServer.functionCallOutputs(request.body).length > 0
+  const write = ResponsesApiServer.toolNames(request.body).find((name) => name.endsWith("/memory_write"))
+  if (!asked || answered || write === undefined) return ResponsesApiServer.text("done")
+  const [namespace, name] = write.split("/") as [string, string]
+  return ResponsesApiServer.functionCall(name, {
+    type: "feedback",
+    name: "Staging deploys",
+    description: "staging deploys go out from the release branch only",
+    body: "Deploy to staging from the release branch only.\n**Why:** a feature-branch deploy broke QA."
+  }, { namespace })
+}
+
+describe.skipIf(skipReason !== undefined)(`memdir in a real Codex ${CODEX_VERSION} session`, () => {
+  it.live("hooks run once trusted: the index once, the relevant memory with its age, nothing when unrelated", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
+      const user = makeUser("hooks", server.baseUrl)
+      yield* installHooks(user)
+
+      // installed, not yet trusted: `codex exec` runs none of memdir's hooks and says nothing about it
+      const listed = yield* codexHooks(user, false)
+      assert.deepStrictEqual(
+        listed.map((hook) => [hook.eventName, hook.command, hook.trustStatus]).sort(),
+        [
+          ["sessionEnd", "memdir hook", "untrusted"],
+          ["sessionStart", "memdir hook", "untrusted"],
+          ["stop", "memdir hook", "untrusted"],
+          ["userPromptSubmit", "memdir hook", "untrusted"]
+        ]
+      )
+      const untrusted = yield* codexExec(user, DATABASE)
+      assert.notInclude(untrusted.stderr, "hook:")
+      const [bare] = yield* server.requests
+      assert.deepStrictEqual(memorySections(bare!.body), [])
+      assert.notInclude(ResponsesApiServer.textOf(bare!.body), RECALLED)
+      // memdir's MCP server needs no hook trust: its tools are offered in Codex's namespace for it
+      const tools = ResponsesApiServer.toolNames(bare!.body)
+      for (const tool of ["memory_recall", "memory_search", "memory_read", "memory_write", "memory_delete"]) {
+        assert.include(tools, `mcp__memdir/${tool}`)
+      }
+
+      const trusted = yield* codexHooks(user, true)
+      assert.deepStrictEqual(trusted.map((hook) => hook.trustStatus), ["trusted", "trusted", "trusted", "trusted"])
+
+      // a prompt about the postgres memory
+      let before = (yield* server.requests).length
+      const relevant = yield* codexExec(user, DATABASE)
+      for (const event of ["SessionStart", "UserPromptSubmit", "Stop"]) {
+        assert.include(relevant.stderr, `hook: ${event} Completed`)
+      }
+      const [first, ...rest] = yield* requestsSince(server, before)
+      assert.isDefined(first)
+      assert.deepStrictEqual(rest, [], "one model call: the model answered in text")
+      const sections = memorySections(first!.body)
+      assert.strictEqual(sections.length, 1, "memdir's # Memory section once")
+      assert.include(sections[0], `persistent, file-based memory at \`${user.memoryDir}`)
+      const text = ResponsesApiServer.textOf(first!.body)
+      for (const m of TWO_TOPICS) assert.strictEqual(count(text, indexLine(m)), 1, `the index line of ${m.file} once`)
+      // the recalled memory arrives after the prompt, with its age and memdir's caveat
+      const messages = ResponsesApiServer.messageTexts(first!.body)
+      const prompt = messages.indexOf(DATABASE)
+      const recalled = messages.findIndex((message) => message.startsWith(RECALLED))
+      assert.isAbove(prompt, -1)
+      assert.isAbove(recalled, prompt)
+      const memory = messages[recalled]!
+      assert.include(memory, `Memory ${DATABASE_TESTS.file} (feedback, saved 40 days ago)`)
+      assert.include(memory, DATABASE_TESTS.body)
+      assert.include(memory, CAVEAT)
+      assert.notInclude(memory, RELEASE_TRAIN.body)
+
+      // a prompt about nothing memdir knows: the index again, no memory
+      before = (yield* server.requests).length
+      yield* codexExec(user, UNRELATED)
+      const [other] = yield* requestsSince(server, before)
+      assert.strictEqual(memorySections(other!.body).length, 1)
+      const otherText = ResponsesApiServer.textOf(other!.body)
+      assert.notInclude(otherText, RECALLED)
+      assert.notInclude(otherText, DATABASE_TESTS.body)
+      assert.notInclude(otherText, RELEASE_TRAIN.body)
+
+      // model calls are off: every request the stand-in saw came from Codex, none from memdir's hooks
+      for (const request of yield* server.requests) assert.match(request.headers["user-agent"] ?? "", /^codex_exec\//)
+    })))
+
+  it.live("the model's memory_write through Codex's MCP namespace lands with its index line and is recalled", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
+      const user = makeUser("mcp", server.baseUrl)
+      yield* installHooks(user)
+      yield* codexHooks(user, true)
+
+      const session = yield* codexExec(user, "Remember that staging deploys go out from the release branch only.")
+      assert.include(session.stderr, "mcp: memdir/memory_write (completed)")
+      const requests = yield* server.requests
+      assert.strictEqual(requests.length, 2, "the call, then the answer to its result")
+      const [output] = ResponsesApiServer.functionCallOutputs(requests[1]!.body)
+      assert.include(output?.text, "Saved feedback_staging_deploys.md")
+      const file = path.join(user.memoryDir, "feedback_staging_deploys.md")
+      const written = fs.readFileSync(file, "utf8")
+      assert.isTrue(written.startsWith("---\n"), written)
+      for (
+        const line of [
+          "name: Staging deploys\n",
+          "type: feedback\n",
+          "Deploy to staging from the release branch only.\n"
+        ]
+      ) {
+        assert.include(written, line)
+      }
+      assert.include(
+        fs.readFileSync(path.join(user.memoryDir, "MEMORY.md"), "utf8"),
+        "- [Staging deploys](feedback_staging_deploys.md) — staging deploys go out from the release branch only\n"
+      )
+      // the session carried memdir's section once in each of its requests
+      for (const request of requests) assert.strictEqual(memorySections(request.body).length, 1)
+
+      // a later session: the new memory is in the index, and recalled for a prompt about it
+      const before = requests.length
+      yield* codexExec(user, "Can I deploy my feature branch to staging?")
+      const [later] = yield* requestsSince(server, before)
+      assert.include(memorySections(later!.body)[0], "- [Staging deploys](feedback_staging_deploys.md)")
+      const recalled = ResponsesApiServer.messageTexts(later!.body, "developer").find((t) => t.startsWith(RECALLED))
+      assert.include(recalled, "Memory feedback_staging_deploys.md (feedback, saved today)")
+      assert.include(recalled, "**Why:** a feature-branch deploy broke QA.")
+    })))
+})
