@@ -149,14 +149,31 @@ const codexHooks = (user: User, trust: boolean) =>
       env: user.env,
       stdio: ["pipe", "pipe", "ignore"]
     })
+    // answers by request id; a line that is not JSON-RPC, or the server gone, fails every call still waiting
     const waiting = new Map<number, (message: any) => void>()
+    const failAll = (reason: string) => {
+      for (const settle of waiting.values()) settle({ error: reason })
+      waiting.clear()
+    }
+    server.on("error", (error) => failAll(`codex app-server: ${error}`))
+    server.on("exit", (code, signal) => failAll(`codex app-server exited (${code ?? signal})`))
+    server.stdin.on("error", (error) => failAll(`codex app-server's stdin: ${error}`))
     let buffered = ""
     server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       buffered += chunk
       for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
-        const message = JSON.parse(buffered.slice(0, end))
+        const line = buffered.slice(0, end)
         buffered = buffered.slice(end + 1)
-        waiting.get(message.id)?.(message)
+        let message: any
+        try {
+          message = JSON.parse(line)
+        } catch {
+          failAll(`codex app-server wrote a line that is not JSON: ${line.slice(0, 200)}`)
+          continue
+        }
+        const settle = waiting.get(message?.id)
+        waiting.delete(message?.id)
+        settle?.(message)
       }
     })
     let nextId = 0
@@ -165,7 +182,8 @@ const codexHooks = (user: User, trust: boolean) =>
         const id = ++nextId
         waiting.set(
           id,
-          (message) => message.error ? reject(new Error(JSON.stringify(message.error))) : resolve(message.result)
+          (message) =>
+            message.error === undefined ? resolve(message.result) : reject(new Error(JSON.stringify(message.error)))
         )
         server.stdin.write(JSON.stringify({ id, method, params }) + "\n")
       })
