@@ -7,7 +7,8 @@
  * untrusted hooks do not run at all (memdir's MCP tools are offered all the same); trusted, memdir's index arrives
  * once (SessionStart), the memory a prompt is about arrives with its age (UserPromptSubmit) and nothing for an
  * unrelated prompt; a `memory_write` the model calls through Codex's MCP namespace lands in the memory directory
- * with its index line, and a later session recalls it.
+ * with its index line, and a later session recalls it. With `--project`, the repository's hooks run only once the
+ * project (`codex exec --trust`) and then the hooks are trusted.
  *
  * Trust is given as Codex's hook review gives it: Codex itself lists the hooks with their current hashes
  * (`codex app-server`, `hooks/list`) and records them as trusted in `config.toml` (`config/batchWrite` of
@@ -298,6 +299,46 @@ describe.skipIf(skipReason !== undefined)(`memdir in a real Codex ${CODEX_VERSIO
 
       // model calls are off: every request the stand-in saw came from Codex, none from memdir's hooks
       for (const request of yield* server.requests) assert.match(request.headers["user-agent"] ?? "", /^codex_exec\//)
+    })))
+
+  it.live("--project: the repository's hooks run once the project and then the hooks are trusted", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
+      const user = makeUser("project", server.baseUrl)
+      const install = yield* run(
+        process.execPath,
+        [cliPath, "hooks", "install", "--agent", "codex", "--project", "--model-calls", "off"],
+        user.project,
+        user.env
+      )
+      assert.strictEqual(install.status, 0, install.stderr)
+      assert.isTrue(fs.existsSync(path.join(user.project, ".codex", "hooks.json")))
+      const sessionHasMemory = Effect.gen(function*() {
+        const before = (yield* server.requests).length
+        yield* codexExec(user, DATABASE)
+        const [first] = yield* requestsSince(server, before)
+        return memorySections(first!.body).length === 1 &&
+          ResponsesApiServer.textOf(first!.body).includes(DATABASE_TESTS.body)
+      })
+
+      // an untrusted project: Codex does not even list its hooks
+      assert.deepStrictEqual(yield* codexHooks(user, false), [])
+      assert.isFalse(yield* sessionHasMemory)
+      // `codex exec --trust` once, as the docs say: the project is trusted, its hooks still wait for their own trust
+      const trustProject = yield* run(codex.bin, ["exec", "--trust", "hello"], user.project, user.env)
+      assert.strictEqual(trustProject.status, 0, trustProject.stderr)
+      assert.include(fs.readFileSync(path.join(user.codexHome, "config.toml"), "utf8"), `[projects."${user.project}"]`)
+      const listed = yield* codexHooks(user, false)
+      assert.deepStrictEqual(listed.map((hook) => hook.trustStatus), [
+        "untrusted",
+        "untrusted",
+        "untrusted",
+        "untrusted"
+      ])
+      assert.isTrue(listed.every((hook) => hook.key.startsWith(path.join(user.project, ".codex", "hooks.json"))))
+      assert.isFalse(yield* sessionHasMemory)
+      yield* codexHooks(user, true)
+      assert.isTrue(yield* sessionHasMemory)
     })))
 
   it.live("the model's memory_write through Codex's MCP namespace lands with its index line and is recalled", () =>
