@@ -8,7 +8,9 @@
  * once (SessionStart), the memory a prompt is about arrives with its age (UserPromptSubmit) and nothing for an
  * unrelated prompt; a `memory_write` the model calls through Codex's MCP namespace lands in the memory directory
  * with its index line, and a later session recalls it. With `--project`, the repository's hooks run only once the
- * project (`codex exec --trust`) and then the hooks are trusted.
+ * project (`codex exec --trust`) and then the hooks are trusted. With model calls on (and a key, here for a local
+ * Messages API stand-in), Codex's Stop and SessionEnd each start memdir's background job, which extracts from
+ * Codex's own rollout.
  *
  * Trust is given as Codex's hook review gives it: Codex itself lists the hooks with their current hashes
  * (`codex app-server`, `hooks/list`) and records them as trusted in `config.toml` (`config/batchWrite` of
@@ -18,6 +20,7 @@
  * `/tmp`, which a home there would share.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as ResponsesApiServer from "@memdir/testing/ResponsesApiServer"
 import * as Effect from "effect/Effect"
 import { execFileSync, spawn } from "node:child_process"
@@ -109,12 +112,12 @@ const makeUser = (name: string, baseUrl: string) => {
 
 type User = ReturnType<typeof makeUser>
 
-/** `memdir hooks install --agent codex` with model calls off; it succeeds. */
-const installHooks = (user: User) =>
+/** `memdir hooks install --agent codex`, model calls off unless `modelCalls`; it succeeds. */
+const installHooks = (user: User, modelCalls: "on" | "off" = "off") =>
   Effect.gen(function*() {
     const install = yield* run(
       process.execPath,
-      [cliPath, "hooks", "install", "--agent", "codex", "--model-calls", "off"],
+      [cliPath, "hooks", "install", "--agent", "codex", "--model-calls", modelCalls],
       user.project,
       user.env
     )
@@ -382,4 +385,41 @@ describe.skipIf(skipReason !== undefined)(`memdir in a real Codex ${CODEX_VERSIO
       assert.include(recalled, "Memory feedback_staging_deploys.md (feedback, saved today)")
       assert.include(recalled, "**Why:** a feature-branch deploy broke QA.")
     })))
+
+  it.live(
+    "model calls on: Codex's Stop and SessionEnd start memdir's extraction over Codex's own rollout",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
+        const anthropic = yield* MessagesApiServer.make({ handler: () => MessagesApiServer.text("Nothing to save.") })
+        const user = makeUser("extraction", server.baseUrl)
+        Object.assign(user.env, { ANTHROPIC_API_KEY: "sk-ant-test-dummy", ANTHROPIC_BASE_URL: anthropic.url })
+        yield* installHooks(user, "on")
+        yield* codexHooks(user, true)
+        const session = yield* codexExec(user, "Let's use the docker compose postgres for the cart integration tests.")
+        const sessionId = /session id: (\S+)/.exec(session.stderr)?.[1]
+        const [turn] = yield* server.requests
+        assert.include(ResponsesApiServer.textOf(turn!.body), RECALLED, "the hook recalled a memory into the session")
+        const log = path.join(user.memoryDir, ".runs", "background.jsonl")
+        const lines = () =>
+          fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line)) : []
+        // the detached jobs write their end lines last: poll for both (bounded), no fixed sleep
+        const ends = () => lines().filter((line) => line.event === "end")
+        for (let i = 0; i < 600 && ends().length < 2; i++) yield* Effect.sleep("100 millis")
+        const starts = lines().filter((line) => line.event === "start")
+        assert.strictEqual(starts.length, 2, "one job for the turn's Stop, one for SessionEnd")
+        assert.isDefined(sessionId)
+        for (const line of [...starts, ...ends()]) assert.strictEqual(line.session, sessionId, "Codex's session id")
+        assert.strictEqual(ends().length, 2)
+        for (const end of ends()) assert.strictEqual(end.outcome, "ok", JSON.stringify(end))
+        const extracted = ends().find((end) => end.extraction.status === "extracted")
+        assert.strictEqual(extracted?.extraction.messagesRead, 2, "the prompt and the answer of Codex's rollout")
+        // what the extractor sent: the conversation from Codex's rollout, without the context memdir injected into it
+        const [request] = yield* anthropic.requests
+        const conversation = JSON.stringify(request!.body.messages)
+        assert.include(conversation, "docker compose postgres for the cart integration tests")
+        assert.notInclude(conversation, RECALLED)
+      })),
+    { timeout: 120_000 }
+  )
 })
