@@ -96,6 +96,13 @@ const makeUser = (name: string, baseUrl: string) => {
       "model = \"gpt-test\"",
       "model_provider = \"standin\"",
       "",
+      // nothing but the stand-in: Codex otherwise looks up chatgpt.com (analytics) and github.com (plugins)
+      "[analytics]",
+      "enabled = false",
+      "",
+      "[features]",
+      "plugins = false",
+      "",
       "[model_providers.standin]",
       "name = \"Responses API stand-in\"",
       `base_url = ${JSON.stringify(baseUrl)}`,
