@@ -12,9 +12,9 @@
  * Messages API stand-in), Codex's Stop and SessionEnd each start memdir's background job, which extracts from
  * Codex's own rollout.
  *
- * Trust is given as Codex's hook review gives it: Codex itself lists the hooks with their current hashes
- * (`codex app-server`, `hooks/list`) and records them as trusted in `config.toml` (`config/batchWrite` of
- * `hooks.state`), so the hash is Codex's own, never computed here.
+ * Trust is given as docs/hooks.md tells a user to: in Codex's own TUI (run in a pseudo-terminal), "Trust all and
+ * continue" at "Hooks need review"; Codex records it, no hash is computed here. Codex's app server (`hooks/list`)
+ * says which hooks it sees and whether it trusts them.
  *
  * The scratch home lies in the test cache, as in test/codex-sandbox.test.ts: Codex's sandbox lets commands write
  * `/tmp`, which a home there would share.
@@ -148,12 +148,8 @@ interface ListedHook {
   readonly trustStatus: string
 }
 
-/**
- * Asks Codex's app server (the JSON-RPC protocol Codex's own clients use) for the hooks of the user's project and,
- * with `trust`, records every one as trusted, as accepting Codex's hook review does; the hooks as Codex then lists
- * them.
- */
-const codexHooks = (user: User, trust: boolean) =>
+/** The hooks of the user's project as Codex lists them (its app server's `hooks/list`), with their trust. */
+const codexHooks = (user: User) =>
   Effect.promise(async (): Promise<ReadonlyArray<ListedHook>> => {
     const server = spawn(codex.bin, ["app-server"], {
       cwd: user.project,
@@ -201,19 +197,71 @@ const codexHooks = (user: User, trust: boolean) =>
     try {
       await call("initialize", { clientInfo: { name: "memdir-test", version: "0" } })
       server.stdin.write(JSON.stringify({ method: "initialized" }) + "\n")
-      const list = async (): Promise<ReadonlyArray<ListedHook>> =>
-        (await call("hooks/list", { cwds: [user.project] })).data[0].hooks
-      if (!trust) return await list()
-      const state = Object.fromEntries((await list()).map((hook) => [hook.key, { trusted_hash: hook.currentHash }]))
-      await call("config/batchWrite", {
-        edits: [{ keyPath: "hooks.state", value: state, mergeStrategy: "upsert" }],
-        reloadUserConfig: true
-      })
-      return await list()
+      return (await call("hooks/list", { cwds: [user.project] })).data[0].hooks
     } finally {
       server.kill()
     }
   })
+
+/** What Codex's TUI shows, as text without escape sequences and spaces (it places words with cursor moves). */
+const squashScreen = (output: string) =>
+  output.replace(/\x1b\[[0-9;?>]*[A-Za-z~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[=>]/g, "").replace(/\s+/g, "")
+
+/** The screens on the way to trusted hooks, most specific first, and the key a user presses on each. */
+const TRUST_KEYS: ReadonlyArray<readonly [screen: string, key: string]> = [
+  ["›2.Trustallandcontinue", "\r"], // "Hooks need review", "Trust all and continue" selected: confirm
+  ["2.Trustallandcontinue", "2"], // "Hooks need review": select "Trust all and continue"
+  ["Trustthisfolder?", "\r"] // "Trust this folder?": "Trust and continue"
+]
+
+/**
+ * Trusts memdir's hooks as docs/hooks.md tells a user to: start `codex` (its TUI, in a pseudo-terminal from
+ * util-linux `script`), trust the folder if asked, and at "Hooks need review" choose "Trust all and continue".
+ * Each key is pressed once the screen that asks for it has stopped changing. Done when `config.toml` holds a
+ * `trusted_hash` for each of `hooks`; Codex is then stopped (the app-server daemon it leaves is the scratch's, and
+ * `removeScratch` stops it).
+ */
+const trustInCodex = (user: User, hooks: number) =>
+  Effect.promise(() =>
+    new Promise<void>((resolve, reject) => {
+      const tui = spawn("script", ["-q", "-e", "-c", `stty rows 40 cols 120; exec '${codex.bin}'`, "/dev/null"], {
+        cwd: user.project,
+        env: { ...user.env, TERM: "xterm-256color" },
+        stdio: ["pipe", "pipe", "ignore"],
+        detached: true
+      })
+      let screen = ""
+      let still: NodeJS.Timeout | undefined
+      const config = path.join(user.codexHome, "config.toml")
+      const trusted = () => (fs.readFileSync(config, "utf8").match(/^trusted_hash = /gm) ?? []).length
+      const started = Date.now()
+      const poll = setInterval(() => {
+        const done = trusted() >= hooks
+        if (!done && Date.now() - started < 60_000) return
+        clearInterval(poll)
+        clearTimeout(still)
+        process.kill(-tui.pid!, "SIGTERM")
+        if (done) resolve()
+        else reject(new Error(`Codex's TUI did not trust the hooks within a minute; its screen: ${screen.slice(-600)}`))
+      }, 100)
+      tui.on("error", (error) => {
+        clearInterval(poll)
+        reject(error)
+      })
+      tui.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        // the TUI asks where the cursor is before it draws
+        if (chunk.includes("\x1b[6n")) tui.stdin.write("\x1b[1;1R")
+        screen += squashScreen(chunk)
+        clearTimeout(still)
+        still = setTimeout(() => {
+          const answer = TRUST_KEYS.find(([asks]) => screen.includes(asks))
+          if (answer === undefined) return
+          screen = ""
+          tui.stdin.write(answer[1])
+        }, 700)
+      })
+    })
+  )
 
 const requestsSince = (server: ResponsesApiServer.ResponsesApiServerService, before: number) =>
   Effect.map(server.requests, (all) => all.slice(before))
@@ -240,158 +288,174 @@ const model: ResponsesApiServer.Handler = (request) => {
 }
 
 describe.skipIf(skipReason !== undefined)(`memdir in a real Codex ${CODEX_VERSION} session`, () => {
-  it.live("hooks run once trusted: the index once, the relevant memory with its age, nothing when unrelated", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
-      const user = makeUser("hooks", server.baseUrl)
-      yield* installHooks(user)
+  it.live(
+    "hooks run once trusted: the index once, the relevant memory with its age, nothing when unrelated",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
+        const user = makeUser("hooks", server.baseUrl)
+        yield* installHooks(user)
 
-      // installed, not yet trusted: `codex exec` runs none of memdir's hooks and says nothing about it
-      const listed = yield* codexHooks(user, false)
-      assert.deepStrictEqual(
-        listed.map((hook) => [hook.eventName, hook.command, hook.trustStatus]).sort(),
-        [
-          ["sessionEnd", "memdir hook", "untrusted"],
-          ["sessionStart", "memdir hook", "untrusted"],
-          ["stop", "memdir hook", "untrusted"],
-          ["userPromptSubmit", "memdir hook", "untrusted"]
-        ]
-      )
-      const untrusted = yield* codexExec(user, DATABASE)
-      assert.notInclude(untrusted.stderr, "hook:")
-      const [bare] = yield* server.requests
-      assert.deepStrictEqual(memorySections(bare!.body), [])
-      assert.notInclude(ResponsesApiServer.textOf(bare!.body), RECALLED)
-      // memdir's MCP server needs no hook trust: its tools are offered in Codex's namespace for it
-      const tools = ResponsesApiServer.toolNames(bare!.body)
-      for (const tool of ["memory_recall", "memory_search", "memory_read", "memory_write", "memory_delete"]) {
-        assert.include(tools, `mcp__memdir/${tool}`)
-      }
+        // installed, not yet trusted: `codex exec` runs none of memdir's hooks and says nothing about it
+        const listed = yield* codexHooks(user)
+        assert.deepStrictEqual(
+          listed.map((hook) => [hook.eventName, hook.command, hook.trustStatus]).sort(),
+          [
+            ["sessionEnd", "memdir hook", "untrusted"],
+            ["sessionStart", "memdir hook", "untrusted"],
+            ["stop", "memdir hook", "untrusted"],
+            ["userPromptSubmit", "memdir hook", "untrusted"]
+          ]
+        )
+        const untrusted = yield* codexExec(user, DATABASE)
+        assert.notInclude(untrusted.stderr, "hook:")
+        const [bare] = yield* server.requests
+        assert.deepStrictEqual(memorySections(bare!.body), [])
+        assert.notInclude(ResponsesApiServer.textOf(bare!.body), RECALLED)
+        // memdir's MCP server needs no hook trust: its tools are offered in Codex's namespace for it
+        const tools = ResponsesApiServer.toolNames(bare!.body)
+        for (const tool of ["memory_recall", "memory_search", "memory_read", "memory_write", "memory_delete"]) {
+          assert.include(tools, `mcp__memdir/${tool}`)
+        }
 
-      const trusted = yield* codexHooks(user, true)
-      assert.deepStrictEqual(trusted.map((hook) => hook.trustStatus), ["trusted", "trusted", "trusted", "trusted"])
+        yield* trustInCodex(user, 4)
+        const trusted = yield* codexHooks(user)
+        assert.deepStrictEqual(trusted.map((hook) => hook.trustStatus), ["trusted", "trusted", "trusted", "trusted"])
 
-      // a prompt about the postgres memory
-      let before = (yield* server.requests).length
-      const relevant = yield* codexExec(user, DATABASE)
-      for (const event of ["SessionStart", "UserPromptSubmit", "Stop"]) {
-        assert.include(relevant.stderr, `hook: ${event} Completed`)
-      }
-      const [first, ...rest] = yield* requestsSince(server, before)
-      assert.isDefined(first)
-      assert.deepStrictEqual(rest, [], "one model call: the model answered in text")
-      const sections = memorySections(first!.body)
-      assert.strictEqual(sections.length, 1, "memdir's # Memory section once")
-      assert.include(sections[0], `persistent, file-based memory at \`${user.memoryDir}`)
-      const text = ResponsesApiServer.textOf(first!.body)
-      for (const m of TWO_TOPICS) assert.strictEqual(count(text, indexLine(m)), 1, `the index line of ${m.file} once`)
-      // the recalled memory arrives after the prompt, with its age and memdir's caveat
-      const messages = ResponsesApiServer.messageTexts(first!.body)
-      const prompt = messages.indexOf(DATABASE)
-      const recalled = messages.findIndex((message) => message.startsWith(RECALLED))
-      assert.isAbove(prompt, -1)
-      assert.isAbove(recalled, prompt)
-      const memory = messages[recalled]!
-      assert.include(memory, `Memory ${DATABASE_TESTS.file} (feedback, saved 40 days ago)`)
-      assert.include(memory, DATABASE_TESTS.body)
-      assert.include(memory, CAVEAT)
-      assert.notInclude(memory, RELEASE_TRAIN.body)
+        // a prompt about the postgres memory
+        let before = (yield* server.requests).length
+        const relevant = yield* codexExec(user, DATABASE)
+        for (const event of ["SessionStart", "UserPromptSubmit", "Stop"]) {
+          assert.include(relevant.stderr, `hook: ${event} Completed`)
+        }
+        const [first, ...rest] = yield* requestsSince(server, before)
+        assert.isDefined(first)
+        assert.deepStrictEqual(rest, [], "one model call: the model answered in text")
+        const sections = memorySections(first!.body)
+        assert.strictEqual(sections.length, 1, "memdir's # Memory section once")
+        assert.include(sections[0], `persistent, file-based memory at \`${user.memoryDir}`)
+        const text = ResponsesApiServer.textOf(first!.body)
+        for (const m of TWO_TOPICS) assert.strictEqual(count(text, indexLine(m)), 1, `the index line of ${m.file} once`)
+        // the recalled memory arrives after the prompt, with its age and memdir's caveat
+        const messages = ResponsesApiServer.messageTexts(first!.body)
+        const prompt = messages.indexOf(DATABASE)
+        const recalled = messages.findIndex((message) => message.startsWith(RECALLED))
+        assert.isAbove(prompt, -1)
+        assert.isAbove(recalled, prompt)
+        const memory = messages[recalled]!
+        assert.include(memory, `Memory ${DATABASE_TESTS.file} (feedback, saved 40 days ago)`)
+        assert.include(memory, DATABASE_TESTS.body)
+        assert.include(memory, CAVEAT)
+        assert.notInclude(memory, RELEASE_TRAIN.body)
 
-      // a prompt about nothing memdir knows: the index again, no memory
-      before = (yield* server.requests).length
-      yield* codexExec(user, UNRELATED)
-      const [other] = yield* requestsSince(server, before)
-      assert.strictEqual(memorySections(other!.body).length, 1)
-      const otherText = ResponsesApiServer.textOf(other!.body)
-      assert.notInclude(otherText, RECALLED)
-      assert.notInclude(otherText, DATABASE_TESTS.body)
-      assert.notInclude(otherText, RELEASE_TRAIN.body)
+        // a prompt about nothing memdir knows: the index again, no memory
+        before = (yield* server.requests).length
+        yield* codexExec(user, UNRELATED)
+        const [other] = yield* requestsSince(server, before)
+        assert.strictEqual(memorySections(other!.body).length, 1)
+        const otherText = ResponsesApiServer.textOf(other!.body)
+        assert.notInclude(otherText, RECALLED)
+        assert.notInclude(otherText, DATABASE_TESTS.body)
+        assert.notInclude(otherText, RELEASE_TRAIN.body)
 
-      // model calls are off: every request the stand-in saw came from Codex, none from memdir's hooks
-      for (const request of yield* server.requests) assert.match(request.headers["user-agent"] ?? "", /^codex_exec\//)
-    })))
+        // model calls are off: every request the stand-in saw came from Codex, none from memdir's hooks
+        for (const request of yield* server.requests) assert.match(request.headers["user-agent"] ?? "", /^codex_exec\//)
+      })),
+    { timeout: 120_000 }
+  )
 
-  it.live("--project: the repository's hooks run once the project and then the hooks are trusted", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
-      const user = makeUser("project", server.baseUrl)
-      const install = yield* run(
-        process.execPath,
-        [cliPath, "hooks", "install", "--agent", "codex", "--project", "--model-calls", "off"],
-        user.project,
-        user.env
-      )
-      assert.strictEqual(install.status, 0, install.stderr)
-      assert.isTrue(fs.existsSync(path.join(user.project, ".codex", "hooks.json")))
-      const sessionHasMemory = Effect.gen(function*() {
-        const before = (yield* server.requests).length
-        yield* codexExec(user, DATABASE)
-        const [first] = yield* requestsSince(server, before)
-        return memorySections(first!.body).length === 1 &&
-          ResponsesApiServer.textOf(first!.body).includes(DATABASE_TESTS.body)
-      })
+  it.live(
+    "--project: the repository's hooks run once the project and then the hooks are trusted",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
+        const user = makeUser("project", server.baseUrl)
+        const install = yield* run(
+          process.execPath,
+          [cliPath, "hooks", "install", "--agent", "codex", "--project", "--model-calls", "off"],
+          user.project,
+          user.env
+        )
+        assert.strictEqual(install.status, 0, install.stderr)
+        assert.isTrue(fs.existsSync(path.join(user.project, ".codex", "hooks.json")))
+        const sessionHasMemory = Effect.gen(function*() {
+          const before = (yield* server.requests).length
+          yield* codexExec(user, DATABASE)
+          const [first] = yield* requestsSince(server, before)
+          return memorySections(first!.body).length === 1 &&
+            ResponsesApiServer.textOf(first!.body).includes(DATABASE_TESTS.body)
+        })
 
-      // an untrusted project: Codex does not even list its hooks
-      assert.deepStrictEqual(yield* codexHooks(user, false), [])
-      assert.isFalse(yield* sessionHasMemory)
-      // `codex exec --trust` once, as the docs say: the project is trusted, its hooks still wait for their own trust
-      const trustProject = yield* run(codex.bin, ["exec", "--trust", "hello"], user.project, user.env)
-      assert.strictEqual(trustProject.status, 0, trustProject.stderr)
-      assert.include(fs.readFileSync(path.join(user.codexHome, "config.toml"), "utf8"), `[projects."${user.project}"]`)
-      const listed = yield* codexHooks(user, false)
-      assert.deepStrictEqual(listed.map((hook) => hook.trustStatus), [
-        "untrusted",
-        "untrusted",
-        "untrusted",
-        "untrusted"
-      ])
-      assert.isTrue(listed.every((hook) => hook.key.startsWith(path.join(user.project, ".codex", "hooks.json"))))
-      assert.isFalse(yield* sessionHasMemory)
-      yield* codexHooks(user, true)
-      assert.isTrue(yield* sessionHasMemory)
-    })))
+        // an untrusted project: Codex does not even list its hooks
+        assert.deepStrictEqual(yield* codexHooks(user), [])
+        assert.isFalse(yield* sessionHasMemory)
+        // `codex exec --trust` once, as the docs say: the project is trusted, its hooks still wait for their own trust
+        const trustProject = yield* run(codex.bin, ["exec", "--trust", "hello"], user.project, user.env)
+        assert.strictEqual(trustProject.status, 0, trustProject.stderr)
+        assert.include(
+          fs.readFileSync(path.join(user.codexHome, "config.toml"), "utf8"),
+          `[projects."${user.project}"]`
+        )
+        const listed = yield* codexHooks(user)
+        assert.deepStrictEqual(listed.map((hook) => hook.trustStatus), [
+          "untrusted",
+          "untrusted",
+          "untrusted",
+          "untrusted"
+        ])
+        assert.isTrue(listed.every((hook) => hook.key.startsWith(path.join(user.project, ".codex", "hooks.json"))))
+        assert.isFalse(yield* sessionHasMemory)
+        yield* trustInCodex(user, 4)
+        assert.isTrue(yield* sessionHasMemory)
+      })),
+    { timeout: 120_000 }
+  )
 
-  it.live("the model's memory_write through Codex's MCP namespace lands with its index line and is recalled", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
-      const user = makeUser("mcp", server.baseUrl)
-      yield* installHooks(user)
-      yield* codexHooks(user, true)
+  it.live(
+    "the model's memory_write through Codex's MCP namespace lands with its index line and is recalled",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
+        const user = makeUser("mcp", server.baseUrl)
+        yield* installHooks(user)
+        yield* trustInCodex(user, 4)
 
-      const session = yield* codexExec(user, "Remember that staging deploys go out from the release branch only.")
-      assert.include(session.stderr, "mcp: memdir/memory_write (completed)")
-      const requests = yield* server.requests
-      assert.strictEqual(requests.length, 2, "the call, then the answer to its result")
-      const [output] = ResponsesApiServer.functionCallOutputs(requests[1]!.body)
-      assert.include(output?.text, "Saved feedback_staging_deploys.md")
-      const file = path.join(user.memoryDir, "feedback_staging_deploys.md")
-      const written = fs.readFileSync(file, "utf8")
-      assert.isTrue(written.startsWith("---\n"), written)
-      for (
-        const line of [
-          "name: Staging deploys\n",
-          "type: feedback\n",
-          "Deploy to staging from the release branch only.\n"
-        ]
-      ) {
-        assert.include(written, line)
-      }
-      assert.include(
-        fs.readFileSync(path.join(user.memoryDir, "MEMORY.md"), "utf8"),
-        "- [Staging deploys](feedback_staging_deploys.md) — staging deploys go out from the release branch only\n"
-      )
-      // the session carried memdir's section once in each of its requests
-      for (const request of requests) assert.strictEqual(memorySections(request.body).length, 1)
+        const session = yield* codexExec(user, "Remember that staging deploys go out from the release branch only.")
+        assert.include(session.stderr, "mcp: memdir/memory_write (completed)")
+        const requests = yield* server.requests
+        assert.strictEqual(requests.length, 2, "the call, then the answer to its result")
+        const [output] = ResponsesApiServer.functionCallOutputs(requests[1]!.body)
+        assert.include(output?.text, "Saved feedback_staging_deploys.md")
+        const file = path.join(user.memoryDir, "feedback_staging_deploys.md")
+        const written = fs.readFileSync(file, "utf8")
+        assert.isTrue(written.startsWith("---\n"), written)
+        for (
+          const line of [
+            "name: Staging deploys\n",
+            "type: feedback\n",
+            "Deploy to staging from the release branch only.\n"
+          ]
+        ) {
+          assert.include(written, line)
+        }
+        assert.include(
+          fs.readFileSync(path.join(user.memoryDir, "MEMORY.md"), "utf8"),
+          "- [Staging deploys](feedback_staging_deploys.md) — staging deploys go out from the release branch only\n"
+        )
+        // the session carried memdir's section once in each of its requests
+        for (const request of requests) assert.strictEqual(memorySections(request.body).length, 1)
 
-      // a later session: the new memory is in the index, and recalled for a prompt about it
-      const before = requests.length
-      yield* codexExec(user, "Can I deploy my feature branch to staging?")
-      const [later] = yield* requestsSince(server, before)
-      assert.include(memorySections(later!.body)[0], "- [Staging deploys](feedback_staging_deploys.md)")
-      const recalled = ResponsesApiServer.messageTexts(later!.body, "developer").find((t) => t.startsWith(RECALLED))
-      assert.include(recalled, "Memory feedback_staging_deploys.md (feedback, saved today)")
-      assert.include(recalled, "**Why:** a feature-branch deploy broke QA.")
-    })))
+        // a later session: the new memory is in the index, and recalled for a prompt about it
+        const before = requests.length
+        yield* codexExec(user, "Can I deploy my feature branch to staging?")
+        const [later] = yield* requestsSince(server, before)
+        assert.include(memorySections(later!.body)[0], "- [Staging deploys](feedback_staging_deploys.md)")
+        const recalled = ResponsesApiServer.messageTexts(later!.body, "developer").find((t) => t.startsWith(RECALLED))
+        assert.include(recalled, "Memory feedback_staging_deploys.md (feedback, saved today)")
+        assert.include(recalled, "**Why:** a feature-branch deploy broke QA.")
+      })),
+    { timeout: 120_000 }
+  )
 
   it.live(
     "model calls on: Codex's Stop and SessionEnd start memdir's extraction over Codex's own rollout",
@@ -402,7 +466,7 @@ describe.skipIf(skipReason !== undefined)(`memdir in a real Codex ${CODEX_VERSIO
         const user = makeUser("extraction", server.baseUrl)
         Object.assign(user.env, { ANTHROPIC_API_KEY: "sk-ant-test-dummy", ANTHROPIC_BASE_URL: anthropic.url })
         yield* installHooks(user, "on")
-        yield* codexHooks(user, true)
+        yield* trustInCodex(user, 4)
         const session = yield* codexExec(user, "Let's use the docker compose postgres for the cart integration tests.")
         const sessionId = /session id: (\S+)/.exec(session.stderr)?.[1]
         const [turn] = yield* server.requests
