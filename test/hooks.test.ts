@@ -446,7 +446,8 @@ describe("memdir hooks install | uninstall", () => {
         `[sandbox_workspace_write]\nwritable_roots = ["${memoryBase}"] # memdir: added by`,
         "the root under the user's own table"
       )
-      assert.include(installed, `[mcp_servers.memdir]\ncommand = "memdir"\nargs = ["mcp"]\n`)
+      const mark = " # memdir: added by `memdir hooks install --agent codex`"
+      assert.include(installed, `[mcp_servers.memdir]${mark}\ncommand = "memdir"${mark}\nargs = ["mcp"]${mark}\n`)
       assert.include(installed, "[mcp_servers.docs]\ncommand = \"docs-mcp\"\n", "the user's server kept")
       const again = yield* memdir(["hooks", "install", "--agent", "codex", "--model-calls", "off"], "", env)
       assert.strictEqual(again.status, 0, again.stderr)
@@ -455,10 +456,13 @@ describe("memdir hooks install | uninstall", () => {
       assert.strictEqual(uninstall.status, 0, uninstall.stderr)
       assert.strictEqual(fs.readFileSync(file, "utf8"), own)
 
-      // no config.toml yet: memdir's block is the file, and uninstall leaves it empty
+      // no config.toml yet: memdir's tables are the file, and uninstall leaves it empty
       fs.rmSync(file)
       yield* memdir(["hooks", "install", "--agent", "codex", "--model-calls", "off"], "", env)
-      assert.include(fs.readFileSync(file, "utf8"), `[sandbox_workspace_write]\nwritable_roots = ["${memoryBase}"]\n`)
+      assert.include(
+        fs.readFileSync(file, "utf8"),
+        `[sandbox_workspace_write]${mark}\nwritable_roots = ["${memoryBase}"]${mark}\n`
+      )
       yield* memdir(["hooks", "uninstall", "--agent", "codex"], "", env)
       assert.strictEqual(fs.readFileSync(file, "utf8"), "")
     }))
