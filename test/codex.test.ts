@@ -58,11 +58,11 @@ beforeAll(() => {
 afterAll(() => removeScratch(scratch))
 
 /**
- * A scratch user `<scratch>/<name>`: HOME, MEMDIR_HOME and CODEX_HOME, a git project `shop`, `memdir` on PATH (a
+ * A scratch user `<scratch>/<name>`: HOME, MEMDIR_HOME (or what `extraEnv` sets) and CODEX_HOME, a git project `shop`, `memdir` on PATH (a
  * wrapper around the bundle), the two memories of `TWO_TOPICS` written 40 days ago with their index, and a Codex
  * `config.toml` whose model provider is the stand-in at `baseUrl`.
  */
-const makeUser = (name: string, baseUrl: string) => {
+const makeUser = (name: string, baseUrl: string, extraEnv: (home: string) => Record<string, string> = () => ({})) => {
   const home = path.join(scratch, name)
   const project = path.join(home, "shop")
   const bin = path.join(home, "bin")
@@ -81,7 +81,8 @@ const makeUser = (name: string, baseUrl: string) => {
     ...base,
     CODEX_HOME: codexHome,
     STANDIN_API_KEY: API_KEY,
-    PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`
+    PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+    ...extraEnv(home)
   }
   const memoryDir = execFileSync(process.execPath, [cliPath, "path"], { cwd: project, env, encoding: "utf8" }).trim()
   fs.mkdirSync(memoryDir, { recursive: true })
@@ -416,7 +417,10 @@ describe.skipIf(skipReason !== undefined)(`memdir in a real Codex ${CODEX_VERSIO
     () =>
       Effect.scoped(Effect.gen(function*() {
         const server = yield* ResponsesApiServer.make({ apiKey: API_KEY, handler: model })
-        const user = makeUser("mcp", server.baseUrl)
+        // memdir's home elsewhere than ~/.memdir: Codex passes MEMDIR_HOME on to the MCP server only through the
+        // env_vars memdir's install wrote, so without them the write would land in ~/.memdir, not beside the hooks
+        const user = makeUser("mcp", server.baseUrl, (home) => ({ MEMDIR_HOME: path.join(home, "memory-home") }))
+        assert.isTrue(user.memoryDir.startsWith(path.join(user.home, "memory-home")), user.memoryDir)
         yield* installHooks(user)
         yield* trustInCodex(user, 4)
 
