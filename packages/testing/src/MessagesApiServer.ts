@@ -26,19 +26,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import * as Scripted from "./internal/scriptedServer.js"
 
-/** One request as the server received it. */
-export interface RecordedRequest {
-  readonly method: string
-  readonly path: string
-  /** Lower-cased names, e.g. `authorization`, `anthropic-version`, `content-type`. */
-  readonly headers: Readonly<Record<string, string>>
-  /** The parsed JSON body (undefined when it was not JSON). */
-  readonly body: any
-  readonly rawBody: string
-}
+/** One request as the server received it (headers lower-cased: `authorization`, `anthropic-version`…). */
+export type RecordedRequest = Scripted.RecordedRequest
 
 export type ReplyContent =
   | { readonly type: "text"; readonly text: string }
@@ -84,7 +75,7 @@ export type Reply =
     readonly contentType?: string | undefined
   }
 
-export type Handler = (request: RecordedRequest, index: number) => Reply | Promise<Reply>
+export type Handler = Scripted.Handler<Reply>
 
 export interface MessagesApiServerOptions {
   /** Answers in order; when they run out, `handler` answers. */
@@ -94,16 +85,9 @@ export interface MessagesApiServerOptions {
   readonly apiKey?: string | undefined
 }
 
-export interface MessagesApiServerService {
+export interface MessagesApiServerService extends Scripted.ScriptedServer<Reply> {
   /** Base URL for the SDK / `ANTHROPIC_BASE_URL`, e.g. `http://127.0.0.1:43817`. */
   readonly url: string
-  readonly port: number
-  /** Every request received so far, in order (also refused ones). */
-  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
-  /** Queue more answers (after the ones not yet used). */
-  readonly enqueue: (...replies: ReadonlyArray<Reply>) => Effect.Effect<void>
-  /** Answer with this once the queue is empty. */
-  readonly setHandler: (handler: Handler) => Effect.Effect<void>
 }
 
 export class MessagesApiServer extends Context.Service<
@@ -222,21 +206,6 @@ export const cachePrefix = (body: any): string | undefined => {
 export const apiKeyOf = (request: Pick<RecordedRequest, "headers">): string | undefined =>
   request.headers["x-api-key"] ?? /^Bearer\s+(.+)$/i.exec(request.headers["authorization"] ?? "")?.[1]
 
-const headerRecord = (headers: Http.IncomingHttpHeaders): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(headers).flatMap(([name, value]) =>
-      value === undefined ? [] : [[name.toLowerCase(), Array.isArray(value) ? value.join(", ") : value]]
-    )
-  )
-
-const parseJson = (raw: string): unknown => {
-  try {
-    return JSON.parse(raw)
-  } catch {
-    return undefined
-  }
-}
-
 /** Why a body is not a Messages request the API would take, or undefined. */
 const invalidBody = (body: any): string | undefined => {
   if (typeof body !== "object" || body === null) return "body: expected a JSON object"
@@ -292,21 +261,8 @@ export const make = (
   options: MessagesApiServerOptions = {}
 ): Effect.Effect<MessagesApiServerService, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const recorded: Array<RecordedRequest> = []
-    const queue: Array<Reply> = [...(options.replies ?? [])]
-    let handler: Handler | undefined = options.handler
     const seenPrefixes = new Set<string>()
-    const timers = new Set<NodeJS.Timeout>()
     let messageCount = 0
-
-    const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
-      const queued = queue.shift()
-      if (queued !== undefined) return queued
-      if (handler !== undefined) return handler(request, index)
-      return apiError(500, "api_error", `MessagesApiServer: no scripted reply for request ${index + 1}`, {
-        headers: { "x-should-retry": "false" }
-      })
-    }
 
     const messageBody = (reply: Extract<Reply, { kind: "message" }>, request: RecordedRequest) => {
       messageCount += 1
@@ -356,23 +312,6 @@ export const make = (
       }
     }
 
-    const send = (
-      res: Http.ServerResponse,
-      index: number,
-      status: number,
-      body: string,
-      headers: Readonly<Record<string, string>> = {},
-      contentType = "application/json"
-    ) => {
-      if (res.destroyed || res.writableEnded) return
-      res.writeHead(status, {
-        "content-type": contentType,
-        "request-id": `req_test_${String(index + 1).padStart(4, "0")}`,
-        ...headers
-      })
-      res.end(body)
-    }
-
     const errorBody = (type: string, errorMessage: string, index: number) =>
       JSON.stringify({
         type: "error",
@@ -380,82 +319,49 @@ export const make = (
         request_id: `req_test_${String(index + 1).padStart(4, "0")}`
       })
 
-    const answer = async (req: Http.IncomingMessage, res: Http.ServerResponse, rawBody: string) => {
-      const index = recorded.length
-      const request: RecordedRequest = {
-        method: req.method ?? "",
-        path: (req.url ?? "").split("?")[0]!,
-        headers: headerRecord(req.headers),
-        body: parseJson(rawBody),
-        rawBody
-      }
-      recorded.push(request)
-      if (request.method !== "POST" || request.path !== "/v1/messages") {
-        return send(res, index, 404, errorBody("not_found_error", `Not found: ${request.path}`, index))
-      }
-      if (options.apiKey !== undefined && apiKeyOf(request) !== options.apiKey) {
-        return send(res, index, 401, errorBody("authentication_error", "invalid x-api-key", index))
-      }
-      const invalid = request.body === undefined ? "body: not valid JSON" : invalidBody(request.body)
-      if (invalid !== undefined) return send(res, index, 400, errorBody("invalid_request_error", invalid, index))
-      const reply = await nextReply(request, index)
-      const respond = () => {
-        switch (reply.kind) {
-          case "message":
-            return request.body.stream === true
-              ? send(res, index, 200, streamBody(messageBody(reply, request)), reply.headers, "text/event-stream")
-              : send(res, index, 200, JSON.stringify(messageBody(reply, request)), reply.headers)
-          case "error":
-            return send(res, index, reply.status, errorBody(reply.type, reply.message, index), reply.headers)
-          case "raw":
-            return send(res, index, reply.status, reply.body, reply.headers, reply.contentType)
+    const server = yield* Scripted.serve<Reply>({
+      replies: options.replies,
+      handler: options.handler,
+      requestIdHeader: "request-id",
+      refuse: (request, index) => {
+        if (request.method !== "POST" || request.path !== "/v1/messages") {
+          return { status: 404, body: errorBody("not_found_error", `Not found: ${request.path}`, index) }
         }
-      }
-      if (reply.delayMs === undefined || reply.delayMs <= 0) return respond()
-      const timer = setTimeout(() => {
-        timers.delete(timer)
-        respond()
-      }, reply.delayMs)
-      timers.add(timer)
-    }
-
-    const server = Http.createServer((req, res) => {
-      const chunks: Array<Buffer> = []
-      req.on("data", (chunk: Buffer) => chunks.push(chunk))
-      req.on("end", () => {
-        answer(req, res, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-          // a handler that threw: answer like the API's own failure, and do not retry a broken test
-          send(res, recorded.length - 1, 500, errorBody("api_error", `MessagesApiServer handler: ${error}`, 0), {
-            "x-should-retry": "false"
-          })
-        })
+        if (options.apiKey !== undefined && apiKeyOf(request) !== options.apiKey) {
+          return { status: 401, body: errorBody("authentication_error", "invalid x-api-key", index) }
+        }
+        const invalid = request.body === undefined ? "body: not valid JSON" : invalidBody(request.body)
+        return invalid === undefined ?
+          undefined :
+          { status: 400, body: errorBody("invalid_request_error", invalid, index) }
+      },
+      unscripted: (index) =>
+        apiError(500, "api_error", `MessagesApiServer: no scripted reply for request ${index + 1}`, {
+          headers: { "x-should-retry": "false" }
+        }),
+      render: (reply, request, index) => {
+        switch (reply.kind) {
+          case "message": {
+            const body = messageBody(reply, request)
+            return request.body.stream === true
+              ? { status: 200, body: streamBody(body), headers: reply.headers, contentType: "text/event-stream" }
+              : { status: 200, body: JSON.stringify(body), headers: reply.headers }
+          }
+          case "error":
+            return { status: reply.status, body: errorBody(reply.type, reply.message, index), headers: reply.headers }
+          case "raw":
+            return { status: reply.status, body: reply.body, headers: reply.headers, contentType: reply.contentType }
+        }
+      },
+      // a handler that threw: answer like the API's own failure, and do not retry a broken test
+      crashed: (error) => ({
+        status: 500,
+        body: errorBody("api_error", `MessagesApiServer handler: ${error}`, 0),
+        headers: { "x-should-retry": "false" }
       })
     })
 
-    const port = yield* Effect.acquireRelease(
-      Effect.callback<number>((resume) => {
-        server.once("error", (error) => resume(Effect.die(error)))
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-      }),
-      () =>
-        Effect.callback<void>((resume) => {
-          for (const timer of timers) clearTimeout(timer)
-          timers.clear()
-          server.close(() => resume(Effect.void))
-          server.closeAllConnections()
-        })
-    )
-
-    return {
-      url: `http://127.0.0.1:${port}`,
-      port,
-      requests: Effect.sync(() => [...recorded]),
-      enqueue: (...replies: ReadonlyArray<Reply>) => Effect.sync(() => void queue.push(...replies)),
-      setHandler: (next: Handler) =>
-        Effect.sync(() => {
-          handler = next
-        })
-    }
+    return { ...server, url: `http://127.0.0.1:${server.port}` }
   })
 
 /** The server as a layer (one per test file or suite). */

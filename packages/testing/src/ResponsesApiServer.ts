@@ -29,19 +29,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import * as Scripted from "./internal/scriptedServer.js"
 
-/** One request as the server received it. */
-export interface RecordedRequest {
-  readonly method: string
-  readonly path: string
-  /** Lower-cased names, e.g. `authorization`, `originator`, `user-agent`. */
-  readonly headers: Readonly<Record<string, string>>
-  /** The parsed JSON body (undefined when it was not JSON). */
-  readonly body: any
-  readonly rawBody: string
-}
+/** One request as the server received it (headers lower-cased: `authorization`, `originator`…). */
+export type RecordedRequest = Scripted.RecordedRequest
 
 /** One output item of a scripted response. */
 export type ReplyOutput =
@@ -99,7 +90,7 @@ export type Reply =
     readonly contentType?: string | undefined
   }
 
-export type Handler = (request: RecordedRequest, index: number) => Reply | Promise<Reply>
+export type Handler = Scripted.Handler<Reply>
 
 export interface ResponsesApiServerOptions {
   /** Answers in order; when they run out, `handler` answers. */
@@ -109,18 +100,11 @@ export interface ResponsesApiServerOptions {
   readonly apiKey?: string | undefined
 }
 
-export interface ResponsesApiServerService {
+export interface ResponsesApiServerService extends Scripted.ScriptedServer<Reply> {
   /** The server's origin, e.g. `http://127.0.0.1:43817`. */
   readonly url: string
   /** The API's base URL, `<url>/v1`: Codex's `base_url`, the OpenAI SDK's `baseURL`. */
   readonly baseUrl: string
-  readonly port: number
-  /** Every request received so far, in order (also refused ones). */
-  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
-  /** Queue more answers (after the ones not yet used). */
-  readonly enqueue: (...replies: ReadonlyArray<Reply>) => Effect.Effect<void>
-  /** Answer with this once the queue is empty. */
-  readonly setHandler: (handler: Handler) => Effect.Effect<void>
 }
 
 export class ResponsesApiServer extends Context.Service<
@@ -226,21 +210,6 @@ export const functionCallOutputs = (body: any): ReadonlyArray<{ readonly callId:
 
 const estimateTokens = (chars: number): number => Math.max(1, Math.ceil(chars / 4))
 
-const headerRecord = (headers: Http.IncomingHttpHeaders): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(headers).flatMap(([name, value]) =>
-      value === undefined ? [] : [[name.toLowerCase(), Array.isArray(value) ? value.join(", ") : value]]
-    )
-  )
-
-const parseJson = (raw: string): unknown => {
-  try {
-    return JSON.parse(raw)
-  } catch {
-    return undefined
-  }
-}
-
 /** Why a body is not a Responses request the API would take, or undefined. */
 const invalidBody = (body: any): string | undefined => {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return "body: expected a JSON object"
@@ -304,18 +273,7 @@ export const make = (
   options: ResponsesApiServerOptions = {}
 ): Effect.Effect<ResponsesApiServerService, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const recorded: Array<RecordedRequest> = []
-    const queue: Array<Reply> = [...(options.replies ?? [])]
-    let handler: Handler | undefined = options.handler
-    const timers = new Set<NodeJS.Timeout>()
     let responseCount = 0
-
-    const nextReply = async (request: RecordedRequest, index: number): Promise<Reply> => {
-      const queued = queue.shift()
-      if (queued !== undefined) return queued
-      if (handler !== undefined) return handler(request, index)
-      return apiError(500, "server_error", `ResponsesApiServer: no scripted reply for request ${index + 1}`)
-    }
 
     const responseObject = (request: RecordedRequest, reply?: Extract<Reply, { kind: "response" }>) => {
       responseCount += 1
@@ -363,65 +321,45 @@ export const make = (
       }
     }
 
-    const send = (
-      res: Http.ServerResponse,
-      index: number,
-      status: number,
-      body: string,
-      headers: Readonly<Record<string, string>> = {},
-      contentType = "application/json"
-    ) => {
-      if (res.destroyed || res.writableEnded) return
-      res.writeHead(status, {
-        "content-type": contentType,
-        "x-request-id": `req_test_${String(index + 1).padStart(4, "0")}`,
-        ...headers
-      })
-      res.end(body)
-    }
-
-    const answer = async (req: Http.IncomingMessage, res: Http.ServerResponse, rawBody: string) => {
-      const index = recorded.length
-      const request: RecordedRequest = {
-        method: req.method ?? "",
-        path: (req.url ?? "").split("?")[0]!,
-        headers: headerRecord(req.headers),
-        body: parseJson(rawBody),
-        rawBody
-      }
-      recorded.push(request)
-      if (request.method !== "POST" || request.path !== "/v1/responses") {
-        return send(
-          res,
-          index,
-          404,
-          errorBody("invalid_request_error", `Invalid URL (${request.method} ${request.path})`)
-        )
-      }
-      if (options.apiKey !== undefined && request.headers["authorization"] !== `Bearer ${options.apiKey}`) {
-        return send(
-          res,
-          index,
-          401,
-          errorBody("invalid_request_error", "Incorrect API key provided.", "invalid_api_key")
-        )
-      }
-      const invalid = request.body === undefined ?
-        "We could not parse the JSON body of your request." :
-        invalidBody(request.body)
-      if (invalid !== undefined) return send(res, index, 400, errorBody("invalid_request_error", invalid))
-      const reply = await nextReply(request, index)
-      const streamed = request.body.stream === true
-      const respond = () => {
+    const server = yield* Scripted.serve<Reply>({
+      replies: options.replies,
+      handler: options.handler,
+      requestIdHeader: "x-request-id",
+      refuse: (request) => {
+        if (request.method !== "POST" || request.path !== "/v1/responses") {
+          return {
+            status: 404,
+            body: errorBody("invalid_request_error", `Invalid URL (${request.method} ${request.path})`)
+          }
+        }
+        if (options.apiKey !== undefined && request.headers["authorization"] !== `Bearer ${options.apiKey}`) {
+          return {
+            status: 401,
+            body: errorBody("invalid_request_error", "Incorrect API key provided.", "invalid_api_key")
+          }
+        }
+        const invalid = request.body === undefined ?
+          "We could not parse the JSON body of your request." :
+          invalidBody(request.body)
+        return invalid === undefined ? undefined : { status: 400, body: errorBody("invalid_request_error", invalid) }
+      },
+      unscripted: (index) =>
+        apiError(500, "server_error", `ResponsesApiServer: no scripted reply for request ${index + 1}`),
+      render: (reply, request) => {
+        const streamed = request.body.stream === true
         switch (reply.kind) {
           case "response": {
             const body = responseObject(request, reply)
             return streamed
-              ? send(res, index, 200, streamBody(body), reply.headers, "text/event-stream")
-              : send(res, index, 200, JSON.stringify(body), reply.headers)
+              ? { status: 200, body: streamBody(body), headers: reply.headers, contentType: "text/event-stream" }
+              : { status: 200, body: JSON.stringify(body), headers: reply.headers }
           }
           case "error":
-            return send(res, index, reply.status, errorBody(reply.type, reply.message, reply.code), reply.headers)
+            return {
+              status: reply.status,
+              body: errorBody(reply.type, reply.message, reply.code),
+              headers: reply.headers
+            }
           case "failed": {
             const body = {
               ...responseObject(request),
@@ -429,65 +367,27 @@ export const make = (
               error: { code: reply.code, message: reply.message }
             }
             return streamed
-              ? send(
-                res,
-                index,
-                200,
-                failedStreamBody(body, reply.code, reply.message),
-                reply.headers,
-                "text/event-stream"
-              )
-              : send(res, index, 200, JSON.stringify(body), reply.headers)
+              ? {
+                status: 200,
+                body: failedStreamBody(body, reply.code, reply.message),
+                headers: reply.headers,
+                contentType: "text/event-stream"
+              }
+              : { status: 200, body: JSON.stringify(body), headers: reply.headers }
           }
           case "raw":
-            return send(res, index, reply.status, reply.body, reply.headers, reply.contentType)
+            return { status: reply.status, body: reply.body, headers: reply.headers, contentType: reply.contentType }
         }
-      }
-      if (reply.delayMs === undefined || reply.delayMs <= 0) return respond()
-      const timer = setTimeout(() => {
-        timers.delete(timer)
-        respond()
-      }, reply.delayMs)
-      timers.add(timer)
-    }
-
-    const server = Http.createServer((req, res) => {
-      const chunks: Array<Buffer> = []
-      req.on("data", (chunk: Buffer) => chunks.push(chunk))
-      req.on("end", () => {
-        answer(req, res, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-          // a handler that threw: answer like the API's own failure
-          send(res, recorded.length - 1, 500, errorBody("server_error", `ResponsesApiServer handler: ${error}`))
-        })
+      },
+      // a handler that threw: answer like the API's own failure
+      crashed: (error) => ({
+        status: 500,
+        body: errorBody("server_error", `ResponsesApiServer handler: ${error}`)
       })
     })
 
-    const port = yield* Effect.acquireRelease(
-      Effect.callback<number>((resume) => {
-        server.once("error", (error) => resume(Effect.die(error)))
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-      }),
-      () =>
-        Effect.callback<void>((resume) => {
-          for (const timer of timers) clearTimeout(timer)
-          timers.clear()
-          server.close(() => resume(Effect.void))
-          server.closeAllConnections()
-        })
-    )
-
-    const url = `http://127.0.0.1:${port}`
-    return {
-      url,
-      baseUrl: `${url}/v1`,
-      port,
-      requests: Effect.sync(() => [...recorded]),
-      enqueue: (...replies: ReadonlyArray<Reply>) => Effect.sync(() => void queue.push(...replies)),
-      setHandler: (next: Handler) =>
-        Effect.sync(() => {
-          handler = next
-        })
-    }
+    const url = `http://127.0.0.1:${server.port}`
+    return { ...server, url, baseUrl: `${url}/v1` }
   })
 
 /** The server as a layer (one per test file or suite). */
