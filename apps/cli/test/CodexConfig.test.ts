@@ -70,6 +70,15 @@ describe("CodexConfig", () => {
     assert.strictEqual(CodexConfig.uninstall(theirs).text, theirs)
   })
 
+  it("a piece removed since (`codex mcp remove memdir`) comes back on the next install, the other untouched", () => {
+    const own = "model = \"gpt-5\"\n"
+    const installed = install(own).text
+    const withoutServer = installed.slice(0, installed.indexOf("\n[mcp_servers.memdir]"))
+    const again = install(withoutServer)
+    assert.deepStrictEqual(again.keys, ["mcp_servers.memdir"])
+    assert.strictEqual(again.text, installed)
+  })
+
   it("an earlier install's block: taken out, keeping what Codex put inside it", () => {
     const own = "model = \"gpt-5\"\n"
     const block = [

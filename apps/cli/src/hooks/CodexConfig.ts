@@ -77,8 +77,6 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 const SANDBOX_HEADER = /^[ \t]*\[[ \t]*sandbox_workspace_write[ \t]*\][ \t]*(?:#.*)?$/m
 
-const isInstalled = (text: string) => text.includes(BLOCK_BEGIN) || text.includes(LINE_MARK)
-
 /** Parses `config.toml` (absent or empty: `{}`); a file Codex could not read either is refused, named. */
 export const parseCodexConfig = (
   path: string,
@@ -91,15 +89,15 @@ export const parseCodexConfig = (
       (error) => new AgentConfigError({ path, at: "", detail: `not valid TOML (${error.message.split("\n")[0]})` })
     )
 
-/** Pure: the text with memdir's setup added where it is missing (nothing when memdir's marks are already there). */
+/** Pure: the text with memdir's setup added where it is missing (nothing when both pieces are there already). */
 export const install = (
   path: string,
   text: string | undefined,
   setup: CodexSetup
 ): Result.Result<CodexConfigChange, AgentConfigError> =>
   Result.map(parseCodexConfig(path, text), (config) => {
+    // each piece on its own: one the user removed (`codex mcp remove memdir`) comes back, the other stays as it is
     const before = text ?? ""
-    if (isInstalled(before)) return { text: before, keys: [], notes: [] }
     const keys: Array<string> = []
     const notes: Array<string> = []
     /** memdir's tables, each a list of lines, marked when written. */
