@@ -13,7 +13,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildCli, cliPath, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath, scratchHomeEnv, writeMemdirShim } from "./support/cli.js"
 import { registryTool, testCache } from "./support/registryTool.js"
 
 const CODEX_VERSION = "0.171.0"
@@ -53,11 +53,7 @@ describe.skipIf(skipReason !== undefined)(`memdir for the real Codex ${CODEX_VER
     fs.mkdirSync(project, { recursive: true })
     fs.mkdirSync(bin, { recursive: true })
     execFileSync("git", ["init", "-q"], { cwd: project })
-    fs.writeFileSync(
-      path.join(bin, "memdir"),
-      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
-      { mode: 0o755 }
-    )
+    writeMemdirShim(bin)
     const codexHome = path.join(home, ".codex")
     fs.mkdirSync(codexHome)
     const env = scratchHomeEnv(home, {

@@ -27,7 +27,7 @@ import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { run } from "./support/claudeCode.js"
-import { buildCli, cliPath, scratchHomeEnv } from "./support/cli.js"
+import { buildCli, cliPath, scratchHomeEnv, writeMemdirShim } from "./support/cli.js"
 import { TWO_TOPICS, writeTwoTopics } from "./support/mcp.js"
 import { registryTool, testCache } from "./support/registryTool.js"
 import { removeScratch } from "./support/scratch.js"
@@ -69,11 +69,7 @@ const makeUser = (name: string, baseUrl: string, extraEnv: (home: string) => Rec
   const codexHome = path.join(home, ".codex")
   for (const dir of [project, bin, codexHome]) fs.mkdirSync(dir, { recursive: true })
   execFileSync("git", ["init", "-q"], { cwd: project })
-  fs.writeFileSync(
-    path.join(bin, "memdir"),
-    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
-    { mode: 0o755 }
-  )
+  writeMemdirShim(bin)
   const base = scratchHomeEnv(home)
   // a developer's own OpenAI key or Codex settings never reach the run
   for (const key of Object.keys(base)) if (key.startsWith("OPENAI_") || key.startsWith("CODEX_")) delete base[key]

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { cliPath, type CliRun, scratchHomeEnv } from "./cli.js"
+import { type CliRun, scratchHomeEnv, writeMemdirShim } from "./cli.js"
 import { registryTool } from "./registryTool.js"
 
 export const CLAUDE_CODE_VERSION = "2.1.332"
@@ -56,11 +56,7 @@ export const makeScratchUser = (scratch: string, name: string) => {
   fs.mkdirSync(project, { recursive: true })
   fs.mkdirSync(bin, { recursive: true })
   execFileSync("git", ["init", "-q"], { cwd: project })
-  fs.writeFileSync(
-    path.join(bin, "memdir"),
-    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
-    { mode: 0o755 }
-  )
+  writeMemdirShim(bin)
   const memoryDir = path.join(home, ".memdir", "projects", project.replace(/[^A-Za-z0-9]/g, "-"), "memory")
   fs.mkdirSync(memoryDir, { recursive: true })
   const env = (extra: Record<string, string> = {}) => ({

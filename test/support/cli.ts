@@ -106,6 +106,19 @@ export const parseJson = (run: Pick<CliRun, "stdout" | "stderr"> & { readonly st
 }
 
 /**
+ * `<bin>/memdir`: a shell script running the bundled CLI, the `memdir` an agent's hooks find on PATH (a real install
+ * links npm's bin there instead).
+ */
+export const writeMemdirShim = (bin: string) => {
+  fs.mkdirSync(bin, { recursive: true })
+  fs.writeFileSync(
+    path.join(bin, "memdir"),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
+    { mode: 0o755 }
+  )
+}
+
+/**
  * A scratch directory (its real path, so paths compare on systems whose temp directory is a link) holding a `home`
  * for `scratchHomeEnv` and a git-initialised `project` to run the CLI in.
  */
