@@ -38,13 +38,14 @@ import {
   selectWithBm25
 } from "../src/Bm25Baseline.js"
 import {
+  addCounts,
   bodiesOf,
-  type Counts,
   countsOf,
   type Figures,
   figures,
   type LabelledDirectory,
-  type LabelledQuery
+  type LabelledQuery,
+  ZERO_COUNTS
 } from "../src/Generalization.js"
 import {
   type LabelledSet,
@@ -102,16 +103,6 @@ const run: Record<SystemName, Record<"cold" | "warm", typeof memdirCold>> = {
 // Measuring
 // ---------------------------------------------------------------------------------------------------------------
 
-const ZERO: Counts = { queries: 0, produced: 0, correct: 0, expected: 0, found: 0, offTopicPicks: 0 }
-const add = (a: Counts, b: Counts): Counts => ({
-  queries: a.queries + b.queries,
-  produced: a.produced + b.produced,
-  correct: a.correct + b.correct,
-  expected: a.expected + b.expected,
-  found: a.found + b.found,
-  offTopicPicks: a.offTopicPicks + b.offTopicPicks
-})
-
 const quantile = (samples: ReadonlyArray<number>, q: number): number => {
   const sorted = [...samples].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
@@ -151,13 +142,13 @@ const measureSet = (
 ): SetResult => {
   const directoryOf = (q: LabelledQuery) => directories.get(q.dir)!
   // quality: the warm answer is the answer (cold gives the same one, checked below)
-  const counts = { memdir: ZERO, bm25: ZERO }
+  const counts = { memdir: ZERO_COUNTS, bm25: ZERO_COUNTS }
   for (const q of queries) {
     for (const system of SYSTEMS) {
       const selected = run[system].warm(directoryOf(q), q.query)
       const cold = run[system].cold(directoryOf(q), q.query)
       if (cold.join("\n") !== selected.join("\n")) throw new Error(`${system} answers ${q.id} differently cold`)
-      counts[system] = add(counts[system], countsOf(q, selected))
+      counts[system] = addCounts(counts[system], countsOf(q, selected))
     }
   }
   // latency: a warm-up pass above; then the systems alternate query by query

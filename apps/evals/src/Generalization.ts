@@ -48,9 +48,11 @@ export interface Figures extends Counts {
   readonly f1: number
 }
 
-const ZERO: Counts = { queries: 0, produced: 0, correct: 0, expected: 0, found: 0, offTopicPicks: 0 }
+/** No query counted yet. */
+export const ZERO_COUNTS: Counts = { queries: 0, produced: 0, correct: 0, expected: 0, found: 0, offTopicPicks: 0 }
 
-const addCounts = (a: Counts, b: Counts): Counts => ({
+/** Two tallies as one. */
+export const addCounts = (a: Counts, b: Counts): Counts => ({
   queries: a.queries + b.queries,
   produced: a.produced + b.produced,
   correct: a.correct + b.correct,
@@ -254,7 +256,7 @@ export const leaveOneDirectoryOut = (
       let best = 0
       let bestF1 = -1
       countsBy.forEach((perQuery, s) => {
-        const f1 = figures(perQuery.filter((_, i) => queries[i]!.dir !== dir).reduce(addCounts, ZERO)).f1
+        const f1 = figures(perQuery.filter((_, i) => queries[i]!.dir !== dir).reduce(addCounts, ZERO_COUNTS)).f1
         if (f1 > bestF1 + 1e-12) {
           bestF1 = f1
           best = s
@@ -264,7 +266,7 @@ export const leaveOneDirectoryOut = (
       return {
         dir,
         setting: system.settings[best]!.label,
-        counts: inDir.map(([, i]) => countsBy[best]![i]!).reduce(addCounts, ZERO),
+        counts: inDir.map(([, i]) => countsBy[best]![i]!).reduce(addCounts, ZERO_COUNTS),
         perQuery: inDir.map(([query, i]) => ({ query, selected: answers[best]![i]! }))
       }
     })
@@ -272,12 +274,12 @@ export const leaveOneDirectoryOut = (
     return {
       system,
       folds,
-      overall: figures(folds.map((f) => f.counts).reduce(addCounts, ZERO)),
+      overall: figures(folds.map((f) => f.counts).reduce(addCounts, ZERO_COUNTS)),
       byLanguage: languages.map((language) => ({
         language,
         figures: figures(
           folds.flatMap((f) => f.perQuery).filter((a) => a.query.language === language)
-            .map((a) => countsOf(a.query, a.selected)).reduce(addCounts, ZERO)
+            .map((a) => countsOf(a.query, a.selected)).reduce(addCounts, ZERO_COUNTS)
         )
       }))
     }
