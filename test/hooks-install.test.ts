@@ -236,6 +236,12 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.include(no.stdout, "nothing written")
       assert.notInclude(no.stdout, "automatic model calls", "declined: the model-calls question is not asked")
       assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), "{}\n")
+      // end of input (Ctrl-D) is No, to every question: no crash, nothing written
+      const ended = yield* onTerminal("\x04")
+      assert.strictEqual(ended.status, 0, ended.stdout)
+      assert.include(ended.stdout, "nothing written")
+      assert.notInclude(ended.stdout, "Error")
+      assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), "{}\n")
       const yes = yield* onTerminal("y\n", " --model-calls off")
       assert.strictEqual(yes.status, 0, yes.stderr)
       assert.strictEqual(readSettings(h).autoMemoryEnabled, false)

@@ -10,6 +10,7 @@ import { AUTOMATIC_MODEL_CALLS_ENV, AUTOMATIC_MODEL_CALLS_KEY, type MemoryLocati
 import { MAX_SETTINGS_BYTES, parseSettingsFile, Settings } from "@memdir/core/Settings"
 import * as Effect from "effect/Effect"
 import * as NodePath from "node:path"
+import { askYesNo } from "./Ask.js"
 
 /** Whether this location lets memdir call a model on its own (absent switch: off). */
 export const automaticModelCallsOn = (location: MemoryLocation): boolean =>
@@ -60,17 +61,7 @@ export const writeAutomaticModelCalls = (enabled: boolean) =>
   })
 
 /** Asks on the terminal (default No); `undefined` when stdin or stdout is not a terminal. */
-export const askAutomaticModelCalls: Effect.Effect<boolean | undefined> = Effect.promise(async () => {
-  if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) return undefined
-  const readline = await import("node:readline/promises")
-  const rl = readline.createInterface({ input: process.stdin, output: process.stdout })
-  try {
-    const answer = await rl.question(
-      "Turn on automatic model calls? At the end of each session the hooks then run extraction and the dream with " +
-        "your ANTHROPIC_API_KEY, billed to it (`memdir doctor` shows the models and an estimate of the cost). [y/N] "
-    )
-    return /^\s*y(es)?\s*$/i.test(answer)
-  } finally {
-    rl.close()
-  }
-})
+export const askAutomaticModelCalls: Effect.Effect<boolean | undefined> = askYesNo(
+  "Turn on automatic model calls? At the end of each session the hooks then run extraction and the dream with " +
+    "your ANTHROPIC_API_KEY, billed to it (`memdir doctor` shows the models and an estimate of the cost). [y/N] "
+)

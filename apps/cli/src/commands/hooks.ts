@@ -21,6 +21,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import * as NodeOs from "node:os"
+import { askYesNo } from "../Ask.js"
 import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
 import type { CodexConfigChange, CodexSetup } from "../hooks/CodexConfig.js"
 import * as HookConfig from "../hooks/HookConfig.js"
@@ -139,16 +140,7 @@ const mergeRecord = (
 
 /** On a terminal, after the diff: write it? (default No). `undefined` when stdin or stdout is not a terminal. */
 const confirmWrite = (file: string): Effect.Effect<boolean | undefined> =>
-  Effect.promise(async () => {
-    if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) return undefined
-    const readline = await import("node:readline/promises")
-    const rl = readline.createInterface({ input: process.stdin, output: process.stdout })
-    try {
-      return /^\s*y(es)?\s*$/i.test(await rl.question(`Write these changes to ${file}? [y/N] `))
-    } finally {
-      rl.close()
-    }
-  })
+  askYesNo(`Write these changes to ${file}? [y/N] `)
 
 /**
  * The rules for memdir's memory base, and for this project's memory directory when it lies elsewhere
