@@ -133,14 +133,20 @@ describe("memdir hooks install --agent claude: one memory", () => {
 
   it.live("docs/hooks.md shows what install writes into an empty file", () =>
     Effect.gen(function*() {
-      const h = freshHome("home-doc")
-      const install = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
-      assert.strictEqual(install.status, 0, install.stderr)
-      const block = /What `install --agent claude` adds to an empty file[^]*?```json\n([^]*?)```/.exec(
+      const block = /What `install --agent claude --model-calls on` adds to an empty file[^]*?```json\n([^]*?)```/.exec(
         readRepoFile("docs/hooks.md")
       )
       assert.isNotNull(block, "the example is in docs/hooks.md")
-      assert.deepStrictEqual(JSON.parse(block![1]!), readSettings(h))
+      const shown = JSON.parse(block![1]!)
+      const on = freshHome("home-doc-on")
+      const install = yield* memdir(on, ["hooks", "install", "--agent", "claude", "--model-calls", "on"])
+      assert.strictEqual(install.status, 0, install.stderr)
+      assert.deepStrictEqual(shown, readSettings(on))
+      // "with model calls off, the same without Stop"
+      const off = freshHome("home-doc-off")
+      yield* memdir(off, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+      const { Stop: _stop, ...withoutStop } = shown.hooks
+      assert.deepStrictEqual(readSettings(off), { ...shown, hooks: withoutStop })
     }))
 
   it.live("a memory directory outside $MEMDIR_HOME gets its own rules; one inside it does not", () =>
@@ -212,7 +218,7 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), own)
     }))
 
-  it.live("on a terminal it asks after the diff: No writes nothing (and asks nothing more), yes writes", () =>
+  it.live("on a terminal it asks about model calls, then shows the diff and asks: No writes nothing, yes writes", () =>
     Effect.gen(function*() {
       const h = freshHome("home-tty")
       writeSettings(h, "{}\n")
@@ -230,17 +236,25 @@ describe("memdir hooks install --agent claude: one memory", () => {
             (error, stdout, stderr) => resume(Effect.succeed({ status: error === null ? 0 : -1, stdout, stderr }))
           ).stdin?.end(answer)
         })
-      const no = yield* onTerminal("n\n")
+      // model calls: yes; the write: no
+      const no = yield* onTerminal("y\nn\n")
       assert.strictEqual(no.status, 0, no.stderr)
+      // the answer decides the hooks (the Stop hook with model calls on), so it comes before the diff
+      const asked = no.stdout.indexOf("Turn on automatic model calls?")
+      assert.isAbove(asked, -1)
+      assert.isBelow(asked, no.stdout.indexOf("+  \"autoMemoryEnabled\": false"))
+      assert.include(no.stdout, "+    \"Stop\": [")
       assert.isBelow(no.stdout.indexOf("+  \"autoMemoryEnabled\": false"), no.stdout.indexOf("Write these changes"))
       assert.include(no.stdout, "nothing written")
-      assert.notInclude(no.stdout, "automatic model calls", "declined: the model-calls question is not asked")
+      assert.notInclude(no.stdout, "wrote \"automaticModelCalls\"", "declined: the switch is not written either")
+      assert.isFalse(fs.existsSync(path.join(h, ".memdir", "settings.json")))
       assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), "{}\n")
-      // end of input (Ctrl-D) is No, to every question: no crash, nothing written
+      // end of input (Ctrl-D) is No, to both questions: no crash, nothing written
       const ended = yield* onTerminal("\x04")
       assert.strictEqual(ended.status, 0, ended.stdout)
       assert.include(ended.stdout, "nothing written")
       assert.notInclude(ended.stdout, "Error")
+      assert.isFalse(fs.existsSync(path.join(h, ".memdir", "settings.json")))
       assert.strictEqual(fs.readFileSync(settingsFile(h), "utf8"), "{}\n")
       const yes = yield* onTerminal("y\n", " --model-calls off")
       assert.strictEqual(yes.status, 0, yes.stderr)

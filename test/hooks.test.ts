@@ -350,16 +350,14 @@ describe("memdir hooks install | uninstall", () => {
 
       const install = yield* memdir(["hooks", "install", "--agent", "claude", "--json"], "", env)
       assert.strictEqual(install.status, 0, install.stderr)
-      assert.deepStrictEqual(parseJson(install).events, ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
+      // automatic model calls are off (the default): no Stop hook, it would have nothing to start
+      assert.deepStrictEqual(parseJson(install).events, ["SessionStart", "UserPromptSubmit", "SessionEnd"])
       const installed = JSON.parse(fs.readFileSync(file, "utf8"))
       assert.strictEqual(installed.model, "opus")
       // the user's rules first, then memdir's (its Claude Code setup: test/hooks-install.test.ts)
       assert.deepStrictEqual(installed.permissions.allow.slice(0, 1), userSettings.permissions.allow)
       assert.deepStrictEqual(installed.hooks.PreToolUse, userSettings.hooks.PreToolUse)
-      assert.deepStrictEqual(installed.hooks.Stop, [
-        userSettings.hooks.Stop[0],
-        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
-      ])
+      assert.deepStrictEqual(installed.hooks.Stop, userSettings.hooks.Stop)
       // SessionEnd only starts background work: Claude Code runs it without waiting (docs/hooks.md#what-the-hooks-cost)
       assert.deepStrictEqual(installed.hooks.SessionEnd, [
         { hooks: [{ type: "command", command: "memdir hook", timeout: 15, async: true }] }
@@ -378,7 +376,46 @@ describe("memdir hooks install | uninstall", () => {
       assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ["settings.json"], "no temp file left behind")
     }))
 
-  it.live("Codex: ~/.codex/hooks.json, created when missing, the four events 0.171 runs", () =>
+  it.live("the Stop hook comes with automatic model calls and goes with them, the user's own Stop hook kept", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-claude-stop")
+      const file = path.join(h, ".claude", "settings.json")
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, JSON.stringify(userSettings))
+      const env = { HOME: h }
+      const ours = { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+      const settings = () => JSON.parse(fs.readFileSync(file, "utf8"))
+
+      const off = yield* memdir(["hooks", "install", "--agent", "claude", "--model-calls", "off"], "", env)
+      assert.strictEqual(off.status, 0, off.stderr)
+      assert.include(off.stdout, "(SessionStart, UserPromptSubmit, SessionEnd)")
+      assert.include(off.stdout, "no Stop hook: with automatic model calls off it would start nothing")
+      assert.deepStrictEqual(settings().hooks.Stop, userSettings.hooks.Stop)
+
+      const on = yield* memdir(["hooks", "install", "--agent", "claude", "--model-calls", "on", "--json"], "", env)
+      assert.strictEqual(on.status, 0, on.stderr)
+      assert.deepStrictEqual(parseJson(on).events, ["Stop"])
+      assert.deepStrictEqual(parseJson(on).removedEvents, [])
+      assert.deepStrictEqual(settings().hooks.Stop, [userSettings.hooks.Stop[0], ours])
+
+      // on already, and said so by the settings alone: nothing to change
+      const again = yield* memdir(["hooks", "install", "--agent", "claude", "--json"], "", env)
+      assert.strictEqual(parseJson(again).changed, false)
+
+      const offAgain = yield* memdir(["hooks", "install", "--agent", "claude", "--model-calls", "off"], "", env)
+      assert.strictEqual(offAgain.status, 0, offAgain.stderr)
+      assert.include(offAgain.stdout, `took memdir's Stop hook out of ${file}`)
+      assert.deepStrictEqual(settings().hooks.Stop, userSettings.hooks.Stop, "the user's Stop hook stays")
+      assert.deepStrictEqual(Object.keys(settings().hooks).sort(), [
+        "PreToolUse",
+        "SessionEnd",
+        "SessionStart",
+        "Stop",
+        "UserPromptSubmit"
+      ])
+    }))
+
+  it.live("Codex: ~/.codex/hooks.json, created when missing, the events 0.171 runs", () =>
     Effect.gen(function*() {
       const h = freshHome("home-codex")
       const run = yield* memdir(["hooks", "install", "--agent", "codex"], "", { HOME: h })
@@ -386,7 +423,8 @@ describe("memdir hooks install | uninstall", () => {
       assert.include(run.stdout, "Trust all and continue", "says how to trust the hooks")
       const file = path.join(h, ".codex", "hooks.json")
       const hooks = JSON.parse(fs.readFileSync(file, "utf8")).hooks
-      assert.deepStrictEqual(Object.keys(hooks), ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
+      // Stop only with automatic model calls on (off here: the default)
+      assert.deepStrictEqual(Object.keys(hooks), ["SessionStart", "UserPromptSubmit", "SessionEnd"])
       assert.strictEqual(hooks.SessionEnd[0].hooks[0].timeout, 3, "what Codex allows a SessionEnd hook")
       yield* memdir(["hooks", "uninstall", "--agent", "codex"], "", { HOME: h })
       assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, "utf8")), {})

@@ -124,7 +124,7 @@ describe("automatic model calls", () => {
       )
       assert.match(
         doctor.stdout,
-        /when on: extraction with claude-sonnet-5-5 at each session end \(up to ~\$\d+\.\d\d a run\)/
+        /when on: extraction with claude-sonnet-5-5 after each turn and session \(up to ~\$\d+\.\d\d a run\)/
       )
       assert.include(doctor.stdout, "claude-sonnet-5-5 $2 / $10 per million input / output tokens; estimates:")
       const doctorJson = parseJson(yield* memdir(["doctor", "--json"], env))

@@ -62,6 +62,7 @@ export const writeAutomaticModelCalls = (enabled: boolean) =>
 
 /** Asks on the terminal (default No); `undefined` when stdin or stdout is not a terminal. */
 export const askAutomaticModelCalls: Effect.Effect<boolean | undefined> = askYesNo(
-  "Turn on automatic model calls? At the end of each session the hooks then run extraction and the dream with " +
-    "your ANTHROPIC_API_KEY, billed to it (`memdir doctor` shows the models and an estimate of the cost). [y/N] "
+  "Turn on automatic model calls? After each turn and at the end of each session the hooks then run extraction " +
+    "and the dream with your ANTHROPIC_API_KEY, billed to it (`memdir doctor` shows the models and an estimate of " +
+    "the cost). [y/N] "
 )

@@ -50,7 +50,8 @@ export interface ModelCallsReport {
 }
 
 const WHEN: Record<AutomaticProgram, string> = {
-  extraction: "at the end of each session (Stop/SessionEnd hooks), in the background",
+  extraction: "after each turn (the Stop hook, which `memdir hooks install --model-calls on` adds) and at the end " +
+    "of each session (SessionEnd), in the background",
   dream: "after extraction, when the dream's gates open (at most once a day, after 5 sessions)",
   recall: "each memory_recall of the MCP server (and each prompt of a hook run with --selector model|auto)"
 }
@@ -111,12 +112,12 @@ export const modelCallsLines = (report: ModelCallsReport): Array<string> => {
       `${model} (not in the catalog)` :
       `${model} $${price.input} / $${price.output} per million input / output tokens`
   })
+  const [extraction, dream, recall] = [by("extraction"), by("dream"), by("recall")]
   return [
     `automatic model calls: ${state} — decided by ${switchSourceText(report.enabledBy)}; ${report.howTo}`,
-    `  ${report.enabled ? "running" : "when on"}: extraction with ${by("extraction").model} at each session end ` +
-    `(${cost(by("extraction"))}), then the dream with ${by("dream").model} when its gates open (${
-      cost(by("dream"))
-    }, at most once a day); model recall with ${by("recall").model} on each MCP memory_recall (${cost(by("recall"))})`,
+    `  ${report.enabled ? "running" : "when on"}: extraction with ${extraction.model} after each turn and session ` +
+    `(${cost(extraction)}), then the dream with ${dream.model} when its gates open (${cost(dream)}, at most once a ` +
+    `day); model recall with ${recall.model} on each MCP memory_recall (${cost(recall)})`,
     `  ${prices.join("; ")}; ${report.estimateNote}; \`memdir recall\`, \`extract\` and \`dream\` use a key ` +
     "whenever you run them"
   ]

@@ -34,7 +34,37 @@ describe("HookConfig", () => {
         SessionEnd: [oursAsync]
       }
     })
-    assert.deepStrictEqual(HookConfig.install(config, "claude"), { config, events: [], settings: {} }, "idempotent")
+    assert.deepStrictEqual(
+      HookConfig.install(config, "claude"),
+      { config, events: [], removed: [], settings: {} },
+      "idempotent"
+    )
+  })
+
+  it("with automatic model calls off, install leaves Stop out, and takes out memdir's Stop of an earlier install", () => {
+    const off = HookConfig.eventsFor(false)
+    assert.deepStrictEqual(off, ["SessionStart", "UserPromptSubmit", "SessionEnd"])
+    assert.deepStrictEqual(HookConfig.eventsFor(true), HookConfig.ALL_EVENTS)
+    const fresh = HookConfig.install(user, "claude", undefined, undefined, off)
+    assert.deepStrictEqual(fresh.events, off)
+    assert.deepStrictEqual(fresh.removed, [])
+    assert.deepStrictEqual((fresh.config.hooks as any).Stop, user.hooks.Stop, "the user's Stop hook only")
+    // an earlier install's Stop handler goes, in a group of its own or shared with the user's
+    const earlier = HookConfig.install(user, "claude").config
+    const converged = HookConfig.install(earlier, "claude", undefined, undefined, off)
+    assert.deepStrictEqual(converged.events, [])
+    assert.deepStrictEqual(converged.removed, ["Stop"])
+    assert.isTrue(HookConfig.isChange(converged))
+    assert.deepStrictEqual(converged.config, fresh.config)
+    const shared = { hooks: { Stop: [{ hooks: [{ type: "command", command: "say done" }, ours.hooks[0]!] }] } }
+    assert.deepStrictEqual(HookConfig.install(shared, "codex", undefined, undefined, off).config.hooks, {
+      Stop: [{ hooks: [{ type: "command", command: "say done" }] }],
+      ...HookConfig.memdirHooks("codex", undefined, off)
+    })
+    // and back on: Stop again, after the user's
+    const on = HookConfig.install(converged.config, "claude")
+    assert.deepStrictEqual(on.events, ["Stop"])
+    assert.deepStrictEqual(on.config, earlier)
   })
 
   it("install makes memdir's SessionEnd handler of an earlier install async, nothing else", () => {
@@ -176,13 +206,35 @@ describe("HookConfig", () => {
     })
   }))
 
-  it("uninstall(install(config)) is the config again, for both agents", () => {
-    FastCheck.assert(FastCheck.property(settings, FastCheck.constantFrom("claude", "codex"), (config, agent) => {
-      const original = config as any
-      const installed = HookConfig.install(original, agent as HookConfig.Agent).config
-      assert.deepStrictEqual(HookConfig.uninstall(installed).config, original)
-      assert.deepStrictEqual(JSON.parse(HookConfig.renderConfig(installed)), installed)
-    }))
+  it("uninstall(install(config)) is the config again, for both agents, with model calls on or off", () => {
+    FastCheck.assert(FastCheck.property(
+      settings,
+      FastCheck.constantFrom("claude", "codex"),
+      FastCheck.boolean(),
+      (config, agent, modelCalls) => {
+        const original = config as any
+        const events = HookConfig.eventsFor(modelCalls)
+        const installed = HookConfig.install(original, agent as HookConfig.Agent, undefined, undefined, events).config
+        assert.deepStrictEqual(HookConfig.uninstall(installed).config, original)
+        assert.deepStrictEqual(JSON.parse(HookConfig.renderConfig(installed)), installed)
+      }
+    ))
+  })
+
+  it("install converges: switching model calls on and off ends where a fresh install with the last setting does", () => {
+    FastCheck.assert(FastCheck.property(
+      settings,
+      FastCheck.constantFrom("claude", "codex"),
+      FastCheck.array(FastCheck.boolean(), { minLength: 1, maxLength: 4 }),
+      (config, agent, switches) => {
+        const a = agent as HookConfig.Agent
+        const installWith = (c: any, on: boolean) =>
+          HookConfig.install(c, a, undefined, undefined, HookConfig.eventsFor(on)).config
+        const last = switches.at(-1)!
+        const stepped = switches.reduce((c: any, on) => installWith(c, on), config as any)
+        assert.deepStrictEqual(stepped, installWith(config, last))
+      }
+    ))
   })
 
   const layout = FastCheck.record({
@@ -329,10 +381,10 @@ describe("HookConfig", () => {
     assert.strictEqual(applyPatch("", HookConfig.lineDiff("/h/hooks.json", "", after)), after)
   })
 
-  it("the plugin's hooks/hooks.json is what install writes for Claude Code", () => {
+  it("the plugin's hooks/hooks.json is what install writes for Claude Code with model calls off", () => {
     const here = path.dirname(fileURLToPath(import.meta.url))
     const plugin = JSON.parse(fs.readFileSync(path.join(here, "../../../plugins/claude-code/hooks/hooks.json"), "utf8"))
-    assert.deepStrictEqual(plugin.hooks, HookConfig.memdirHooks("claude"))
+    assert.deepStrictEqual(plugin.hooks, HookConfig.memdirHooks("claude", undefined, HookConfig.eventsFor(false)))
     const manifest = JSON.parse(
       fs.readFileSync(path.join(here, "../../../plugins/claude-code/.claude-plugin/plugin.json"), "utf8")
     )

@@ -159,38 +159,46 @@ const claudeSetup = (keepAgentMemory: boolean, cwd: Option.Option<string>) =>
 
 type Action = "install" | "uninstall"
 
+interface ModelCallsArgs {
+  readonly cwd: Option.Option<string>
+  readonly dryRun: boolean
+  readonly json: boolean
+  readonly modelCalls: Option.Option<"on" | "off">
+}
+
+/** Where the switch stands for the project, and who decided. */
+const modelCallsState = (cwd: Option.Option<string>) =>
+  Effect.map(Effect.option(locate(cwd)), (location) =>
+    Option.match(location, {
+      onNone: () => ({ on: false, by: "unknown: the project's settings could not be read" }),
+      onSome: (l) => ({ on: automaticModelCallsOn(l), by: automaticModelCallsBy(l) })
+    }))
+
 /**
- * The automatic-model-calls switch (docs/configuration.md#automatic-model-calls), after the hooks: `--model-calls`
- * answers; without it, `install` on a terminal asks (default No) and writes the answer to the user settings; anywhere
- * else `install` only says where the switch stands (stderr), and `uninstall` leaves it alone.
+ * The automatic-model-calls switch (docs/configuration.md#automatic-model-calls), asked before the hooks are
+ * written, since it decides whether the `Stop` hook has work (`HookConfig.eventsFor`): `--model-calls` answers;
+ * without it, `install` on a terminal asks (default No); anywhere else there is no answer (undefined).
  */
-const settleModelCalls = (
-  action: Action,
-  args: {
-    readonly cwd: Option.Option<string>
-    readonly dryRun: boolean
-    readonly json: boolean
-    readonly modelCalls: Option.Option<"on" | "off">
-  }
-) =>
+const decideModelCalls = (action: Action, args: ModelCallsArgs): Effect.Effect<boolean | undefined> =>
+  Option.isSome(args.modelCalls)
+    ? Effect.succeed(args.modelCalls.value === "on")
+    : action === "install" && !args.json && !args.dryRun
+    ? askAutomaticModelCalls
+    : Effect.succeed(undefined)
+
+/**
+ * After the hooks: the answer is written to the user settings; without one, `install` only says where the switch
+ * stands (stderr), and `uninstall` leaves it alone.
+ */
+const settleModelCalls = (action: Action, args: ModelCallsArgs, answer: boolean | undefined) =>
   Effect.gen(function*() {
-    const state = Effect.map(Effect.option(locate(args.cwd)), (location) =>
-      Option.match(location, {
-        onNone: () => ({ on: false, by: "unknown: the project's settings could not be read" }),
-        onSome: (l) => ({ on: automaticModelCallsOn(l), by: automaticModelCallsBy(l) })
-      }))
-    const answer = Option.isSome(args.modelCalls)
-      ? args.modelCalls.value === "on"
-      : action === "install" && !args.json && !args.dryRun
-      ? yield* askAutomaticModelCalls
-      : undefined
     if (answer === undefined) {
       if (action === "uninstall" || args.json) return
-      const now = yield* state
+      const now = yield* modelCallsState(args.cwd)
       return yield* Console.error(
         now.on
           ? `memdir: automatic model calls are on (${now.by}): the hooks run extraction and the dream with your key ` +
-            `at the end of each session; ${TURN_OFF_HINT}`
+            `after each turn and session; ${TURN_OFF_HINT}`
           : `memdir: automatic model calls are off (${now.by}): the hooks never call a model, even with a key; ` +
             TURN_ON_HINT
       )
@@ -200,7 +208,7 @@ const settleModelCalls = (
     }
     const file = yield* writeAutomaticModelCalls(answer)
     if (args.json) return
-    const now = yield* state
+    const now = yield* modelCallsState(args.cwd)
     yield* Console.log(
       `automatic model calls: wrote "automaticModelCalls": ${answer} to ${file}` +
         (now.on === answer ? "" : `; still ${now.on ? "on" : "off"} here: ${now.by} decides`)
@@ -221,7 +229,8 @@ const run = (
     readonly json: boolean
     readonly command?: Option.Option<string>
     readonly keepAgentMemory?: boolean
-  }
+  },
+  events: ReadonlyArray<string> = HookConfig.ALL_EVENTS
 ) =>
   Effect.gen(function*() {
     const scope = yield* scopeOf(args)
@@ -235,7 +244,8 @@ const run = (
         config,
         args.agent,
         command,
-        args.agent === "claude" ? yield* claudeSetup(args.keepAgentMemory === true, args.cwd) : undefined
+        args.agent === "claude" ? yield* claudeSetup(args.keepAgentMemory === true, args.cwd) : undefined,
+        events
       )
       : HookConfig.uninstall(config, records[target])
     const changed = HookConfig.isChange(change)
@@ -271,6 +281,7 @@ const run = (
         changed,
         dryRun: args.dryRun,
         events: change.events,
+        ...(action === "install" ? { removedEvents: change.removed ?? [] } : {}),
         settings: change.settings,
         diff,
         ...(codex === undefined ? {} : { codexConfig: codex })
@@ -287,17 +298,27 @@ const run = (
       yield* Console.log(diff.replace(/\n$/, ""))
       return yield* Console.log(`(dry run: ${file} was not written)`)
     }
-    yield* Console.log(
-      `${action === "install" ? "installed" : "removed"} memdir hooks for ${agent} ` +
-        `(${
-          change.events.length > 0
-            ? change.events.join(", ")
-            : action === "install"
-            ? "already there"
-            : "none were left"
-        }) ` +
-        `${action === "install" ? "in" : "from"} ${file}`
-    )
+    const removed = change.removed ?? []
+    if (action === "uninstall" || change.events.length > 0 || removed.length === 0) {
+      yield* Console.log(
+        `${action === "install" ? "installed" : "removed"} memdir hooks for ${agent} ` +
+          `(${
+            change.events.length > 0
+              ? change.events.join(", ")
+              : action === "install"
+              ? "already there"
+              : "none were left"
+          }) ` +
+          `${action === "install" ? "in" : "from"} ${file}`
+      )
+    }
+    if (removed.length > 0) {
+      yield* Console.log(
+        `took memdir's ${removed.join(", ")} hook out of ${file}: ${noStopHook}`
+      )
+    } else if (action === "install" && change.events.length > 0 && !events.includes("Stop")) {
+      yield* Console.log(`no Stop hook: ${noStopHook}`)
+    }
     const settingsNote = describeSettings(action, change.settings)
     if (settingsNote !== undefined) yield* Console.log(settingsNote)
     if (action === "install" && args.agent === "claude" && !(yield* claudeRunsMemdirMcp(args.cwd))) {
@@ -439,6 +460,10 @@ const claudeRunsMemdirMcp = (cwd: Option.Option<string>) =>
     )
   })
 
+/** Why install leaves the Stop hook out (docs/hooks.md#the-stop-hook). */
+const noStopHook = "with automatic model calls off it would start nothing after each turn and still cost every " +
+  "prompt a Node start; `memdir hooks install --model-calls on` adds it"
+
 /** memdir's MCP tools (docs/mcp.md) are not set up by `hooks install`: the agent's own command adds them. */
 const claudeMcpNote = "For memdir's MCP tools in Claude Code (allowed by the mcp__memdir rule): " +
   "`claude mcp add -s user memdir -- memdir mcp` (docs/mcp.md)."
@@ -486,10 +511,13 @@ const installCommand = Command.make(
           } must run memdir's \`hook\` (e.g. "npx @memdir/cli hook", "memdir hook --selector model")`
         })
       )
-      : Effect.flatMap(
-        run("install", args),
-        (outcome) => outcome === "declined" ? Effect.void : settleModelCalls("install", args)
-      )
+      : Effect.gen(function*() {
+        const answer = yield* decideModelCalls("install", args)
+        // the Stop hook only where it has work: automatic model calls on (as answered, else as they stand here)
+        const on = answer ?? (yield* modelCallsState(args.cwd)).on
+        const outcome = yield* run("install", args, HookConfig.eventsFor(on))
+        if (outcome !== "declined") yield* settleModelCalls("install", args, answer)
+      })
   )
 ).pipe(
   Command.withDescription("Add memdir's hooks to Claude Code's or Codex's configuration (merged, never clobbered)")
@@ -506,7 +534,13 @@ const uninstallCommand = Command.make(
     dryRun: dryRunOption,
     modelCalls: modelCallsOption(["off"], "Also turn automatic model calls off in your user settings")
   },
-  locationHandler((args) => Effect.andThen(run("uninstall", args), settleModelCalls("uninstall", args)))
+  locationHandler((args) =>
+    Effect.gen(function*() {
+      const answer = yield* decideModelCalls("uninstall", args)
+      yield* run("uninstall", args)
+      yield* settleModelCalls("uninstall", args, answer)
+    })
+  )
 ).pipe(Command.withDescription("Remove exactly the hooks `memdir hooks install` added"))
 
 export const hooksCommand = Command.make("hooks").pipe(

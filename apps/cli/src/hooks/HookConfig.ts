@@ -27,10 +27,17 @@ export const agentName: Record<Agent, string> = { claude: "Claude Code", codex: 
  * `codex exec` run fed them to a hook; openai/codex `codex-rs/hooks/src/events/`), with hooks on by default
  * (`[features].hooks`, stable, default true) once the user has trusted them (docs/hooks.md).
  */
-export const eventsFor: Record<Agent, ReadonlyArray<string>> = {
-  claude: ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"],
-  codex: ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
-}
+export const ALL_EVENTS: ReadonlyArray<string> = ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
+
+/**
+ * The events install gives memdir's handler: `Stop` only while automatic model calls are on
+ * (docs/hooks.md#the-stop-hook). Its one job is to start extraction after each turn, which needs them; with them off
+ * it answers nothing and still costs the agent a Node start on every prompt (~0.1 s). `SessionEnd` stays: it ends
+ * the hook daemon with the session, costs the agent nothing (async in Claude Code), and still extracts once per
+ * session where the switch is turned on later (a project's settings, the environment).
+ */
+export const eventsFor = (modelCalls: boolean): ReadonlyArray<string> =>
+  modelCalls ? ALL_EVENTS : ALL_EVENTS.filter((event) => event !== "Stop")
 
 export const DEFAULT_COMMAND = "memdir hook"
 /** Seconds the agent waits for the hook; memdir's own guard answers well before (docs/hooks.md). */
@@ -88,9 +95,15 @@ export const memdirGroup = (agent: Agent, event: string, command: string = DEFAU
   hooks: [memdirHandler(agent, event, command)]
 })
 
-/** The `hooks` object memdir installs for an agent (also the plugin's `hooks/hooks.json`). */
-export const memdirHooks = (agent: Agent, command: string = DEFAULT_COMMAND): JsonObject =>
-  Object.fromEntries(eventsFor[agent].map((event) => [event, [memdirGroup(agent, event, command)]]))
+/**
+ * The `hooks` object memdir installs for an agent, for the given events (default: all four). The plugin's
+ * `hooks/hooks.json` is the one for automatic model calls off, the default: a plugin cannot know the switch.
+ */
+export const memdirHooks = (
+  agent: Agent,
+  command: string = DEFAULT_COMMAND,
+  events: ReadonlyArray<string> = ALL_EVENTS
+): JsonObject => Object.fromEntries(events.map((event) => [event, [memdirGroup(agent, event, command)]]))
 
 /** Parses a configuration file's text: empty or absent is `{}`; anything but a JSON object is refused. */
 export const parseConfig = (path: string, text: string | undefined): Result.Result<JsonObject, AgentConfigError> => {
@@ -193,13 +206,15 @@ export interface ConfigChange {
   readonly config: JsonObject
   /** Events memdir's handler was added to (install) or removed from (uninstall). */
   readonly events: ReadonlyArray<string>
+  /** Install: events memdir's handler was taken from, because it has nothing to do there now (`eventsFor`). */
+  readonly removed?: ReadonlyArray<string> | undefined
   /** Install: what it changed beside the hooks. Uninstall: what of the given change it took back. */
   readonly settings: SettingsChange
 }
 
 /** `changed` for the command: hooks or settings. */
 export const isChange = (change: ConfigChange): boolean =>
-  change.events.length > 0 || !isEmptySettingsChange(change.settings)
+  change.events.length > 0 || (change.removed ?? []).length > 0 || !isEmptySettingsChange(change.settings)
 
 /** The MCP server name of docs/mcp.md (`claude mcp add memdir -- memdir mcp`): this rule allows all its tools. */
 export const MCP_RULE = "mcp__memdir"
@@ -288,26 +303,31 @@ const uninstallSettings = (
 }
 
 /**
- * Pure: the config with memdir's group added to each of the agent's events that has no memdir handler yet, and,
- * given a Claude Code `setup`, its settings (`installSettings`).
+ * Pure: the config with memdir's group added to each of the given `events` (`eventsFor`) that has no memdir handler
+ * yet, memdir's handlers taken from the other events it answers (an earlier install's `Stop`, with automatic model
+ * calls off now), and, given a Claude Code `setup`, its settings (`installSettings`).
  */
 export const install = (
   config: JsonObject,
   agent: Agent,
   command: string = DEFAULT_COMMAND,
-  setup?: ClaudeSetup
+  setup?: ClaudeSetup,
+  events: ReadonlyArray<string> = ALL_EVENTS
 ): ConfigChange => {
   const withSettings = setup === undefined || agent !== "claude"
     ? { config, settings: {} }
     : installSettings(config, setup)
-  const hooks = isObject(config.hooks) ? config.hooks : {}
-  const added = eventsFor[agent].filter((event) => !groupsOf(hooks, event).some(hasMemdir))
+  const unwanted = ALL_EVENTS.filter((event) => !events.includes(event))
+  const pruned = withoutMemdir(withSettings.config, (event) => unwanted.includes(event))
+  const hooks = isObject(pruned.config.hooks) ? pruned.config.hooks : {}
+  const added = events.filter((event) => !groupsOf(hooks, event).some(hasMemdir))
   // memdir's SessionEnd handler installed before it ran in the background gets `"async": true`, nothing else changes
   const madeAsync = asyncEventsFor[agent].filter((event) =>
     groupsOf(hooks, event).some((group) => group.hooks.some(blocksTheSession))
   )
+  const removed = pruned.events
   if (added.length === 0 && madeAsync.length === 0) {
-    return { config: withSettings.config, events: [], settings: withSettings.settings }
+    return { config: pruned.config, events: [], removed, settings: withSettings.settings }
   }
   const next: Record<string, Json> = { ...hooks }
   for (const event of madeAsync) {
@@ -321,8 +341,8 @@ export const install = (
     ) as unknown as Json
   }
   for (const event of added) next[event] = [...groupsOf(hooks, event), memdirGroup(agent, event, command)]
-  const events = eventsFor[agent].filter((event) => added.includes(event) || madeAsync.includes(event))
-  return { config: { ...withSettings.config, hooks: next }, events, settings: withSettings.settings }
+  const changed = events.filter((event) => added.includes(event) || madeAsync.includes(event))
+  return { config: { ...pruned.config, hooks: next }, events: changed, removed, settings: withSettings.settings }
 }
 
 /** A memdir handler that does not yet run in the background (where memdir's runs there). */
@@ -334,17 +354,21 @@ const blocksTheSession = (handler: JsonObject): boolean => isMemdirCommand(handl
  */
 export const uninstall = (config: JsonObject, recorded: SettingsChange = {}): ConfigChange => {
   const withSettings = uninstallSettings(config, recorded)
-  const hooksChange = uninstallHooks(withSettings.config)
+  const hooksChange = withoutMemdir(withSettings.config, () => true)
   return { ...hooksChange, settings: withSettings.settings }
 }
 
-const uninstallHooks = (config: JsonObject): Omit<ConfigChange, "settings"> => {
+/** Pure: the config without memdir's handlers on the events `from` picks, and without what only they filled. */
+const withoutMemdir = (
+  config: JsonObject,
+  from: (event: string) => boolean
+): { readonly config: JsonObject; readonly events: ReadonlyArray<string> } => {
   if (!isObject(config.hooks)) return { config, events: [] }
   const removedFrom: Array<string> = []
   const next: Record<string, Json> = {}
   for (const [event, value] of Object.entries(config.hooks)) {
     const groups = value as unknown as ReadonlyArray<HookGroup>
-    if (!groups.some(hasMemdir)) {
+    if (!from(event) || !groups.some(hasMemdir)) {
       next[event] = value
       continue
     }
