@@ -200,4 +200,28 @@ describe("automatic model calls", () => {
       assert.include(quiet.stderr, "automatic model calls are off (user settings")
       assert.isFalse(JSON.parse(fs.readFileSync(userSettings(), "utf8")).automaticModelCalls)
     }).pipe(Effect.scoped))
+
+  it.live("turned on by the environment after an install without Stop: doctor names the file, install adds Stop", () =>
+    Effect.gen(function*() {
+      const on = { MEMDIR_AUTOMATIC_MODEL_CALLS: "1" }
+      const settings = path.join(home, ".claude", "settings.json")
+      const installed = yield* memdir(["hooks", "install", "--agent", "claude", "--model-calls", "off"])
+      assert.strictEqual(installed.status, 0, installed.stderr)
+      const without = `${settings} runs memdir's hooks without Stop: extraction runs once per session, at its end; ` +
+        "`memdir hooks install --agent claude` adds the per-turn Stop hook"
+
+      assert.notInclude((yield* memdir(["doctor"])).stdout, "without Stop", "off: the Stop hook has no work")
+      const doctor = yield* memdir(["doctor"], on)
+      assert.include(doctor.stdout, "automatic model calls: on")
+      assert.include(doctor.stdout, without)
+      assert.deepStrictEqual(parseJson(yield* memdir(["doctor", "--json"], on)).hooksWithoutStop, [
+        { agent: "claude", scope: "user", file: settings }
+      ])
+
+      // install without the flag, where the switch is on: Stop is added, and doctor has nothing more to say
+      const again = yield* memdir(["hooks", "install", "--agent", "claude", "--json"], on)
+      assert.deepStrictEqual(parseJson(again).events, ["Stop"])
+      assert.notInclude((yield* memdir(["doctor"], on)).stdout, "without Stop")
+      assert.deepStrictEqual(parseJson(yield* memdir(["doctor", "--json"], on)).hooksWithoutStop, [])
+    }))
 })

@@ -6,6 +6,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { backgroundRunsLines, backgroundRunsReport } from "../BackgroundRunsReport.js"
 import { common, jsonOption, locate, switchFlag } from "../Common.js"
+import { filesWithoutStopHook, type HookFile } from "../hooks/AgentFiles.js"
 import { modelCallsLines, reportFor } from "../ModelCallsReport.js"
 import { DOCTOR_FINDINGS_EXIT_CODE, printJson } from "../Output.js"
 import { memdirHandler } from "../Services.js"
@@ -119,6 +120,11 @@ export const fixedLine = (fixed: Doctor.DoctorFixResult, remaining: number): str
   return `${did}${notAdded}${left}`
 }
 
+/** A hook file that runs memdir's hooks without Stop, while automatic model calls are on. */
+const withoutStopLine = ({ agent, file, scope }: HookFile): string =>
+  `  ${terminalLine(file)} runs memdir's hooks without Stop: extraction runs once per session, at its end; ` +
+  `\`memdir hooks install --agent ${agent}${scope === "project" ? " --project" : ""}\` adds the per-turn Stop hook`
+
 export const doctorCommand = Command.make(
   "doctor",
   {
@@ -143,6 +149,8 @@ export const doctorCommand = Command.make(
       const report = repairs ? yield* Doctor.diagnose(location.memoryDir) : found
       // what hooks and the MCP server may spend on a model, and who decided (docs/configuration.md)
       const modelCalls = yield* reportFor(location)
+      // on, but an agent runs memdir's hooks without Stop: extraction once per session only (docs/hooks.md#the-stop-hook)
+      const withoutStop = modelCalls.enabled ? yield* filesWithoutStopHook(cwd) : []
       // the hooks' background runs: the last ones, and what to do when they fail (docs/hooks.md#background-runs)
       const background = yield* backgroundRunsReport(location.memoryDir)
       if (json) {
@@ -152,7 +160,8 @@ export const doctorCommand = Command.make(
           findings: report.findings,
           ...(fixed ? { fixed } : {}),
           ...(background === undefined ? {} : { backgroundRuns: background }),
-          automaticModelCalls: modelCalls
+          automaticModelCalls: modelCalls,
+          hooksWithoutStop: withoutStop
         })
       } else {
         const lines = [
@@ -164,6 +173,7 @@ export const doctorCommand = Command.make(
             [...summaryLines(location.memoryDir, report.findings), ...findingLines(report.findings)]),
           "",
           ...modelCallsLines(modelCalls),
+          ...withoutStop.map(withoutStopLine),
           ...backgroundRunsLines(background),
           ...(fixed === undefined ? [] : ["", fixedLine(fixed, report.findings.length)])
         ]

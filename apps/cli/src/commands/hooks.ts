@@ -23,6 +23,7 @@ import * as Path from "effect/Path"
 import * as NodeOs from "node:os"
 import { askYesNo } from "../Ask.js"
 import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
+import { configPath } from "../hooks/AgentFiles.js"
 import type { CodexConfigChange, CodexSetup } from "../hooks/CodexConfig.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import {
@@ -54,23 +55,6 @@ const keepAgentMemoryOption = switchFlag("keep-agent-memory").pipe(
     "Claude Code: leave its own auto memory on (two memories in every session; the default turns it off)"
   )
 )
-
-/** Where an agent keeps its hook configuration, per scope. */
-const configPath = (agent: HookConfig.Agent, scope: HookConfig.Scope, cwd: Option.Option<string>) =>
-  Effect.gen(function*() {
-    const path = yield* Path.Path
-    if (scope === "project") {
-      const root = (yield* locate(cwd)).root.root
-      return agent === "claude" ? path.join(root, ".claude", "settings.json") : path.join(root, ".codex", "hooks.json")
-    }
-    const home = NodeOs.homedir()
-    if (agent === "claude") return path.join(home, ".claude", "settings.json")
-    const codexHome = process.env.CODEX_HOME
-    return path.join(
-      codexHome !== undefined && codexHome !== "" ? path.resolve(codexHome) : path.join(home, ".codex"),
-      "hooks.json"
-    )
-  })
 
 const scopeOf = (args: { readonly project: boolean; readonly user: boolean }) =>
   args.project && args.user

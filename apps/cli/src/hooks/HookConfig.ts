@@ -157,6 +157,12 @@ const groupsOf = (hooks: JsonObject, event: string): ReadonlyArray<HookGroup> =>
 
 const hasMemdir = (group: HookGroup) => group.hooks.some((handler) => isMemdirCommand(handler.command))
 
+/** The events of a (parsed) config that run memdir's hook. */
+export const memdirEvents = (config: JsonObject): ReadonlyArray<string> => {
+  const hooks = isObject(config.hooks) ? config.hooks : {}
+  return Object.keys(hooks).filter((event) => groupsOf(hooks, event).some(hasMemdir))
+}
+
 /**
  * What install changed in Claude Code's settings beside the hooks, so that uninstall takes back exactly that (and
  * nothing the user had before): `autoMemoryEnabled`'s value before (`null`: absent), the `permissions.allow` rules
