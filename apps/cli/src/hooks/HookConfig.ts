@@ -34,7 +34,7 @@ export const ALL_EVENTS: ReadonlyArray<string> = ["SessionStart", "UserPromptSub
  * (docs/hooks.md#the-stop-hook). Its one job is to start extraction after each turn, which needs them; with them off
  * it answers nothing and still costs the agent a Node start on every prompt (~0.1 s). `SessionEnd` stays: it ends
  * the hook daemon with the session, costs the agent nothing (async in Claude Code), and still extracts once per
- * session where the switch is turned on later (a project's settings, the environment).
+ * session where the switch is turned on later (the local settings, the environment).
  */
 export const eventsFor = (modelCalls: boolean): ReadonlyArray<string> =>
   modelCalls ? ALL_EVENTS : ALL_EVENTS.filter((event) => event !== "Stop")
