@@ -271,9 +271,18 @@ const memorySections = (body: unknown) =>
 
 /** The stand-in's model: asked to remember, it calls memdir's `memory_write` where Codex offers it; else "done". */
 const model: ResponsesApiServer.Handler = (request) => {
-  const asked = ResponsesApiServer.messageTexts(request.body, "user").some((text) => text.startsWith("Remember that"))
+  const users = ResponsesApiServer.messageTexts(request.body, "user")
+  const asked = users.some((text) => text.startsWith("Remember that"))
   const answered = ResponsesApiServer.functionCallOutputs(request.body).length > 0
-  const write = ResponsesApiServer.toolNames(request.body).find((name) => name.endsWith("/memory_write"))
+  const tool = (name: string) => ResponsesApiServer.toolNames(request.body).find((t) => t.endsWith(`/${name}`))
+  // a question about staging deploys: the model asks memdir's memory_recall too, in the session the hook served
+  const recall = tool("memory_recall")
+  const staging = users.find((text) => text.startsWith("Can I deploy"))
+  if (staging !== undefined && !answered && recall !== undefined) {
+    const [namespace, name] = recall.split("/") as [string, string]
+    return ResponsesApiServer.functionCall(name, { query: staging }, { namespace })
+  }
+  const write = tool("memory_write")
   if (!asked || answered || write === undefined) return ResponsesApiServer.text("done")
   const [namespace, name] = write.split("/") as [string, string]
   return ResponsesApiServer.functionCall(name, {
@@ -449,6 +458,13 @@ describe.skipIf(skipReason !== undefined)(`memdir in a real Codex ${CODEX_VERSIO
         const recalled = ResponsesApiServer.messageTexts(later!.body, "developer").find((t) => t.startsWith(RECALLED))
         assert.include(recalled, "Memory feedback_staging_deploys.md (feedback, saved today)")
         assert.include(recalled, "**Why:** a feature-branch deploy broke QA.")
+        // the model then calls memory_recall in the same session: Codex names the session in the call's _meta, so
+        // memdir knows the hook gave that memory already, and does not give it twice
+        const [, afterRecall] = yield* requestsSince(server, before)
+        const [recallOutput] = ResponsesApiServer.functionCallOutputs(afterRecall!.body)
+        assert.isDefined(recallOutput, "the model's memory_recall was answered")
+        assert.notInclude(recallOutput!.text, "feedback_staging_deploys.md", recallOutput!.text)
+        assert.notInclude(recallOutput!.text, "feature-branch deploy broke QA")
       })),
     { timeout: 120_000 }
   )

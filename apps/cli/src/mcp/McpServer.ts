@@ -46,7 +46,7 @@ import {
   readMemory,
   type ResourceText
 } from "./McpResources.js"
-import { sessionOfEnvironment } from "./McpSession.js"
+import { sessionOfCall, sessionOfEnvironment } from "./McpSession.js"
 import { renderToolError, type ToolContext, type ToolResult, tools } from "./McpTools.js"
 import { givesStructuredContent, type StructuredContentChoice } from "./StructuredContent.js"
 
@@ -122,7 +122,9 @@ export const makeServer = (
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name)
     if (tool === undefined) return unknownTool(request.params.name)
-    const result = await run(tool.call(request.params.arguments, context))
+    // the session named by the environment, else by the call (Codex's `_meta`): `McpSession.sessionOfCall`
+    const session = sessionOfCall(context.session, request.params._meta)
+    const result = await run(tool.call(request.params.arguments, { ...context, session }))
     return structured() ? result : withoutStructured(result)
   })
   server.setRequestHandler(

@@ -5,8 +5,9 @@
  *
  * The session is named by the environment the client starts the server with: `MEMDIR_SESSION_ID` (set it in the
  * client's `"env"`), else `CLAUDE_CODE_SESSION_ID`, which Claude Code sets for every stdio server it starts to the
- * id its hooks get as `session_id`. Without either, the process is its own session (its `RecallSession` only), as
- * a client that restarts the server per conversation expects.
+ * id its hooks get as `session_id`; else by the call itself, as Codex names its session in each call's `_meta`
+ * (`sessionOfCall`). Without any, the process is its own session (its `RecallSession` only), as a client that
+ * restarts the server per conversation expects.
  *
  * The record is `HookSessionState`'s file (`<memory dir>/.sessions/<id>.json`), merged under its lock, so a hook and
  * the server writing at once both count. It is a cache: one that cannot be read or written costs a duplicate, never
@@ -62,6 +63,26 @@ export const sessionOfEnvironment = Effect.gen(function*() {
   )
   return Option.none<SessionId>()
 })
+
+/** Where Codex (0.171) names its session in each `tools/call`: `_meta["x-codex-turn-metadata"].session_id`. */
+export const CODEX_TURN_METADATA = "x-codex-turn-metadata"
+
+/**
+ * The session a tool call belongs to: the environment's (`sessionOfEnvironment`) when it names one; else the one
+ * the client names in the call's `_meta`, as Codex does (it starts MCP servers with a bare environment, and sends
+ * its session id, the hooks' `session_id`, with every call). Anything else there (absent, not a session id memdir
+ * keeps) leaves the call in the process's own session.
+ */
+export const sessionOfCall = (
+  environment: Option.Option<SessionId>,
+  meta: Readonly<Record<string, unknown>> | undefined
+): Option.Option<SessionId> => {
+  if (Option.isSome(environment)) return environment
+  const turn = meta?.[CODEX_TURN_METADATA]
+  const id = typeof turn === "object" && turn !== null ? (turn as Record<string, unknown>).session_id : undefined
+  if (typeof id !== "string") return Option.none()
+  return Result.match(decodeSessionId(id), { onFailure: () => Option.none(), onSuccess: Option.some })
+}
 
 const warn = (what: string) => (error: MemoryIoError | LockTimeoutError) =>
   Console.error(`memdir mcp: the session record could not be ${what} (${error.message}): a memory may come twice`)
