@@ -259,6 +259,19 @@ describe("memdir hooks install --agent claude: one memory", () => {
       const yes = yield* onTerminal("y\n", " --model-calls off")
       assert.strictEqual(yes.status, 0, yes.stderr)
       assert.strictEqual(readSettings(h).autoMemoryEnabled, false)
+      assert.isUndefined(readSettings(h).hooks.Stop)
+
+      // on already: the question's default is on, so Enter on a re-install keeps it (and adds the Stop hook)
+      const memdirSettings = path.join(h, ".memdir", "settings.json")
+      fs.writeFileSync(memdirSettings, JSON.stringify({ automaticModelCalls: true }))
+      const enter = yield* onTerminal("\n")
+      assert.strictEqual(enter.status, 0, enter.stdout)
+      assert.include(enter.stdout, "Keep automatic model calls on?")
+      assert.include(enter.stdout, "[Y/n]")
+      assert.isTrue(JSON.parse(fs.readFileSync(memdirSettings, "utf8")).automaticModelCalls)
+      assert.deepStrictEqual(readSettings(h).hooks.Stop, [
+        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+      ])
     }))
 
   it.live("settings of the wrong type are refused, named, and left as they were", () =>

@@ -1,5 +1,5 @@
 /**
- * Yes/no questions on a terminal (`hooks install`): default No. Answers typed ahead (or pasted, `y⏎n⏎`) reach the
+ * Yes/no questions on a terminal (`hooks install`): default No unless the question says otherwise. Answers typed ahead (or pasted, `y⏎n⏎`) reach the
  * questions in turn: a line read past the one a question takes is kept for the next. End of input (Ctrl-D) is No,
  * to that question and every later one; Ctrl-C is an interrupt, as anywhere else in memdir (exit 130). Never a
  * crash, never a hang.
@@ -53,10 +53,22 @@ const readAnswer = (question: string): Effect.Effect<string | undefined> =>
     )
   })
 
-/** Asks `question` (ending in "[y/N] "): true for y or yes; `undefined` when stdin or stdout is not a terminal. */
-export const askYesNo = (question: string): Effect.Effect<boolean | undefined> =>
+/**
+ * Asks `question`, followed by "[y/N] " (or "[Y/n] " when `yes` is the default): y or yes is true, n or no false, an
+ * empty line (or anything else) the default; end of input is No whatever the default. `undefined` when stdin or
+ * stdout is not a terminal.
+ */
+export const askYesNo = (
+  question: string,
+  options: { readonly yes?: boolean } = {}
+): Effect.Effect<boolean | undefined> =>
   Effect.suspend(() =>
     process.stdin.isTTY !== true || process.stdout.isTTY !== true
       ? Effect.succeed(undefined)
-      : Effect.map(readAnswer(question), (answer) => answer !== undefined && /^\s*y(es)?\s*$/i.test(answer))
+      : Effect.map(readAnswer(`${question} ${options.yes === true ? "[Y/n]" : "[y/N]"} `), (answer) => {
+        if (answer === undefined) return false
+        if (/^\s*y(es)?\s*$/i.test(answer)) return true
+        if (/^\s*no?\s*$/i.test(answer)) return false
+        return options.yes === true
+      })
   )

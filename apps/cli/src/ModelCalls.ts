@@ -60,9 +60,14 @@ export const writeAutomaticModelCalls = (enabled: boolean) =>
     return file
   })
 
-/** Asks on the terminal (default No); `undefined` when stdin or stdout is not a terminal. */
-export const askAutomaticModelCalls: Effect.Effect<boolean | undefined> = askYesNo(
-  "Turn on automatic model calls? After each turn and at the end of each session the hooks then run extraction " +
-    "and the dream with your ANTHROPIC_API_KEY, billed to it (`memdir doctor` shows the models and an estimate of " +
-    "the cost). [y/N] "
-)
+/**
+ * Asks on the terminal, the default being where the switch stands (`on`): pressing Enter on a re-install keeps it;
+ * `undefined` when stdin or stdout is not a terminal.
+ */
+export const askAutomaticModelCalls = (on: boolean): Effect.Effect<boolean | undefined> =>
+  askYesNo(
+    `${on ? "Keep automatic model calls on?" : "Turn on automatic model calls?"} After each turn and at the end of ` +
+      "each session the hooks then run extraction and the dream with your ANTHROPIC_API_KEY, billed to it " +
+      "(`memdir doctor` shows the models and an estimate of the cost).",
+    { yes: on }
+  )

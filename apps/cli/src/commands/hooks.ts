@@ -123,8 +123,7 @@ const mergeRecord = (
   }
 
 /** On a terminal, after the diff: write it? (default No). `undefined` when stdin or stdout is not a terminal. */
-const confirmWrite = (file: string): Effect.Effect<boolean | undefined> =>
-  askYesNo(`Write these changes to ${file}? [y/N] `)
+const confirmWrite = (file: string): Effect.Effect<boolean | undefined> => askYesNo(`Write these changes to ${file}?`)
 
 /**
  * The rules for memdir's memory base, and for this project's memory directory when it lies elsewhere
@@ -161,13 +160,14 @@ const modelCallsState = (cwd: Option.Option<string>) =>
 /**
  * The automatic-model-calls switch (docs/configuration.md#automatic-model-calls), asked before the hooks are
  * written, since it decides whether the `Stop` hook has work (`HookConfig.eventsFor`): `--model-calls` answers;
- * without it, `install` on a terminal asks (default No); anywhere else there is no answer (undefined).
+ * without it, `install` on a terminal asks (the default: as they stand, so Enter changes nothing); anywhere else
+ * there is no answer (undefined).
  */
-const decideModelCalls = (action: Action, args: ModelCallsArgs): Effect.Effect<boolean | undefined> =>
+const decideModelCalls = (action: Action, args: ModelCallsArgs) =>
   Option.isSome(args.modelCalls)
     ? Effect.succeed(args.modelCalls.value === "on")
     : action === "install" && !args.json && !args.dryRun
-    ? askAutomaticModelCalls
+    ? Effect.flatMap(modelCallsState(args.cwd), (now) => askAutomaticModelCalls(now.on))
     : Effect.succeed(undefined)
 
 /**
