@@ -269,9 +269,13 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.include(enter.stdout, "Keep automatic model calls on?")
       assert.include(enter.stdout, "[Y/n]")
       assert.isTrue(JSON.parse(fs.readFileSync(memdirSettings, "utf8")).automaticModelCalls)
-      assert.deepStrictEqual(readSettings(h).hooks.Stop, [
-        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
-      ])
+      const stopHook = [{ hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }]
+      assert.deepStrictEqual(readSettings(h).hooks.Stop, stopHook)
+      // Ctrl-D at that question is no answer: the switch stays on, the Stop hook stays
+      const quit = yield* onTerminal("\x04")
+      assert.strictEqual(quit.status, 0, quit.stdout)
+      assert.isTrue(JSON.parse(fs.readFileSync(memdirSettings, "utf8")).automaticModelCalls)
+      assert.deepStrictEqual(readSettings(h).hooks.Stop, stopHook)
     }))
 
   it.live("settings of the wrong type are refused, named, and left as they were", () =>

@@ -1,8 +1,8 @@
 /**
- * Yes/no questions on a terminal (`hooks install`): default No unless the question says otherwise. Answers typed ahead (or pasted, `y⏎n⏎`) reach the
- * questions in turn: a line read past the one a question takes is kept for the next. End of input (Ctrl-D) is No,
- * to that question and every later one; Ctrl-C is an interrupt, as anywhere else in memdir (exit 130). Never a
- * crash, never a hang.
+ * Yes/no questions on a terminal (`hooks install`): default No unless the question says otherwise. Answers typed
+ * ahead (or pasted, `y⏎n⏎`) reach the questions in turn: a line read past the one a question takes is kept for the
+ * next. End of input (Ctrl-D) answers that question and every later one with what the caller chose (No unless
+ * said); Ctrl-C is an interrupt, as anywhere else in memdir (exit 130). Never a crash, never a hang.
  */
 import * as Effect from "effect/Effect"
 
@@ -55,18 +55,18 @@ const readAnswer = (question: string): Effect.Effect<string | undefined> =>
 
 /**
  * Asks `question`, followed by "[y/N] " (or "[Y/n] " when `yes` is the default): y or yes is true, n or no false, an
- * empty line (or anything else) the default; end of input is No whatever the default. `undefined` when stdin or
- * stdout is not a terminal.
+ * empty line (or anything else) the default; end of input `ended` (default false: No, whatever the default; a
+ * caller for whom Ctrl-D means "change nothing" passes undefined). `undefined` when stdin or stdout is not a terminal.
  */
 export const askYesNo = (
   question: string,
-  options: { readonly yes?: boolean } = {}
+  options: { readonly yes?: boolean; readonly ended?: boolean | undefined } = {}
 ): Effect.Effect<boolean | undefined> =>
   Effect.suspend(() =>
     process.stdin.isTTY !== true || process.stdout.isTTY !== true
       ? Effect.succeed(undefined)
       : Effect.map(readAnswer(`${question} ${options.yes === true ? "[Y/n]" : "[y/N]"} `), (answer) => {
-        if (answer === undefined) return false
+        if (answer === undefined) return "ended" in options ? options.ended : false
         if (/^\s*y(es)?\s*$/i.test(answer)) return true
         if (/^\s*no?\s*$/i.test(answer)) return false
         return options.yes === true

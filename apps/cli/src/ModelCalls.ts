@@ -62,12 +62,13 @@ export const writeAutomaticModelCalls = (enabled: boolean) =>
 
 /**
  * Asks on the terminal, the default being where the switch stands (`on`): pressing Enter on a re-install keeps it;
- * `undefined` when stdin or stdout is not a terminal.
+ * `undefined` (no answer) when stdin or stdout is not a terminal, or at end of input.
  */
 export const askAutomaticModelCalls = (on: boolean): Effect.Effect<boolean | undefined> =>
   askYesNo(
     `${on ? "Keep automatic model calls on?" : "Turn on automatic model calls?"} After each turn and at the end of ` +
       "each session the hooks then run extraction and the dream with your ANTHROPIC_API_KEY, billed to it " +
       "(`memdir doctor` shows the models and an estimate of the cost).",
-    { yes: on }
+    // Ctrl-D: no answer, so the switch stays as it is (and the hooks follow it)
+    { yes: on, ended: undefined }
   )
