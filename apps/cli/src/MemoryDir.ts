@@ -21,5 +21,10 @@ export const ensureMemoryDir = (memoryDir: string) =>
       )
     )
     const index = path.join(memoryDir, INDEX_FILE)
-    if (!(yield* fs.exists(index))) yield* fs.writeFileString(index, "", { mode: FILE_MODE, flag: "wx" })
+    if (!(yield* fs.exists(index))) {
+      yield* fs.writeFileString(index, "", { mode: FILE_MODE, flag: "wx" }).pipe(
+        // another memdir of the project (a hook, `prompt` beside `write`) made it since: there is an index, as wanted
+        Effect.catchIf((error) => error.reason._tag === "AlreadyExists", () => Effect.void)
+      )
+    }
   })
