@@ -9,7 +9,7 @@ import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import {
@@ -211,6 +211,9 @@ describe("automatic model calls", () => {
         "`memdir hooks install --agent claude` adds the per-turn Stop hook"
 
       assert.notInclude((yield* memdir(["doctor"])).stdout, "without Stop", "off: the Stop hook has no work")
+      // Codex's hook file is a FIFO with no writer: doctor does not wait on it
+      fs.mkdirSync(path.join(home, ".codex"), { recursive: true })
+      execFileSync("mkfifo", [path.join(home, ".codex", "hooks.json")])
       const doctor = yield* memdir(["doctor"], on)
       assert.include(doctor.stdout, "automatic model calls: on")
       assert.include(doctor.stdout, without)

@@ -29,6 +29,9 @@ export const configPath = (agent: HookConfig.Agent, scope: HookConfig.Scope, cwd
     )
   })
 
+/** The most of an agent's hook file `doctor` reads. */
+export const MAX_AGENT_FILE_BYTES = 4 * 1024 * 1024
+
 /** The agent hook files memdir's `install` may have written, for the project at `cwd`. */
 const hookFiles = (cwd: Option.Option<string>) =>
   Effect.forEach(
@@ -45,15 +48,22 @@ export interface HookFile {
 
 /**
  * The hook files that run memdir's hooks but not on `Stop`: with automatic model calls on, extraction there runs
- * once per session (at `SessionEnd`) instead of after each turn. A file that is missing, unreadable or not a hook
- * configuration is not reported (`hooks install` says what is wrong with it).
+ * once per session (at `SessionEnd`) instead of after each turn. A file that is missing, unreadable, not a regular
+ * file (a FIFO), over `MAX_AGENT_FILE_BYTES` or not a hook configuration is not reported (`hooks install` says what
+ * is wrong with it).
  */
 export const filesWithoutStopHook = (cwd: Option.Option<string>) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const files = yield* hookFiles(cwd)
+    // a regular file of a settings file's size only: a FIFO there would block the read, a huge file fill memory
+    const readable = (file: string) =>
+      Effect.flatMap(fs.stat(file), (info) =>
+        info.type === "File" && Number(info.size) <= MAX_AGENT_FILE_BYTES ?
+          fs.readFileString(file) :
+          Effect.fail(new Error(`${file}: not a regular file of at most ${MAX_AGENT_FILE_BYTES} bytes`)))
     const missing = yield* Effect.forEach(files, (hookFile) =>
-      fs.readFileString(hookFile.file).pipe(
+      readable(hookFile.file).pipe(
         Effect.map((text): ReadonlyArray<HookFile> => {
           const config = HookConfig.parseConfig(hookFile.file, text)
           if (Result.isFailure(config)) return []
