@@ -540,7 +540,9 @@ describe("memdir hooks install | uninstall", () => {
       const h = freshHome("home-bad")
       const file = path.join(h, ".claude", "settings.json")
       fs.mkdirSync(path.dirname(file), { recursive: true })
-      for (const text of ["{\"hooks\": ", "[]", "{\"hooks\": {\"Stop\": {\"command\": \"x\"}}}"]) {
+      // the last one: valid JSON, but over the 4 MiB memdir reads of an agent's settings
+      const huge = JSON.stringify({ notes: "x".repeat(4 * 1024 * 1024 + 1) })
+      for (const text of ["{\"hooks\": ", "[]", "{\"hooks\": {\"Stop\": {\"command\": \"x\"}}}", huge]) {
         fs.writeFileSync(file, text)
         const run = yield* memdir(["hooks", "install", "--agent", "claude"], "", { HOME: h })
         assert.strictEqual(run.status, 18, run.stderr)

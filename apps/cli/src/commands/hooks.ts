@@ -23,7 +23,7 @@ import * as Path from "effect/Path"
 import * as NodeOs from "node:os"
 import { askYesNo } from "../Ask.js"
 import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
-import { configPath } from "../hooks/AgentFiles.js"
+import { configPath, MAX_AGENT_FILE_BYTES } from "../hooks/AgentFiles.js"
 import type { CodexConfigChange, CodexSetup } from "../hooks/CodexConfig.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import {
@@ -72,6 +72,11 @@ const readTarget = (file: string) =>
     const info = yield* fs.stat(target).pipe(Effect.mapError(io("stat")))
     if (info.type !== "File") {
       return yield* new AgentConfigError({ path: file, at: "", detail: "is not a regular file" })
+    }
+    if (Number(info.size) > MAX_AGENT_FILE_BYTES) {
+      const bytes = (n: number) => n.toLocaleString("en-US")
+      const detail = `is ${bytes(Number(info.size))} bytes: over the ${bytes(MAX_AGENT_FILE_BYTES)} memdir reads`
+      return yield* new AgentConfigError({ path: file, at: "", detail })
     }
     return { target, text: yield* fs.readFileString(target).pipe(Effect.mapError(io("read"))) }
   })

@@ -29,7 +29,7 @@ export const configPath = (agent: HookConfig.Agent, scope: HookConfig.Scope, cwd
     )
   })
 
-/** The most of an agent's hook file `doctor` reads. */
+/** The most of an agent's settings or hook file memdir reads (`hooks install` refuses a larger one, `doctor` skips it). */
 export const MAX_AGENT_FILE_BYTES = 4 * 1024 * 1024
 
 /** The agent hook files memdir's `install` may have written, for the project at `cwd`. */
