@@ -23,7 +23,7 @@ import * as Path from "effect/Path"
 import * as NodeOs from "node:os"
 import { askYesNo } from "../Ask.js"
 import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
-import { configPath, MAX_AGENT_FILE_BYTES } from "../hooks/AgentFiles.js"
+import { configPath, MAX_AGENT_FILE_BYTES, readAgentFile } from "../hooks/AgentFiles.js"
 import type { CodexConfigChange, CodexSetup } from "../hooks/CodexConfig.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import {
@@ -63,23 +63,19 @@ const scopeOf = (args: { readonly project: boolean; readonly user: boolean }) =>
 
 /** The file's text, or undefined when there is none; the target of a symlink is the file memdir edits. */
 const readTarget = (file: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const io = (op: string) => (error: { readonly message: string }) =>
-      new MemoryIoError({ op, path: file, detail: error.message })
-    if (!(yield* fs.exists(file).pipe(Effect.mapError(io("check"))))) return { target: file, text: undefined }
-    const target = yield* fs.realPath(file).pipe(Effect.mapError(io("resolve")))
-    const info = yield* fs.stat(target).pipe(Effect.mapError(io("stat")))
-    if (info.type !== "File") {
-      return yield* new AgentConfigError({ path: file, at: "", detail: "is not a regular file" })
-    }
-    if (Number(info.size) > MAX_AGENT_FILE_BYTES) {
-      const bytes = (n: number) => n.toLocaleString("en-US")
-      const detail = `is ${bytes(Number(info.size))} bytes: over the ${bytes(MAX_AGENT_FILE_BYTES)} memdir reads`
-      return yield* new AgentConfigError({ path: file, at: "", detail })
-    }
-    return { target, text: yield* fs.readFileString(target).pipe(Effect.mapError(io("read"))) }
-  })
+  readAgentFile(file).pipe(
+    Effect.mapError((error) =>
+      error.reason === "NotRegularFile"
+        ? new AgentConfigError({ path: file, at: "", detail: "is not a regular file" })
+        : error.reason === "TooLarge"
+        ? new AgentConfigError({
+          path: file,
+          at: "",
+          detail: `is over the ${MAX_AGENT_FILE_BYTES.toLocaleString("en-US")} bytes memdir reads (${error.detail})`
+        })
+        : new MemoryIoError({ op: error.op, path: file, detail: error.message })
+    )
+  )
 
 /** Temp file beside the target, then rename: a reader (the agent) sees the old file or the new one. */
 const writeAtomically = (target: string, text: string) =>

@@ -3,8 +3,9 @@
  * there: which of them run memdir's hooks without the `Stop` hook (docs/hooks.md#the-stop-hook). Read only: install
  * and uninstall edit these files in `commands/hooks.ts`.
  */
+import { isMissingFile } from "@memdir/core/Errors"
+import { MemoryFs } from "@memdir/core/MemoryFs"
 import * as Effect from "effect/Effect"
-import * as FileSystem from "effect/FileSystem"
 import type * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import * as Result from "effect/Result"
@@ -47,6 +48,22 @@ export interface HookFile {
 }
 
 /**
+ * An agent's settings or hook file as memdir reads one: through links to the file they name (a dotfiles manager's),
+ * a regular file of at most `MAX_AGENT_FILE_BYTES`, opened without blocking (a FIFO is `NotRegularFile`, never a
+ * hang; `MemoryFs.readFile`). `text` is undefined when there is no file; `target` is the file to write.
+ */
+export const readAgentFile = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* MemoryFs
+    const target = yield* fs.realPathOfDeepestExisting(file)
+    const text = yield* fs.readFile(target, { maxBytes: MAX_AGENT_FILE_BYTES }).pipe(
+      Effect.map((read): string | undefined => read.text),
+      Effect.catchIf(isMissingFile, () => Effect.succeed(undefined))
+    )
+    return { target, text }
+  })
+
+/**
  * The hook files that run memdir's hooks but not on `Stop`: with automatic model calls on, extraction there runs
  * once per session (at `SessionEnd`) instead of after each turn. A file that is missing, unreadable, not a regular
  * file (a FIFO), over `MAX_AGENT_FILE_BYTES` or not a hook configuration is not reported (`hooks install` says what
@@ -54,17 +71,11 @@ export interface HookFile {
  */
 export const filesWithoutStopHook = (cwd: Option.Option<string>) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const files = yield* hookFiles(cwd)
-    // a regular file of a settings file's size only: a FIFO there would block the read, a huge file fill memory
-    const readable = (file: string) =>
-      Effect.flatMap(fs.stat(file), (info) =>
-        info.type === "File" && Number(info.size) <= MAX_AGENT_FILE_BYTES ?
-          fs.readFileString(file) :
-          Effect.fail(new Error(`${file}: not a regular file of at most ${MAX_AGENT_FILE_BYTES} bytes`)))
     const missing = yield* Effect.forEach(files, (hookFile) =>
-      readable(hookFile.file).pipe(
-        Effect.map((text): ReadonlyArray<HookFile> => {
+      readAgentFile(hookFile.file).pipe(
+        Effect.map(({ text }): ReadonlyArray<HookFile> => {
+          if (text === undefined) return []
           const config = HookConfig.parseConfig(hookFile.file, text)
           if (Result.isFailure(config)) return []
           const events = HookConfig.memdirEvents(config.success)
