@@ -8,7 +8,7 @@ import { backgroundRunsLines, backgroundRunsReport } from "../BackgroundRunsRepo
 import { common, jsonOption, locate, switchFlag } from "../Common.js"
 import { filesWithoutStopHook, type HookFile } from "../hooks/AgentFiles.js"
 import { modelCallsLines, reportFor } from "../ModelCallsReport.js"
-import { DOCTOR_FINDINGS_EXIT_CODE, printJson } from "../Output.js"
+import { DOCTOR_FINDINGS_EXIT_CODE, printJson, thousands } from "../Output.js"
 import { memdirHandler } from "../Services.js"
 import { terminalLine } from "../Terminal.js"
 import { refusedWarning } from "./path.js"
@@ -16,12 +16,11 @@ import { refusedWarning } from "./path.js"
 /** Findings (and repairs) listed per kind in the text report; `--json` lists every one. */
 export const SHOWN_PER_KIND = 10
 
-const count = (n: number, one: string, many = `${one}s`): string =>
-  `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
+const count = (n: number, one: string, many = `${one}s`): string => `${thousands(n)} ${n === 1 ? one : many}`
 
 /** "… and 1,990 more" after the first `SHOWN_PER_KIND` of a kind. */
 const more = (total: number, what: string): string =>
-  `  … and ${(total - SHOWN_PER_KIND).toLocaleString("en-US")} more ${what} ` +
+  `  … and ${thousands(total - SHOWN_PER_KIND)} more ${what} ` +
   "(`memdir doctor --json` lists every one)"
 
 /** One repair as a person reads it: where in MEMORY.md, what was done, why, and the line itself. */
@@ -41,9 +40,7 @@ export const summaryLines = (memoryDir: string, findings: ReadonlyArray<Doctor.D
   const width = Math.max(...summary.byCode.map((g) => g.code.length))
   return [
     `${terminalLine(memoryDir)}: ${count(summary.errors, "error")}, ${count(summary.warnings, "warning")}`,
-    ...summary.byCode.map((g) =>
-      `  ${g.severity.padEnd(7)} ${g.code.padEnd(width)}  ${g.count.toLocaleString("en-US")}`
-    )
+    ...summary.byCode.map((g) => `  ${g.severity.padEnd(7)} ${g.code.padEnd(width)}  ${thousands(g.count)}`)
   ]
 }
 
@@ -61,9 +58,9 @@ export const findingLines = (findings: ReadonlyArray<Doctor.DoctorFinding>): Arr
     const shared = members.every((f) => f.fix === members[0]!.fix && f.fixable === members[0]!.fixable)
     const fixable = members.filter((f) => f.fixable).length
     const some = fixable > 0 && fixable < members.length ?
-      `, ${fixable.toLocaleString("en-US")} repaired by memdir doctor --fix` :
+      `, ${thousands(fixable)} repaired by memdir doctor --fix` :
       ""
-    lines.push("", `${group.severity} ${group.code} (${group.count.toLocaleString("en-US")}${some})`)
+    lines.push("", `${group.severity} ${group.code} (${thousands(group.count)}${some})`)
     for (const f of members.slice(0, SHOWN_PER_KIND)) {
       const where = Doctor.locationOf(f)
       lines.push(`  ${where === undefined ? "" : `${terminalLine(where)}: `}${terminalLine(f.message)}`)
@@ -75,7 +72,7 @@ export const findingLines = (findings: ReadonlyArray<Doctor.DoctorFinding>): Arr
     } else {
       const hidden = new Map<string, number>()
       for (const f of members.slice(SHOWN_PER_KIND)) hidden.set(advice(f), (hidden.get(advice(f)) ?? 0) + 1)
-      for (const [text, n] of hidden) if (n > 1) lines.push(`  ${n.toLocaleString("en-US")} of those: ${text}`)
+      for (const [text, n] of hidden) if (n > 1) lines.push(`  ${thousands(n)} of those: ${text}`)
     }
   }
   return lines
@@ -95,7 +92,7 @@ export const repairLines = (memoryDir: string, fixed: Doctor.DoctorFixResult): A
     const shown = paths.slice(0, SHOWN_PER_KIND).join(", ")
     lines.push(
       `not added: ${count(paths.length, "memory", "memories")}, ${reason}: ${shown}` +
-        (paths.length > SHOWN_PER_KIND ? `, … and ${(paths.length - SHOWN_PER_KIND).toLocaleString("en-US")} more` : "")
+        (paths.length > SHOWN_PER_KIND ? `, … and ${thousands(paths.length - SHOWN_PER_KIND)} more` : "")
     )
   }
   if (fixed.backup !== undefined) lines.push(`backup: the previous ${INDEX_FILE} is at ${memoryDir}${fixed.backup}`)

@@ -34,7 +34,7 @@ import {
   TURN_ON_HINT,
   writeAutomaticModelCalls
 } from "../ModelCalls.js"
-import { printJson } from "../Output.js"
+import { printJson, thousands } from "../Output.js"
 
 const agentOption = Flag.Literals("agent", ["claude", "codex"]).pipe(
   Flag.withDescription("Which agent CLI: claude (Claude Code) or codex (Codex)")
@@ -71,7 +71,7 @@ const readTarget = (file: string) =>
         ? new AgentConfigError({
           path: file,
           at: "",
-          detail: `is over the ${MAX_AGENT_FILE_BYTES.toLocaleString("en-US")} bytes memdir reads (${error.detail})`
+          detail: `is over the ${thousands(MAX_AGENT_FILE_BYTES)} bytes memdir reads (${error.detail})`
         })
         : new MemoryIoError({ op: error.op, path: file, detail: error.message })
     )

@@ -35,7 +35,7 @@ import * as NodePath from "node:path"
 import { locateTeam } from "../commands/teamMemory.js"
 import { ensureMemoryDir } from "../MemoryDir.js"
 import { automaticModelCallsBy, automaticModelCallsOn, TURN_ON_HINT } from "../ModelCalls.js"
-import { toIoError } from "../Output.js"
+import { thousands, toIoError } from "../Output.js"
 import {
   CONTEXT_MAX_CHARS,
   type HookOutput,
@@ -50,8 +50,6 @@ import { factsOfLines, fitIndex, type IndexLineFacts, NO_FACTS } from "./IndexBu
 // ---------------------------------------------------------------------------------------------------------------
 // SessionStart: the memory prompt, fitted under the cap
 // ---------------------------------------------------------------------------------------------------------------
-
-const thousands = (n: number) => n.toLocaleString("en-US")
 
 const leftOutNote = (left: number, total: number, file: string, path: string, max: number) =>
   `[memdir: ${left} of ${total} lines of ${file} are left out here to keep this context under ` +

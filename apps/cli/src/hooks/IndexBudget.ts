@@ -11,6 +11,7 @@ import type { ListedLine } from "@memdir/core/internal/scan/listHeads"
 import { parseIndexLine } from "@memdir/core/Memory"
 import { type LoadedIndex, normalizeIndexLink } from "@memdir/core/MemoryIndex"
 import { isPinned } from "@memdir/core/Pins"
+import { thousands } from "../Output.js"
 
 /** What the budget knows of the memories an index points at: by normalised file (`normalizeIndexLink`). */
 export interface IndexLineFacts {
@@ -100,7 +101,7 @@ const ranking = (lines: ReadonlyArray<Line>, facts: IndexLineFacts): Array<numbe
 
 /** The cut line: how many lines are shown, which, and how to see the rest. */
 export const cutNote = (shown: number, total: number, file: string, path: string, max: number): string =>
-  `[memdir: ${file} cut to fit this ${max.toLocaleString("en-US")}-character context: ${shown} of ${total} lines ` +
+  `[memdir: ${file} cut to fit this ${thousands(max)}-character context: ${shown} of ${total} lines ` +
   `shown (pinned, then the newest memories), in the index's order. \`memdir ls\` lists every memory; read the ` +
   `whole index with \`memdir show ${file}\` or your file tool: ${path}]`
 
