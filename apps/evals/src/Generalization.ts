@@ -12,7 +12,12 @@
  */
 import { analyzeBody, type BodyTerms } from "@memdir/core/internal/text/selectorIndex"
 import type { MemoryHeader } from "@memdir/core/Memory"
-import { defaultOfflineOptions, type OfflineSelectorOptions, selectRelevantMemories } from "@memdir/core/Selector"
+import {
+  defaultOfflineOptions,
+  type OfflineSelectorOptions,
+  scoreMemories,
+  selectRelevantMemories
+} from "@memdir/core/Selector"
 import { BM25_THRESHOLDS, type Bm25Index, documentsOf, makeBm25Index, selectWithBm25 } from "./Bm25Baseline.js"
 
 /** One labelled request (the shape of `evals/selector/labels.json`). */
@@ -220,6 +225,80 @@ export const bm25Baseline: System = {
     select: (directory: LabelledDirectory, query: string) => selectWithBm25(bm25IndexOf(directory), query, threshold)
   }))
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Ranking, apart from the decision
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A system's order of the candidates for a request, best first (only those sharing a word with it). */
+export interface Ranker {
+  readonly name: string
+  readonly rank: (directory: LabelledDirectory, query: string) => ReadonlyArray<string>
+}
+
+/** memdir's offline scores, whole bodies, as recall ranks before it decides what to keep. */
+export const memdirRanker: Ranker = {
+  name: "memdir",
+  rank: (directory, query) =>
+    scoreMemories({ query, candidates: directory.candidates, bodies: bodiesOf(directory, "whole") })
+      .filter((s) => s.score > 0).map((s) => s.path)
+}
+
+/** The BM25+ baseline's order. */
+export const bm25Ranker: Ranker = {
+  name: "BM25+ baseline",
+  rank: (directory, query) => bm25IndexOf(directory).search(query).map((hit) => hit.path)
+}
+
+/** How well a ranker orders, over the requests that need a memory: settings play no part, so no fold is needed. */
+export interface RankingFigures {
+  readonly queries: number
+  /** Share of them whose first-ranked memory is a relevant one. */
+  readonly first: number
+  /** Share with a relevant memory among the first two. */
+  readonly topTwo: number
+  /** Mean reciprocal rank of the first relevant memory (0 when none is ranked). */
+  readonly mrr: number
+}
+
+/**
+ * Ranking apart from the decision: whether the memory a request needs comes first, whatever is then kept. A system
+ * that ranks well and still misses memories loses them in its cut, not in its scores.
+ */
+export const rankingQuality = (
+  ranker: Ranker,
+  directories: ReadonlyMap<string, LabelledDirectory>,
+  queries: ReadonlyArray<LabelledQuery>
+): RankingFigures => {
+  const needing = queries.filter((q) => q.relevant.length > 0)
+  let first = 0
+  let topTwo = 0
+  let reciprocal = 0
+  for (const q of needing) {
+    const order = ranker.rank(directories.get(q.dir)!, q.query)
+    const at = order.findIndex((path) => q.relevant.includes(path))
+    if (at === 0) first++
+    if (at >= 0 && at < 2) topTwo++
+    if (at >= 0) reciprocal += 1 / (at + 1)
+  }
+  const n = needing.length
+  return {
+    queries: n,
+    first: n === 0 ? 0 : first / n,
+    topTwo: n === 0 ? 0 : topTwo / n,
+    mrr: n === 0 ? 0 : reciprocal / n
+  }
+}
+
+/** The ranking table, one row per ranker. */
+export const renderRanking = (rows: ReadonlyArray<{ readonly name: string; readonly figures: RankingFigures }>) =>
+  [
+    `Ranking, before any cut (the ${rows[0]?.figures.queries ?? 0} requests that need a memory):`,
+    "",
+    "| system | relevant first | relevant in the first two | MRR |",
+    "|---|---|---|---|",
+    ...rows.map(({ figures: f, name }) => `| ${name} | ${pct(f.first)} | ${pct(f.topTwo)} | ${pct(f.mrr)} |`)
+  ].join("\n")
 
 // ---------------------------------------------------------------------------------------------------------------
 // Leave one directory out

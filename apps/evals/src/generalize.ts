@@ -16,10 +16,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import {
   bm25Baseline,
+  bm25Ranker,
   leaveOneDirectoryOut,
   memdirAsShipped,
   memdirFieldsTuned,
+  memdirRanker,
   memdirTuned,
+  rankingQuality,
+  renderRanking,
   renderReport
 } from "./Generalization.js"
 import { loadDirectories, readLabelledSets, REAL_CORPUS, REAL_LABELS, writtenSet } from "./LabelledSets.js"
@@ -63,6 +67,11 @@ const program = Effect.gen(function*() {
   )
   console.log(`${queries.length} labelled requests over ${dirs.length} directories (${corpus})\n`)
   console.log(renderReport(results))
+  const ranking = [memdirRanker, bm25Ranker].map((ranker) => ({
+    name: ranker.name,
+    figures: rankingQuality(ranker, directories, queries)
+  }))
+  console.log(`\n${renderRanking(ranking)}`)
   if (argv.includes("--misses")) {
     for (const r of results) {
       console.log(`\n## ${r.system.name}: wrong answers`)
@@ -84,12 +93,15 @@ const program = Effect.gen(function*() {
     fs.writeFileSync(
       jsonOut,
       JSON.stringify(
-        results.map((r) => ({
-          system: r.system.name,
-          overall: r.overall,
-          byLanguage: r.byLanguage,
-          folds: r.folds.map((f) => ({ dir: f.dir, setting: f.setting, counts: f.counts }))
-        })),
+        {
+          systems: results.map((r) => ({
+            system: r.system.name,
+            overall: r.overall,
+            byLanguage: r.byLanguage,
+            folds: r.folds.map((f) => ({ dir: f.dir, setting: f.setting, counts: f.counts }))
+          })),
+          ranking: ranking.map((r) => ({ system: r.name, ...r.figures }))
+        },
         null,
         2
       ) + "\n"
