@@ -219,13 +219,15 @@ export const makeWith = (options: HookSessionStateOptions = {}) =>
         )
       )
       const now = yield* Clock.currentTimeMillis
-      const files: Array<{ path: string; mtime: number }> = []
-      for (const entry of entries) {
-        if (entry.kind !== "File" || !entry.name.endsWith(".json")) continue
-        const path = `${dir}/${entry.name}`
-        const info = yield* Effect.result(fs.lstat(path))
-        if (Result.isSuccess(info)) files.push({ path, mtime: info.success.mtimeMs })
-      }
+      const paths = entries.flatMap((entry) =>
+        entry.kind === "File" && entry.name.endsWith(".json") ? [`${dir}/${entry.name}`] : []
+      )
+      // one synchronous batch: a session start pays for up to MAX_SESSIONS of these
+      const mtimes = yield* fs.mtimeMany(paths)
+      const files = paths.flatMap((path, i) => {
+        const mtime = mtimes[i]
+        return typeof mtime === "number" ? [{ path, mtime }] : []
+      })
       files.sort((a, b) => b.mtime - a.mtime)
       const stale = files.filter((f, i) => i >= MAX_SESSIONS || now - f.mtime > SESSION_MAX_AGE_MS)
       // Another hook process may remove the same file at the same moment: NotFound is fine.
