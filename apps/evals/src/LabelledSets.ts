@@ -21,6 +21,8 @@ export const WRITTEN_SET = path.join(repoRoot, "packages/core/test/fixtures/sele
 /** The real memory directories (outside the project), and our labels for them. */
 export const REAL_CORPUS = path.join(repoRoot, "../shared/corpora/memories")
 export const REAL_LABELS = path.join(repoRoot, "evals/selector-real/labels.json")
+/** The first blind set: its misses have been read (stop 37), so it is a development set now (docs/evals.md). */
+export const FIRST_BLIND_LABELS = path.join(repoRoot, "evals/selector-real/labels-blind.json")
 
 /** A labels file and the directory holding the memory directories its queries name. */
 export interface LabelledSet {
@@ -29,6 +31,13 @@ export interface LabelledSet {
 }
 
 export const writtenSet: LabelledSet = { corpus: WRITTEN_SET, file: path.join(WRITTEN_SET, "labels.json") }
+
+/** Every set whose misses have been read while the selector was built: what an experiment may learn from. */
+export const developmentSets = (realCorpus: string = REAL_CORPUS): ReadonlyArray<LabelledSet> => [
+  { corpus: realCorpus, file: REAL_LABELS },
+  { corpus: realCorpus, file: FIRST_BLIND_LABELS },
+  writtenSet
+]
 
 /** Every query of `sets`, and where each query's directory lives. */
 export const readLabelledSets = (sets: ReadonlyArray<LabelledSet>) => {

@@ -1,6 +1,8 @@
 /**
- * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses]`: the offline selector
- * leave-one-directory-out on labelled real memory directories, beside the BM25+ baseline (Generalization.ts).
+ * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses] [--learned]`: the
+ * offline selector leave-one-directory-out on labelled real memory directories, beside the BM25+ baseline
+ * (Generalization.ts), and its ranking apart from its decision. `--learned` adds an experiment: the decision learned
+ * from the development sets (LearnedDecision.ts).
  *
  * The directories are read where they are (`--corpus`, default `../shared/corpora/memories` beside the checkout:
  * real directories from public repositories, which stay outside the project); a directory that keeps its memories
@@ -26,7 +28,15 @@ import {
   renderRanking,
   renderReport
 } from "./Generalization.js"
-import { loadDirectories, readLabelledSets, REAL_CORPUS, REAL_LABELS, writtenSet } from "./LabelledSets.js"
+import {
+  developmentSets,
+  loadDirectories,
+  readLabelledSets,
+  REAL_CORPUS,
+  REAL_LABELS,
+  writtenSet
+} from "./LabelledSets.js"
+import { learnedLeaveOneDirectoryOut, renderLearned } from "./LearnedDecision.js"
 
 const argv = process.argv.slice(2)
 const option = (name: string): Array<string> => {
@@ -72,6 +82,15 @@ const program = Effect.gen(function*() {
     figures: rankingQuality(ranker, directories, queries)
   }))
   console.log(`\n${renderRanking(ranking)}`)
+  if (argv.includes("--learned")) {
+    const development = readLabelledSets(developmentSets(corpus))
+    const all = new Map([
+      ...(yield* loadDirectories(development.queries, development.corpusOf, corpus)),
+      ...directories
+    ])
+    const learned = learnedLeaveOneDirectoryOut(all, queries, development.queries)
+    console.log(`\n${renderLearned(learned, results[0]?.overall)}`)
+  }
   if (argv.includes("--misses")) {
     for (const r of results) {
       console.log(`\n## ${r.system.name}: wrong answers`)
