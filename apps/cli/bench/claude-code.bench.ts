@@ -23,6 +23,11 @@
  *   MEMDIR_BENCH_LABEL=before               writes `.bench/claude-code-before.json`
  *   MEMDIR_BENCH_HOOKD_LINGER_MS=0          the hook daemon leaves with each session (default: memdir's 60 s, so
  *                                           back-to-back sessions share it): every session starts without one
+ *   MEMDIR_BENCH_MCP=1                      also two users without hooks, each with one MCP server in its project's
+ *                                           .mcp.json: \`memdir mcp\` (docs/mcp.md), and a minimal stdio server that
+ *                                           only answers initialize and tools/list: one-prompt sessions, what each
+ *                                           adds to the bare one (Claude Code waits for its MCP servers before the
+ *                                           first request, so a server's start-up is on every session's path)
  */
 import * as MessagesApiServer from "@memdir/testing/MessagesApiServer"
 import * as Effect from "effect/Effect"
@@ -55,6 +60,7 @@ const benchDir = path.join(repoRoot, ".bench")
 const ROUNDS = Number(process.env.MEMDIR_BENCH_ROUNDS ?? 7)
 const LINGER = process.env.MEMDIR_BENCH_HOOKD_LINGER_MS
 const LABEL = process.env.MEMDIR_BENCH_LABEL
+const MCP = process.env.MEMDIR_BENCH_MCP === "1"
 const BEFORE_CLI = process.env.MEMDIR_BENCH_BEFORE_CLI === undefined ?
   undefined :
   path.resolve(process.env.MEMDIR_BENCH_BEFORE_CLI)
@@ -108,6 +114,36 @@ const makeUser = (scratch: string, name: string, hooks: boolean, cli: string): U
     )
   }
   return user
+}
+
+/** The smallest stdio MCP server: answers initialize and tools/list (no tools), nothing else (a floor for any server). */
+const MINIMAL_MCP_SERVER = `let buf = ""
+process.stdin.on("data", (d) => {
+  buf += d
+  let i
+  while ((i = buf.indexOf("\\n")) >= 0) {
+    const msg = JSON.parse(buf.slice(0, i))
+    buf = buf.slice(i + 1)
+    if (msg.id === undefined) continue
+    const result = msg.method === "initialize"
+      ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "minimal", version: "1" } }
+      : msg.method === "tools/list" ? { tools: [] } : {}
+    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: msg.id, result }) + "\\n")
+  }
+})
+`
+
+/** `user`'s project gets one MCP server, `memdir` (as docs/mcp.md adds it), approved in its local settings. */
+const addMcpServer = (user: User, command: string, args: ReadonlyArray<string>) => {
+  fs.writeFileSync(
+    path.join(user.project, ".mcp.json"),
+    JSON.stringify({ mcpServers: { memdir: { command, args } } }, null, 2)
+  )
+  fs.mkdirSync(path.join(user.project, ".claude"), { recursive: true })
+  fs.writeFileSync(
+    path.join(user.project, ".claude", "settings.local.json"),
+    JSON.stringify({ enableAllProjectMcpServers: true }, null, 2)
+  )
 }
 
 const streamJsonPrompt = (text: string) =>
@@ -171,7 +207,19 @@ const main = Effect.gen(function*() {
     memdir: makeUser(scratch, "memdir", true, bundle),
     ...(BEFORE_CLI === undefined
       ? {}
-      : { before: makeUser(scratch, "before", true, copyBundle(BEFORE_CLI, "dist-before")) })
+      : { before: makeUser(scratch, "before", true, copyBundle(BEFORE_CLI, "dist-before")) }),
+    ...(MCP
+      ? {
+        "mcp server": makeUser(scratch, "mcp", false, bundle),
+        "minimal mcp server": makeUser(scratch, "minimal", false, bundle)
+      }
+      : {})
+  }
+  if (MCP) {
+    addMcpServer(users["mcp server"]!, path.join(users["mcp server"]!.home, "bin", "memdir"), ["mcp"])
+    const minimal = path.join(scratch, "minimal-mcp-server.cjs")
+    fs.writeFileSync(minimal, MINIMAL_MCP_SERVER)
+    addMcpServer(users["minimal mcp server"]!, process.execPath, [minimal])
   }
   const envOf = (user: User) => {
     const { NODE_EXTRA_CA_CERTS: _certs, ...env } = user.env({
@@ -186,6 +234,7 @@ const main = Effect.gen(function*() {
   for (const [name, user] of Object.entries(users)) {
     const env = envOf(user)
     cases[`${name} one prompt`] = timeClaude(user, env, ["-p", PROMPTS[0]])
+    if (name.includes("mcp")) continue // one-prompt sessions only: what a server's start adds
     cases[`${name} two prompts`] = timeClaude(
       user,
       env,
@@ -228,6 +277,11 @@ const main = Effect.gen(function*() {
     console.log(row("before: added per one-prompt session", before.perSession, TARGET_SESSION_MS))
     console.log(row("before: added per prompt", before.perPrompt, TARGET_PROMPT_MS))
   }
+  const mcpAdded = (user: string) => samples[`${user} one prompt`]!.map((ms, i) => ms - samples["bare one prompt"]![i]!)
+  if (MCP) {
+    console.log(row("memdir mcp: added per one-prompt session", mcpAdded("mcp server")))
+    console.log(row("minimal MCP server: added per session", mcpAdded("minimal mcp server")))
+  }
   const requests = (yield* server.requests).length
   fs.mkdirSync(benchDir, { recursive: true })
   fs.writeFileSync(
@@ -244,6 +298,15 @@ const main = Effect.gen(function*() {
         cases: Object.fromEntries(names.map((name) => [name, { ms: median(samples[name]!), samples: samples[name] }])),
         addedPerSession: { ms: median(perSession), samples: perSession },
         addedPerPrompt: { ms: median(perPrompt), samples: perPrompt },
+        ...(MCP ?
+          {
+            mcpServerAddedPerSession: { ms: median(mcpAdded("mcp server")), samples: mcpAdded("mcp server") },
+            minimalMcpServerAddedPerSession: {
+              ms: median(mcpAdded("minimal mcp server")),
+              samples: mcpAdded("minimal mcp server")
+            }
+          } :
+          {}),
         ...(before === undefined ? {} : {
           before: {
             cli: BEFORE_CLI,
