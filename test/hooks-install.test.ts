@@ -115,11 +115,13 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.deepStrictEqual(readSettings(h), {})
     }))
 
-  it.live("says how to add memdir's MCP server unless Claude Code already runs one", () =>
+  it.live("says how to add memdir's MCP server, and what it costs, unless Claude Code already runs one", () =>
     Effect.gen(function*() {
       const h = freshHome("home-mcp")
       const first = yield* memdir(h, ["hooks", "install", "--agent", "claude", "--model-calls", "off"])
       assert.include(first.stdout, "claude mcp add -s user memdir -- memdir mcp")
+      // Claude Code waits for MCP servers before the first request (docs/mcp.md): the hint says so
+      assert.include(first.stdout.replace(/\s+/g, " "), "the server's start-up is added to every session")
       yield* memdir(h, ["hooks", "uninstall", "--agent", "claude"])
       // what `claude mcp add -s user memdir -- memdir mcp` writes
       fs.writeFileSync(

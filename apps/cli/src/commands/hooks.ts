@@ -451,7 +451,9 @@ const noStopHook = "with automatic model calls off it would start nothing after 
 
 /** memdir's MCP tools (docs/mcp.md) are not set up by `hooks install`: the agent's own command adds them. */
 const claudeMcpNote = "For memdir's MCP tools in Claude Code (allowed by the mcp__memdir rule): " +
-  "`claude mcp add -s user memdir -- memdir mcp` (docs/mcp.md)."
+  "`claude mcp add -s user memdir -- memdir mcp` (docs/mcp.md). Claude Code waits for its MCP servers before the " +
+  "first request, so the server's start-up is added to every session (~0.6 s on a 2-core machine); the hooks " +
+  "alone already bring memory to each prompt."
 
 /** Codex runs a hook from a user or project file only once the user has trusted it (docs/hooks.md#codex). */
 const codexTrustNote = (scope: HookConfig.Scope) =>
