@@ -333,14 +333,18 @@ describe("memdir hooks install | uninstall", () => {
     fs.mkdirSync(dir, { recursive: true })
     return dir
   }
+  /** A fresh home whose Claude Code settings.json holds the user's own `userSettings`. */
+  const withUserSettings = (name: string) => {
+    const h = freshHome(name)
+    const file = path.join(h, ".claude", "settings.json")
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, JSON.stringify(userSettings))
+    return { env: { HOME: h }, file }
+  }
 
   it.live("Claude Code, user scope: merged with the user's hooks, idempotent, removed exactly", () =>
     Effect.gen(function*() {
-      const h = freshHome("home-claude")
-      const file = path.join(h, ".claude", "settings.json")
-      fs.mkdirSync(path.dirname(file), { recursive: true })
-      fs.writeFileSync(file, JSON.stringify(userSettings))
-      const env = { HOME: h }
+      const { env, file } = withUserSettings("home-claude")
 
       const dry = yield* memdir(["hooks", "install", "--agent", "claude", "--dry-run"], "", env)
       assert.strictEqual(dry.status, 0, dry.stderr)
@@ -378,11 +382,7 @@ describe("memdir hooks install | uninstall", () => {
 
   it.live("the Stop hook comes with automatic model calls and goes with them, the user's own Stop hook kept", () =>
     Effect.gen(function*() {
-      const h = freshHome("home-claude-stop")
-      const file = path.join(h, ".claude", "settings.json")
-      fs.mkdirSync(path.dirname(file), { recursive: true })
-      fs.writeFileSync(file, JSON.stringify(userSettings))
-      const env = { HOME: h }
+      const { env, file } = withUserSettings("home-claude-stop")
       const ours = { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
       const settings = () => JSON.parse(fs.readFileSync(file, "utf8"))
 
