@@ -181,7 +181,7 @@ export const learnedLeaveOneDirectoryOut = (
 export const renderLearned = (result: LearnedResult, shipped: Figures | undefined): string => {
   const row = (name: string, f: Figures) =>
     `| ${name} | ${f.recall.toFixed(2)} | ${f.precision.toFixed(2)} | ${f.f1.toFixed(2)} | ${f.offTopicPicks} |`
-  const thresholds = [...new Set(result.byDirectory.map((d) => d.threshold))].sort().join(", ")
+  const thresholds = [...new Set(result.byDirectory.map((d) => d.threshold))].sort((a, b) => a - b).join(", ")
   return [
     "A learned decision (LearnedDecision.ts: memdir's ranking, a logistic regression on its features trained on the",
     `development sets' other directories; thresholds chosen per fold: ${thresholds}):`,
