@@ -3,13 +3,15 @@
  * starts it, the session's later hooks are answered through its socket with exactly what `memdir hook` answers in
  * process, and it goes with SessionEnd. The client never trusts a socket that is not the user's (a directory open to
  * others, another user's socket), and never fails or hangs the hook: a dead daemon, one that breaks off, one that
- * does not answer, and the hook is answered in process or, past the guard, with nothing.
+ * does not answer, and the hook is answered in process or, past the guard, with nothing. All of it holds for both
+ * clients: `memdir hook` (the launcher, in Node) and `bin/memdir-hook` (a shell script with curl, what install writes).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
+import * as http from "node:http"
+import type * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { buildCli, cliPath, type CliRun, scratchHomeEnv } from "./support/cli.js"
@@ -17,10 +19,15 @@ import { processesIn, removeScratch } from "./support/scratch.js"
 
 let scratch: string
 /**
- * A copy of the bundle: a daemon is chosen by the bundle it runs (HookSocket.daemonKey), and the shared one may be
- * rebuilt by another run while this file runs.
+ * A copy of the package as npm installs it (bin/, dist/): a daemon is chosen by the bundle it runs
+ * (HookSocket.daemonKey), and the shared one may be rebuilt by another run while this file runs.
  */
 let cli: string
+/** The copy's `bin/memdir-hook`; its fallback runs the copy's `bin/memdir.cjs` with the `node` first on PATH. */
+let hookScript: string
+const cliBin = path.join(path.dirname(cliPath), "..", "bin")
+/** Node's own directory first on PATH, for `bin/memdir-hook`'s `node` (the machine's may be older). */
+const PATH = [path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter)
 
 beforeAll(() => {
   buildCli()
@@ -28,7 +35,16 @@ beforeAll(() => {
   const dist = path.join(scratch, "dist")
   fs.cpSync(path.dirname(cliPath), dist, { recursive: true })
   cli = path.join(dist, path.basename(cliPath))
+  fs.mkdirSync(path.join(scratch, "bin"))
+  for (const file of ["memdir.cjs", "memdir-hook"]) {
+    fs.copyFileSync(path.join(cliBin, file), path.join(scratch, "bin", file))
+  }
+  hookScript = path.join(scratch, "bin", "memdir-hook")
+  fs.chmodSync(hookScript, 0o755)
 })
+
+type Client = "memdir hook" | "memdir-hook"
+const CLIENTS: ReadonlyArray<Client> = ["memdir hook", "memdir-hook"]
 
 // background jobs and a lingering hook daemon may still be writing into the tree
 afterAll(() => removeScratch(scratch))
@@ -42,8 +58,8 @@ const PROMPT = "should the new integration tests mock the postgres database?"
  * A scratch home with a git project and one memory; `run` runs `memdir hook` there with `input` on stdin. Its daemon
  * goes as soon as the last session ended (`MEMDIR_HOOKD_LINGER_MS=0`) unless `extraEnv` says otherwise.
  */
-const makeUser = (name: string, extraEnv: Record<string, string> = {}) => {
-  const home = path.join(scratch, name)
+const makeUser = (client: Client, name: string, extraEnv: Record<string, string> = {}, script = () => hookScript) => {
+  const home = path.join(scratch, `${client === "memdir hook" ? "node" : "sh"}-${name}`)
   const project = path.join(home, "shop")
   fs.mkdirSync(project, { recursive: true })
   execFileSync("git", ["init", "-q"], { cwd: project })
@@ -58,11 +74,12 @@ const makeUser = (name: string, extraEnv: Record<string, string> = {}) => {
   const run = (input: string, env: Record<string, string> = {}) =>
     Effect.callback<CliRun>((resume) => {
       execFile(
-        process.execPath,
-        [cli, "hook"],
+        client === "memdir hook" ? process.execPath : script(),
+        client === "memdir hook" ? [cli, "hook"] : [],
         {
           cwd: project,
           env: scratchHomeEnv(home, {
+            PATH,
             MEMDIR_HOOK_GUARD_MS: "120000",
             MEMDIR_HOOKD_LINGER_MS: "0",
             ...extraEnv,
@@ -119,12 +136,12 @@ const endSession = (user: ReturnType<typeof makeUser>, session: string, socket: 
     yield* until("gone", () => !fs.existsSync(socket))
   })
 
-/** A stand-in daemon at `socket`: `onConnection` decides what it does with a client. */
-const fakeDaemon = (socket: string, onConnection: (conn: net.Socket) => void) =>
+/** A stand-in daemon at `socket`, speaking HTTP as the real one: `onRequest` decides what it does with a hook. */
+const fakeDaemon = (socket: string, onRequest: http.RequestListener) =>
   Effect.acquireRelease(
     Effect.promise(() =>
-      new Promise<net.Server>((resolve) => {
-        const server = net.createServer({ allowHalfOpen: true }, onConnection)
+      new Promise<http.Server>((resolve) => {
+        const server = http.createServer(onRequest)
         const umask = process.umask(0o077)
         server.listen(socket, () => resolve(server))
         process.umask(umask)
@@ -133,19 +150,30 @@ const fakeDaemon = (socket: string, onConnection: (conn: net.Socket) => void) =>
     (server) => Effect.sync(() => server.close())
   )
 
-/** A daemon that answers every hook with a marker no real memdir answer has. */
-const FAKE = "{\"from\":\"the socket\"}\n"
-const answersFake = (conn: net.Socket) => {
-  conn.on("data", () => {})
-  conn.on("end", () => conn.end(JSON.stringify({ stdout: FAKE, stderr: "" })))
+/** The text form's marker between the hook's stderr and stdout (HookSocket.STDOUT_MARKER). */
+const STDOUT_MARKER = "\n--memdir-stdout--\n"
+
+/** Answers every hook with `stdout` and `stderr`, in the form the client asked for (JSON or text). */
+const answers = (stdout: string, stderr = ""): http.RequestListener => (request, response) => {
+  request.resume()
+  request.on("end", () =>
+    response.end(
+      request.headers.accept === "application/json"
+        ? JSON.stringify({ stdout, stderr })
+        : stderr + STDOUT_MARKER + stdout
+    ))
 }
 
-describe("memdir hook: the hook daemon", () => {
+/** A daemon that answers every hook with a marker no real memdir answer has. */
+const FAKE = "{\"from\":\"the socket\"}\n"
+const answersFake = answers(FAKE)
+
+describe.each(CLIENTS)("%s: the hook daemon", (client) => {
   it.live(
     "the first hook starts it; later hooks get the in-process answer byte for byte; the last SessionEnd ends it",
     () =>
       Effect.gen(function*() {
-        const user = makeUser("lifecycle")
+        const user = makeUser(client, "lifecycle")
         // the answer in process, for a session of its own
         const alone = yield* user.run(user.event("in-process-1", "UserPromptSubmit"), { MEMDIR_HOOK_DAEMON: "off" })
         assert.include(alone.stdout, "Use the docker compose postgres.")
@@ -170,7 +198,7 @@ describe("memdir hook: the hook daemon", () => {
     "it stays a while after the last session ended, for the project's next session",
     () =>
       Effect.gen(function*() {
-        const user = makeUser("linger", { MEMDIR_HOOKD_LINGER_MS: "600000" })
+        const user = makeUser(client, "linger", { MEMDIR_HOOKD_LINGER_MS: "600000" })
         const socket = yield* startSession(user, "linger-1")
         const end = yield* user.run(user.event("linger-1", "SessionEnd"))
         assert.strictEqual(end.status, 0, end.stderr)
@@ -189,7 +217,7 @@ describe("memdir hook: the hook daemon", () => {
     "a hook is answered through the daemon's socket, also in the project's next session",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const user = makeUser("through")
+        const user = makeUser(client, "through")
         const socket = yield* startSession(user, "through-1")
         yield* endSession(user, "through-1", socket)
         yield* fakeDaemon(socket, answersFake)
@@ -210,7 +238,7 @@ describe("memdir hook: the hook daemon", () => {
 
   it.live("a socket directory others can enter is not used: the hook answers in process", () =>
     Effect.scoped(Effect.gen(function*() {
-      const user = makeUser("open-dir")
+      const user = makeUser(client, "open-dir")
       const socket = yield* startSession(user, "open-1")
       yield* endSession(user, "open-1", socket)
       yield* fakeDaemon(socket, answersFake)
@@ -241,7 +269,7 @@ describe("memdir hook: the hook daemon", () => {
     "another user's socket is not used (run as root: the socket chowned)",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const user = makeUser("other-owner")
+        const user = makeUser(client, "other-owner")
         const socket = yield* startSession(user, "owner-1")
         yield* endSession(user, "owner-1", socket)
         yield* fakeDaemon(socket, answersFake)
@@ -256,7 +284,7 @@ describe("memdir hook: the hook daemon", () => {
     "stopped by SIGTERM or Ctrl-C, it takes its socket with it",
     () =>
       Effect.gen(function*() {
-        const user = makeUser("signal", { MEMDIR_HOOKD_LINGER_MS: "600000" })
+        const user = makeUser(client, "signal", { MEMDIR_HOOKD_LINGER_MS: "600000" })
         for (const signal of ["SIGTERM", "SIGINT"] as const) {
           const socket = yield* startSession(user, `signal-${signal}`)
           const daemons = processesIn(user.home)
@@ -274,7 +302,7 @@ describe("memdir hook: the hook daemon", () => {
     "a dead daemon's socket, or one that breaks off: the hook answers in process",
     () =>
       Effect.scoped(Effect.gen(function*() {
-        const user = makeUser("dead")
+        const user = makeUser(client, "dead")
         const socket = yield* startSession(user, "dead-1")
         yield* endSession(user, "dead-1", socket)
         // a socket left by a daemon that was killed: nothing accepts on it
@@ -292,7 +320,7 @@ describe("memdir hook: the hook daemon", () => {
         // the hook above started a new daemon in its place: end it, then put one there that hangs up on every client
         yield* until("listening", () => socketsIn(user.hookd).length === 1 && !fs.existsSync(socket + ".start"))
         yield* endSession(user, "dead-1", socket)
-        yield* fakeDaemon(socket, (conn) => conn.destroy())
+        yield* fakeDaemon(socket, (request) => request.socket.destroy())
         const broken = yield* user.run(user.event("dead-1", "SessionStart"))
         assert.include(broken.stdout, "# Memory")
       })),
@@ -304,17 +332,122 @@ describe("memdir hook: the hook daemon", () => {
     () =>
       Effect.scoped(Effect.gen(function*() {
         // the guard is part of the environment the daemon is chosen by: the session runs with it throughout
-        const user = makeUser("silent", { MEMDIR_HOOK_GUARD_MS: "10000" })
+        const user = makeUser(client, "silent", { MEMDIR_HOOK_GUARD_MS: "10000" })
         const socket = yield* startSession(user, "silent-1")
         yield* endSession(user, "silent-1", socket)
         const held: Array<net.Socket> = []
-        yield* fakeDaemon(socket, (conn) => held.push(conn.on("data", () => {})))
+        yield* fakeDaemon(socket, (request) => held.push(request.socket))
         const prompt = yield* user.run(user.event("silent-1", "UserPromptSubmit"))
         assert.strictEqual(prompt.status, 0)
         assert.strictEqual(prompt.stdout, "")
         assert.include(prompt.stderr, "memdir hook: no answer within 10000 ms; answered with nothing")
         for (const conn of held) conn.destroy()
       })),
+    120_000
+  )
+})
+
+/** A directory of links to the given tools (found on PATH) and a `node` that appends a line to `log` when run. */
+const toolsDir = (dir: string, tools: ReadonlyArray<string>, log: string) => {
+  fs.mkdirSync(dir, { recursive: true })
+  for (const tool of tools) {
+    const found = execFileSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim()
+    fs.symlinkSync(found, path.join(dir, tool))
+  }
+  fs.writeFileSync(
+    path.join(dir, "node"),
+    `#!/bin/sh\necho "$*" >> ${JSON.stringify(log)}\nexec ${JSON.stringify(process.execPath)} "$@"\n`,
+    { mode: 0o755 }
+  )
+  return dir
+}
+
+/** The lines a logging `node` (`toolsDir`) wrote: one per Node started by the hook script. */
+const nodeRuns = (log: string) => fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean) : []
+
+describe("bin/memdir-hook", () => {
+  it.live(
+    "a running daemon's hooks are answered without starting Node; the first one starts it through memdir hook",
+    () =>
+      Effect.gen(function*() {
+        const log = path.join(scratch, "sh-no-node.log")
+        const tools = toolsDir(path.join(scratch, "sh-no-node-tools"), [
+          "curl",
+          "sha256sum",
+          "grep",
+          "cat",
+          "ls",
+          "git"
+        ], log)
+        const user = makeUser("memdir-hook", "no-node", { PATH: tools })
+        const socket = yield* startSession(user, "no-node-1")
+        assert.lengthOf(nodeRuns(log), 1, "SessionStart: no daemon yet, so memdir hook (Node) answers and starts it")
+        const prompt = yield* user.run(user.event("no-node-1", "UserPromptSubmit"))
+        assert.include(prompt.stdout, "Use the docker compose postgres.")
+        yield* endSession(user, "no-node-1", socket)
+        assert.lengthOf(nodeRuns(log), 1, "UserPromptSubmit and SessionEnd: answered by the daemon, no Node started")
+      }),
+    120_000
+  )
+
+  it.live(
+    "without curl it is memdir hook: every hook starts Node and is answered as ever",
+    () =>
+      Effect.gen(function*() {
+        const log = path.join(scratch, "sh-no-curl.log")
+        const tools = toolsDir(path.join(scratch, "sh-no-curl-tools"), ["sha256sum", "grep", "cat", "ls", "git"], log)
+        const user = makeUser("memdir-hook", "no-curl", { PATH: tools })
+        const socket = yield* startSession(user, "no-curl-1")
+        const prompt = yield* user.run(user.event("no-curl-1", "UserPromptSubmit"))
+        assert.include(prompt.stdout, "Use the docker compose postgres.")
+        yield* endSession(user, "no-curl-1", socket)
+        assert.lengthOf(nodeRuns(log), 3)
+      }),
+    120_000
+  )
+
+  it.live(
+    "the daemon's stderr and stdout are passed on byte for byte, trailing newlines and look-alike markers included",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const user = makeUser("memdir-hook", "bytes")
+        const socket = yield* startSession(user, "bytes-1")
+        yield* endSession(user, "bytes-1", socket)
+        const stdout = `{"a":1}${STDOUT_MARKER}two\n\n`
+        const stderr = "memdir hook: a warning\nand a second line\n"
+        yield* fakeDaemon(socket, answers(stdout, stderr))
+        const prompt = yield* user.run(user.event("bytes-1", "UserPromptSubmit"))
+        assert.strictEqual(prompt.status, 0)
+        assert.strictEqual(prompt.stdout, stdout)
+        assert.strictEqual(prompt.stderr, stderr)
+      })),
+    120_000
+  )
+
+  it.live(
+    "memdir updated in place: its old daemon goes at the next hook, which the new memdir answers",
+    () =>
+      Effect.gen(function*() {
+        const pkg = path.join(scratch, "updated")
+        for (const part of ["bin", "dist"]) {
+          fs.cpSync(path.join(scratch, part), path.join(pkg, part), { recursive: true })
+        }
+        const user = makeUser("memdir-hook", "updated", {}, () => path.join(pkg, "bin", "memdir-hook"))
+        yield* startSession(user, "updated-1")
+        const [old] = processesIn(user.home)
+        assert.isDefined(old)
+        // a new version over the old one (npm i -g): the CLI entry is another file
+        const main = path.join(pkg, "dist", "main.cjs")
+        fs.writeFileSync(`${main}.new`, fs.readFileSync(main))
+        fs.renameSync(`${main}.new`, main)
+        const next = yield* user.run(user.event("updated-2", "SessionStart"))
+        assert.include(next.stdout, "# Memory")
+        yield* until("served by a new daemon", () => {
+          const pids = processesIn(user.home)
+          return pids.length === 1 && pids[0] !== old && socketsIn(user.hookd).length === 1
+        })
+        fs.rmSync(user.hookd, { recursive: true, force: true })
+      }),
     120_000
   )
 })

@@ -58,6 +58,7 @@ describe("@memdir/cli tarball", () => {
     const unexpected = cli.entries.filter((entry) =>
       ![
         "bin/memdir.cjs",
+        "bin/memdir-hook",
         "dist/memdir.js",
         "dist/main.cjs",
         "dist/package.json",
@@ -72,7 +73,7 @@ describe("@memdir/cli tarball", () => {
     assert.include(cli.entries, "LICENSE")
     assert.isAbove(cli.entries.filter((entry) => entry.startsWith("dist/chunks/")).length, 0)
     assert.deepStrictEqual(cli.manifest.dependencies ?? {}, {})
-    assert.deepStrictEqual(cli.manifest.bin, { memdir: "./bin/memdir.cjs" })
+    assert.deepStrictEqual(cli.manifest.bin, { memdir: "./bin/memdir.cjs", "memdir-hook": "./bin/memdir-hook" })
     // exactly the current build's chunks: none left over from an earlier build
     const stamp = JSON.parse(fs.readFileSync(path.join(repoRoot, "apps/cli/dist/bundle-stamp.json"), "utf8"))
     const built = stamp.outputs.filter((output: string) => /\.c?js$|^package\.json$/.test(output)).map((o: string) =>
@@ -166,6 +167,61 @@ describe("@memdir/cli tarball", () => {
     const answer = JSON.parse(hook.stdout)
     assert.strictEqual(answer.hookSpecificOutput.hookEventName, "UserPromptSubmit")
     assert.include(answer.hookSpecificOutput.additionalContext, "mocked tests hid a broken migration")
+  })
+
+  it("the installed memdir-hook starts the hook daemon through memdir, then answers without starting Node", async () => {
+    const project = gitProject("hook-script-project")
+    const write = await runInstalled(installed, [
+      "write",
+      "--type",
+      "feedback",
+      "--name",
+      "Release checklist",
+      "--description",
+      "Releases are tagged from main after the changelog is updated"
+    ], { cwd: project, env, input: "**Why:** a release from a branch once shipped without its fixes.\n" })
+    assert.strictEqual(write.status, 0, write.stderr)
+    // npm links the bin into the prefix; a `node` first on PATH logs each start of Node
+    const script = path.join(path.dirname(installed.bin), "memdir-hook")
+    assert.isTrue(fs.lstatSync(script).isSymbolicLink(), "npm links the bin")
+    const logDir = path.join(scratch, "logging-node")
+    const log = path.join(logDir, "log")
+    fs.mkdirSync(logDir)
+    fs.writeFileSync(
+      path.join(logDir, "node"),
+      `#!/bin/sh\necho "$*" >> ${JSON.stringify(log)}\nexec ${JSON.stringify(process.execPath)} "$@"\n`,
+      { mode: 0o755 }
+    )
+    const hookEnv = { ...env, PATH: [logDir, env.PATH].join(path.delimiter), MEMDIR_HOOKD_LINGER_MS: "0" }
+    const hook = (event: string, extra: Record<string, string>) =>
+      new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          script,
+          [],
+          { cwd: project, env: hookEnv, encoding: "utf8" },
+          (error, stdout, stderr) => resolve({ status: error === null ? 0 : -1, stdout, stderr })
+        ).stdin?.end(
+          JSON.stringify({ session_id: "script-session", cwd: project, hook_event_name: event, ...extra })
+        )
+      })
+    const starts = () => fs.readFileSync(log, "utf8").split("\n").filter(Boolean).length
+    const start = await hook("SessionStart", { source: "startup" })
+    assert.strictEqual(start.status, 0, start.stderr)
+    assert.include(start.stdout, "Release checklist")
+    assert.strictEqual(starts(), 1, "the first hook runs memdir hook, which starts the daemon")
+    const hookd = path.join(env.MEMDIR_HOME!, "hookd")
+    const deadline = Date.now() + 60_000
+    while (!fs.readdirSync(hookd).some((file) => file.endsWith(".sock"))) {
+      if (Date.now() > deadline) throw new Error("no hook daemon after a minute")
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    const prompt = await hook("UserPromptSubmit", { prompt: "how do we tag a release from main?" })
+    assert.strictEqual(prompt.status, 0, prompt.stderr)
+    assert.include(JSON.parse(prompt.stdout).hookSpecificOutput.additionalContext, "shipped without its fixes")
+    assert.strictEqual(starts(), 1, "the prompt's hook was answered by the daemon: no Node started")
+    const end = await hook("SessionEnd", { reason: "other" })
+    assert.strictEqual(end.status, 0, end.stderr)
+    assert.strictEqual(starts(), 1)
   })
 })
 

@@ -107,7 +107,9 @@ export const parseJson = (run: Pick<CliRun, "stdout" | "stderr"> & { readonly st
 
 /**
  * `<bin>/memdir`: a shell script running the bundled CLI, the `memdir` an agent's hooks find on PATH (a real install
- * links npm's bin there instead).
+ * links npm's bin there instead), and `<bin>/memdir-hook`, the package's own hook script, what `hooks install`
+ * writes: its fallback runs `memdir.cjs` beside it (here one that loads the bundled CLI) with the `node` on PATH,
+ * which `<bin>/node` makes this Node (the machine's may be older).
  */
 export const writeMemdirShim = (bin: string) => {
   fs.mkdirSync(bin, { recursive: true })
@@ -116,6 +118,11 @@ export const writeMemdirShim = (bin: string) => {
     `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
     { mode: 0o755 }
   )
+  fs.copyFileSync(path.join(repoRoot, "apps/cli/bin/memdir-hook"), path.join(bin, "memdir-hook"))
+  fs.chmodSync(path.join(bin, "memdir-hook"), 0o755)
+  fs.writeFileSync(path.join(bin, "memdir.cjs"), `require(${JSON.stringify(cliPath)})\n`)
+  fs.rmSync(path.join(bin, "node"), { force: true })
+  fs.symlinkSync(process.execPath, path.join(bin, "node"))
 }
 
 /**

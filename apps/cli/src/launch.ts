@@ -8,9 +8,13 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { cacheDirectory, commandTag, install } from "./CodeCache.js"
-import { bundleIdentity, hookClientArgs, runHookClient } from "./hookd/HookClient.js"
+import { hookClientArgs, runHookClient } from "./hookd/HookClient.js"
+import { BUNDLE_ROOT, bundleIdentity } from "./hookd/HookSocket.js"
 
 const root = path.dirname(fileURLToPath(import.meta.url))
+const store = globalThis as Record<symbol, string>
+// for a hook daemon to notice memdir updated in place (hookd/HookDaemon.ts)
+store[BUNDLE_ROOT] = root
 
 const loadCli = () => {
   try {

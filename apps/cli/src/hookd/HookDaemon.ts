@@ -10,17 +10,23 @@
  */
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as net from "node:net"
 import * as path from "node:path"
 import {
+  bundleIdentity,
+  bundleRoot,
   type DaemonAnswer,
   daemonDirectory,
   ensurePrivateDir,
+  HOOK_INPUT_MAX_BYTES,
+  HOOK_PATH,
   IDLE_EXIT_MS,
+  KEY_ENV,
   lingerMs,
-  MAX_MESSAGE_BYTES,
   SOCKET_ENV,
-  socketProblem
+  socketProblem,
+  STDOUT_MARKER
 } from "./HookSocket.js"
 
 /** How often the daemon checks that its socket is still there. */
@@ -49,7 +55,7 @@ const answering = (socket: string) =>
     conn.on("error", () => resolve(false))
   })
 
-const listen = (server: net.Server, socket: string) =>
+const listen = (server: http.Server, socket: string) =>
   new Promise<void>((resolve, reject) => {
     // the socket is created with no permission for anyone else, then checked to be ours
     const umask = process.umask(0o077)
@@ -82,6 +88,10 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
     delete process.env[SOCKET_ENV]
     if ("problem" in target) return yield* Effect.logWarning(`memdir hook daemon not started: ${target.problem}`)
     const { socket } = target
+    // the shell client's key was for the hook that started this daemon; its own hooks do not inherit it
+    delete process.env[KEY_ENV]
+    const root = bundleRoot()
+    const bundle = root === undefined ? undefined : bundleIdentity(root)
     const marker = socket.replace(/\.sock$/, ".start")
     const context = yield* Effect.context<R>()
     // interrupted (SIGTERM, SIGINT: the CLI interrupts its main fiber), the daemon closes as after its last session
@@ -91,32 +101,45 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
       if (socketProblem(socket) === undefined && (await answering(socket))) return
       fs.rmSync(socket, { force: true })
       let idle: ReturnType<typeof setTimeout> | undefined
-      const server = net.createServer({ allowHalfOpen: true }, (conn) => {
+      const server = http.createServer((request, response) => {
         clearTimeout(idle)
+        const reply = (status: number, body: string, type = "text/plain; charset=utf-8") => {
+          if (response.headersSent) return
+          response.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) })
+          response.end(body)
+        }
+        if (request.method !== "POST" || request.url !== HOOK_PATH) {
+          request.resume()
+          return reply(404, `POST the hook's stdin to ${HOOK_PATH}\n`)
+        }
         const chunks: Array<Buffer> = []
         let size = 0
-        conn.on("data", (chunk: Buffer) => {
+        request.on("data", (chunk: Buffer) => {
           size += chunk.length
-          if (size > MAX_MESSAGE_BYTES) conn.destroy()
-          else chunks.push(chunk)
+          if (size <= HOOK_INPUT_MAX_BYTES) chunks.push(chunk)
         })
-        conn.on("error", () => {})
-        conn.on("end", () => {
-          let stdin: unknown
-          try {
-            stdin = JSON.parse(Buffer.concat(chunks).toString("utf8"))?.stdin
-          } catch {
-            stdin = undefined
+        request.on("error", () => {})
+        request.on("end", () => {
+          if (size > HOOK_INPUT_MAX_BYTES) {
+            return reply(413, `a hook's stdin is at most ${HOOK_INPUT_MAX_BYTES} bytes\n`)
           }
-          if (typeof stdin !== "string") return conn.destroy()
+          // memdir updated in place: this daemon runs the old code; it goes, and the next hook starts the new one
+          if (root !== undefined && bundleIdentity(root) !== bundle) {
+            reply(503, "memdir was updated; this hook daemon is closing\n")
+            return close()
+          }
+          const stdin = Buffer.concat(chunks).toString("utf8")
           const hook = hookOf(stdin)
           const ended = hook.event === "SessionEnd"
           if (typeof hook.session === "string") {
             if (ended) sessions.delete(hook.session)
             else sessions.add(hook.session)
           }
+          const json = request.headers.accept === "application/json"
           void Effect.runPromiseWith(context)(answer(stdin)).then((answered) => {
-            conn.end(JSON.stringify(answered))
+            if (json) reply(200, JSON.stringify(answered), "application/json")
+            else if (answered.stderr.includes(STDOUT_MARKER)) reply(409, "the answer does not fit the text form\n")
+            else reply(200, answered.stderr + STDOUT_MARKER + answered.stdout)
             restartIdle(ended && sessions.size === 0 ? lingerMs() : IDLE_EXIT_MS)
           })
         })

@@ -23,6 +23,22 @@ import * as path from "node:path"
 /** The environment variable that tells a daemon its socket (set by the client that starts it, removed at start). */
 export const SOCKET_ENV = "MEMDIR_HOOKD_SOCKET"
 
+/**
+ * The environment variable in which `bin/memdir-hook` (the shell client) hands `memdir hook` the key it computed,
+ * so that the daemon this hook starts is the one the script's next hooks find (32 hex digits; anything else is
+ * ignored). Never part of a key.
+ */
+export const KEY_ENV = "MEMDIR_HOOKD_KEY"
+
+/** The daemon speaks HTTP/1.1 on its socket (so `curl --unix-socket` is a client): `POST` the hook's stdin here. */
+export const HOOK_PATH = "/hook"
+
+/**
+ * The plain-text answer (for a client that does not ask for JSON, `bin/memdir-hook`): the hook's stderr, this
+ * marker, then its stdout, so a shell splits it at the first marker; stderr never contains it (memdir writes it).
+ */
+export const STDOUT_MARKER = "\n--memdir-stdout--\n"
+
 /** A hook's stdin larger than this is refused unread past it (a prompt with pasted files fits comfortably). */
 export const HOOK_INPUT_MAX_BYTES = 4 * 1024 * 1024
 
@@ -66,12 +82,20 @@ export const daemonKey = (parts: {
   readonly bundle: string
 }): string => {
   const env = Object.entries(parts.env)
-    .filter(([name, value]) => value !== undefined && name !== SOCKET_ENV && !isPerSessionVariable(name))
+    .filter(([name, value]) =>
+      value !== undefined && name !== SOCKET_ENV && name !== KEY_ENV && !isPerSessionVariable(name)
+    )
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   return createHash("sha256")
     .update(JSON.stringify([2, parts.args, parts.cwd, env, parts.bundle]))
     .digest("hex")
     .slice(0, 32)
+}
+
+/** The key `bin/memdir-hook` computed (`KEY_ENV`), when it is one. */
+export const keyFromScript = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const key = env[KEY_ENV]
+  return key !== undefined && /^[0-9a-f]{32}$/.test(key) ? key : undefined
 }
 
 /** The socket of a key in `dir`, or undefined when the path would be too long for a unix socket. */
@@ -131,9 +155,23 @@ export const takeStashedStdin = (): StdinStash | undefined => {
   return stash
 }
 
-/** What the client sends: the hook's stdin, whole. */
-export interface DaemonRequest {
-  readonly stdin: string
+/** Where the launcher leaves the bundle's directory (`dist/`), for the daemon to notice an update of it. */
+export const BUNDLE_ROOT = Symbol.for("memdir.bundle.root")
+
+/** The bundle's directory the launcher left, if any (none when the CLI runs from source). */
+export const bundleRoot = (): string | undefined => (globalThis as Record<symbol, string | undefined>)[BUNDLE_ROOT]
+
+/**
+ * The identity of the bundle in `root`: its directory and its CLI entry's inode, size and modification time.
+ * A daemon is chosen by it (`daemonKey`) and goes as soon as it changes (memdir updated in place).
+ */
+export const bundleIdentity = (root: string): string => {
+  try {
+    const stat = fs.statSync(path.join(root, "main.cjs"))
+    return `${root}:${stat.ino}:${stat.size}:${stat.mtimeMs}`
+  } catch {
+    return root
+  }
 }
 
 /** What the daemon answers: exactly what `memdir hook` would have written. */
