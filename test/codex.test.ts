@@ -308,9 +308,9 @@ describe.skipIf(skipReason !== undefined)(`memdir in a real Codex ${CODEX_VERSIO
           listed.map((hook) => [hook.eventName, hook.command, hook.trustStatus]).sort(),
           // no Stop hook with automatic model calls off: it would start nothing (docs/hooks.md#the-stop-hook)
           [
-            ["sessionEnd", "memdir hook", "untrusted"],
-            ["sessionStart", "memdir hook", "untrusted"],
-            ["userPromptSubmit", "memdir hook", "untrusted"]
+            ["sessionEnd", "memdir-hook", "untrusted"],
+            ["sessionStart", "memdir-hook", "untrusted"],
+            ["userPromptSubmit", "memdir-hook", "untrusted"]
           ]
         )
         const untrusted = yield* codexExec(user, DATABASE)

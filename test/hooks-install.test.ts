@@ -84,7 +84,7 @@ describe("memdir hooks install --agent claude: one memory", () => {
       const installed = readSettings(h)
       assert.strictEqual(installed.autoMemoryEnabled, false)
       assert.deepStrictEqual(installed.permissions, { allow: ["Bash(npm test)", ...rules], deny: ["Read(./.env)"] })
-      assert.strictEqual(installed.hooks.SessionStart[0].hooks[0].command, "memdir hook")
+      assert.strictEqual(installed.hooks.SessionStart[0].hooks[0].command, "memdir-hook")
       const record = JSON.parse(fs.readFileSync(path.join(h, ".memdir", "agent-settings.json"), "utf8"))
       assert.deepStrictEqual(record, {
         files: { [settingsFile(h)]: { autoMemoryEnabled: null, allow: rules } }
@@ -271,7 +271,7 @@ describe("memdir hooks install --agent claude: one memory", () => {
       assert.include(enter.stdout, "Keep automatic model calls on?")
       assert.include(enter.stdout, "[Y/n]")
       assert.isTrue(JSON.parse(fs.readFileSync(memdirSettings, "utf8")).automaticModelCalls)
-      const stopHook = [{ hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }]
+      const stopHook = [{ hooks: [{ type: "command", command: "memdir-hook", timeout: 15 }] }]
       assert.deepStrictEqual(readSettings(h).hooks.Stop, stopHook)
       // Ctrl-D at that question is no answer: the switch stays on, the Stop hook stays
       const quit = yield* onTerminal("\x04")

@@ -349,7 +349,7 @@ describe("memdir hooks install | uninstall", () => {
       const dry = yield* memdir(["hooks", "install", "--agent", "claude", "--dry-run"], "", env)
       assert.strictEqual(dry.status, 0, dry.stderr)
       assert.include(dry.stdout, `+++ ${file}`)
-      assert.include(dry.stdout, "+            \"command\": \"memdir hook\",")
+      assert.include(dry.stdout, "+            \"command\": \"memdir-hook\",")
       assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, "utf8")), userSettings, "a dry run writes nothing")
 
       const install = yield* memdir(["hooks", "install", "--agent", "claude", "--json"], "", env)
@@ -364,10 +364,10 @@ describe("memdir hooks install | uninstall", () => {
       assert.deepStrictEqual(installed.hooks.Stop, userSettings.hooks.Stop)
       // SessionEnd only starts background work: Claude Code runs it without waiting (docs/hooks.md#what-the-hooks-cost)
       assert.deepStrictEqual(installed.hooks.SessionEnd, [
-        { hooks: [{ type: "command", command: "memdir hook", timeout: 15, async: true }] }
+        { hooks: [{ type: "command", command: "memdir-hook", timeout: 15, async: true }] }
       ])
       assert.deepStrictEqual(installed.hooks.UserPromptSubmit, [
-        { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+        { hooks: [{ type: "command", command: "memdir-hook", timeout: 15 }] }
       ])
 
       const again = yield* memdir(["hooks", "install", "--agent", "claude"], "", env)
@@ -383,7 +383,7 @@ describe("memdir hooks install | uninstall", () => {
   it.live("the Stop hook comes with automatic model calls and goes with them, the user's own Stop hook kept", () =>
     Effect.gen(function*() {
       const { env, file } = withUserSettings("home-claude-stop")
-      const ours = { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+      const ours = { hooks: [{ type: "command", command: "memdir-hook", timeout: 15 }] }
       const settings = () => JSON.parse(fs.readFileSync(file, "utf8"))
 
       const off = yield* memdir(["hooks", "install", "--agent", "claude", "--model-calls", "off"], "", env)
@@ -454,7 +454,7 @@ describe("memdir hooks install | uninstall", () => {
       const installed = fs.readFileSync(file, "utf8")
       assert.include(
         installed,
-        "\n                        \"command\": \"memdir hook\",",
+        "\n                        \"command\": \"memdir-hook\",",
         "in the file's own indentation"
       )
       assert.deepStrictEqual(JSON.parse(installed).hooks.Stop[0], JSON.parse(own).hooks.Stop[0])
@@ -530,7 +530,7 @@ describe("memdir hooks install | uninstall", () => {
       const file = path.join(project, ".claude", "settings.json")
       assert.strictEqual(
         JSON.parse(fs.readFileSync(file, "utf8")).hooks.SessionStart[0].hooks[0].command,
-        "memdir hook"
+        "memdir-hook"
       )
       fs.rmSync(path.join(project, ".claude"), { recursive: true })
     }))

@@ -97,7 +97,10 @@ const writeMemories = (memoryDir: string) => {
 
 type User = ReturnType<ClaudeCodeSupport["makeScratchUser"]>
 
-/** A scratch user with the memories, `memdir` on PATH running `cli`, and memdir's hooks when `hooks`. */
+/**
+ * A scratch user with the memories, `memdir` on PATH running `cli`, and memdir's hooks when `hooks`. The package's
+ * `memdir-hook` (what install writes, where the package has it) is linked beside it, as npm links a package's bins.
+ */
 const makeUser = (scratch: string, name: string, hooks: boolean, cli: string): User => {
   const user = makeScratchUser(scratch, name)
   fs.writeFileSync(
@@ -105,6 +108,9 @@ const makeUser = (scratch: string, name: string, hooks: boolean, cli: string): U
     `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} "$@"\n`,
     { mode: 0o755 }
   )
+  const hookScript = path.join(path.dirname(cli), "memdir-hook")
+  fs.rmSync(path.join(user.home, "bin", "memdir-hook"), { force: true })
+  if (fs.existsSync(hookScript)) fs.symlinkSync(hookScript, path.join(user.home, "bin", "memdir-hook"))
   writeMemories(user.memoryDir)
   if (hooks) {
     execFileSync(

@@ -7,9 +7,9 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as HookConfig from "../src/hooks/HookConfig.js"
 
-const ours = { hooks: [{ type: "command", command: "memdir hook", timeout: 15 }] }
+const ours = { hooks: [{ type: "command", command: "memdir-hook", timeout: 15 }] }
 /** Claude Code runs memdir's SessionEnd handler in the background (docs/hooks.md#what-the-hooks-cost). */
-const oursAsync = { hooks: [{ type: "command", command: "memdir hook", timeout: 15, async: true }] }
+const oursAsync = { hooks: [{ type: "command", command: "memdir-hook", timeout: 15, async: true }] }
 
 const user = {
   env: { FOO: "1" },
@@ -93,10 +93,38 @@ describe("HookConfig", () => {
     })
   })
 
+  it("install turns an earlier install's `memdir hook` into `memdir-hook`, options kept, nothing else", () => {
+    const earlier = (command: string) => ({ hooks: [{ type: "command", command, timeout: 15 }] })
+    const config = {
+      hooks: {
+        SessionStart: [earlier("memdir hook")],
+        UserPromptSubmit: [earlier("memdir hook --selector model")],
+        Stop: [{ matcher: "", hooks: [{ type: "command", command: "say done" }, earlier("memdir hook").hooks[0]!] }],
+        SessionEnd: [oursAsync]
+      }
+    }
+    const { config: next, events } = HookConfig.install(config, "claude")
+    assert.deepStrictEqual(events, ["SessionStart", "UserPromptSubmit", "Stop"])
+    assert.deepStrictEqual(next, {
+      hooks: {
+        SessionStart: [ours],
+        UserPromptSubmit: [earlier("memdir-hook --selector model")],
+        Stop: [{ matcher: "", hooks: [{ type: "command", command: "say done" }, ours.hooks[0]!] }],
+        SessionEnd: [oursAsync]
+      }
+    })
+    assert.deepStrictEqual(HookConfig.install(next, "claude").events, [], "then idempotent")
+    // a command of the user's choosing stays, and so does everything with --command
+    const chosen = { hooks: { SessionStart: [earlier("npx @memdir/cli hook")] } }
+    assert.deepStrictEqual(HookConfig.install(chosen, "claude", "memdir-hook", undefined, ["SessionStart"]).events, [])
+    const asked = { hooks: { SessionStart: [earlier("memdir hook")] } }
+    assert.deepStrictEqual(HookConfig.install(asked, "claude", "memdir hook", undefined, ["SessionStart"]).events, [])
+  })
+
   it("codex 0.171 gets the four events, SessionEnd with the 3 s Codex allows it", () => {
     const hooks = HookConfig.install({}, "codex").config.hooks as any
     assert.deepStrictEqual(Object.keys(hooks), ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"])
-    assert.deepStrictEqual(hooks.SessionEnd, [{ hooks: [{ type: "command", command: "memdir hook", timeout: 3 }] }])
+    assert.deepStrictEqual(hooks.SessionEnd, [{ hooks: [{ type: "command", command: "memdir-hook", timeout: 3 }] }])
     assert.deepStrictEqual(hooks.Stop, [ours])
     assert.deepStrictEqual(HookConfig.memdirHooks("codex"), hooks)
   })
@@ -123,7 +151,10 @@ describe("HookConfig", () => {
         "npx @memdir/cli hook",
         "node /opt/memdir/dist/memdir.js hook",
         "\"/x/memdir\" hook",
-        "memdir hook --selector model"
+        "memdir hook --selector model",
+        "memdir-hook",
+        "/usr/local/bin/memdir-hook --selector model",
+        "\"/opt/my tools/memdir-hook\""
       ]
     ) {
       assert.isTrue(HookConfig.isMemdirCommand(c), c)
@@ -135,6 +166,9 @@ describe("HookConfig", () => {
         "memdir recall hook x",
         "memdir hook x",
         "notmemdirhook",
+        "memdir-hooks",
+        "mymemdir-hook",
+        "echo memdir-hook x",
         42,
         undefined
       ]
@@ -372,7 +406,7 @@ describe("HookConfig", () => {
     const after = HookConfig.renderConfig(HookConfig.install(user, "codex").config)
     const diff = HookConfig.lineDiff("/h/hooks.json", before, after)
     assert.match(diff, /^--- \/h\/hooks\.json\n\+\+\+ \/h\/hooks\.json\n/)
-    assert.include(diff, "+            \"command\": \"memdir hook\",")
+    assert.include(diff, "+            \"command\": \"memdir-hook\",")
     // only a closing bracket gains a comma: nothing of the user's is removed
     const removed = diff.split("\n").slice(2).filter((line) => line.startsWith("-"))
     for (const line of removed) assert.match(line, /^-\s*[\]}]$/)

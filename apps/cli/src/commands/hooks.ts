@@ -317,9 +317,12 @@ const run = (
     }
   })
 
-/** The MCP server's command for a hook command: `memdir hook …` → `memdir mcp`, `npx @memdir/cli hook` → `npx @memdir/cli mcp`. */
+/**
+ * The MCP server's command for a hook command: `memdir hook …` → `memdir mcp`, `npx @memdir/cli hook` →
+ * `npx @memdir/cli mcp`, `…/bin/memdir-hook …` → `…/bin/memdir mcp`.
+ */
 const mcpCommandFor = (hookCommand: string): CodexSetup["mcp"] => {
-  const words = hookCommand.replace(/\s+hook(?:\s.*)?$/, "").trim().split(/\s+/)
+  const words = hookCommand.replace(/(?:\s+hook|(?<=memdir)-hook)(?:\s.*)?$/, "").trim().split(/\s+/)
   return words.length === 0 || words.some((word) => /["'\\]/.test(word))
     ? { command: "memdir", args: ["mcp"] }
     : { command: words[0]!, args: [...words.slice(1), "mcp"] }

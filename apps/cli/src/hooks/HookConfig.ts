@@ -39,7 +39,15 @@ export const ALL_EVENTS: ReadonlyArray<string> = ["SessionStart", "UserPromptSub
 export const eventsFor = (modelCalls: boolean): ReadonlyArray<string> =>
   modelCalls ? ALL_EVENTS : ALL_EVENTS.filter((event) => event !== "Stop")
 
-export const DEFAULT_COMMAND = "memdir hook"
+/**
+ * The command install writes: `memdir-hook` (bin/memdir-hook), a shell script that hands the hook to the running
+ * hook daemon without starting Node (~50 ms of every hook) and is `memdir hook` otherwise; `memdir hook` on Windows,
+ * where there is no daemon (docs/hooks.md#the-hook-daemon).
+ */
+export const DEFAULT_COMMAND = process.platform === "win32" ? "memdir hook" : "memdir-hook"
+const SCRIPT_COMMAND = "memdir-hook"
+/** What install wrote before `memdir-hook` (options after it), brought up to date by the next install. */
+const EARLIER_COMMAND = /^memdir hook((?:\s+-[^\n]*)?)\s*$/
 /** Seconds the agent waits for the hook; memdir's own guard answers well before (docs/hooks.md). */
 export const HOOK_TIMEOUT_SECONDS = 15
 /**
@@ -55,10 +63,11 @@ export const timeoutFor = (agent: Agent, event: string): number =>
 
 /**
  * memdir's handler: a command that runs memdir (`memdir`, `…/memdir.js`, `@memdir/cli`) with `hook` as its
- * subcommand, options only after it (`memdir hook --selector model`).
+ * subcommand, or `memdir-hook` (`…/bin/memdir-hook`), options only after it (`memdir hook --selector model`).
  */
 export const isMemdirCommand = (command: unknown): boolean =>
-  typeof command === "string" && /(?:^|[\s/"'@])memdir\S*\s+hook(?:\s+-[^\n]*)?\s*$/.test(command)
+  typeof command === "string" &&
+  /(?:^|[\s/"'@])(?:memdir\S*\s+hook|memdir-hook["']?)(?:\s+-[^\n]*)?\s*$/.test(command)
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 type JsonObject = { readonly [key: string]: Json }
@@ -327,27 +336,36 @@ export const install = (
   const pruned = withoutMemdir(withSettings.config, (event) => unwanted.includes(event))
   const hooks = isObject(pruned.config.hooks) ? pruned.config.hooks : {}
   const added = events.filter((event) => !groupsOf(hooks, event).some(hasMemdir))
-  // memdir's SessionEnd handler installed before it ran in the background gets `"async": true`, nothing else changes
-  const madeAsync = asyncEventsFor[agent].filter((event) =>
-    groupsOf(hooks, event).some((group) => group.hooks.some(blocksTheSession))
+  // memdir's handlers as an earlier install wrote them are brought up to date, nothing else changes: a SessionEnd
+  // that did not yet run in the background gets `"async": true`, `memdir hook …` becomes `memdir-hook …`
+  const updated = (event: string, handler: JsonObject): JsonObject => {
+    const background = asyncEventsFor[agent].includes(event) && blocksTheSession(handler)
+    const script = command === SCRIPT_COMMAND && typeof handler.command === "string" &&
+      EARLIER_COMMAND.test(handler.command)
+    if (!background && !script) return handler
+    return {
+      ...handler,
+      ...(script ? { command: (handler.command as string).replace(EARLIER_COMMAND, `${SCRIPT_COMMAND}$1`) } : {}),
+      ...(background ? { async: true } : {})
+    }
+  }
+  const outdated = events.filter((event) =>
+    groupsOf(hooks, event).some((group) => group.hooks.some((handler) => updated(event, handler) !== handler))
   )
   const removed = pruned.events
-  if (added.length === 0 && madeAsync.length === 0) {
+  if (added.length === 0 && outdated.length === 0) {
     return { config: pruned.config, events: [], removed, settings: withSettings.settings }
   }
   const next: Record<string, Json> = { ...hooks }
-  for (const event of madeAsync) {
+  for (const event of outdated) {
     next[event] = groupsOf(hooks, event).map((group) =>
-      group.hooks.some(blocksTheSession)
-        ? {
-          ...group,
-          hooks: group.hooks.map((handler) => blocksTheSession(handler) ? { ...handler, async: true } : handler)
-        }
+      group.hooks.some((handler) => updated(event, handler) !== handler)
+        ? { ...group, hooks: group.hooks.map((handler) => updated(event, handler)) }
         : group
     ) as unknown as Json
   }
   for (const event of added) next[event] = [...groupsOf(hooks, event), memdirGroup(agent, event, command)]
-  const changed = events.filter((event) => added.includes(event) || madeAsync.includes(event))
+  const changed = events.filter((event) => added.includes(event) || outdated.includes(event))
   return { config: { ...pruned.config, hooks: next }, events: changed, removed, settings: withSettings.settings }
 }
 
