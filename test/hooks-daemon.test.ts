@@ -367,24 +367,41 @@ const nodeRuns = (log: string) => fs.existsSync(log) ? fs.readFileSync(log, "utf
 
 describe("bin/memdir-hook", () => {
   it.live(
-    "a running daemon's hooks are answered without starting Node; the first one starts it through memdir hook",
+    "the first hook starts the daemon itself, and every hook is answered by it: the only Node started is the daemon",
     () =>
       Effect.gen(function*() {
         const log = path.join(scratch, "sh-no-node.log")
-        const tools = toolsDir(path.join(scratch, "sh-no-node-tools"), [
-          "curl",
-          "sha256sum",
-          "grep",
-          "cat",
-          "ls",
-          "git"
-        ], log)
+        const tools = toolsDir(
+          path.join(scratch, "sh-no-node-tools"),
+          ["curl", "sha256sum", "grep", "cat", "ls", "mkdir", "setsid", "sleep", "git"],
+          log
+        )
         const user = makeUser("memdir-hook", "no-node", { PATH: tools })
         const socket = yield* startSession(user, "no-node-1")
-        assert.lengthOf(nodeRuns(log), 1, "SessionStart: no daemon yet, so memdir hook (Node) answers and starts it")
         const prompt = yield* user.run(user.event("no-node-1", "UserPromptSubmit"))
         assert.include(prompt.stdout, "Use the docker compose postgres.")
         yield* endSession(user, "no-node-1", socket)
+        assert.deepStrictEqual(nodeRuns(log), [`${path.join(scratch, "bin", "memdir.cjs")} hook --serve`])
+      }),
+    120_000
+  )
+
+  it.live(
+    "without setsid the first hook is memdir hook's, which starts the daemon; the later ones start no Node",
+    () =>
+      Effect.gen(function*() {
+        const log = path.join(scratch, "sh-no-setsid.log")
+        const tools = toolsDir(
+          path.join(scratch, "sh-no-setsid-tools"),
+          ["curl", "sha256sum", "grep", "cat", "ls", "mkdir", "sleep", "git"],
+          log
+        )
+        const user = makeUser("memdir-hook", "no-setsid", { PATH: tools })
+        const socket = yield* startSession(user, "no-setsid-1")
+        assert.deepStrictEqual(nodeRuns(log), [`${path.join(scratch, "bin", "memdir.cjs")} hook`])
+        const prompt = yield* user.run(user.event("no-setsid-1", "UserPromptSubmit"))
+        assert.include(prompt.stdout, "Use the docker compose postgres.")
+        yield* endSession(user, "no-setsid-1", socket)
         assert.lengthOf(nodeRuns(log), 1, "UserPromptSubmit and SessionEnd: answered by the daemon, no Node started")
       }),
     120_000
