@@ -6,7 +6,8 @@
  * floor `node -e 0` and with `memdir recall --selector offline` (the same recall as a command). Each UserPromptSubmit run is a new session (so
  * nothing is excluded as already surfaced) with a prompt that matches many memories, answered in process
  * (`MEMDIR_HOOK_DAEMON=off`: what the first hook of a session costs); `SessionStart, daemon` is a later hook of one
- * session, answered by the session's hook daemon (docs/hooks.md#the-hook-daemon). Every case once per round, in a
+ * session, answered by the session's hook daemon (docs/hooks.md#the-hook-daemon), asked by `memdir hook` (Node) or by
+ * `bin/memdir-hook` (sh and curl, what `hooks install` writes; each has its own daemon). Every case once per round, in a
  * rotated order, after a warm-up round; medians, spread, the ratio against `node -e 0` (median of per-round ratios)
  * and the 1.5 s budget. Ratios and medians only, never timed assertions. Writes `.bench/hook.json` at the repo root.
  *
@@ -85,16 +86,17 @@ const spawnCase = (
   args: ReadonlyArray<string>,
   env: NodeJS.ProcessEnv,
   input?: () => string,
-  expectOutput = false
+  expectOutput = false,
+  file = NODE
 ): Case =>
 () => {
   const stdin = input?.()
   const start = process.hrtime.bigint()
-  const result = spawnSync(NODE, args, { env, input: stdin, stdio: ["pipe", "pipe", "pipe"] })
+  const result = spawnSync(file, args, { env, input: stdin, stdio: ["pipe", "pipe", "pipe"] })
   const ms = Number(process.hrtime.bigint() - start) / 1e6
   if (result.status !== 0 || (expectOutput && result.stdout.length === 0)) {
     throw new Error(
-      `node ${args.join(" ")} exited ${result.status} (${result.stdout.length} bytes out): ${
+      `${file} ${args.join(" ")} exited ${result.status} (${result.stdout.length} bytes out): ${
         result.stderr.toString().slice(0, 2000)
       }`
     )
@@ -127,6 +129,17 @@ const measure = async (size: number) => {
   const sessionHook = (event: "SessionStart" | "SessionEnd") => () =>
     JSON.stringify({ session_id: daemonSession, transcript_path: null, cwd: repoRoot, hook_event_name: event })
   spawnCase([cli, "hook"], daemonEnv, sessionHook("SessionStart"), true)()
+  // the hook script beside the bundle's package bin, when there is one; its fallback runs the `node` first on PATH
+  const script = path.join(path.dirname(cli), "..", "bin", "memdir-hook")
+  const scriptEnv = { ...daemonEnv, PATH: [path.dirname(NODE), daemonEnv.PATH ?? ""].join(path.delimiter) }
+  const scriptCase = (input: () => string) => spawnCase([], scriptEnv, input, true, script)
+  const scriptCases: Record<string, Case> = fs.existsSync(script)
+    ? {
+      "memdir-hook UPS, daemon": scriptCase(() => hookInput("UserPromptSubmit")),
+      "memdir-hook SessionStart, daemon": scriptCase(sessionHook("SessionStart"))
+    }
+    : {}
+  if (fs.existsSync(script)) scriptCase(sessionHook("SessionStart"))()
   const cases: Record<string, Case> = {
     "node -e 0": spawnCase(["-e", "0"], baseEnv),
     "--version": spawnCase([cli, "--version"], env, undefined, true),
@@ -134,6 +147,8 @@ const measure = async (size: number) => {
     "hook UserPromptSubmit": spawnCase([cli, "hook"], env, () => hookInput("UserPromptSubmit"), true),
     "hook SessionStart": spawnCase([cli, "hook"], env, () => hookInput("SessionStart"), true),
     "hook SessionStart, daemon": spawnCase([cli, "hook"], daemonEnv, sessionHook("SessionStart"), true),
+    "hook UPS, daemon": spawnCase([cli, "hook"], daemonEnv, () => hookInput("UserPromptSubmit"), true),
+    ...scriptCases,
     "recall --selector offline": spawnCase([cli, "recall", "--selector", "offline", PROMPT], env)
   }
   const names = Object.keys(cases)
@@ -146,6 +161,7 @@ const measure = async (size: number) => {
     }
   }
   spawnCase([cli, "hook"], daemonEnv, sessionHook("SessionEnd"))() // the session's daemon goes with it
+  if (fs.existsSync(script)) spawnCase([], scriptEnv, sessionHook("SessionEnd"), false, script)()
   const floor = samples["node -e 0"]!
   const rows = names.map((name) => {
     const xs = samples[name]!
@@ -155,10 +171,10 @@ const measure = async (size: number) => {
   console.log(
     `\nhook latency, ${size} memories, offline, recall caches warm (median of ${ROUNDS} alternated runs after a warm-up)`
   )
-  console.log("case".padEnd(28) + "ms".padStart(9) + "  " + "min–max".padEnd(18) + "× node -e 0".padStart(12))
+  console.log("case".padEnd(34) + "ms".padStart(9) + "  " + "min–max".padEnd(18) + "× node -e 0".padStart(12))
   for (const r of rows) {
     console.log(
-      r.case.padEnd(28) + r.ms.toFixed(1).padStart(9) + "  " + `${r.min.toFixed(1)}–${r.max.toFixed(1)}`.padEnd(18) +
+      r.case.padEnd(34) + r.ms.toFixed(1).padStart(9) + "  " + `${r.min.toFixed(1)}–${r.max.toFixed(1)}`.padEnd(18) +
         `${r.ratio.toFixed(2)}×`.padStart(12)
     )
   }
