@@ -53,6 +53,21 @@ const gitProject = (name: string): string => {
   return project
 }
 
+/** `memdir write` of one feedback memory into the project's memory, through the installed bin. */
+const writeTestingPolicy = async (project: string) => {
+  const write = await runInstalled(installed, [
+    "write",
+    "--type",
+    "feedback",
+    "--name",
+    "Testing policy",
+    "--description",
+    "Integration tests must hit a real database, never mocks"
+  ], { cwd: project, env, input: "**Why:** mocked tests hid a broken migration.\n" })
+  assert.strictEqual(write.status, 0, write.stderr)
+  return write
+}
+
 describe("@memdir/cli tarball", () => {
   it("holds the bin, the bundle's JavaScript, README and LICENSE, and declares no runtime dependency", () => {
     const unexpected = cli.entries.filter((entry) =>
@@ -102,16 +117,7 @@ describe("@memdir/cli tarball", () => {
     assert.strictEqual(where.status, 0, where.stderr)
     assert.strictEqual(where.stdout.trim(), memoryDir + "/")
 
-    const write = await runInstalled(installed, [
-      "write",
-      "--type",
-      "feedback",
-      "--name",
-      "Testing policy",
-      "--description",
-      "Integration tests must hit a real database, never mocks"
-    ], { cwd: project, env, input: "**Why:** mocked tests hid a broken migration.\n" })
-    assert.strictEqual(write.status, 0, write.stderr)
+    const write = await writeTestingPolicy(project)
     assert.strictEqual(write.stdout.trim(), path.join(memoryDir, "feedback_testing_policy.md"))
 
     const recall = parseJson(
@@ -145,16 +151,7 @@ describe("@memdir/cli tarball", () => {
 
   it("the installed memdir answers a UserPromptSubmit hook with the relevant memory", async () => {
     const project = gitProject("hook-project")
-    const write = await runInstalled(installed, [
-      "write",
-      "--type",
-      "feedback",
-      "--name",
-      "Testing policy",
-      "--description",
-      "Integration tests must hit a real database, never mocks"
-    ], { cwd: project, env, input: "**Why:** mocked tests hid a broken migration.\n" })
-    assert.strictEqual(write.status, 0, write.stderr)
+    await writeTestingPolicy(project)
     const input = JSON.stringify({
       session_id: "pack-session",
       transcript_path: path.join(scratch, "transcript.jsonl"),
@@ -169,18 +166,9 @@ describe("@memdir/cli tarball", () => {
     assert.include(answer.hookSpecificOutput.additionalContext, "mocked tests hid a broken migration")
   })
 
-  it("the installed memdir-hook starts the hook daemon through memdir, then answers without starting Node", async () => {
+  it("the installed memdir-hook starts the hook daemon and answers every hook through it, starting no other Node", async () => {
     const project = gitProject("hook-script-project")
-    const write = await runInstalled(installed, [
-      "write",
-      "--type",
-      "feedback",
-      "--name",
-      "Release checklist",
-      "--description",
-      "Releases are tagged from main after the changelog is updated"
-    ], { cwd: project, env, input: "**Why:** a release from a branch once shipped without its fixes.\n" })
-    assert.strictEqual(write.status, 0, write.stderr)
+    await writeTestingPolicy(project)
     // npm links the bin into the prefix; a `node` first on PATH logs each start of Node
     const script = path.join(path.dirname(installed.bin), "memdir-hook")
     assert.isTrue(fs.lstatSync(script).isSymbolicLink(), "npm links the bin")
@@ -207,17 +195,20 @@ describe("@memdir/cli tarball", () => {
     const starts = () => fs.readFileSync(log, "utf8").split("\n").filter(Boolean).length
     const start = await hook("SessionStart", { source: "startup" })
     assert.strictEqual(start.status, 0, start.stderr)
-    assert.include(start.stdout, "Release checklist")
-    assert.strictEqual(starts(), 1, "the first hook runs memdir hook, which starts the daemon")
+    assert.include(start.stdout, "Testing policy")
+    assert.strictEqual(starts(), 1, "the first hook starts the daemon")
     const hookd = path.join(env.MEMDIR_HOME!, "hookd")
     const deadline = Date.now() + 60_000
     while (!fs.readdirSync(hookd).some((file) => file.endsWith(".sock"))) {
       if (Date.now() > deadline) throw new Error("no hook daemon after a minute")
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
-    const prompt = await hook("UserPromptSubmit", { prompt: "how do we tag a release from main?" })
+    const prompt = await hook("UserPromptSubmit", { prompt: "should integration tests mock the database?" })
     assert.strictEqual(prompt.status, 0, prompt.stderr)
-    assert.include(JSON.parse(prompt.stdout).hookSpecificOutput.additionalContext, "shipped without its fixes")
+    assert.include(
+      JSON.parse(prompt.stdout).hookSpecificOutput.additionalContext,
+      "mocked tests hid a broken migration"
+    )
     assert.strictEqual(starts(), 1, "the prompt's hook was answered by the daemon: no Node started")
     const end = await hook("SessionEnd", { reason: "other" })
     assert.strictEqual(end.status, 0, end.stderr)
