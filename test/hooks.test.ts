@@ -380,6 +380,32 @@ describe("memdir hooks install | uninstall", () => {
       assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ["settings.json"], "no temp file left behind")
     }))
 
+  it.live("install says when the hooks' program is not on PATH: the agent could not start a single hook", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-path")
+      const install = (PATH: string, extra: ReadonlyArray<string> = []) =>
+        memdir(["hooks", "install", "--agent", "claude", "--dry-run", ...extra], "", { HOME: h, PATH })
+      const missing = yield* install("/usr/bin:/bin")
+      assert.strictEqual(missing.status, 0, missing.stderr)
+      assert.include(missing.stderr, "the hooks run `memdir-hook`, which is not on your PATH")
+      assert.include(missing.stderr, "npm i -g @memdir/cli")
+      const json = parseJson(yield* install("/usr/bin:/bin", ["--json"]))
+      assert.lengthOf(json.warnings, 1)
+      // on PATH (as npm links it), or a full path to an executable file: nothing to say
+      const bin = path.join(h, "bin")
+      fs.mkdirSync(bin)
+      fs.writeFileSync(path.join(bin, "memdir-hook"), "#!/bin/sh\n", { mode: 0o755 })
+      const found = yield* install(`${bin}:/usr/bin:/bin`)
+      assert.notInclude(found.stderr, "not on your PATH")
+      assert.isUndefined(parseJson(yield* install(`${bin}:/usr/bin:/bin`, ["--json"])).warnings)
+      const full = yield* install("/usr/bin:/bin", ["--command", `${path.join(bin, "memdir-hook")} --selector auto`])
+      assert.notInclude(full.stderr, "not on your PATH")
+      // a file that is not executable is not a program
+      fs.chmodSync(path.join(bin, "memdir-hook"), 0o644)
+      const notExecutable = yield* install(`${bin}:/usr/bin:/bin`)
+      assert.include(notExecutable.stderr, "not on your PATH")
+    }))
+
   it.live("the Stop hook comes with automatic model calls and goes with them, the user's own Stop hook kept", () =>
     Effect.gen(function*() {
       const { env, file } = withUserSettings("home-claude-stop")

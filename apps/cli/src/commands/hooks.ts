@@ -20,7 +20,9 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as Path from "effect/Path"
+import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import { askYesNo } from "../Ask.js"
 import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
 import { configPath, MAX_AGENT_FILE_BYTES, readAgentFile } from "../hooks/AgentFiles.js"
@@ -257,6 +259,9 @@ const run = (
       }
     }
     const codex = args.agent === "codex" ? yield* codexConfigStep(action, scope, file, args) : undefined
+    const missing = action === "install" ? programNotFound(command) : undefined
+    const warnings = missing === undefined ? [] : [notFoundWarning(missing, agent)]
+    for (const warning of warnings) yield* Console.error(warning)
     if (args.json) {
       return yield* printJson({
         action,
@@ -269,7 +274,8 @@ const run = (
         ...(action === "install" ? { removedEvents: change.removed ?? [] } : {}),
         settings: change.settings,
         diff,
-        ...(codex === undefined ? {} : { codexConfig: codex })
+        ...(codex === undefined ? {} : { codexConfig: codex }),
+        ...(warnings.length === 0 ? {} : { warnings })
       })
     }
     if (!changed) {
@@ -316,6 +322,33 @@ const run = (
       yield* Console.log(claudeTrustNote)
     }
   })
+
+/**
+ * The program a hook command starts (its first word, quotes taken off), when the agent would not find it: a path
+ * that is not an executable file, or a name in no directory of `PATH` (the agent starts the command with the `PATH` it
+ * has, usually yours). Undefined when it is found, and on Windows (`PATHEXT`) where memdir does not look.
+ */
+export const programNotFound = (command: string, env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const first = /^\s*(?:"([^"]*)"|'([^']*)'|(\S+))/.exec(command)
+  const program = first?.[1] ?? first?.[2] ?? first?.[3]
+  if (program === undefined || program === "" || process.platform === "win32") return undefined
+  const runnable = (file: string) => {
+    try {
+      NodeFs.accessSync(file, NodeFs.constants.X_OK)
+      return NodeFs.statSync(file).isFile()
+    } catch {
+      return false
+    }
+  }
+  if (program.includes("/")) return runnable(program) ? undefined : program
+  const dirs = (env.PATH ?? "").split(NodePath.delimiter).filter((dir) => NodePath.isAbsolute(dir))
+  return dirs.some((dir) => runnable(NodePath.join(dir, program))) ? undefined : program
+}
+
+/** What install says when the hooks' program is not where the agent looks for it. */
+const notFoundWarning = (program: string, agent: string) =>
+  `memdir: the hooks run \`${program}\`, which is not on your PATH: ${agent} would fail to start every hook. ` +
+  "Install memdir (`npm i -g @memdir/cli` brings `memdir` and `memdir-hook`), or give `--command` a full path"
 
 /**
  * The MCP server's command for a hook command: `memdir hook …` → `memdir mcp`, `npx @memdir/cli hook` →
