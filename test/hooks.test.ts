@@ -406,6 +406,35 @@ describe("memdir hooks install | uninstall", () => {
       assert.include(notExecutable.stderr, "not on your PATH")
     }))
 
+  it.live("doctor says what memdir-hook finds on PATH once an agent runs it, and what a missing tool costs", () =>
+    Effect.gen(function*() {
+      const h = freshHome("home-doctor-tools")
+      const doctor = (PATH: string, json = true) =>
+        memdir(["doctor", ...(json ? ["--json"] : [])], "", { HOME: h, PATH })
+      assert.notProperty(parseJson(yield* doctor("/usr/bin:/bin")), "hookScript", "no agent runs memdir-hook yet")
+      const installed = yield* memdir(["hooks", "install", "--agent", "claude"], "", { HOME: h })
+      assert.strictEqual(installed.status, 0, installed.stderr)
+      assert.deepStrictEqual(parseJson(yield* doctor("/usr/bin:/bin")).hookScript, { missing: [] })
+      assert.include(
+        (yield* doctor("/usr/bin:/bin", false)).stdout,
+        "hooks: memdir-hook finds curl, sha256sum and setsid"
+      )
+      // a PATH with git (doctor needs it) and sha256sum, without curl or setsid
+      const tools = path.join(h, "tools")
+      fs.mkdirSync(tools)
+      for (const tool of ["git", "sha256sum"]) {
+        fs.symlinkSync(
+          execFileSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim(),
+          path.join(tools, tool)
+        )
+      }
+      assert.deepStrictEqual(parseJson(yield* doctor(tools)).hookScript, { missing: ["curl", "setsid"] })
+      assert.include(
+        (yield* doctor(tools, false)).stdout,
+        "hooks: memdir-hook finds no curl, setsid on this PATH: every hook starts Node, ~50 ms more each"
+      )
+    }))
+
   it.live("the Stop hook comes with automatic model calls and goes with them, the user's own Stop hook kept", () =>
     Effect.gen(function*() {
       const { env, file } = withUserSettings("home-claude-stop")

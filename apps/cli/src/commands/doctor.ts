@@ -6,7 +6,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { backgroundRunsLines, backgroundRunsReport } from "../BackgroundRunsReport.js"
 import { common, jsonOption, locate, switchFlag } from "../Common.js"
-import { filesWithoutStopHook, type HookFile } from "../hooks/AgentFiles.js"
+import { filesWithoutStopHook, type HookFile, hookScriptTools } from "../hooks/AgentFiles.js"
 import { modelCallsLines, reportFor } from "../ModelCallsReport.js"
 import { DOCTOR_FINDINGS_EXIT_CODE, printJson, thousands } from "../Output.js"
 import { memdirHandler } from "../Services.js"
@@ -117,6 +117,22 @@ export const fixedLine = (fixed: Doctor.DoctorFixResult, remaining: number): str
   return `${did}${notAdded}${left}`
 }
 
+/**
+ * What `memdir-hook` can do on this PATH (the agent's is usually the same): ask the hook daemon without starting Node
+ * (curl, sha256sum) and start the daemon itself (setsid); else what each missing tool costs.
+ */
+export const hookScriptLine = ({ missing }: { readonly missing: ReadonlyArray<string> }): string => {
+  if (missing.length === 0) {
+    return "hooks: memdir-hook finds curl, sha256sum and setsid: the hook daemon answers without a Node start per hook"
+  }
+  const cost = missing.some((tool) => tool !== "setsid")
+    ? "every hook starts Node, ~50 ms more each"
+    : "a cold session's first hook starts Node before the hook daemon, ~35 ms more"
+  return `hooks: memdir-hook finds no ${missing.join(", ")} on this PATH: ${cost}; install ${
+    missing.length === 1 ? "it" : "them"
+  } (docs/hooks.md#the-hook-daemon)`
+}
+
 /** A hook file that runs memdir's hooks without Stop, while automatic model calls are on. */
 const withoutStopLine = ({ agent, file, scope }: HookFile): string =>
   `  ${terminalLine(file)} runs memdir's hooks without Stop: extraction runs once per session, at its end; ` +
@@ -150,6 +166,8 @@ export const doctorCommand = Command.make(
       const withoutStop = modelCalls.enabled ? yield* filesWithoutStopHook(cwd) : []
       // the hooks' background runs: the last ones, and what to do when they fail (docs/hooks.md#background-runs)
       const background = yield* backgroundRunsReport(location.memoryDir)
+      // the hooks' shell client: what it finds on PATH (docs/hooks.md#the-hook-daemon)
+      const hookScript = yield* hookScriptTools(cwd)
       if (json) {
         yield* printJson({
           memoryDir: location.memoryDir,
@@ -158,7 +176,8 @@ export const doctorCommand = Command.make(
           ...(fixed ? { fixed } : {}),
           ...(background === undefined ? {} : { backgroundRuns: background }),
           automaticModelCalls: modelCalls,
-          hooksWithoutStop: withoutStop
+          hooksWithoutStop: withoutStop,
+          ...(hookScript === undefined ? {} : { hookScript })
         })
       } else {
         const lines = [
@@ -171,6 +190,7 @@ export const doctorCommand = Command.make(
           "",
           ...modelCallsLines(modelCalls),
           ...withoutStop.map(withoutStopLine),
+          ...(hookScript === undefined ? [] : [hookScriptLine(hookScript)]),
           ...backgroundRunsLines(background),
           ...(fixed === undefined ? [] : ["", fixedLine(fixed, report.findings.length)])
         ]

@@ -20,12 +20,10 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as Path from "effect/Path"
-import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
-import * as NodePath from "node:path"
 import { askYesNo } from "../Ask.js"
 import { common, jsonOption, locate, locationHandler, switchFlag } from "../Common.js"
-import { configPath, MAX_AGENT_FILE_BYTES, readAgentFile } from "../hooks/AgentFiles.js"
+import { configPath, MAX_AGENT_FILE_BYTES, programNotFound, readAgentFile } from "../hooks/AgentFiles.js"
 import type { CodexConfigChange, CodexSetup } from "../hooks/CodexConfig.js"
 import * as HookConfig from "../hooks/HookConfig.js"
 import {
@@ -322,28 +320,6 @@ const run = (
       yield* Console.log(claudeTrustNote)
     }
   })
-
-/**
- * The program a hook command starts (its first word, quotes taken off), when the agent would not find it: a path
- * that is not an executable file, or a name in no directory of `PATH` (the agent starts the command with the `PATH` it
- * has, usually yours). Undefined when it is found, and on Windows (`PATHEXT`) where memdir does not look.
- */
-export const programNotFound = (command: string, env: NodeJS.ProcessEnv = process.env): string | undefined => {
-  const first = /^\s*(?:"([^"]*)"|'([^']*)'|(\S+))/.exec(command)
-  const program = first?.[1] ?? first?.[2] ?? first?.[3]
-  if (program === undefined || program === "" || process.platform === "win32") return undefined
-  const runnable = (file: string) => {
-    try {
-      NodeFs.accessSync(file, NodeFs.constants.X_OK)
-      return NodeFs.statSync(file).isFile()
-    } catch {
-      return false
-    }
-  }
-  if (program.includes("/")) return runnable(program) ? undefined : program
-  const dirs = (env.PATH ?? "").split(NodePath.delimiter).filter((dir) => NodePath.isAbsolute(dir))
-  return dirs.some((dir) => runnable(NodePath.join(dir, program))) ? undefined : program
-}
 
 /** What install says when the hooks' program is not where the agent looks for it. */
 const notFoundWarning = (program: string, agent: string) =>

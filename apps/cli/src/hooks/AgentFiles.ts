@@ -1,7 +1,8 @@
 /**
  * Where Claude Code and Codex keep their hook configuration (user and project scope), and what `memdir doctor` reads
- * there: which of them run memdir's hooks without the `Stop` hook (docs/hooks.md#the-stop-hook). Read only: install
- * and uninstall edit these files in `commands/hooks.ts`.
+ * there: which of them run memdir's hooks without the `Stop` hook (docs/hooks.md#the-stop-hook), and whether they
+ * run `memdir-hook` on a `PATH` without the tools it needs; and where an agent finds a hook's program. Read only:
+ * install and uninstall edit these files in `commands/hooks.ts`.
  */
 import { isMissingFile } from "@memdir/core/Errors"
 import { MemoryFs } from "@memdir/core/MemoryFs"
@@ -9,7 +10,9 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import * as Result from "effect/Result"
+import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import { locate } from "../Common.js"
 import * as HookConfig from "./HookConfig.js"
 
@@ -84,4 +87,50 @@ export const filesWithoutStopHook = (cwd: Option.Option<string>) =>
         Effect.orElseSucceed(() => [])
       ))
     return missing.flat()
+  })
+
+/**
+ * The program a hook command starts (its first word, quotes taken off), when the agent would not find it: a path
+ * that is not an executable file, or a name in no directory of `PATH` (the agent starts the command with the `PATH` it
+ * has, usually yours). Undefined when it is found, and on Windows (`PATHEXT`) where memdir does not look.
+ */
+export const programNotFound = (command: string, env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const first = /^\s*(?:"([^"]*)"|'([^']*)'|(\S+))/.exec(command)
+  const program = first?.[1] ?? first?.[2] ?? first?.[3]
+  if (program === undefined || program === "" || process.platform === "win32") return undefined
+  const runnable = (file: string) => {
+    try {
+      NodeFs.accessSync(file, NodeFs.constants.X_OK)
+      return NodeFs.statSync(file).isFile()
+    } catch {
+      return false
+    }
+  }
+  if (program.includes("/")) return runnable(program) ? undefined : program
+  const dirs = (env.PATH ?? "").split(NodePath.delimiter).filter((dir) => NodePath.isAbsolute(dir))
+  return dirs.some((dir) => runnable(NodePath.join(dir, program))) ? undefined : program
+}
+
+/** The tools `memdir-hook` asks the hook daemon with (`curl`, `sha256sum`) and starts it with (`setsid`). */
+export const HOOK_SCRIPT_TOOLS = ["curl", "sha256sum", "setsid"] as const
+
+/**
+ * Whether an agent's hook file runs memdir's hooks through `memdir-hook`, and which of the tools it needs are not on
+ * this `PATH`: `undefined` when no hook file runs `memdir-hook`. A hook file that cannot be read is not counted.
+ */
+export const hookScriptTools = (cwd: Option.Option<string>, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.gen(function*() {
+    const files = yield* hookFiles(cwd)
+    const runs = yield* Effect.forEach(files, (hookFile) =>
+      readAgentFile(hookFile.file).pipe(
+        Effect.map(({ text }) => {
+          if (text === undefined) return false
+          const config = HookConfig.parseConfig(hookFile.file, text)
+          return Result.isSuccess(config) &&
+            HookConfig.memdirCommands(config.success).some((command) => /(?:^|[\s/"'])memdir-hook\b/.test(command))
+        }),
+        Effect.orElseSucceed(() => false)
+      ))
+    if (!runs.some(Boolean)) return undefined
+    return { missing: HOOK_SCRIPT_TOOLS.filter((tool) => programNotFound(tool, env) !== undefined) }
   })

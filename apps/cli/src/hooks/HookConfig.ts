@@ -167,6 +167,19 @@ const groupsOf = (hooks: JsonObject, event: string): ReadonlyArray<HookGroup> =>
 const hasMemdir = (group: HookGroup) => group.hooks.some((handler) => isMemdirCommand(handler.command))
 
 /** The events of a (parsed) config that run memdir's hook. */
+/** The commands of memdir's handlers in a hook configuration, each once. */
+export const memdirCommands = (config: JsonObject): ReadonlyArray<string> => {
+  const hooks = isObject(config.hooks) ? config.hooks : {}
+  const commands = Object.keys(hooks).flatMap((event) =>
+    groupsOf(hooks, event).flatMap((group) =>
+      group.hooks.flatMap((handler) =>
+        isMemdirCommand(handler.command) && typeof handler.command === "string" ? [handler.command] : []
+      )
+    )
+  )
+  return [...new Set(commands)]
+}
+
 export const memdirEvents = (config: JsonObject): ReadonlyArray<string> => {
   const hooks = isObject(config.hooks) ? config.hooks : {}
   return Object.keys(hooks).filter((event) => groupsOf(hooks, event).some(hasMemdir))
