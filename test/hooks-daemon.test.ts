@@ -365,23 +365,34 @@ const toolsDir = (dir: string, tools: ReadonlyArray<string>, log: string) => {
 /** The lines a logging `node` (`toolsDir`) wrote: one per Node started by the hook script. */
 const nodeRuns = (log: string) => fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean) : []
 
+/**
+ * One session through `memdir-hook` (SessionStart, a prompt, SessionEnd) with only `tools` and a logging `node` on
+ * PATH: the Node processes it started, after its first hook and in all.
+ */
+const scriptSession = (name: string, tools: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const log = path.join(scratch, `sh-${name}.log`)
+    const user = makeUser("memdir-hook", name, { PATH: toolsDir(path.join(scratch, `sh-${name}-tools`), tools, log) })
+    const socket = yield* startSession(user, `${name}-1`)
+    const afterStart = nodeRuns(log)
+    const prompt = yield* user.run(user.event(`${name}-1`, "UserPromptSubmit"))
+    assert.include(prompt.stdout, "Use the docker compose postgres.")
+    yield* endSession(user, `${name}-1`, socket)
+    return { afterStart, all: nodeRuns(log) }
+  })
+
+const cliBinCopy = () => path.join(scratch, "bin", "memdir.cjs")
+
 describe("bin/memdir-hook", () => {
   it.live(
     "the first hook starts the daemon itself, and every hook is answered by it: the only Node started is the daemon",
     () =>
       Effect.gen(function*() {
-        const log = path.join(scratch, "sh-no-node.log")
-        const tools = toolsDir(
-          path.join(scratch, "sh-no-node-tools"),
-          ["curl", "sha256sum", "grep", "cat", "ls", "mkdir", "setsid", "sleep", "git"],
-          log
+        const { all } = yield* scriptSession(
+          "no-node",
+          ["curl", "sha256sum", "grep", "cat", "ls", "mkdir", "setsid", "sleep", "git"]
         )
-        const user = makeUser("memdir-hook", "no-node", { PATH: tools })
-        const socket = yield* startSession(user, "no-node-1")
-        const prompt = yield* user.run(user.event("no-node-1", "UserPromptSubmit"))
-        assert.include(prompt.stdout, "Use the docker compose postgres.")
-        yield* endSession(user, "no-node-1", socket)
-        assert.deepStrictEqual(nodeRuns(log), [`${path.join(scratch, "bin", "memdir.cjs")} hook --serve`])
+        assert.deepStrictEqual(all, [`${cliBinCopy()} hook --serve`])
       }),
     120_000
   )
@@ -390,19 +401,12 @@ describe("bin/memdir-hook", () => {
     "without setsid the first hook is memdir hook's, which starts the daemon; the later ones start no Node",
     () =>
       Effect.gen(function*() {
-        const log = path.join(scratch, "sh-no-setsid.log")
-        const tools = toolsDir(
-          path.join(scratch, "sh-no-setsid-tools"),
-          ["curl", "sha256sum", "grep", "cat", "ls", "mkdir", "sleep", "git"],
-          log
+        const { afterStart, all } = yield* scriptSession(
+          "no-setsid",
+          ["curl", "sha256sum", "grep", "cat", "ls", "mkdir", "sleep", "git"]
         )
-        const user = makeUser("memdir-hook", "no-setsid", { PATH: tools })
-        const socket = yield* startSession(user, "no-setsid-1")
-        assert.deepStrictEqual(nodeRuns(log), [`${path.join(scratch, "bin", "memdir.cjs")} hook`])
-        const prompt = yield* user.run(user.event("no-setsid-1", "UserPromptSubmit"))
-        assert.include(prompt.stdout, "Use the docker compose postgres.")
-        yield* endSession(user, "no-setsid-1", socket)
-        assert.lengthOf(nodeRuns(log), 1, "UserPromptSubmit and SessionEnd: answered by the daemon, no Node started")
+        assert.deepStrictEqual(afterStart, [`${cliBinCopy()} hook`])
+        assert.deepStrictEqual(all, afterStart, "UserPromptSubmit and SessionEnd: answered by the daemon, no Node")
       }),
     120_000
   )
@@ -411,14 +415,8 @@ describe("bin/memdir-hook", () => {
     "without curl it is memdir hook: every hook starts Node and is answered as ever",
     () =>
       Effect.gen(function*() {
-        const log = path.join(scratch, "sh-no-curl.log")
-        const tools = toolsDir(path.join(scratch, "sh-no-curl-tools"), ["sha256sum", "grep", "cat", "ls", "git"], log)
-        const user = makeUser("memdir-hook", "no-curl", { PATH: tools })
-        const socket = yield* startSession(user, "no-curl-1")
-        const prompt = yield* user.run(user.event("no-curl-1", "UserPromptSubmit"))
-        assert.include(prompt.stdout, "Use the docker compose postgres.")
-        yield* endSession(user, "no-curl-1", socket)
-        assert.lengthOf(nodeRuns(log), 3)
+        const { all } = yield* scriptSession("no-curl", ["sha256sum", "grep", "cat", "ls", "git"])
+        assert.deepStrictEqual(all, [`${cliBinCopy()} hook`, `${cliBinCopy()} hook`, `${cliBinCopy()} hook`])
       }),
     120_000
   )
