@@ -412,6 +412,31 @@ describe("bin/memdir-hook", () => {
   )
 
   it.live(
+    "a daemon that dies before it listens is not waited for: memdir hook starts one of its own",
+    () =>
+      Effect.gen(function*() {
+        const log = path.join(scratch, "sh-dead-start.log")
+        const tools = toolsDir(
+          path.join(scratch, "sh-dead-start-tools"),
+          ["curl", "sha256sum", "grep", "cat", "ls", "mkdir", "setsid", "sleep", "rm", "git"],
+          log
+        )
+        // this PATH's node cannot serve: the daemon the script starts exits at once
+        fs.writeFileSync(
+          path.join(tools, "node"),
+          `#!/bin/sh\necho "$*" >> ${JSON.stringify(log)}\ncase " $* " in *" --serve "*) exit 1 ;; esac\n` +
+            `exec ${JSON.stringify(process.execPath)} "$@"\n`
+        )
+        const user = makeUser("memdir-hook", "dead-start", { PATH: tools })
+        // memdir hook finds no start marker left behind, so it starts its own daemon (with its own Node) at once
+        const socket = yield* startSession(user, "dead-start-1")
+        assert.deepStrictEqual(nodeRuns(log), [`${cliBinCopy()} hook --serve`, `${cliBinCopy()} hook`])
+        yield* endSession(user, "dead-start-1", socket)
+      }),
+    120_000
+  )
+
+  it.live(
     "without curl it is memdir hook: every hook starts Node and is answered as ever",
     () =>
       Effect.gen(function*() {
