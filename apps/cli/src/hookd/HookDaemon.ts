@@ -149,7 +149,12 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
         clearTimeout(idle)
         idle = setTimeout(close, ms)
       }
-      let inode: number | undefined
+      // which file is this daemon's socket: its inode and its birth, since a removed socket's inode number comes back
+      // for the next file made (a later daemon's socket), which this daemon must neither keep nor remove
+      let identity: string | undefined
+      const identityOf = (stat: fs.Stats | undefined) =>
+        stat === undefined ? undefined : `${stat.ino}:${stat.birthtimeMs || stat.ctimeMs}`
+      const current = () => identityOf(fs.lstatSync(socket, { throwIfNoEntry: false }))
       const closed = new Promise<void>((resolve) => server.on("close", resolve))
       let closing = false
       const close = () => {
@@ -157,7 +162,7 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
         closing = true
         clearTimeout(idle)
         // the socket goes only while it is still this daemon's (a later daemon may have replaced it)
-        if (inode !== undefined && fs.lstatSync(socket, { throwIfNoEntry: false })?.ino === inode) {
+        if (identity !== undefined && current() === identity) {
           fs.rmSync(socket, { force: true })
         }
         server.close()
@@ -166,7 +171,7 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
         await listen(server, socket)
         const stat = fs.lstatSync(socket)
         if (socketProblem(socket) !== undefined || (stat.mode & 0o077) !== 0) throw new Error("not private")
-        inode = stat.ino
+        identity = identityOf(stat)
       } catch {
         fs.rmSync(marker, { force: true })
         server.close()
@@ -178,7 +183,7 @@ export const serveHooks = <R>(answer: (stdin: string) => Effect.Effect<DaemonAns
       else restartIdle()
       // a socket removed or replaced (its directory deleted, a newer daemon) leaves this daemon unreachable: it goes
       const watch = setInterval(() => {
-        if (fs.lstatSync(socket, { throwIfNoEntry: false })?.ino !== inode) close()
+        if (current() !== identity) close()
       }, SOCKET_CHECK_MS)
       await closed
       clearInterval(watch)
