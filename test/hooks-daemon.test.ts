@@ -318,9 +318,12 @@ describe.each(CLIENTS)("%s: the hook daemon", (client) => {
         assert.include(prompt.stdout, "Use the docker compose postgres.")
 
         // the hook above started a new daemon in its place: end it, then put one there that hangs up on every client
-        yield* until("listening", () => socketsIn(user.hookd).length === 1 && !fs.existsSync(socket + ".start"))
+        // (the dead daemon's file counts as a socket: the new daemon listens once its start marker is gone)
+        yield* until("listening", () =>
+          !fs.existsSync(socket.replace(/\.sock$/, ".start")) && socketsIn(user.hookd).length === 1)
         yield* endSession(user, "dead-1", socket)
-        yield* fakeDaemon(socket, (request) => request.socket.destroy())
+        yield* fakeDaemon(socket, (request) =>
+          request.socket.destroy())
         const broken = yield* user.run(user.event("dead-1", "SessionStart"))
         assert.include(broken.stdout, "# Memory")
       })),
