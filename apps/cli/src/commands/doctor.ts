@@ -6,7 +6,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { backgroundRunsLines, backgroundRunsReport } from "../BackgroundRunsReport.js"
 import { common, jsonOption, locate, switchFlag } from "../Common.js"
-import { filesWithoutStopHook, type HookFile, hookScriptTools } from "../hooks/AgentFiles.js"
+import { type HookFile, hookScriptTools, readHookFiles, withoutStopHook } from "../hooks/AgentFiles.js"
 import { modelCallsLines, reportFor } from "../ModelCallsReport.js"
 import { DOCTOR_FINDINGS_EXIT_CODE, printJson, thousands } from "../Output.js"
 import { memdirHandler } from "../Services.js"
@@ -163,11 +163,13 @@ export const doctorCommand = Command.make(
       // what hooks and the MCP server may spend on a model, and who decided (docs/configuration.md)
       const modelCalls = yield* reportFor(location)
       // on, but an agent runs memdir's hooks without Stop: extraction once per session only (docs/hooks.md#the-stop-hook)
-      const withoutStop = modelCalls.enabled ? yield* filesWithoutStopHook(cwd) : []
+      // the agents' hook files, read once for what follows
+      const agentHooks = yield* readHookFiles(cwd)
+      const withoutStop = modelCalls.enabled ? withoutStopHook(agentHooks) : []
       // the hooks' background runs: the last ones, and what to do when they fail (docs/hooks.md#background-runs)
       const background = yield* backgroundRunsReport(location.memoryDir)
       // the hooks' shell client: what it finds on PATH (docs/hooks.md#the-hook-daemon)
-      const hookScript = yield* hookScriptTools(cwd)
+      const hookScript = hookScriptTools(agentHooks)
       if (json) {
         yield* printJson({
           memoryDir: location.memoryDir,

@@ -1,7 +1,7 @@
 /**
  * `memdir hook --serve`: the session's hook daemon (docs/hooks.md#the-hook-daemon). Started detached by the first
- * hook of a session (hookd/HookClient.ts), it listens on its unix socket in the user's private `hookd/` directory
- * and answers each hook with `answer`, the same program `memdir hook` runs in process, its services built afresh for
+ * hook of a session (hookd/HookClient.ts or bin/memdir-hook), it serves HTTP on its unix socket in the user's private
+ * `hookd/` directory (`POST /hook`) and answers each hook with `answer`, the same program `memdir hook` runs in process, its services built afresh for
  * every hook (so settings and memories are read as a new process would read them); only loading the CLI is saved.
  * It keeps the sessions it has answered (a hook names its session; SessionEnd ends one) and exits `lingerMs` after
  * the last of them ended (a minute: a script's next `claude -p` finds it warm), after `IDLE_EXIT_MS` without a hook,

@@ -42,7 +42,7 @@ export const STDOUT_MARKER = "\n--memdir-stdout--\n"
 /** A hook's stdin larger than this is refused unread past it (a prompt with pasted files fits comfortably). */
 export const HOOK_INPUT_MAX_BYTES = 4 * 1024 * 1024
 
-/** The daemon's answer, and its request, are at most this large (a hook's stdin is at most 4 MiB). */
+/** The daemon's answer is at most this large (its request, a hook's stdin, at most `HOOK_INPUT_MAX_BYTES`). */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 /** A daemon that answered no hook for this long exits (an agent that never sent SessionEnd). */

@@ -67,26 +67,35 @@ export const readAgentFile = (file: string) =>
   })
 
 /**
- * The hook files that run memdir's hooks but not on `Stop`: with automatic model calls on, extraction there runs
- * once per session (at `SessionEnd`) instead of after each turn. A file that is missing, unreadable, not a regular
- * file (a FIFO), over `MAX_AGENT_FILE_BYTES` or not a hook configuration is not reported (`hooks install` says what
- * is wrong with it).
+ * The agents' hook files, each read and parsed once: a file that is missing, unreadable, not a regular file (a
+ * FIFO), over `MAX_AGENT_FILE_BYTES` or not a hook configuration is left out (`hooks install` says what is wrong with
+ * it). What `doctor` reports of them is taken from these (`withoutStopHook`, `hookScriptTools`).
  */
-export const filesWithoutStopHook = (cwd: Option.Option<string>) =>
+export const readHookFiles = (cwd: Option.Option<string>) =>
   Effect.gen(function*() {
     const files = yield* hookFiles(cwd)
-    const missing = yield* Effect.forEach(files, (hookFile) =>
+    const read = yield* Effect.forEach(files, (hookFile) =>
       readAgentFile(hookFile.file).pipe(
-        Effect.map(({ text }): ReadonlyArray<HookFile> => {
+        Effect.map(({ text }) => {
           if (text === undefined) return []
           const config = HookConfig.parseConfig(hookFile.file, text)
-          if (Result.isFailure(config)) return []
-          const events = HookConfig.memdirEvents(config.success)
-          return events.length > 0 && !events.includes("Stop") ? [hookFile] : []
+          return Result.isSuccess(config) ? [{ hookFile, config: config.success }] : []
         }),
         Effect.orElseSucceed(() => [])
       ))
-    return missing.flat()
+    return read.flat()
+  })
+
+export type ReadHookFile = Effect.Success<ReturnType<typeof readHookFiles>>[number]
+
+/**
+ * The hook files that run memdir's hooks but not on `Stop`: with automatic model calls on, extraction there runs
+ * once per session (at `SessionEnd`) instead of after each turn.
+ */
+export const withoutStopHook = (files: ReadonlyArray<ReadHookFile>): ReadonlyArray<HookFile> =>
+  files.flatMap(({ config, hookFile }) => {
+    const events = HookConfig.memdirEvents(config)
+    return events.length > 0 && !events.includes("Stop") ? [hookFile] : []
   })
 
 /**
@@ -116,21 +125,14 @@ export const HOOK_SCRIPT_TOOLS = ["curl", "sha256sum", "setsid"] as const
 
 /**
  * Whether an agent's hook file runs memdir's hooks through `memdir-hook`, and which of the tools it needs are not on
- * this `PATH`: `undefined` when no hook file runs `memdir-hook`. A hook file that cannot be read is not counted.
+ * this `PATH`: `undefined` when no hook file runs `memdir-hook`.
  */
-export const hookScriptTools = (cwd: Option.Option<string>, env: NodeJS.ProcessEnv = process.env) =>
-  Effect.gen(function*() {
-    const files = yield* hookFiles(cwd)
-    const runs = yield* Effect.forEach(files, (hookFile) =>
-      readAgentFile(hookFile.file).pipe(
-        Effect.map(({ text }) => {
-          if (text === undefined) return false
-          const config = HookConfig.parseConfig(hookFile.file, text)
-          return Result.isSuccess(config) &&
-            HookConfig.memdirCommands(config.success).some((command) => /(?:^|[\s/"'])memdir-hook\b/.test(command))
-        }),
-        Effect.orElseSucceed(() => false)
-      ))
-    if (!runs.some(Boolean)) return undefined
-    return { missing: HOOK_SCRIPT_TOOLS.filter((tool) => programNotFound(tool, env) !== undefined) }
-  })
+export const hookScriptTools = (
+  files: ReadonlyArray<ReadHookFile>,
+  env: NodeJS.ProcessEnv = process.env
+): { readonly missing: ReadonlyArray<string> } | undefined =>
+  files.some(({ config }) =>
+      HookConfig.memdirCommands(config).some((command) => /(?:^|[\s/"'])memdir-hook\b/.test(command))
+    )
+    ? { missing: HOOK_SCRIPT_TOOLS.filter((tool) => programNotFound(tool, env) !== undefined) }
+    : undefined
