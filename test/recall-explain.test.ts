@@ -1,6 +1,7 @@
 /**
  * `memdir recall --explain` through the bundled CLI on a scratch memory directory: the kept memory with the terms it
- * matched and where, a cut one with its reason, and for an off-topic request why nothing was kept.
+ * matched and where, a cut one with its reason, and for an off-topic request why nothing was kept (no shared word,
+ * too little evidence, or a request mostly about words no memory contains).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -117,6 +118,21 @@ describe("memdir recall --explain", () => {
         none.explainSummary.summary,
         "nothing kept: none of the 5 candidates shares a term with the request"
       )
+
+      // a project word in another sense, among words no memory contains: cut by the unknown words' bar
+      const trapQuery = "was Hamlet first staged at the Globe theatre on a Friday"
+      const trap = yield* memdir("--explain", trapQuery)
+      assert.strictEqual(trap.status, 0, trap.stderr)
+      assert.include(trap.stdout, "no relevant memory (5 candidates, selector: offline)")
+      assert.match(trap.stdout, /words no memory contains: .*hamlet.*globe.* \(every candidate needs 0\.\d\d\)/)
+      assert.match(trap.stdout, /cut: below 0\.\d\d for unknown words +project_release\.md +fridai/)
+      const trapJson = parseJson(yield* memdir("--explain", "--json", trapQuery))
+      assert.includeMembers(trapJson.explainSummary.unknownWords, ["hamlet", "globe"])
+      assert.strictEqual(
+        trapJson.explainSummary.unknownWordsBar,
+        Math.min(0.8, 0.2 * trapJson.explainSummary.unknownWeight)
+      )
+      assert.strictEqual(trapJson.explain[0].verdict, "unknown-words")
 
       const skipped = yield* memdir("--explain", "thanks!")
       assert.include(skipped.stdout, "explain: nothing to explain: the request was skipped (one-word-prompt)")

@@ -168,6 +168,33 @@ export const memdirTuned = (
     })
 })
 
+/**
+ * memdir's offline selector with the relative cut and the bar of the request's unknown words (`unknownWordsShare`,
+ * `unknownWordsCap`) chosen per fold, as their defaults were chosen (`--unknown-words`, docs/evals.md).
+ */
+export const memdirUnknownWordsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => ({
+  name: "memdir whole body (unknown-words bar per fold)",
+  description:
+    "the offline selector, relativeToTop / unknownWordsShare / unknownWordsCap chosen on the other directories",
+  settings: grid<number>([[0.8, 0.85, 0.9], [0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4], [0.6, 0.8, 1, 1.2, Infinity]])
+    .map(([relativeToTop, unknownWordsShare, unknownWordsCap]) => {
+      const options = {
+        ...base,
+        relativeToTop: relativeToTop!,
+        unknownWordsShare: unknownWordsShare!,
+        unknownWordsCap: unknownWordsCap!
+      }
+      return {
+        label: `relativeToTop ${relativeToTop} unknown words ${unknownWordsShare} up to ${unknownWordsCap}`,
+        select: (directory: LabelledDirectory, query: string) =>
+          selectRelevantMemories(
+            { query, candidates: directory.candidates, bodies: bodiesOf(directory, "whole") },
+            options
+          )
+      }
+    })
+})
+
 /** memdir's offline selector with its body weight and length normalisation chosen per fold too. */
 export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => {
   const fieldSets = grid<number>([[0.35, 0.6], [0.5, 0.75], [1.5, 2, 3, Infinity]]).map(([weight, b, ratio]) =>

@@ -1,14 +1,15 @@
 /**
- * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses] [--learned]`: the
- * offline selector leave-one-directory-out on labelled real memory directories, beside the BM25+ baseline
- * (Generalization.ts), and its ranking apart from its decision. `--learned` adds an experiment: the decision learned
+ * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses] [--learned]
+ * [--fields] [--unknown-words]`: the offline selector leave-one-directory-out on labelled real memory directories,
+ * beside the BM25+ baseline (Generalization.ts), and its ranking apart from its decision. `--learned` adds an experiment: the decision learned
  * from the development sets (LearnedDecision.ts).
  *
  * The directories are read where they are (`--corpus`, default `../shared/corpora/memories` beside the checkout:
  * real directories from public repositories, which stay outside the project); a directory that keeps its memories
  * under `.claude/memory/` is read from there. Labels default to `evals/selector-real/labels.json`. `--written` adds the
  * ten directories written for the selector's test (`packages/core/test/fixtures/selector-set`), so the folds run over
- * all 22 directories, as the shipped defaults were chosen.
+ * all 22 directories, as the shipped defaults were chosen. `--fields` and `--unknown-words` add systems whose field
+ * weights, or relative cut and unknown-words bar, are chosen per fold too.
  */
 import { NodeServices } from "@effect/platform-node"
 import * as ScannerModule from "@memdir/core/Scanner"
@@ -24,6 +25,7 @@ import {
   memdirFieldsTuned,
   memdirRanker,
   memdirTuned,
+  memdirUnknownWordsTuned,
   rankingQuality,
   renderRanking,
   renderReport
@@ -70,6 +72,7 @@ const program = Effect.gen(function*() {
       memdirTuned(),
       memdirTuned(undefined, "whole", "memdir whole body (knobs per fold)"),
       ...(argv.includes("--fields") ? [memdirFieldsTuned()] : []),
+      ...(argv.includes("--unknown-words") ? [memdirUnknownWordsTuned()] : []),
       bm25Baseline
     ],
     directories,

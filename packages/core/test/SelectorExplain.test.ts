@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as ScannerModule from "../src/Scanner.js"
-import { explainSelection, selectRelevantMemories } from "../src/Selector.js"
+import { defaultOfflineOptions, explainSelection, selectRelevantMemories } from "../src/Selector.js"
 import { SELECTOR_SET, setLabels } from "./support/selectorSet.js"
 
 const memory = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader => ({
@@ -118,5 +118,57 @@ describe("explainSelection", () => {
     assert.deepStrictEqual(weak.selected, [])
     assert.strictEqual(weak.considered[0]!.verdict, "below-evidence-floor")
     assert.match(weak.summary, /is below the evidence floor 0\.40/)
+  })
+
+  it("cuts a memory sharing a word with a request mostly about what no memory mentions", () => {
+    const candidates = [
+      memory(
+        "project_pulse.md",
+        "Pulse trading bot",
+        "Pulse scans the market for breakouts and places momentum trades",
+        "Pulse runs every five minutes while the market is open; resting orders are cancelled at the close."
+      ),
+      memory("feedback_sizing.md", "Position sizing", "Never risk more than one percent of the account on a trade"),
+      memory("reference_broker.md", "Broker API", "The broker's REST API, its keys and its rate limits")
+    ]
+    const trap = explainSelection({
+      query: "My Garmin shows a resting pulse of 95 bpm — should I be worried?",
+      candidates
+    })
+    assert.deepStrictEqual(trap.selected, [])
+    const pulse = trap.considered[0]!
+    assert.strictEqual(pulse.path, "project_pulse.md")
+    assert.strictEqual(pulse.verdict, "unknown-words")
+    assert.includeMembers([...trap.unknownWords], ["garmin", "bpm", "worri"])
+    assert.strictEqual(
+      trap.unknownWordsBar,
+      Math.min(defaultOfflineOptions.unknownWordsCap, defaultOfflineOptions.unknownWordsShare * trap.unknownWeight)
+    )
+    assert.isBelow(pulse.score, trap.unknownWordsBar)
+    assert.isAtLeast(pulse.score, trap.minEvidence)
+    assert.include(pulse.reason, "garmin")
+    assert.match(
+      trap.summary,
+      /^nothing kept: the best match project_pulse\.md scores \d\.\d\d, under 0\.2 × \d\.\d\d \(\d\.\d\d\), .*garmin.* never mentions$/
+    )
+    // the bar is what cuts it: without it the shared words are evidence enough
+    const without = explainSelection(
+      { query: "My Garmin shows a resting pulse of 95 bpm — should I be worried?", candidates },
+      { ...defaultOfflineOptions, unknownWordsShare: 0 }
+    )
+    assert.deepStrictEqual(without.selected, ["project_pulse.md"])
+
+    // a request about the memory in the directory's own words keeps it: no unknown word of weight
+    const own = explainSelection({ query: "Why did Pulse place no momentum trades today?", candidates })
+    assert.deepStrictEqual(own.selected, ["project_pulse.md"])
+    assert.deepStrictEqual(own.unknownWords, [])
+
+    // a long request full of words no memory has (a pasted log) demands at most the cap
+    const log = "Pulse crashed placing momentum trades on breakouts: TypeError at xq7 zr9 vv3 kp2 mm8 qq5 " +
+      "ww4 yy6 tt1 jj0 hh2 gg3 ff4 dd5 ss6 aa7"
+    const long = explainSelection({ query: log, candidates })
+    assert.isAbove(defaultOfflineOptions.unknownWordsShare * long.unknownWeight, defaultOfflineOptions.unknownWordsCap)
+    assert.strictEqual(long.unknownWordsBar, defaultOfflineOptions.unknownWordsCap)
+    assert.deepStrictEqual(long.selected, ["project_pulse.md"])
   })
 })

@@ -20,6 +20,8 @@ const shortWhy = (c: CandidateExplanation, explanation: SelectionExplanation): s
       return `cut: below the relative cut ${explanation.relativeCut.toFixed(2)}`
     case "body-only":
       return `cut: body only, below ${explanation.bodyOnlyEvidence.toFixed(2)}`
+    case "unknown-words":
+      return `cut: below ${explanation.unknownWordsBar.toFixed(2)} for unknown words`
     case "near-duplicate":
       return `cut: near-duplicate of ${c.duplicateOf ?? "a kept memory"}`
     case "over-limit":
@@ -51,6 +53,12 @@ export const explanationLines = (
     `  evidence floor ${explanation.minEvidence.toFixed(2)}, relative cut ${explanation.relativeCut.toFixed(2)} ` +
       `(top score ${explanation.top.toFixed(2)}), at most ${explanation.max}`
   )
+  if (explanation.unknownWords.length > 0) {
+    lines.push(
+      `  words no memory contains: ${explanation.unknownWords.join(", ")} (every candidate needs ` +
+        `${explanation.unknownWordsBar.toFixed(2)})`
+    )
+  }
   if (rows.length > 0) {
     const cells = rows.map((
       c

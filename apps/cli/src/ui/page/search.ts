@@ -45,7 +45,9 @@ const recallPanel = (result: RecallView, title: string): HTMLElement => {
         { class: "muted" },
         `Request terms: ${summary.queryTerms.length === 0 ? "(none)" : summary.queryTerms.join(", ")}. ` +
           `Evidence floor ${summary.minEvidence.toFixed(2)}, relative cut ${summary.relativeCut.toFixed(2)} ` +
-          `(top score ${summary.top.toFixed(2)}), at most ${summary.max}.`
+          `(top score ${summary.top.toFixed(2)}), at most ${summary.max}.` +
+          (summary.unknownWords.length === 0 ? "" : ` Words no memory contains: ${summary.unknownWords.join(", ")} ` +
+            `(every memory needs ${summary.unknownWordsBar.toFixed(2)}).`)
       ),
       h(
         "table",

@@ -102,6 +102,8 @@ export interface RecallView {
     readonly top: number
     readonly minEvidence: number
     readonly relativeCut: number
+    readonly unknownWords: ReadonlyArray<string>
+    readonly unknownWordsBar: number
     readonly max: number
     readonly unmatched: number
     readonly summary: string
