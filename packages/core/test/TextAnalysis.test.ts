@@ -38,12 +38,52 @@ describe("text analysis", () => {
     assert.deepStrictEqual(segmentWords("데이터베이스를 목으로"), ["데이터베이스를", "목으로"])
   })
 
+  it("takes an acronym's plural for the acronym and drops a possessive 's", () => {
+    // "APKs" was "ap" + "ks", "week's" was "week'" after stemming: neither matched the memory's "APK" or "week"
+    assert.deepStrictEqual(segmentWords("last week's APKs, two PRs and Bun's URLs; what's it's"), [
+      "last",
+      "week",
+      "apk",
+      "two",
+      "pr",
+      "and",
+      "bun",
+      "url",
+      "what",
+      "it"
+    ])
+    assert.deepStrictEqual(segmentWords("la semana del equipo: l'équipe, ¿qué pasó con los APKs de Pablo’s?"), [
+      "la",
+      "semana",
+      "del",
+      "equipo",
+      "l'équipe",
+      "qué",
+      "pasó",
+      "con",
+      "los",
+      "apk",
+      "de",
+      "pablo"
+    ])
+    assert.deepStrictEqual(segmentWords("getAPIs parseJSONBody HTTPServer don't"), [
+      "get",
+      "api",
+      "parse",
+      "json",
+      "body",
+      "http",
+      "server",
+      "don't"
+    ])
+  })
+
   it("segments ASCII text on its fast path exactly as the Unicode pattern does", () => {
     // A trailing non-ASCII word sends the same text down the Unicode path; the two must agree word for word.
     const viaUnicode = (text: string) => segmentWords(`${text} é`).slice(0, -1)
     const samples = [
       "isolatedModules snake_case config.toml",
-      "don't can't l'equipe 'quoted' it''s end'",
+      "don't can't l'equipe 'quoted' it''s end' week's Bun's APKs PRs getAPIs 's ''s",
       "HTTPServer parseJSONBody getHTTPResponseCode XMLHttpRequest v2Api ABC abcDEF",
       "node20 3.14 1e9 a-b_c.d/e\\f #tag @user $var 100% x86_64",
       "Mixed CASE words, punctuation!? (parens) [brackets] {braces} <angle> \"quotes\" `code`",
@@ -59,7 +99,24 @@ describe("text analysis", () => {
   // ASCII with the characters that decide word ends and case changes over-represented.
   const asciiText = FastCheck.array(
     FastCheck.oneof(
-      FastCheck.constantFrom("'", " ", "_", "-", ".", "a", "B", "Ab", "ABc", "9", "don't", "HTTPServer", "x'Y"),
+      FastCheck.constantFrom(
+        "'",
+        " ",
+        "_",
+        "-",
+        ".",
+        "a",
+        "B",
+        "Ab",
+        "ABc",
+        "9",
+        "don't",
+        "HTTPServer",
+        "x'Y",
+        "'s",
+        "s",
+        "APKs"
+      ),
       FastCheck.string({ unit: FastCheck.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)) })
     ),
     { maxLength: 30 }

@@ -177,7 +177,14 @@ const DIGIT = /\d/
 /** Whether a text is all ASCII (its words take the fast paths: `segmentWords`, `detectLanguageOfTallies`). */
 export const isAscii = (text: string): boolean => !NON_ASCII.test(text)
 
-const pushWord = (raw: string, out: Array<string>): void => {
+/** An English possessive or contraction "'s" ("week's", "Bun's", "what's"): the word without it. */
+const POSSESSIVE = /['’][sS]$/
+/** An acronym's plural ("APKs", "PRs", "URLs"): the acronym, not "AP" and "Ks". */
+const ACRONYM_PLURAL = /(\p{Lu}{2,})s$/u
+
+const pushWord = (word: string, out: Array<string>): void => {
+  const raw = word.replace(POSSESSIVE, "").replace(ACRONYM_PLURAL, "$1")
+  if (raw.length === 0) return
   if (!CASE_CHANGE.test(raw)) {
     out.push(NON_ASCII.test(raw) ? normalizeWord(raw) : raw.toLowerCase())
     return
@@ -187,7 +194,8 @@ const pushWord = (raw: string, out: Array<string>): void => {
 }
 
 /**
- * Lower-cased word tokens; identifiers split at case changes, `_`, `.` and `-` ("isolatedModules" is two words).
+ * Lower-cased word tokens; identifiers split at case changes, `_`, `.` and `-` ("isolatedModules" is two words), an
+ * acronym's plural is the acronym ("APKs" is "apk") and a possessive "'s" goes ("week's" is "week").
  * Text in a script without spaces (Chinese, Japanese, Thai…) goes through `Intl.Segmenter`; everything else
  * through a Unicode-aware word pattern, which finds the same words twenty times faster.
  */
@@ -228,6 +236,7 @@ export const countWords = (text: string): number => {
 /** `WORD` and `CASE_CHANGE` on ASCII text: the same matches (ASCII has no marks, no other letters or digits). */
 const ASCII_WORDS = /[A-Za-z0-9]+(?:'[A-Za-z0-9]+)*/g
 const ASCII_CASE_CHANGE = /[a-z][A-Z]|[A-Z][A-Z][a-z]/
+const ASCII_POSSESSIVE = /'s$/
 const LOWER_ASCII_WORDS = /[a-z0-9]+(?:'[a-z0-9]+)*/g
 
 /**
@@ -237,12 +246,21 @@ const LOWER_ASCII_WORDS = /[a-z0-9]+(?:'[a-z0-9]+)*/g
  * whole first (which moves no word boundary); otherwise each word with a case change inside is split by `pushWord`.
  */
 const segmentAscii = (text: string): Array<string> => {
-  if (!ASCII_CASE_CHANGE.test(text)) return text.toLowerCase().match(LOWER_ASCII_WORDS) ?? []
+  if (!ASCII_CASE_CHANGE.test(text)) {
+    const found = text.toLowerCase().match(LOWER_ASCII_WORDS) ?? []
+    if (!text.includes("'")) return found
+    const out: Array<string> = []
+    for (let i = 0; i < found.length; i++) {
+      const word = found[i]!.replace(ASCII_POSSESSIVE, "")
+      if (word.length > 0) out.push(word)
+    }
+    return out
+  }
   const out: Array<string> = []
   const found = text.match(ASCII_WORDS) ?? []
   for (let i = 0; i < found.length; i++) {
     const raw = found[i]!
-    if (ASCII_CASE_CHANGE.test(raw)) pushWord(raw, out)
+    if (ASCII_CASE_CHANGE.test(raw) || raw.includes("'")) pushWord(raw, out)
     else out.push(raw.toLowerCase())
   }
   return out
