@@ -130,7 +130,7 @@ describe("memdir recall --explain", () => {
       assert.includeMembers(trapJson.explainSummary.unknownWords, ["hamlet", "globe"])
       assert.strictEqual(
         trapJson.explainSummary.unknownWordsBar,
-        Math.min(0.8, 0.2 * trapJson.explainSummary.unknownWeight)
+        Math.min(1, 0.2 * trapJson.explainSummary.unknownWeight)
       )
       assert.strictEqual(trapJson.explain[0].verdict, "unknown-words")
 
