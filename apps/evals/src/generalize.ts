@@ -1,8 +1,8 @@
 /**
  * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses] [--learned]
  * [--fields] [--unknown-words]`: the offline selector leave-one-directory-out on labelled real memory directories,
- * beside the BM25+ baseline (Generalization.ts), and its ranking apart from its decision. `--learned` adds an experiment: the decision learned
- * from the development sets (LearnedDecision.ts).
+ * beside the BM25+ baseline (Generalization.ts), and its ranking apart from its decision. `--learned` adds an
+ * experiment: the decision learned from the development sets (LearnedDecision.ts).
  *
  * The directories are read where they are (`--corpus`, default `../shared/corpora/memories` beside the checkout:
  * real directories from public repositories, which stay outside the project); a directory that keeps its memories
