@@ -628,6 +628,10 @@ export interface SelectionExplanation {
 
 const fixed = (n: number): string => n.toFixed(2)
 
+/** Words for a sentence: the first few, and how many more (`unknownWords` has them all). */
+const someOf = (words: ReadonlyArray<string>, shown = 8): string =>
+  words.length <= shown ? words.join(", ") : `${words.slice(0, shown).join(", ")} and ${words.length - shown} more`
+
 /**
  * Pure: the offline decision explained, candidate by candidate (`memdir recall --explain`, the selector evals): each
  * candidate with evidence, its score, the terms it matched and in which fields, and why it was kept or cut. Its
@@ -719,7 +723,7 @@ export const explainSelection = (
         reason: `cut: ${fixed(s.score)} is under ${options.unknownWordsShare} × ${fixed(evidence.unknownWeight)} (${
           fixed(unknownBar)
         }), the weight of the request's words no memory here contains (${
-          evidence.unknownWords.join(", ")
+          someOf(evidence.unknownWords)
         }): the request is mostly about what this directory never mentions`
       }
     }

@@ -170,5 +170,12 @@ describe("explainSelection", () => {
     assert.isAbove(defaultOfflineOptions.unknownWordsShare * long.unknownWeight, defaultOfflineOptions.unknownWordsCap)
     assert.strictEqual(long.unknownWordsBar, defaultOfflineOptions.unknownWordsCap)
     assert.deepStrictEqual(long.selected, ["project_pulse.md"])
+    // a reason names a few of them, not hundreds; the explanation keeps them all
+    const noise = Array.from({ length: 40 }, (_, i) => `zq${i}xv`).join(" ")
+    const flood = explainSelection({ query: `pulse ${noise}`, candidates })
+    assert.strictEqual(flood.unknownWords.length, 40)
+    assert.strictEqual(flood.considered[0]!.verdict, "unknown-words")
+    assert.include(flood.considered[0]!.reason, "zq7xv and 32 more)")
+    assert.notInclude(flood.considered[0]!.reason, "zq8xv")
   })
 })
