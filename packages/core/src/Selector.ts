@@ -107,9 +107,11 @@ export interface OfflineSelectorOptions {
   readonly bodyOnlyCoverage: number
   /**
    * The request's words no candidate contains at all (weighed as above) are what it asks about that this directory
-   * never mentions: a memory needs at least this fraction of their weight as evidence. "My Garmin shows a resting
-   * pulse of 95 bpm" shares "resting pulse" with a memory on a trading bot named Pulse, and "garmin", "bpm",
-   * "worried" with none: it is about something else…
+   * never mentions (of the candidates given: recall leaves out the memories a session has already surfaced): a
+   * memory needs at least this fraction of their weight as evidence. While some candidates' bodies are not analysed
+   * yet (`bodies` given without theirs), an unread body may hold the words, so they demand nothing. "My Garmin shows
+   * a resting pulse of 95 bpm" shares "resting pulse" with a memory on a trading bot named Pulse, and "garmin",
+   * "bpm", "worried" with none: it is about something else…
    */
   readonly unknownWordsShare: number
   /**
@@ -284,12 +286,36 @@ interface Evidence {
   /** The request's informative words no candidate contains, and their summed weight (`unknownWordsShare`). */
   readonly unknownWords: ReadonlyArray<string>
   readonly unknownWeight: number
+  /**
+   * Candidates scored by their header alone because the term cache has not analysed their bodies yet: while there are
+   * any, a word may be in a body nobody read, so the unknown words demand nothing.
+   */
+  readonly unanalysed: number
   /** The query's words, and the candidates' index (absent when the query has no words): what an explanation reads. */
   readonly words: ReadonlyArray<QueryWord>
   readonly index?: CandidateIndex | undefined
 }
 
-const NO_EVIDENCE = { matched: [], touched: [], bestPossible: 0, unknownWords: [], unknownWeight: 0, words: [] }
+const NO_EVIDENCE = {
+  matched: [],
+  touched: [],
+  bestPossible: 0,
+  unknownWords: [],
+  unknownWeight: 0,
+  unanalysed: 0,
+  words: []
+}
+
+/** How many candidates `withBodies` scores by their header alone (bodies given, but not theirs yet). */
+const unanalysedCount = (
+  candidates: ReadonlyArray<MemoryHeader>,
+  bodies: ReadonlyMap<string, BodyTerms> | undefined
+): number => {
+  if (bodies === undefined || bodies.size === 0) return 0
+  let count = 0
+  for (let i = 0; i < candidates.length; i++) if (!bodies.has(candidates[i]!.path)) count++
+  return count
+}
 
 const withBodiesCache = new WeakMap<
   ReadonlyArray<MemoryHeader>,
@@ -420,6 +446,7 @@ const gatherEvidence = (
     bestPossible,
     unknownWords,
     unknownWeight,
+    unanalysed: unanalysedCount(candidates, request.bodies),
     words,
     index
   }
@@ -433,11 +460,15 @@ const clearsBodyOnlyBar = (
   s.headerScore >= options.headerEvidence || s.score >= options.bodyOnlyEvidence ||
   s.wordShare >= options.bodyOnlyCoverage
 
-/** The evidence the request's unknown words demand of every candidate (`unknownWordsShare`, `unknownWordsCap`). */
+/**
+ * The evidence the request's unknown words demand of every candidate (`unknownWordsShare`, `unknownWordsCap`): none
+ * while some bodies are unread (`unanalysed`).
+ */
 const unknownWordsBar = (
-  evidence: Pick<Evidence, "unknownWeight">,
+  evidence: Pick<Evidence, "unknownWeight" | "unanalysed">,
   options: Pick<OfflineSelectorOptions, "unknownWordsShare" | "unknownWordsCap">
-): number => Math.min(options.unknownWordsCap, options.unknownWordsShare * evidence.unknownWeight)
+): number =>
+  evidence.unanalysed > 0 ? 0 : Math.min(options.unknownWordsCap, options.unknownWordsShare * evidence.unknownWeight)
 
 /** The decision for the candidates with evidence, best first (ties keep the candidates' order). */
 const decide = (
@@ -619,6 +650,8 @@ export interface SelectionExplanation {
   readonly unknownWords: ReadonlyArray<string>
   readonly unknownWeight: number
   readonly unknownWordsBar: number
+  /** Candidates whose bodies the term cache has not analysed yet (scored by their header): the bar is 0 meanwhile. */
+  readonly unanalysed: number
   readonly max: number
   /** Every candidate with evidence, best first (ties keep the candidates' order). */
   readonly considered: ReadonlyArray<CandidateExplanation>
@@ -768,6 +801,7 @@ export const explainSelection = (
     unknownWords: evidence.unknownWords,
     unknownWeight: evidence.unknownWeight,
     unknownWordsBar: unknownBar,
+    unanalysed: evidence.unanalysed,
     max,
     considered,
     unmatched,

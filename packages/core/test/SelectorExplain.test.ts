@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as path from "node:path"
+import { analyzeBody } from "../src/internal/text/selectorIndex.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as ScannerModule from "../src/Scanner.js"
 import { defaultOfflineOptions, explainSelection, selectRelevantMemories } from "../src/Selector.js"
@@ -177,5 +178,36 @@ describe("explainSelection", () => {
     assert.strictEqual(flood.considered[0]!.verdict, "unknown-words")
     assert.include(flood.considered[0]!.reason, "zq7xv and 32 more)")
     assert.notInclude(flood.considered[0]!.reason, "zq8xv")
+  })
+
+  it("asks nothing of the unknown words while the term cache has bodies still to analyse", () => {
+    const candidates = [
+      memory(
+        "project_pulse.md",
+        "Pulse trading bot",
+        "Pulse scans the market for breakouts and places momentum trades"
+      ),
+      memory("reference_broker.md", "Broker API", "The broker's REST API, its keys and its rate limits"),
+      memory("feedback_sizing.md", "Position sizing", "Never risk more than one percent of the account on a trade")
+    ]
+    const query = "my Garmin shows a resting pulse of 95 bpm, should I be worried"
+    const body = (text: string) => analyzeBody(text)
+    const all = new Map([
+      ["project_pulse.md", body("Pulse runs every five minutes while the market is open.")],
+      ["reference_broker.md", body("Keys live in the vault.")],
+      ["feedback_sizing.md", body("One percent.")]
+    ])
+    const read = explainSelection({ query, candidates, bodies: all })
+    assert.strictEqual(read.unanalysed, 0)
+    assert.isAbove(read.unknownWordsBar, 0)
+    assert.deepStrictEqual(read.selected, [])
+    assert.strictEqual(read.considered[0]!.verdict, "unknown-words")
+    // one body not analysed yet (scored by its header): a word may be in it, so the bar waits
+    const partial = new Map([...all].filter(([path]) => path !== "feedback_sizing.md"))
+    const reading = explainSelection({ query, candidates, bodies: partial })
+    assert.strictEqual(reading.unanalysed, 1)
+    assert.strictEqual(reading.unknownWordsBar, 0)
+    assert.deepStrictEqual(reading.selected, ["project_pulse.md"])
+    assert.deepStrictEqual(selectRelevantMemories({ query, candidates, bodies: partial }), ["project_pulse.md"])
   })
 })

@@ -55,8 +55,11 @@ export const explanationLines = (
   )
   if (explanation.unknownWords.length > 0) {
     lines.push(
-      `  words no memory contains: ${explanation.unknownWords.join(", ")} (every candidate needs ` +
-        `${explanation.unknownWordsBar.toFixed(2)})`
+      `  words no memory contains: ${explanation.unknownWords.join(", ")} (` +
+        (explanation.unanalysed > 0
+          ? `no bar yet: ${explanation.unanalysed} memories' bodies are not analysed yet`
+          : `every candidate needs ${explanation.unknownWordsBar.toFixed(2)}`) +
+        ")"
     )
   }
   if (rows.length > 0) {

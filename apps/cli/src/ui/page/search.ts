@@ -46,8 +46,10 @@ const recallPanel = (result: RecallView, title: string): HTMLElement => {
         `Request terms: ${summary.queryTerms.length === 0 ? "(none)" : summary.queryTerms.join(", ")}. ` +
           `Evidence floor ${summary.minEvidence.toFixed(2)}, relative cut ${summary.relativeCut.toFixed(2)} ` +
           `(top score ${summary.top.toFixed(2)}), at most ${summary.max}.` +
-          (summary.unknownWords.length === 0 ? "" : ` Words no memory contains: ${summary.unknownWords.join(", ")} ` +
-            `(every memory needs ${summary.unknownWordsBar.toFixed(2)}).`)
+          (summary.unknownWords.length === 0 ? "" : ` Words no memory contains: ${summary.unknownWords.join(", ")} (` +
+            (summary.unanalysed > 0
+              ? `no bar yet: ${summary.unanalysed} memories' bodies are not analysed yet).`
+              : `every memory needs ${summary.unknownWordsBar.toFixed(2)}).`))
       ),
       h(
         "table",

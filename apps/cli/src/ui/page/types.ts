@@ -104,6 +104,7 @@ export interface RecallView {
     readonly relativeCut: number
     readonly unknownWords: ReadonlyArray<string>
     readonly unknownWordsBar: number
+    readonly unanalysed: number
     readonly max: number
     readonly unmatched: number
     readonly summary: string
