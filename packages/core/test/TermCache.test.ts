@@ -1,7 +1,8 @@
 /**
  * TermCache on a real temp directory: the cache is written 0600 inside the memory directory's hidden state, reused
  * while a file's size and mtime are unchanged, rebuilt when it is corrupt or of another version, never follows a
- * link or opens a FIFO, and keeps to its analysis budget. Then recall through `Memdir.layer` over 250 memories:
+ * link or opens a FIFO, and keeps to its analysis budget (while bodies are left, the selector's unknown words demand
+ * nothing). Then recall through `Memdir.layer` over 250 memories:
  * one outside the 200 newest is recalled, and a phrase only deep in a long body finds its memory.
  */
 import { NodeServices } from "@effect/platform-node"
@@ -17,7 +18,7 @@ import * as Memdir from "../src/Memdir.js"
 import * as MemoryFs from "../src/MemoryFs.js"
 import * as Recall from "../src/Recall.js"
 import * as Scanner from "../src/Scanner.js"
-import { scoreMemories } from "../src/Selector.js"
+import { explainSelection, scoreMemories } from "../src/Selector.js"
 import { TERM_CACHE_FILE, TermCache } from "../src/TermCache.js"
 import * as TermCacheModule from "../src/TermCache.js"
 import { SELECTOR_SET, setLabels } from "./support/selectorSet.js"
@@ -155,6 +156,40 @@ describe("TermCache", () => {
       const sizes = [] as Array<number>
       for (let call = 0; call < 3; call++) sizes.push((yield* bodiesOf(dir).pipe(Effect.provide(layer))).size)
       assert.deepStrictEqual(sizes, [2, 4, 6])
+    }).pipe(Effect.provide(live())))
+
+  it.effect("while bodies are left to analyse, a word in them is not taken for one no memory has", () =>
+    Effect.gen(function*() {
+      const dir = scratchDir()
+      fs.writeFileSync(path.join(dir, "project_pulse.md"), memory("Pulse bot", "Pulse scans the market", "Small."))
+      for (let i = 0; i < 5; i++) {
+        fs.writeFileSync(path.join(dir, `project_log_${i}.md`), memory(`Log ${i}`, "x", "filler ".repeat(150)))
+      }
+      // the words of the request other than "pulse" are only in this body
+      fs.writeFileSync(
+        path.join(dir, "project_watch.md"),
+        memory("Watch export", "x", `${"filler ".repeat(150)}The garmin export keeps bpm samples; nobody is worried.`)
+      )
+      const query = "my garmin shows a pulse of 95 bpm, should I be worried"
+      const layer = live({ analyseBudgetBytes: 2500 })
+      const scan = yield* (yield* Scanner.Scanner).scan(dir)
+      const candidates = [...scan.memories, ...(scan.headerless ?? [])]
+      const explained: Array<{ unanalysed: number; bar: number; unknown: ReadonlyArray<string> }> = []
+      for (let call = 0; call < 4; call++) {
+        const bodies = yield* Effect.flatMap(TermCache, (cache) => cache.bodies(dir, candidates)).pipe(
+          Effect.provide(layer)
+        )
+        const e = explainSelection({ query, candidates, bodies })
+        explained.push({ unanalysed: e.unanalysed, bar: e.unknownWordsBar, unknown: e.unknownWords })
+      }
+      // the first calls leave bodies unread: whatever is unknown then, it demands nothing
+      assert.isAbove(explained[0]!.unanalysed, 0)
+      for (const e of explained.filter((e) => e.unanalysed > 0)) assert.strictEqual(e.bar, 0)
+      // once every body is read, the words are found in one of them: none is unknown
+      const last = explained.at(-1)!
+      assert.strictEqual(last.unanalysed, 0)
+      assert.notInclude(last.unknown, "garmin")
+      assert.notInclude(last.unknown, "bpm")
     }).pipe(Effect.provide(live())))
 })
 
