@@ -182,8 +182,14 @@ const POSSESSIVE = /['’][sS]$/
 /** An acronym's plural ("APKs", "PRs", "URLs"): the acronym, not "AP" and "Ks". */
 const ACRONYM_PLURAL = /(\p{Lu}{2,})s$/u
 
+/** `word` without a possessive "'s" or an acronym's plural "s": both end in "s", most words do not (no regex then). */
+const withoutFinalS = (word: string): string => {
+  const last = word.charCodeAt(word.length - 1)
+  return last === 115 || last === 83 ? word.replace(POSSESSIVE, "").replace(ACRONYM_PLURAL, "$1") : word
+}
+
 const pushWord = (word: string, out: Array<string>): void => {
-  const raw = word.replace(POSSESSIVE, "").replace(ACRONYM_PLURAL, "$1")
+  const raw = withoutFinalS(word)
   if (raw.length === 0) return
   if (!CASE_CHANGE.test(raw)) {
     out.push(NON_ASCII.test(raw) ? normalizeWord(raw) : raw.toLowerCase())
