@@ -1,18 +1,20 @@
 /**
  * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses] [--learned]
- * [--fields] [--unknown-words]`: the offline selector leave-one-directory-out on labelled real memory directories,
- * beside the BM25+ baseline (Generalization.ts), and its ranking apart from its decision. `--learned` adds an
- * experiment: the decision learned from the development sets (LearnedDecision.ts).
+ * [--fields] [--unknown-words] [--explain ID ...]`: the offline selector leave-one-directory-out
+ * on labelled real memory directories, beside the BM25+ baseline (Generalization.ts), and its ranking apart from its
+ * decision. `--learned` adds an experiment: the decision learned from the development sets (LearnedDecision.ts).
  *
  * The directories are read where they are (`--corpus`, default `../shared/corpora/memories` beside the checkout:
  * real directories from public repositories, which stay outside the project); a directory that keeps its memories
  * under `.claude/memory/` is read from there. Labels default to `evals/selector-real/labels.json`. `--written` adds the
  * ten directories written for the selector's test (`packages/core/test/fixtures/selector-set`), so the folds run over
  * all 22 directories, as the shipped defaults were chosen. `--fields` and `--unknown-words` add systems whose field
- * weights, or relative cut and unknown-words bar, are chosen per fold too.
+ * weights, or relative cut and unknown-words bar, are chosen per fold too. `--explain ID` prints the shipped
+ * selector's explanation of one labelled request (whole bodies, as recall reads them) beside its labels.
  */
 import { NodeServices } from "@effect/platform-node"
 import * as ScannerModule from "@memdir/core/Scanner"
+import { explainSelection } from "@memdir/core/Selector"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
@@ -20,6 +22,7 @@ import * as path from "node:path"
 import {
   bm25Baseline,
   bm25Ranker,
+  bodiesOf,
   leaveOneDirectoryOut,
   memdirAsShipped,
   memdirFieldsTuned,
@@ -39,6 +42,7 @@ import {
   writtenSet
 } from "./LabelledSets.js"
 import { learnedLeaveOneDirectoryOut, renderLearned } from "./LearnedDecision.js"
+import { trialExplanation } from "./SelectorHarness.js"
 
 const argv = process.argv.slice(2)
 const option = (name: string): Array<string> => {
@@ -109,6 +113,25 @@ const program = Effect.gen(function*() {
         }
       }
     }
+  }
+  for (const id of option("--explain")) {
+    const query = queries.find((q) => q.id === id)
+    if (query === undefined) {
+      console.error(`--explain ${id}: no labelled request has that id`)
+      process.exitCode = 2
+      continue
+    }
+    const directory = directories.get(query.dir)!
+    const explanation = explainSelection({
+      query: query.query,
+      candidates: directory.candidates,
+      bodies: bodiesOf(directory, "whole")
+    })
+    console.log(`\n## ${id} [${query.language} ${query.kind}] ${JSON.stringify(query.query)}`)
+    console.log(
+      `relevant: ${query.relevant.join(", ") || "none"}; acceptable: ${query.acceptable.join(", ") || "none"}`
+    )
+    console.log(JSON.stringify(trialExplanation(explanation), null, 2))
   }
   const jsonOut = option("--json")[0]
   if (jsonOut !== undefined) {
