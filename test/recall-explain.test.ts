@@ -1,7 +1,8 @@
 /**
  * `memdir recall --explain` through the bundled CLI on a scratch memory directory: the kept memory with the terms it
- * matched and where, a cut one with its reason, and for an off-topic request why nothing was kept (no shared word,
- * too little evidence, or a request mostly about words no memory contains).
+ * matched and where (a German request's words through their translations), a cut one with its reason, and for an
+ * off-topic request why nothing was kept (no shared word, too little evidence, or a request mostly about words no
+ * memory contains).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -95,6 +96,22 @@ describe("memdir recall --explain", () => {
       const duplicate = out.explain.find((c: { path: string }) => c.path === "reference_mcpe-v81-protocol.md")
       assert.strictEqual(duplicate.verdict, "near-duplicate")
       assert.strictEqual(duplicate.duplicateOf, "reference_mcpe-v45-protocol.md")
+    }))
+
+  it.effect("finds an English memory for a German request through its translations, and says so", () =>
+    Effect.gen(function*() {
+      const query = "Darf der Integrationstest die Datenbank simulieren?"
+      const run = yield* memdir("--explain", query)
+      assert.strictEqual(run.status, 0, run.stderr)
+      assert.include(run.stdout, "feedback_db-tests.md")
+      assert.match(run.stdout, /kept +feedback_db-tests\.md +.*datenbank as databas \(name, description, path\)/)
+      const out = parseJson(yield* memdir("--explain", "--json", query))
+      assert.deepStrictEqual(out.selected.map((m: { path: string }) => m.path), ["feedback_db-tests.md"])
+      assert.deepInclude(out.explain[0].matched, {
+        term: "datenbank",
+        fields: ["name", "description", "path"],
+        translatedAs: ["databas"]
+      })
     }))
 
   it.effect("says why nothing was kept for an off-topic request", () =>

@@ -20,6 +20,7 @@ import { Scanner } from "@memdir/core/Scanner"
 import {
   defaultOfflineOptions,
   explainSelection,
+  matchedTermText,
   type OfflineSelectorOptions,
   type SelectionExplanation
 } from "@memdir/core/Selector"
@@ -55,7 +56,7 @@ export const trialExplanation = (explanation: SelectionExplanation) => ({
     score: Math.round(c.score * 100) / 100,
     verdict: c.verdict,
     reason: c.reason,
-    matched: c.matched.map((m) => `${m.term} (${m.fields.join(", ")})`)
+    matched: c.matched.map(matchedTermText)
   })),
   more: Math.max(0, explanation.considered.length - EXPLAINED_CANDIDATES),
   unmatched: explanation.unmatched

@@ -126,6 +126,11 @@ export interface OfflineSelectorOptions {
   readonly recentToolWarningBonus: number
   /** Weight of a gram (Hangul/CJK bigram, German/Dutch 4-gram) relative to a whole word. */
   readonly gramWeight: number
+  /**
+   * Weight of a request word's translation into the candidates' languages (the glossary of `translation.ts`)
+   * relative to the word itself; 0 turns translation off.
+   */
+  readonly translationWeight: number
   /** Weight of a weak request word ("fix", "add", "file"…) relative to an ordinary one. */
   readonly weakTermWeight: number
   /**
@@ -169,6 +174,7 @@ export const defaultOfflineOptions: OfflineSelectorOptions = {
   unknownWordsCap: 1,
   recentToolWarningBonus: 0.5,
   gramWeight: 0.3,
+  translationWeight: 0.7,
   weakTermWeight: 0.35,
   localHalfSize: 20
 }
@@ -248,14 +254,22 @@ interface QueryWord {
   readonly grams: ReadonlyArray<{ readonly term: string; readonly weight: number }>
   /** The same word stemmed as the candidates' other languages stem it: it matches whole through any of them. */
   readonly variants: ReadonlyArray<string>
+  /**
+   * Its translations into the candidates' languages, in groups (one per part of a compound found through its parts),
+   * worked out when asked: they match at `translationWeight`, the best form of each group counting, a group its share
+   * of the word. Only a word no candidate contains in any of its own forms is translated: where a memory writes it as
+   * the request does, its translations would only add looser synonyms (off-topic picks, measured: docs/evals.md).
+   */
+  readonly translations: () => ReadonlyArray<ReadonlyArray<string>>
 }
 
 const queryWords = (
   query: string,
   options: OfflineSelectorOptions,
-  languages: ReadonlyArray<Language> = []
+  languages: ReadonlyArray<Language> = [],
+  cjk = false
 ): ReadonlyArray<QueryWord> => {
-  const analyzed = analyzeQuery(removeExcludedTopics(query), languages)
+  const analyzed = analyzeQuery(removeExcludedTopics(query), languages, cjk)
   const byTerm = new Map<string, QueryWord>()
   analyzed.words.forEach((word, i) => {
     const grams = analyzed.grams[i]!.map((term) => ({
@@ -265,7 +279,13 @@ const queryWords = (
     const weight = priorWeight(analyzed.language, word) * (WEAK_TERMS.has(word) ? options.weakTermWeight : 1)
     const previous = byTerm.get(word)
     if (previous === undefined || previous.weight < weight) {
-      byTerm.set(word, { term: word, weight, grams, variants: analyzed.variants[i]! })
+      byTerm.set(word, {
+        term: word,
+        weight,
+        grams,
+        variants: analyzed.variants[i]!,
+        translations: () => analyzed.translations(i)
+      })
     }
   })
   return [...byTerm.values()]
@@ -361,7 +381,7 @@ const gatherEvidence = (
   const index = indexCandidates(withBodies(candidates, request.bodies), options.fields)
   const languages = [...new Set(index.memories.map((memory) => memory.language))]
   // the request's words stemmed as each candidate language stems them too (the request is short: analysed again)
-  const words = queryWords(request.query, options, languages)
+  const words = queryWords(request.query, options, languages, index.cjk)
   const localShare = n / (n + options.localHalfSize)
   const rarest = Math.log(1 + (n - 0.5) / 1.5)
   const dfOf = (term: string): number => index.postings.get(term)?.docs.length ?? 0
@@ -376,6 +396,13 @@ const gatherEvidence = (
   // the same from the header's fields alone
   const wholeHeader = new Float64Array(n)
   const partsHeader = new Float64Array(n)
+  // the best translation of each group so far, and their sum over the groups
+  const translated = new Float64Array(n)
+  const translatedHeader = new Float64Array(n)
+  const groupBest = new Float64Array(n)
+  const groupBestHeader = new Float64Array(n)
+  const groupStamp = new Int32Array(n)
+  let group = 0
   const stamp = new Int32Array(n)
   const touchedByWord: Array<number> = []
   const touched: Array<number> = []
@@ -385,8 +412,9 @@ const gatherEvidence = (
   let unknownWeight = 0
   let mark = 0
   const saturate = (weight: number, tf: number): number => weight * (tf / (options.k1 + tf))
-  // A whole word: each form of it posts once per memory, and the best form counts. Grams add up.
-  const add = (term: string, weight: number, isGram: boolean): void => {
+  // A whole word: each form of it posts once per memory, and the best form counts. Grams add up. A translation
+  // counts like a form within its group (the current `group`), and the groups add up.
+  const add = (term: string, weight: number, kind: "form" | "gram" | "translation"): void => {
     const postings = index.postings.get(term)
     if (postings === undefined) return
     for (let i = 0; i < postings.docs.length; i++) {
@@ -397,16 +425,32 @@ const gatherEvidence = (
         parts[doc] = 0
         wholeHeader[doc] = 0
         partsHeader[doc] = 0
+        translated[doc] = 0
+        translatedHeader[doc] = 0
         touchedByWord.push(doc)
       }
       const value = saturate(weight, postings.weighted[i]!)
       const headerValue = saturate(weight, postings.header[i]!)
-      if (isGram) {
+      if (kind === "gram") {
         parts[doc] += value
         partsHeader[doc] += headerValue
-      } else {
+      } else if (kind === "form") {
         whole[doc] = Math.max(whole[doc]!, value)
         wholeHeader[doc] = Math.max(wholeHeader[doc]!, headerValue)
+      } else {
+        if (groupStamp[doc] !== group) {
+          groupStamp[doc] = group
+          groupBest[doc] = 0
+          groupBestHeader[doc] = 0
+        }
+        if (value > groupBest[doc]!) {
+          translated[doc] += value - groupBest[doc]!
+          groupBest[doc] = value
+        }
+        if (headerValue > groupBestHeader[doc]!) {
+          translatedHeader[doc] += headerValue - groupBestHeader[doc]!
+          groupBestHeader[doc] = headerValue
+        }
       }
     }
   }
@@ -417,17 +461,33 @@ const gatherEvidence = (
     const forms = [word.term, ...word.variants]
     const weight = weightOf(forms.reduce((a, b) => dfOf(b) > dfOf(a) ? b : a), word.weight)
     bestPossible += weight
-    for (const form of forms) add(form, weight, false)
-    for (const gram of word.grams) add(gram.term, weightOf(gram.term, gram.weight), true)
+    for (const form of forms) add(form, weight, "form")
+    for (const gram of word.grams) add(gram.term, weightOf(gram.term, gram.weight), "gram")
+    if (options.translationWeight > 0 && forms.every((form) => dfOf(form) === 0)) {
+      const groups = word.translations()
+      const share = options.translationWeight / groups.length
+      for (const translations of groups) {
+        group++
+        // a translation every candidate uses says little: its own local statistics, the word's prior
+        for (const translation of translations) {
+          add(translation, share * weightOf(translation, word.weight), "translation")
+        }
+      }
+    }
     let known = false
     for (const doc of touchedByWord) {
-      // A word counts once: whole, or through its grams (never more than most of the whole word's weight).
-      const value = Math.max(whole[doc]!, Math.min(parts[doc]!, 0.8 * weight))
+      // A word counts once: whole, through its grams (never more than most of the whole word's weight) or through
+      // its translations.
+      const value = Math.max(whole[doc]!, Math.min(parts[doc]!, 0.8 * weight), translated[doc]!)
       if (value <= 0) continue
       known = true
       if (scores[doc] === 0) touched.push(doc)
       scores[doc] += value
-      headerScores[doc] += Math.max(wholeHeader[doc]!, Math.min(partsHeader[doc]!, 0.8 * weight))
+      headerScores[doc] += Math.max(
+        wholeHeader[doc]!,
+        Math.min(partsHeader[doc]!, 0.8 * weight),
+        translatedHeader[doc]!
+      )
       matchedWeights[doc] += weight
       ;(matched[doc] ??= []).push(word.term)
     }
@@ -610,9 +670,17 @@ export type CandidateVerdict =
 /** A query term a candidate matched (stemmed, as the selector compares), and the fields it was found in. */
 export interface MatchedTerm {
   readonly term: string
-  /** Where the term, or for a word in a script without spaces its bigrams, occurs. */
+  /** Where the term, or for a word in a script without spaces its bigrams, occurs (or its translations). */
   readonly fields: ReadonlyArray<MemoryField>
+  /** When only its translations occur ("einstell" in an English memory as "set"): those translations. */
+  readonly translatedAs?: ReadonlyArray<string> | undefined
 }
+
+/** A matched term for a person: "test (name, body)", "einstell as set (description)". */
+export const matchedTermText = (m: MatchedTerm): string =>
+  `${m.term}${m.translatedAs === undefined ? "" : ` as ${m.translatedAs.join("/")}`} (${
+    m.fields.length === 0 ? "?" : m.fields.join(", ")
+  })`
 
 export interface CandidateExplanation {
   readonly path: string
@@ -688,17 +756,18 @@ export const explainSelection = (
   for (const s of collapsed) if (!familyHead.has(familyOf(s.path))) familyHead.set(familyOf(s.path), s.path)
   const positions = new Map(request.candidates.map((m, i) => [m.path, i]))
   const weighted = new Set(options.fields.map((f) => f.field))
-  const termsOf = new Map(
-    evidence.words.map((w) => [w.term, [w.term, ...w.variants, ...w.grams.map((g) => g.term)]])
-  )
+  const wordOf = new Map(evidence.words.map((w) => [w.term, w]))
   const matchedIn = (path: string, terms: ReadonlyArray<string>): ReadonlyArray<MatchedTerm> => {
     const memory = evidence.index?.memories[positions.get(path)!]
-    return terms.map((term) => ({
-      term,
-      fields: memory === undefined ?
-        [] :
-        fieldsHolding(memory, termsOf.get(term) ?? [term]).filter((f) => weighted.has(f))
-    }))
+    return terms.map((term): MatchedTerm => {
+      const word = wordOf.get(term)
+      if (memory === undefined) return { term, fields: [] }
+      const holding = (forms: ReadonlyArray<string>) => fieldsHolding(memory, forms).filter((f) => weighted.has(f))
+      const fields = holding(word === undefined ? [term] : [term, ...word.variants, ...word.grams.map((g) => g.term)])
+      if (fields.length > 0 || word === undefined) return { term, fields }
+      const translatedAs = word.translations().flat().filter((t) => holding([t]).length > 0)
+      return translatedAs.length === 0 ? { term, fields } : { term, fields: holding(translatedAs), translatedAs }
+    })
   }
   const considered = ranked.map((s, i): CandidateExplanation => {
     const base = {

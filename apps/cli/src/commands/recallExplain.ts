@@ -3,7 +3,7 @@
  * read, candidate by candidate (score, the request's terms it matched and in which fields, and why it was kept or
  * cut), and as JSON for `--json`.
  */
-import type { CandidateExplanation, SelectionExplanation } from "@memdir/core/Selector"
+import { type CandidateExplanation, matchedTermText, type SelectionExplanation } from "@memdir/core/Selector"
 import { terminalLine } from "../Terminal.js"
 
 /** Rows shown in the table; the rest are counted. */
@@ -33,8 +33,7 @@ const shortWhy = (c: CandidateExplanation, explanation: SelectionExplanation): s
   }
 }
 
-const matchedText = (c: CandidateExplanation): string =>
-  c.matched.map((m) => `${m.term} (${m.fields.length === 0 ? "?" : m.fields.join(", ")})`).join(", ")
+const matchedText = (c: CandidateExplanation): string => c.matched.map(matchedTermText).join(", ")
 
 const pad = (text: string, width: number): string => text + " ".repeat(Math.max(0, width - [...text].length))
 

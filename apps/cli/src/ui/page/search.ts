@@ -70,7 +70,15 @@ const recallPanel = (result: RecallView, title: string): HTMLElement => {
               h("td", { class: "num" }, c.score.toFixed(2)),
               h("td", { title: c.reason }, c.verdict === "kept" ? "kept" : `cut: ${c.verdict}`),
               h("td", {}, h("a", { href: memoryHref(c.path) }, c.path)),
-              h("td", {}, c.matched.map((m) => `${m.term} (${m.fields.join(", ") || "?"})`).join(", "))
+              h(
+                "td",
+                {},
+                c.matched.map((m) =>
+                  `${m.term}${m.translatedAs === undefined ? "" : ` as ${m.translatedAs.join("/")}`} (${
+                    m.fields.join(", ") || "?"
+                  })`
+                ).join(", ")
+              )
             )
           )
         )

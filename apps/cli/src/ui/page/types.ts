@@ -78,7 +78,9 @@ export interface CandidateExplanation {
   readonly verdict: string
   readonly reason: string
   readonly duplicateOf?: string
-  readonly matched: ReadonlyArray<{ readonly term: string; readonly fields: ReadonlyArray<string> }>
+  readonly matched: ReadonlyArray<
+    { readonly term: string; readonly fields: ReadonlyArray<string>; readonly translatedAs?: ReadonlyArray<string> }
+  >
 }
 
 export interface RecallView {

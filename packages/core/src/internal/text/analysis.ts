@@ -10,10 +10,12 @@
  * local document frequencies say nothing. Pure and memoised.
  *
  * The one analysis of memdir's text: the offline selector, the term cache and the team contradiction check all
- * read words through it (one stemmer per language, one stopword list per language, in `textData`).
+ * read words through it (one stemmer per language, one stopword list per language, in `textData`). A request's
+ * words also come with their translations into the candidates' languages, from memdir's glossary (`translation.ts`).
  */
 import { CJK_TEXT_DATA, TEXT_DATA } from "./data.js"
 import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "./language.js"
+import { conceptsOfWord, wordsOfConcepts } from "./translation.js"
 
 export type { Language } from "./language.js"
 
@@ -456,20 +458,90 @@ export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): Ana
 export interface AnalyzedQuery extends AnalyzedText {
   /** Per word (same index): its terms in the other languages asked for, where they differ from its own. */
   readonly variants: ReadonlyArray<ReadonlyArray<string>>
+  /**
+   * Word `i`'s translations (`translation.ts`) as the languages asked for analyse them, in groups: one group for a
+   * word the glossary holds, one per part for a compound found through its parts; none otherwise. Worked out when
+   * asked (the selector asks only for the words no candidate contains).
+   */
+  readonly translations: (i: number) => ReadonlyArray<ReadonlyArray<string>>
+}
+
+const NO_GROUPS: ReadonlyArray<ReadonlyArray<string>> = []
+const TRANSLATION_CACHE_LIMIT = 5_000
+const translationCache = new Map<string, ReadonlyArray<string>>()
+
+/**
+ * The terms `languages` make of the words of concepts `ids` (one-word entries only; Chinese and Japanese ones only
+ * when `cjk`: segmenting them loads ICU's word-break data, for nothing when no candidate writes them), memoised.
+ */
+const termsOfConcepts = (
+  ids: ReadonlyArray<number>,
+  languages: ReadonlyArray<Language>,
+  cjk: boolean
+): ReadonlyArray<string> => {
+  const key = `${cjk}|${languages.join(",")}|${ids.join(",")}`
+  let terms = translationCache.get(key)
+  if (terms === undefined) {
+    const out = new Set<string>()
+    for (const language of languages) {
+      for (const word of wordsOfConcepts(ids, language)) {
+        if (!cjk && CJK.test(word)) continue
+        const tokens = segmentWords(word)
+        // a phrase of several words matches no one term; a Chinese or Japanese word the segmenter cuts ("数据库" is
+        // "数据" + "库", as in a memory's text) matches through its pieces of two characters or more
+        if (tokens.length !== 1 && !tokens.every((token) => CJK.test(token))) continue
+        for (const token of tokens) {
+          const own = cachedTerms(language, token)
+          if (own.length === 1) out.add(own[0]![0])
+        }
+      }
+    }
+    terms = [...out]
+    if (translationCache.size >= TRANSLATION_CACHE_LIMIT) translationCache.clear()
+    translationCache.set(key, terms)
+  }
+  return terms
+}
+
+/**
+ * The request word `tokens[i]`'s translations into `languages`, without the forms it already has (`own`); a Chinese or
+ * Japanese word's with the words it forms with its neighbours too.
+ */
+const translationsOf = (
+  lang: Language,
+  tokens: ReadonlyArray<string>,
+  i: number,
+  languages: ReadonlyArray<Language>,
+  own: ReadonlyArray<string>,
+  cjk: boolean
+): ReadonlyArray<ReadonlyArray<string>> => {
+  if (languages.length === 0) return NO_GROUPS
+  const token = tokens[i]!
+  const joined: Array<string> = []
+  if (CJK.test(token)) {
+    if (i > 0 && CJK.test(tokens[i - 1]!)) joined.push(tokens[i - 1]! + token)
+    if (i + 1 < tokens.length && CJK.test(tokens[i + 1]!)) joined.push(token + tokens[i + 1]!)
+  }
+  const groups = conceptsOfWord(lang, token, joined)
+  if (groups.length === 0) return NO_GROUPS
+  return groups.map((ids) => termsOfConcepts(ids, languages, cjk).filter((term) => !own.includes(term)))
 }
 
 /**
  * A request's terms in its own language, each with its terms in `others` too: a Spanish request names "mockups"
  * and "Stockerly" as an English memory does, but Spanish and English stem them apart ("mockups" / "mockup",
  * "stockerly" / "stockerli"), so the request's words are also stemmed the way the candidates' languages are.
- * Which words are stopwords is the request's own language's call.
+ * Which words are stopwords is the request's own language's call. Each word's translations into `others` are there
+ * when asked (`translations`), into Chinese and Japanese too when `cjk` (some candidate writes them).
  */
-export const analyzeQuery = (text: string, others: ReadonlyArray<Language>): AnalyzedQuery => {
+export const analyzeQuery = (text: string, others: ReadonlyArray<Language>, cjk = true): AnalyzedQuery => {
   const tokens = segmentWords(text)
   const lang = detectLanguage(tokens)
   const out: Array<string> = []
   const grams: Array<ReadonlyArray<string>> = []
   const variants: Array<ReadonlyArray<string>> = []
+  const translators: Array<() => ReadonlyArray<ReadonlyArray<string>>> = []
+  const none = () => NO_GROUPS
   const foreign = others.filter((other) => other !== lang)
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
@@ -478,6 +550,7 @@ export const analyzeQuery = (text: string, others: ReadonlyArray<Language>): Ana
       out.push(phrase[2])
       grams.push(NO_GRAMS)
       variants.push(NO_GRAMS)
+      translators.push(none)
       i++
       continue
     }
@@ -485,14 +558,15 @@ export const analyzeQuery = (text: string, others: ReadonlyArray<Language>): Ana
     for (const [term, pieces] of own) {
       out.push(term)
       grams.push(pieces)
-      variants.push(
-        own.length !== 1 || foreign.length === 0 ? NO_GRAMS : [
-          ...new Set(foreign.flatMap((other) => cachedTerms(other, token).map(([variant]) => variant)))
-        ].filter((variant) => variant !== term)
-      )
+      const forms = own.length !== 1 || foreign.length === 0 ? NO_GRAMS : [
+        ...new Set(foreign.flatMap((other) => cachedTerms(other, token).map(([variant]) => variant)))
+      ].filter((variant) => variant !== term)
+      variants.push(forms)
+      const at = i
+      translators.push(own.length !== 1 ? none : () => translationsOf(lang, tokens, at, others, [term, ...forms], cjk))
     }
   }
-  return { language: lang, words: out, grams, variants }
+  return { language: lang, words: out, grams, variants, translations: (i) => translators[i]!() }
 }
 
 export interface TermCounts {

@@ -188,6 +188,14 @@ export interface CandidateIndex {
   readonly memories: ReadonlyArray<IndexedMemory>
   readonly postings: ReadonlyMap<string, Postings>
   readonly fieldWeights: ReadonlyArray<FieldWeight>
+  /** Whether any term is Chinese or Japanese (a translation into those scripts can match only then). */
+  readonly cjk: boolean
+}
+
+/** Whether a term (or gram) starts with a Chinese or Japanese character: kana or CJK ideographs. */
+const isCjkTerm = (term: string): boolean => {
+  const first = term.charCodeAt(term.charCodeAt(0) === 1 ? 1 : 0)
+  return (first >= 0x3040 && first <= 0x30ff) || (first >= 0x3400 && first <= 0x9fff)
 }
 
 const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: ReadonlyArray<FieldWeight>) => {
@@ -198,6 +206,7 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
     return Math.max(1, total / Math.max(1, memories.length))
   })
   const postings = new Map<string, Postings>()
+  let cjk = false
   // Indexed loops and `Map.forEach`, not `for…of` with destructuring: a first run is interpreted, where the
   // iterator protocol costs more than the work.
   for (let doc = 0; doc < memories.length; doc++) {
@@ -212,6 +221,7 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
         const list = postings.get(term)
         if (list === undefined) {
           postings.set(term, { docs: [doc], weighted: [value], header: [inHeader ? value : 0] })
+          if (!cjk) cjk = isCjkTerm(term)
           return
         }
         // A term of several fields: their weighted frequencies summed in field order (this doc is the last one).
@@ -227,7 +237,7 @@ const buildIndex = (memories: ReadonlyArray<IndexedMemory>, fieldWeights: Readon
       })
     }
   }
-  return { memories, postings, fieldWeights }
+  return { memories, postings, fieldWeights, cjk }
 }
 
 // A few candidate sets (one per memory directory and scope) stay indexed between recalls.

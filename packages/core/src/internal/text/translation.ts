@@ -1,0 +1,134 @@
+/**
+ * A request's words in the languages its memories are written in: "Füg eine Einstellung für den Wochenstart hinzu"
+ * over English notes on settings, "切到跟随视角" over English notes on the follow camera. No word is shared, so only a
+ * dictionary bridges them: the glossary (`scripts/glossary.txt`, generated into `glossary.ts`) lists concepts, one
+ * sense per line, each with its usual words in ten languages (the Latin-script languages the analysis stems, Chinese,
+ * Japanese, Korean), written for memdir.
+ *
+ * A request word finds its concepts by its stem in the request's language (Chinese and Japanese words as written);
+ * a German or Dutch compound no line holds finds them through its two parts ("Wochenstart": Woche + Start). Every
+ * word of those concepts, analysed as each candidate language analyses its own words, is a translation the selector
+ * matches at a discount (`translationWeight`). The keys are worked out when the glossary is generated: a request
+ * searches one language's sorted table and parses only the lines it needs.
+ */
+import { GLOSSARY, GLOSSARY_KEYS } from "./glossary.js"
+import { type Concept, type GlossaryLanguage, keyOf, parseConcept } from "./glossaryFormat.js"
+import { type Language, normalizeWord } from "./language.js"
+
+/** Where each line of a text starts (empty lines skipped): a line is read by its number without splitting the text. */
+const lineStarts = (text: string): Int32Array => {
+  const starts: Array<number> = []
+  for (let at = 0; at < text.length;) {
+    const end = text.indexOf("\n", at)
+    const stop = end < 0 ? text.length : end
+    if (stop > at) starts.push(at)
+    at = stop + 1
+  }
+  return Int32Array.from(starts)
+}
+
+const lineAt = (text: string, start: number): string => {
+  const end = text.indexOf("\n", start)
+  return text.slice(start, end < 0 ? undefined : end)
+}
+
+let conceptStarts: Int32Array | undefined
+const parsedConcepts = new Map<number, Concept>()
+
+const conceptOf = (id: number): Concept => {
+  let concept = parsedConcepts.get(id)
+  if (concept === undefined) {
+    conceptStarts ??= lineStarts(GLOSSARY)
+    concept = parseConcept(lineAt(GLOSSARY, conceptStarts[id]!))
+    parsedConcepts.set(id, concept)
+  }
+  return concept
+}
+
+/** The scripts no other language writes: their words are what they are in a text of any language. */
+const OWN_SCRIPT: ReadonlyArray<GlossaryLanguage> = ["zh", "ja", "ko"]
+
+/**
+ * The words of the concepts a text in `language` may use: that language's, and the Chinese, Japanese and Korean ones
+ * (their scripts are their own). Another Latin-script language's are left out: Spanish "red" (network) is no English
+ * "red", Dutch "map" (folder) no English "map".
+ */
+export const wordsOfConcepts = (ids: ReadonlyArray<number>, language: GlossaryLanguage): ReadonlyArray<string> => {
+  const out = new Set<string>()
+  for (const id of ids) {
+    const concept = conceptOf(id)
+    for (const field of [language, ...OWN_SCRIPT]) for (const word of concept.get(field) ?? []) out.add(word)
+  }
+  return [...out]
+}
+
+const keyTables = new Map<GlossaryLanguage, Int32Array>()
+
+/**
+ * The concepts holding a word of `language` with this key: a binary search of the generated table (its lines are
+ * sorted by key), so a request builds no map of the whole glossary.
+ */
+const conceptsWithKey = (language: GlossaryLanguage, key: string): ReadonlyArray<number> | undefined => {
+  const text = GLOSSARY_KEYS[language] ?? ""
+  let starts = keyTables.get(language)
+  if (starts === undefined) {
+    starts = lineStarts(text)
+    keyTables.set(language, starts)
+  }
+  let low = 0
+  let high = starts.length - 1
+  while (low <= high) {
+    const middle = (low + high) >> 1
+    const row = lineAt(text, starts[middle]!)
+    const space = row.indexOf(" ")
+    const rowKey = row.slice(0, space)
+    if (rowKey === key) return row.slice(space + 1).split(" ").map(Number)
+    if (rowKey < key) low = middle + 1
+    else high = middle - 1
+  }
+  return undefined
+}
+
+const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
+const HANGUL = /[\uac00-\ud7a3]/
+const COMPOUNDING: ReadonlySet<GlossaryLanguage> = new Set(["de", "nl"])
+/** Linking elements between a compound's parts ("Wochen|start", "Arbeits|zeit"). */
+const LINKS = ["", "s", "n", "en", "es", "e"]
+const NO_PARTS: ReadonlyArray<ReadonlyArray<number>> = []
+
+/**
+ * The concepts a request word stands for, as groups: one group for a word the glossary holds, two (head and tail)
+ * for a German or Dutch compound found through its parts, none otherwise. A Chinese or Japanese word also stands for
+ * the words it forms with its neighbours (`joined`): the segmenter cuts "数据库" into "数据" and "库".
+ */
+export const conceptsOfWord = (
+  language: Language,
+  word: string,
+  joined: ReadonlyArray<string> = []
+): ReadonlyArray<ReadonlyArray<number>> => {
+  const normal = normalizeWord(word)
+  if (CJK.test(normal)) {
+    const ids = new Set<number>()
+    for (const form of [normal, ...joined]) {
+      for (const id of conceptsWithKey("zh", form) ?? []) ids.add(id)
+      for (const id of conceptsWithKey("ja", form) ?? []) ids.add(id)
+    }
+    return ids.size > 0 ? [[...ids]] : NO_PARTS
+  }
+  const own: GlossaryLanguage = HANGUL.test(normal) ? "ko" : language
+  const whole = conceptsWithKey(own, keyOf(own, normal))
+  if (whole !== undefined) return [whole]
+  if (!COMPOUNDING.has(own) || normal.length < 7) return NO_PARTS
+  // the longest tail both of whose parts are words of the glossary (the tail is what a compound is)
+  for (let cut = 3; cut <= normal.length - 3; cut++) {
+    const tail = conceptsWithKey(own, keyOf(own, normal.slice(cut)))
+    if (tail === undefined) continue
+    const head = normal.slice(0, cut)
+    for (const link of LINKS) {
+      if (!head.endsWith(link) || head.length - link.length < 3) continue
+      const ids = conceptsWithKey(own, keyOf(own, head.slice(0, head.length - link.length)))
+      if (ids !== undefined) return [ids, tail]
+    }
+  }
+  return NO_PARTS
+}
