@@ -195,6 +195,26 @@ export const memdirUnknownWordsTuned = (base: OfflineSelectorOptions = defaultOf
     })
 })
 
+/**
+ * memdir's offline selector with the weight of a request word's translations (`translationWeight`, the glossary of
+ * core's `translation.ts`) and the relative cut chosen per fold (`--translations`, docs/evals.md).
+ */
+export const memdirTranslationsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => ({
+  name: "memdir whole body (translations per fold)",
+  description: "the offline selector, translationWeight / relativeToTop chosen on the other directories",
+  settings: grid<number>([[0, 0.4, 0.55, 0.7, 0.85, 1], [0.8, 0.85, 0.9]]).map(([translationWeight, relativeToTop]) => {
+    const options = { ...base, translationWeight: translationWeight!, relativeToTop: relativeToTop! }
+    return {
+      label: `translations ${translationWeight} relativeToTop ${relativeToTop}`,
+      select: (directory: LabelledDirectory, query: string) =>
+        selectRelevantMemories(
+          { query, candidates: directory.candidates, bodies: bodiesOf(directory, "whole") },
+          options
+        )
+    }
+  })
+})
+
 /** memdir's offline selector with its body weight and length normalisation chosen per fold too. */
 export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => {
   const fieldSets = grid<number>([[0.35, 0.6], [0.5, 0.75], [1.5, 2, 3, Infinity]]).map(([weight, b, ratio]) =>
