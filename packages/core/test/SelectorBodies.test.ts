@@ -5,20 +5,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { analyzeBody } from "../src/internal/text/selectorIndex.js"
-import type { MemoryHeader } from "../src/Memory.js"
 import { MANIFEST_MAX_LINES, manifestCandidates } from "../src/ModelSelector.js"
 import { collapseFamilies, explainSelection, familyOf, selectRelevantMemories } from "../src/Selector.js"
+import { memoryHeader } from "./support/memoryHeader.js"
 
-const header = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader => ({
-  path,
-  absolutePath: `/m/${path}`,
-  name,
-  description,
-  type: "project",
-  mtime: 1,
-  extra: {},
-  bodyHead
-})
+const header = memoryHeader
 
 const filler = (topic: string, lines: number) =>
   Array.from({ length: lines }, (_, i) => `Step ${i}: check the ${topic} settings and write down what changed.`)

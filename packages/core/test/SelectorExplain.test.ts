@@ -11,18 +11,11 @@ import { analyzeBody } from "../src/internal/text/selectorIndex.js"
 import type { MemoryHeader } from "../src/Memory.js"
 import * as ScannerModule from "../src/Scanner.js"
 import { defaultOfflineOptions, explainSelection, selectRelevantMemories } from "../src/Selector.js"
+import { memoryHeader } from "./support/memoryHeader.js"
 import { SELECTOR_SET, setLabels } from "./support/selectorSet.js"
 
-const memory = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader => ({
-  path,
-  absolutePath: `/m/${path}`,
-  name,
-  description,
-  type: "reference",
-  mtime: 1,
-  extra: {},
-  bodyHead
-})
+const memory = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader =>
+  memoryHeader(path, name, description, bodyHead, "reference")
 
 describe("explainSelection", () => {
   it.effect("selects exactly what selectRelevantMemories selects, on every labelled request", () =>

@@ -10,19 +10,10 @@ import { analyzeQuery } from "../src/internal/text/analysis.js"
 import { GLOSSARY } from "../src/internal/text/glossary.js"
 import { glossaryLineProblem, parseConcept } from "../src/internal/text/glossaryFormat.js"
 import { conceptsOfWord, wordsOfConcepts } from "../src/internal/text/translation.js"
-import type { MemoryHeader } from "../src/Memory.js"
 import { defaultOfflineOptions, explainSelection, matchedTermText, selectRelevantMemories } from "../src/Selector.js"
+import { memoryHeader } from "./support/memoryHeader.js"
 
-const memory = (path: string, name: string, description: string, bodyHead = ""): MemoryHeader => ({
-  path,
-  absolutePath: `/m/${path}`,
-  name,
-  description,
-  type: "project",
-  mtime: 1,
-  extra: {},
-  bodyHead
-})
+const memory = memoryHeader
 
 /** The words of a word's concept groups an English (or Spanish) text may use, one array per group. */
 const translationsOf = (language: Parameters<typeof conceptsOfWord>[0], word: string, into: "en" | "es" = "en") =>
