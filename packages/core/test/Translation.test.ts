@@ -68,6 +68,8 @@ describe("conceptsOfWord", () => {
     assert.include(translationsOf("en", "密码")[0], "password")
     assert.include(translationsOf("en", "パスワード")[0], "password")
     assert.include(translationsOf("ko", "비밀번호를")[0], "password")
+    // a Latin-script word of a Korean request is an English one
+    assert.include(translationsOf("ko", "folders")[0], "폴더")
   })
 
   it("finds nothing for a word, or a compound's parts, it does not hold", () => {

@@ -563,7 +563,10 @@ export const analyzeQuery = (text: string, others: ReadonlyArray<Language>, cjk 
       ].filter((variant) => variant !== term)
       variants.push(forms)
       const at = i
-      translators.push(own.length !== 1 ? none : () => translationsOf(lang, tokens, at, others, [term, ...forms], cjk))
+      let translated: ReadonlyArray<ReadonlyArray<string>> | undefined
+      translators.push(
+        own.length !== 1 ? none : () => (translated ??= translationsOf(lang, tokens, at, others, [term, ...forms], cjk))
+      )
     }
   }
   return { language: lang, words: out, grams, variants, translations: (i) => translators[i]!() }

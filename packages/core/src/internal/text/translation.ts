@@ -115,7 +115,8 @@ export const conceptsOfWord = (
     }
     return ids.size > 0 ? [[...ids]] : NO_PARTS
   }
-  const own: GlossaryLanguage = HANGUL.test(normal) ? "ko" : language
+  // a Latin-script word in a Korean request is looked up as English, the language code and tools are written in
+  const own: GlossaryLanguage = HANGUL.test(normal) ? "ko" : language === "ko" ? "en" : language
   const whole = conceptsWithKey(own, keyOf(own, normal))
   if (whole !== undefined) return [whole]
   if (!COMPOUNDING.has(own) || normal.length < 7) return NO_PARTS
