@@ -14,7 +14,7 @@
  * words also come with their translations into the candidates' languages, from memdir's glossary (`translation.ts`).
  */
 import { CJK_TEXT_DATA, TEXT_DATA } from "./data.js"
-import { foldWord, type Language, LANGUAGES, normalizeWord, stemWord } from "./language.js"
+import { CJK, foldWord, HANGUL, type Language, LANGUAGES, normalizeWord, stemWord } from "./language.js"
 import { conceptsOfWord, wordsOfConcepts } from "./translation.js"
 
 export type { Language } from "./language.js"
@@ -165,8 +165,6 @@ const NO_GRAMS: ReadonlyArray<string> = []
 let segmenter: Intl.Segmenter | undefined
 const wordSegmenter = (): Intl.Segmenter => (segmenter ??= new Intl.Segmenter("und", { granularity: "word" }))
 
-const HANGUL = /[\uac00-\ud7a3]/
-const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
 /** Scripts written without spaces between words: only the ICU segmenter knows where their words end. */
 const UNSPACED = /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
 /** A run of letters, marks and digits, with inner apostrophes ("don't", "l'équipe"); `_`, `.`, `-` split. */

@@ -46,8 +46,7 @@ export const parseConcept = (line: string): Concept => {
   return concept
 }
 
-export const isCjkLanguage = (language: GlossaryLanguage): language is "zh" | "ja" =>
-  language === "zh" || language === "ja"
+const isCjkLanguage = (language: GlossaryLanguage): language is "zh" | "ja" => language === "zh" || language === "ja"
 
 /** How a glossary word of `language` is looked up: its stem, or as written for Chinese and Japanese. */
 export const keyOf = (language: GlossaryLanguage, word: string): string =>

@@ -28,7 +28,10 @@ const STEMMERS: Record<Exclude<Language, "ko">, (word: string) => string> = {
 /** Lower case, composed (NFC), typographic apostrophes made plain. */
 export const normalizeWord = (word: string): string => word.normalize("NFC").toLowerCase().replace(/[’‘]/g, "'")
 
-const HANGUL = /[\uac00-\ud7a3]/
+/** A Hangul syllable: a Korean word. */
+export const HANGUL = /[\uac00-\ud7a3]/
+/** Kana or a CJK ideograph: a Chinese or Japanese word. */
+export const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
 const HANGUL_ONLY = /^[\uac00-\ud7a3]+$/
 const LATIN_DIACRITIC = /[\u00c0-\u024f]/
 

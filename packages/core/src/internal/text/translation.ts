@@ -13,7 +13,7 @@
  */
 import { GLOSSARY, GLOSSARY_KEYS } from "./glossary.js"
 import { type Concept, type GlossaryLanguage, keyOf, parseConcept } from "./glossaryFormat.js"
-import { type Language, normalizeWord } from "./language.js"
+import { CJK, HANGUL, type Language, normalizeWord } from "./language.js"
 
 /** Where each line of a text starts (empty lines skipped): a line is read by its number without splitting the text. */
 const lineStarts = (text: string): Int32Array => {
@@ -89,8 +89,6 @@ const conceptsWithKey = (language: GlossaryLanguage, key: string): ReadonlyArray
   return undefined
 }
 
-const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
-const HANGUL = /[\uac00-\ud7a3]/
 const COMPOUNDING: ReadonlySet<GlossaryLanguage> = new Set(["de", "nl"])
 /** Linking elements between a compound's parts ("Wochen|start", "Arbeits|zeit"). */
 const LINKS = ["", "s", "n", "en", "es", "e"]
