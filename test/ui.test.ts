@@ -65,14 +65,24 @@ const pwned = () => page.evaluate(() => (globalThis as { __pwned?: unknown }).__
 
 /**
  * A row's text as the page shows it. Rows off screen are not rendered (`content-visibility: auto`), and Chromium
- * gives no `innerText` for them: the row is scrolled into view first. The list redraws when files change on disk
+ * gives no `innerText` for them: the row is scrolled into view first, and read again after a frame while it is still
+ * empty (rendered with the next frame, later on a loaded machine). The list redraws when files change on disk
  * (an earlier test's writes may still be arriving): a row replaced meanwhile is looked up again.
  */
 const shownText = async (row: Locator): Promise<string> => {
   for (let attempt = 1;; attempt++) {
     try {
       await row.scrollIntoViewIfNeeded()
-      return await row.innerText()
+      const text = await row.innerText()
+      // a row just scrolled in is rendered with the next frame: on a loaded machine its text can still be empty
+      if (text !== "" || attempt >= 10) return text
+      await row.evaluate(() =>
+        new Promise((resolve) =>
+          (globalThis as unknown as { requestAnimationFrame: (next: () => void) => void }).requestAnimationFrame(() =>
+            resolve(undefined)
+          )
+        )
+      )
     } catch (error) {
       if (attempt >= 10 || !/not attached to the DOM/.test(String(error))) throw error
     }
