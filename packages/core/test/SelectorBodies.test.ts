@@ -125,6 +125,27 @@ describe("requests in another language than the memories", () => {
   })
 })
 
+describe("Japanese", () => {
+  const candidates = [
+    header(
+      "unity_pitfalls.md",
+      "Unity の落とし穴",
+      "実機で踏んだ問題と対処のまとめ",
+      "リモートの白い手メッシュで指が曲がらない: ボーンが全部 null だった。"
+    ),
+    header("camera_fleet.md", "カメラ一覧", "使っているカメラと接続方法", "Pixel 7a と iPhone を DroidCam で繋ぐ。"),
+    header("sdk_decision.md", "SDK の選定", "Meta XR SDK を採用した理由", "OpenXR より機能が多い。")
+  ]
+
+  it("a request finds a memory by the one-kanji words they share (手, 指, 曲がる)", () => {
+    // without its lone kanji the request is "相手" and "全然": nothing to find the memory by
+    assert.deepStrictEqual(selectRelevantMemories({ query: "相手の手の指が全然曲がらない", candidates }), [
+      "unity_pitfalls.md"
+    ])
+    assert.deepStrictEqual(selectRelevantMemories({ query: "相手が全然来ない", candidates }), [])
+  })
+})
+
 describe("the model selector's manifest budget", () => {
   it("lists every candidate that fits, else the 200 with the most evidence, in the scan's order", () => {
     const notes = Array.from({ length: 250 }, (_, i) => header(`note_${i}.md`, `Note ${i}`, `Roadmap meeting ${i}`))

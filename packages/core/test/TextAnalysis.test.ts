@@ -233,6 +233,21 @@ describe("text analysis", () => {
     assert.isFalse(isStopword("en", "数据库"))
   })
 
+  it("keeps a lone kanji of a Japanese text as a word, never a lone character of a Chinese one", () => {
+    // ICU cuts a Japanese verb's or adjective's stem from its kana ("曲|が|ら|ない", "白|く") and many nouns are one
+    // kanji ("手" hand, "指" finger); a memory is cut the same way, so the stems meet
+    assert.deepStrictEqual(analyzeText("手の指が曲がらない").words, ["手", "指", "曲"])
+    assert.includeMembers([...analyzeText("カメラが繋がってない間、画面が白くチカチカする").words], [
+      "繋",
+      "白",
+      "チカチカ"
+    ])
+    const counted = countTerms(segmentWords("手の指が曲がらない"), tallyWords(segmentWords("手の指が曲がらない")), "en")
+    assert.deepStrictEqual([...counted.counts.keys()].sort(), ["手", "指", "曲"].sort())
+    // in Chinese a lone character is mostly grammar ("用", "个"): no term
+    assert.deepStrictEqual(analyzeText("我要用这个库").words, ["我要"])
+  })
+
   it("weighs Chinese and Japanese words by their general frequency", () => {
     // "知道" (know) and "時間" (time) are common words, "数据库" (database) and "デプロイ" (deploy) are rare in general
     assert.isBelow(priorWeight("en", "知道"), 0.5)

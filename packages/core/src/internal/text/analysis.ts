@@ -431,8 +431,30 @@ const termsOfWord = (lang: Language, token: string): WordTerms => {
 // A directory repeats its words: each word's terms are worked out once per language (bounded like the stems).
 const cachedTerms = memoPerLanguage(termsOfWord)
 
+/**
+ * Japanese writes its function words in kana, so a kanji standing alone is a word: a noun (手 hand, 指 finger, 目
+ * eye) or the stem ICU's segmenter cuts from a verb or adjective (繋|が|って, 曲|が|ら|ない, 白|く), which it cuts the
+ * same way in a memory. Chinese has no kana, and there a lone character is mostly grammar (个, 用, 上): kept out,
+ * since a lone hanzi as a term cost Chinese requests recall and precision over the development sets.
+ */
+const KANA = /[\u3040-\u30ff]/
+const LONE_KANJI = /^[\u3400-\u4dbf\u4e00-\u9fff]$/
+
+/** Whether a text's words are Japanese (some is written in kana), for `LONE_KANJI`. */
+const hasKana = (words: Iterable<string>): boolean => {
+  for (const word of words) if (KANA.test(word)) return true
+  return false
+}
+
+/** `cachedTerms`, with a lone kanji of a Japanese text a term of its own (`japanese`: the text has kana). */
+const termsIn = (lang: Language, token: string, japanese: boolean): WordTerms =>
+  japanese && LONE_KANJI.test(token) ?
+    (cjkStopwords().has(token) ? NO_TERMS : [[token, NO_GRAMS]]) :
+    cachedTerms(lang, token)
+
 /** Terms of already segmented words (`segmentWords`) of a known language. */
 export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): AnalyzedText => {
+  const japanese = hasKana(tokens)
   const out: Array<string> = []
   const grams: Array<ReadonlyArray<string>> = []
   for (let i = 0; i < tokens.length; i++) {
@@ -444,7 +466,7 @@ export const analyzeWords = (tokens: ReadonlyArray<string>, lang: Language): Ana
       i++
       continue
     }
-    for (const [term, pieces] of cachedTerms(lang, token)) {
+    for (const [term, pieces] of termsIn(lang, token, japanese)) {
       out.push(term)
       grams.push(pieces)
     }
@@ -535,6 +557,7 @@ const translationsOf = (
 export const analyzeQuery = (text: string, others: ReadonlyArray<Language>, cjk = true): AnalyzedQuery => {
   const tokens = segmentWords(text)
   const lang = detectLanguage(tokens)
+  const japanese = hasKana(tokens)
   const out: Array<string> = []
   const grams: Array<ReadonlyArray<string>> = []
   const variants: Array<ReadonlyArray<string>> = []
@@ -552,7 +575,7 @@ export const analyzeQuery = (text: string, others: ReadonlyArray<Language>, cjk 
       i++
       continue
     }
-    const own = cachedTerms(lang, token)
+    const own = termsIn(lang, token, japanese)
     for (const [term, pieces] of own) {
       out.push(term)
       grams.push(pieces)
@@ -624,9 +647,10 @@ export const countTerms = (
     }
     single = rest
   }
+  const japanese = hasKana(tally.keys())
   single.forEach((n, word) => {
     if (n === 0) return
-    const terms = cachedTerms(lang, word)
+    const terms = termsIn(lang, word, japanese)
     for (let t = 0; t < terms.length; t++) add(terms[t]![0], terms[t]![1], n)
   })
   return { counts, words }
