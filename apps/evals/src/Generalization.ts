@@ -19,6 +19,7 @@ import {
   selectRelevantMemories
 } from "@memdir/core/Selector"
 import { BM25_THRESHOLDS, type Bm25Index, documentsOf, makeBm25Index, selectWithBm25 } from "./Bm25Baseline.js"
+import { wilsonInterval } from "./Stats.js"
 
 /** One labelled request (the shape of `evals/selector/labels.json`). */
 export interface LabelledQuery {
@@ -424,13 +425,21 @@ export const renderReport = (results: ReadonlyArray<SystemResult>): string => {
       `| ${r.system.name} | ${pct(o.recall)} | ${pct(o.precision)} | ${pct(o.f1)} | ${o.offTopicPicks} | ${o.queries} |`
     )
   }
-  lines.push("", "Per language (recall / precision / off-topic picks):", "")
+  lines.push(
+    "",
+    "Per language (recall [Wilson 95% interval over the memories expected] / precision / off-topic picks " +
+      "(requests)): a few dozen memories expected still leave ±0.1 or more; compare languages over sets pooled " +
+      "(several --labels).",
+    ""
+  )
   const languages = results[0]?.byLanguage.map((l) => l.language) ?? []
   lines.push(`| system | ${languages.join(" | ")} |`, `|---|${languages.map(() => "---").join("|")}|`)
   for (const r of results) {
-    const cells = r.byLanguage.map((l) =>
-      `${pct(l.figures.recall)} / ${pct(l.figures.precision)} / ${l.figures.offTopicPicks} (${l.figures.queries})`
-    )
+    const cells = r.byLanguage.map(({ figures: f }) => {
+      const interval = wilsonInterval(f.found, f.expected)
+      return `${pct(f.recall)} [${pct(interval.low)}, ${pct(interval.high)}] / ${pct(f.precision)} / ` +
+        `${f.offTopicPicks} (${f.queries})`
+    })
     lines.push(`| ${r.system.name} | ${cells.join(" | ")} |`)
   }
   lines.push("", "Per directory (recall / precision / off-topic picks; the setting chosen without it):", "")
