@@ -115,6 +115,10 @@ export const uiAssets = {
   }
 }
 
+/** What `import.meta.url` is in the CLI's bundle: a constant of each chunk that uses it, its file's URL. */
+const CHUNK_URL = "__memdirChunkUrl"
+const CHUNK_URL_DECLARATION = `const ${CHUNK_URL}=require("node:url").pathToFileURL(__filename).href;`
+
 /**
  * The CLI's esbuild options (also used by the start-up tests). esbuild splits only ES modules, so this first
  * bundle is ESM; `bundleTo` then turns each output into CommonJS (`.cjs`), which the launcher compiles through the
@@ -139,8 +143,9 @@ export const bundleOptions = (outdir) => ({
   logLevel: "warning",
   metafile: true,
   // effect's ConfigProvider.fromEnv also reads `import.meta.env` (Vite, Bun): Node has none, and the bundle is
-  // turned into CommonJS, which has no import.meta at all
-  define: { "import.meta.env": "undefined" },
+  // turned into CommonJS, which has no import.meta at all. A module's `import.meta.url` (the library finds its data
+  // files beside itself with it) becomes the URL of the chunk that holds it: `bundleTo` declares it in that chunk.
+  define: { "import.meta.env": "undefined", "import.meta.url": CHUNK_URL },
   plugins: [lazyCliFileParsers, uiAssets]
 })
 
@@ -196,7 +201,7 @@ export const bundleTo = async (outdir, { sourcemap = true, minify = true } = {})
       // import() of a chunk → Promise.resolve().then(() => require(chunk)): still lazy, now CommonJS
       supported: { "dynamic-import": false },
       // ES modules are strict code; CommonJS is only when it says so
-      banner: "\"use strict\";",
+      banner: "\"use strict\";" + (file.text.includes(CHUNK_URL) ? CHUNK_URL_DECLARATION : ""),
       sourcemap: sourcemap ? "external" : false,
       sourcefile: path.basename(file.path)
     })
