@@ -3,8 +3,9 @@
 //
 //   node ../../scripts/pack.mjs license     copy the repository's LICENSE into the package (one source of truth)
 //   node ../../scripts/pack.mjs unlicense   remove that copy again (only if it is still the copy)
-//   node ../../scripts/pack.mjs core-dist   @memdir/core: dist/ (JavaScript and declarations) from src/, current
-//                                           and holding nothing a removed module left behind
+//   node ../../scripts/pack.mjs core-dist   @memdir/core: dist/ (JavaScript and declarations) from src/, with the
+//                                           data files its modules read beside themselves (the glossary), current
+//                                           and holding nothing a removed module or data file left behind
 //
 // See docs/install.md for what each package holds.
 import { execFileSync } from "node:child_process"
@@ -36,6 +37,9 @@ const filesUnder = (dir) =>
 
 const OUTPUT_SUFFIXES = [".d.ts.map", ".d.ts", ".js.map", ".js"]
 
+/** A file of src/ that is no TypeScript (nor a directory): a data file, shipped as it is. */
+const isData = (file) => !file.endsWith(".ts") && fs.statSync(file).isFile()
+
 /** The modules of src/ whose .js or .d.ts is missing from dist/ (a build info newer than a deleted dist/). */
 const missingOutputs = (src, dist) =>
   filesUnder(src).map((f) => f.endsWith(".d.ts") ? undefined : moduleOf(f, [".ts"]))
@@ -55,9 +59,17 @@ const coreDist = () => {
   const missing = missingOutputs(src, dist)
   if (missing.length > 0) throw new Error(`tsc -b wrote no dist/ output for ${missing.join(", ")}`)
   const modules = new Set(filesUnder(src).map((f) => moduleOf(f, [".ts"])))
+  // every other file of src/ is data a module reads beside itself (new URL("./file", import.meta.url)): tsc copies
+  // none, so a packed module would look for it in vain
+  const data = new Set(filesUnder(src).filter((f) => isData(path.join(src, f))))
+  for (const file of data) {
+    fs.mkdirSync(path.dirname(path.join(dist, file)), { recursive: true })
+    fs.copyFileSync(path.join(src, file), path.join(dist, file))
+  }
   for (const file of filesUnder(dist)) {
     const module = moduleOf(file, OUTPUT_SUFFIXES)
-    if (module !== undefined && !modules.has(module)) fs.rmSync(path.join(dist, file))
+    const stale = module === undefined ? isData(path.join(dist, file)) && !data.has(file) : !modules.has(module)
+    if (stale) fs.rmSync(path.join(dist, file))
   }
 }
 

@@ -69,7 +69,7 @@ const writeTestingPolicy = async (project: string) => {
 }
 
 describe("@memdir/cli tarball", () => {
-  it("holds the bin, the bundle's JavaScript, README and LICENSE, and declares no runtime dependency", () => {
+  it("holds the bin, the bundle's JavaScript and data, README and LICENSE, and declares no runtime dependency", () => {
     const unexpected = cli.entries.filter((entry) =>
       ![
         "bin/memdir.cjs",
@@ -81,19 +81,21 @@ describe("@memdir/cli tarball", () => {
         "LICENSE",
         "package.json"
       ].includes(entry) &&
-      !/^dist\/chunks\/[^/]+\.cjs$/.test(entry)
+      !/^dist\/chunks\/[^/]+\.(cjs|data\.txt)$/.test(entry)
     )
     assert.deepStrictEqual(unexpected, [])
     assert.include(cli.entries, "README.md")
     assert.include(cli.entries, "LICENSE")
     assert.isAbove(cli.entries.filter((entry) => entry.startsWith("dist/chunks/")).length, 0)
+    // the glossary, read beside the chunk that holds the translation (apps/cli/build.mjs)
+    assert.include(cli.entries, "dist/chunks/glossary.data.txt")
     assert.deepStrictEqual(cli.manifest.dependencies ?? {}, {})
     assert.deepStrictEqual(cli.manifest.bin, { memdir: "./bin/memdir.cjs", "memdir-hook": "./bin/memdir-hook" })
     // exactly the current build's chunks: none left over from an earlier build
     const stamp = JSON.parse(fs.readFileSync(path.join(repoRoot, "apps/cli/dist/bundle-stamp.json"), "utf8"))
-    const built = stamp.outputs.filter((output: string) => /\.c?js$|^package\.json$/.test(output)).map((o: string) =>
-      `dist/${o}`
-    )
+    const built = stamp.outputs.filter((output: string) => /\.c?js$|\.data\.txt$|^package\.json$/.test(output)).map((
+      o: string
+    ) => `dist/${o}`)
     assert.deepStrictEqual(cli.entries.filter((entry) => entry.startsWith("dist/")), [...built].sort())
   })
 
@@ -129,6 +131,21 @@ describe("@memdir/cli tarball", () => {
     assert.deepStrictEqual(recall.selected.map((m: any) => m.path), ["feedback_testing_policy.md"])
     assert.include(recall.selected[0].content, "mocked tests hid a broken migration")
   })
+  it("the installed memdir translates a request in another language: its glossary ships and is found", async () => {
+    const project = gitProject("translation-project")
+    await writeTestingPolicy(project)
+    // "Datenbank" is in no memory: only the glossary (dist/chunks/glossary.data.txt) makes it "database"
+    const recall = await runInstalled(
+      installed,
+      ["recall", "Wie testen wir die Datenbank?", "--selector", "offline", "--explain"],
+      { cwd: project, env }
+    )
+    assert.strictEqual(recall.status, 0, recall.stderr)
+    assert.notInclude(recall.stderr, "glossary")
+    assert.include(recall.stdout, "mocked tests hid a broken migration")
+    assert.include(recall.stdout, "datenbank as databas")
+  })
+
   it("the installed memdir serves MCP over stdio: initialize, then the memory tools", async () => {
     const project = gitProject("mcp-project")
     const transport = new StdioClientTransport({
@@ -225,12 +242,21 @@ const modulesOf = (dir: string): ReadonlyArray<string> =>
 
 const coreModules = (): ReadonlyArray<string> => modulesOf("packages/core")
 
+/** The data files of a package's src (every file but TypeScript), which its modules read beside themselves. */
+const dataFilesOf = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(path.join(repoRoot, dir, "src"), { recursive: true, encoding: "utf8", withFileTypes: true })
+    .filter((entry) => entry.isFile() && !entry.name.endsWith(".ts"))
+    .map((entry) => path.relative(path.join(repoRoot, dir, "src"), path.join(entry.parentPath, entry.name)))
+    .map((file) => file.split(path.sep).join("/"))
+
 describe("@memdir/core tarball", () => {
-  it("holds JavaScript and declarations of every module, README and LICENSE, nothing else", () => {
+  it("holds JavaScript and declarations of every module, its data files, README and LICENSE, nothing else", () => {
     const expected = coreModules().flatMap((m) => [`dist/${m}.d.ts`, `dist/${m}.js`])
+    const data = dataFilesOf("packages/core").map((file) => `dist/${file}`)
+    assert.include(data, "dist/internal/text/glossary.data.txt")
     assert.deepStrictEqual(
       core.entries,
-      [...expected, "LICENSE", "README.md", "package.json"].sort()
+      [...expected, ...data, "LICENSE", "README.md", "package.json"].sort()
     )
   })
 
@@ -261,6 +287,12 @@ describe("@memdir/core tarball", () => {
     assert.include(out, "Memory feedback_testing_policy.md (feedback, saved today): Testing policy")
     const subpaths = await runNode([path.join(consumer, "dist/subpaths.js")], consumer)
     assert.strictEqual(subpaths.trim(), "function function")
+    // a German request over an English memory: only the glossary, read beside the packed module, bridges them
+    const translated = await runNode([path.join(consumer, "dist/translation.js")], consumer)
+    assert.strictEqual(
+      translated.trim(),
+      "folder-layout.md: ordn as folder (name, description, path), ausgab as output (description)"
+    )
   }, 600_000)
 })
 
@@ -322,6 +354,26 @@ const consumerProject = (): string => {
       "import { renderRecalledMemory } from \"@memdir/core/Recall\"",
       "import * as Write from \"@memdir/core/Write\"",
       "console.log(typeof renderRecalledMemory, typeof Write.writeMemory)",
+      ""
+    ].join("\n")
+  )
+  fs.writeFileSync(
+    path.join(src, "translation.ts"),
+    [
+      "import type { MemoryHeader } from \"@memdir/core/Memory\"",
+      "import { explainSelection, matchedTermText } from \"@memdir/core/Selector\"",
+      "const note = (path: string, name: string, description: string): MemoryHeader =>",
+      "  ({ path, absolutePath: `/m/${path}`, name, description, type: \"project\", mtime: 1, extra: {},",
+      "    bodyHead: \"\" })",
+      "const candidates = [",
+      "  note(\"folder-layout.md\", \"Folder layout\", \"Generated output goes in the build folder\"),",
+      "  note(\"release-steps.md\", \"Release steps\", \"Tag, publish, announce\")",
+      "]",
+      "const explanation = explainSelection({ query: \"Wo liegt der Ordner für die Ausgabe?\", candidates })",
+      "for (const c of explanation.considered) {",
+      "  const translated = c.matched.filter((m) => m.translatedAs !== undefined).map(matchedTermText)",
+      "  console.log(`${c.path}: ${translated.join(\", \")}`)",
+      "}",
       ""
     ].join("\n")
   )

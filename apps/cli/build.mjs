@@ -16,6 +16,7 @@ import * as fs from "node:fs"
 import { isBuiltin } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { bundleDataFiles, LIBRARY_DATA_FILES } from "../../scripts/bundle-data.mjs"
 import { bundleStamp, writeAtomically } from "../../scripts/bundle-stamp.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -179,7 +180,8 @@ const DIST_MANIFEST = `{ "type": "commonjs" }\n`
 /**
  * Bundles into memory: the launcher, the CLI entry `main.cjs` and its chunks as CommonJS (each `import()` of a
  * chunk becomes a `require` when it runs, so a chunk is still evaluated only when used), with source maps when
- * `sourcemap` (linked, composed through both steps); `minify: false` keeps names, for CPU profiles. Returns
+ * `sourcemap` (linked, composed through both steps), and the library's data files beside the chunks that read them
+ * (the glossary, scripts/bundle-data.mjs); `minify: false` keeps names, for CPU profiles. Returns
  * `{ files: [{ path, contents }], metafile }`.
  */
 export const bundleTo = async (outdir, { sourcemap = true, minify = true } = {}) => {
@@ -218,6 +220,7 @@ export const bundleTo = async (outdir, { sourcemap = true, minify = true } = {})
     files.push({ path: file.path, contents: Buffer.from(`${result.code}//# sourceMappingURL=${map}\n`) })
     files.push({ path: `${file.path}.map`, contents: Buffer.from(result.map) })
   }
+  files.push(...bundleDataFiles({ metafile: cli.metafile, here, repoRoot }))
   return { files, metafile: mergeMetafiles(cli.metafile, launcher.metafile) }
 }
 
@@ -235,6 +238,8 @@ const { stampFile, inputsOf, digestOf, readStamp, isUpToDate: upToDate } = bundl
     "pnpm-lock.yaml",
     "apps/cli/build.mjs",
     "tsconfig.base.json",
+    // read by the bundle at run time, not bundled: esbuild's metafile does not see them
+    ...LIBRARY_DATA_FILES.map((data) => data.file),
     ...pageFiles().map((file) => path.relative(repoRoot, file).split(path.sep).join("/"))
   ]
 })

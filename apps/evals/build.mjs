@@ -9,6 +9,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { bundleDataFiles, LIBRARY_DATA_FILES } from "../../scripts/bundle-data.mjs"
 import { bundleStamp, writeAtomically } from "../../scripts/bundle-stamp.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -50,7 +51,13 @@ const { stampFile, inputsOf, digestOf, readStamp, isUpToDate: upToDate } = bundl
   here,
   repoRoot,
   stampName: "build-stamp.json",
-  fixedInputs: ["pnpm-lock.yaml", "apps/evals/build.mjs", "tsconfig.base.json"]
+  // the library's data files are read by the bundle at run time, not bundled: esbuild's metafile does not see them
+  fixedInputs: [
+    "pnpm-lock.yaml",
+    "apps/evals/build.mjs",
+    "tsconfig.base.json",
+    ...LIBRARY_DATA_FILES.map((data) => data.file)
+  ]
 })
 
 /** The bundle in outdir was made from the current inputs and every file it wrote is still there. */
@@ -64,12 +71,17 @@ export const build = async (outdir = distDir) => {
   const previous = readStamp(outdir)
   const before = previous === undefined ? undefined : digestOf(previous.inputs)
   const result = await esbuild.build(bundleOptions(outdir))
-  for (const file of result.outputFiles) writeAtomically(file.path, file.contents)
+  // the bundle's JavaScript, and the library's data files beside the outputs that read them (the glossary)
+  const files = [
+    ...result.outputFiles.map((file) => ({ path: file.path, contents: file.contents })),
+    ...bundleDataFiles({ metafile: result.metafile, here, repoRoot })
+  ]
+  for (const file of files) writeAtomically(file.path, file.contents)
   const inputs = inputsOf(result.metafile)
   const digest = previous !== undefined && inputs.join("\n") === previous.inputs.join("\n") && before !== undefined
     ? before
     : digestOf(inputs)
-  const outputs = result.outputFiles.map((file) => path.relative(outdir, file.path).split(path.sep).join("/"))
+  const outputs = files.map((file) => path.relative(outdir, file.path).split(path.sep).join("/"))
   writeAtomically(stampFile(outdir), JSON.stringify({ digest, inputs, outputs }, null, 2) + "\n")
   return result
 }

@@ -34,6 +34,13 @@ describe("the evals bundle", () => {
         assert.include(stamp.inputs, input)
       }
       assert.isTrue(stamp.inputs.some((input: string) => input.startsWith("packages/core/src/")), "core is inside")
+      // the glossary the core reads beside its module, at run time: beside the entries that hold the module
+      assert.include(stamp.outputs, "glossary.data.txt")
+      assert.include(stamp.inputs, "packages/core/src/internal/text/glossary.data.txt")
+      assert.strictEqual(
+        fs.readFileSync(path.join(outdir, "glossary.data.txt"), "utf8"),
+        fs.readFileSync(path.join(repoRoot, "packages/core/src/internal/text/glossary.data.txt"), "utf8")
+      )
       assert.isFalse(stamp.inputs.some((input: string) => input.includes("node_modules")), "the lockfile covers them")
       assert.isTrue(isUpToDate(outdir))
       assert.isFalse(await ensureBundle(outdir), "up to date: no build")

@@ -5,23 +5,43 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { generateGlossary, GLOSSARY_FILE, GLOSSARY_SOURCE } from "../scripts/glossary.js"
 import { analyzeQuery } from "../src/internal/text/analysis.js"
-import { GLOSSARY } from "../src/internal/text/glossary.js"
 import { glossaryLineProblem, parseConcept } from "../src/internal/text/glossaryFormat.js"
-import { conceptsOfWord, wordsOfConcepts } from "../src/internal/text/translation.js"
+import { conceptsOfWord, GLOSSARY_URL, readGlossary, wordsOfConcepts } from "../src/internal/text/translation.js"
 import { defaultOfflineOptions, explainSelection, matchedTermText, selectRelevantMemories } from "../src/Selector.js"
 import { memoryHeader } from "./support/memoryHeader.js"
 
 const memory = memoryHeader
+
+const GLOSSARY = readGlossary(GLOSSARY_URL).concepts
 
 /** The words of a word's concept groups an English (or Spanish) text may use, one array per group. */
 const translationsOf = (language: Parameters<typeof conceptsOfWord>[0], word: string, into: "en" | "es" = "en") =>
   conceptsOfWord(language, word).map((ids) => wordsOfConcepts(ids, into))
 
 describe("glossary", () => {
-  it("ships exactly what the generator makes of scripts/glossary.txt", () => {
+  it("ships exactly what the generator makes of scripts/glossary.txt, where translation reads it", () => {
     assert.strictEqual(fs.readFileSync(GLOSSARY_FILE, "utf8"), generateGlossary())
+    assert.strictEqual(fileURLToPath(GLOSSARY_URL), GLOSSARY_FILE)
+  })
+
+  it("a missing or damaged data file is an error naming the file and the remedy", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "memdir-glossary-"))
+    try {
+      const missing = path.join(dir, "glossary.data.txt")
+      assert.throws(() => readGlossary(pathToFileURL(missing)), `${missing} cannot be read`)
+      assert.throws(() => readGlossary(pathToFileURL(missing)), /ENOENT.*: reinstall memdir$/)
+      fs.writeFileSync(missing, generateGlossary().replace("@keys ko", "@keys xx"))
+      assert.throws(() => readGlossary(pathToFileURL(missing)), /damaged \(it has no @keys ko section\): reinstall/)
+      fs.writeFileSync(missing, "")
+      assert.throws(() => readGlossary(pathToFileURL(missing)), /damaged \(its first line is not/)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("holds concepts in five languages or more, English first, no word twice on a line", () => {

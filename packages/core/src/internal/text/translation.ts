@@ -1,7 +1,7 @@
 /**
  * A request's words in the languages its memories are written in: "Füg eine Einstellung für den Wochenstart hinzu"
  * over English notes on settings, "切到跟随视角" over English notes on the follow camera. No word is shared, so only a
- * dictionary bridges them: the glossary (`scripts/glossary.txt`, generated into `glossary.ts`) lists concepts, one
+ * dictionary bridges them: the glossary (`scripts/glossary.txt`, generated into `glossary.data.txt`) lists concepts, one
  * sense per line, each with its usual words in ten languages (the Latin-script languages the analysis stems, Chinese,
  * Japanese, Korean), written for memdir.
  *
@@ -10,10 +10,48 @@
  * word of those concepts, analysed as each candidate language analyses its own words, is a translation the selector
  * matches at a discount (`translationWeight`). The keys are worked out when the glossary is generated: a request
  * searches one language's sorted table and parses only the lines it needs.
+ *
+ * The glossary is a data file beside this module (in `src/` and in the packed `dist/`; a bundle writes it beside the
+ * output holding this code, `scripts/bundle-data.mjs`), read once per process on the first lookup: as JavaScript its
+ * 800 KB cost every process ~20 ms of start-up, though a request needs it only when a word of it is in no memory.
  */
-import { GLOSSARY, GLOSSARY_KEYS } from "./glossary.js"
-import { type Concept, type GlossaryLanguage, keyOf, parseConcept } from "./glossaryFormat.js"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import {
+  type Concept,
+  type GlossaryData,
+  type GlossaryLanguage,
+  keyOf,
+  parseConcept,
+  parseGlossaryData
+} from "./glossaryFormat.js"
 import { CJK, HANGUL, type Language, normalizeWord } from "./language.js"
+
+/** Where the glossary is: beside this module, wherever it runs from. */
+export const GLOSSARY_URL = new URL("./glossary.data.txt", import.meta.url)
+
+/**
+ * The glossary's data file read and split into its sections. Synchronous (a lookup is, and the read takes a few
+ * milliseconds), with no `MemoryFs`: this is memdir's own file, not a memory. A file missing or malformed is a broken
+ * install, which a retry cannot mend: the error names the file and the remedy rather than letting a hook hang.
+ */
+export const readGlossary = (url: URL): GlossaryData => {
+  const file = fileURLToPath(url)
+  let text: string
+  try {
+    text = readFileSync(file, "utf8")
+  } catch (cause) {
+    throw new Error(`memdir's glossary ${file} cannot be read (${(cause as Error).message}): reinstall memdir`, {
+      cause
+    })
+  }
+  const data = parseGlossaryData(text)
+  if (typeof data === "string") throw new Error(`memdir's glossary ${file} is damaged (${data}): reinstall memdir`)
+  return data
+}
+
+let glossary: GlossaryData | undefined
+const theGlossary = (): GlossaryData => glossary ??= readGlossary(GLOSSARY_URL)
 
 /** Where each line of a text starts (empty lines skipped): a line is read by its number without splitting the text. */
 const lineStarts = (text: string): Int32Array => {
@@ -38,8 +76,9 @@ const parsedConcepts = new Map<number, Concept>()
 const conceptOf = (id: number): Concept => {
   let concept = parsedConcepts.get(id)
   if (concept === undefined) {
-    conceptStarts ??= lineStarts(GLOSSARY)
-    concept = parseConcept(lineAt(GLOSSARY, conceptStarts[id]!))
+    const { concepts } = theGlossary()
+    conceptStarts ??= lineStarts(concepts)
+    concept = parseConcept(lineAt(concepts, conceptStarts[id]!))
     parsedConcepts.set(id, concept)
   }
   return concept
@@ -69,7 +108,7 @@ const keyTables = new Map<GlossaryLanguage, Int32Array>()
  * sorted by key), so a request builds no map of the whole glossary.
  */
 const conceptsWithKey = (language: GlossaryLanguage, key: string): ReadonlyArray<number> | undefined => {
-  const text = GLOSSARY_KEYS[language] ?? ""
+  const text = theGlossary().keys[language]
   let starts = keyTables.get(language)
   if (starts === undefined) {
     starts = lineStarts(text)
