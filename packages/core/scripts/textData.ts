@@ -26,6 +26,7 @@ const stopwordLists: Record<Language, string> = {
   pt: "por",
   it: "ita",
   nl: "nld",
+  ru: "rus",
   ko: "kor"
 }
 
@@ -37,6 +38,7 @@ const frequencyFiles: Record<Language, string> = {
   pt: "portuguese",
   it: "italian",
   nl: "dutch",
+  ru: "russian",
   ko: "korean"
 }
 
@@ -57,7 +59,10 @@ const CHAT_STOPWORDS: Partial<Record<Language, string>> = {
   which while who whom why will with won't would wouldn't yes yet you you're your yours yourself hey
   hi hello ah oh well still maybe anything something everything nothing one two way thing things stuff
   bit lot lots kind sort whatever actually basically again else instead ago already always never
-  without`
+  without`,
+  ru: `привет здравствуй спасибо пожалуйста плиз можешь можете можно нужно надо давай давайте хочу хотел хотелось
+  просто вообще типа короче кстати ладно ок окей вот ещё еще уже тоже также очень какой-то что-то как-то почему
+  зачем какие который которая которые это этот эта эти тот та те там тут здесь сейчас потом снова опять`
 }
 
 /**

@@ -146,6 +146,30 @@ describe("Japanese", () => {
   })
 })
 
+describe("Russian", () => {
+  const candidates = [
+    header(
+      "feedback_migrations.md",
+      "Миграции через goose",
+      "Схему базы данных меняем только миграциями goose, никогда руками",
+      "Все изменения схемы БД — миграции goose."
+    ),
+    header("project_orders.md", "Сервис заказов", "Как устроен сервис заказов", "Репозиторий заказов на PostgreSQL."),
+    header("user_profile.md", "Профиль", "Бэкенд-разработчик, пишет на Go", "Предпочитает короткие ответы.")
+  ]
+
+  it("a request finds a memory through other cases of its words, and an off-topic one nothing", () => {
+    // "базу данных" (accusative) and "заказа" (genitive) against the memories' "базы данных" and "заказов"
+    assert.deepStrictEqual(selectRelevantMemories({ query: "как поменять схему в базе данных?", candidates }), [
+      "feedback_migrations.md"
+    ])
+    assert.deepStrictEqual(selectRelevantMemories({ query: "где лежит репозиторий заказа?", candidates }), [
+      "project_orders.md"
+    ])
+    assert.deepStrictEqual(selectRelevantMemories({ query: "напиши стихотворение про осень", candidates }), [])
+  })
+})
+
 describe("the model selector's manifest budget", () => {
   it("lists every candidate that fits, else the 200 with the most evidence, in the scan's order", () => {
     const notes = Array.from({ length: 250 }, (_, i) => header(`note_${i}.md`, `Note ${i}`, `Roadmap meeting ${i}`))

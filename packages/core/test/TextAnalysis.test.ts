@@ -189,6 +189,7 @@ describe("text analysis", () => {
     assert.strictEqual(detectLanguage(segmentWords("¿Cómo debería escribir las pruebas del repositorio?")), "es")
     assert.strictEqual(detectLanguage(segmentWords("Comment écrire les tests de la base ?")), "fr")
     assert.strictEqual(detectLanguage(segmentWords("통합 테스트를 어떻게 작성해야 해?")), "ko")
+    assert.strictEqual(detectLanguage(segmentWords("Как нам лучше писать тесты для базы данных?")), "ru")
     assert.strictEqual(detectLanguage(segmentWords("how should I write the integration tests?")), "en")
     assert.strictEqual(detectLanguage([]), "en")
   })
@@ -202,6 +203,16 @@ describe("text analysis", () => {
     assert.strictEqual(stemWord("fr", "factures"), stemWord("fr", "facture"))
     assert.strictEqual(foldWord("cómo"), "como")
     assert.strictEqual(foldWord("straße"), "strasse")
+    // Russian: a word's cases meet ("базу", "базы", "база"), and "ё" is the "е" most text writes
+    assert.strictEqual(stemWord("ru", "базу"), stemWord("ru", "базы"))
+    assert.strictEqual(stemWord("ru", "заказов"), stemWord("ru", "заказ"))
+    assert.strictEqual(foldWord("ещё"), "еще")
+    assert.deepStrictEqual(analyzeText("Почему ещё не работают миграции базы данных?").words, [
+      "работа",
+      "миграц",
+      "баз",
+      "дан"
+    ])
   })
 
   it("strips Korean particles and endings from a word, never a whole short word", () => {

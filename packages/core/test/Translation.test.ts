@@ -90,6 +90,14 @@ describe("conceptsOfWord", () => {
     assert.include(translationsOf("ko", "비밀번호를")[0], "password")
     // a Latin-script word of a Korean request is an English one
     assert.include(translationsOf("ko", "folders")[0], "폴더")
+    // a Russian word by its stem, its developers' slang too; a Latin-script word of a Russian request is English
+    assert.include(translationsOf("ru", "пароля")[0], "password")
+    assert.include(translationsOf("ru", "задеплоить")[0], "deploy")
+    assert.include(translationsOf("en", "стейдже")[0], "staging", "a Cyrillic word is Russian whatever the request")
+    assert.include(translationsOf("ru", "folders")[0], "폴더")
+    // a Russian or Korean text writes its technical words in English too, which no word of its script can be taken for
+    assert.include(wordsOfConcepts(conceptsOfWord("en", "folder")[0]!, "ru"), "folder")
+    assert.notInclude(wordsOfConcepts(conceptsOfWord("en", "folder")[0]!, "es"), "folder")
   })
 
   it("finds nothing for a word, or a compound's parts, it does not hold", () => {
@@ -123,13 +131,14 @@ describe("translations in the offline selector", () => {
   ]
   const noTranslation = { ...defaultOfflineOptions, translationWeight: 0 }
 
-  it("finds an English memory for a German, Spanish, Chinese or Korean request sharing no word with it", () => {
+  it("finds an English memory for a German, Spanish, Chinese, Korean or Russian request sharing no word with it", () => {
     for (
       const query of [
         "Wie oft muss das Passwort gewechselt werden?",
         "¿Cada cuánto hay que cambiar la contraseña?",
         "数据库密码多久要换一次",
-        "비밀번호는 얼마나 자주 바꿔야 해?"
+        "비밀번호는 얼마나 자주 바꿔야 해?",
+        "Как часто надо менять пароль?"
       ]
     ) {
       assert.deepStrictEqual(selectRelevantMemories({ query, candidates: english }), ["password-rotation.md"], query)

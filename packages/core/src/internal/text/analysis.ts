@@ -137,6 +137,11 @@ const WEAK_WORDS: Readonly<Record<Language | "zh" | "ja", string>> = {
   zetten werken werkt code bestand bestanden uitvoeren draaien schrijven controleren kijken proberen tonen uitleggen
   helpen hulp zeggen zien gaan houden vinden starten nemen geven weten denken goed juist vandaag dag week eerste
   laatste volgende oud aanroepen`,
+  ru: `исправь исправить почини починить поправь добавь добавить сделай сделать используй использовать поменяй
+  поменять измени изменить обнови обновить создай создать новый новая новое получить поставь работает работать код
+  файл запусти запустить выполни выполнить напиши написать проверь проверить посмотри посмотреть попробуй попробовать
+  покажи показать объясни объяснить помоги помочь скажи найди найти начни начать возьми дай знаю думаю хороший
+  сегодня день неделя первый последний следующий старый вызови вызвать`,
   ko:
     `고치다 고쳐 수정 추가 만들어 만들 사용 변경 업데이트 생성 새 새로 가져와 설정 작동 동작 코드 파일 실행 작성 확인 봐 시도
   보여 설명 도와 알려 찾아 시작 오늘 처음 마지막 다음 호출`,

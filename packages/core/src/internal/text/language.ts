@@ -1,6 +1,7 @@
 /**
  * Per-language word normalisation for the offline selector: lower case, Snowball stemmers (the `@orama/stemmers`
- * ports) for the Latin-script languages, accents folded after stemming ("Cómo" and "como" meet), and for Korean
+ * ports) for the Latin-script languages and Russian, accents folded after stemming ("Cómo" and "como" meet, as do
+ * "ещё" and "еще"), and for Korean
  * the particles and verb endings that attach to a word (eojeol) stripped, so "데이터베이스를" is "데이터베이스".
  * Pure; shared by the analyser and the generator of the shipped word lists (scripts/textData.ts).
  */
@@ -10,9 +11,10 @@ import { stemmer as french } from "@orama/stemmers/french"
 import { stemmer as german } from "@orama/stemmers/german"
 import { stemmer as italian } from "@orama/stemmers/italian"
 import { stemmer as portuguese } from "@orama/stemmers/portuguese"
+import { stemmer as russian } from "@orama/stemmers/russian"
 import { stemmer as spanish } from "@orama/stemmers/spanish"
 
-export const LANGUAGES = ["en", "de", "es", "fr", "pt", "it", "nl", "ko"] as const
+export const LANGUAGES = ["en", "de", "es", "fr", "pt", "it", "nl", "ru", "ko"] as const
 export type Language = typeof LANGUAGES[number]
 
 const STEMMERS: Record<Exclude<Language, "ko">, (word: string) => string> = {
@@ -22,7 +24,8 @@ const STEMMERS: Record<Exclude<Language, "ko">, (word: string) => string> = {
   fr: french,
   pt: portuguese,
   it: italian,
-  nl: dutch
+  nl: dutch,
+  ru: russian
 }
 
 /** Lower case, composed (NFC), typographic apostrophes made plain. */
@@ -35,9 +38,16 @@ export const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
 const HANGUL_ONLY = /^[\uac00-\ud7a3]+$/
 const LATIN_DIACRITIC = /[\u00c0-\u024f]/
 
-/** Accents removed from Latin letters ("é" → "e", "ß" → "ss"); other scripts untouched (Hangul must stay composed). */
-export const foldWord = (word: string): string =>
-  LATIN_DIACRITIC.test(word) ? word.replace(/ß/g, "ss").normalize("NFD").replace(/[\u0300-\u036f]/g, "") : word
+/**
+ * Accents removed from Latin letters ("é" → "e", "ß" → "ss") and Russian "ё" written "е", as most Russian text does;
+ * other scripts untouched (Hangul must stay composed).
+ */
+export const foldWord = (word: string): string => {
+  const folded = LATIN_DIACRITIC.test(word) ?
+    word.replace(/ß/g, "ss").normalize("NFD").replace(/[\u0300-\u036f]/g, "") :
+    word
+  return folded.includes("ё") ? folded.replace(/ё/g, "е") : folded
+}
 
 /**
  * Korean case particles, postpositions and the commonest predicate endings, longest first. A grammar closed class

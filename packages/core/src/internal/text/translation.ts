@@ -84,19 +84,26 @@ const conceptOf = (id: number): Concept => {
   return concept
 }
 
+const CYRILLIC = /[\u0400-\u04ff]/
+
 /** The scripts no other language writes: their words are what they are in a text of any language. */
 const OWN_SCRIPT: ReadonlyArray<GlossaryLanguage> = ["zh", "ja", "ko"]
 
 /**
  * The words of the concepts a text in `language` may use: that language's, and the Chinese, Japanese and Korean ones
  * (their scripts are their own). Another Latin-script language's are left out: Spanish "red" (network) is no English
- * "red", Dutch "map" (folder) no English "map".
+ * "red", Dutch "map" (folder) no English "map". A text in a script of its own (Russian, Korean) also gets the English
+ * ones: it writes its technical words in English ("миграции через goose", "staging"), and no word of its own can be
+ * taken for an English one.
  */
 export const wordsOfConcepts = (ids: ReadonlyArray<number>, language: GlossaryLanguage): ReadonlyArray<string> => {
   const out = new Set<string>()
+  const fields = language === "ru" || language === "ko"
+    ? [language, "en" as const, ...OWN_SCRIPT]
+    : [language, ...OWN_SCRIPT]
   for (const id of ids) {
     const concept = conceptOf(id)
-    for (const field of [language, ...OWN_SCRIPT]) for (const word of concept.get(field) ?? []) out.add(word)
+    for (const field of fields) for (const word of concept.get(field) ?? []) out.add(word)
   }
   return [...out]
 }
@@ -152,8 +159,13 @@ export const conceptsOfWord = (
     }
     return ids.size > 0 ? [[...ids]] : NO_PARTS
   }
-  // a Latin-script word in a Korean request is looked up as English, the language code and tools are written in
-  const own: GlossaryLanguage = HANGUL.test(normal) ? "ko" : language === "ko" ? "en" : language
+  // a word is looked up in its script's language (Hangul, Cyrillic); a Latin-script word in a Korean or Russian
+  // request as English, the language code and tools are written in
+  const own: GlossaryLanguage = HANGUL.test(normal) ? "ko" : CYRILLIC.test(normal) ?
+    "ru" :
+    language === "ko" || language === "ru"
+    ? "en"
+    : language
   const whole = conceptsWithKey(own, keyOf(own, normal))
   if (whole !== undefined) return [whole]
   if (!COMPOUNDING.has(own) || normal.length < 7) return NO_PARTS
