@@ -23,11 +23,12 @@ import * as Layer from "effect/Layer"
 import {
   analyzeQuery,
   gramPriorWeight,
+  isAscii,
   priorWeight,
   removeExcludedTopics,
   WEAK_TERMS
 } from "./internal/text/analysis.js"
-import type { Language } from "./internal/text/language.js"
+import { CYRILLIC, type Language } from "./internal/text/language.js"
 import {
   type BodyTerms,
   type CandidateIndex,
@@ -261,6 +262,7 @@ interface QueryWord {
    * worked out when asked: they match at `translationWeight`, the best form of each group counting, a group its share
    * of the word. Only a word no candidate contains in any of its own forms is translated: where a memory writes it as
    * the request does, its translations would only add looser synonyms (off-topic picks, measured: docs/evals.md).
+   * A Cyrillic word gets its Latin-script translations either way (Russian text writes "стейдж" and "staging").
    */
   readonly translations: () => ReadonlyArray<ReadonlyArray<string>>
 }
@@ -465,13 +467,19 @@ const gatherEvidence = (
     bestPossible += weight
     for (const form of forms) add(form, weight, "form")
     for (const gram of word.grams) add(gram.term, weightOf(gram.term, gram.weight), "gram")
-    if (options.translationWeight > 0 && forms.every((form) => dfOf(form) === 0)) {
+    const unseen = forms.every((form) => dfOf(form) === 0)
+    // Russian developers write a technical word both ways, "стейдж" in one memory and "staging" in the next: a
+    // Cyrillic word some memory writes still gets its Latin-script translations (for Chinese or Korean words that only
+    // added off-topic picks over the development sets)
+    const crossScript = !unseen && CYRILLIC.test(word.term)
+    if (options.translationWeight > 0 && (unseen || crossScript)) {
       const groups = word.translations()
       const share = options.translationWeight / groups.length
       for (const translations of groups) {
         group++
         // a translation every candidate uses says little: its own local statistics, the word's prior
         for (const translation of translations) {
+          if (crossScript && !isAscii(translation)) continue
           add(translation, share * weightOf(translation, word.weight), "translation")
         }
       }
@@ -767,7 +775,9 @@ export const explainSelection = (
       const holding = (forms: ReadonlyArray<string>) => fieldsHolding(memory, forms).filter((f) => weighted.has(f))
       const fields = holding(word === undefined ? [term] : [term, ...word.variants, ...word.grams.map((g) => g.term)])
       if (fields.length > 0 || word === undefined) return { term, fields }
-      const translatedAs = word.translations().flat().filter((t) => holding([t]).length > 0)
+      // a word some candidate writes was matched only through its Latin-script translations (`crossScript`)
+      const seen = [term, ...word.variants].some((form) => evidence.index?.postings.has(form) === true)
+      const translatedAs = word.translations().flat().filter((t) => (!seen || isAscii(t)) && holding([t]).length > 0)
       return translatedAs.length === 0 ? { term, fields } : { term, fields: holding(translatedAs), translatedAs }
     })
   }

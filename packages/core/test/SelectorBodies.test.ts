@@ -168,6 +168,27 @@ describe("Russian", () => {
     ])
     assert.deepStrictEqual(selectRelevantMemories({ query: "напиши стихотворение про осень", candidates }), [])
   })
+
+  it("finds a memory writing a word in Latin letters though another writes it in Cyrillic", () => {
+    const mixed = [
+      header(
+        "reference_env_staging.md",
+        "Staging",
+        "Доступы к staging: хост базы, где лежат пароли",
+        "Vault, путь secret/db."
+      ),
+      header("project_release.md", "Релиз", "Как выкатываем релиз", "Сначала на стейдж, потом на прод."),
+      header("user_profile.md", "Профиль", "Бэкенд-разработчик, пишет на Go", "Предпочитает короткие ответы.")
+    ]
+    const explained = explainSelection({ query: "где пароль от стейджа?", candidates: mixed })
+    assert.deepStrictEqual(explained.selected, ["reference_env_staging.md"])
+    const staging = explained.considered.find((c) => c.path === "reference_env_staging.md")!
+    assert.deepInclude(staging.matched, {
+      term: "стейдж",
+      fields: ["name", "description", "path"],
+      translatedAs: ["staging"]
+    })
+  })
 })
 
 describe("the model selector's manifest budget", () => {

@@ -33,6 +33,8 @@ export const normalizeWord = (word: string): string => word.normalize("NFC").toL
 
 /** A Hangul syllable: a Korean word. */
 export const HANGUL = /[\uac00-\ud7a3]/
+/** A Cyrillic letter: a Russian word. */
+export const CYRILLIC = /[\u0400-\u04ff]/
 /** Kana or a CJK ideograph: a Chinese or Japanese word. */
 export const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
 const HANGUL_ONLY = /^[\uac00-\ud7a3]+$/

@@ -25,7 +25,7 @@ import {
   parseConcept,
   parseGlossaryData
 } from "./glossaryFormat.js"
-import { CJK, HANGUL, type Language, normalizeWord } from "./language.js"
+import { CJK, CYRILLIC, HANGUL, type Language, normalizeWord } from "./language.js"
 
 /** Where the glossary is: beside this module, wherever it runs from. */
 export const GLOSSARY_URL = new URL("./glossary.data.txt", import.meta.url)
@@ -83,8 +83,6 @@ const conceptOf = (id: number): Concept => {
   }
   return concept
 }
-
-const CYRILLIC = /[\u0400-\u04ff]/
 
 /** The scripts no other language writes: their words are what they are in a text of any language. */
 const OWN_SCRIPT: ReadonlyArray<GlossaryLanguage> = ["zh", "ja", "ko"]
