@@ -146,6 +146,10 @@ describe("text analysis", () => {
       "isolatedModules",
       "k8s db",
       "é",
+      "миграции базы данных",
+      "ещё стейдж",
+      "手の指が曲がらない",
+      "数据库 库",
       ""
     ),
     { maxLength: 8 }
