@@ -1,8 +1,8 @@
 /**
  * Per-language word normalisation for the offline selector: lower case, Snowball stemmers (the `@orama/stemmers`
  * ports) for the Latin-script languages and Russian, accents folded after stemming ("Cómo" and "como" meet, as do
- * "ещё" and "еще"), and for Korean
- * the particles and verb endings that attach to a word (eojeol) stripped, so "데이터베이스를" is "데이터베이스".
+ * "ещё" and "еще"), and for Korean the particles and verb endings that attach to a word (eojeol) stripped, so
+ * "데이터베이스를" is "데이터베이스".
  * Pure; shared by the analyser and the generator of the shipped word lists (scripts/textData.ts).
  */
 import { stemmer as dutch } from "@orama/stemmers/dutch"

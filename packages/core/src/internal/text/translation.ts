@@ -2,8 +2,8 @@
  * A request's words in the languages its memories are written in: "Füg eine Einstellung für den Wochenstart hinzu"
  * over English notes on settings, "切到跟随视角" over English notes on the follow camera. No word is shared, so only a
  * dictionary bridges them: the glossary (`scripts/glossary.txt`, generated into `glossary.data.txt`) lists concepts, one
- * sense per line, each with its usual words in ten languages (the Latin-script languages the analysis stems, Chinese,
- * Japanese, Korean), written for memdir.
+ * sense per line, each with its usual words in eleven languages (those the analysis stems: the Latin-script ones and
+ * Russian; Chinese, Japanese, Korean), written for memdir.
  *
  * A request word finds its concepts by its stem in the request's language (Chinese and Japanese words as written);
  * a German or Dutch compound no line holds finds them through its two parts ("Wochenstart": Woche + Start). Every
