@@ -364,6 +364,8 @@ export interface SystemResult {
   readonly folds: ReadonlyArray<FoldResult>
   readonly overall: Figures
   readonly byLanguage: ReadonlyArray<{ readonly language: string; readonly figures: Figures }>
+  /** Per kind of request (paraphrase, negation, trap, none): where a system's misses and off-topic picks are. */
+  readonly byKind: ReadonlyArray<{ readonly kind: string; readonly figures: Figures }>
 }
 
 /** Every system, leave-one-directory-out over `queries`. */
@@ -397,17 +399,25 @@ export const leaveOneDirectoryOut = (
         perQuery: inDir.map(([query, i]) => ({ query, selected: answers[best]![i]! }))
       }
     })
-    const languages = [...new Set(queries.map((q) => q.language))].sort()
+    const answered = folds.flatMap((f) => f.perQuery)
+    const figuresOf = (keep: (query: LabelledQuery) => boolean) =>
+      figures(
+        answered.filter((a) => keep(a.query)).map((a) => countsOf(a.query, a.selected)).reduce(
+          addCounts,
+          ZERO_COUNTS
+        )
+      )
     return {
       system,
       folds,
       overall: figures(folds.map((f) => f.counts).reduce(addCounts, ZERO_COUNTS)),
-      byLanguage: languages.map((language) => ({
+      byLanguage: [...new Set(queries.map((q) => q.language))].sort().map((language) => ({
         language,
-        figures: figures(
-          folds.flatMap((f) => f.perQuery).filter((a) => a.query.language === language)
-            .map((a) => countsOf(a.query, a.selected)).reduce(addCounts, ZERO_COUNTS)
-        )
+        figures: figuresOf((query) => query.language === language)
+      })),
+      byKind: [...new Set(queries.map((q) => q.kind))].sort().map((kind) => ({
+        kind,
+        figures: figuresOf((query) => query.kind === kind)
       }))
     }
   })
@@ -440,6 +450,15 @@ export const renderReport = (results: ReadonlyArray<SystemResult>): string => {
       return `${pct(f.recall)} [${pct(interval.low)}, ${pct(interval.high)}] / ${pct(f.precision)} / ` +
         `${f.offTopicPicks} (${f.queries})`
     })
+    lines.push(`| ${r.system.name} | ${cells.join(" | ")} |`)
+  }
+  lines.push("", "Per kind of request (recall / precision / off-topic picks (requests)):", "")
+  const kinds = results[0]?.byKind.map((k) => k.kind) ?? []
+  lines.push(`| system | ${kinds.join(" | ")} |`, `|---|${kinds.map(() => "---").join("|")}|`)
+  for (const r of results) {
+    const cells = r.byKind.map(({ figures: f }) =>
+      `${pct(f.recall)} / ${pct(f.precision)} / ${f.offTopicPicks} (${f.queries})`
+    )
     lines.push(`| ${r.system.name} | ${cells.join(" | ")} |`)
   }
   lines.push("", "Per directory (recall / precision / off-topic picks; the setting chosen without it):", "")

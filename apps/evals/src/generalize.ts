@@ -146,6 +146,7 @@ const program = Effect.gen(function*() {
             system: r.system.name,
             overall: r.overall,
             byLanguage: r.byLanguage,
+            byKind: r.byKind,
             folds: r.folds.map((f) => ({ dir: f.dir, setting: f.setting, counts: f.counts }))
           })),
           ranking: ranking.map((r) => ({ system: r.name, ...r.figures }))
