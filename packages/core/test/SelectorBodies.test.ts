@@ -169,6 +169,21 @@ describe("Russian", () => {
     assert.deepStrictEqual(selectRelevantMemories({ query: "напиши стихотворение про осень", candidates }), [])
   })
 
+  it("stems a memory whose body has no Russian stopword as Russian: its header is read in its body's language", () => {
+    const terse = [
+      header("reference_staging.md", "Staging", "Доступы к staging: хост базы, где лежат пароли", ""),
+      header("user_profile.md", "Профиль", "Бэкенд-разработчик, пишет на Go", "Предпочитает короткие ответы.")
+    ]
+    // the whole body's terms, as recall has them from the term cache: "Vault, путь secret/db. Хост базы staging-db"
+    const bodies = new Map([[
+      "reference_staging.md",
+      analyzeBody("Vault, путь secret/db. Хост базы staging-db.internal")
+    ]])
+    const explained = explainSelection({ query: "где пароль от стейджа?", candidates: terse, bodies })
+    assert.deepStrictEqual(explained.selected, ["reference_staging.md"])
+    assert.deepStrictEqual(explained.unknownWords, [], "\"пароль\" meets the description's \"пароли\"")
+  })
+
   it("finds a memory writing a word in Latin letters though another writes it in Cyrillic", () => {
     const mixed = [
       header(

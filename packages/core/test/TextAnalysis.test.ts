@@ -194,6 +194,9 @@ describe("text analysis", () => {
     assert.strictEqual(detectLanguage(segmentWords("Comment écrire les tests de la base ?")), "fr")
     assert.strictEqual(detectLanguage(segmentWords("통합 테스트를 어떻게 작성해야 해?")), "ko")
     assert.strictEqual(detectLanguage(segmentWords("Как нам лучше писать тесты для базы данных?")), "ru")
+    // no stopword at all: Cyrillic is Russian, anything else English
+    assert.strictEqual(detectLanguage(segmentWords("Vault, путь secret/db. Хост базы staging-db.internal")), "ru")
+    assert.strictEqual(detectLanguage(segmentWords("Vault, path secret/db. Host staging-db.internal")), "en")
     assert.strictEqual(detectLanguage(segmentWords("how should I write the integration tests?")), "en")
     assert.strictEqual(detectLanguage([]), "en")
   })

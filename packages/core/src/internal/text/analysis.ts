@@ -14,7 +14,7 @@
  * words also come with their translations into the candidates' languages, from memdir's glossary (`translation.ts`).
  */
 import { CJK_TEXT_DATA, TEXT_DATA } from "./data.js"
-import { CJK, foldWord, HANGUL, type Language, LANGUAGES, normalizeWord, stemWord } from "./language.js"
+import { CJK, CYRILLIC, foldWord, HANGUL, type Language, LANGUAGES, normalizeWord, stemWord } from "./language.js"
 import { conceptsOfWord, wordsOfConcepts } from "./translation.js"
 
 export type { Language } from "./language.js"
@@ -338,11 +338,13 @@ export const detectLanguageOfTallies = (
   // protocol costs several times the work itself.
   let total = 0
   let hangul = 0
+  let cyrillic = 0
   const hits = new Array<number>(LANGUAGES.length).fill(0)
   const masks = stopwordMasks()
   const countHangul = (n: number, word: string): void => {
     total += n
     if (HANGUL.test(word)) hangul += n
+    else if (CYRILLIC.test(word)) cyrillic += n
   }
   const countStopwordsOf = (folded: string, n: number): void => {
     const mask = masks.get(folded)
@@ -357,7 +359,9 @@ export const detectLanguageOfTallies = (
   for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countWords : countHangul)
   if (hangul > 0 && hangul * 3 >= total) return "ko"
   for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countAsciiStopwords : countStopwords)
-  let best: Language = "en"
+  // without a stopword, a text is English unless it writes Cyrillic: Russian is the only language of that script
+  // here ("Хост базы staging-db, пароли в Vault" has no stopword)
+  let best: Language = cyrillic > 0 ? "ru" : "en"
   let bestHits = 0
   for (let l = 0; l < LANGUAGES.length; l++) {
     if (LANGUAGES[l] !== "ko" && hits[l]! > bestHits) {
