@@ -64,6 +64,9 @@ describe("memdir recall --explain", () => {
       assert.strictEqual(kept.verdict, "kept")
       assert.deepInclude(kept.matched, { term: "databas", fields: ["name", "description", "path"] })
       assert.deepInclude(kept.matched, { term: "mock", fields: ["description", "body"] })
+      // its body names tests and mocks in one sentence: that ranks it, not its evidence
+      assert.deepStrictEqual(kept.together, ["test", "mock"])
+      assert.isAbove(kept.proximity, 0)
       const cut = out.explain.find((c: { path: string }) => c.path === "reference_msw.md")
       assert.strictEqual(cut.verdict, "below-relative-cut")
       assert.match(cut.reason, /^cut: 0\.\d\d is below 0\.9 × the top score /)
@@ -78,7 +81,7 @@ describe("memdir recall --explain", () => {
       const keptRow = lines.find((l) => l.startsWith("  1 "))!
       assert.match(
         keptRow,
-        /^ {2}1 {2}\d\.\d\d {3}kept .*mock \(description, body\), databas \(name, description, path\)$/
+        /^ {2}1 {2}\d\.\d\d\+\d\.\d\d {2}kept .*mock \(description, body\), databas \(name, description, path\); together in one passage: test, mock$/
       )
       const cutRow = lines.find((l) => l.includes(" reference_msw.md "))!
       assert.match(cutRow, /cut: below the relative cut \d\.\d\d/)

@@ -36,7 +36,7 @@ export type { BodyTerms }
 /** Where the cache lives, relative to the memory directory. */
 export const TERM_CACHE_FILE = ".cache/terms.json"
 /** The version of the analysis the entries were made with: a change of the analysis makes every entry stale. */
-export const ANALYSIS_VERSION = 7
+export const ANALYSIS_VERSION = 8
 /** The longest body analysed (a longer one is analysed up to here). */
 export const BODY_MAX_BYTES = 64 * 1024
 /** Bodies analysed per call, at most (a few milliseconds per KiB in a fresh process). */
@@ -80,6 +80,11 @@ interface RawEntry {
   w: number
   l: string
   t: Array<[string, number]>
+  /**
+   * Per term of `t` (same order), its blocks (`BodyTerms.blocks`) in base 36, joined by "," and the terms' lists by
+   * " ": one string, which parses far faster than as many numbers (a cache is read by every recall).
+   */
+  b?: string
   h?: RawHeader
 }
 
@@ -105,15 +110,49 @@ const fromHeader = (header: HeaderTerms): RawHeader => [
   ...header.fields.map((f): [number, Array<[string, number]>] => [f.words, [...f.counts]])
 ]
 
+/** Blocks as stored: one list of base-36 numbers per term of the pairs. */
+const BLOCKS = /^(?:[0-9a-z]+(?:,[0-9a-z]+)*)?(?: (?:[0-9a-z]+(?:,[0-9a-z]+)*)?)*$/
+
+const isBlocks = (value: unknown, terms: number): value is string => {
+  if (typeof value !== "string" || !BLOCKS.test(value)) return false
+  let lists = 1
+  for (let i = value.indexOf(" "); i >= 0; i = value.indexOf(" ", i + 1)) lists++
+  return lists === terms
+}
+
+const NO_BLOCKS: ReadonlyArray<number> = []
+
+/**
+ * A term's blocks, read from their stored form when asked: most memories are never asked, and a memory is asked for
+ * a few terms of its hundreds.
+ */
+const blocksFrom = (
+  pairs: ReadonlyArray<readonly [string, number]>,
+  stored: string
+): (term: string) => ReadonlyArray<number> => {
+  let lists: Map<string, string> | undefined
+  return (term) => {
+    if (lists === undefined) {
+      lists = new Map()
+      const split = stored.split(" ")
+      for (let i = 0; i < pairs.length; i++) lists.set(pairs[i]![0], split[i]!)
+    }
+    const list = lists.get(term)
+    return list === undefined || list === "" ? NO_BLOCKS : list.split(",").map((b) => parseInt(b, 36))
+  }
+}
+
 const toTerms = (
   words: number,
   language: Language,
   pairs: ReadonlyArray<readonly [string, number]>,
+  blocks: string | undefined,
   header: HeaderTerms | undefined
 ): BodyTerms => ({
   words,
   language,
   counts: new Map(pairs),
+  ...(blocks === undefined ? {} : { blocks: blocksFrom(pairs, blocks) }),
   ...(header === undefined ? {} : { header })
 })
 
@@ -122,21 +161,32 @@ const decodeEntry = (raw: unknown): Entry | undefined => {
   if (
     entry === null || typeof entry !== "object" || typeof entry.s !== "number" || typeof entry.m !== "number" ||
     typeof entry.w !== "number" || !(LANGUAGES as ReadonlyArray<string>).includes(entry.l as string) ||
-    !isPairs(entry.t)
+    !isPairs(entry.t) || (entry.b !== undefined && !isBlocks(entry.b, entry.t.length))
   ) return undefined
   // a header's terms of the wrong shape are dropped, not the body's: they are made again on use
   const header = entry.h === undefined ? undefined : toHeader(entry.h)
-  return { size: entry.s, mtimeMs: entry.m, terms: toTerms(entry.w, entry.l as Language, entry.t, header) }
+  return { size: entry.s, mtimeMs: entry.m, terms: toTerms(entry.w, entry.l as Language, entry.t, entry.b, header) }
 }
 
-const encodeEntry = (entry: Entry): RawEntry => ({
-  s: entry.size,
-  m: entry.mtimeMs,
-  w: entry.terms.words,
-  l: entry.terms.language,
-  t: [...entry.terms.counts],
-  ...(entry.terms.header === undefined ? {} : { h: fromHeader(entry.terms.header) })
-})
+/** `BodyTerms.blocks` as stored (`RawEntry.b`): per term of `counts`, in its order. */
+const storedBlocks = (terms: BodyTerms): string | undefined => {
+  const blocks = terms.blocks
+  if (blocks === undefined) return undefined
+  return [...terms.counts.keys()].map((term) => blocks(term).map((b) => b.toString(36)).join(",")).join(" ")
+}
+
+const encodeEntry = (entry: Entry): RawEntry => {
+  const blocks = storedBlocks(entry.terms)
+  return {
+    s: entry.size,
+    m: entry.mtimeMs,
+    w: entry.terms.words,
+    l: entry.terms.language,
+    t: [...entry.terms.counts],
+    ...(blocks === undefined ? {} : { b: blocks }),
+    ...(entry.terms.header === undefined ? {} : { h: fromHeader(entry.terms.header) })
+  }
+}
 
 const format: CacheFormat<Entry> = {
   name: "term cache",

@@ -6,7 +6,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { analyzeBody } from "../src/internal/text/selectorIndex.js"
 import { MANIFEST_MAX_LINES, manifestCandidates } from "../src/ModelSelector.js"
-import { collapseFamilies, explainSelection, familyOf, selectRelevantMemories } from "../src/Selector.js"
+import {
+  collapseFamilies,
+  defaultOfflineOptions,
+  explainSelection,
+  familyOf,
+  selectRelevantMemories
+} from "../src/Selector.js"
 import { memoryHeader } from "./support/memoryHeader.js"
 
 const header = memoryHeader
@@ -29,6 +35,60 @@ describe("whole bodies", () => {
     assert.deepStrictEqual(selectRelevantMemories({ query, candidates }), [])
     const bodies = new Map([["project_rendering.md", analyzeBody(longBody)]])
     assert.deepStrictEqual(selectRelevantMemories({ query, candidates, bodies }), ["project_rendering.md"])
+  })
+})
+
+describe("words found together in one passage", () => {
+  // the same three words in both bodies: all in one sentence of one memory, in three sections of the other (where
+  // each is written twice, so its evidence alone is the higher)
+  const scattered = "## Payments\nThe webhook endpoint lives in api/hooks.ts; every webhook is logged.\n" +
+    `${filler("billing", 12)}\n## Queue\nA failed job gets a retry after a minute, and a retry after an hour.\n` +
+    `${filler("queue", 12)}\n## Keys\nThe signature key rotates monthly; the signature is HMAC-SHA256.\n` +
+    filler("keys", 12)
+  const together = `${filler("checkout", 12)}\nWhen a webhook fails its signature check, do not retry it: the ` +
+    `sender signed it with an old key.\n${filler("refund", 12)}`
+  const candidates = [
+    header("project_payments.md", "Payments overview", "How the payment service is laid out", scattered.slice(0, 1024)),
+    header("feedback_events.md", "Stripe events", "What we learned handling Stripe events", together.slice(0, 1024)),
+    header("project_deploy.md", "Deploy", "How releases are shipped", "Tag, build, upload.")
+  ]
+  const bodies = new Map([
+    ["project_payments.md", analyzeBody(scattered)],
+    ["feedback_events.md", analyzeBody(together)]
+  ])
+  const request = { query: "a webhook keeps failing the signature check, should we retry it?", candidates, bodies }
+
+  it("rank the memory that says them in one sentence above one that names them apart, and cut the other", () => {
+    assert.deepStrictEqual(selectRelevantMemories(request), ["feedback_events.md"])
+    const [kept, cut] = explainSelection(request).considered
+    assert.strictEqual(kept!.path, "feedback_events.md")
+    assert.includeMembers([...kept!.together], ["webhook", "signatur", "retri"])
+    // its evidence is the lower: proximity orders the two and sets the relative cut, it adds no evidence
+    assert.isBelow(kept!.score, cut!.score)
+    assert.isAbove(kept!.score + kept!.proximity, cut!.score + cut!.proximity)
+    assert.strictEqual(cut!.verdict, "below-relative-cut")
+    assert.match(cut!.reason, /^cut: \d\.\d\d \+ \d\.\d\d nearby \(\d\.\d\d\) is below 0\.9 × the top score/)
+    // without it, the words' counts decide, and the memory that names them apart wins
+    assert.deepStrictEqual(
+      selectRelevantMemories(request, { ...defaultOfflineOptions, proximityWeight: 0 }),
+      ["project_payments.md"]
+    )
+  })
+
+  it("never lift a memory over an absolute bar", () => {
+    const body = "Loose ends: the webhook signature check runs before the retry queue."
+    const explained = explainSelection({
+      query: "why does the webhook signature check fail before the retry for invoices in the staging cluster?",
+      candidates: [header("notes.md", "Notes", "Loose notes", body), ...candidates.slice(2)],
+      bodies: new Map([["notes.md", analyzeBody(body)]])
+    })
+    const only = explained.considered[0]!
+    assert.deepStrictEqual(explained.selected, [])
+    // four of the request's words in one sentence: with them its evidence would clear the body-only bar (1.00)
+    assert.includeMembers([...only.together], ["webhook", "signatur", "check", "retri"])
+    assert.isAtLeast(only.score + only.proximity, 1)
+    assert.isBelow(only.score, 1)
+    assert.strictEqual(only.verdict, "body-only")
   })
 })
 

@@ -148,6 +148,42 @@ describe("TermCache", () => {
       assert.strictEqual(readCache(dir).entries[first.absolutePath].h[0], headerKey(first))
     }).pipe(Effect.provide(live())))
 
+  it.effect("keeps where each term of a long body occurs; a damaged list is analysed again", () =>
+    Effect.gen(function*() {
+      const dir = scratchDir()
+      const body = Array.from({ length: 30 }, (_, i) => `Step ${i}: the webhook retries once and logs it.`).join("\n")
+      fs.writeFileSync(path.join(dir, "long.md"), memory("Long", "a long note", body))
+      fs.writeFileSync(path.join(dir, "short.md"), memory("Short", "a short note", "webhook retries"))
+      const made = yield* bodiesOf(dir)
+      const entries = readCache(dir).entries
+      const stored = entries[path.join(dir, "long.md")]
+      assert.strictEqual(stored.b.split(" ").length, stored.t.length)
+      // a short body is one passage whole: nothing to keep
+      assert.isUndefined(entries[path.join(dir, "short.md")].b)
+      assert.isUndefined(made.get("short.md")!.blocks)
+      // a fresh process reads them back as they were made
+      const everyTerm = (terms: TermCacheModule.BodyTerms) =>
+        [...terms.counts.keys()].map((term) => [term, terms.blocks!(term)] as const)
+      const read = yield* bodiesOf(dir).pipe(Effect.provide(live()))
+      const blocks = everyTerm(read.get("long.md")!)
+      assert.deepStrictEqual(blocks, everyTerm(made.get("long.md")!))
+      assert.deepStrictEqual(
+        read.get("long.md")!.blocks!("step"),
+        [...Array(Math.ceil(made.get("long.md")!.words / 20)).keys()]
+      )
+      assert.deepStrictEqual(read.get("long.md")!.blocks!("absent"), [])
+      // a list of blocks that is not one is no entry: the body is analysed again
+      const terms = stored.t.length
+      const lists = (list: string, n = terms) => Array(n).fill(list).join(" ")
+      for (const damaged of [lists("-1"), lists("1,,2"), lists("1,"), lists("0", terms - 1), [0], 0]) {
+        const cache = readCache(dir)
+        cache.entries[path.join(dir, "long.md")].b = damaged
+        fs.writeFileSync(path.join(dir, TERM_CACHE_FILE), JSON.stringify(cache))
+        const again = yield* bodiesOf(dir).pipe(Effect.provide(live()))
+        assert.deepStrictEqual(everyTerm(again.get("long.md")!), blocks, JSON.stringify(damaged))
+      }
+    }).pipe(Effect.provide(live())))
+
   it.effect("analyses at most its budget per call; the rest on later calls", () =>
     Effect.gen(function*() {
       const dir = scratchDir()

@@ -33,7 +33,13 @@ const shortWhy = (c: CandidateExplanation, explanation: SelectionExplanation): s
   }
 }
 
-const matchedText = (c: CandidateExplanation): string => c.matched.map(matchedTermText).join(", ")
+const matchedText = (c: CandidateExplanation): string =>
+  c.matched.map(matchedTermText).join(", ") +
+  (c.proximity > 0 ? `; together in one passage: ${c.together.join(", ")}` : "")
+
+/** Its evidence, and what proximity adds to rank it: "2.07", "2.07+0.40". */
+const scoreText = (c: CandidateExplanation): string =>
+  c.proximity > 0 ? `${c.score.toFixed(2)}+${c.proximity.toFixed(2)}` : c.score.toFixed(2)
 
 const pad = (text: string, width: number): string => text + " ".repeat(Math.max(0, width - [...text].length))
 
@@ -64,7 +70,7 @@ export const explanationLines = (
   if (rows.length > 0) {
     const cells = rows.map((
       c
-    ) => [String(c.rank), c.score.toFixed(2), shortWhy(c, explanation), c.path, matchedText(c)])
+    ) => [String(c.rank), scoreText(c), shortWhy(c, explanation), c.path, matchedText(c)])
     const header = ["#", "score", "why", "path", "matched terms (fields)"]
     const widths = header.map((h, i) => Math.max([...h].length, ...cells.map((row) => [...row[i]!].length)))
     const render = (row: ReadonlyArray<string>) =>

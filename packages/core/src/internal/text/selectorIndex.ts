@@ -5,7 +5,7 @@
  * that share a term with it. Pure apart from the two bounded caches.
  */
 import type { MemoryHeader } from "../../Memory.js"
-import { countTerms, detectLanguageOfTallies, isAscii, segmentWords, tallyWords } from "./analysis.js"
+import { analyzeWords, countTerms, detectLanguageOfTallies, isAscii, segmentWords, tallyWords } from "./analysis.js"
 import type { Language } from "./language.js"
 
 export type MemoryField = "name" | "description" | "path" | "body" | "type"
@@ -36,6 +36,13 @@ export interface BodyTerms {
    * in a fresh process analyses no unchanged memory at all; used only for the header they were made from.
    */
   readonly header?: HeaderTerms | undefined
+  /**
+   * Where in the body a term occurs: the `BLOCK_WORDS`-word blocks holding it, ascending (a term and its grams
+   * alike; none for a term it does not hold). Absent for a body of at most two blocks, which is one passage whole,
+   * and for terms made without it. Asked term by term: the term cache keeps them for every memory, the selector asks
+   * a few memories for a few terms (`proximityWeight`).
+   */
+  readonly blocks?: ((term: string) => ReadonlyArray<number>) | undefined
 }
 
 /** Term counts of a header's short fields, in the body's language: name, description, path, type. */
@@ -55,13 +62,41 @@ export type IndexableMemory = Pick<MemoryHeader, "path" | "name" | "description"
   readonly bodyTerms?: BodyTerms | undefined
 }
 
-/** The terms of a whole body, in the body's own language (what `TermCache` keeps). */
+/**
+ * A body's words are read in blocks of this many terms; a passage is two neighbouring blocks (20 to 40 words: a
+ * paragraph, a list of a few items), where the request's words found together are one thing the body says.
+ */
+export const BLOCK_WORDS = 20
+
+/** Each term's blocks (`BodyTerms.blocks`) in a body of more than two blocks, none otherwise. */
+const NO_BLOCKS: ReadonlyArray<number> = []
+
+const blocksOf = (tokens: ReadonlyArray<string>, language: Language, words: number) => {
+  if (words <= 2 * BLOCK_WORDS) return undefined
+  const analyzed = analyzeWords(tokens, language)
+  const blocks = new Map<string, Array<number>>()
+  const note = (term: string, block: number): void => {
+    const list = blocks.get(term)
+    if (list === undefined) blocks.set(term, [block])
+    else if (list[list.length - 1] !== block) list.push(block)
+  }
+  for (let i = 0; i < analyzed.words.length; i++) {
+    const block = Math.floor(i / BLOCK_WORDS)
+    note(analyzed.words[i]!, block)
+    const grams = analyzed.grams[i]!
+    for (let g = 0; g < grams.length; g++) note(grams[g]!, block)
+  }
+  return (term: string): ReadonlyArray<number> => blocks.get(term) ?? NO_BLOCKS
+}
+
+/** The terms of a whole body, in the body's own language, and where they occur (what `TermCache` keeps). */
 export const analyzeBody = (body: string): BodyTerms => {
   const tokens = segmentWords(body)
   const tally = tallyWords(tokens)
   const language = detectLanguageOfTallies([tally], [isAscii(body)])
   const counted = countTerms(tokens, tally, language)
-  return { counts: counted.counts, words: counted.words, language }
+  const blocks = blocksOf(tokens, language, counted.words)
+  return { counts: counted.counts, words: counted.words, language, ...(blocks === undefined ? {} : { blocks }) }
 }
 
 export interface IndexedMemory {
