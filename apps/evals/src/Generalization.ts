@@ -196,17 +196,19 @@ export const memdirUnknownWordsTuned = (base: OfflineSelectorOptions = defaultOf
     })
 })
 
-/**
- * memdir's offline selector with the weight of a request word's translations (`translationWeight`, the glossary of
- * core's `translation.ts`) and the relative cut chosen per fold (`--translations`, docs/evals.md).
- */
-export const memdirTranslationsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => ({
-  name: "memdir whole body (translations per fold)",
-  description: "the offline selector, translationWeight / relativeToTop chosen on the other directories",
-  settings: grid<number>([[0, 0.4, 0.55, 0.7, 0.85, 1], [0.8, 0.85, 0.9]]).map(([translationWeight, relativeToTop]) => {
-    const options = { ...base, translationWeight: translationWeight!, relativeToTop: relativeToTop! }
+/** One weight of the offline selector and the relative cut chosen per fold (whole bodies, as recall reads them). */
+const memdirWeightTuned = (
+  knob: "translationWeight" | "proximityWeight",
+  label: string,
+  values: ReadonlyArray<number>,
+  base: OfflineSelectorOptions
+): System => ({
+  name: `memdir whole body (${label} per fold)`,
+  description: `the offline selector, ${knob} / relativeToTop chosen on the other directories`,
+  settings: grid<number>([values, [0.8, 0.85, 0.9]]).map(([weight, relativeToTop]) => {
+    const options = { ...base, [knob]: weight!, relativeToTop: relativeToTop! }
     return {
-      label: `translations ${translationWeight} relativeToTop ${relativeToTop}`,
+      label: `${label} ${weight} relativeToTop ${relativeToTop}`,
       select: (directory: LabelledDirectory, query: string) =>
         selectRelevantMemories(
           { query, candidates: directory.candidates, bodies: bodiesOf(directory, "whole") },
@@ -215,6 +217,20 @@ export const memdirTranslationsTuned = (base: OfflineSelectorOptions = defaultOf
     }
   })
 })
+
+/**
+ * memdir's offline selector with the weight of a request word's translations (`translationWeight`, the glossary of
+ * core's `translation.ts`) and the relative cut chosen per fold (`--translations`, docs/evals.md).
+ */
+export const memdirTranslationsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System =>
+  memdirWeightTuned("translationWeight", "translations", [0, 0.4, 0.55, 0.7, 0.85, 1], base)
+
+/**
+ * memdir's offline selector with the weight of the request's words found together in one passage of a body
+ * (`proximityWeight`) and the relative cut chosen per fold (`--proximity`, docs/evals.md).
+ */
+export const memdirProximityTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System =>
+  memdirWeightTuned("proximityWeight", "proximity", [0, 0.15, 0.3, 0.45, 0.6], base)
 
 /** memdir's offline selector with its body weight and length normalisation chosen per fold too. */
 export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => {

@@ -1,17 +1,17 @@
 /**
  * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses] [--learned]
- * [--fields] [--unknown-words] [--translations] [--explain ID ...]`: the offline selector leave-one-directory-out
- * on labelled real memory directories, beside the BM25+ baseline (Generalization.ts), and its ranking apart from its
- * decision. `--learned` adds an experiment: the decision learned from the development sets (LearnedDecision.ts).
+ * [--fields] [--unknown-words] [--translations] [--proximity] [--explain ID ...]`: the offline selector
+ * leave-one-directory-out on labelled real memory directories, beside the BM25+ baseline (Generalization.ts), and its
+ * ranking apart from its decision. `--learned` adds an experiment: the decision learned from the development sets (LearnedDecision.ts).
  *
  * The directories are read where they are (`--corpus`, default `../shared/corpora/memories` beside the checkout:
  * real directories from public repositories, which stay outside the project); a directory that keeps its memories
  * under `.claude/memory/` is read from there. Labels default to `evals/selector-real/labels.json`. `--written` adds the
  * ten directories written for the selector's test (`packages/core/test/fixtures/selector-set`), so the folds run over
- * all 22 directories, as the shipped defaults were chosen. `--fields`, `--unknown-words` and `--translations` add
- * systems whose field weights, unknown-words bar or translations' weight (each with the relative cut) are chosen per
- * fold too. `--explain ID` prints the shipped selector's explanation of one labelled request (whole bodies, as recall
- * reads them) beside its labels.
+ * all 22 directories, as the shipped defaults were chosen. `--fields`, `--unknown-words`, `--translations` and
+ * `--proximity` add systems whose field weights, unknown-words bar, translations' or proximity's weight (each with
+ * the relative cut) are chosen per fold too. `--explain ID` prints the shipped selector's explanation of one labelled
+ * request (whole bodies, as recall reads them) beside its labels.
  */
 import { NodeServices } from "@effect/platform-node"
 import * as ScannerModule from "@memdir/core/Scanner"
@@ -27,6 +27,7 @@ import {
   leaveOneDirectoryOut,
   memdirAsShipped,
   memdirFieldsTuned,
+  memdirProximityTuned,
   memdirRanker,
   memdirTranslationsTuned,
   memdirTuned,
@@ -80,6 +81,7 @@ const program = Effect.gen(function*() {
       ...(argv.includes("--fields") ? [memdirFieldsTuned()] : []),
       ...(argv.includes("--unknown-words") ? [memdirUnknownWordsTuned()] : []),
       ...(argv.includes("--translations") ? [memdirTranslationsTuned()] : []),
+      ...(argv.includes("--proximity") ? [memdirProximityTuned()] : []),
       bm25Baseline
     ],
     directories,
