@@ -26,7 +26,8 @@ import {
   type BodyTerms,
   headerKey,
   type HeaderTerms,
-  headerTermsOf
+  headerTermsOf,
+  NO_BLOCKS
 } from "./internal/text/selectorIndex.js"
 import type { MemoryHeader } from "./Memory.js"
 import { type FileInfo, MemoryFs, MemoryFsError } from "./MemoryFs.js"
@@ -119,8 +120,6 @@ const isBlocks = (value: unknown, terms: number): value is string => {
   for (let i = value.indexOf(" "); i >= 0; i = value.indexOf(" ", i + 1)) lists++
   return lists === terms
 }
-
-const NO_BLOCKS: ReadonlyArray<number> = []
 
 /**
  * A term's blocks, read from their stored form when asked: most memories are never asked, and a memory is asked for

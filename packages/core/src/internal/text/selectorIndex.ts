@@ -38,9 +38,9 @@ export interface BodyTerms {
   readonly header?: HeaderTerms | undefined
   /**
    * Where in the body a term occurs: the `BLOCK_WORDS`-word blocks holding it, ascending (a term and its grams
-   * alike; none for a term it does not hold). Absent for a body of at most two blocks, which is one passage whole,
-   * and for terms made without it. Asked term by term: the term cache keeps them for every memory, the selector asks
-   * a few memories for a few terms (`proximityWeight`).
+   * alike; none for a term it does not hold). Absent for a body of at most two blocks, which the selector reads as
+   * one passage whole. Asked term by term: the term cache keeps them for every memory, the selector asks a few
+   * memories for a few terms (`proximityWeight`).
    */
   readonly blocks?: ((term: string) => ReadonlyArray<number>) | undefined
 }
@@ -68,9 +68,10 @@ export type IndexableMemory = Pick<MemoryHeader, "path" | "name" | "description"
  */
 export const BLOCK_WORDS = 20
 
-/** Each term's blocks (`BodyTerms.blocks`) in a body of more than two blocks, none otherwise. */
-const NO_BLOCKS: ReadonlyArray<number> = []
+/** A term's blocks where it occurs nowhere. */
+export const NO_BLOCKS: ReadonlyArray<number> = []
 
+/** Each term's blocks (`BodyTerms.blocks`) in a body of more than two blocks, none otherwise. */
 const blocksOf = (tokens: ReadonlyArray<string>, language: Language, words: number) => {
   if (words <= 2 * BLOCK_WORDS) return undefined
   const analyzed = analyzeWords(tokens, language)
