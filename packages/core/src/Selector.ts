@@ -810,7 +810,7 @@ export const matchedTermText = (m: MatchedTerm): string =>
 
 export interface CandidateExplanation {
   readonly path: string
-  /** 1 for the best score among the candidates with evidence. */
+  /** 1 for the best ranking score (evidence plus proximity) among the candidates with evidence. */
   readonly rank: number
   /** Its evidence: what the absolute bars (floor, body-only, unknown words) are held against. */
   readonly score: number
