@@ -175,6 +175,13 @@ describe("memdir ui in Chromium", () => {
     assert.include(await page.innerText("[data-testid=search-results]"), "Deploy steps")
     // no key configured: no model button
     assert.strictEqual(await page.locator("[data-testid=ask-model]").count(), 0)
+    // words its body says together rank it: the score shows what they add, the row which words
+    await page.fill("[data-testid=query]", "after make deploy, which dashboard do I watch?")
+    await page.click("[data-testid=run-search]")
+    await page.locator("[data-testid=explain] tr.kept", { hasText: "together in one passage" }).waitFor()
+    const row = await page.innerText("[data-testid=explain] tr.kept")
+    assert.match(row, /\d\.\d\d\+\d\.\d\d/)
+    assert.include(row, "together in one passage: deploi, dashboard, watch")
   })
 
   it("shows a memory changed on disk during an edit beside the edit, and keeps the disk's text", async () => {

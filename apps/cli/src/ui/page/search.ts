@@ -67,7 +67,17 @@ const recallPanel = (result: RecallView, title: string): HTMLElement => {
               "tr",
               { class: c.verdict === "kept" ? "kept" : "cut" },
               h("td", {}, String(c.rank)),
-              h("td", { class: "num" }, c.score.toFixed(2)),
+              h(
+                "td",
+                {
+                  class: "num",
+                  title: c.proximity > 0
+                    ? `evidence ${c.score.toFixed(2)}, and ${c.proximity.toFixed(2)} for the request's words found ` +
+                      `together in one passage of its body (ranking and the relative cut only)`
+                    : `evidence ${c.score.toFixed(2)}`
+                },
+                c.proximity > 0 ? `${c.score.toFixed(2)}+${c.proximity.toFixed(2)}` : c.score.toFixed(2)
+              ),
               h("td", { title: c.reason }, c.verdict === "kept" ? "kept" : `cut: ${c.verdict}`),
               h("td", {}, h("a", { href: memoryHref(c.path) }, c.path)),
               h(
@@ -77,7 +87,7 @@ const recallPanel = (result: RecallView, title: string): HTMLElement => {
                   `${m.term}${m.translatedAs === undefined ? "" : ` as ${m.translatedAs.join("/")}`} (${
                     m.fields.join(", ") || "?"
                   })`
-                ).join(", ")
+                ).join(", ") + (c.proximity > 0 ? `; together in one passage: ${c.together.join(", ")}` : "")
               )
             )
           )

@@ -75,6 +75,9 @@ export interface CandidateExplanation {
   readonly rank: number
   readonly path: string
   readonly score: number
+  /** What the request's words found together in one passage of its body add to `score` to rank it. */
+  readonly proximity: number
+  readonly together: ReadonlyArray<string>
   readonly verdict: string
   readonly reason: string
   readonly duplicateOf?: string
