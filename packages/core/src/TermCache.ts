@@ -123,10 +123,11 @@ const isBlocks = (value: unknown, terms: number): value is string => {
 
 /**
  * A term's blocks, read from their stored form when asked: most memories are never asked, and a memory is asked for
- * a few terms of its hundreds.
+ * a few terms of its hundreds. The stored lists follow the order of `counts` (made from the same pairs), so nothing
+ * else of the raw entry is kept.
  */
 const blocksFrom = (
-  pairs: ReadonlyArray<readonly [string, number]>,
+  counts: ReadonlyMap<string, number>,
   stored: string
 ): (term: string) => ReadonlyArray<number> => {
   let lists: Map<string, string> | undefined
@@ -134,26 +135,13 @@ const blocksFrom = (
     if (lists === undefined) {
       lists = new Map()
       const split = stored.split(" ")
-      for (let i = 0; i < pairs.length; i++) lists.set(pairs[i]![0], split[i]!)
+      let i = 0
+      for (const key of counts.keys()) lists.set(key, split[i++]!)
     }
     const list = lists.get(term)
     return list === undefined || list === "" ? NO_BLOCKS : list.split(",").map((b) => parseInt(b, 36))
   }
 }
-
-const toTerms = (
-  words: number,
-  language: Language,
-  pairs: ReadonlyArray<readonly [string, number]>,
-  blocks: string | undefined,
-  header: HeaderTerms | undefined
-): BodyTerms => ({
-  words,
-  language,
-  counts: new Map(pairs),
-  ...(blocks === undefined ? {} : { blocks: blocksFrom(pairs, blocks) }),
-  ...(header === undefined ? {} : { header })
-})
 
 const decodeEntry = (raw: unknown): Entry | undefined => {
   const entry = raw as Partial<RawEntry> | null
@@ -162,9 +150,19 @@ const decodeEntry = (raw: unknown): Entry | undefined => {
     typeof entry.w !== "number" || !(LANGUAGES as ReadonlyArray<string>).includes(entry.l as string) ||
     !isPairs(entry.t) || (entry.b !== undefined && !isBlocks(entry.b, entry.t.length))
   ) return undefined
+  const counts = new Map(entry.t)
+  // the blocks follow the terms one for one: a term twice would shift them all
+  if (entry.b !== undefined && counts.size !== entry.t.length) return undefined
   // a header's terms of the wrong shape are dropped, not the body's: they are made again on use
   const header = entry.h === undefined ? undefined : toHeader(entry.h)
-  return { size: entry.s, mtimeMs: entry.m, terms: toTerms(entry.w, entry.l as Language, entry.t, entry.b, header) }
+  const terms: BodyTerms = {
+    words: entry.w,
+    language: entry.l as Language,
+    counts,
+    ...(entry.b === undefined ? {} : { blocks: blocksFrom(counts, entry.b) }),
+    ...(header === undefined ? {} : { header })
+  }
+  return { size: entry.s, mtimeMs: entry.m, terms }
 }
 
 /** `BodyTerms.blocks` as stored (`RawEntry.b`): per term of `counts`, in its order. */

@@ -172,12 +172,25 @@ describe("TermCache", () => {
         [...Array(Math.ceil(made.get("long.md")!.words / 20)).keys()]
       )
       assert.deepStrictEqual(read.get("long.md")!.blocks!("absent"), [])
-      // a list of blocks that is not one is no entry: the body is analysed again
+      // a list of blocks that is not one, or terms it cannot follow one for one, are no entry: the body is analysed
+      // again
       const terms = stored.t.length
       const lists = (list: string, n = terms) => Array(n).fill(list).join(" ")
-      for (const damaged of [lists("-1"), lists("1,,2"), lists("1,"), lists("0", terms - 1), [0], 0]) {
+      const twice = [...stored.t.slice(0, -1), stored.t[0]]
+      for (
+        const [damaged, t] of [
+          [lists("-1"), stored.t],
+          [lists("1,,2"), stored.t],
+          [lists("1,"), stored.t],
+          [lists("0", terms - 1), stored.t],
+          [[0], stored.t],
+          [0, stored.t],
+          [stored.b, twice]
+        ]
+      ) {
         const cache = readCache(dir)
         cache.entries[path.join(dir, "long.md")].b = damaged
+        cache.entries[path.join(dir, "long.md")].t = t
         fs.writeFileSync(path.join(dir, TERM_CACHE_FILE), JSON.stringify(cache))
         const again = yield* bodiesOf(dir).pipe(Effect.provide(live()))
         assert.deepStrictEqual(everyTerm(again.get("long.md")!), blocks, JSON.stringify(damaged))
