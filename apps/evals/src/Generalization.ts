@@ -477,7 +477,12 @@ export const renderReport = (results: ReadonlyArray<SystemResult>): string => {
     )
     lines.push(`| ${r.system.name} | ${cells.join(" | ")} |`)
   }
-  lines.push("", "Per directory (recall / precision / off-topic picks; the setting chosen without it):", "")
+  lines.push(
+    "",
+    "Per directory (recall / precision / off-topic picks, and how many of them answer a trap: a request that names " +
+      "what the project uses, about something else; the setting chosen without it):",
+    ""
+  )
   const dirs = results[0]?.folds.map((f) => f.dir) ?? []
   lines.push(
     `| directory | ${results.map((r) => r.system.name).join(" | ")} |`,
@@ -487,7 +492,10 @@ export const renderReport = (results: ReadonlyArray<SystemResult>): string => {
     const cells = results.map((r) => {
       const fold = r.folds.find((f) => f.dir === dir)!
       const f = figures(fold.counts)
+      const inTraps = fold.perQuery.filter((a) => a.query.kind === "trap").map((a) => countsOf(a.query, a.selected))
+        .reduce((sum, c) => sum + c.offTopicPicks, 0)
       return `${pct(f.recall)} / ${pct(f.precision)} / ${f.offTopicPicks}` +
+        (inTraps > 0 ? ` (${inTraps} in traps)` : "") +
         (r.system.settings.length > 1 ? ` (${fold.setting})` : "")
     })
     lines.push(`| ${dir} | ${cells.join(" | ")} |`)

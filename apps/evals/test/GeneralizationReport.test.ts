@@ -48,4 +48,21 @@ describe("the generalization report", () => {
       "| always x | 0.00 / 0.00 / 0 (1) | 1.00 / 1.00 / 0 (1) | 1.00 / 0.00 / 1 (1) |"
     )
   })
+
+  it("says per directory how many off-topic picks answer a trap and how many a request about nothing here", () => {
+    const directory: LabelledDirectory = { dir: "d", candidates: [], bodies: new Map() }
+    const query = (id: string, kind: string) => ({
+      id,
+      dir: "d",
+      language: "en",
+      kind,
+      query: id,
+      relevant: [],
+      acceptable: []
+    })
+    const queries = [query("a", "trap"), query("b", "trap"), query("c", "none")]
+    const system = { name: "always x", description: "", settings: [{ label: "x", select: () => ["x.md"] }] }
+    const [result] = leaveOneDirectoryOut([system], new Map([["d", directory]]), queries)
+    assert.include(renderReport([result!]), "| d | 1.00 / 0.00 / 3 (2 in traps) |")
+  })
 })
