@@ -201,6 +201,12 @@ describe("text analysis", () => {
     assert.strictEqual(detectLanguage([]), "en")
   })
 
+  it("reads a Chinese or Japanese text's Latin-script words as English, whatever stray word they hold", () => {
+    // "du" and "la" are French stopwords, "die" a German one: in these texts they are a command, a note, a verb
+    assert.strictEqual(detectLanguage(segmentWords("磁盘满了，先用 du -sh 看看 la 目录下的 die logs 文件夹")), "en")
+    assert.strictEqual(detectLanguage(segmentWords("ビルド前に du で la フォルダの容量を確認する")), "en")
+  })
+
   it("stems per language and folds accents after stemming, so inflections and accents meet", () => {
     assert.strictEqual(stemWord("de", "datenbanken"), stemWord("de", "datenbank"))
     assert.strictEqual(stemWord("de", "schlägt"), "schlagt")

@@ -320,8 +320,9 @@ export const tallyWords = (tokens: ReadonlyArray<string>): Map<string, number> =
 }
 
 /**
- * The language of a text: Korean when Hangul words are at least a third of its words, otherwise the Latin-script
- * language whose stopwords it uses most (English on a tie, or with none).
+ * The language of a text: Korean when Hangul words are at least a third of its words, English when Chinese or Japanese
+ * ones are (the language its Latin-script words are read in), otherwise the language whose stopwords it uses most
+ * (English on a tie, or with none).
  */
 export const detectLanguage = (tokens: ReadonlyArray<string>): Language => detectLanguageOfTallies([tallyWords(tokens)])
 
@@ -339,11 +340,13 @@ export const detectLanguageOfTallies = (
   let total = 0
   let hangul = 0
   let cyrillic = 0
+  let cjk = 0
   const hits = new Array<number>(LANGUAGES.length).fill(0)
   const masks = stopwordMasks()
   const countHangul = (n: number, word: string): void => {
     total += n
     if (HANGUL.test(word)) hangul += n
+    else if (CJK.test(word)) cjk += n
     else if (CYRILLIC.test(word)) cyrillic += n
   }
   const countStopwordsOf = (folded: string, n: number): void => {
@@ -358,6 +361,9 @@ export const detectLanguageOfTallies = (
   }
   for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countWords : countHangul)
   if (hangul > 0 && hangul * 3 >= total) return "ko"
+  // a Chinese or Japanese text's Latin-script words are code and English: a stray "s", "x" or "du" in it made it
+  // German or French, and its English words were stemmed as such
+  if (cjk > 0 && cjk * 3 >= total) return "en"
   for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countAsciiStopwords : countStopwords)
   // without a stopword, a text is English unless it writes Cyrillic: Russian is the only language of that script
   // here ("Хост базы staging-db, пароли в Vault" has no stopword)
