@@ -27,7 +27,13 @@ const stopwordLists: Record<Language, string> = {
   it: "ita",
   nl: "nld",
   ru: "rus",
-  ko: "kor"
+  ko: "kor",
+  pl: "pol",
+  tr: "tur",
+  sv: "swe",
+  uk: "ukr",
+  id: "ind",
+  vi: "vie"
 }
 
 const frequencyFiles: Record<Language, string> = {
@@ -39,7 +45,13 @@ const frequencyFiles: Record<Language, string> = {
   it: "italian",
   nl: "dutch",
   ru: "russian",
-  ko: "korean"
+  ko: "korean",
+  pl: "polish",
+  tr: "turkish",
+  sv: "swedish",
+  uk: "ukrainian",
+  id: "indonesian",
+  vi: "vietnamese"
 }
 
 /**

@@ -201,6 +201,20 @@ describe("text analysis", () => {
     assert.strictEqual(detectLanguage([]), "en")
   })
 
+  it("tells Polish, Turkish, Swedish, Ukrainian, Indonesian and Vietnamese apart by their stopwords", () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ["Nie używaj ORM-a w tym serwisie, bo zapytania do bazy są za wolne", "pl"],
+      ["Bu serviste ORM kullanma, çünkü veritabanı sorguları çok yavaş ve bir de cache yok", "tr"],
+      ["Använd inte ORM i den här tjänsten, för frågorna mot databasen är för långsamma", "sv"],
+      ["Не використовуй ORM у цьому сервісі, бо запити до бази надто повільні", "uk"],
+      ["Jangan pakai ORM di layanan ini karena kueri ke database terlalu lambat dan tidak ada cache", "id"],
+      ["Không dùng ORM trong dịch vụ này vì các truy vấn tới cơ sở dữ liệu quá chậm", "vi"],
+      // no stopword: a letter only Ukrainian writes makes it Ukrainian, not Russian
+      ["Хост бази staging-db, паролі у Vault", "uk"]
+    ]
+    for (const [text, language] of cases) assert.strictEqual(detectLanguage(segmentWords(text)), language, text)
+  })
+
   it("reads a Chinese or Japanese text's Latin-script words as English, whatever stray word they hold", () => {
     // "du" and "la" are French stopwords, "die" a German one: in these texts they are a command, a note, a verb
     assert.strictEqual(detectLanguage(segmentWords("磁盘满了，先用 du -sh 看看 la 目录下的 die logs 文件夹")), "en")
@@ -214,6 +228,15 @@ describe("text analysis", () => {
     assert.strictEqual(stemWord("es", "integración"), stemWord("es", "integraciones"))
     assert.strictEqual(stemWord("en", "testing"), stemWord("en", "tests"))
     assert.strictEqual(stemWord("fr", "factures"), stemWord("fr", "facture"))
+    // the six languages added after Russian: a word's inflections meet
+    assert.strictEqual(stemWord("pl", "testów"), stemWord("pl", "testy"))
+    assert.strictEqual(stemWord("pl", "wdrożenia"), stemWord("pl", "wdrożeniu"))
+    assert.strictEqual(stemWord("tr", "veritabanına"), stemWord("tr", "veritabanından"))
+    assert.strictEqual(stemWord("tr", "testleri"), stemWord("tr", "test"))
+    assert.strictEqual(stemWord("sv", "databasen"), stemWord("sv", "databaser"))
+    assert.strictEqual(stemWord("uk", "користувачів"), stemWord("uk", "користувач"))
+    assert.strictEqual(stemWord("id", "menggunakan"), stemWord("id", "digunakan"))
+    assert.strictEqual(stemWord("vi", "dữ"), "du")
     assert.strictEqual(foldWord("cómo"), "como")
     assert.strictEqual(foldWord("straße"), "strasse")
     // Russian: a word's cases meet ("базу", "базы", "база"), and "ё" is the "е" most text writes

@@ -14,7 +14,17 @@
  * words also come with their translations into the candidates' languages, from memdir's glossary (`translation.ts`).
  */
 import { CJK_TEXT_DATA, TEXT_DATA } from "./data.js"
-import { CJK, CYRILLIC, foldWord, HANGUL, type Language, LANGUAGES, normalizeWord, stemWord } from "./language.js"
+import {
+  CJK,
+  CYRILLIC,
+  foldWord,
+  HANGUL,
+  type Language,
+  LANGUAGES,
+  normalizeWord,
+  stemWord,
+  UKRAINIAN_LETTER
+} from "./language.js"
 import { conceptsOfWord, wordsOfConcepts } from "./translation.js"
 
 export type { Language } from "./language.js"
@@ -142,6 +152,28 @@ const WEAK_WORDS: Readonly<Record<Language | "zh" | "ja", string>> = {
   файл запусти запустить выполни выполнить напиши написать проверь проверить посмотри посмотреть попробуй попробовать
   покажи показать объясни объяснить помоги помочь скажи найди найти начни начать возьми дай знаю думаю хороший
   сегодня день неделя первый последний следующий старый вызови вызвать`,
+  pl: `napraw naprawić popraw poprawić dodaj dodać zrób zrobić użyj używać użyć zmień zmienić zaktualizuj
+  zaktualizować utwórz utworzyć stwórz nowy nowa nowe pobierz ustaw działa działać pracować kod plik pliki uruchom
+  uruchomić napisz napisać sprawdź sprawdzić zobacz spróbuj pokaż wyjaśnij pomóż pomoc powiedz znajdź zacznij weź
+  daj wiem myślę dobry dobrze dzisiaj dziś dzień tydzień pierwszy ostatni następny stary wywołaj`,
+  tr: `düzelt düzeltmek onar ekle eklemek yap yapmak kullan kullanmak değiştir değiştirmek güncelle güncellemek
+  oluştur oluşturmak yeni al almak ayarla çalış çalışıyor çalışmak kod dosya dosyalar çalıştır yaz yazmak kontrol
+  bak dene göster açıkla yardım söyle gör git tut bul başla başlat ver bil düşün iyi doğru bugün gün hafta ilk son
+  sonraki eski çağır`,
+  sv: `fixa rätta laga lägg lägga gör göra använd använda ändra uppdatera skapa ny nya nytt hämta sätt sätta fungera
+  fungerar jobba arbeta kod fil filer kör köra skriv skriva kolla kontrollera titta se testa prova visa förklara
+  hjälp hjälpa säg hitta börja ta ge vet tänk bra rätt idag dag vecka första sista nästa gammal anropa`,
+  uk: `виправ виправити полагодь додай додати зроби зробити використай використовувати зміни змінити онови оновити
+  створи створити новий нова нове отримати постав працює працювати код файл запусти запустити виконай виконати
+  напиши написати перевір перевірити подивись подивитися спробуй спробувати покажи показати поясни пояснити допоможи
+  допомогти скажи знайди знайти почни почати візьми дай знаю думаю добрий сьогодні день тиждень перший останній
+  наступний старий виклич викликати`,
+  id: `perbaiki betulkan tambah tambahkan buat bikin pakai gunakan ubah ganti perbarui update baru ambil atur jalan
+  berjalan kerja kode berkas file jalankan tulis cek periksa lihat coba tampilkan jelaskan bantu bantuan bilang
+  cari temukan mulai kasih tahu pikir bagus benar hari minggu pertama terakhir berikutnya lama panggil`,
+  vi: `sửa thêm làm dùng sử dụng đổi thay cập nhật tạo mới lấy đặt chạy hoạt động mã code tệp file viết kiểm tra
+  xem thử hiển thị giải thích giúp nói tìm bắt đầu cho biết nghĩ tốt đúng hôm nay ngày tuần đầu tiên cuối tiếp theo
+  cũ gọi`,
   ko:
     `고치다 고쳐 수정 추가 만들어 만들 사용 변경 업데이트 생성 새 새로 가져와 설정 작동 동작 코드 파일 실행 작성 확인 봐 시도
   보여 설명 도와 알려 찾아 시작 오늘 처음 마지막 다음 호출`,
@@ -341,13 +373,17 @@ export const detectLanguageOfTallies = (
   let hangul = 0
   let cyrillic = 0
   let cjk = 0
+  let ukrainianLetters = 0
   const hits = new Array<number>(LANGUAGES.length).fill(0)
   const masks = stopwordMasks()
   const countHangul = (n: number, word: string): void => {
     total += n
     if (HANGUL.test(word)) hangul += n
     else if (CJK.test(word)) cjk += n
-    else if (CYRILLIC.test(word)) cyrillic += n
+    else if (CYRILLIC.test(word)) {
+      cyrillic += n
+      if (UKRAINIAN_LETTER.test(word)) ukrainianLetters += n
+    }
   }
   const countStopwordsOf = (folded: string, n: number): void => {
     const mask = masks.get(folded)
@@ -365,9 +401,9 @@ export const detectLanguageOfTallies = (
   // German or French, and its English words were stemmed as such
   if (cjk > 0 && cjk * 3 >= total) return "en"
   for (let t = 0; t < tallies.length; t++) tallies[t]!.forEach(ascii[t] === true ? countAsciiStopwords : countStopwords)
-  // without a stopword, a text is English unless it writes Cyrillic: Russian is the only language of that script
-  // here ("Хост базы staging-db, пароли в Vault" has no stopword)
-  let best: Language = cyrillic > 0 ? "ru" : "en"
+  // without a stopword, a text is English unless it writes Cyrillic: Russian, or Ukrainian if it writes a letter
+  // only Ukrainian has ("Хост базы staging-db, пароли в Vault" has no stopword)
+  let best: Language = cyrillic === 0 ? "en" : ukrainianLetters > 0 ? "uk" : "ru"
   let bestHits = 0
   for (let l = 0; l < LANGUAGES.length; l++) {
     if (LANGUAGES[l] !== "ko" && hits[l]! > bestHits) {
@@ -375,7 +411,9 @@ export const detectLanguageOfTallies = (
       bestHits = hits[l]!
     }
   }
-  return best
+  // Russian never writes "і", "ї", "є" or "ґ", which Ukrainian writes in most sentences: a stopword both share
+  // ("у", "не", "на") does not make such a text Russian
+  return best === "ru" && ukrainianLetters * 10 >= cyrillic ? "uk" : best
 }
 
 type Phrase = readonly [first: string, second: string, term: string]

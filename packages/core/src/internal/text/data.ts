@@ -1126,6 +1126,802 @@ export const TEXT_DATA = {
     맞았어 있을지 대부분 insid 누구나 걔는 아는데 꼬마 반 뿐이지 말이여 동시 open 좋겠다 받았어 떨어진 다야 렉시 사장님 싸우고 오후 침대 save onc apo 숨어 부르지 togeth
     꽤나 등 head exactli 잘됐네 가방 발을 캡틴 앤디 레지던트 레이 돌아온 부터 쏴 책을 명령 yourself 애디슨 물어 선생 번만 옳지 않아서 왜죠 시애틀 안다고 낼 하나님 꿈 말했지 워
     아야 왕이 아예 말하길 맥주 서서 않는다면 son 달려 내려놔 여행 하느님 가치 kind 뭐하는거야 유명 누구든 듣지 혈액 카메라 버리고 생각이야 이야 found 아버진 엎드려`
+  },
+  pl: {
+    stopwords: `
+    a aby ach acz aczkolwiek aj albo ale alez ani az bardziej bardzo beda bedzie bo bowiem by byc byli bynajmniej
+    był była było były cali cała cały ci cie ciebie co cokolwiek cos czasami czasem czemu czy czyli daleko dla
+    dlaczego dlatego do dobrze dokad dosc duzo dwa dwaj dwie dwoje dzis dzisiaj gdy gdyby gdyz gdzie gdziekolwiek
+    gdzies i ich ile im inna inne inny innych iz ja jak jakas jakby jaki jakichs jakie jakis jakiz jakkolwiek jako
+    jakos je jeden jedna jednak jednakze jedno jego jej jemu jesli jest jestem jeszcze jezeli juz kazdy kiedy
+    kilka kims kto ktokolwiek ktora ktore ktorego ktorej ktory ktorych ktorym ktorzy ktos ku lat lecz lub ma maja
+    mam mało mi miedzy mimo mna mnie moga moi moim moj moja moje moze mozliwe mozna mu musi my na nad nam nami nas
+    nasi nasz nasza nasze naszego naszych natomiast natychmiast nawet nia nic nich nie niech niego niej niemu
+    nigdy nim nimi niz no o obok od około on ona one oni ono oraz oto owszem pan pana pani po pod podczas pomimo
+    ponad poniewaz powinien powinna powinni powinno poza prawie przeciez przed przede przedtem przez przy roku
+    rowniez sa sam sama sie skad soba sobie sposob swoje ta tak taka taki takie takze tam te tego tej temu ten
+    teraz tez to toba tobie totez trzeba tu tutaj twoi twoim twoj twoja twoje twym ty tych tylko tym u w wam wami
+    was wasz wasza wasze we według wiec wiecej wiele wielu wszyscy wszystkich wszystkie wszystkim wszystko wtedy
+    wy własnie z za zaden zadna zadne zadnych zapewne zas zawsze ze zeby znow znowu został zł`,
+    frequent: `
+    nie to sie w na i ze z co jest do tak o jak a ale mnie mi za ja tym tego ci czy go tylko tu po moze ty ma cie
+    mam jestes juz dla jesl wi cos wiec dobr teraz od pan wszystko byc nic tam bedz prosz moge sa jej on ten gdz
+    kied cieb wie sob był bardzo by było przez jego dlacz chce jeszcz moj pani nas no zeby chc ich tuta bo tez
+    nigd naprawd mamy kto moz przeprasz mu porzadk musz ona nawet chyb dziekuj gdy domu zrob prawd własn hej była
+    bede te zawsz nam moja nim musisz je troch tej dziek bez ktos jestesm moje powiedziec ktor twoj czas lat prost
+    ta musim wszysc toba albo chodz cze raz stało czego mna sam mysl boze pana ok dalej przed ludz czym niz czem
+    was zyc lepi przy rzecz dzien robisz niech myslisz kim daj temu my coz powiedz moim tych sieb niego oczywis u
+    nikt musi aby pod dlat wted jeden wyglad pewn mowi im taki oni znacz wszystk miec dzis dwa jako stad pot dziej
+    nia mojej duzo wiel rozum isc miejs kilk pomoc ile swoj jasn cały skad dziec nich wiedziec mozn jakies przykro
+    jakis wam sposob wszystkich nad maja trzeb mowisz zanim rob zbyt niej kogos bardz szybko prac tyle tob zaraz
+    koch mia zobaczyc swietn jaki mow poniewaz oh ojciec pewno choler racj robi ani star trzy pozn idz stan nadal
+    twoim przestan mamo kiedys jutro długo nadziej kurw widzisz beda widz az tato probl zebys kazd mogł dni wciaz
+    taka nocy znow potrzebuj dziecko dnia słuch znalezc pierwsz pieniadz powi dokładn nami sama czuj nasz gdyb
+    spokoj wy samo miał koniec były zn chci wszystkim zost chcia och mama spojrz wczesn zyje czegos soba zab ktorz
+    bym imie chwil roku porozmaw lub we poza moga dom minut sir drzw miło posłuch praw kogo jakb jezel wydaj czek
+    człow powod powinnism gdzies przeciez spraw konc moich byłes c pomys zadn bron panu razy inn ciagl facet wiem
+    jedn noc zebym podob mac dosc miejsc zle powinienes własciw powiedział ojca lata idzi pamiet pokoj pewien nicz
+    takim ego jedno zna badz dwie skoro ktorym sadz chodzm zamknij the bys samochod ide mysla spokojn oczy mały
+    nowy rowniez swoim zyci podczas wystarcz matk wczor rano swiat cała byli pozwol wez nimi powinien dwoch oto
+    powazn dac telefon numer całe wiedz dziewczyn da chca cokolw wina dopok powiedziałes trzym smierc nikogo wroc
+    swie halo swoich przynajmn najpierw pyt miedz widziec dam kobiet inacz brzm pieniedz miłosc tata całk prawo
+    rece takz zrobiłes tłumacz dokad wier super s mozliw inne drog pojd wazn jednym kob kazdym słysz zona ogol
+    dział gra dopiero serc inny patrz pare dost wit diabł wcal udało byłob poje godzin ciesz przeciwko został
+    wiadomosc ciało now naszym jack twoich zostaw jaka słow bog człowiek piec racz czyms ziem wita st martw powrot
+    dziwn wybacz oznacz zabr plan one miałes rozmaw nazyw szczes takich ostatnio natychmiast niezl ostatn syn john
+    widziałes krwi rodzin widzia zrobim szkoł zaczek wyjsc maz zrobisz powinnas uwierzyc mielism bylism miel
+    doktor uwaz mog syna ciezko zgadz wielk zobacz drodz skarb najbardz głow swia wieczor kiedykolw nalez dolar
+    chciał stron brat zły kims poczek czter byłas zostało twarz pol powinn got uda obchodz blisko temat daleko taa
+    okay mias serio chłopak wspanial ode srodk powiedzia innym dobranoc rok poł lecz czyl rade szybc chociaz jezu
+    krew pozno dr spotk you zewnatrz kapit lubisz zalez robo d lubi słowo wzi gdybys powinno mała wypad znalaz
+    dawa miesiec pojsc wejsc nowe robim zobaczym mniej moi tydzien zupełn boga wody prawdopodobn niewazn złe mogl
+    jakos mogłbys sprawdz chłop film według szans mies wiedzia jech mowiłes sadzisz wspoln sp ojc małe tymi mogłb
+    gowno koles ciał pracuj ponad uwag wystarczajaco brak zdje miasto wkrot reke okej myslec wasz mało gory uh
+    charl michael zatrzym jakas całym pogad wszedz przyjacio dał pomoz prosto wami powiedziałas niemozliw
+    przyjaciel pokaz zapomnij pa słyszysz nagl zmien razu nazwisko robot drug wrac rodz popatrz kłopot wiekszosc
+    trudno zaden zaczyn doł odejsc szkol frank zrobił dobrym rusz czesto face szkod jedz poczatk dzieck zacz
+    całkow piekn głup choc mus chłopc bład niestet przykład dowiedziec pomysl zadzwon zabawn zostan trzech gore
+    synu lep cork szef dawno rany miało przyszed joe siostr sami ponown jedyn nowym zamiast inni jakim histor kraj
+    obiecuj tygod obok sprobuj wiek pow hey dłuz georg chciałes łatwo okazj stat zamierz niczym rady mike
+    znalezlism oraz oboj nikom złego samym cicho istniej zrobi mimo odkad musiał leci jakiegos sprob meza kup
+    moment zat prawdziw zła osob wezm mowił sze zone gosc słyszałes około fbi mezczyzn boje tedy znajdz walczyc
+    zamiar zajm histori ciag boli panno straszn and powodz bra zwykl czyz tom niby umrzec nastepnym gotow niedługo
+    ojcz przyjdz włos nowa daje pewnos pyta nienawidz ulic najlep wid znajd ludzm zabierz nigdz seks probuj sporo
+    potraf same zaj przysieg szpital słysza szczer przest zartuj poki przyjaciołm tysiec nogi zrobiłas wolno
+    mieszk miałas głos pasuj otworz wybor zrozumiec chwileczk m powstrzym tyłu mogłes gr kolacj uwielb uciec
+    moglibysm zabij uspokoj centrum zony wresz przyjsc y kolejn cel szczesliw biur kapitan tacy mocno musiel trudn
+    poszed młod tygodn odpowiedz stoj bogu david szuk duzy kor niektorz t widziałas gos czesc obaw henr nastepn
+    informacj sekund fajn wow samej yeah wojn mocy wiesc bol zwiaz zobaczysz tony zebysm pierwszym gor mnostwo
+    ktokolw peter re lepsz pytan policj ach hotel stoi łozk list niesamowit zapyt swiatło sens wa los wiedział
+    prezent reszt ciekaw l jedynym wiez obiad przyszłosc chodziło tył poszło pomiedz walk wspaniał rodzic zwiazk
+    twoi dann jork aaccff dostan pojdz nieprawd james syst sen ben całej slub jimm sytu niezł wierzysz czes mowy
+    moc it coraz skonczyc gry prob patrzec mogło chciel ofiar pomog skoncz miły wypadk siły interes dna zdan przyj
+    zje usłyszec przejsc dowod probow paul jakbys wstaw woko mary max rodzaj styl milion dosyc duze dzieciak
+    powiedziel usiadz najwyrazn chron byłb morderstwo wysok otworzyc smieszn oko ogien celu wiedziałes pros pies
+    jakims nieco harr komus statk alez wejdz spoko samochodz stamtad me ciaz jade brakuj dole swiatł boisz urat
+    ostat alex buty zbrodn zrobil progr potrzeb wyjasn uzyc zdobyc psa laboratorium abys bob pobliz pusc gorz
+    klucz ładn mozg słuchaj inform chłopiec drink atak zasad potrafisz tomm zabiłes firm miłe koło kol sied adres
+    zamkn dziesiec siad umar osobis problem nauczyc poprosz wychodz woda piwo samolot najlepszym owsz chłopcz
+    słych bezpieczenstw wielkim uczu mowiłas em załatw jaja tuz ksiazk nick of prowadz zniszczyc woln siedziec
+    wole złap bill budynk powol zajet gratulacj cał don codzienn slad doskonal kaw bysm przygot ostrozn zespo
+    poczat wierzyc chor bada wiadomo pomysla oprocz mogłabys zapomniec urodzin jane dane jim dala znak jake wyszed
+    wsrod zgin zeszłym kawe kuchn lekarz poda weekend znam załoz rozkaz dwoj wyjdz wysokosc napraw grup krol
+    przyzn podobno stev kawy zrozum zdecyd odebr ruch znalazłes damy chciałbys imi pora ray chryst zad zapomn
+    uciek raport zrobm zobaczm napis wobec koncz rozn twierdz lunch la przysług zdaj johnn fakt bierz kosc pozbyc
+    musia agent wode um kra momen zwłaszcz ostatnim znalezl zyj rzad zgodn przychodz przyszł wraz rozmawialism
+    rana odejdz wzgled odzysk przeciw usi czuc poszł chciałas zabi odd wyjs dawn mozliwosc will podroz krok ogn
+    rachel sygn chciałb sniad pann zyja zapłac rzeczywis detektyw chwilk ochot kate kolej rozm kontakt in f hmm iz
+    amy wrocisz nasi mił dumn br niektor okno błag wynos udzi zabaw docen morderstw zrobilism obraz mowim bobb
+    dzwon odda biuro najlepsz ochron cudown wydarzyło wygladaj licz wewnatrz przypadk osi niebezpieczn wynik chetn
+    otwart komu potrzebn swego inna lezy kart siedz chris słon spojrzec niewiel wypraw dziewczynk zimno wybaczyc
+    pomag tamt pory zmie zazwycz decyzj przypad strac zart opusc okolic prezydent kase telewizj ilu test lee dolc
+    dziecm gre oglad porucznik przyjemnosc umr wygr zastanaw poradz zostaj dzia zaczn wydost pozi tys oba bliz
+    drugim zauf wybr przynies ej lini ryan taty e mał zdr lewo ocz spodob lis owi niespodziank przekon leciec
+    szalon dow głodn innej zmian bosk odłoz bank kaz wysł akurat muzyk abym ostatnich dług przod ah obu kierunk
+    miła gad ha przyszedłes warto de uwierz smier nazwisk przeszłosc ojcu edd dupe zaczeło facec bior zgod
+    małzenstwo zmar doczek prawdziwym myslałes jazd klas rzuc richard szczegoln watp obie pułkownik nikim powiedzm
+    widział sarah mecz randk indz metr dniu widzielism oper mark interesuj umi glin pic smiało dała widok podziek
+    absolutn znaczyc naprzod roznic znikn punkt wrocim kasy utrzym zegn wiedziel dan san kyle szalenstwo brian
+    pomyslec umys baw zabior nowej emil clair usta dalek mez mame oczu rek zył sali panstwo słyszec okropn widzim
+    wyszł pansk zapewn stop strzel powietr mowil bro bier andy staj b miałb przypomin czarn mil wrocił małym słonc
+    czu ubra udowodn noz akta imprez umier musiało zasadz nieprawdaz mojem mineło sklep odnalezc woli usa komputer
+    nadchodz zmieniło spyt kod biał pełn energi wuj zostal liceum pieprzyc rown nieb zach wiar pieprzon zamkniet
+    dostep akcj ida złym znaczn pochodz sierzan wart odszed szkodz luke pie budyn zajmuj mogłab nr mogłas przejmuj
+    sprzed umow pojech załozyc znalazł matt wynoch dotyk waszym nazywaj słyszałas gdybysm jezyk duza byłab
+    pistolet that auto trwa łatw musiałes restaur bolu czterech zaczeł dupy proces wierz obudz kwiat dave mogłob
+    spedz winn uf układ przeszkadz pokładz new własnym poprzez znajduj jerr upewn bab zmeczon winy carter jakiejs
+    ku dałes opowiedz duch kon clark wyszło wyobraz pete str alarm joey er wolnosc dostałes leo teren kontrol
+    pociag skrzywdz zap spi moglism wygladało ted przyjd park uczyc sum wazniej zabojc zdarz pamiec ann łodz scott
+    wyjech dosta strz skonczy czekaj zamian słodk sadu czyt woz czyzb wyluzuj bar cholern najszybc daniel jenn
+    niezbyt siln ledwo tatus probowa stud cia towar przekaz pam uzyw larr cene niedaleko głeboko ocal psy angeles
+    spad kevin czyn klub przepros liczyc pewnym dziad goraco przyjaciołk reki cisz bezpieczn pole lisa sto
+    gdziekolw kompletn bylis mistrz jutr normaln siłe zechc przysz bezp klient auta dusz poprost przyjech sztuk
+    przynios oczywist pewnosc zadowolon pierdol gwiazd charles kotk napisan ukryc przyn jakich rose piat matko
+    potrw watpliwosc chicago mego zero niebo dokument smiec druzyn powinnis nawzaj zaje piłk samobojstwo ryzyko
+    boi patrzysz kamer udaw wyciagn grac odpowiad siostro wspomn połnoc nos wymag okazało podejdz wykorzyst lucy
+    wino badan prezyden rann znaleziono punk wieksz general trak pojaw alan narkotyk wchodz idealn projekt
+    wiedziałas szlag sekret połudn okolicznosc posp panstw teskn ciezk dup zabil chuck aha konieczn km zrobion
+    sytuacj bed troszk umarł zesz zabral pozwal trzec ad stol patr podobn nadszed setk zabił chcielism magg wujk
+    radio wydawało misj susan odcisk najmn spodn show kell karen kwest wyjd zobaczy kolor stał walter gown
+    sledztwo czyst przypuszcz doszło biegnij van pijan obejrzec rzeczywistosc jason kieszen odpowiedzialn zacznij
+    wspar jul maj koscioł kupi powietrz pozwolisz działo planet boj czerwon lot vegas noge kłamstwo martin pocz
+    łeb obecn akt podobało sprzet stracilism wsiad piosenk połoz leki zwier bilet wprost ameryk zapomnia umre
+    tatusi małej faktyczn armi dotrzec pisz kurs wyjatk gej robiłes n przyszłym załuj przedstaw czuł bomb ukrad
+    pis zdarzyło dzwi czysto przyjemnos nosi paru pracow dupk bzdur tv jezus system taylor wrociłes mylisz dowi
+    oddech street zbliz strach sean wiatr zdjec lily sad zmarł skonczylism zostałes szacunk rak pokon bazy kochan
+    wybier robert nakaz darmo matc lewej doprawd jasno zejdz usmiech plec zaszczyt biedn powtarz widzielis pragn
+    brawo wakacj pojad plaz odpowiedziec ryby zycz chciałabys piwnic alic okres odeszł bohater angli kurd cisn
+    przezyc wszed niedobr chlo zagr piekł pełen abby przygotuj połacz ud nap romans zauwaz les boku łacz robin
+    odpocz reka city przerw pryszn ciel amen zakup program kontyn smith tajemnic anna wysoko przyd pozyc sił
+    thomas biznes wola srod przeznacz skomplikowan piers bett łozko morderc para tylu nadzie operacj robił
+    zakonczyc al niedawno aresztowan wrog dookoł idio pomyłk siec skonczył przyszłas moll dotycz pełno nagr wzia
+    piekło fors kł huh zołnierz zni gratuluj złot obron ust wpad is raka ram rachun wpa wstyd skonczyło witaj
+    dotad rozwiaz miecz las połud kamien zajmij komork ono pomimo sedz jednostk naresz kłam sypialn carl miej
+    specjaln starsz spotkalism stworzyc`
+  },
+  tr: {
+    stopwords: `
+    acaba acep adeta altmıs altı ama ancak arada artık aslında aynen ayrıca az bana bari baska bazen bazı belki
+    ben benden beni benim beri bes bile bin bir biraz bircok biri birkac birkez birsey birseyi biz bizden bize
+    bizi bizim boyle boylece bu buna bunda bundan bunlar bunları bunların bunu bunun burada butun cok cunku da
+    daha dahi dahil daima dair dayanarak de defa degil deđil diger diye diđer doksan dokuz dolayı dolayısıyla dort
+    edecek eden ederek edilecek ediliyor edilmesi ediyor eger elli en etmesi etti ettigi ettigini eđer fakat gibi
+    gore halbuki halen hangi hani haric hatta hele hem henuz hep hepsi her herhangi herkes herkesin hic hicbir
+    icin iken iki ila ile ilgili ilk illa ise iste itibaren itibariyle iyi iyice kadar kanımca karsın katrilyon
+    kendi kendilerine kendini kendisi kendisine kendisini kere keske kez ki kim kimden kime kimi kimse kırk kısaca
+    lakin madem međer milyar milyon mu mı nasıl ne neden nedenle nerde nere nerede nereye nicin nitekim niye o
+    olan olarak oldu oldugu oldugunu olduklarını olmadı olmadıgı olmak olması olmayan olmaz olsa olsun olup olur
+    olursa oluyor on ona ondan onlar onlardan onlari onları onların onu onun otuz oyle oysa pek ragmen sadece
+    sanki sayet sekiz seksen sen senden seni senin sey seyden seyi seyler simdi siz sizden sizi sizin sonra soyle
+    su suna sunda sundan sunları sunu tarafından trilyon tum uc uzere var vardı ve veya veyahut ya yahut yani
+    yapacak yapmak yaptı yaptıgı yaptıgını yaptıkları yapılan yapılması yapıyor yedi yerine yetmis yine yirmi
+    yoksa yuz zaten`,
+    frequent: `
+    bir bu ne ve ic mi de o ben cok am evet var da mı degil sey hayır dah sen kadar ba gip p yok on i tama be se
+    her sa ki ya sadec zama bura olduk nasıl hic sonra s en mu su biraz hadi guzel ol yani bo i̇yi bil lutfe bak
+    eger pek cunku ar gercek ger biliyor istiyor kim baska olarak belki tek dogru buyuk ola bay olur in ada il
+    olacak hey hicbir biz demek sanır yar ın bilmiyor tesekkur tum gun ye faz eder nere tanr merhap efe a ora gec
+    son kot harik ik sor et is but tam gerek siz di heme uzgu kucuk olabilir baya aynı hakk gel tabii yuz kız ke
+    deva nin e ver oluyor iz sela anne bap dur asl as gor k ozur oh onemli git hal tekrar nın y haydi sekil olmak
+    bugu so pekal birlik par olmaz uz bakal zate ilk al geliyor laz dos uc dakik em birkac herkes saat soyledi
+    ister yapıyor ev ı yıl cocuk hep yer bek bırak ilgil gidel etmek dan olmal kac istemiyor lanet hepsi un an
+    buras az karsı eski hazır kendi gerekiyor ediyor fakat kesinlik kadı soz yapmak tane zor diger t bun gormek
+    kis ni kabul seviyor ama tanrı kez i̇ki sag elbet gidip fala tatl yanlıs hos hem doktor haf ozel yemek yapma
+    kontrol gereke mutlu baz dedi hala ayrıc dısar ber edi yalnız ah erkek yala merak polis gorusur dun ihtiyac
+    baba haber gidiyor la yi aksa pekala ha gece sak sanki den nefret sabah dikkat bes karar umar yap veya cabuk
+    etme ay farklı uzer olmas aptal tamame oldukca fark yeter boy taraf yı kes birsey u istedik acık dunya ad i̇lk
+    hangi dort do olamaz gorunuyor biris kolay beraber konusmak baze bul ancak yan sahip olmadık yol gelecek bas
+    gitmek bit tabi he anlıyor cevap genc almak yardımcı kahret konu kal g takip ates nun soylemek dus le istedi
+    muhtemele dusunuyor mukemmel cidi sanmıyor icer herhangi yeni bos alt vay kan goz halde hızlı sur ogl ac uzak
+    du gele cık sani garip john arap jack yak ara hayat alo anladı calısıyor hayal soyluyor galip rahat ca bilir
+    der cevir bebek orta basladı ta gelip yaptık guclu olay hat arkadas savas komik boylec hav haklı hareket bin
+    acap gul surekli gelir telefo kardes yapacak silah oy olma kıs el terk ait acel gizli dans daki diyor evlat
+    zarar uygu dıs guna olmayacak memn kapı heps fikir ayne hissediyor tur bey tuhaf yuk rahatsız olmadı new sik
+    ker yaslı sam korkunc sanıyor gerektik cıkar herif veriyor dol para bilmek sev edecek beyaz mumk belli tahm
+    yapama vermek cene has berbat ney guvenlik dikkatli milyo del dair ai normal tatlı olmaya dısarı insa affeder
+    michael charlie sefer pardo sans keske ask te olup kap asak at millet seks bilme the yapar dok kahve yas
+    i̇nsan herke kendis yavas bi kusur hosca alıp yeterli cinayet bakma sıcak frank er york sessiz ust asıl don ge
+    ufak kopek inanamıyor yukar amerik cek benziyor dek tehlikel bilgi sarkı basit guc n gayet bircok nefes hak ko
+    tıpkı olsa noel gitme film dalga goruyor bulmak anlasıl ses vakit alma george muhtese mesaj koc sonraki kimse
+    gidi bur anlamıyor tom ikinci parti yu acil soylemis fena allah aja insan hatırlıyor joe herhal mik tut
+    alabilir yedi peter zavallı sebep eglencel ozellik gorunus zaman dedektif babas icki ragme yapal davidi soyle
+    baksa uyusturuc patro lan parcas defa katil konusma bekliyor sevgil numar ise bilemiyor oldurmek suc hersey
+    tercih alacak gerekir dola durust kayıp unutma kırmız canlı sagol teklif verir say yapa sacma soguk guvenli
+    bahsediyor yapabilir sonsuz ala tesl baglı yur yasıyor kalk muzik davet asık super sır tanıyor sert kavga
+    anlat olas park umur alır hanımefe adam anla kala gorme iyis sehir cekil fikr dav okul gormedi tak geldik
+    gunes gelmek kalmak bekley herse anlam mesela paul edebilir istemedi can oras pislik henry simdi sık agır
+    verecek kral gurur ogrenmek getir max hale arka kalp oncek veric duruyor dusunmus siyah sef ikna anlasma kadın
+    resmi gider yazık annes ifa sıra afer araba suclu bol bayan goster biri kel bira kitap orospu gu kar ilginc
+    yla gidecek serbest nic sat zengi soyleyecek surec iyilik vakti sek ucuncu dinley ettik isteme olan tehdit
+    nede ahbap yaklasık konus danny yasa cesit dua calısa deger general duymak oldur sigar na ee hedi jimmy yo
+    yapmadı edel cift alex sever cıkıp mantıklı james yasamak alıyor guve ayak sarah salak ortak gorev parca
+    isteye asır once karanlık mary mavi duyuyor seksi edip hani balık soy i̇ kisisel endiselenme kalmadı kalacak
+    kulak tebrik ray arıyor zek derec saygı gerekecek sacmalık sahte harry tony amerika rica yuzbas gorduk nick
+    soyley tan kapat calıs i̇kinci verme yaz bok ten bayak kutsal fbi gerekli jim etmez inanılmaz cıkmak defol
+    sanslı destek geri grup turlu gir koy paris ilgis sarhos ders anlamadı oylec hika bob kahrolas bildik birinci
+    gelmedi yıldız yiyecek gelmiyor korumak jane aradı go unut gi kaz ailes bill one kaf d parmak epey gosteriyor
+    albay mesel peder sura hayva gitmel dahil m simdilik yaramaz korkar test nes i̇nsa cay dogal kapal plan buyur
+    akl surpriz cıkıyor genel sahi yardı aksam sanmıs richardı degerli hamil ciddi basarıl korkuyor seker lee
+    ziyaret cehenne baslıyor yle akıllı tedav oglu edil inanıyor igrenc duzgu calısmak sarap sevdik soyleme yatak
+    ryan muthis evli calısma gittik sol yarıs stev tegme avukat kat kafa billy diyecek pis mal hap kanıt
+    konusabilir oturup londra oda yuc bazı yargıc yazıyor asker mark tommy iptal demis johnny kaybet sayılmaz
+    oldurme majeste of abi seyir kurba etmey sagla geciyor profesor itiraf seyta daim kurtarmak hoscakal sonuc
+    will konusuyor gelmez gelebilir buz birazcık aile yasaya zayıf kuzey not you mas arar saye cin yesil yabancı
+    daniel etraf unlu serif adil memur yagmur fazla bomba mektup ikis uya evlilik ozgur olmek guney cavus cekic
+    halleder made ismi jake ok fotograf metre sıkıc hastane olmuyor nde soyledik kızgı donmek bakmay soylemedi
+    yakısıklı olabilecek baslayal res sansı kos hizmet giris saatte kenar i̇z bakmak cinsel pic cep ruya cıka
+    bulma karıs sec sırf resme suphel chris derhal mesgul sınıf gostermek kısmı zevk vur pes hatırlamıyor ruh or
+    ısık olmus ner vere hedef dna etmiyor spor robert saldır uh otur bobby fırsat diyel ayrı zamanki bilgisayar
+    arastırma brian kate iyic koca sorumlu imkansız engel bah ters duk numaral eric iyi ogre verdik kocama afeder
+    proble bırakıp isaret eddie birbir kus sukur girmek ucak tamir i̇ngil cılgı konusal aras odas kev bolge mart
+    filmi tutmak hava arayıp haric ozledi birer nda asagı ceset cıplak gerekmiyor bakıyor fazlas kisi rapor
+    i̇stedik walter rachel ilac jerry benzer charles girip donup pazar top kor sormak anlas edeme kedi hatırladı
+    oynamak tas ardı alal i̇k tavsi kahrama kurt hareke andy c itibare amy uzul idar donecek fila yapamaz hangis
+    kayıt dedik bagla maalesef scott sayılır gorusmek hisset donuyor hayalet enerji vereme nasıi cesur yapıla anna
+    yapıp bırakmak numaras san saglık savunma merkez sinir pe yasal anlasıla canavar istemis uyuyor girecek barıs
+    ihanet umut mucadel yıllık kilo buluna los kırıklık goremiyor lisa ode kazanmak baskı clark clair binbas
+    alakas paras and mahke sus siste cirk sanat tavuk fransız yarar b calıstık emir kurs acıkcas doner otel uzay
+    i̇ngilter dogrus ted iceri sirket akıl sakıncas parlak dokunma kalıyor nazik kyle soyleyebilir bat baslangıc
+    cumartes yangı tv karısık iliski yolculuk jaso i̇na vermeyecek hay gecir ustelik kredi dusma mada vahsi
+    ameliyat banka ogle cıkarmak nihayet yukarı prenses larry cıkıs sac elektrik sevimli kamer geces soylese
+    cıkacak luke televizyo bulacak annie tanısmak kokuyor kalma sosyal futbol ani ulusal egit gonder acayip emily
+    gecirmek duygusal yalancı degis mutlak sean fra tespit dahi kalır angeles thomas emri cesaret alic neden
+    oldurul yapıl arthur intihar getirmek fikri tecavuz chuck cekip soyleyeme oldurecek bakar edic basarıs tren
+    ornek carter dusuk teknik kulla gunluk matt egle partis arama hata seref dave taksi durma arayacak cesedi km
+    cicek tadı ed tanık kahval korku sehri dusunmek tanes konusur ro eh etmes avrup inanmıyor utanc tarih yapmay
+    elbis demedi sehr yerel ceza etkileyic bile washingto yat joey tehlike gidebilir yirmi gore tepki kaybol etmel
+    surer pisma arac simo anahtar i̇mdat acıkca olecek gerci cekmek beyefe ulke sevgi ihtimal gitmiyor rol pahal
+    yakaladı pla dev it ım tanımıyor karsılık us fahis um kere heyeca dusunmuyor haya i̇ster asagılık kullanmak
+    leo emreder kullanıyor kıc dert dene carl sokak yapılacak servis ekip girer verebilir lar derece kagıt gaz
+    endis william odul sis halt yapmal romantik musaa uyes oncelik eslik genellik devlet yahudi aksi saati gotur
+    odunc lord denedi istemez iddia tim jeff profesyonel dusunduk arabas silahlı dahaki gozukuyor lucy benimki
+    olaganus huzur veda emma saglıklı gizlic dis to sezo isi icmek meseles bosver kralic yapmas ilgi eksik izlemek
+    gorebiliyor bulup neres cıkma afrik bıcak haval soyleye sorabilir hicbirsey serser sut adalet atmak sar gelmis
+    bari fiziksel yasak saf oldure mısır evlenmek tıp kalıp onur yapabilecek okudu tanıdık tanıstık adi nok maria
+    ism alakal suphe i̇ngiliz rose ka genis seyahat his tıbbi li federal abby cevire alısveris gormus i̇kis bisey
+    jenny yumur kural hakkı riske mil ogrenci bozuk hmm temel hel aldık dost uyku iletis kelly yahu rus gelme
+    tuzak bardak susa hemsir dean gorel meksika cop soylemel gorune kilometre bık hafta bırakma yapmaz kalbi
+    kullanarak hırsız uste uzuc sahne dinlemek phil karmasık unutmay dolarlık tip kut atıs yardımcıs ekmek kızıl
+    hayir vermiyor ilgilendirmez cıkal gecic lily anlatmak topla louis takdir gecerli progra hafif tehlik yetisk
+    sadık roger calısır siparis nden hastalık smith randevu sehre julia kaltak gorunmuyor hukumet cia beledi
+    edemez nakit prens gorecek taylor yardım atesli ina bitmedi bedav im hassas komu jackso yumusak bakacak sok
+    gormemis banyo kokus cekiyor kıpırda baslamak seve kisilik iske gosterecek agac ufaklık vegas ole kare sonras
+    etmedi korkma video aber degisiklik tes yapmıyor gizemli ler dougu olmamas soruyor taze kafas faydas biter
+    vakt maggie sir getirir acıkla kirli jackie araya mutluluk gerekmez halk agz pizza telefon cam pazartes
+    heyecanlı grace red morga natha aramak kontrolu sun komiser chloe taki etkis vucut aray bucuk calısmıyor
+    duyduk gecer gergi gary obur rock duymadı ederek yavasca hesap zenci rop kısm howardı tuvale yarı josh daya
+    ayakkap olumcul katılıyor ruzgar amerikal ipuc sure delik stan ª umr dusunme yorgu dovus hank patrick kart
+    gonullu bulmal bakıs nı bilet kur kriz tahli rahip julie anlamak anlayamadı ila milyon sasırtıc baskas kocas
+    kasap donus sorun l soru kurtarma yazar van no ndan kırık denemek dava hindista yapmayacak kok cal gemis
+    temsil beklemek tutuyor verel etmis muster victor trafik birlesik lezzetli sikayet duymus gunah hız ogretme
+    tatil otobus universi bilemez surelik calısacak chicago ozgurluk sinyal bela konusacak acı i̇zn eyalet ucus
+    gosterir kaza sasır bırakal oynuyor denir minnettar surecek renk esya kibar laur mahkeme gecmis muciz talep
+    yetenekli gececek olmamıs gitmedi hapis oldurduk hele dusunmemis takma bravo mac cizgi teyze dik bulamadı maym
+    ogla yarıyor olmayabilir buyukanne oldurur molly dondurma escinsel tanıs emekli rick oyuncak oyuncu gecmek
+    jones olal sohbet coz net kadeh ross kesk buyr nukleer kusursuz madde siddet gorusme oyle laf gogus si
+    degistirmek bakıp bar getirecek minik bekleye acıyor tarz intika garanti cenaz japo kimlik es goturmek
+    gormuyor meyve kotus cadı mufettis dorduncu fare anlayamıyor ser patates davranıyor hissetmiyor almanya toprak
+    benz goturecek mahk ugr sigor bizzat farkı normalde vincent anlama calıyor secenek paket amac kalmaz yakal
+    biline bakılır gorur bege kacmak nu bulur demir elizabeth tyler yaral gormez donel umuyor motor alkol manyak
+    korkak sisma greg elveda bayılıyor sıras fred zafer kalabalık bırakıyor yuruy ısrar ali yaradı adli donna
+    tuvalet hasar viski sevmiyor gorebilir golf sacmala patla idi borc durup yıla bayıl hikaye gittikce kurtulmak
+    vampir saldırı hosgel veril dakika pas saglamak kurtar bugunku marcus risk dersi ertes diyebilir jes aziz
+    charlotte barry askı delilik alarm melek just katılmak kilis kaynak pos acmak nate basar bahset getire duz
+    kacır cagır mak saate lor adres kulup sorusturma fırt opucuk atıyor cikola yumruk soracak eskis hayvan
+    hoslanıyor baka terry poli cezas icel sisko andrew model oturuyor olama tatm modern sihirli edemiyor sandvic
+    derek marie koruma makines izni meyda roy yasama giriyor vi tarzı gunduz cooper inanmak gecip sensiz sal
+    sessizlik`
+  },
+  sv: {
+    stopwords: `
+    aderton adertonde adjo aldrig alla allas allt alltid alltsa an andra andras annan annat annu ar artonde artonn
+    at atminstone att atta attio attionde attonde av aven bada badas bakom bara bast battre behova behovas behovde
+    behovt beslut beslutat beslutit bland blev bli blir blivit bort borta bra da dag dagar dagarna dagen dar
+    darfor de del delen dem den denna deras dess dessa det detta dig din dina dit ditt dock dom du e efter
+    eftersom ej elfte eller elva emot en enkel enkelt enkla enligt ens er era ers ert ett ettusen fa fanns far
+    fatt fem femte femtio femtionde femton femtonde fick fin finnas finns fjarde fjorton fjortonde fler flera
+    flesta foljande for fore forlat forra forsta fram framfor fran fyra fyrtio fyrtionde ga galla galler gallt gar
+    garna gatt genast genom gick gjorde gjort god goda godare godast gor gora gott ha hade haft han hans har
+    heller hellre helst helt henne hennes hit hog hoger hogre hogst hon honom hundra hundraen hundraett hur i
+    ibland icke idag igar igen imorgon in infor inga ingen ingenting inget innan inne inom inte inuti ja jag
+    jamfort jo ju just kan kanske knappast kom komma kommer kommit kr kunde kunna kunnat kvar lange langre langsam
+    langsammare langsammast langsamt langst langt lat latt lattare lattast legat ligga ligger lika likstalld
+    likstallda lilla lite liten litet man manga maste med mej mellan men mer mera mest mig min mina mindre minst
+    mitt mittemot mojlig mojligen mojligt mojligtvis mot mycket nagon nagonting nagot nagra nan nanting nar nasta
+    nat ned nederst nedersta nedre nej ner ni nio nionde nittio nittionde nitton nittonde nodvandig nodvandiga
+    nodvandigt nodvandigtvis nog noll nr nu nummer och ocksa ofta oftast olika olikt om oss over overmorgon overst
+    ovre pa rakt ratt redan sa sadan sadana sadant sade saga sager sagt samma samre samst sedan senare senast sent
+    sex sextio sextionde sexton sextonde sig sin sina sist sista siste sitt sitta sjalv sjatte sju sjunde sjuttio
+    sjuttionde sjutton sjuttonde ska skall skulle slutligen sma smatt snart som stor stora storre storst stort ta
+    tack tar tidig tidigare tidigast tidigt till tills tillsammans tio tionde tjugo tjugoen tjugoett tjugonde
+    tjugotre tjugotva tjungo tolfte tolv tre tredje trettio trettionde tretton trettonde tva tvahundra under upp
+    ur ursakt ut utan utanfor ute va vad val vanster vanstra var vara varfor varifran varit varje varken varre
+    vars varsagod vart vem vems verkligen vi vid vidare viktig viktigare viktigast viktigt vilka vilkas vilken
+    vilket vill`,
+    frequent: `
+    jag det ar du att int en och har vi pa i for han med som vad om var mig dig sa den kan till de men ni ska ett
+    av vill hon nu ja vet nej bar hur min komm dar honom mast gor din skull nar kom da bra ha far man ut oss ta er
+    okej ell varfor dem fran all had tror upp allt sig henn ga ing tack igen in fa se gar nat lit mycket vem hej
+    kansk ser mitt aldr behov finn an inget eft blir ju bli nagot sen tva tillbak tar gjord over mer sag nan ditt
+    ge fick val ocksa nagon at fan kund nog ner mamm vant varit papp andr mot kann bord hel dett nagr ratt vid hit
+    lat gjort sjalv prat alltid hem fel verk blev utan tog dag liv va visst forstar tid trodd alsk satt tre dod mr
+    berat sin gick slut precis titt tank mang gill barn battr innan folk gang tyck bort und hjalp hand forlat just
+    hall helt lang hor forst sett leds snall sak sir god fortfar dom gud ursak hitt peng star het vilk ens samm
+    stann end mar problem ur halla ger van vart javl vag ah helvet forsok kvar annan langr redan vald morgon dit
+    kvall kor fatt herregud snart frag namn sitt ute sedan tro der fru jo varj ingenting traff fram sakert bast
+    harifran aka lamn hos vis darfor borj stor jobb genom koll ann son radd era gav hopp vann hord vilket sex kunn
+    sist ihop ses nast fem minn livet rikt do aven del nya bil klar lyssn skit betyd tag mannisk idag sant hemm
+    sagt fast minut ligg varld faktisk anda blivit tal klart dra runt fyr aker doll helst polis fall denn haft
+    annar dog hamt lagg ensam ill familj inn nastan alskling kul lik lugnt tur kvinn spel ny oppn redo lill bad
+    ror ifran slapp tillsamman hant hort emot plat svart hell ring bror fort glad huset ibland be hus gatt kill
+    ihag sla vor s igenom mellan natt bryr vilj trev bor gott fler lev chan ata ber garn annu kand tio timm rum
+    ert dott gaml gammal ord mann dess varandr fann dorr mor red handl bakom par dor tyst kommit jobbet dr san
+    jack oro eftersom gal stan mat gansk klockan ant vap egen john sta ivag ikvall folj fint vada stallet tagit
+    ide syst rack jasa latt lov skolan let forut sjalvklart utanfor rol ben skynd ok manad stort flick nytt direk
+    stamm flytt mest hat lar undan glom vatt skick sanning imorgon kall kapt perfek mrs new stopp plan onsk herr
+    fin igar ont idiot vack miss betal blod kompis foraldr karlek fortsat huvudet sent anvand tjej sidan lugn
+    alltsa gall full roll numm the vikt drar gift kop sov inom stall forsta medan arg skall behovd skriv veck ater
+    hjart konst snabbt na tyvarr jah slar mindr rest ogon undr viss typ valkomm pojk forklar nagonsin sid
+    nagonting misstag svar egent kort skot grabb varsagod tja moj absolut lyck kaft tom tillrack stick fix hart
+    enl sju otro funger skyld grund trott lag exak sma sjuk allihop kar mass charli person dum sam holl slog skydd
+    chef nansin sakn forr kaff lnte histori topp hals varr storr forbi miljon bo skjut bruk skrev middag igang
+    synd akt kropp dal forran aning framfor stod tjanst strax drick hemsk annorlund stund skad ogonblick york jord
+    infor las land la laget enkelt res ung oft joe oj javel spring doktorn ma l borjan arbet huvud georg egn eget
+    ansik krig olik david bevis tvung michael slass overallt rad frank sok agent tv omkring flickan glomd smart
+    allting landet oh rummet funk allv telefon veckan mord ljug stad barnet a samtal beklag hund kvinnan
+    fantastisk vinn skaff nanting storst fart kord lak max forlor uppfat pet pass sarskilt klad rakt stark and
+    atminston kopt problemet javisst istallet nanstan mik fri kriget vattnet planet sjukhuset sekund trot fang
+    underbart vanst fred forutom intressant ol usa snack gett sattet forsikt information litet vit naturligtvis
+    farbr vakn snygg nyhet dam film e meddel dan advok eld salj skoj stolt allvar mark fragan djur ers anledning
+    ned affar bok raring flest plots alldel nio joss hog bland paul kont pagar fest knappt slutet skal ordn beslut
+    tredj kant o jattebr omoj harry skont dukt kung jesus glomm fallet general fortjan jam president lard sot
+    speciellt flickvan dans forsvan hungr hogt grattis slag drom glomt met tyd kansl vackert kontak henry frun fbi
+    fad forsvin adjo sond stang aret fullt valj lats tillhor skamt upptag mal gatan ungefar hjalpt kast jimmy
+    uppdrag hellr vil forstor musik led lunch mors alex jim ombord fly lart darifran nick paris stal hett drink
+    frok nagonstan steg underb varst tony namnet skepp vackr varend intresser ak bild glas nyss ray lukt forstat
+    sarah skog drog byt clark ljog dumt grej sang brev ljus dokt omradet los bill dumm pistol skeppet hang giss
+    stackar narm saker framtid sadan pojkvan ingenstan utmark sjal vel flyg hinn detsamm sad danny overst tus n ej
+    chans ansiktet brott bob lagen liksom kontroll skitsnack ager last mak sakr utom bestamm rost halv dessutom
+    extr spar forrest jak uppskat sallskap sort folket valkomn ren framat tommy prov gen lan olyck oga lek still
+    tillstand respek minst partn bat engelsk rakn vapnet mary ins jul nervos stack havet billy kyrkan mening
+    bredvid sol richard london formod himl rygg bit johnny bygg teck baby off vark behall krav vard javeln bobby
+    foll vand kost bjud hogr list knull trak slappn bodd avslut jamt kraft foljd ordet plats gravid varan varmt
+    forstod tjan poang vin chris forstas nyckeln overraskning besok nad bla luft anting rod skap upprord djupt
+    hjalt stev makt ara te frukost bered ljuset grupp hamn martin halft ald start band overlev brot normalt taget
+    nojd wow golvet ihjal tolv innebar bordet sprang ansv rent per hejsan sjung helvetet hjarn arl kontoret farval
+    skrivit amerik oavset jav farf malet insag gomm thom ordning bry kat fonstret fodd morm tapp sjukhus mej team
+    will lagt snallt spann koket amerikansk kallt back galn gratis betalt ode bryt ryan lojtnant hast skilln aj
+    brod guld ske soldat styrk kamp t charl scott pris regl skor aren daniel opp clair framm samtid atit speciell
+    oversattning kusin mari sergeant sug monst sadant orsak definitivt eddi colleg vagr grans alan walt exempel
+    dromm fangelset rik hal knapp karl foretag dyk jakl hundr styck maj lee syssl herrn sotno ifred evig on svaret
+    diskuter presenter washington snabb tand ted skitstovel ensamm frisk fard hotellet form ordent gumman match
+    svin dok galet armen dej kyl of bestamt brollop stjal bak forhall antag taket angaend sheriff hotell varm
+    robert adam ena street spelet regering vagg jan taxi munn strand sjalvmord atervand oskyld dat skott kott
+    england driv fisk koppl medicin chuck sakt mordet arthur hot mun bock amy kyss kevin bett tok kontroller trad
+    kameran slipp skratt vaskan likn foredr tryck sold matt levd kla forandr hustru omedelbart inbland fria strid
+    skramm sald helg flod text brian spark jerry desto skol agg city klass rom hjarnan syn strunt procent forstord
+    tusan rachel alic vak ifall tving sadar le listan lur forslag byggnad d km oversat cart brattom loss omrad
+    haret jason tidning tjen vask frihet present don vaxt umgas situation dejt position bank bjod bandet ans chloe
+    forflutn karriar ond andy buss mil uppmarksam kuk toalet fir fot aktenskap priset sar priv station grat motet
+    hanter hogst samman foreslar ljud skar erkan coolt test emily fott dav resan william besvik hindr semest
+    skramd begar sker big tvatt sten nyckl skuld saml blodet frankrik ansvar fodelsedag faktum tuff leo lust japp
+    gibb nyl plock tusental tillfall ed abby alltihop forandrat noj is pamin simon dug brost boll lis loj via vax
+    eh hallet fiend radsl drack ork logn joey uppdraget mork emm smak namnd ars blomm samtalet eftermiddag arm
+    lord numret profess arme slappt hallit eric adress mobil luk morkret stil undvik fransk ros forvan carl energi
+    plus flog vapn systemet bog vind hard oliv magi kopp accepter forban larry avtal stig oppet forsvar rok fredag
+    givetvis b skrik annanstan rak forestall morgan phil styr rapport kilomet efterat stalld system vils arbetet
+    al katt farg trol majestat avskyr hejda funder drottning lordag svag misstank lex pastar pack mod operation
+    sprak forvant robin normal klubb mag sokt farm bitti brollopet godnat offret valt kniv bud hann dolj juli nak
+    ms hamnd klanning forvirr tillgang likadant nodvand bekant ovan fyll patient blind planer vakt kna gisslan
+    tillfallet doend panik high kelly kilo bott ting vux brinn forstort slagit cia doug leg uppfor inuti flask
+    snut svard susan gratuler program jon ytter stryk tacksam ladan foretaget avsloj europ brak radion uppenbar
+    vitt totalt dna el anni lyckat c sjukt vict rattvis fjard rock assistent tysk vunnit fitt saj chicago asik
+    sjukdom prin mirakel rord alternativ amand lucy relation hornet erfaren rykt druckit manniskan elv scen
+    gammalt bestamd fakt flygplats fy tung cool tomt langsamt kaliforni lind klient tex gast byn smith signal
+    nasan enkel jackson upptack mjolk satan halvtimm jenny m underbar datorn imponer elak tim darut varifran sahar
+    tufft fruktansvart bomb skrek sur lily mandag simm by rattvist ack favorit pund darin programmet ogat suttit
+    yngr overlevd fokuser louis jeff kur universum skam langst fingeravtryck hank amen fonst rog nyfik benet yeah
+    paus mansk grad bravo canc traffat ledd rapporter gladj howard lady show rott humor tillat bron tayl press
+    klok sean brevet prast marcus angel penny radio pol gubb risk aratal ford anvant lad rick vaning maggi kod
+    stjarn park varning roy brud erbjud kin kim begravning grac talamod djavul niva horru exister klock somm
+    komplicer dromd nathan champagn mardrom sovit lon kross whisky geni labbet tran josh snar befin foto king
+    sondag sjon gomd tvivl promen prinsessan lyft avstand plikt ick leonard rit eva ro aran morf edward alltfor
+    byx undersok smartan anfall skillnad berg ambulan natet punk vittn oskad dock kostym veg odet levt vuxn
+    tyskland straff rysk jami coop gron terry ljudet glass chokl kamer sinn col intress kolleg laur you slakt
+    tjugo gras uppgift dean anar lys likt besat risker rov inspektor hey svang siston bruc behandl godis hous
+    kommendor hittill mott derek forklaring misslyck fullstand sann mcgee teori detalj grav kartan talang monsieur
+    utrustning mexiko carri tyl drag loft ful result samvet varn wayn delt elizabeth hatt flottan forfat pizz
+    svensk fagel port lid attack madam kyckling slyn midnat flyr losning patrick hundratal nyckel angr lyd doc
+    tystn erbjod flydd gary fet triv funnit galning skon badrummet bet jacki rymd arslet frid sprit sms kl kontrak
+    stat valet gemensamt greg seg miami beroend grymt fritt pinsamt dack fotboll april beth lngen tjuv trick
+    gordon aaron molly marty otrog school kopi maskin afrik casey ordfor skak professorn baksidan gevar latit
+    brydd paket cent svek medborg falsk soffan franki publik sallan bytt inr hannah leend tas kanslan projek kvart
+    lost respekter overtyg koncentrer uh mill sorg luc bortom olag frys bas juni fantasi restaurang uppenbart
+    stink trubbel okn fingr rid regel forbered skorn oskuld kati forsvun oron svartsjuk onskan ost klokt stral
+    brown enbart cirk jay most barry enorm jacob island forsvunnit utredning hitl grip stulit itu samr behovt hyr
+    brann fod njut systr foralsk formag femt grym jess sott medvet linj spok grann lagret internet desper jessic
+    klipp ryss forhor kring exam seriost vanskap gard insidan utfor utbildning vadret naval wilson ethan savid
+    iden nas gront trappan minnet kommissari f sheldon gat typisk identifier marshall ler davis innehall albert
+    lou norrut silv syft biljet nack post otur angar west bauer bio flygplan tvartom salt stallt storlek brutit
+    medlem stol florid dyrt sand snubb berlin tradet kliv ross skjutit allr liz bakat sally vardelos senat
+    samarbet personal foljt stromm r avgor oka japan forsv right forrad gul ex zoe dext vincent under tvungn
+    johnson fing hiss sasong black klattr farsan narvaro privat officiellt forskning sats paverk emellan bekraft
+    framling hitat natur knark`
+  },
+  uk: {
+    stopwords: `
+    а або авжеж адже аж але ані б без би бо був була були було бути більш в вам вами вас весь вже вздовж ви вниз
+    внизу вона вони воно все всередині вся всіх від він да давай давати де десь дещо для до ж же з за завжди
+    замість зі й його йому коли ледве лиш майже мене мені ми мною мов мого може моя моє моєї мої моїх між мій на
+    навколо навіть над нам нами нас наче наш не нема немов неначе нею неї ним ними них нього нє ні ніби ніщо о ось
+    от отже отож по поза про під сам сама свою своя свої свій себе собі та так така такий також там твого твоя
+    твоєї твої твій те тебе ти то тобою тобто тобі тоді тож той тощо тут ті тільки у хоч хоча хіба це цей ця ці чи
+    чого ще що щоб щось я як яка який якої є і із інших їй їм їх її`,
+    frequent: `
+    я не в что ты на що и это так у ти це і а з с он все теб мы за да мне как нет ми мен він вы як но до ви о
+    прост ні для ал ну ег зна тут нас то вас йог есл бы про там по вон ж же нам чтоб вам хоч тоб хорош ест якщ зде
+    из добр є когд к ще был от та щоб тольк может было кол дум б дава быть мог був вот вже нужн уж тог ї почем бул
+    кто будет ладн дуж чом мо их від хто том сейчас ещ спасиб буд чи де ил один где была знаеш їх раз мож чем этог
+    очен треб е ее гаразд правд цьог ничег тільк этом бож пот те зараз через привет без тепер ніч мі больш себ й
+    дяк знаєш бут еще со ден должен эй ним пок ем них всі об врем хочеш над даж час сказал этот тво порядк більш
+    ли тож люд сво йом никогд можеш пожалуйст нег можн тогд нікол были точн ни тод нем два привіт конечн зі сдел
+    би назад мно аг навіт значит сегодн лучш сказ сказа ньог сам чог лиш сюд бо п житт мам должн аб прош дел всегд
+    скаж этим чег теж любл кращ три наш завжд хотел багат i ласк прям возможн нб сьогодн із мног посл всег ваш эти
+    думаеш потрібн ці одн друг перед ма жизн трох давайт ког завтр немн случил слишк лет доктор під вед сделал хот
+    помоч можлив зроб говорит тако всех во сер ге тві зач роб знов под цю которы пан рок могл им вмест парен ніхт
+    видел you ніж снов эту ясн фп звичайн соб господ куд цьом жал отличн никт рук ця тот їм отец знает дня поэт ус
+    кбй мистер поним похож человек делаеш знаєт ве бач знат поговорит кажет слуша дом пам скор повинен брат хочет
+    нормальн мест скольк чудов найт післ цим нравит скільк думал грош при міг еянб хлопц всю ид эта пар чорт будеш
+    the деньг имен сэр місц времен стоит вперед черт маєш дод справд якб говорил досит давн всем хіб тем правильн
+    рад робиш отж знал йди моег простит происходит чоловік разв вибач повин совс здаєт уверен вибачт можем машин
+    думаєш звід говор чарл ходім номер ребят нужен отсюд иб пор туд всіх итак також раньш действительн чувак реч
+    слов навіщ нескольк тим пошл верн слуха стал голов знав проблем понял мабут дума швидш дещ убит подобаєт ох
+    хватит справ зовс тех пап идт ім каза батьк хотит мат мпх прав понимаеш наде работ розум послуша прот знайт
+    вид дійсн йти to чим нe вообщ людин уваз свог пішл шанс убил допомогт ко a син ят бачиш этих сильн возьм шкод
+    будут смерт ту подожд сын наверно нее гот дал піш кажды зрозум алл піт извин план ю будт кільк посмотр сім
+    зовут своег видет ті равн сві джон мав нельз взагал виж м цих ноч чест джо достаточн жит чув тобт откуд бог
+    видиш схож пойт звідк s поговор име відбуваєт жінк собир корол здоров світ котор означ почт помощ вопрос нашл
+    смог швидк неха тих будем дет минут мал произошл ряд извинит хлопец пойд межд робот смотр говориш могут боле
+    фзн потрібен тат врод ком раніш ха двер розумієш момент долг майж вещ телефон слышал мир прийш быстро само
+    бхфь прекрасн увидет парн далек ах важн послуха гад твоег дайт крут можут алан всьог мисс діт вернут in отц
+    каж ме гет між пробл первы легк зв велик насправд хотіл інш зачека кем дос варт насчет it никак своїх жен
+    звісн перевод вся дальш питан напевн хвилин взят вчер дві последн фб сестр занадт серьезн плох делает твог and
+    див иногд ціє довг узн доведет переводчик помниш кров щo бляд ног чувств денег гйб будинок ва щод год джек
+    смысле біс негайн біл абсолютн глаз знайш мил дам уйт работает побач містер дес ніб зарад забуд случ кром част
+    ід нашел рассказ увид перестан сначал сможеш земл вин готов придет стат робит маленьк ранк миссис умер серйозн
+    тип оп пят оч фпх утр друж сем сті дне сто пытал такж кожен маєм майкл кінец иде пуст поверит ким пон две моїх
+    помн щойн фпн поган очевидн перш говорят слід ьфй річ стар подумал сердц сраз женщин нач безопасност ог вечер
+    зрозуміл причин доч сына маєт секунд ост працю вбит муж друз девушк пес ран упх вернул моє йдем міст дат полаг
+    скоре довольн стран будинк приятн голос пришел приятел вдом дорог делал моїм всім адж стольк інакш фй чесн
+    бачил впевнен прежд думает ник пыта вод народ звучит детект ок брь единственны ребенк рпх зробил мужик вниз шо
+    невж знаєм кажут me заткн обратн нов важк вниман скажеш своїм получит получил працюв йду обычн пут бува любит
+    йде вашег чотир дерьм сподів рік самы зробл школ док взял пришл візьм фот зват имеет хе двох весел угодн тел
+    змож макс знайшл секс лиц лайн спочатк моєм хуж that страшн люб віт понятн встава выглядит посмотрет достатн
+    клян зат город ятаєш лойз инач новы хочут честн нарешт цікав t оруж добро коф оц пробач позж га сих больн стоп
+    забира прошл вiн собираеш мое сэм прийт днів прийшл вчор стільк we способ нашег майк нік муш интересн обещ дім
+    побачен имееш кстат став ужасн следует пистолет гол наскольк убийств деяк алекс повернут людьм жив вірн вогон
+    серц поздн зможеш однажд внутр отношен мер держ вб пізніш ребенок ждат пробачт надт пройт дні іде покаж шлях
+    здравствуйт крім детк вер пол приємн дружин джордж дивн агент поможет дав любов кожн he слав гарн сможет сар
+    новост мают сезон команд хотят інод дитин смож мальчик случа чуєш подума спаст рэй підем сторон начал ух убийц
+    ключ близьк дела of полиц хвилинк трима обережн your комнат следующ решил дівчин мужчин оставит спокійн станет
+    некоторы уфп быстре дво джейк боб отрима правил остан помогит лед обличч неправильн конец забув прийд здор ум
+    спат картер которо долар припин понимает двух которых погод is список смотрет вест хм понят слушайт аж грат
+    трапил любиш прощен вбив вийд повір провест трудн член фпхт э нa пізн либ спросит узнал прекр книг ніяк єдин
+    неужел пошел збро малыш помер допоможіт вір збир капітан остановит знают розумієт твое рожден ужин істор
+    вигляд думаєт нбй втор рац четыр забыл како скажіт тисяч чек дев крайн бачит истор видн m милы оставил подальш
+    on написан будьт сигнал позвонит остал сюрприз зробим вокруг забр їст мэм мертв дивіт показ місіс важлив сон
+    робл выглядиш месяц чут повернув фзт наступн почека выбор проверит хэнк убт набагат молодец чист чека корабел
+    відчув свидан штук матір дэнни сообщен хан сдела подождит идет эм сша стан вулиц волну хочем матер недел хлопч
+    минутк виріш твоє окол тижден допомог доллар имет взяв повезл виходит поех вдруг майбутн поглян эми позвол
+    вранц рот шіст постоян дозвольт звут вваж поліц світл цукун найд принест менш this послухайт собирал рол
+    ненавиж иск меньш зрозуміт неплох фрод ходит игр свое этo скажет частин суд использов бер повод встретит решен
+    серед своєм all навкол залиш фбр сук вечір известн родител подив отрим неможлив мад сил послушайт o муад
+    большо настільк рапт війн успок обязательн кінц звідт нi поїх повідомлен no смішн умерл авт пітер ненавидж
+    представит постійн л шест шон гарр недавн последне девочк жодн карл рішен казал вноч работал звук добры йдеш
+    рассказал понадобит годин врятув c пожалов замуж подруг тяжел міс выйти ед супер выпит адвокат друго ввид
+    президент лорд дон чувствуеш полност означает непоган посмотрит зможем сложн ан особен добраніч босс твоїх
+    уход комп особлив собирает бол зайт потерял идит страх джеймс поруч своє купит квартир хвилю зачекайт йдіт
+    власн возможност позволит наркотик расскаж увидел остав кохан повер наприклад знак убив конц свет связ видит
+    допомож кажеш наконец бн ньом слышиш рахунок пытает авжеж защитит історі делают неймовірн образ удар відраз
+    умерет капитан словн невозможн больниц удач поверн місяц бок вечеринк мбт минул порядок хлопчик сіда совершен
+    услыш зап тіл дже стоил например ч декстер справжн смотрит прин познакомит чул скажит ответ поча принес чтo
+    ушл боляч настольк ціл народжен річард дяд днк синк відповід намаг курс випадок декільк любил випадк чин
+    принаймн вистачит случит сделаеш подарок кaк твоїм преступлен язок закон втрат ех помог цілк объяснит блль
+    мільйон вероятн ране сделает барб рплэ гaрри be дa пір новин біж доступ предложен моем зробиш которым уг
+    слухайт обох зупин факт заміст підеш находит вперш re оттуд никуд чу смешн коп намн всьом спокойн разобр
+    костюм уфзн подум лікар нечег сонц my пй магазин золот письм значен код рсэре твоєм просим думк почутт зустріч
+    бывает якраз гірш вампир обіця уех менi спробув вийт любв пив ад пов настоящ сидет вечор побачим улиц фільм гм
+    морган бен холодн дэвид безпец кімнат замечательн повніст близк ворот розповіст центр завгодн жил бро королев
+    дозвол чертовск мак жахлив пойдем старш ушел пит автобус what зміг клуб винен энди початк днем відмін ізмаїл
+    ста довел всередин уваг проклятт мор систем язков ча кольц вбил люк карен померт даруйт урок продолжа жінок
+    придурок душ звал твоем перво навсегд ход деб ближч жертв поліці побачиш единствен вийшл леонард ласкав
+    немедлен повітр счет наскільк подарунок питер музик компан існ солдат опасност гадаєш еяуб трим поч компані
+    for кох обо становит имел наказ трубк забер дороз спосіб ідіт шук куп збираєш кэтрин запит дерев джейн відом
+    идем своем вибір плев виглядаєш have ммм верит up get ур завдяк шериф подивіт трьох одраз смогл генр горазд
+    цел волос попаст зробит tы уб томас вихід неправд ввечер відчутт спробу собак отч сожале каз мусиш згоден
+    половин позвон глян окр цe единственно go милост заход гра называет захочеш очеред змін узнает салл дідьк
+    снаруж состоян вип оскільк ублюдок впервы їдем джен належит май вдал первым согласен заспок завдан нікуд
+    особист перстен забрал кажд чуд сперш залишил просил діб сукин ніщ пістолет офицер поздравля эмил man зa плюс
+    стійт перв клас роуз туалет перепрош занят сяд тюрьм смысл іщ йдут офис зан получает приїха энб тaк двадц
+    облиш померл переклад статус адрес зад привест принц документ ро выяснит необходим цру вполн убедит вверх
+    сынок дэн зроблен секрет дочк довер слышат замок спенсер сред можливіст знайд реальн головн робим купил
+    контрол кін заставит вериш вікн неважн фрэнк дядьк are благодар пост звонил меч слышу шаг убира бит приніс
+    відд дізн байдуж забавн заним щаст протяг дуп томм договорил еямб вовс существует бег стары ново позвонил хаус
+    купол идиот найкращ язниц подал наверх свобод получш somali поясн кьфй попробов встреч считаеш поряд остальны
+    попал хорошег приходит церкв can огон знайдем глуп ресторан украл мэри избавит зазвича чувствов двиг b повн мм
+    легч прийн попробу джесс ищ повернет крок don мысли дівчат працюва ll весілл сподобаєт касает ян тижн дит
+    називаєт видим понравит блин след забыт сад увидиш літак залишит камін прий тест обидв бар назавжд сделк
+    жартуєш кріз приехал слів кейт много дo зірк задниц јчй бобб проект знищ лікарн позвольт отда відпуст учитыв
+    гер клэр стоїт случайн мозг вышел шеф исправит слуш понравил right дівчинк лейтенант наверняк сильне втект
+    считает куч живет вернет not самолет клар тысяч дин выше зло хороше джерем девід лож єм вгор су удал уходит
+    неб выход пережива відда do вышла сержант султан поговорим волнует бесс миллион робил спок общ сказан платит
+    бажан хутк щаслив by сэмми брак енфьо нож небезпечн пощастил віс класн подивим открыт попросил счастл ліжк
+    хватает расслаб there операц райан наверн явн поз групп недостаточн лі главно разумеет каков отличны джим
+    стрива личн просит легш справл тайлер помнит мок обід перевір ам плат йoгo дол нелегк шутиш тыы жду мсьє элис
+    їхн поко зла лєнк грейс кларк останет почут ближ отпуст гор кончен дочер вce написал уйд выйдет дух вышло бі
+    слух срочн лучше груд рут следовал мене убивал залишаєт сідайт счит спин джерр х out джес невероятн бросил
+    детьм звонок лік красив девушек холмс дехт продовжу изменит готел спал язк пустел багатьох юфбн кбль банк
+    ответит оставьт совет работаеш билл oн чекают будуще ідіот знаходит написа скріз беремен сидіт him виде бабушк
+    дар країн встрет пытаеш сомнев являет переда гру стосуєт виноват сожален точк`
+  },
+  id: {
+    stopwords: `
+    ada adalah adanya adapun agak agaknya agar akan akankah akhir akhiri akhirnya aku akulah amat amatlah anda
+    andalah antar antara antaranya apa apaan apabila apakah apalagi apatah artinya asal asalkan atas atau ataukah
+    ataupun awal awalnya bagai bagaikan bagaimana bagaimanakah bagaimanapun bagi bagian bahkan bahwa bahwasanya
+    bakal bakalan balik banyak bapak baru bawah beberapa begini beginian beginikah beginilah begitu begitukah
+    begitulah begitupun bekerja belakang belakangan belum belumlah benar benarkah benarlah berada berakhir
+    berakhirlah berakhirnya berapa berapakah berapalah berapapun berarti berawal berbagai berdatangan beri berikan
+    berikut berikutnya berjumlah berkali-kali berkata berkehendak berkeinginan berkenaan berlainan berlalu
+    berlangsung berlebihan bermacam bermacam-macam bermaksud bermula bersama bersama-sama bersiap bersiap-siap
+    bertanya bertanya-tanya berturut berturut-turut bertutur berujar berupa besar betul betulkah biasa biasanya
+    bila bilakah bisa bisakah boleh bolehkah bolehlah buat bukan bukankah bukanlah bukannya bulan bung cara
+    caranya cukup cukupkah cukuplah cuma dahulu dalam dan dapat dari daripada datang dekat demi demikian
+    demikianlah dengan depan di dia diakhiri diakhirinya dialah diantara diantaranya diberi diberikan diberikannya
+    dibuat dibuatnya didapat didatangkan digunakan diibaratkan diibaratkannya diingat diingatkan diinginkan
+    dijawab dijelaskan dijelaskannya dikarenakan dikatakan dikatakannya dikerjakan diketahui diketahuinya dikira
+    dilakukan dilalui dilihat dimaksud dimaksudkan dimaksudkannya dimaksudnya diminta dimintai dimisalkan dimulai
+    dimulailah dimulainya dimungkinkan dini dipastikan diperbuat diperbuatnya dipergunakan diperkirakan
+    diperlihatkan diperlukan diperlukannya dipersoalkan dipertanyakan dipunyai diri dirinya disampaikan disebut
+    disebutkan disebutkannya disini disinilah ditambahkan ditandaskan ditanya ditanyai ditanyakan ditegaskan
+    ditujukan ditunjuk ditunjuki ditunjukkan ditunjukkannya ditunjuknya dituturkan dituturkannya diucapkan
+    diucapkannya diungkapkan dong dulu empat enggak enggaknya entah entahlah guna gunakan hal hampir hanya
+    hanyalah harus haruslah harusnya hendak hendaklah hendaknya hingga ia ialah ibarat ibaratkan ibaratnya ikut
+    ingat ingat-ingat ingin inginkah inginkan ini inikah inilah itu itukah itulah jadi jadilah jadinya jangan
+    jangankan janganlah jauh jawab jawaban jawabnya jelas jelaskan jelaslah jelasnya jika jikalau juga jumlah
+    jumlahnya justru kala kalau kalaulah kalaupun kalian kami kamilah kamu kamulah kan kapan kapankah kapanpun
+    karena karenanya kasus kata katakan katakanlah katanya ke keadaan kebetulan kecil kedua keduanya keinginan
+    kelamaan kelihatan kelihatannya kelima keluar kembali kemudian kemungkinan kemungkinannya kenapa kepada
+    kepadanya kesampaian keseluruhan keseluruhannya keterlaluan ketika khususnya kini kinilah kira kira-kira
+    kiranya kita kitalah kok kurang lagi lagian lah lain lainnya lalu lama lamanya lanjut lanjutnya lebih lewat
+    lima luar macam maka makanya makin malah malahan mampu mampukah mana manakala manalagi masa masalah masalahnya
+    masih masihkah masing masing-masing mau maupun melainkan melakukan melalui melihat melihatnya memang
+    memastikan memberi memberikan membuat memerlukan memihak meminta memintakan memisalkan memperbuat
+    mempergunakan memperkirakan memperlihatkan mempersiapkan mempersoalkan mempertanyakan mempunyai memulai
+    memungkinkan menaiki menambahkan menandaskan menanti menanti-nanti menantikan menanya menanyai menanyakan
+    mendapat mendapatkan mendatang mendatangi mendatangkan menegaskan mengakhiri mengapa mengatakan mengatakannya
+    mengenai mengerjakan mengetahui menggunakan menghendaki mengibaratkan mengibaratkannya mengingat mengingatkan
+    menginginkan mengira mengucapkan mengucapkannya mengungkapkan menjadi menjawab menjelaskan menuju menunjuk
+    menunjuki menunjukkan menunjuknya menurut menuturkan menyampaikan menyangkut menyatakan menyebutkan menyeluruh
+    menyiapkan merasa mereka merekalah merupakan meski meskipun meyakini meyakinkan minta mirip misal misalkan
+    misalnya mula mulai mulailah mulanya mungkin mungkinkah nah naik namun nanti nantinya nyaris nyatanya oleh
+    olehnya pada padahal padanya paling panjang pantas para pasti pastilah penting pentingnya per percuma perlu
+    perlukah perlunya pernah persoalan pertama pertama-tama pertanyaan pertanyakan pihak pihaknya pukul pula pun
+    punya rasa rasanya rata rupanya saat saatnya saja sajalah saling sama sama-sama sambil sampai sampai-sampai
+    sampaikan sana sangat sangatlah satu saya sayalah se sebab sebabnya sebagai sebagaimana sebagainya sebagian
+    sebaik sebaik-baiknya sebaiknya sebaliknya sebanyak sebegini sebegitu sebelum sebelumnya sebenarnya seberapa
+    sebesar sebetulnya sebisanya sebuah sebut sebutlah sebutnya secara secukupnya sedang sedangkan sedemikian
+    sedikit sedikitnya seenaknya segala segalanya segera seharusnya sehingga seingat sejak sejauh sejenak sejumlah
+    sekadar sekadarnya sekali sekali-kali sekalian sekaligus sekalipun sekarang sekecil seketika sekiranya sekitar
+    sekitarnya sekurang-kurangnya sekurangnya sela selain selaku selalu selama selama-lamanya selamanya
+    selanjutnya seluruh seluruhnya semacam semakin semampu semampunya semasa semasih semata semata-mata semaunya
+    sementara semisal semisalnya sempat semua semuanya semula sendiri sendirian sendirinya seolah seolah-olah
+    seorang sepanjang sepantasnya sepantasnyalah seperlunya seperti sepertinya sepihak sering seringnya serta
+    serupa sesaat sesama sesampai sesegera sesekali seseorang sesuatu sesuatunya sesudah sesudahnya setelah
+    setempat setengah seterusnya setiap setiba setibanya setidak-tidaknya setidaknya setinggi seusai sewaktu siap
+    siapa siapakah siapapun sini sinilah soal soalnya suatu sudah sudahkah sudahlah supaya tadi tadinya tahu tahun
+    tak tambah tambahnya tampak tampaknya tandas tandasnya tanpa tanya tanyakan tanyanya tapi tegas tegasnya telah
+    tempat tengah tentang tentu tentulah tentunya tepat terakhir terasa terbanyak terdahulu terdapat terdiri
+    terhadap terhadapnya teringat teringat-ingat terjadi terjadilah terjadinya terkira terlalu terlebih terlihat
+    termasuk ternyata tersampaikan tersebut tersebutlah tertentu tertuju terus terutama tetap tetapi tiap tiba
+    tiba-tiba tidak tidakkah tidaklah tiga tinggi toh tunjuk turut tutur tuturnya ucap ucapnya ujar ujarnya umum
+    umumnya ungkap ungkapnya untuk usah usai waduh wah wahai waktu waktunya walau walaupun wong yaitu yakin yakni
+    yang`,
+    frequent: `
+    aku kau yang tidak ini itu dan di dia akan apa kita untuk anda bisa tak ada reka saya tahu dengan dari ya kami
+    tapi ke harus sudah kamu orang saja ingin sepert pergi jika hanya sini sekarang semua dalam jadi baik bukan
+    jangan bagaimana punya lagi oh lebih pada mungkin laku kali sangat karena satu pernah mau telah ayo siapa juga
+    hal mbali datang atau hari sesuatu kasih lihat banyak saat benar ima begitu tentang bahwa napa seorang bagus
+    hei bilang masih oke sana kalau luar mana lain waktu malam tempat mati lalu maaf dapat buat pilik anak tahun
+    sedang sampa berapa sekal baru kata ia sendir yg sebuah ayah tunggu hidup perlu tika salah cepat sama ata kan
+    besar masuk dengar rumah pikir yeah dua tuhan masa selamat tentu pasti belum pak bicara suka cukup selalu pria
+    seseorang erti sedikit ibu atas sete tolong tinggal sayang emu bahkan caya jalan berte kerja lama makan wanita
+    hey mari kecil tetap ku setiap sebaga oleh henti yakin bunuh ambil cara dunia mula tama diri selama sebelum
+    uang teman boleh senang the rasa cari yah kurasa gadis butuh jam coba tanpa dulu polisi buruk sebenar para
+    bawa mudi siap ingat sial biar mobil takkan tuan tidur gila maksud terus pulang segera kota sakit nama halo
+    takut pun seharus memang akhir s biasa tiga bantu ok depan cinta sebentar minta bodoh bagi manusia bawah hasil
+    tepat ikan air pagi mu sungguh hebat tangan i hai unggu hilang ikut luarga cuma nanti suatu tua gerak paling
+    tenang jauh menit inggal tn duli penting aneh seluruh selesa tadi ah si duduk beri bulan senjata besok
+    khawatir pala minum arti secara pintu hampir seko diam nak you aman sekitar sejak nah maka main a guna astaga
+    sulit dekat jatuh kapan beritahu uh kumohon sempat cantik mudah kawan arik soal mata nya hati jelas minggu tim
+    indah alas bangun keras eh serius ubah kupikir kosong belakang dokter t agar itahu kuat lari kamar it amerika
+    harap berta pinta kulaku bajing beda iya tau darah urut perang raja demi kabar telepon buku ruang daripada
+    turun lima kaki lepas uju kapal tanya suara anjing naik dasar muda misi kasus apos tinggi lupa marah agen meni
+    john lewat ide rencana kapten ajar sila penuh lucu wow negara usaha cerita cuali no tanah buka langsung menang
+    antara unjuk bila sawat nona sendiri lawan erima rahasia nomor awak sepanjang lambat api pesta temu paham
+    brengsek silah empat kira pilih sementara well bu panas semakin mulia l omong film tiba embak bung paka tampak
+    and segala to bayar jara um sempurna tahan kubilang pesan sam jack canda bayi bahagia nyata kenal jawab tutup
+    bahasa semoga keren muncul kantor terbang man surat mundur mesin janji untung intah tembak bumi sebaik gue
+    dingin pasu setuju awal jaga whoa putri empu jumpa guru ulang namun setidak semacam mr sering bisnis beli
+    hancur tanda kelas barang of baca ita sehingga laut kukata okay kurang jahat angkap setengah elepon curi ulis
+    etahu bahaya mimpi tugas huh benda sang siang sebut meski hukum ani istri saudara by hitam sir me angis manis
+    luka new kunci hubung sebe juta agak ena musim tubuh inggris reta enam sebab bohong udara sesal bukti irim eri
+    putih lindung sisi hadiah arah merah informasi hi lanta berat hadap pindah hmm bebas benci presiden enak
+    betapa marin nyonya pribad wajah dolar obat bersa putus saling lagu gabung paman sistem in habis panggil
+    kukira kartu korban mampu begin pintar hingga selain ha lu milik kanan m alam musik jenis bola toko entah
+    serang periksa serah sibuk musuh panjang bos michael batu nikah pakai gagal detik my tawa tentara jujur don
+    tengah sadar mandi matahar kiri foto peter burung anggota neraka tunjuk bintang kulihat akal celaka hutan
+    kuharap pukul makhluk seberapa posisi pistol nenek khusus mohon asa acara utama iksa tarik kamera cahaya onton
+    tuju gak catat gambar mabuk utara kotak pula cocok kabur kalah kini kuda selesai utk york hah setan jual kakak
+    selanjut operasi masalah sih frank pahlaw situasi dewa hak sejauh daging parat bank kulit es go rupa hantu
+    libat kopi ahli gelap sampah bau emas on ganggu angkat pantas hello walter pacar dah sumpah istirahat prajurit
+    gedung perintah pusat daerah lacur bom kaya pohon alat daftar lapor meja lapar hotel nyaman tangkap temba
+    selat planet maju asing binatang sobat rambut up o utup mama layak sebagi sejarah balik sepatu mayat rusak
+    asal otak charlie normal urus bangga tumbuh alah sesua jiwa detektif lahir tujuh lubang joe lelah david suam
+    ampun ratu ben dewasa bunga alex malu mil luru luark sisa kagak lee tewas pedang tom atur kacau sepuluh
+    tanggung truk langkah ny awas baju harga sihir hewan tv iblis sunga latih titik tarung simpan george teriak
+    that jendela capa tinda jepang james mulut lemah max tamu monster nick semalam bahan ejar pegang situ macam
+    sederhana kotor adil ltu ari seks olak tindak komputer potong kode lampu enal tanding panger militer jerman
+    radio ooh bersih ira sepakat palsu yesus mike tas is angin ikmat dr fbi hatik sembunyi pimpin natal seekor
+    panta terima do sarah allah biru la tingkat pulau konyol neger hujan kue ahan lokasi dinding harry timur
+    bayang gunung kete jebak dgn video kisah sentuh juang derita kursi telpon mary pisau letak tiap dendam langit
+    bar mirip ganti kucing seminggu jantung warna kim target barat minggir hormat eluar warga lompok jumlah sedih
+    gigi rusia kirim garis pihak angan imakasih will ayam bakar asli tukang umum jari kudengar sehat lanjut gereja
+    surga akjub paul jane usah danny delap d persis cipta tulang idiot pain adik tempur lelak bir listrik pasang
+    santa jelek we darurat buang jenderal jutan sersan ribu supaya bentuk unit desa babi aah celana suruh halam
+    betul kencan stasiun darimana rendah lompat kakek all kena akut jalur klub tikus taman jim penang tahui nggak
+    sore teh lni tes love tampan wah rekam letnan pakan jalang buah bye fokus lelucon ucap kondisi wilayah lapang
+    mantan gantung masyarakat seni sangka kejut erbang yo nyawa doa dean anggur out alih kadang seksi tdk bibi
+    sumber tangga tanggal suci kasar setahun jimmy walau cium off saksi malaikat terjemah biaya henry sejat van
+    naga sinyal billy program elpon bill london your per for ahu parah gerbang tiket anggap puluh narkoba master
+    hijau jarak malah semangat super langgar bada fuck cerdas kertas kolonel ma energ be sikap bro isi tekan palu
+    sudut ancis putra data bocah agum as bob mustahil kejam roti istimewa mahal komand vampir lah cincin ecut papa
+    emud lengkap jejak hakim sebal awasi sengaja cina ponsel leda ledak oliver istana pati eun paris san profesor
+    daya mbalik sepenuh anya ndali barry big scott sebanyak olong restor shh ancam pekan hamil ho rektur pasien
+    roh taruh mmm umur chris dave ga rubah usia telur ray lo hangat bapa aruh sheriff meter buta sembil mm red ji
+    can gaya liar departemen sukses kuliah enang sedia besi tommy kacang resmi lolos rokok umpul lulus so
+    apartemen sub deta gas kayu pantat what peta salam rumit patah b bus lt izin sekarat teor gratis kuberitahu
+    sel pasuk lagipula rakyat lembut seumur budak raksasa awar layan belas gera stop batas juara robot tambah
+    demiki nila bingung guys dana balas angkasa sara rindu takdir percaya park area sehar kontak medis kuno teri
+    nakal sopan badan virus steve tony lukis senyum uji bobby sabar encana teknolog re bangsat susu miskin darat
+    salju taksi rjakan gugup claire sarap dama atap jembat tenggelam pecah kok gua segar nyanyi bekas adam malang
+    secepat panik semesta this matt ow chuck tebak anna ajaib uskan yahud fakta oris bosan tu rekan lumay carl
+    pasar endali nangan ketahu lingkung alien kubantu lacak yi dewan serigala boneka dapur alamat boss tali tenaga
+    johnny cek fucking beres paksa aduh tongkat ilmu pendek terang asar cundang dahulu embali sulang korea ular
+    ujung permen proyek samping buru gudang aja band jaring song inti nasional kelahi toilet harta de got cewek
+    game angka sapi mark just jin woo suku jake monyet tiada telanjang one serikat botol simon tolol sebalik blok
+    kontrol kate pabrik kaca dong topi anta kumpul ukur libur ryan ara putar sepi rachel india r minyak fungsi
+    subtitle dorong kevin pasak hutang acau jason cha arthur han hadir e sambil know sekedar nn martin klien
+    unjung kutahu napas bandara baring setia berhak are aju sesat akses profesional ndara nasib singkir miss am
+    city ted gaun basah with krim erja ratus rock engkau sean danau kuasa ll pecat spesial lemar peri ejut kontrak
+    tulis rick racun sesungguh susah markas langgan berla gali lurus thomas salur cuaca sma murah uasa william
+    black tae robert sembuh ragu pasir daniel hindar menga ketat jijik lord roma internet cia proses annie kolam
+    mom trik parkir em emily lengan gemuk sebul koran good dukung jenius please hitung phil email amanda payah
+    bakal pingsan singkat tipe sejujur eropa maria walikota lab tombol hapus kuberi lokal eliti makasih muka
+    kristus pete jaksa sinar pos maggie amy won model richard ikah kriminal baby saran mi cemas sihkan like
+    sembuny na manajer bakat universitas sepeda kuatir dude he hyun sata perut spanyol murid eddie politik senap
+    come mayor episode cewa serta gula selidik gimana ni boy nikita tetangga charles identitas saham utang min
+    derajat panda legenda syukur rapat file andy helikopter ipu campur owongan jung siswa kalo brian king facebook
+    poin lisa motor senator kang nikmat ilmuw dollar dansa puncak but get pisah turut wawancara tengkar sala abad
+    remaja bruce there gay da papan sasar awat coklat umpang bangsa resiko komunikasi heran kaisar pilot endang
+    nuklir khianat subs antin beliau rose sayap hong victor jadwal italia al n young lutut atasi time have carter
+    paket dokumen sebar kering lebah contoh washington karya bukit kesal yaitu gemar lady sahabat china bapak
+    antar raya puda olahraga not mengert aksi entu fisik dosa an undang siun nafas tiarap jarang pandang kebun
+    bencana pakam puas at satelit bahas lahan gelombang way c kuning rampok gothic lian bangkit ringan impi sewa
+    down melang lempar beban sidik inspektur publik puter let cakap kutu ksiko nyala madu telinga balap luke tuna
+    rumput cemburu pancing sanggup lezat kong gubernur bagai romantis ganja niat kembang little geng sebesar derek
+    yes seo li tambang soo jerry kabel cermin kuil roda kaulaku asap lily fncentury esan tembok ed dna ampok pizza
+    wakil ingkat aktif asuransi debu culik barus sekelompok kutemu jay tawar mulder kesan sosial damai ahh banding
+    ekan p federal jones kencing kimia keju cadang panggung leher penis murni ksatria translated se lucy linci
+    seragam fred mister muak molly benteng afrika mahasiswa muntah sekali request ilegal kuber sipil mampir alarm
+    mei eric jendral alice erjemah lancar bidang istiwa hidung gelas efek sandera olivia makin zombie whoo sifat
+    kanker crew pipa sung kru perak alkohol kredit luang negro dad sepasang sup rawat gonna kamp singa chicago
+    cowok lukan tkp busuk street roger ugh penjara kantong kampus senior luas tangguh udah suasana kuingin sanyi
+    pas robin kak sepotong clark duka kubunuh april ikat berting jae puisi paus bela now gembira andatangan edward
+    when lift pil tanam kejar cat marcus asisten akibat alir dada aw cegah ethan us persen ve hm berkat kaum
+    larang agung berontak stabil prancis patrick pajak dok louis alan keliar sepupu industr ajak generasi panah
+    nonton kutunjuk emosi muhammad gigit mesti belok sabtu abai lingkar ramah ms cuci unci pungkin selinap abu
+    situs favorit maja umat jamin fasilitas jumat ohh untut baja bell paaf halang duga pelan telat selag artikel
+    hadirin chan larry organisasi visi trims doc peti banget karyaw sekretaris sabuk rebut right anne tani was
+    apalag waspada kompetisi patung gilir sehari lintas po baris layar harvey payudara rekening pela km bikin joo
+    risiko senin timbang sampai roy yep hallo long seratus oppa jackson nice morgan maya tari kostum eluh grup
+    tajam stark tumpang lincoln bulu padahal nih kentang emma kyle kucoba ban ecewa jamie wayne amin batal jess
+    pola endara rob apel california topeng etuk huruf white seberang yunan jesse bensin vision zona tuduh kandang
+    urun joon aya tank karen jaket hiu produk josh berkas tyler langka jemput laboratorium queen masak mantra ekor
+    pokok bang andrew`
+  },
+  vi: {
+    stopwords: `
+    a bi boi ca cac cai can cang chi chiec cho chu chua chuyen co cu cua cung do duoi gi khi khong la lai len luc
+    ma moi nay nen neu ngay nhieu nhu nhung noi nua phai qua ra rang rat roi sau se so su tai theo thi tren truoc
+    tu tung u va van vang vao vay vi viec voi vua đa đang đe đeu đieu đo đuoc`,
+    frequent: `
+    toi khong anh la co ta đi cua đa mot đo se gi chung đuoc va phai lam nguoi roi nay cho đay em con ong sao o
+    biet noi no the voi ra vay lai cau nao đe cai đang trong muon nhu ay nhung ma đau khi chuyen đen chi ve ho gio
+    ca thoi thi thay cung han cac ai vao bi nghi that neu minh nua rat can vi viec a đieu chu xin len su chua may
+    nghe thu nha ban đung me tu moi chet on hon tim hay tot nen tao tin qua nhieu truoc ten tat y cong bao ba tren
+    nhat tai bo cam loi theo ngay sau thanh chau gap yeu nhin cu khac bat chac giet xem chao thich van song cach
+    đua het bon luc to hai quan lay goi cha hieu an tay giup xe rang lan chinh ha ngai cuoc nam mat vu bay khoi
+    nhan i tien đuong vang tro xuong nhe đinh thua gai sat gia do so luon ngoai thang nhau chut be toan ke tung
+    đong hang oi nhanh nhien bang si phong quay nho thuc chien t chang vo đai c ly ko vui ben le hoi tiep cuu tinh
+    canh hoc tuyet tra đanh giong trai n kia tam xay choi gian đeu nuoc vai sinh giu tieng boi u đep ket lo vua
+    hanh gioi tuong hinh vien hom hien ng binh lau đu sang lon than thuong chay giai thong trung phu cuoi coi mang
+    chiec đoi ro bac hop troi ngu them xac đem đien dung du sung oh nu nghia lien gan hoan xa phat ngoi truong đat
+    m tre đan chiu uong sap vong duoi san xong quyet tap kho nhi mo nang it cao kiem long khon vat benh manh phan
+    quai de bien phia quen phut ga chon ky quy l hoac mung loai chan s sai yen te điem yeah thuoc mai suc pho mau
+    tuan mua khach duy kinh dien tau tri phap đac bai tuc quyen phep dan mac buoi hy hoang quoc đon phuc tieu pha
+    tranh chuc hiem cay thoai nhiem tiet he tuoi chuan danh pham xau luat khu ao sep thien sach thoat khien hua
+    you lac đia ngon lenh ne xuat tan v lieu xu cap day nhoc trinh gay hoach bong nguy tron som th kha ruou giao
+    doi viet thiet đoc ch giua hoa muc phim tui đoan dich huong ngoc dau buoc my di kiep thuat hey nan lap tham
+    nghiep khoan da nhay trang khoe đam cang im đuc banh kieu thuyen buc phi mong tac khung tran suot ngua tiec b
+    khoang lu mon luong man tru keo giac suy quanh buon nh lua gui linh chong trieu hen khoa rieng dai bua gang
+    okay tha đuoi lich tong ngan hoat ngo nguyen dam lang cuop nhap nghiem ok chia ghet đao phuong chat toa ghi
+    john phien kien hat thieu trach cat am h huy lao vet kh truyen nhac nong uoc uh thai chap rac che giay khan
+    thit vuot e cuon vung nhom mieng kim lanh jack kich thuyet cham toc ty tich thuan d sua vuong ki trom khau
+    luyen ich huynh hung hi bom ac tho soat khai hau chuong new chim and keu xet thoa rut ah ngac xanh xuc thue
+    giau ung g soc loan cuc mui tang r sam đot thuy luu xep uy don vuc hong ngung bieu xinh say khap đap sot diet
+    in ti truy truc dinh lop huu ton giuong hao nui lung giam hut hiep of nguc khoc nguon mi ham chup đich doa
+    frank nem rung sieu dang york nga vinh xung nham tom li lui met dao dong chieu phe nuoi p harry ngoan peter
+    whoa nghien sac menh sa ninh ap duong duc ph luan um trien michael đeo niem bau điep xua nguoc rong chuot kham
+    mien james charlie treo ghe tram khiep coc hu tuy leo hap bung tr trao xuyen oliver q muoi bam chiem kip chai
+    bia ngang muu khuyen wow trua claire rua meo mike dep jim thap alex mom nat doanh gac nhiet guong huan george
+    will david nau tuoc xam goc ep giang bep dut sy joe khieu paul mu lat thach hmm well com your om dua phao mao
+    buong paris thung tuyen sarah max we moc ran luot gau thao hoai all quang x map is que mary bill ngot sara for
+    huh barry xoa khat son jimmy what cut mach suyt cuong kin oc nick fbi men soi tach luoi danny bob phieu nhot
+    nien mark truot anna gion gianh uc kem nhuc tommy go bui dave khuon xoay ngam na by henry chin billy ray tiem
+    heo jake k au bu phau richard this nuong bar vuon jane lee nut matt tv carl liet huyet xich ru boc bop arthur
+    thinh dum dean eddie re cot tia đit thiep trum thoang taxi choc vut tony know robert kiet camera đc mexico
+    robot london ghen mem martin thac cui with finch khang hit khoac stark right ruot guc chuy quet alo johnny
+    adam j rau one xom maria uu uot shh dieu victor huyen scott kate nop gat thiu ganh jesus khich lot up bobby
+    beo steve baby rachel rome ngui ll cia ngheo come xang marty ryan queen chen walter rot sean trat rick andy
+    william get nguong roy giap von gop annie jones xai nathan gom ua kevin giat xuan non uhm chui alice are rao
+    washington qu bot khuc nhang sup chep nhip dat have edward got eric ngh bach hac xi buyt video đut charles
+    emily ethan yo ted khoanh radio bap duoc but amy nhet kenh mmm like nganh just chot thomas ngap ngao xiu was
+    pin there khop out thea city hiro ron aah yes virus suong ngat brian nap chuoc pete nhen now run đoat nghin
+    texas đech phoi loat carrie reese xo chris gon lily ooh huoc nuot sherlock khen gium al ranh harold love not
+    laurel lun rap they spartacus guom lincoln khoai red ruoi suat daniel molly king wilson phil miller amen ang
+    jerry if katie gordon brody chem dip chop diu leu los lisa chuon thom louis set ken ow thieng doc carter xon
+    wayne castle rose luoc holmes here luke yem jesse phun california good thep scarlett jackson caesar parker cup
+    at hello shaw marcus suu hank cooper teddy let simon angeles robin bond morgan maggie seo chicago qui walt ri
+    bich ghep vit ren bruce roger gary el smith khinh ui doug him lucy vach bennet harvey trich xach park nhuong
+    whoo joey mia when noah mm jordan qkk walker jason sanh nina elizabeth jay f rui larry felicity khao pizza
+    linda ward dap angela merlyn nhich marie down coulson tyler felix ed moses mason giot nit sylar from wells
+    time xui want vegas chuoi starling andrew ngau hitler as bup nghich canada kep beth net barney who ven lucas
+    his little diep scofield matthew kelly sir gonna nicholas susan alan buddy duyen wyatt grant cole gach ashley
+    flash julie ned jean allen jamie how kheo lance feet see ann big darcy samuel brown jenny suon clark josh guy
+    rock piano riley tei berlin cheo maya white xot about gen bun rach chuck arrow choang malcolm hydra ruc helen
+    bye vincent turner evan lewis gotham skye nguyet florida chom ahh loc kheng julia xuoi buom aaron percy taylor
+    donnie black fan cafe hannah johnson brad alexander mr phang marshall palmer connor alpha saul sherman betty
+    albert snow quac sally buu mieu hue finn nhuan boston liu anne take jon lizzy benjamin thau dna terry ali
+    barbara caroline khuat lannister sophie bit sex penny bum nhai way dennis grace hack fred phung lawrence
+    richie ot nup joseph emma kid nhoi email chanh blue watson whiskey oz vac she einstein gps ronnie logan
+    patrick santa elena night treu game soan khe bauer điec web kyle ohh jacob dana west green make charlotte đui
+    gam sammy nhao stone karl greg merlin where michelle suoi chich sonny over hem kong daisy đ jessica sandwich
+    diego khuya house back sync division vun thet francisco carol internet ian khiet potter nghiet howard lydia
+    music martha hm ivan think nin cisco karen bonnie slade moscow fitz amanda never manny w ollie stephen ellen
+    frodo hep miami lou km tara noc hoanh manhattan beckett noel triet shit cameron trac clb lieng show yuri gin
+    raymond gieng seth avatar tokyo lester world ia woody frankenstein chip hill becca hunt joffrey sandy god
+    petrelli bip hal dick brooklyn frankie boyka subteam isaac reed stan nhua kit then charley vali need leonard
+    fuck phanh klaus tivi kai erik elias nikita laura bella xen falcone happy xoi xiec rosie tue megan phuoc troy
+    iris cass viem christian some jersey fox look miles lm flint sec nicky boy luom us chappie nancy nai debbie
+    lech been nghenh team nuc alfred monroe mep would or jo khiem victoria min đet queo xao more sasha carlos wade
+    dc deo oscar eve boong nghech wall thon buzz catherine off jennifer aw liz xit gates gao nazir star bravo
+    parkman nhiep justin joshua apache rai roman central mitch why blake leon ech fort virginia aang baxter trevor
+    francis siet holly vanessa vieng jill latin houston khuan won stifler omar tua hollywood did mack cun batman
+    sky duyet franklin uop crixus orleans burrows duncan hans street casey abraham bad steven veronica toby
+    margaret delta rebecca hot pat xeo clyde could je juan nghieng cindy tell mim tracy liem adn austin lionel
+    isabelle fletcher eh ci boris becky damien neo april clay eo dead ricky our marcel her ugh vodka collins zeus
+    harrison goa yoko miranda randy mickey please cuba facebook lauren cynthia bus norman lorenzo sid oa z lut yu
+    chloe prince cathy ellis mcclane bud zack lin andrea marion crowley trau bryan alvin philip bernie lane give
+    pierre gus toilet kira metro huou judy allison fbl kenny trut katniss ruong jeff ain hector nsa bruno niki
+    morris lach philadelphia sansa micah reo damon only two donna scotland mikey helena ni christ loa simmons ria
+    sue davis samurai shane vera heidi euro gandalf again oan fisk lim nhon đola gabriel del ana alison derek
+    grand indy peabody kansas thank xan vest too oxford dale halloween romeo eugene colombia abu diem khoat
+    afghanistan jin robbie ngong flynn rico phet fiona bell stefan vanh bourne sparta eva girl carmen heart trui
+    wolf daphne life nhuoc hum christine herbie cop fish kirk something oxy elliot rio stannis dot rinh khuyet
+    amber raven olivia gwen dea anthony micky hayley has elijah feel art sheldon tuot pharaoh daryl winterfell
+    reynolds didn earl hayes away dog wendy chambers neil elsa israel hold vienna dia lenny metatron stella violet
+    miss gloria donald sorry river pepper thui chum batiatus edgar angie anton hunter alexis brick đm natalie
+    linderman jude bieng old bet had brendan emmett perry virgil dre inch clarke ellie xuoc harris jess said
+    skyler wanna duke crassus were sen sanchez ripley vic travis lola bingley douglas sydney stanley nom bradley
+    heh gieo hood samaritan xoan through still cause heathcliff nhuom barnes sal lara camelot skipper tessa lia
+    hercules boom eyes chaney going riu dumbledore nora made brazil archer sanders deacon hawaii atlanta julian
+    laptop bull jonathan peeta lucky ctu buck young caitlin langley nate hell ross sparrow ever thoc live aye
+    bolton leslie nelson qy joan pierce anderson air dom belle maroni joy sing suresh raul teri cal vinci cave
+    bernard mafia shawn find jules đom marco benji evil khieng rahl mama summer angel ralph tns murphy skynet
+    williams sebastian khep dream russell mut hach home hacker butler nak iran top scotty las roland uon ramon blu
+    phac abe lyle carlo wickham andre murdock gotta kitty florence quat jeremy kieng marvin philly diggle link vot
+    iron khia harper xeng christina tet tess hall venice roberto`
   }
 } as const
 

@@ -1,21 +1,47 @@
 /**
  * Per-language word normalisation for the offline selector: lower case, Snowball stemmers (the `@orama/stemmers`
- * ports) for the Latin-script languages and Russian, accents folded after stemming ("Cómo" and "como" meet, as do
- * "ещё" and "еще"), and for Korean the particles and verb endings that attach to a word (eojeol) stripped, so
+ * ports) for the Latin-script languages, Russian and Ukrainian, Polish's light stemmer from `@nlpjs/lang-pl` (Snowball
+ * has none), no stemming for Vietnamese (its words do not inflect), accents folded after stemming ("Cómo" and "como"
+ * meet, as do "ещё" and "еще"), and for Korean the particles and verb endings that attach to a word (eojeol) stripped, so
  * "데이터베이스를" is "데이터베이스".
  * Pure; shared by the analyser and the generator of the shipped word lists (scripts/textData.ts).
  */
+import StemmerPl from "@nlpjs/lang-pl/src/stemmer-pl.js"
 import { stemmer as dutch } from "@orama/stemmers/dutch"
 import { stemmer as english } from "@orama/stemmers/english"
 import { stemmer as french } from "@orama/stemmers/french"
 import { stemmer as german } from "@orama/stemmers/german"
+import { stemmer as indonesian } from "@orama/stemmers/indonesian"
 import { stemmer as italian } from "@orama/stemmers/italian"
 import { stemmer as portuguese } from "@orama/stemmers/portuguese"
 import { stemmer as russian } from "@orama/stemmers/russian"
 import { stemmer as spanish } from "@orama/stemmers/spanish"
+import { stemmer as swedish } from "@orama/stemmers/swedish"
+import { stemmer as turkish } from "@orama/stemmers/turkish"
+import { stemmer as ukrainian } from "@orama/stemmers/ukrainian"
 
-export const LANGUAGES = ["en", "de", "es", "fr", "pt", "it", "nl", "ru", "ko"] as const
+export const LANGUAGES = [
+  "en",
+  "de",
+  "es",
+  "fr",
+  "pt",
+  "it",
+  "nl",
+  "ru",
+  "ko",
+  "pl",
+  "tr",
+  "sv",
+  "uk",
+  "id",
+  "vi"
+] as const
 export type Language = typeof LANGUAGES[number]
+
+let polishStemmer: StemmerPl | undefined
+/** Polish: folded first (the stemmer's suffixes are written without Polish letters: "ów" is "ow"). */
+const polish = (word: string): string => (polishStemmer ??= new StemmerPl()).stem(foldWord(word))
 
 const STEMMERS: Record<Exclude<Language, "ko">, (word: string) => string> = {
   en: english,
@@ -25,7 +51,13 @@ const STEMMERS: Record<Exclude<Language, "ko">, (word: string) => string> = {
   pt: portuguese,
   it: italian,
   nl: dutch,
-  ru: russian
+  ru: russian,
+  pl: polish,
+  tr: turkish,
+  sv: swedish,
+  uk: ukrainian,
+  id: indonesian,
+  vi: (word) => word
 }
 
 /** Lower case, composed (NFC), typographic apostrophes made plain. */
@@ -33,15 +65,18 @@ export const normalizeWord = (word: string): string => word.normalize("NFC").toL
 
 /** A Hangul syllable: a Korean word. */
 export const HANGUL = /[\uac00-\ud7a3]/
-/** A Cyrillic letter: a Russian word. */
+/** A Cyrillic letter: a Russian or Ukrainian word. */
 export const CYRILLIC = /[\u0400-\u04ff]/
+/** Letters Ukrainian writes and Russian does not. */
+export const UKRAINIAN_LETTER = /[іїєґ]/i
 /** Kana or a CJK ideograph: a Chinese or Japanese word. */
 export const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/
 const HANGUL_ONLY = /^[\uac00-\ud7a3]+$/
-const LATIN_DIACRITIC = /[\u00c0-\u024f]/
+const LATIN_DIACRITIC = /[\u00c0-\u024f\u1e00-\u1eff]/
 
 /**
- * Accents removed from Latin letters ("é" → "e", "ß" → "ss") and Russian "ё" written "е", as most Russian text does;
+ * Accents removed from Latin letters ("é" → "e", "ß" → "ss", Vietnamese "dữ liệu" → "du lieu", as people type it
+ * without a Vietnamese keyboard) and Russian "ё" written "е", as most Russian text does;
  * other scripts untouched (Hangul must stay composed).
  */
 export const foldWord = (word: string): string => {

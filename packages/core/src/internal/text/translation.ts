@@ -19,6 +19,7 @@ import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import {
   type Concept,
+  GLOSSARY_LANGUAGES,
   type GlossaryData,
   type GlossaryLanguage,
   keyOf,
@@ -84,6 +85,9 @@ const conceptOf = (id: number): Concept => {
   return concept
 }
 
+const isGlossaryLanguage = (language: Language): language is Language & GlossaryLanguage =>
+  (GLOSSARY_LANGUAGES as ReadonlyArray<string>).includes(language)
+
 /** The scripts no other language writes: their words are what they are in a text of any language. */
 const OWN_SCRIPT: ReadonlyArray<GlossaryLanguage> = ["zh", "ja", "ko"]
 
@@ -94,11 +98,14 @@ const OWN_SCRIPT: ReadonlyArray<GlossaryLanguage> = ["zh", "ja", "ko"]
  * ones: it writes its technical words in English ("миграции через goose", "staging"), and no word of its own can be
  * taken for an English one.
  */
-export const wordsOfConcepts = (ids: ReadonlyArray<number>, language: GlossaryLanguage): ReadonlyArray<string> => {
+export const wordsOfConcepts = (ids: ReadonlyArray<number>, language: Language): ReadonlyArray<string> => {
   const out = new Set<string>()
-  const fields = language === "ru" || language === "ko"
-    ? [language, "en" as const, ...OWN_SCRIPT]
-    : [language, ...OWN_SCRIPT]
+  // a language the glossary does not hold (Polish, Ukrainian…) has only the others; Ukrainian, in a script of its
+  // own too, the English ones as Russian does
+  const own: ReadonlyArray<GlossaryLanguage> = isGlossaryLanguage(language) ? [language] : []
+  const fields = language === "ru" || language === "ko" || language === "uk"
+    ? [...own, "en" as const, ...OWN_SCRIPT]
+    : [...own, ...OWN_SCRIPT]
   for (const id of ids) {
     const concept = conceptOf(id)
     for (const field of fields) for (const word of concept.get(field) ?? []) out.add(word)
@@ -159,11 +166,16 @@ export const conceptsOfWord = (
   }
   // a word is looked up in its script's language (Hangul, Cyrillic); a Latin-script word in a Korean or Russian
   // request as English, the language code and tools are written in
-  const own: GlossaryLanguage = HANGUL.test(normal) ? "ko" : CYRILLIC.test(normal) ?
+  // (a Ukrainian word as Russian, the only Cyrillic language the glossary holds); a word of a Latin-script language
+  // the glossary does not hold is none of its words: Polish "data" is a date, no English "data"
+  const own: GlossaryLanguage | undefined = HANGUL.test(normal) ? "ko" : CYRILLIC.test(normal) ?
     "ru" :
-    language === "ko" || language === "ru"
+    language === "ko" || language === "ru" || language === "uk"
     ? "en"
-    : language
+    : isGlossaryLanguage(language)
+    ? language
+    : undefined
+  if (own === undefined) return NO_PARTS
   const whole = conceptsWithKey(own, keyOf(own, normal))
   if (whole !== undefined) return [whole]
   if (!COMPOUNDING.has(own) || normal.length < 7) return NO_PARTS
