@@ -215,6 +215,13 @@ describe("text analysis", () => {
     for (const [text, language] of cases) assert.strictEqual(detectLanguage(segmentWords(text)), language, text)
   })
 
+  it("cuts Swedish compounds into 4-grams as German and Dutch ones, so a part meets the word alone", () => {
+    // "kvittoskärmen" (the receipt screen) and "kvittot" (the receipt)
+    const compound = analyzeText("kvittoskärmen", "sv")
+    const part = analyzeText("kvittot", "sv")
+    assert.isAbove(compound.grams[0]!.filter((gram) => part.grams[0]!.includes(gram)).length, 0)
+  })
+
   it("reads a Chinese or Japanese text's Latin-script words as English, whatever stray word they hold", () => {
     // "du" and "la" are French stopwords, "die" a German one: in these texts they are a command, a note, a verb
     assert.strictEqual(detectLanguage(segmentWords("磁盘满了，先用 du -sh 看看 la 目录下的 die logs 文件夹")), "en")

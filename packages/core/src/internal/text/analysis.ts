@@ -35,8 +35,8 @@ export interface AnalyzedText {
   readonly words: ReadonlyArray<string>
   /**
    * Per word (same index), the pieces that stand in for it where it does not match whole: character bigrams of
-   * Hangul and CJK words, 4-grams of German and Dutch stems (whose compounds glue words together: "Steuer" is in
-   * "Mehrwertsteuer"). Each starts with GRAM_MARK, so a piece never matches a whole word.
+   * Hangul and CJK words, 4-grams of German, Dutch and Swedish stems (whose compounds glue words together: "Steuer"
+   * is in "Mehrwertsteuer"). Each starts with GRAM_MARK, so a piece never matches a whole word.
    */
   readonly grams: ReadonlyArray<ReadonlyArray<string>>
 }
@@ -452,8 +452,8 @@ const gramsOf = (word: string, size: number): ReadonlyArray<string> => {
   return grams
 }
 
-/** Languages that write compounds as one word. */
-const COMPOUNDING: ReadonlySet<Language> = new Set(["de", "nl"])
+/** Languages that write compounds as one word ("Datenbankverbindung", "databasanslutning"). */
+const COMPOUNDING: ReadonlySet<Language> = new Set(["de", "nl", "sv"])
 
 /** Terms of a text; `language` forces the language (otherwise guessed from the text itself). */
 export const analyzeText = (text: string, language?: Language): AnalyzedText => {
@@ -750,8 +750,8 @@ const cjkRanks = lazily(() => {
   return { ranks, grams }
 })
 
-/** Gram size of the languages whose grams have a prior (Korean bigrams, German/Dutch 4-grams). */
-const GRAM_SIZES: Partial<Record<Language, number>> = { ko: 2, de: 4, nl: 4 }
+/** Gram size of the languages whose grams have a prior (Korean bigrams, German/Dutch/Swedish 4-grams). */
+const GRAM_SIZES: Partial<Record<Language, number>> = { ko: 2, de: 4, nl: 4, sv: 4 }
 
 /** Gram → rank of the most frequent word of the language that contains it; empty for a language without grams. */
 const gramRankMap = perLanguage((language): ReadonlyMap<string, number> => {
