@@ -17,7 +17,7 @@ import {
   segmentWords,
   tallyWords
 } from "../src/internal/text/analysis.js"
-import { foldWord, stemWord, stripKoreanSuffix } from "../src/internal/text/language.js"
+import { foldWord, normalizeWord, stemWord, stripKoreanSuffix } from "../src/internal/text/language.js"
 
 describe("text analysis", () => {
   it("ships exactly the word lists the generator makes from the stopword and word-frequency packages", () => {
@@ -244,6 +244,11 @@ describe("text analysis", () => {
     assert.strictEqual(stemWord("uk", "користувачів"), stemWord("uk", "користувач"))
     assert.strictEqual(stemWord("id", "menggunakan"), stemWord("id", "digunakan"))
     assert.strictEqual(stemWord("vi", "dữ"), "du")
+    // letters with no accent to strip meet what a keyboard without them types: Turkish "kullanıcılar" typed
+    // "kullanicilar", Vietnamese "Đường" typed "duong", Polish "błąd" typed "blad"
+    assert.strictEqual(stemWord("tr", "kullanıcılar"), stemWord("tr", "kullanicilar"))
+    assert.strictEqual(stemWord("vi", normalizeWord("Đường")), "duong")
+    assert.strictEqual(stemWord("pl", "błąd"), stemWord("pl", "blad"))
     assert.strictEqual(foldWord("cómo"), "como")
     assert.strictEqual(foldWord("straße"), "strasse")
     // Russian: a word's cases meet ("базу", "базы", "база"), and "ё" is the "е" most text writes

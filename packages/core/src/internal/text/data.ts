@@ -1129,268 +1129,268 @@ export const TEXT_DATA = {
   },
   pl: {
     stopwords: `
-    a aby ach acz aczkolwiek aj albo ale alez ani az bardziej bardzo beda bedzie bo bowiem by byc byli bynajmniej
-    był była było były cali cała cały ci cie ciebie co cokolwiek cos czasami czasem czemu czy czyli daleko dla
+    a aby ach acz aczkolwiek aj albo ale alez ani az bardziej bardzo beda bedzie bo bowiem by byc byl byla byli
+    bylo byly bynajmniej cala cali caly ci cie ciebie co cokolwiek cos czasami czasem czemu czy czyli daleko dla
     dlaczego dlatego do dobrze dokad dosc duzo dwa dwaj dwie dwoje dzis dzisiaj gdy gdyby gdyz gdzie gdziekolwiek
     gdzies i ich ile im inna inne inny innych iz ja jak jakas jakby jaki jakichs jakie jakis jakiz jakkolwiek jako
     jakos je jeden jedna jednak jednakze jedno jego jej jemu jesli jest jestem jeszcze jezeli juz kazdy kiedy
     kilka kims kto ktokolwiek ktora ktore ktorego ktorej ktory ktorych ktorym ktorzy ktos ku lat lecz lub ma maja
-    mam mało mi miedzy mimo mna mnie moga moi moim moj moja moje moze mozliwe mozna mu musi my na nad nam nami nas
+    malo mam mi miedzy mimo mna mnie moga moi moim moj moja moje moze mozliwe mozna mu musi my na nad nam nami nas
     nasi nasz nasza nasze naszego naszych natomiast natychmiast nawet nia nic nich nie niech niego niej niemu
-    nigdy nim nimi niz no o obok od około on ona one oni ono oraz oto owszem pan pana pani po pod podczas pomimo
+    nigdy nim nimi niz no o obok od okolo on ona one oni ono oraz oto owszem pan pana pani po pod podczas pomimo
     ponad poniewaz powinien powinna powinni powinno poza prawie przeciez przed przede przedtem przez przy roku
     rowniez sa sam sama sie skad soba sobie sposob swoje ta tak taka taki takie takze tam te tego tej temu ten
     teraz tez to toba tobie totez trzeba tu tutaj twoi twoim twoj twoja twoje twym ty tych tylko tym u w wam wami
-    was wasz wasza wasze we według wiec wiecej wiele wielu wszyscy wszystkich wszystkie wszystkim wszystko wtedy
-    wy własnie z za zaden zadna zadne zadnych zapewne zas zawsze ze zeby znow znowu został zł`,
+    was wasz wasza wasze we wedlug wiec wiecej wiele wielu wlasnie wszyscy wszystkich wszystkie wszystkim wszystko
+    wtedy wy z za zaden zadna zadne zadnych zapewne zas zawsze ze zeby zl znow znowu zostal`,
     frequent: `
     nie to sie w na i ze z co jest do tak o jak a ale mnie mi za ja tym tego ci czy go tylko tu po moze ty ma cie
     mam jestes juz dla jesl wi cos wiec dobr teraz od pan wszystko byc nic tam bedz prosz moge sa jej on ten gdz
-    kied cieb wie sob był bardzo by było przez jego dlacz chce jeszcz moj pani nas no zeby chc ich tuta bo tez
-    nigd naprawd mamy kto moz przeprasz mu porzadk musz ona nawet chyb dziekuj gdy domu zrob prawd własn hej była
+    kied cieb wie sob byl bardzo by bylo przez jego dlacz chce jeszcz moj pani nas no zeby chc ich tuta bo tez
+    nigd naprawd mamy kto moz przeprasz mu porzadk musz ona nawet chyb dziekuj gdy domu zrob prawd wlasn hej byla
     bede te zawsz nam moja nim musisz je troch tej dziek bez ktos jestesm moje powiedziec ktor twoj czas lat prost
-    ta musim wszysc toba albo chodz cze raz stało czego mna sam mysl boze pana ok dalej przed ludz czym niz czem
+    ta musim wszysc toba albo chodz cze raz stalo czego mna sam mysl boze pana ok dalej przed ludz czym niz czem
     was zyc lepi przy rzecz dzien robisz niech myslisz kim daj temu my coz powiedz moim tych sieb niego oczywis u
     nikt musi aby pod dlat wted jeden wyglad pewn mowi im taki oni znacz wszystk miec dzis dwa jako stad pot dziej
-    nia mojej duzo wiel rozum isc miejs kilk pomoc ile swoj jasn cały skad dziec nich wiedziec mozn jakies przykro
+    nia mojej duzo wiel rozum isc miejs kilk pomoc ile swoj jasn caly skad dziec nich wiedziec mozn jakies przykro
     jakis wam sposob wszystkich nad maja trzeb mowisz zanim rob zbyt niej kogos bardz szybko prac tyle tob zaraz
     koch mia zobaczyc swietn jaki mow poniewaz oh ojciec pewno choler racj robi ani star trzy pozn idz stan nadal
-    twoim przestan mamo kiedys jutro długo nadziej kurw widzisz beda widz az tato probl zebys kazd mogł dni wciaz
-    taka nocy znow potrzebuj dziecko dnia słuch znalezc pierwsz pieniadz powi dokładn nami sama czuj nasz gdyb
-    spokoj wy samo miał koniec były zn chci wszystkim zost chcia och mama spojrz wczesn zyje czegos soba zab ktorz
-    bym imie chwil roku porozmaw lub we poza moga dom minut sir drzw miło posłuch praw kogo jakb jezel wydaj czek
-    człow powod powinnism gdzies przeciez spraw konc moich byłes c pomys zadn bron panu razy inn ciagl facet wiem
-    jedn noc zebym podob mac dosc miejsc zle powinienes własciw powiedział ojca lata idzi pamiet pokoj pewien nicz
-    takim ego jedno zna badz dwie skoro ktorym sadz chodzm zamknij the bys samochod ide mysla spokojn oczy mały
-    nowy rowniez swoim zyci podczas wystarcz matk wczor rano swiat cała byli pozwol wez nimi powinien dwoch oto
-    powazn dac telefon numer całe wiedz dziewczyn da chca cokolw wina dopok powiedziałes trzym smierc nikogo wroc
-    swie halo swoich przynajmn najpierw pyt miedz widziec dam kobiet inacz brzm pieniedz miłosc tata całk prawo
-    rece takz zrobiłes tłumacz dokad wier super s mozliw inne drog pojd wazn jednym kob kazdym słysz zona ogol
-    dział gra dopiero serc inny patrz pare dost wit diabł wcal udało byłob poje godzin ciesz przeciwko został
-    wiadomosc ciało now naszym jack twoich zostaw jaka słow bog człowiek piec racz czyms ziem wita st martw powrot
-    dziwn wybacz oznacz zabr plan one miałes rozmaw nazyw szczes takich ostatnio natychmiast niezl ostatn syn john
-    widziałes krwi rodzin widzia zrobim szkoł zaczek wyjsc maz zrobisz powinnas uwierzyc mielism bylism miel
-    doktor uwaz mog syna ciezko zgadz wielk zobacz drodz skarb najbardz głow swia wieczor kiedykolw nalez dolar
-    chciał stron brat zły kims poczek czter byłas zostało twarz pol powinn got uda obchodz blisko temat daleko taa
-    okay mias serio chłopak wspanial ode srodk powiedzia innym dobranoc rok poł lecz czyl rade szybc chociaz jezu
-    krew pozno dr spotk you zewnatrz kapit lubisz zalez robo d lubi słowo wzi gdybys powinno mała wypad znalaz
-    dawa miesiec pojsc wejsc nowe robim zobaczym mniej moi tydzien zupełn boga wody prawdopodobn niewazn złe mogl
-    jakos mogłbys sprawdz chłop film według szans mies wiedzia jech mowiłes sadzisz wspoln sp ojc małe tymi mogłb
-    gowno koles ciał pracuj ponad uwag wystarczajaco brak zdje miasto wkrot reke okej myslec wasz mało gory uh
-    charl michael zatrzym jakas całym pogad wszedz przyjacio dał pomoz prosto wami powiedziałas niemozliw
-    przyjaciel pokaz zapomnij pa słyszysz nagl zmien razu nazwisko robot drug wrac rodz popatrz kłopot wiekszosc
-    trudno zaden zaczyn doł odejsc szkol frank zrobił dobrym rusz czesto face szkod jedz poczatk dzieck zacz
-    całkow piekn głup choc mus chłopc bład niestet przykład dowiedziec pomysl zadzwon zabawn zostan trzech gore
-    synu lep cork szef dawno rany miało przyszed joe siostr sami ponown jedyn nowym zamiast inni jakim histor kraj
-    obiecuj tygod obok sprobuj wiek pow hey dłuz georg chciałes łatwo okazj stat zamierz niczym rady mike
-    znalezlism oraz oboj nikom złego samym cicho istniej zrobi mimo odkad musiał leci jakiegos sprob meza kup
-    moment zat prawdziw zła osob wezm mowił sze zone gosc słyszałes około fbi mezczyzn boje tedy znajdz walczyc
-    zamiar zajm histori ciag boli panno straszn and powodz bra zwykl czyz tom niby umrzec nastepnym gotow niedługo
-    ojcz przyjdz włos nowa daje pewnos pyta nienawidz ulic najlep wid znajd ludzm zabierz nigdz seks probuj sporo
-    potraf same zaj przysieg szpital słysza szczer przest zartuj poki przyjaciołm tysiec nogi zrobiłas wolno
-    mieszk miałas głos pasuj otworz wybor zrozumiec chwileczk m powstrzym tyłu mogłes gr kolacj uwielb uciec
-    moglibysm zabij uspokoj centrum zony wresz przyjsc y kolejn cel szczesliw biur kapitan tacy mocno musiel trudn
-    poszed młod tygodn odpowiedz stoj bogu david szuk duzy kor niektorz t widziałas gos czesc obaw henr nastepn
-    informacj sekund fajn wow samej yeah wojn mocy wiesc bol zwiaz zobaczysz tony zebysm pierwszym gor mnostwo
-    ktokolw peter re lepsz pytan policj ach hotel stoi łozk list niesamowit zapyt swiatło sens wa los wiedział
-    prezent reszt ciekaw l jedynym wiez obiad przyszłosc chodziło tył poszło pomiedz walk wspaniał rodzic zwiazk
-    twoi dann jork aaccff dostan pojdz nieprawd james syst sen ben całej slub jimm sytu niezł wierzysz czes mowy
-    moc it coraz skonczyc gry prob patrzec mogło chciel ofiar pomog skoncz miły wypadk siły interes dna zdan przyj
-    zje usłyszec przejsc dowod probow paul jakbys wstaw woko mary max rodzaj styl milion dosyc duze dzieciak
-    powiedziel usiadz najwyrazn chron byłb morderstwo wysok otworzyc smieszn oko ogien celu wiedziałes pros pies
-    jakims nieco harr komus statk alez wejdz spoko samochodz stamtad me ciaz jade brakuj dole swiatł boisz urat
-    ostat alex buty zbrodn zrobil progr potrzeb wyjasn uzyc zdobyc psa laboratorium abys bob pobliz pusc gorz
-    klucz ładn mozg słuchaj inform chłopiec drink atak zasad potrafisz tomm zabiłes firm miłe koło kol sied adres
-    zamkn dziesiec siad umar osobis problem nauczyc poprosz wychodz woda piwo samolot najlepszym owsz chłopcz
-    słych bezpieczenstw wielkim uczu mowiłas em załatw jaja tuz ksiazk nick of prowadz zniszczyc woln siedziec
-    wole złap bill budynk powol zajet gratulacj cał don codzienn slad doskonal kaw bysm przygot ostrozn zespo
-    poczat wierzyc chor bada wiadomo pomysla oprocz mogłabys zapomniec urodzin jane dane jim dala znak jake wyszed
-    wsrod zgin zeszłym kawe kuchn lekarz poda weekend znam załoz rozkaz dwoj wyjdz wysokosc napraw grup krol
-    przyzn podobno stev kawy zrozum zdecyd odebr ruch znalazłes damy chciałbys imi pora ray chryst zad zapomn
-    uciek raport zrobm zobaczm napis wobec koncz rozn twierdz lunch la przysług zdaj johnn fakt bierz kosc pozbyc
-    musia agent wode um kra momen zwłaszcz ostatnim znalezl zyj rzad zgodn przychodz przyszł wraz rozmawialism
-    rana odejdz wzgled odzysk przeciw usi czuc poszł chciałas zabi odd wyjs dawn mozliwosc will podroz krok ogn
-    rachel sygn chciałb sniad pann zyja zapłac rzeczywis detektyw chwilk ochot kate kolej rozm kontakt in f hmm iz
-    amy wrocisz nasi mił dumn br niektor okno błag wynos udzi zabaw docen morderstw zrobilism obraz mowim bobb
-    dzwon odda biuro najlepsz ochron cudown wydarzyło wygladaj licz wewnatrz przypadk osi niebezpieczn wynik chetn
-    otwart komu potrzebn swego inna lezy kart siedz chris słon spojrzec niewiel wypraw dziewczynk zimno wybaczyc
-    pomag tamt pory zmie zazwycz decyzj przypad strac zart opusc okolic prezydent kase telewizj ilu test lee dolc
-    dziecm gre oglad porucznik przyjemnosc umr wygr zastanaw poradz zostaj dzia zaczn wydost pozi tys oba bliz
-    drugim zauf wybr przynies ej lini ryan taty e mał zdr lewo ocz spodob lis owi niespodziank przekon leciec
-    szalon dow głodn innej zmian bosk odłoz bank kaz wysł akurat muzyk abym ostatnich dług przod ah obu kierunk
-    miła gad ha przyszedłes warto de uwierz smier nazwisk przeszłosc ojcu edd dupe zaczeło facec bior zgod
-    małzenstwo zmar doczek prawdziwym myslałes jazd klas rzuc richard szczegoln watp obie pułkownik nikim powiedzm
-    widział sarah mecz randk indz metr dniu widzielism oper mark interesuj umi glin pic smiało dała widok podziek
-    absolutn znaczyc naprzod roznic znikn punkt wrocim kasy utrzym zegn wiedziel dan san kyle szalenstwo brian
-    pomyslec umys baw zabior nowej emil clair usta dalek mez mame oczu rek zył sali panstwo słyszec okropn widzim
-    wyszł pansk zapewn stop strzel powietr mowil bro bier andy staj b miałb przypomin czarn mil wrocił małym słonc
-    czu ubra udowodn noz akta imprez umier musiało zasadz nieprawdaz mojem mineło sklep odnalezc woli usa komputer
-    nadchodz zmieniło spyt kod biał pełn energi wuj zostal liceum pieprzyc rown nieb zach wiar pieprzon zamkniet
-    dostep akcj ida złym znaczn pochodz sierzan wart odszed szkodz luke pie budyn zajmuj mogłab nr mogłas przejmuj
-    sprzed umow pojech załozyc znalazł matt wynoch dotyk waszym nazywaj słyszałas gdybysm jezyk duza byłab
-    pistolet that auto trwa łatw musiałes restaur bolu czterech zaczeł dupy proces wierz obudz kwiat dave mogłob
-    spedz winn uf układ przeszkadz pokładz new własnym poprzez znajduj jerr upewn bab zmeczon winy carter jakiejs
-    ku dałes opowiedz duch kon clark wyszło wyobraz pete str alarm joey er wolnosc dostałes leo teren kontrol
-    pociag skrzywdz zap spi moglism wygladało ted przyjd park uczyc sum wazniej zabojc zdarz pamiec ann łodz scott
-    wyjech dosta strz skonczy czekaj zamian słodk sadu czyt woz czyzb wyluzuj bar cholern najszybc daniel jenn
-    niezbyt siln ledwo tatus probowa stud cia towar przekaz pam uzyw larr cene niedaleko głeboko ocal psy angeles
-    spad kevin czyn klub przepros liczyc pewnym dziad goraco przyjaciołk reki cisz bezpieczn pole lisa sto
-    gdziekolw kompletn bylis mistrz jutr normaln siłe zechc przysz bezp klient auta dusz poprost przyjech sztuk
-    przynios oczywist pewnosc zadowolon pierdol gwiazd charles kotk napisan ukryc przyn jakich rose piat matko
-    potrw watpliwosc chicago mego zero niebo dokument smiec druzyn powinnis nawzaj zaje piłk samobojstwo ryzyko
-    boi patrzysz kamer udaw wyciagn grac odpowiad siostro wspomn połnoc nos wymag okazało podejdz wykorzyst lucy
-    wino badan prezyden rann znaleziono punk wieksz general trak pojaw alan narkotyk wchodz idealn projekt
-    wiedziałas szlag sekret połudn okolicznosc posp panstw teskn ciezk dup zabil chuck aha konieczn km zrobion
-    sytuacj bed troszk umarł zesz zabral pozwal trzec ad stol patr podobn nadszed setk zabił chcielism magg wujk
-    radio wydawało misj susan odcisk najmn spodn show kell karen kwest wyjd zobaczy kolor stał walter gown
-    sledztwo czyst przypuszcz doszło biegnij van pijan obejrzec rzeczywistosc jason kieszen odpowiedzialn zacznij
-    wspar jul maj koscioł kupi powietrz pozwolisz działo planet boj czerwon lot vegas noge kłamstwo martin pocz
-    łeb obecn akt podobało sprzet stracilism wsiad piosenk połoz leki zwier bilet wprost ameryk zapomnia umre
-    tatusi małej faktyczn armi dotrzec pisz kurs wyjatk gej robiłes n przyszłym załuj przedstaw czuł bomb ukrad
-    pis zdarzyło dzwi czysto przyjemnos nosi paru pracow dupk bzdur tv jezus system taylor wrociłes mylisz dowi
-    oddech street zbliz strach sean wiatr zdjec lily sad zmarł skonczylism zostałes szacunk rak pokon bazy kochan
-    wybier robert nakaz darmo matc lewej doprawd jasno zejdz usmiech plec zaszczyt biedn powtarz widzielis pragn
-    brawo wakacj pojad plaz odpowiedziec ryby zycz chciałabys piwnic alic okres odeszł bohater angli kurd cisn
-    przezyc wszed niedobr chlo zagr piekł pełen abby przygotuj połacz ud nap romans zauwaz les boku łacz robin
-    odpocz reka city przerw pryszn ciel amen zakup program kontyn smith tajemnic anna wysoko przyd pozyc sił
-    thomas biznes wola srod przeznacz skomplikowan piers bett łozko morderc para tylu nadzie operacj robił
-    zakonczyc al niedawno aresztowan wrog dookoł idio pomyłk siec skonczył przyszłas moll dotycz pełno nagr wzia
-    piekło fors kł huh zołnierz zni gratuluj złot obron ust wpad is raka ram rachun wpa wstyd skonczyło witaj
-    dotad rozwiaz miecz las połud kamien zajmij komork ono pomimo sedz jednostk naresz kłam sypialn carl miej
-    specjaln starsz spotkalism stworzyc`
+    twoim przestan mamo kiedys jutro dlugo nadziej kurw widzisz beda widz az tato probl zebys kazd mogl dni wciaz
+    taka nocy znow potrzebuj dziecko dnia sluch znalezc pierwsz pieniadz powi dokladn nami sama czuj nasz gdyb
+    spokoj wy samo mial koniec byly zn chci wszystkim zost chcia och mama spojrz wczesn zyje czegos soba zab ktorz
+    bym imie chwil roku porozmaw lub we poza moga dom minut sir drzw milo posluch praw kogo jakb jezel wydaj czek
+    czlow powod powinnism gdzies przeciez spraw konc moich byles c pomys zadn bron panu razy inn ciagl facet wiem
+    jedn noc zebym podob mac dosc miejsc zle powinienes wlasciw powiedzial ojca lata idzi pamiet pokoj pewien nicz
+    takim ego jedno zna badz dwie skoro ktorym sadz chodzm zamknij the bys samochod ide mysla spokojn oczy maly
+    nowy rowniez swoim zyci podczas wystarcz matk wczor rano swiat cala byli pozwol wez nimi powinien dwoch oto
+    powazn dac telefon numer cale wiedz dziewczyn da chca cokolw wina dopok powiedziales trzym smierc nikogo wroc
+    swie halo swoich przynajmn najpierw pyt miedz widziec dam kobiet inacz brzm pieniedz milosc tata calk prawo
+    rece takz zrobiles tlumacz dokad wier super s mozliw inne drog pojd wazn jednym kob kazdym slysz zona ogol
+    dzial gra dopiero serc inny patrz pare dost wit diabl wcal udalo bylob poje godzin ciesz przeciwko zostal
+    wiadomosc cialo now naszym jack twoich zostaw jaka slow bog czlowiek piec racz czyms ziem wita st martw powrot
+    dziwn wybacz oznacz zabr plan one miales rozmaw nazyw szczes takich ostatnio natychmiast niezl ostatn syn john
+    widziales krwi rodzin widzia zrobim szkol zaczek wyjsc maz zrobisz powinnas uwierzyc mielism bylism miel
+    doktor uwaz mog syna ciezko zgadz wielk zobacz drodz skarb najbardz glow swia wieczor kiedykolw nalez dolar
+    chcial stron brat zly kims poczek czter bylas zostalo twarz pol powinn got uda obchodz blisko temat daleko taa
+    okay mias serio chlopak wspanial ode srodk powiedzia innym dobranoc rok lecz czyl rade szybc chociaz jezu krew
+    pozno dr spotk you zewnatrz kapit lubisz zalez robo d lubi slowo wzi gdybys powinno mala wypad znalaz dawa
+    miesiec pojsc wejsc nowe robim zobaczym mniej moi tydzien zupeln boga wody prawdopodobn niewazn jakos moglbys
+    sprawdz chlop film wedlug szans mies wiedzia jech mowiles sadzisz wspoln sp ojc male tymi moglb gowno koles
+    cial pracuj ponad uwag wystarczajaco brak zdje miasto wkrot reke okej myslec wasz malo gory uh charl michael
+    zatrzym jakas calym pogad wszedz przyjacio dal pomoz prosto wami powiedzialas niemozliw przyjaciel pokaz
+    zapomnij pa slyszysz nagl zmien razu nazwisko robot drug wrac rodz popatrz klopot wiekszosc trudno zaden
+    zaczyn dol odejsc frank zrobil dobrym rusz czesto face szkod jedz poczatk dzieck zacz calkow piekn glup choc
+    mus chlopc blad niestet przyklad dowiedziec pomysl zadzwon zabawn zostan trzech gore synu lep cork szef dawno
+    rany mialo przyszed joe siostr sami ponown jedyn nowym zamiast inni jakim histor kraj obiecuj tygod obok
+    sprobuj wiek pow hey dluz georg chciales latwo okazj stat zamierz niczym rady mike znalezlism oraz oboj nikom
+    zlego samym cicho istniej zrobi mimo odkad musial leci jakiegos sprob meza kup moment zat prawdziw zla osob
+    wezm mowil sze zone gosc slyszales okolo fbi mezczyzn boje tedy znajdz walczyc zamiar zajm histori ciag boli
+    panno straszn and powodz bra zwykl czyz tom niby umrzec nastepnym gotow niedlugo ojcz przyjdz wlos nowa daje
+    pewnos pyta nienawidz ulic najlep wid znajd ludzm zabierz nigdz seks probuj sporo potraf same zaj przysieg
+    szpital slysza szczer przest zartuj poki przyjaciolm tysiec nogi zrobilas wolno mieszk mialas glos pasuj
+    otworz wybor zrozumiec chwileczk m powstrzym tylu mogles gr kolacj uwielb uciec moglibysm zabij uspokoj
+    centrum zony wresz przyjsc y kolejn cel szczesliw biur kapitan tacy mocno musiel trudn poszed mlod tygodn
+    odpowiedz stoj bogu david szuk duzy kor niektorz t widzialas gos czesc obaw henr nastepn informacj sekund fajn
+    wow samej yeah wojn mocy wiesc bol zwiaz zobaczysz tony zebysm pierwszym gor mnostwo ktokolw peter re lepsz
+    pytan policj ach hotel stoi lozk list niesamowit zapyt swiatlo sens wa los wiedzial prezent reszt ciekaw l
+    jedynym wiez obiad przyszlosc chodzilo tyl poszlo pomiedz walk rodzic zwiazk twoi dann jork aaccff dostan
+    pojdz nieprawd james syst sen ben calej slub jimm sytu wierzysz czes mowy moc it coraz skonczyc gry prob
+    patrzec moglo chciel ofiar pomog skoncz mily wypadk sily interes dna zdan przyj zje uslyszec przejsc dowod
+    probow paul jakbys wstaw woko mary max rodzaj styl milion dosyc duze dzieciak powiedziel usiadz najwyrazn
+    chron bylb morderstwo wysok otworzyc smieszn oko ogien celu wiedziales pros pies jakims nieco harr komus statk
+    alez wejdz spoko samochodz stamtad me ciaz jade brakuj dole swiatl boisz urat ostat alex buty zbrodn progr
+    potrzeb wyjasn uzyc zdobyc psa laboratorium abys bob pobliz pusc gorz klucz ladn mozg sluchaj inform chlopiec
+    drink atak zasad potrafisz tomm zabiles firm mile kolo kol sied adres zamkn dziesiec siad umar osobis problem
+    nauczyc poprosz wychodz woda piwo samolot najlepszym owsz chlopcz slych bezpieczenstw wielkim uczu mowilas em
+    zalatw jaja tuz ksiazk nick of prowadz zniszczyc woln siedziec wole zlap bill budynk powol zajet gratulacj cal
+    don codzienn slad doskonal kaw bysm przygot ostrozn zespo poczat wierzyc chor bada wiadomo pomysla oprocz
+    moglabys zapomniec urodzin jane dane jim dala znak jake wyszed wsrod zgin zeszlym kawe kuchn lekarz poda
+    weekend znam zaloz rozkaz dwoj wyjdz wysokosc napraw grup krol przyzn podobno stev kawy zrozum zdecyd odebr
+    ruch znalazles damy chcialbys imi pora ray chryst zad zapomn uciek raport zrobm zobaczm napis wobec koncz rozn
+    twierdz lunch la przyslug zdaj johnn fakt bierz kosc pozbyc musia agent wode um kra momen zwlaszcz ostatnim
+    znalezl zyj rzad zgodn przychodz przyszl wraz rozmawialism rana odejdz wzgled odzysk przeciw usi czuc poszl
+    chcialas zabi odd wyjs dawn mozliwosc will podroz krok ogn rachel sygn chcialb sniad pann zyja zaplac
+    rzeczywis detektyw chwilk ochot kate kolej rozm kontakt in f hmm iz amy wrocisz nasi mil dumn br niektor okno
+    blag wynos udzi zabaw docen morderstw zrobilism obraz mowim bobb dzwon odda biuro najlepsz ochron cudown
+    wydarzylo wygladaj licz wewnatrz przypadk osi niebezpieczn wynik chetn otwart komu potrzebn swego inna lezy
+    kart siedz chris slon spojrzec niewiel wypraw dziewczynk zimno wybaczyc pomag tamt pory zmie zazwycz decyzj
+    przypad strac zart opusc okolic prezydent kase telewizj ilu test lee dolc dziecm gre oglad porucznik
+    przyjemnosc umr wygr zastanaw poradz zostaj dzia zaczn wydost pozi tys oba bliz drugim zauf wybr przynies ej
+    lini ryan taty e mal zdr lewo ocz spodob lis owi niespodziank przekon leciec szalon dow glodn innej zmian bosk
+    odloz bank kaz wysl akurat muzyk abym ostatnich dlug przod ah obu kierunk mila gad ha przyszedles warto de
+    uwierz smier nazwisk przeszlosc ojcu edd dupe zaczelo facec bior zgod malzenstwo zmar doczek prawdziwym
+    myslales jazd klas rzuc richard szczegoln watp obie pulkownik nikim powiedzm widzial sarah mecz randk indz
+    metr dniu widzielism oper mark interesuj umi glin pic smialo widok podziek absolutn znaczyc naprzod roznic
+    znikn punkt wrocim kasy utrzym zegn wiedziel dan san kyle szalenstwo brian pomyslec umys baw zabior nowej emil
+    clair usta dalek mez mame oczu rek zyl sali panstwo slyszec okropn widzim wyszl pansk zapewn stop strzel
+    powietr bro bier andy staj b mialb przypomin czarn wrocil malym slonc czu ubra udowodn noz akta imprez umier
+    musialo zasadz nieprawdaz mojem minelo sklep odnalezc woli usa komputer nadchodz zmienilo spyt kod bial peln
+    energi wuj liceum pieprzyc rown nieb zach wiar pieprzon zamkniet dostep akcj ida zlym znaczn pochodz sierzan
+    wart odszed szkodz luke pie budyn zajmuj moglab nr moglas przejmuj sprzed umow pojech zalozyc znalazl matt
+    wynoch dotyk waszym nazywaj slyszalas gdybysm jezyk duza bylab pistolet that auto trwa latw musiales restaur
+    bolu czterech zaczel dupy proces wierz obudz kwiat dave moglob spedz winn uf uklad przeszkadz pokladz new
+    wlasnym poprzez znajduj jerr upewn bab zmeczon winy carter jakiejs ku dales opowiedz duch kon clark wyszlo
+    wyobraz pete str alarm joey er wolnosc dostales leo teren kontrol pociag skrzywdz zap spi moglism wygladalo
+    ted przyjd park uczyc sum wazniej zabojc zdarz pamiec ann lodz scott wyjech dosta strz skonczy czekaj zamian
+    slodk sadu czyt woz czyzb wyluzuj bar cholern najszybc daniel jenn niezbyt siln ledwo tatus probowa stud cia
+    towar przekaz pam uzyw larr cene niedaleko gleboko ocal psy angeles spad kevin czyn klub przepros liczyc
+    pewnym dziad goraco przyjaciolk reki cisz bezpieczn pole lisa sto gdziekolw kompletn bylis mistrz jutr normaln
+    sile zechc przysz bezp klient auta dusz poprost przyjech sztuk przynios oczywist pewnosc zadowolon pierdol
+    gwiazd charles kotk napisan ukryc przyn jakich rose piat matko potrw watpliwosc chicago mego zero niebo
+    dokument smiec druzyn powinnis nawzaj zaje pilk samobojstwo ryzyko boi patrzysz kamer udaw wyciagn grac
+    odpowiad siostro wspomn polnoc nos wymag okazalo podejdz wykorzyst lucy wino badan prezyden rann znaleziono
+    punk wieksz general trak pojaw alan narkotyk wchodz idealn projekt wiedzialas szlag sekret poludn okolicznosc
+    posp panstw teskn ciezk dup zabil chuck aha konieczn km zrobion sytuacj bed troszk umarl zesz zabral pozwal
+    trzec ad stol patr podobn nadszed setk chcielism magg wujk radio wydawalo misj susan odcisk najmn spodn show
+    kell karen kwest wyjd zobaczy kolor stal walter gown sledztwo czyst przypuszcz doszlo biegnij van pijan
+    obejrzec rzeczywistosc jason kieszen odpowiedzialn zacznij wspar jul maj kosciol kupi powietrz pozwolisz
+    dzialo planet boj czerwon lot vegas noge klamstwo martin pocz leb obecn akt podobalo sprzet stracilism wsiad
+    piosenk poloz leki zwier bilet wprost ameryk zapomnia umre tatusi malej faktyczn armi dotrzec pisz kurs wyjatk
+    gej robiles n przyszlym zaluj przedstaw czul bomb ukrad pis zdarzylo dzwi czysto przyjemnos nosi paru pracow
+    dupk bzdur tv jezus system taylor wrociles mylisz dowi oddech street zbliz strach sean wiatr zdjec lily sad
+    zmarl skonczylism zostales szacunk rak pokon bazy kochan wybier robert nakaz darmo matc lewej doprawd jasno
+    zejdz usmiech plec zaszczyt biedn powtarz widzielis pragn brawo wakacj pojad plaz odpowiedziec ryby zycz
+    chcialabys piwnic alic okres odeszl bohater angli kurd cisn przezyc wszed niedobr chlo zagr piekl pelen abby
+    przygotuj polacz ud nap romans zauwaz les boku lacz robin odpocz reka city przerw pryszn ciel amen zakup
+    program kontyn smith tajemnic anna wysoko przyd pozyc sil thomas biznes wola srod przeznacz skomplikowan piers
+    bett lozko morderc para nadzie operacj robil zakonczyc al niedawno aresztowan wrog dookol idio pomylk siec
+    skonczyl przyszlas moll dotycz pelno nagr wzia pieklo fors kl huh zolnierz zni gratuluj zlot obron ust wpad is
+    raka ram rachun wpa wstyd skonczylo witaj dotad rozwiaz miecz las polud kamien zajmij komork ono pomimo sedz
+    jednostk naresz klam sypialn carl miej specjaln starsz spotkalism stworzyc zonat zostawil profesor dostaj
+    starym oki ludzk zespol swojem popros lazienk zapomniales wladz`
   },
   tr: {
     stopwords: `
-    acaba acep adeta altmıs altı ama ancak arada artık aslında aynen ayrıca az bana bari baska bazen bazı belki
+    acaba acep adeta alti altmis ama ancak arada artik aslinda aynen ayrica az bana bari baska bazen bazi belki
     ben benden beni benim beri bes bile bin bir biraz bircok biri birkac birkez birsey birseyi biz bizden bize
-    bizi bizim boyle boylece bu buna bunda bundan bunlar bunları bunların bunu bunun burada butun cok cunku da
-    daha dahi dahil daima dair dayanarak de defa degil deđil diger diye diđer doksan dokuz dolayı dolayısıyla dort
-    edecek eden ederek edilecek ediliyor edilmesi ediyor eger elli en etmesi etti ettigi ettigini eđer fakat gibi
+    bizi bizim boyle boylece bu buna bunda bundan bunlar bunlari bunlarin bunu bunun burada butun cok cunku da
+    daha dahi dahil daima dair dayanarak de dedil defa degil dider diger diye doksan dokuz dolayi dolayisiyla dort
+    edecek eden eder ederek edilecek ediliyor edilmesi ediyor eger elli en etmesi etti ettigi ettigini fakat gibi
     gore halbuki halen hangi hani haric hatta hele hem henuz hep hepsi her herhangi herkes herkesin hic hicbir
-    icin iken iki ila ile ilgili ilk illa ise iste itibaren itibariyle iyi iyice kadar kanımca karsın katrilyon
-    kendi kendilerine kendini kendisi kendisine kendisini kere keske kez ki kim kimden kime kimi kimse kırk kısaca
-    lakin madem međer milyar milyon mu mı nasıl ne neden nedenle nerde nere nerede nereye nicin nitekim niye o
-    olan olarak oldu oldugu oldugunu olduklarını olmadı olmadıgı olmak olması olmayan olmaz olsa olsun olup olur
-    olursa oluyor on ona ondan onlar onlardan onlari onları onların onu onun otuz oyle oysa pek ragmen sadece
-    sanki sayet sekiz seksen sen senden seni senin sey seyden seyi seyler simdi siz sizden sizi sizin sonra soyle
-    su suna sunda sundan sunları sunu tarafından trilyon tum uc uzere var vardı ve veya veyahut ya yahut yani
-    yapacak yapmak yaptı yaptıgı yaptıgını yaptıkları yapılan yapılması yapıyor yedi yerine yetmis yine yirmi
-    yoksa yuz zaten`,
+    icin iken iki ila ile ilgili ilk illa ise iste itibaren itibariyle iyi iyice kadar kanimca karsin katrilyon
+    kendi kendilerine kendini kendisi kendisine kendisini kere keske kez ki kim kimden kime kimi kimse kirk kisaca
+    lakin madem meder mi milyar milyon mu nasil ne neden nedenle nerde nere nerede nereye nicin nitekim niye o
+    olan olarak oldu oldugu oldugunu olduklarini olmadi olmadigi olmak olmasi olmayan olmaz olsa olsun olup olur
+    olursa oluyor on ona ondan onlar onlardan onlari onlarin onu onun otuz oyle oysa pek ragmen sadece sanki sayet
+    sekiz seksen sen senden seni senin sey seyden seyi seyler simdi siz sizden sizi sizin sonra soyle su suna
+    sunda sundan sunlari sunu tarafindan trilyon tum uc uzere var vardi ve veya veyahut ya yahut yani yapacak
+    yapilan yapilmasi yapiyor yapmak yapti yaptigi yaptigini yaptiklari yedi yerine yetmis yine yirmi yoksa yuz
+    zaten`,
     frequent: `
-    bir bu ne ve ic mi de o ben cok am evet var da mı degil sey hayır dah sen kadar ba gip p yok on i tama be se
-    her sa ki ya sadec zama bura olduk nasıl hic sonra s en mu su biraz hadi guzel ol yani bo i̇yi bil lutfe bak
-    eger pek cunku ar gercek ger biliyor istiyor kim baska olarak belki tek dogru buyuk ola bay olur in ada il
-    olacak hey hicbir biz demek sanır yar ın bilmiyor tesekkur tum gun ye faz eder nere tanr merhap efe a ora gec
-    son kot harik ik sor et is but tam gerek siz di heme uzgu kucuk olabilir baya aynı hakk gel tabii yuz kız ke
-    deva nin e ver oluyor iz sela anne bap dur asl as gor k ozur oh onemli git hal tekrar nın y haydi sekil olmak
-    bugu so pekal birlik par olmaz uz bakal zate ilk al geliyor laz dos uc dakik em birkac herkes saat soyledi
-    ister yapıyor ev ı yıl cocuk hep yer bek bırak ilgil gidel etmek dan olmal kac istemiyor lanet hepsi un an
-    buras az karsı eski hazır kendi gerekiyor ediyor fakat kesinlik kadı soz yapmak tane zor diger t bun gormek
-    kis ni kabul seviyor ama tanrı kez i̇ki sag elbet gidip fala tatl yanlıs hos hem doktor haf ozel yemek yapma
-    kontrol gereke mutlu baz dedi hala ayrıc dısar ber edi yalnız ah erkek yala merak polis gorusur dun ihtiyac
-    baba haber gidiyor la yi aksa pekala ha gece sak sanki den nefret sabah dikkat bes karar umar yap veya cabuk
-    etme ay farklı uzer olmas aptal tamame oldukca fark yeter boy taraf yı kes birsey u istedik acık dunya ad i̇lk
-    hangi dort do olamaz gorunuyor biris kolay beraber konusmak baze bul ancak yan sahip olmadık yol gelecek bas
-    gitmek bit tabi he anlıyor cevap genc almak yardımcı kahret konu kal g takip ates nun soylemek dus le istedi
-    muhtemele dusunuyor mukemmel cidi sanmıyor icer herhangi yeni bos alt vay kan goz halde hızlı sur ogl ac uzak
-    du gele cık sani garip john arap jack yak ara hayat alo anladı calısıyor hayal soyluyor galip rahat ca bilir
-    der cevir bebek orta basladı ta gelip yaptık guclu olay hat arkadas savas komik boylec hav haklı hareket bin
-    acap gul surekli gelir telefo kardes yapacak silah oy olma kıs el terk ait acel gizli dans daki diyor evlat
-    zarar uygu dıs guna olmayacak memn kapı heps fikir ayne hissediyor tur bey tuhaf yuk rahatsız olmadı new sik
-    ker yaslı sam korkunc sanıyor gerektik cıkar herif veriyor dol para bilmek sev edecek beyaz mumk belli tahm
-    yapama vermek cene has berbat ney guvenlik dikkatli milyo del dair ai normal tatlı olmaya dısarı insa affeder
-    michael charlie sefer pardo sans keske ask te olup kap asak at millet seks bilme the yapar dok kahve yas
-    i̇nsan herke kendis yavas bi kusur hosca alıp yeterli cinayet bakma sıcak frank er york sessiz ust asıl don ge
-    ufak kopek inanamıyor yukar amerik cek benziyor dek tehlikel bilgi sarkı basit guc n gayet bircok nefes hak ko
-    tıpkı olsa noel gitme film dalga goruyor bulmak anlasıl ses vakit alma george muhtese mesaj koc sonraki kimse
-    gidi bur anlamıyor tom ikinci parti yu acil soylemis fena allah aja insan hatırlıyor joe herhal mik tut
-    alabilir yedi peter zavallı sebep eglencel ozellik gorunus zaman dedektif babas icki ragme yapal davidi soyle
-    baksa uyusturuc patro lan parcas defa katil konusma bekliyor sevgil numar ise bilemiyor oldurmek suc hersey
-    tercih alacak gerekir dola durust kayıp unutma kırmız canlı sagol teklif verir say yapa sacma soguk guvenli
-    bahsediyor yapabilir sonsuz ala tesl baglı yur yasıyor kalk muzik davet asık super sır tanıyor sert kavga
-    anlat olas park umur alır hanımefe adam anla kala gorme iyis sehir cekil fikr dav okul gormedi tak geldik
-    gunes gelmek kalmak bekley herse anlam mesela paul edebilir istemedi can oras pislik henry simdi sık agır
-    verecek kral gurur ogrenmek getir max hale arka kalp oncek veric duruyor dusunmus siyah sef ikna anlasma kadın
-    resmi gider yazık annes ifa sıra afer araba suclu bol bayan goster biri kel bira kitap orospu gu kar ilginc
-    yla gidecek serbest nic sat zengi soyleyecek surec iyilik vakti sek ucuncu dinley ettik isteme olan tehdit
-    nede ahbap yaklasık konus danny yasa cesit dua calısa deger general duymak oldur sigar na ee hedi jimmy yo
-    yapmadı edel cift alex sever cıkıp mantıklı james yasamak alıyor guve ayak sarah salak ortak gorev parca
-    isteye asır once karanlık mary mavi duyuyor seksi edip hani balık soy i̇ kisisel endiselenme kalmadı kalacak
-    kulak tebrik ray arıyor zek derec saygı gerekecek sacmalık sahte harry tony amerika rica yuzbas gorduk nick
-    soyley tan kapat calıs i̇kinci verme yaz bok ten bayak kutsal fbi gerekli jim etmez inanılmaz cıkmak defol
-    sanslı destek geri grup turlu gir koy paris ilgis sarhos ders anlamadı oylec hika bob kahrolas bildik birinci
-    gelmedi yıldız yiyecek gelmiyor korumak jane aradı go unut gi kaz ailes bill one kaf d parmak epey gosteriyor
-    albay mesel peder sura hayva gitmel dahil m simdilik yaramaz korkar test nes i̇nsa cay dogal kapal plan buyur
-    akl surpriz cıkıyor genel sahi yardı aksam sanmıs richardı degerli hamil ciddi basarıl korkuyor seker lee
-    ziyaret cehenne baslıyor yle akıllı tedav oglu edil inanıyor igrenc duzgu calısmak sarap sevdik soyleme yatak
-    ryan muthis evli calısma gittik sol yarıs stev tegme avukat kat kafa billy diyecek pis mal hap kanıt
-    konusabilir oturup londra oda yuc bazı yargıc yazıyor asker mark tommy iptal demis johnny kaybet sayılmaz
-    oldurme majeste of abi seyir kurba etmey sagla geciyor profesor itiraf seyta daim kurtarmak hoscakal sonuc
-    will konusuyor gelmez gelebilir buz birazcık aile yasaya zayıf kuzey not you mas arar saye cin yesil yabancı
-    daniel etraf unlu serif adil memur yagmur fazla bomba mektup ikis uya evlilik ozgur olmek guney cavus cekic
-    halleder made ismi jake ok fotograf metre sıkıc hastane olmuyor nde soyledik kızgı donmek bakmay soylemedi
-    yakısıklı olabilecek baslayal res sansı kos hizmet giris saatte kenar i̇z bakmak cinsel pic cep ruya cıka
-    bulma karıs sec sırf resme suphel chris derhal mesgul sınıf gostermek kısmı zevk vur pes hatırlamıyor ruh or
-    ısık olmus ner vere hedef dna etmiyor spor robert saldır uh otur bobby fırsat diyel ayrı zamanki bilgisayar
-    arastırma brian kate iyic koca sorumlu imkansız engel bah ters duk numaral eric iyi ogre verdik kocama afeder
-    proble bırakıp isaret eddie birbir kus sukur girmek ucak tamir i̇ngil cılgı konusal aras odas kev bolge mart
-    filmi tutmak hava arayıp haric ozledi birer nda asagı ceset cıplak gerekmiyor bakıyor fazlas kisi rapor
-    i̇stedik walter rachel ilac jerry benzer charles girip donup pazar top kor sormak anlas edeme kedi hatırladı
-    oynamak tas ardı alal i̇k tavsi kahrama kurt hareke andy c itibare amy uzul idar donecek fila yapamaz hangis
-    kayıt dedik bagla maalesef scott sayılır gorusmek hisset donuyor hayalet enerji vereme nasıi cesur yapıla anna
-    yapıp bırakmak numaras san saglık savunma merkez sinir pe yasal anlasıla canavar istemis uyuyor girecek barıs
-    ihanet umut mucadel yıllık kilo buluna los kırıklık goremiyor lisa ode kazanmak baskı clark clair binbas
-    alakas paras and mahke sus siste cirk sanat tavuk fransız yarar b calıstık emir kurs acıkcas doner otel uzay
-    i̇ngilter dogrus ted iceri sirket akıl sakıncas parlak dokunma kalıyor nazik kyle soyleyebilir bat baslangıc
-    cumartes yangı tv karısık iliski yolculuk jaso i̇na vermeyecek hay gecir ustelik kredi dusma mada vahsi
-    ameliyat banka ogle cıkarmak nihayet yukarı prenses larry cıkıs sac elektrik sevimli kamer geces soylese
-    cıkacak luke televizyo bulacak annie tanısmak kokuyor kalma sosyal futbol ani ulusal egit gonder acayip emily
-    gecirmek duygusal yalancı degis mutlak sean fra tespit dahi kalır angeles thomas emri cesaret alic neden
-    oldurul yapıl arthur intihar getirmek fikri tecavuz chuck cekip soyleyeme oldurecek bakar edic basarıs tren
-    ornek carter dusuk teknik kulla gunluk matt egle partis arama hata seref dave taksi durma arayacak cesedi km
-    cicek tadı ed tanık kahval korku sehri dusunmek tanes konusur ro eh etmes avrup inanmıyor utanc tarih yapmay
-    elbis demedi sehr yerel ceza etkileyic bile washingto yat joey tehlike gidebilir yirmi gore tepki kaybol etmel
-    surer pisma arac simo anahtar i̇mdat acıkca olecek gerci cekmek beyefe ulke sevgi ihtimal gitmiyor rol pahal
-    yakaladı pla dev it ım tanımıyor karsılık us fahis um kere heyeca dusunmuyor haya i̇ster asagılık kullanmak
-    leo emreder kullanıyor kıc dert dene carl sokak yapılacak servis ekip girer verebilir lar derece kagıt gaz
-    endis william odul sis halt yapmal romantik musaa uyes oncelik eslik genellik devlet yahudi aksi saati gotur
-    odunc lord denedi istemez iddia tim jeff profesyonel dusunduk arabas silahlı dahaki gozukuyor lucy benimki
-    olaganus huzur veda emma saglıklı gizlic dis to sezo isi icmek meseles bosver kralic yapmas ilgi eksik izlemek
-    gorebiliyor bulup neres cıkma afrik bıcak haval soyleye sorabilir hicbirsey serser sut adalet atmak sar gelmis
-    bari fiziksel yasak saf oldure mısır evlenmek tıp kalıp onur yapabilecek okudu tanıdık tanıstık adi nok maria
-    ism alakal suphe i̇ngiliz rose ka genis seyahat his tıbbi li federal abby cevire alısveris gormus i̇kis bisey
-    jenny yumur kural hakkı riske mil ogrenci bozuk hmm temel hel aldık dost uyku iletis kelly yahu rus gelme
-    tuzak bardak susa hemsir dean gorel meksika cop soylemel gorune kilometre bık hafta bırakma yapmaz kalbi
-    kullanarak hırsız uste uzuc sahne dinlemek phil karmasık unutmay dolarlık tip kut atıs yardımcıs ekmek kızıl
-    hayir vermiyor ilgilendirmez cıkal gecic lily anlatmak topla louis takdir gecerli progra hafif tehlik yetisk
-    sadık roger calısır siparis nden hastalık smith randevu sehre julia kaltak gorunmuyor hukumet cia beledi
-    edemez nakit prens gorecek taylor yardım atesli ina bitmedi bedav im hassas komu jackso yumusak bakacak sok
-    gormemis banyo kokus cekiyor kıpırda baslamak seve kisilik iske gosterecek agac ufaklık vegas ole kare sonras
-    etmedi korkma video aber degisiklik tes yapmıyor gizemli ler dougu olmamas soruyor taze kafas faydas biter
-    vakt maggie sir getirir acıkla kirli jackie araya mutluluk gerekmez halk agz pizza telefon cam pazartes
-    heyecanlı grace red morga natha aramak kontrolu sun komiser chloe taki etkis vucut aray bucuk calısmıyor
-    duyduk gecer gergi gary obur rock duymadı ederek yavasca hesap zenci rop kısm howardı tuvale yarı josh daya
-    ayakkap olumcul katılıyor ruzgar amerikal ipuc sure delik stan ª umr dusunme yorgu dovus hank patrick kart
-    gonullu bulmal bakıs nı bilet kur kriz tahli rahip julie anlamak anlayamadı ila milyon sasırtıc baskas kocas
-    kasap donus sorun l soru kurtarma yazar van no ndan kırık denemek dava hindista yapmayacak kok cal gemis
-    temsil beklemek tutuyor verel etmis muster victor trafik birlesik lezzetli sikayet duymus gunah hız ogretme
-    tatil otobus universi bilemez surelik calısacak chicago ozgurluk sinyal bela konusacak acı i̇zn eyalet ucus
-    gosterir kaza sasır bırakal oynuyor denir minnettar surecek renk esya kibar laur mahkeme gecmis muciz talep
-    yetenekli gececek olmamıs gitmedi hapis oldurduk hele dusunmemis takma bravo mac cizgi teyze dik bulamadı maym
-    ogla yarıyor olmayabilir buyukanne oldurur molly dondurma escinsel tanıs emekli rick oyuncak oyuncu gecmek
-    jones olal sohbet coz net kadeh ross kesk buyr nukleer kusursuz madde siddet gorusme oyle laf gogus si
-    degistirmek bakıp bar getirecek minik bekleye acıyor tarz intika garanti cenaz japo kimlik es goturmek
-    gormuyor meyve kotus cadı mufettis dorduncu fare anlayamıyor ser patates davranıyor hissetmiyor almanya toprak
-    benz goturecek mahk ugr sigor bizzat farkı normalde vincent anlama calıyor secenek paket amac kalmaz yakal
-    biline bakılır gorur bege kacmak nu bulur demir elizabeth tyler yaral gormez donel umuyor motor alkol manyak
-    korkak sisma greg elveda bayılıyor sıras fred zafer kalabalık bırakıyor yuruy ısrar ali yaradı adli donna
-    tuvalet hasar viski sevmiyor gorebilir golf sacmala patla idi borc durup yıla bayıl hikaye gittikce kurtulmak
-    vampir saldırı hosgel veril dakika pas saglamak kurtar bugunku marcus risk dersi ertes diyebilir jes aziz
-    charlotte barry askı delilik alarm melek just katılmak kilis kaynak pos acmak nate basar bahset getire duz
-    kacır cagır mak saate lor adres kulup sorusturma fırt opucuk atıyor cikola yumruk soracak eskis hayvan
-    hoslanıyor baka terry poli cezas icel sisko andrew model oturuyor olama tatm modern sihirli edemiyor sandvic
-    derek marie koruma makines izni meyda roy yasama giriyor vi tarzı gunduz cooper inanmak gecip sensiz sal
-    sessizlik`
+    bir bu ne ve ic mi de o ben cok am evet var da degil sey hayir dah sen kadar ba gip p yok on i tama be se her
+    sa ki ya sadec zama bura olduk nasil hic sonra s en mu su biraz hadi guzel ol yani bo i̇yi bil lutfe bak eger
+    pek cunku ar gercek ger biliyor istiyor kim baska olarak belki tek dogru buyuk ola bay olur in ada il olacak
+    hey hicbir biz demek sanir yar bilmiyor tesekkur tum gun ye faz eder nere tanr merhap efe a ora gec son kot
+    harik ik sor et is but tam gerek siz di heme uzgu kucuk olabilir baya ayni hakk gel tabii yuz kiz ke deva nin
+    e ver oluyor iz sela anne bap dur asl as gor k ozur oh onemli git hal tekrar y haydi sekil olmak bugu so pekal
+    birlik par olmaz uz bakal zate ilk al geliyor laz dos uc dakik em birkac herkes saat soyledi ister yapiyor ev
+    yil cocuk hep yer bek birak ilgil gidel etmek dan olmal kac istemiyor lanet hepsi un an buras az karsi eski
+    hazir kendi gerekiyor ediyor fakat kesinlik kadi soz yapmak tane zor diger t bun gormek kis ni kabul seviyor
+    ama tanri kez i̇ki sag elbet gidip fala tatl yanlis hos hem doktor haf ozel yemek yapma kontrol gereke mutlu
+    baz dedi hala ayric disar ber edi yalniz ah erkek yala merak polis gorusur dun ihtiyac baba haber gidiyor la
+    yi aksa pekala ha gece sak sanki den nefret sabah dikkat bes karar umar yap veya cabuk etme ay farkli uzer
+    olmas aptal tamame oldukca fark yeter boy taraf kes birsey u istedik acik dunya ad i̇lk hangi dort do olamaz
+    gorunuyor biris kolay beraber konusmak baze bul ancak yan sahip olmadik yol gelecek bas gitmek bit tabi he
+    anliyor cevap genc almak yardimci kahret konu kal g takip ates nun soylemek dus le istedi muhtemele dusunuyor
+    mukemmel cidi sanmiyor icer herhangi yeni bos alt vay kan goz halde hizli sur ogl ac uzak du gele cik sani
+    garip john arap jack yak ara hayat alo anladi calisiyor hayal soyluyor galip rahat ca bilir der cevir bebek
+    orta basladi ta gelip yaptik guclu olay hat arkadas savas komik boylec hav hakli hareket bin acap gul surekli
+    gelir telefo kardes yapacak silah oy olma el terk ait acel gizli dans daki diyor evlat zarar uygu dis guna
+    olmayacak memn kapi heps fikir ayne hissediyor tur bey tuhaf yuk rahatsiz olmadi new sik ker yasli sam korkunc
+    saniyor gerektik cikar herif veriyor dol para bilmek sev edecek beyaz mumk belli tahm yapama vermek cene has
+    berbat ney guvenlik dikkatli milyo del dair ai normal tatli olmaya disari insa affeder michael charlie sefer
+    pardo sans keske ask te olup kap asak at millet seks bilme the yapar dok kahve yas i̇nsan herke kendis yavas
+    bi kusur hosca alip yeterli cinayet bakma sicak frank er york sessiz ust asil don ge ufak kopek inanamiyor
+    yukar amerik cek benziyor dek tehlikel bilgi sarki basit guc n gayet bircok nefes hak ko tipki olsa noel gitme
+    film dalga goruyor bulmak anlasil ses vakit alma george muhtese mesaj koc sonraki kimse gidi bur anlamiyor tom
+    ikinci parti yu acil soylemis fena allah aja insan hatirliyor joe herhal mik tut alabilir yedi peter zavalli
+    sebep eglencel ozellik gorunus zaman dedektif babas icki ragme yapal davidi soyle baksa uyusturuc patro lan
+    parcas defa katil konusma bekliyor sevgil numar ise bilemiyor oldurmek suc hersey tercih alacak gerekir dola
+    durust kayip unutma kirmiz canli sagol teklif verir say yapa sacma soguk guvenli bahsediyor yapabilir sonsuz
+    ala tesl bagli yur yasiyor kalk muzik davet asik super sir taniyor sert kavga anlat olas park umur alir
+    hanimefe adam anla kala gorme iyis sehir cekil fikr dav okul gormedi tak geldik gunes gelmek kalmak bekley
+    herse anlam mesela paul edebilir istemedi can oras pislik henry simdi agir verecek kral gurur ogrenmek getir
+    max hale arka kalp oncek veric duruyor dusunmus siyah sef ikna anlasma kadin resmi gider yazik annes ifa sira
+    afer araba suclu bol bayan goster biri kel bira kitap orospu gu kar ilginc yla gidecek serbest nic sat zengi
+    soyleyecek surec iyilik vakti sek ucuncu dinley ettik isteme olan tehdit nede ahbap yaklasik konus danny yasa
+    cesit dua calisa deger general duymak oldur sigar na ee hedi jimmy yo yapmadi edel cift alex sever cikip
+    mantikli james yasamak aliyor guve ayak sarah salak ortak gorev parca isteye asir once karanlik mary mavi
+    duyuyor seksi edip hani balik soy i̇ kisisel endiselenme kalmadi kalacak kulak tebrik ray ariyor zek derec
+    saygi gerekecek sacmalik sahte harry tony amerika rica yuzbas gorduk nick soyley tan kapat calis i̇kinci verme
+    yaz bok ten bayak kutsal fbi gerekli jim etmez inanilmaz cikmak defol sansli destek geri grup turlu gir koy
+    paris ilgis sarhos ders anlamadi oylec hika bob kahrolas bildik birinci gelmedi yildiz yiyecek gelmiyor
+    korumak jane aradi go unut gi kaz ailes bill one kaf d parmak epey gosteriyor albay mesel peder sura hayva
+    gitmel dahil m simdilik yaramaz korkar test nes i̇nsa cay dogal kapal plan buyur akl surpriz cikiyor genel
+    sahi yardi aksam sanmis richardi degerli hamil ciddi basaril korkuyor seker lee ziyaret cehenne basliyor yle
+    akilli tedav oglu edil inaniyor igrenc duzgu calismak sarap sevdik soyleme yatak ryan muthis evli calisma
+    gittik sol yaris stev tegme avukat kat kafa billy diyecek pis mal hap kanit konusabilir oturup londra oda yuc
+    bazi yargic yaziyor asker mark tommy iptal demis johnny kaybet sayilmaz oldurme majeste of abi seyir kurba
+    etmey sagla geciyor profesor itiraf seyta daim kurtarmak hoscakal sonuc will konusuyor gelmez gelebilir buz
+    birazcik aile yasaya zayif kuzey not you mas arar saye cin yesil yabanci daniel etraf unlu serif adil memur
+    yagmur fazla bomba mektup ikis uya evlilik ozgur olmek guney cavus cekic halleder made ismi jake ok fotograf
+    metre sikic hastane olmuyor nde soyledik kizgi donmek bakmay soylemedi yakisikli olabilecek baslayal res sansi
+    kos hizmet giris saatte kenar i̇z bakmak cinsel pic cep ruya cika bulma karis sec sirf resme suphel chris
+    derhal mesgul sinif gostermek kismi zevk vur pes hatirlamiyor ruh or isik olmus ner vere hedef dna etmiyor
+    spor robert saldir uh otur bobby firsat diyel ayri zamanki bilgisayar arastirma brian kate iyic koca sorumlu
+    imkansiz engel bah ters duk numaral eric iyi ogre verdik kocama afeder proble birakip isaret eddie birbir kus
+    sukur girmek ucak tamir i̇ngil cilgi konusal aras odas kev bolge mart filmi tutmak hava arayip haric ozledi
+    birer nda asagi ceset ciplak gerekmiyor bakiyor fazlas kisi rapor i̇stedik walter rachel ilac jerry benzer
+    charles girip donup pazar top kor sormak anlas edeme kedi hatirladi oynamak tas ardi alal i̇k tavsi kahrama
+    kurt hareke andy c itibare amy uzul idar donecek fila yapamaz hangis kayit dedik bagla maalesef scott sayilir
+    gorusmek hisset donuyor hayalet enerji vereme nasii cesur yapila anna yapip birakmak numaras san saglik
+    savunma merkez sinir pe yasal anlasila canavar istemis uyuyor girecek baris ihanet umut mucadel yillik kilo
+    buluna los kiriklik goremiyor lisa ode kazanmak baski clark clair binbas alakas paras and mahke sus siste cirk
+    sanat tavuk fransiz yarar b calistik emir kurs acikcas doner otel uzay i̇ngilter dogrus ted iceri sirket akil
+    sakincas parlak dokunma kaliyor nazik kyle soyleyebilir bat baslangic cumartes yangi tv karisik iliski
+    yolculuk jaso i̇na vermeyecek hay gecir ustelik kredi dusma mada vahsi ameliyat banka ogle cikarmak nihayet
+    yukari prenses larry cikis sac elektrik sevimli kamer geces soylese cikacak luke televizyo bulacak annie
+    tanismak kokuyor kalma sosyal futbol ani ulusal egit gonder acayip emily gecirmek duygusal yalanci degis
+    mutlak sean fra tespit dahi kalir angeles thomas emri cesaret alic neden oldurul yapil arthur intihar getirmek
+    fikri tecavuz chuck cekip soyleyeme oldurecek bakar edic basaris tren ornek carter dusuk teknik kulla gunluk
+    matt egle partis arama hata seref dave taksi durma arayacak cesedi km cicek tadi ed tanik kahval korku sehri
+    dusunmek tanes konusur ro eh etmes avrup inanmiyor utanc tarih yapmay elbis demedi sehr yerel ceza etkileyic
+    bile washingto yat joey tehlike gidebilir yirmi gore tepki kaybol etmel surer pisma arac simo anahtar i̇mdat
+    acikca olecek gerci cekmek beyefe ulke sevgi ihtimal gitmiyor rol pahal yakaladi pla dev it im tanimiyor
+    karsilik us fahis um kere heyeca dusunmuyor haya i̇ster asagilik kullanmak leo emreder kullaniyor kic dert
+    dene carl sokak yapilacak servis ekip girer verebilir lar derece kagit gaz endis william odul sis halt yapmal
+    romantik musaa uyes oncelik eslik genellik devlet yahudi aksi saati gotur odunc lord denedi istemez iddia tim
+    jeff profesyonel dusunduk arabas silahli dahaki gozukuyor lucy benimki olaganus huzur veda emma saglikli
+    gizlic to sezo isi icmek meseles bosver kralic yapmas ilgi eksik izlemek gorebiliyor bulup neres cikma afrik
+    bicak haval soyleye sorabilir hicbirsey serser sut adalet atmak sar gelmis bari fiziksel yasak saf oldure
+    misir evlenmek tip kalip onur yapabilecek okudu tanidik tanistik adi nok maria ism alakal suphe i̇ngiliz rose
+    ka genis seyahat his tibbi li federal abby cevire alisveris gormus i̇kis bisey jenny yumur kural hakki riske
+    mil ogrenci bozuk hmm temel hel aldik dost uyku iletis kelly yahu rus gelme tuzak bardak susa hemsir dean
+    gorel meksika cop soylemel gorune kilometre bik hafta birakma yapmaz kalbi kullanarak hirsiz uste uzuc sahne
+    dinlemek phil karmasik unutmay dolarlik kut atis yardimcis ekmek kizil vermiyor ilgilendirmez cikal gecic lily
+    anlatmak topla louis takdir gecerli progra hafif tehlik yetisk sadik roger calisir siparis nden hastalik smith
+    randevu sehre julia kaltak gorunmuyor hukumet cia beledi edemez nakit prens gorecek taylor yardim atesli ina
+    bitmedi bedav hassas komu jackso yumusak bakacak sok gormemis banyo kokus cekiyor kipirda baslamak seve
+    kisilik iske gosterecek agac ufaklik vegas ole kare sonras etmedi korkma video aber degisiklik tes yapmiyor
+    gizemli ler dougu olmamas soruyor taze kafas faydas biter vakt maggie getirir acikla kirli jackie araya
+    mutluluk gerekmez halk agz pizza telefon cam pazartes heyecanli grace red morga natha aramak kontrolu sun
+    komiser chloe taki etkis vucut aray bucuk calismiyor duyduk gecer gergi gary obur rock duymadi ederek yavasca
+    hesap zenci rop kism howardi tuvale yari josh daya ayakkap olumcul katiliyor ruzgar amerikal ipuc sure delik
+    stan ª umr dusunme yorgu dovus hank patrick kart gonullu bulmal bakis bilet kur kriz tahli rahip julie anlamak
+    anlayamadi ila milyon sasirtic baskas kocas kasap donus sorun l soru kurtarma yazar van no ndan kirik denemek
+    dava hindista yapmayacak kok cal gemis temsil beklemek tutuyor verel etmis muster victor trafik birlesik
+    lezzetli sikayet duymus gunah hiz ogretme tatil otobus universi bilemez surelik calisacak chicago ozgurluk
+    sinyal bela konusacak aci i̇zn eyalet ucus gosterir kaza sasir birakal oynuyor denir minnettar surecek renk
+    esya kibar laur mahkeme gecmis muciz talep yetenekli gececek olmamis gitmedi hapis oldurduk hele dusunmemis
+    takma bravo mac cizgi teyze dik bulamadi maym ogla yariyor olmayabilir buyukanne oldurur molly dondurma
+    escinsel tanis emekli rick oyuncak oyuncu gecmek jones olal sohbet coz net kadeh ross kesk buyr nukleer
+    kusursuz madde siddet gorusme oyle laf gogus si degistirmek bakip bar getirecek minik bekleye aciyor tarz
+    intika garanti cenaz japo kimlik es goturmek gormuyor meyve kotus cadi mufettis dorduncu fare anlayamiyor ser
+    patates davraniyor hissetmiyor almanya toprak benz goturecek mahk ugr sigor bizzat farki normalde vincent
+    anlama caliyor secenek paket amac kalmaz yakal biline bakilir gorur bege kacmak nu bulur demir elizabeth tyler
+    yaral gormez donel umuyor motor alkol manyak korkak sisma greg elveda bayiliyor siras fred zafer kalabalik
+    birakiyor yuruy israr ali yaradi adli donna tuvalet hasar viski sevmiyor gorebilir golf sacmala patla idi borc
+    durup yila bayil hikaye gittikce kurtulmak vampir saldiri hosgel veril dakika pas saglamak kurtar bugunku
+    marcus risk dersi ertes diyebilir jes aziz charlotte barry aski delilik alarm melek just katilmak kilis kaynak
+    pos acmak nate basar bahset getire duz kacir cagir mak saate lor adres kulup sorusturma firt opucuk atiyor
+    cikola yumruk soracak eskis hayvan hoslaniyor baka terry poli cezas icel sisko andrew model oturuyor olama
+    tatm modern sihirli edemiyor sandvic derek marie koruma makines izni meyda roy yasama giriyor vi tarzi gunduz
+    cooper inanmak gecip sensiz sal sessizlik lois verip lucas kilic akillic aclik vermedi affet yakalamak sabit
+    angel kaybetmek suy`
   },
   sv: {
     stopwords: `
@@ -1822,106 +1822,107 @@ export const TEXT_DATA = {
   },
   vi: {
     stopwords: `
-    a bi boi ca cac cai can cang chi chiec cho chu chua chuyen co cu cua cung do duoi gi khi khong la lai len luc
-    ma moi nay nen neu ngay nhieu nhu nhung noi nua phai qua ra rang rat roi sau se so su tai theo thi tren truoc
-    tu tung u va van vang vao vay vi viec voi vua đa đang đe đeu đieu đo đuoc`,
+    a bi boi ca cac cai can cang chi chiec cho chu chua chuyen co cu cua cung da dang de deu dieu do duoc duoi gi
+    khi khong la lai len luc ma moi nay nen neu ngay nhieu nhu nhung noi nua phai qua ra rang rat roi sau se so su
+    tai theo thi tren truoc tu tung u va van vang vao vay vi viec voi vua`,
     frequent: `
-    toi khong anh la co ta đi cua đa mot đo se gi chung đuoc va phai lam nguoi roi nay cho đay em con ong sao o
-    biet noi no the voi ra vay lai cau nao đe cai đang trong muon nhu ay nhung ma đau khi chuyen đen chi ve ho gio
-    ca thoi thi thay cung han cac ai vao bi nghi that neu minh nua rat can vi viec a đieu chu xin len su chua may
-    nghe thu nha ban đung me tu moi chet on hon tim hay tot nen tao tin qua nhieu truoc ten tat y cong bao ba tren
+    toi khong anh la co ta di cua da mot do se gi chung duoc va phai lam nguoi roi nay cho day em con ong sao o
+    biet noi no the voi ra vay lai cau nao de cai dang trong muon nhu ay nhung ma dau khi chuyen den chi ve ho gio
+    ca thoi thi thay cung han cac ai vao bi nghi that neu minh nua rat can vi viec a dieu chu xin len su chua may
+    nghe thu nha ban dung me tu moi chet on hon tim hay tot nen tao tin qua nhieu truoc ten tat y cong bao ba tren
     nhat tai bo cam loi theo ngay sau thanh chau gap yeu nhin cu khac bat chac giet xem chao thich van song cach
-    đua het bon luc to hai quan lay goi cha hieu an tay giup xe rang lan chinh ha ngai cuoc nam mat vu bay khoi
-    nhan i tien đuong vang tro xuong nhe đinh thua gai sat gia do so luon ngoai thang nhau chut be toan ke tung
-    đong hang oi nhanh nhien bang si phong quay nho thuc chien t chang vo đai c ly ko vui ben le hoi tiep cuu tinh
-    canh hoc tuyet tra đanh giong trai n kia tam xay choi gian đeu nuoc vai sinh giu tieng boi u đep ket lo vua
-    hanh gioi tuong hinh vien hom hien ng binh lau đu sang lon than thuong chay giai thong trung phu cuoi coi mang
-    chiec đoi ro bac hop troi ngu them xac đem đien dung du sung oh nu nghia lien gan hoan xa phat ngoi truong đat
-    m tre đan chiu uong sap vong duoi san xong quyet tap kho nhi mo nang it cao kiem long khon vat benh manh phan
-    quai de bien phia quen phut ga chon ky quy l hoac mung loai chan s sai yen te điem yeah thuoc mai suc pho mau
-    tuan mua khach duy kinh dien tau tri phap đac bai tuc quyen phep dan mac buoi hy hoang quoc đon phuc tieu pha
-    tranh chuc hiem cay thoai nhiem tiet he tuoi chuan danh pham xau luat khu ao sep thien sach thoat khien hua
-    you lac đia ngon lenh ne xuat tan v lieu xu cap day nhoc trinh gay hoach bong nguy tron som th kha ruou giao
-    doi viet thiet đoc ch giua hoa muc phim tui đoan dich huong ngoc dau buoc my di kiep thuat hey nan lap tham
-    nghiep khoan da nhay trang khoe đam cang im đuc banh kieu thuyen buc phi mong tac khung tran suot ngua tiec b
-    khoang lu mon luong man tru keo giac suy quanh buon nh lua gui linh chong trieu hen khoa rieng dai bua gang
-    okay tha đuoi lich tong ngan hoat ngo nguyen dam lang cuop nhap nghiem ok chia ghet đao phuong chat toa ghi
-    john phien kien hat thieu trach cat am h huy lao vet kh truyen nhac nong uoc uh thai chap rac che giay khan
-    thit vuot e cuon vung nhom mieng kim lanh jack kich thuyet cham toc ty tich thuan d sua vuong ki trom khau
-    luyen ich huynh hung hi bom ac tho soat khai hau chuong new chim and keu xet thoa rut ah ngac xanh xuc thue
-    giau ung g soc loan cuc mui tang r sam đot thuy luu xep uy don vuc hong ngung bieu xinh say khap đap sot diet
-    in ti truy truc dinh lop huu ton giuong hao nui lung giam hut hiep of nguc khoc nguon mi ham chup đich doa
-    frank nem rung sieu dang york nga vinh xung nham tom li lui met dao dong chieu phe nuoi p harry ngoan peter
-    whoa nghien sac menh sa ninh ap duong duc ph luan um trien michael đeo niem bau điep xua nguoc rong chuot kham
-    mien james charlie treo ghe tram khiep coc hu tuy leo hap bung tr trao xuyen oliver q muoi bam chiem kip chai
-    bia ngang muu khuyen wow trua claire rua meo mike dep jim thap alex mom nat doanh gac nhiet guong huan george
-    will david nau tuoc xam goc ep giang bep dut sy joe khieu paul mu lat thach hmm well com your om dua phao mao
-    buong paris thung tuyen sarah max we moc ran luot gau thao hoai all quang x map is que mary bill ngot sara for
-    huh barry xoa khat son jimmy what cut mach suyt cuong kin oc nick fbi men soi tach luoi danny bob phieu nhot
-    nien mark truot anna gion gianh uc kem nhuc tommy go bui dave khuon xoay ngam na by henry chin billy ray tiem
-    heo jake k au bu phau richard this nuong bar vuon jane lee nut matt tv carl liet huyet xich ru boc bop arthur
-    thinh dum dean eddie re cot tia đit thiep trum thoang taxi choc vut tony know robert kiet camera đc mexico
-    robot london ghen mem martin thac cui with finch khang hit khoac stark right ruot guc chuy quet alo johnny
-    adam j rau one xom maria uu uot shh dieu victor huyen scott kate nop gat thiu ganh jesus khich lot up bobby
-    beo steve baby rachel rome ngui ll cia ngheo come xang marty ryan queen chen walter rot sean trat rick andy
-    william get nguong roy giap von gop annie jones xai nathan gom ua kevin giat xuan non uhm chui alice are rao
-    washington qu bot khuc nhang sup chep nhip dat have edward got eric ngh bach hac xi buyt video đut charles
-    emily ethan yo ted khoanh radio bap duoc but amy nhet kenh mmm like nganh just chot thomas ngap ngao xiu was
-    pin there khop out thea city hiro ron aah yes virus suong ngat brian nap chuoc pete nhen now run đoat nghin
-    texas đech phoi loat carrie reese xo chris gon lily ooh huoc nuot sherlock khen gium al ranh harold love not
-    laurel lun rap they spartacus guom lincoln khoai red ruoi suat daniel molly king wilson phil miller amen ang
-    jerry if katie gordon brody chem dip chop diu leu los lisa chuon thom louis set ken ow thieng doc carter xon
-    wayne castle rose luoc holmes here luke yem jesse phun california good thep scarlett jackson caesar parker cup
-    at hello shaw marcus suu hank cooper teddy let simon angeles robin bond morgan maggie seo chicago qui walt ri
-    bich ghep vit ren bruce roger gary el smith khinh ui doug him lucy vach bennet harvey trich xach park nhuong
-    whoo joey mia when noah mm jordan qkk walker jason sanh nina elizabeth jay f rui larry felicity khao pizza
-    linda ward dap angela merlyn nhich marie down coulson tyler felix ed moses mason giot nit sylar from wells
-    time xui want vegas chuoi starling andrew ngau hitler as bup nghich canada kep beth net barney who ven lucas
-    his little diep scofield matthew kelly sir gonna nicholas susan alan buddy duyen wyatt grant cole gach ashley
-    flash julie ned jean allen jamie how kheo lance feet see ann big darcy samuel brown jenny suon clark josh guy
-    rock piano riley tei berlin cheo maya white xot about gen bun rach chuck arrow choang malcolm hydra ruc helen
-    bye vincent turner evan lewis gotham skye nguyet florida chom ahh loc kheng julia xuoi buom aaron percy taylor
-    donnie black fan cafe hannah johnson brad alexander mr phang marshall palmer connor alpha saul sherman betty
-    albert snow quac sally buu mieu hue finn nhuan boston liu anne take jon lizzy benjamin thau dna terry ali
-    barbara caroline khuat lannister sophie bit sex penny bum nhai way dennis grace hack fred phung lawrence
-    richie ot nup joseph emma kid nhoi email chanh blue watson whiskey oz vac she einstein gps ronnie logan
-    patrick santa elena night treu game soan khe bauer điec web kyle ohh jacob dana west green make charlotte đui
-    gam sammy nhao stone karl greg merlin where michelle suoi chich sonny over hem kong daisy đ jessica sandwich
-    diego khuya house back sync division vun thet francisco carol internet ian khiet potter nghiet howard lydia
-    music martha hm ivan think nin cisco karen bonnie slade moscow fitz amanda never manny w ollie stephen ellen
-    frodo hep miami lou km tara noc hoanh manhattan beckett noel triet shit cameron trac clb lieng show yuri gin
-    raymond gieng seth avatar tokyo lester world ia woody frankenstein chip hill becca hunt joffrey sandy god
-    petrelli bip hal dick brooklyn frankie boyka subteam isaac reed stan nhua kit then charley vali need leonard
-    fuck phanh klaus tivi kai erik elias nikita laura bella xen falcone happy xoi xiec rosie tue megan phuoc troy
-    iris cass viem christian some jersey fox look miles lm flint sec nicky boy luom us chappie nancy nai debbie
-    lech been nghenh team nuc alfred monroe mep would or jo khiem victoria min đet queo xao more sasha carlos wade
-    dc deo oscar eve boong nghech wall thon buzz catherine off jennifer aw liz xit gates gao nazir star bravo
-    parkman nhiep justin joshua apache rai roman central mitch why blake leon ech fort virginia aang baxter trevor
-    francis siet holly vanessa vieng jill latin houston khuan won stifler omar tua hollywood did mack cun batman
-    sky duyet franklin uop crixus orleans burrows duncan hans street casey abraham bad steven veronica toby
-    margaret delta rebecca hot pat xeo clyde could je juan nghieng cindy tell mim tracy liem adn austin lionel
-    isabelle fletcher eh ci boris becky damien neo april clay eo dead ricky our marcel her ugh vodka collins zeus
-    harrison goa yoko miranda randy mickey please cuba facebook lauren cynthia bus norman lorenzo sid oa z lut yu
-    chloe prince cathy ellis mcclane bud zack lin andrea marion crowley trau bryan alvin philip bernie lane give
-    pierre gus toilet kira metro huou judy allison fbl kenny trut katniss ruong jeff ain hector nsa bruno niki
-    morris lach philadelphia sansa micah reo damon only two donna scotland mikey helena ni christ loa simmons ria
-    sue davis samurai shane vera heidi euro gandalf again oan fisk lim nhon đola gabriel del ana alison derek
-    grand indy peabody kansas thank xan vest too oxford dale halloween romeo eugene colombia abu diem khoat
-    afghanistan jin robbie ngong flynn rico phet fiona bell stefan vanh bourne sparta eva girl carmen heart trui
-    wolf daphne life nhuoc hum christine herbie cop fish kirk something oxy elliot rio stannis dot rinh khuyet
-    amber raven olivia gwen dea anthony micky hayley has elijah feel art sheldon tuot pharaoh daryl winterfell
-    reynolds didn earl hayes away dog wendy chambers neil elsa israel hold vienna dia lenny metatron stella violet
-    miss gloria donald sorry river pepper thui chum batiatus edgar angie anton hunter alexis brick đm natalie
-    linderman jude bieng old bet had brendan emmett perry virgil dre inch clarke ellie xuoc harris jess said
-    skyler wanna duke crassus were sen sanchez ripley vic travis lola bingley douglas sydney stanley nom bradley
-    heh gieo hood samaritan xoan through still cause heathcliff nhuom barnes sal lara camelot skipper tessa lia
-    hercules boom eyes chaney going riu dumbledore nora made brazil archer sanders deacon hawaii atlanta julian
-    laptop bull jonathan peeta lucky ctu buck young caitlin langley nate hell ross sparrow ever thoc live aye
-    bolton leslie nelson qy joan pierce anderson air dom belle maroni joy sing suresh raul teri cal vinci cave
-    bernard mafia shawn find jules đom marco benji evil khieng rahl mama summer angel ralph tns murphy skynet
-    williams sebastian khep dream russell mut hach home hacker butler nak iran top scotty las roland uon ramon blu
-    phac abe lyle carlo wickham andre murdock gotta kitty florence quat jeremy kieng marvin philly diggle link vot
-    iron khia harper xeng christina tet tess hall venice roberto`
+    dua het bon luc to hai quan lay goi cha hieu an tay giup xe rang lan chinh ha ngai cuoc nam mat vu bay khoi
+    nhan i tien duong vang tro xuong nhe dinh thua gai sat gia so luon ngoai thang nhau chut be toan ke tung dong
+    hang oi nhanh nhien bang si phong quay nho thuc chien t chang vo dai c ly ko vui ben le hoi tiep cuu tinh canh
+    hoc tuyet tra danh giong trai n kia tam xay choi gian deu nuoc vai sinh giu tieng boi u dep ket lo vua hanh
+    gioi tuong hinh vien hom hien ng binh lau du sang lon than thuong chay giai thong trung phu cuoi coi mang
+    chiec doi ro bac hop troi ngu them xac dem dien sung oh nu nghia lien gan hoan xa phat ngoi truong dat m tre
+    dan chiu uong sap vong duoi san xong quyet tap kho nhi mo nang it cao kiem long khon vat benh manh phan quai
+    bien phia quen phut ga chon ky quy l hoac mung loai chan s sai yen te diem yeah thuoc mai suc pho mau tuan mua
+    khach duy kinh tau tri phap dac bai tuc quyen phep mac buoi hy hoang quoc don phuc tieu pha tranh chuc hiem
+    cay thoai nhiem tiet he tuoi chuan pham xau luat khu ao sep thien sach thoat khien hua you lac dia ngon lenh
+    ne xuat tan v lieu xu cap nhoc trinh gay hoach bong nguy tron som th kha ruou giao viet thiet doc ch giua hoa
+    muc phim tui doan dich huong ngoc buoc my kiep thuat hey nan lap tham nghiep khoan nhay trang khoe dam cang im
+    duc banh kieu thuyen buc phi mong tac khung tran suot ngua tiec b khoang lu mon luong man tru keo giac suy
+    quanh buon nh lua gui linh chong trieu hen khoa rieng bua gang okay tha lich tong ngan hoat ngo nguyen lang
+    cuop nhap nghiem ok chia ghet dao phuong chat toa ghi john phien kien hat thieu trach cat am h huy lao vet kh
+    truyen nhac nong uoc uh thai chap rac che giay khan thit vuot e cuon vung nhom mieng kim lanh jack kich thuyet
+    cham toc ty tich thuan d sua vuong ki trom khau luyen ich huynh hung hi bom ac tho soat khai hau chuong new
+    chim and keu xet thoa rut ah ngac xanh xuc thue giau ung g soc loan cuc mui tang r sam dot thuy luu xep uy vuc
+    hong ngung bieu xinh say khap dap sot diet in ti truy truc lop huu ton giuong hao nui lung giam hut hiep of
+    nguc khoc nguon mi ham chup doa frank nem rung sieu york nga vinh xung nham tom li lui met chieu phe nuoi p
+    harry ngoan peter whoa nghien sac menh sa ninh ap ph luan um trien michael deo niem bau diep xua nguoc rong
+    chuot kham mien james charlie treo ghe tram khiep coc hu tuy leo hap bung tr trao xuyen oliver q muoi bam
+    chiem kip chai bia ngang muu khuyen wow trua claire rua meo mike jim thap alex mom nat doanh gac nhiet guong
+    huan george will david nau tuoc xam goc ep giang bep dut sy joe khieu paul mu lat thach hmm well com your om
+    phao mao buong paris thung tuyen sarah max we moc ran luot gau thao hoai all quang x map is que mary bill ngot
+    sara for huh barry xoa khat son jimmy what cut mach suyt cuong kin oc nick fbi men soi tach luoi danny bob
+    phieu nhot nien mark truot anna gion gianh uc kem nhuc tommy go bui dave khuon xoay ngam na by henry chin
+    billy ray tiem heo jake k au bu phau richard this nuong bar vuon jane lee nut matt tv carl liet huyet xich ru
+    boc bop arthur thinh dum dean eddie re cot tia dit thiep trum thoang taxi choc vut tony know robert kiet
+    camera dc mexico robot london ghen mem martin thac cui with finch khang hit khoac stark right ruot guc chuy
+    quet alo johnny adam j rau one xom maria uu uot shh victor huyen scott kate nop gat thiu ganh jesus khich lot
+    up bobby beo steve baby rachel rome ngui ll cia ngheo come xang marty ryan queen chen walter rot sean trat
+    rick andy william get nguong roy giap von gop annie jones xai nathan gom ua kevin giat xuan non uhm chui alice
+    are rao washington qu bot khuc nhang sup chep nhip have edward got eric ngh bach hac xi buyt video charles
+    emily ethan yo ted khoanh radio bap but amy nhet kenh mmm like nganh just chot thomas ngap ngao xiu was pin
+    there khop out thea city hiro ron aah yes virus suong ngat brian nap chuoc pete nhen now run doat nghin texas
+    dech phoi loat carrie reese xo chris gon lily ooh huoc nuot sherlock khen gium al ranh harold love not laurel
+    lun rap they spartacus guom lincoln khoai red ruoi suat daniel molly king wilson phil miller amen ang jerry if
+    katie gordon brody chem dip chop diu leu los lisa chuon thom louis set ken ow thieng carter xon wayne castle
+    rose luoc holmes here luke yem jesse phun california good thep scarlett jackson caesar parker cup at hello
+    shaw marcus suu hank cooper teddy let simon angeles robin bond morgan maggie seo chicago qui walt ri bich ghep
+    vit ren bruce roger gary el smith khinh ui doug him lucy vach bennet harvey trich xach park nhuong whoo joey
+    mia when noah mm jordan qkk walker jason sanh nina elizabeth jay f rui larry felicity khao pizza linda ward
+    angela merlyn nhich marie down coulson tyler felix ed moses mason giot nit sylar from wells time xui want
+    vegas chuoi starling andrew ngau hitler as bup nghich canada kep beth net barney who ven lucas his little
+    scofield matthew kelly sir gonna nicholas susan alan buddy duyen wyatt grant cole gach ashley flash julie ned
+    jean allen jamie how kheo lance feet see ann big darcy samuel brown jenny suon clark josh guy rock piano riley
+    tei berlin cheo maya white xot about gen bun rach chuck arrow choang malcolm hydra ruc helen bye vincent
+    turner evan lewis gotham skye nguyet florida chom ahh loc kheng julia xuoi buom aaron percy taylor donnie
+    black fan cafe hannah johnson brad alexander mr phang marshall palmer connor alpha saul sherman betty albert
+    snow quac sally buu mieu hue finn nhuan boston liu anne take jon lizzy benjamin thau dna terry ali barbara
+    caroline khuat lannister sophie bit sex penny bum nhai way dennis grace hack fred phung lawrence richie ot nup
+    joseph emma kid nhoi email chanh blue watson whiskey oz vac she einstein gps ronnie logan patrick santa elena
+    night treu game soan khe bauer diec web kyle ohh jacob dana west green make charlotte dui gam sammy nhao stone
+    karl greg merlin where michelle suoi chich sonny over hem kong daisy jessica sandwich diego khuya house back
+    sync division vun thet francisco carol internet ian khiet potter nghiet howard lydia music martha hm ivan
+    think nin cisco karen bonnie slade moscow fitz amanda never manny w ollie stephen ellen frodo hep miami lou km
+    tara noc hoanh manhattan beckett noel triet shit cameron trac clb lieng show yuri gin raymond gieng seth
+    avatar tokyo lester world ia woody frankenstein chip hill becca hunt joffrey sandy god petrelli bip hal dick
+    brooklyn frankie boyka subteam isaac reed stan nhua kit then charley vali need leonard fuck phanh klaus tivi
+    kai erik elias nikita laura bella xen falcone happy xoi xiec rosie tue megan phuoc troy iris cass viem
+    christian some jersey fox look miles lm flint sec nicky boy luom us chappie nancy nai debbie lech been nghenh
+    team nuc alfred monroe mep would or jo khiem victoria min det queo xao more sasha carlos wade oscar eve boong
+    nghech wall thon buzz catherine off jennifer aw liz xit gates gao nazir star bravo parkman nhiep justin joshua
+    apache rai roman central mitch why blake leon ech fort virginia aang baxter trevor francis siet holly vanessa
+    vieng jill latin houston khuan won stifler omar tua hollywood did mack cun batman sky duyet franklin uop
+    crixus orleans burrows duncan hans street casey abraham bad steven veronica toby margaret delta rebecca hot
+    pat xeo clyde could je juan nghieng cindy tell mim tracy liem adn austin lionel isabelle fletcher eh ci boris
+    becky damien neo april clay eo dead ricky our marcel her ugh vodka collins zeus harrison goa yoko miranda
+    randy mickey please cuba facebook lauren cynthia bus norman lorenzo sid oa z lut yu chloe prince cathy ellis
+    mcclane bud zack lin andrea marion crowley trau bryan alvin philip bernie lane give pierre gus toilet kira
+    metro huou judy allison fbl kenny trut katniss ruong jeff ain hector nsa bruno niki morris lach philadelphia
+    sansa micah reo damon only two donna scotland mikey helena ni christ loa simmons ria sue davis samurai shane
+    vera heidi euro gandalf again oan fisk lim nhon dola gabriel del ana alison derek grand indy peabody kansas
+    thank xan vest too oxford dale halloween romeo eugene colombia abu khoat afghanistan jin robbie ngong flynn
+    rico phet fiona bell stefan vanh bourne sparta eva girl carmen heart trui wolf daphne life nhuoc hum christine
+    herbie cop fish kirk something oxy elliot rio stannis rinh khuyet amber raven olivia gwen dea anthony micky
+    hayley has elijah feel art sheldon tuot pharaoh daryl winterfell reynolds didn earl hayes away dog wendy
+    chambers neil elsa israel hold vienna lenny metatron stella violet miss gloria donald sorry river pepper thui
+    chum batiatus edgar angie anton hunter alexis brick dm natalie linderman jude bieng old bet had brendan emmett
+    perry virgil dre inch clarke ellie xuoc harris jess said skyler wanna duke crassus were sen sanchez ripley vic
+    travis lola bingley douglas sydney stanley nom bradley heh gieo hood samaritan xoan through still cause
+    heathcliff nhuom barnes sal lara camelot skipper tessa lia hercules boom eyes chaney going riu dumbledore nora
+    made brazil archer sanders deacon hawaii atlanta julian laptop bull jonathan peeta lucky ctu buck young
+    caitlin langley nate hell ross sparrow ever thoc live aye bolton leslie nelson qy joan pierce anderson air dom
+    belle maroni joy sing suresh raul teri cal vinci cave bernard mafia shawn find jules marco benji evil khieng
+    rahl mama summer angel ralph tns murphy skynet williams sebastian khep dream russell mut hach home hacker
+    butler nak iran top scotty las roland uon ramon blu phac abe lyle carlo wickham andre murdock gotta kitty
+    florence quat jeremy kieng marvin philly diggle link vot iron khia harper xeng christina tet tess hall venice
+    roberto troc satan brandy around zoe natasha sugar missouri harvard colorado giesu keith radar tina thorn
+    subbing zoom lockwood call ford hazel cairo amelia sharon jacques woman iraq glenn thor drazen rhett stop luis
+    huc interpol rita blood sullivan jessie`
   }
 } as const
 

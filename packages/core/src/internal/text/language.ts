@@ -40,8 +40,12 @@ export const LANGUAGES = [
 export type Language = typeof LANGUAGES[number]
 
 let polishStemmer: StemmerPl | undefined
-/** Polish: folded first (the stemmer's suffixes are written without Polish letters: "ów" is "ow"). */
-const polish = (word: string): string => (polishStemmer ??= new StemmerPl()).stem(foldWord(word))
+/**
+ * Polish: accents stripped first (the stemmer's suffixes are written without them: "ów" is "ow"), "ł" kept (its
+ * suffixes "ał", "ił", "łem" have it).
+ */
+const polish = (word: string): string =>
+  (polishStemmer ??= new StemmerPl()).stem(LATIN_DIACRITIC.test(word) ? stripAccents(word) : word)
 
 const STEMMERS: Record<Exclude<Language, "ko">, (word: string) => string> = {
   en: english,
@@ -75,16 +79,20 @@ const HANGUL_ONLY = /^[\uac00-\ud7a3]+$/
 const LATIN_DIACRITIC = /[\u00c0-\u024f\u1e00-\u1eff]/
 
 /**
- * Accents removed from Latin letters ("é" → "e", "ß" → "ss", Vietnamese "dữ liệu" → "du lieu", as people type it
- * without a Vietnamese keyboard) and Russian "ё" written "е", as most Russian text does;
+ * Accents removed from Latin letters ("é" → "e", "ß" → "ss", "ı" → "i", "ł" → "l", Vietnamese "đường" → "duong",
+ * as a keyboard without them types them) and Russian "ё" written "е", as most Russian text does;
  * other scripts untouched (Hangul must stay composed).
  */
 export const foldWord = (word: string): string => {
-  const folded = LATIN_DIACRITIC.test(word) ?
-    word.replace(/ß/g, "ss").normalize("NFD").replace(/[\u0300-\u036f]/g, "") :
-    word
+  const folded = LATIN_DIACRITIC.test(word) ? stripAccents(word).replace(/[ıłđ]/g, (letter) => PLAIN[letter]!) : word
   return folded.includes("ё") ? folded.replace(/ё/g, "е") : folded
 }
+
+/** Letters with no decomposition, as a keyboard without them types them: Turkish "ı", Polish "ł", Vietnamese "đ". */
+const PLAIN: Readonly<Record<string, string>> = { ı: "i", ł: "l", đ: "d" }
+
+/** Combining accents removed, "ß" written "ss". */
+const stripAccents = (word: string): string => word.replace(/ß/g, "ss").normalize("NFD").replace(/[\u0300-\u036f]/g, "")
 
 /**
  * Korean case particles, postpositions and the commonest predicate endings, longest first. A grammar closed class
