@@ -247,6 +247,9 @@ describe("text analysis", () => {
     // letters with no accent to strip meet what a keyboard without them types: Turkish "kullanıcılar" typed
     // "kullanicilar", Vietnamese "Đường" typed "duong", Polish "błąd" typed "blad"
     assert.strictEqual(stemWord("tr", "kullanıcılar"), stemWord("tr", "kullanicilar"))
+    // Turkish capital "İ" lower-cases to "i" and a combining dot: the dot goes
+    assert.strictEqual(stemWord("tr", normalizeWord("İstanbul")), stemWord("tr", "istanbul"))
+    assert.strictEqual(normalizeWord("DİKKAT"), "dikkat")
     assert.strictEqual(stemWord("vi", normalizeWord("Đường")), "duong")
     assert.strictEqual(stemWord("pl", "błąd"), stemWord("pl", "blad"))
     assert.strictEqual(foldWord("cómo"), "como")

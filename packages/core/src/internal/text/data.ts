@@ -1278,109 +1278,108 @@ export const TEXT_DATA = {
     zaten`,
     frequent: `
     bir bu ne ve ic mi de o ben cok am evet var da degil sey hayir dah sen kadar ba gip p yok on i tama be se her
-    sa ki ya sadec zama bura olduk nasil hic sonra s en mu su biraz hadi guzel ol yani bo i̇yi bil lutfe bak eger
-    pek cunku ar gercek ger biliyor istiyor kim baska olarak belki tek dogru buyuk ola bay olur in ada il olacak
-    hey hicbir biz demek sanir yar bilmiyor tesekkur tum gun ye faz eder nere tanr merhap efe a ora gec son kot
-    harik ik sor et is but tam gerek siz di heme uzgu kucuk olabilir baya ayni hakk gel tabii yuz kiz ke deva nin
-    e ver oluyor iz sela anne bap dur asl as gor k ozur oh onemli git hal tekrar y haydi sekil olmak bugu so pekal
+    sa ki ya sadec zama bura olduk nasil hic sonra s en mu su biraz hadi guzel ol yani bo bil lutfe bak eger pek
+    cunku ar gercek ger biliyor istiyor kim baska olarak belki tek dogru buyuk ola bay olur in ada il olacak hey
+    hicbir biz demek sanir yar bilmiyor tesekkur tum gun ye faz eder nere tanr merhap efe a ora gec son kot harik
+    ik sor et is but tam gerek siz di heme uzgu kucuk olabilir baya ayni hakk gel tabii yuz kiz ke deva nin e ver
+    oluyor iz sela anne bap dur asl as gor k ozur oh onemli git hal tekrar y haydi sekil olmak bugu so pekal
     birlik par olmaz uz bakal zate ilk al geliyor laz dos uc dakik em birkac herkes saat soyledi ister yapiyor ev
     yil cocuk hep yer bek birak ilgil gidel etmek dan olmal kac istemiyor lanet hepsi un an buras az karsi eski
     hazir kendi gerekiyor ediyor fakat kesinlik kadi soz yapmak tane zor diger t bun gormek kis ni kabul seviyor
-    ama tanri kez i̇ki sag elbet gidip fala tatl yanlis hos hem doktor haf ozel yemek yapma kontrol gereke mutlu
-    baz dedi hala ayric disar ber edi yalniz ah erkek yala merak polis gorusur dun ihtiyac baba haber gidiyor la
-    yi aksa pekala ha gece sak sanki den nefret sabah dikkat bes karar umar yap veya cabuk etme ay farkli uzer
-    olmas aptal tamame oldukca fark yeter boy taraf kes birsey u istedik acik dunya ad i̇lk hangi dort do olamaz
-    gorunuyor biris kolay beraber konusmak baze bul ancak yan sahip olmadik yol gelecek bas gitmek bit tabi he
-    anliyor cevap genc almak yardimci kahret konu kal g takip ates nun soylemek dus le istedi muhtemele dusunuyor
-    mukemmel cidi sanmiyor icer herhangi yeni bos alt vay kan goz halde hizli sur ogl ac uzak du gele cik sani
-    garip john arap jack yak ara hayat alo anladi calisiyor hayal soyluyor galip rahat ca bilir der cevir bebek
-    orta basladi ta gelip yaptik guclu olay hat arkadas savas komik boylec hav hakli hareket bin acap gul surekli
-    gelir telefo kardes yapacak silah oy olma el terk ait acel gizli dans daki diyor evlat zarar uygu dis guna
-    olmayacak memn kapi heps fikir ayne hissediyor tur bey tuhaf yuk rahatsiz olmadi new sik ker yasli sam korkunc
-    saniyor gerektik cikar herif veriyor dol para bilmek sev edecek beyaz mumk belli tahm yapama vermek cene has
-    berbat ney guvenlik dikkatli milyo del dair ai normal tatli olmaya disari insa affeder michael charlie sefer
-    pardo sans keske ask te olup kap asak at millet seks bilme the yapar dok kahve yas i̇nsan herke kendis yavas
-    bi kusur hosca alip yeterli cinayet bakma sicak frank er york sessiz ust asil don ge ufak kopek inanamiyor
-    yukar amerik cek benziyor dek tehlikel bilgi sarki basit guc n gayet bircok nefes hak ko tipki olsa noel gitme
-    film dalga goruyor bulmak anlasil ses vakit alma george muhtese mesaj koc sonraki kimse gidi bur anlamiyor tom
-    ikinci parti yu acil soylemis fena allah aja insan hatirliyor joe herhal mik tut alabilir yedi peter zavalli
-    sebep eglencel ozellik gorunus zaman dedektif babas icki ragme yapal davidi soyle baksa uyusturuc patro lan
-    parcas defa katil konusma bekliyor sevgil numar ise bilemiyor oldurmek suc hersey tercih alacak gerekir dola
-    durust kayip unutma kirmiz canli sagol teklif verir say yapa sacma soguk guvenli bahsediyor yapabilir sonsuz
-    ala tesl bagli yur yasiyor kalk muzik davet asik super sir taniyor sert kavga anlat olas park umur alir
-    hanimefe adam anla kala gorme iyis sehir cekil fikr dav okul gormedi tak geldik gunes gelmek kalmak bekley
-    herse anlam mesela paul edebilir istemedi can oras pislik henry simdi agir verecek kral gurur ogrenmek getir
-    max hale arka kalp oncek veric duruyor dusunmus siyah sef ikna anlasma kadin resmi gider yazik annes ifa sira
-    afer araba suclu bol bayan goster biri kel bira kitap orospu gu kar ilginc yla gidecek serbest nic sat zengi
-    soyleyecek surec iyilik vakti sek ucuncu dinley ettik isteme olan tehdit nede ahbap yaklasik konus danny yasa
-    cesit dua calisa deger general duymak oldur sigar na ee hedi jimmy yo yapmadi edel cift alex sever cikip
-    mantikli james yasamak aliyor guve ayak sarah salak ortak gorev parca isteye asir once karanlik mary mavi
-    duyuyor seksi edip hani balik soy i̇ kisisel endiselenme kalmadi kalacak kulak tebrik ray ariyor zek derec
-    saygi gerekecek sacmalik sahte harry tony amerika rica yuzbas gorduk nick soyley tan kapat calis i̇kinci verme
-    yaz bok ten bayak kutsal fbi gerekli jim etmez inanilmaz cikmak defol sansli destek geri grup turlu gir koy
-    paris ilgis sarhos ders anlamadi oylec hika bob kahrolas bildik birinci gelmedi yildiz yiyecek gelmiyor
-    korumak jane aradi go unut gi kaz ailes bill one kaf d parmak epey gosteriyor albay mesel peder sura hayva
-    gitmel dahil m simdilik yaramaz korkar test nes i̇nsa cay dogal kapal plan buyur akl surpriz cikiyor genel
-    sahi yardi aksam sanmis richardi degerli hamil ciddi basaril korkuyor seker lee ziyaret cehenne basliyor yle
-    akilli tedav oglu edil inaniyor igrenc duzgu calismak sarap sevdik soyleme yatak ryan muthis evli calisma
-    gittik sol yaris stev tegme avukat kat kafa billy diyecek pis mal hap kanit konusabilir oturup londra oda yuc
-    bazi yargic yaziyor asker mark tommy iptal demis johnny kaybet sayilmaz oldurme majeste of abi seyir kurba
-    etmey sagla geciyor profesor itiraf seyta daim kurtarmak hoscakal sonuc will konusuyor gelmez gelebilir buz
-    birazcik aile yasaya zayif kuzey not you mas arar saye cin yesil yabanci daniel etraf unlu serif adil memur
-    yagmur fazla bomba mektup ikis uya evlilik ozgur olmek guney cavus cekic halleder made ismi jake ok fotograf
-    metre sikic hastane olmuyor nde soyledik kizgi donmek bakmay soylemedi yakisikli olabilecek baslayal res sansi
-    kos hizmet giris saatte kenar i̇z bakmak cinsel pic cep ruya cika bulma karis sec sirf resme suphel chris
-    derhal mesgul sinif gostermek kismi zevk vur pes hatirlamiyor ruh or isik olmus ner vere hedef dna etmiyor
-    spor robert saldir uh otur bobby firsat diyel ayri zamanki bilgisayar arastirma brian kate iyic koca sorumlu
-    imkansiz engel bah ters duk numaral eric iyi ogre verdik kocama afeder proble birakip isaret eddie birbir kus
-    sukur girmek ucak tamir i̇ngil cilgi konusal aras odas kev bolge mart filmi tutmak hava arayip haric ozledi
-    birer nda asagi ceset ciplak gerekmiyor bakiyor fazlas kisi rapor i̇stedik walter rachel ilac jerry benzer
-    charles girip donup pazar top kor sormak anlas edeme kedi hatirladi oynamak tas ardi alal i̇k tavsi kahrama
-    kurt hareke andy c itibare amy uzul idar donecek fila yapamaz hangis kayit dedik bagla maalesef scott sayilir
-    gorusmek hisset donuyor hayalet enerji vereme nasii cesur yapila anna yapip birakmak numaras san saglik
-    savunma merkez sinir pe yasal anlasila canavar istemis uyuyor girecek baris ihanet umut mucadel yillik kilo
-    buluna los kiriklik goremiyor lisa ode kazanmak baski clark clair binbas alakas paras and mahke sus siste cirk
-    sanat tavuk fransiz yarar b calistik emir kurs acikcas doner otel uzay i̇ngilter dogrus ted iceri sirket akil
-    sakincas parlak dokunma kaliyor nazik kyle soyleyebilir bat baslangic cumartes yangi tv karisik iliski
-    yolculuk jaso i̇na vermeyecek hay gecir ustelik kredi dusma mada vahsi ameliyat banka ogle cikarmak nihayet
-    yukari prenses larry cikis sac elektrik sevimli kamer geces soylese cikacak luke televizyo bulacak annie
-    tanismak kokuyor kalma sosyal futbol ani ulusal egit gonder acayip emily gecirmek duygusal yalanci degis
-    mutlak sean fra tespit dahi kalir angeles thomas emri cesaret alic neden oldurul yapil arthur intihar getirmek
-    fikri tecavuz chuck cekip soyleyeme oldurecek bakar edic basaris tren ornek carter dusuk teknik kulla gunluk
-    matt egle partis arama hata seref dave taksi durma arayacak cesedi km cicek tadi ed tanik kahval korku sehri
-    dusunmek tanes konusur ro eh etmes avrup inanmiyor utanc tarih yapmay elbis demedi sehr yerel ceza etkileyic
-    bile washingto yat joey tehlike gidebilir yirmi gore tepki kaybol etmel surer pisma arac simo anahtar i̇mdat
-    acikca olecek gerci cekmek beyefe ulke sevgi ihtimal gitmiyor rol pahal yakaladi pla dev it im tanimiyor
-    karsilik us fahis um kere heyeca dusunmuyor haya i̇ster asagilik kullanmak leo emreder kullaniyor kic dert
-    dene carl sokak yapilacak servis ekip girer verebilir lar derece kagit gaz endis william odul sis halt yapmal
-    romantik musaa uyes oncelik eslik genellik devlet yahudi aksi saati gotur odunc lord denedi istemez iddia tim
-    jeff profesyonel dusunduk arabas silahli dahaki gozukuyor lucy benimki olaganus huzur veda emma saglikli
-    gizlic to sezo isi icmek meseles bosver kralic yapmas ilgi eksik izlemek gorebiliyor bulup neres cikma afrik
-    bicak haval soyleye sorabilir hicbirsey serser sut adalet atmak sar gelmis bari fiziksel yasak saf oldure
-    misir evlenmek tip kalip onur yapabilecek okudu tanidik tanistik adi nok maria ism alakal suphe i̇ngiliz rose
-    ka genis seyahat his tibbi li federal abby cevire alisveris gormus i̇kis bisey jenny yumur kural hakki riske
-    mil ogrenci bozuk hmm temel hel aldik dost uyku iletis kelly yahu rus gelme tuzak bardak susa hemsir dean
-    gorel meksika cop soylemel gorune kilometre bik hafta birakma yapmaz kalbi kullanarak hirsiz uste uzuc sahne
-    dinlemek phil karmasik unutmay dolarlik kut atis yardimcis ekmek kizil vermiyor ilgilendirmez cikal gecic lily
-    anlatmak topla louis takdir gecerli progra hafif tehlik yetisk sadik roger calisir siparis nden hastalik smith
-    randevu sehre julia kaltak gorunmuyor hukumet cia beledi edemez nakit prens gorecek taylor yardim atesli ina
-    bitmedi bedav hassas komu jackso yumusak bakacak sok gormemis banyo kokus cekiyor kipirda baslamak seve
-    kisilik iske gosterecek agac ufaklik vegas ole kare sonras etmedi korkma video aber degisiklik tes yapmiyor
-    gizemli ler dougu olmamas soruyor taze kafas faydas biter vakt maggie getirir acikla kirli jackie araya
-    mutluluk gerekmez halk agz pizza telefon cam pazartes heyecanli grace red morga natha aramak kontrolu sun
-    komiser chloe taki etkis vucut aray bucuk calismiyor duyduk gecer gergi gary obur rock duymadi ederek yavasca
-    hesap zenci rop kism howardi tuvale yari josh daya ayakkap olumcul katiliyor ruzgar amerikal ipuc sure delik
-    stan ª umr dusunme yorgu dovus hank patrick kart gonullu bulmal bakis bilet kur kriz tahli rahip julie anlamak
-    anlayamadi ila milyon sasirtic baskas kocas kasap donus sorun l soru kurtarma yazar van no ndan kirik denemek
-    dava hindista yapmayacak kok cal gemis temsil beklemek tutuyor verel etmis muster victor trafik birlesik
-    lezzetli sikayet duymus gunah hiz ogretme tatil otobus universi bilemez surelik calisacak chicago ozgurluk
-    sinyal bela konusacak aci i̇zn eyalet ucus gosterir kaza sasir birakal oynuyor denir minnettar surecek renk
-    esya kibar laur mahkeme gecmis muciz talep yetenekli gececek olmamis gitmedi hapis oldurduk hele dusunmemis
-    takma bravo mac cizgi teyze dik bulamadi maym ogla yariyor olmayabilir buyukanne oldurur molly dondurma
-    escinsel tanis emekli rick oyuncak oyuncu gecmek jones olal sohbet coz net kadeh ross kesk buyr nukleer
-    kusursuz madde siddet gorusme oyle laf gogus si degistirmek bakip bar getirecek minik bekleye aciyor tarz
-    intika garanti cenaz japo kimlik es goturmek gormuyor meyve kotus cadi mufettis dorduncu fare anlayamiyor ser
-    patates davraniyor hissetmiyor almanya toprak benz goturecek mahk ugr sigor bizzat farki normalde vincent
+    ama tanri kez sag elbet gidip fala tatl yanlis hos hem doktor haf ozel yemek yapma kontrol gereke mutlu baz
+    dedi hala ayric disar ber edi yalniz ah erkek yala merak polis gorusur dun ihtiyac baba haber gidiyor la yi
+    aksa pekala ha gece sak sanki den nefret sabah dikkat bes karar umar yap veya cabuk etme ay farkli uzer olmas
+    aptal tamame oldukca fark yeter boy taraf kes birsey u istedik acik dunya ad hangi dort do olamaz gorunuyor
+    biris kolay beraber konusmak baze bul ancak yan sahip olmadik yol gelecek bas gitmek bit tabi he anliyor cevap
+    genc almak yardimci kahret konu kal g takip ates nun soylemek dus le istedi muhtemele dusunuyor mukemmel cidi
+    sanmiyor icer herhangi yeni bos alt vay kan goz halde hizli sur ogl ac uzak du gele cik sani garip john arap
+    jack yak ara hayat alo anladi calisiyor hayal soyluyor galip rahat ca bilir der cevir bebek orta basladi ta
+    gelip yaptik guclu olay hat arkadas savas komik boylec hav hakli hareket bin acap gul surekli gelir telefo
+    kardes yapacak silah oy olma el terk ait acel gizli dans daki diyor evlat zarar uygu dis guna olmayacak memn
+    kapi heps fikir ayne hissediyor tur bey tuhaf yuk rahatsiz olmadi new sik ker yasli sam korkunc saniyor
+    gerektik cikar herif veriyor dol para bilmek sev edecek beyaz mumk belli tahm yapama vermek cene has berbat
+    ney guvenlik dikkatli milyo del dair ai normal tatli olmaya disari insa affeder michael charlie sefer pardo
+    sans keske ask te olup kap asak at millet seks bilme the yapar dok kahve yas herke kendis yavas bi kusur hosca
+    alip yeterli cinayet bakma sicak frank er york sessiz ust asil don ge ufak kopek inanamiyor yukar amerik cek
+    benziyor dek tehlikel bilgi sarki basit guc n gayet bircok nefes hak ko tipki olsa noel gitme film dalga
+    goruyor bulmak anlasil ses vakit alma george muhtese mesaj koc sonraki kimse gidi bur anlamiyor tom ikinci
+    parti yu acil soylemis fena allah aja insan hatirliyor joe herhal mik tut alabilir yedi peter zavalli sebep
+    eglencel ozellik gorunus zaman dedektif babas icki ragme yapal davidi soyle baksa uyusturuc patro lan parcas
+    defa katil konusma bekliyor sevgil numar bilemiyor oldurmek suc hersey tercih alacak gerekir dola durust kayip
+    unutma kirmiz canli sagol teklif verir say yapa sacma soguk guvenli bahsediyor yapabilir sonsuz ala tesl bagli
+    yur yasiyor kalk muzik davet asik super sir taniyor sert kavga anlat olas park umur alir hanimefe adam anla
+    kala gorme iyis sehir cekil fikr dav okul gormedi tak geldik gunes gelmek kalmak bekley herse anlam mesela
+    paul edebilir istemedi can oras pislik henry simdi agir verecek kral gurur ogrenmek getir max hale arka kalp
+    oncek veric duruyor dusunmus siyah sef ikna anlasma kadin resmi gider yazik annes ifa sira afer araba suclu
+    bol bayan goster biri kel bira kitap orospu gu kar ilginc yla gidecek serbest nic sat zengi soyleyecek surec
+    iyilik vakti sek ucuncu dinley ettik isteme olan tehdit nede ahbap yaklasik konus danny yasa cesit dua calisa
+    deger general duymak oldur sigar na ee hedi jimmy yo yapmadi edel cift alex sever cikip mantikli james yasamak
+    aliyor guve ayak sarah salak ortak gorev parca isteye asir once karanlik mary mavi duyuyor seksi edip hani
+    balik soy isa kisisel endiselenme kalmadi kalacak kulak tebrik ray ariyor zek derec saygi gerekecek sacmalik
+    sahte harry tony amerika rica yuzbas gorduk nick soyley tan kapat calis verme yaz bok ten bayak kutsal fbi
+    gerekli jim etmez inanilmaz cikmak defol sansli destek geri grup turlu gir koy paris ilgis sarhos ders
+    anlamadi oylec hika bob kahrolas bildik birinci gelmedi yildiz yiyecek gelmiyor korumak jane aradi go unut gi
+    kaz ailes bill one kaf d parmak epey gosteriyor albay mesel peder sura hayva gitmel dahil m simdilik yaramaz
+    korkar test nes cay dogal kapal plan buyur akl surpriz cikiyor genel sahi yardi aksam sanmis richardi degerli
+    hamil ciddi basaril korkuyor seker lee ziyaret cehenne basliyor yle akilli tedav oglu edil inaniyor igrenc
+    duzgu calismak sarap sevdik soyleme yatak ryan muthis evli calisma gittik sol yaris stev tegme avukat kat kafa
+    billy diyecek pis mal hap kanit konusabilir oturup londra oda yuc bazi yargic yaziyor asker mark tommy iptal
+    demis johnny kaybet sayilmaz oldurme majeste of abi seyir kurba etmey sagla geciyor profesor itiraf seyta daim
+    kurtarmak hoscakal sonuc will konusuyor gelmez gelebilir buz birazcik aile yasaya zayif kuzey not you mas arar
+    saye cin yesil yabanci daniel etraf unlu serif adil memur yagmur fazla bomba mektup ikis uya evlilik ozgur
+    olmek guney cavus cekic halleder made ismi jake ok fotograf metre sikic hastane olmuyor nde soyledik kizgi
+    donmek bakmay soylemedi yakisikli olabilecek baslayal res sansi kos hizmet giris saatte kenar bakmak cinsel
+    pic cep ruya cika bulma karis sec sirf resme suphel chris derhal mesgul sinif gostermek kismi zevk vur pes
+    hatirlamiyor ruh or isik olmus ner vere hedef dna etmiyor spor robert saldir uh otur bobby firsat diyel ayri
+    zamanki bilgisayar arastirma brian kate iyic koca sorumlu imkansiz engel bah ters duk numaral eric iyi ogre
+    verdik kocama afeder proble birakip isaret eddie birbir kus sukur girmek ucak tamir ingil cilgi konusal aras
+    odas kev bolge mart filmi tutmak hava arayip haric ozledi birer nda asagi ceset ciplak gerekmiyor bakiyor
+    fazlas kisi rapor walter rachel ilac jerry benzer charles girip donup pazar top kor sormak anlas edeme kedi
+    hatirladi oynamak tas ardi alal tavsi kahrama kurt hareke andy c itibare amy uzul idar donecek fila yapamaz
+    hangis kayit dedik bagla maalesef scott sayilir gorusmek hisset donuyor hayalet enerji vereme nasii cesur
+    yapila anna yapip birakmak numaras san saglik savunma merkez sinir pe yasal anlasila canavar istemis uyuyor
+    girecek baris ihanet umut mucadel yillik kilo buluna los kiriklik goremiyor lisa ode kazanmak baski clark
+    clair binbas alakas paras and mahke sus siste cirk sanat tavuk fransiz yarar b calistik emir kurs acikcas
+    doner otel uzay ingilter dogrus ted iceri sirket akil sakincas parlak dokunma kaliyor nazik kyle soyleyebilir
+    bat baslangic cumartes yangi tv karisik iliski yolculuk jaso ina vermeyecek hay gecir ustelik kredi dusma mada
+    vahsi ameliyat banka ogle cikarmak nihayet yukari prenses larry cikis sac elektrik sevimli kamer geces soylese
+    cikacak luke televizyo bulacak annie tanismak kokuyor kalma sosyal futbol ani ulusal egit gonder acayip emily
+    gecirmek duygusal yalanci degis mutlak sean fra tespit dahi kalir angeles thomas emri cesaret alic neden
+    oldurul yapil arthur intihar getirmek fikri tecavuz chuck cekip soyleyeme oldurecek bakar edic basaris tren
+    ornek carter dusuk teknik kulla gunluk matt egle partis arama hata seref dave taksi durma arayacak cesedi km
+    cicek tadi ed tanik kahval korku sehri dusunmek tanes konusur ro eh etmes avrup inanmiyor utanc tarih yapmay
+    elbis demedi sehr yerel ceza etkileyic bile washingto yat joey tehlike gidebilir yirmi gore tepki kaybol etmel
+    surer pisma arac simo anahtar imdat acikca olecek gerci cekmek beyefe ulke sevgi ihtimal gitmiyor rol pahal
+    yakaladi pla dev it im tanimiyor karsilik us fahis um kere heyeca dusunmuyor haya asagilik kullanmak leo
+    emreder kullaniyor kic dert dene carl sokak yapilacak servis ekip girer verebilir lar derece kagit gaz endis
+    william odul sis halt yapmal romantik musaa uyes oncelik eslik genellik devlet yahudi aksi saati gotur odunc
+    lord denedi istemez iddia tim jeff profesyonel dusunduk arabas silahli dahaki gozukuyor lucy benimki olaganus
+    huzur veda emma saglikli gizlic to sezo icmek meseles bosver kralic yapmas ilgi eksik izlemek gorebiliyor
+    bulup neres cikma afrik bicak haval soyleye sorabilir hicbirsey serser sut adalet atmak sar gelmis bari
+    fiziksel yasak saf oldure misir evlenmek tip kalip onur yapabilecek okudu tanidik tanistik adi nok maria ism
+    alakal suphe ingiliz rose ka genis seyahat his tibbi li federal abby cevire alisveris gormus bisey jenny yumur
+    kural hakki riske mil ogrenci bozuk hmm temel hel aldik dost uyku iletis kelly yahu rus gelme tuzak bardak
+    susa hemsir dean gorel meksika cop soylemel gorune kilometre bik hafta birakma yapmaz kalbi kullanarak hirsiz
+    uste uzuc sahne dinlemek phil karmasik unutmay dolarlik kut atis yardimcis ekmek kizil vermiyor ilgilendirmez
+    cikal gecic lily anlatmak topla louis takdir gecerli progra hafif tehlik yetisk sadik roger calisir siparis
+    nden hastalik smith randevu sehre julia kaltak gorunmuyor hukumet cia beledi edemez nakit prens gorecek taylor
+    yardim atesli bitmedi bedav hassas komu jackso yumusak bakacak sok gormemis banyo kokus cekiyor kipirda
+    baslamak seve kisilik iske gosterecek agac ufaklik vegas ole kare sonras etmedi korkma video aber degisiklik
+    tes yapmiyor gizemli ler dougu olmamas soruyor taze kafas faydas biter vakt maggie getirir acikla kirli jackie
+    araya mutluluk gerekmez halk agz pizza telefon cam pazartes heyecanli grace red morga natha aramak kontrolu
+    sun komiser chloe taki etkis vucut aray bucuk calismiyor duyduk gecer gergi gary obur rock duymadi ederek
+    yavasca hesap zenci rop kism howardi tuvale yari josh daya ayakkap olumcul katiliyor ruzgar amerikal ipuc sure
+    delik stan ª umr dusunme yorgu dovus hank patrick kart gonullu bulmal bakis bilet kur kriz tahli rahip julie
+    anlamak anlayamadi ila milyon sasirtic baskas kocas kasap donus sorun l soru kurtarma yazar van no ndan kirik
+    denemek dava hindista yapmayacak kok cal gemis temsil beklemek tutuyor verel etmis muster victor trafik
+    birlesik lezzetli sikayet duymus gunah hiz ogretme tatil otobus universi bilemez surelik calisacak chicago
+    ozgurluk sinyal bela konusacak aci izn eyalet ucus gosterir kaza sasir birakal oynuyor denir minnettar surecek
+    renk esya kibar laur mahkeme gecmis muciz talep yetenekli gececek olmamis gitmedi hapis oldurduk hele
+    dusunmemis takma bravo mac cizgi teyze dik bulamadi maym ogla yariyor olmayabilir buyukanne oldurur molly
+    dondurma escinsel tanis emekli rick oyuncak oyuncu gecmek jones olal sohbet coz net kadeh ross kesk buyr
+    nukleer kusursuz madde siddet gorusme oyle laf gogus si degistirmek bakip bar getirecek minik bekleye aciyor
+    tarz intika garanti cenaz japo kimlik es goturmek gormuyor meyve kotus cadi mufettis dorduncu fare anlayamiyor
+    ser patates davraniyor hissetmiyor almanya toprak benz goturecek mahk ugr sigor bizzat farki normalde vincent
     anlama caliyor secenek paket amac kalmaz yakal biline bakilir gorur bege kacmak nu bulur demir elizabeth tyler
     yaral gormez donel umuyor motor alkol manyak korkak sisma greg elveda bayiliyor siras fred zafer kalabalik
     birakiyor yuruy israr ali yaradi adli donna tuvalet hasar viski sevmiyor gorebilir golf sacmala patla idi borc
@@ -1390,7 +1389,7 @@ export const TEXT_DATA = {
     cikola yumruk soracak eskis hayvan hoslaniyor baka terry poli cezas icel sisko andrew model oturuyor olama
     tatm modern sihirli edemiyor sandvic derek marie koruma makines izni meyda roy yasama giriyor vi tarzi gunduz
     cooper inanmak gecip sensiz sal sessizlik lois verip lucas kilic akillic aclik vermedi affet yakalamak sabit
-    angel kaybetmek suy`
+    angel kaybetmek suy boyles tesaduf rezil klasik radyo gumus ciglik deme orma kilitli olme toz senator kacak`
   },
   sv: {
     stopwords: `

@@ -64,8 +64,12 @@ const STEMMERS: Record<Exclude<Language, "ko">, (word: string) => string> = {
   vi: (word) => word
 }
 
-/** Lower case, composed (NFC), typographic apostrophes made plain. */
-export const normalizeWord = (word: string): string => word.normalize("NFC").toLowerCase().replace(/[’‘]/g, "'")
+/**
+ * Lower case, composed (NFC), typographic apostrophes made plain. Turkish "İ" lower-cases to "i" and a combining dot
+ * ("İstanbul" would be "i̇stanbul", which no "istanbul" meets): the dot goes.
+ */
+export const normalizeWord = (word: string): string =>
+  word.normalize("NFC").toLowerCase().replace(/[’‘]/g, "'").replace(/i\u0307/g, "i")
 
 /** A Hangul syllable: a Korean word. */
 export const HANGUL = /[\uac00-\ud7a3]/
