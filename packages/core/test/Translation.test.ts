@@ -100,6 +100,13 @@ describe("conceptsOfWord", () => {
     assert.notInclude(wordsOfConcepts(conceptsOfWord("en", "folder")[0]!, "es"), "folder")
   })
 
+  it("finds a Ukrainian word by its Ukrainian stem where its Russian one is no key", () => {
+    // "стейджі" (on staging) is "стейдж" to Ukrainian's stemmer only; a Russian request gets no such second try
+    assert.deepStrictEqual(conceptsOfWord("uk", "стейджі"), conceptsOfWord("ru", "стейдж"))
+    assert.strictEqual(conceptsOfWord("uk", "стейджі").length, 1)
+    assert.deepStrictEqual(conceptsOfWord("ru", "стейджі"), [])
+  })
+
   it("finds nothing for a word, or a compound's parts, it does not hold", () => {
     assert.deepStrictEqual(conceptsOfWord("en", "stockerly"), [])
     assert.deepStrictEqual(conceptsOfWord("de", "Xyzqwertzuiop"), [])

@@ -26,7 +26,7 @@ import {
   parseConcept,
   parseGlossaryData
 } from "./glossaryFormat.js"
-import { CJK, CYRILLIC, HANGUL, type Language, normalizeWord } from "./language.js"
+import { CJK, CYRILLIC, HANGUL, type Language, normalizeWord, stemWord } from "./language.js"
 
 /** Where the glossary is: beside this module, wherever it runs from. */
 export const GLOSSARY_URL = new URL("./glossary.data.txt", import.meta.url)
@@ -176,7 +176,10 @@ export const conceptsOfWord = (
     ? language
     : undefined
   if (own === undefined) return NO_PARTS
-  const whole = conceptsWithKey(own, keyOf(own, normal))
+  // a Ukrainian word whose Russian stem is no key may still be one by its Ukrainian stem: the slang both write
+  // ("стейджі" is "стейдж" to Ukrainian's stemmer, not to Russian's)
+  const whole = conceptsWithKey(own, keyOf(own, normal)) ??
+    (language === "uk" && own === "ru" ? conceptsWithKey("ru", stemWord("uk", normal)) : undefined)
   if (whole !== undefined) return [whole]
   if (!COMPOUNDING.has(own) || normal.length < 7) return NO_PARTS
   // the longest tail both of whose parts are words of the glossary (the tail is what a compound is)
