@@ -210,7 +210,10 @@ describe("text analysis", () => {
       ["Jangan pakai ORM di layanan ini karena kueri ke database terlalu lambat dan tidak ada cache", "id"],
       ["Không dùng ORM trong dịch vụ này vì các truy vấn tới cơ sở dữ liệu quá chậm", "vi"],
       // no stopword: a letter only Ukrainian writes makes it Ukrainian, not Russian
-      ["Хост бази staging-db, паролі у Vault", "uk"]
+      ["Хост бази staging-db, паролі у Vault", "uk"],
+      // one stopword French shares ("ne"), a letter only Turkish writes
+      ["Şifreyi ne sıklıkla değiştirmek gerekiyor?", "tr"],
+      ["Gdzie trzymamy hasło do bazy na stagingu?", "pl"]
     ]
     for (const [text, language] of cases) assert.strictEqual(detectLanguage(segmentWords(text)), language, text)
   })

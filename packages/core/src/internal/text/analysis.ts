@@ -359,6 +359,18 @@ export const tallyWords = (tokens: ReadonlyArray<string>): Map<string, number> =
 export const detectLanguage = (tokens: ReadonlyArray<string>): Language => detectLanguageOfTallies([tallyWords(tokens)])
 
 /**
+ * Letters only one of the Latin-script languages writes, by its index in LANGUAGES: a word with one counts for that
+ * language as a stopword does. A short request has one or two stopwords, which "ne" (Turkish and French) or "na"
+ * (Polish and Portuguese) leave to chance; "şifreyi" does not.
+ */
+const OWN_LETTERS: ReadonlyArray<readonly [number, RegExp]> = [
+  [LANGUAGES.indexOf("tr"), /[şğı]/],
+  [LANGUAGES.indexOf("pl"), /[łąęśźżćń]/],
+  [LANGUAGES.indexOf("sv"), /å/],
+  [LANGUAGES.indexOf("vi"), /[đơư\u1ea0-\u1ef9]/]
+]
+
+/**
  * `detectLanguage` of several texts' words together (a memory's name, description and body), from their tallies
  * (`tallyWords`): each distinct word is looked at once, weighed by its occurrences. `ascii[t]` says the words of
  * `tallies[t]` are all ASCII (`isAscii` of their text): they need no Hangul test and no accent folding.
@@ -383,6 +395,8 @@ export const detectLanguageOfTallies = (
     else if (CYRILLIC.test(word)) {
       cyrillic += n
       if (UKRAINIAN_LETTER.test(word)) ukrainianLetters += n
+    } else {
+      for (let o = 0; o < OWN_LETTERS.length; o++) if (OWN_LETTERS[o]![1].test(word)) hits[OWN_LETTERS[o]![0]]! += n
     }
   }
   const countStopwordsOf = (folded: string, n: number): void => {
