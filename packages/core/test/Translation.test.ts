@@ -153,6 +153,21 @@ describe("translations in the offline selector", () => {
     }
   })
 
+  it("finds an English memory for a Polish, Turkish, Swedish, Ukrainian or Indonesian request, too", () => {
+    for (
+      const query of [
+        "Jak często trzeba zmieniać hasło?",
+        "Şifreyi ne sıklıkla değiştirmek gerekiyor?",
+        "Hur ofta måste man byta lösenord?",
+        "Як часто треба змінювати пароль?",
+        "Seberapa sering kata sandi harus diganti?"
+      ]
+    ) {
+      assert.deepStrictEqual(selectRelevantMemories({ query, candidates: english }), ["password-rotation.md"], query)
+      assert.deepStrictEqual(selectRelevantMemories({ query, candidates: english }, noTranslation), [], query)
+    }
+  })
+
   it("finds a Chinese memory for an English request", () => {
     const query = "How often is the database password rotated?"
     assert.deepStrictEqual(selectRelevantMemories({ query, candidates: chinese }), ["数据库密码.md"])

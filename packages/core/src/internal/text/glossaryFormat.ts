@@ -6,7 +6,24 @@
 import { normalizeWord, stemWord } from "./language.js"
 
 /** The glossary's languages, in the order of its fields. */
-export const GLOSSARY_LANGUAGES = ["en", "de", "es", "fr", "pt", "it", "nl", "ru", "zh", "ja", "ko"] as const
+export const GLOSSARY_LANGUAGES = [
+  "en",
+  "de",
+  "es",
+  "fr",
+  "pt",
+  "it",
+  "nl",
+  "ru",
+  "zh",
+  "ja",
+  "ko",
+  "pl",
+  "tr",
+  "sv",
+  "uk",
+  "id"
+] as const
 export type GlossaryLanguage = typeof GLOSSARY_LANGUAGES[number]
 
 /** One concept: its words per language, normalised (lower case, NFC). */

@@ -2,11 +2,12 @@
  * A request's words in the languages its memories are written in: "Füg eine Einstellung für den Wochenstart hinzu"
  * over English notes on settings, "切到跟随视角" over English notes on the follow camera. No word is shared, so only a
  * dictionary bridges them: the glossary (`scripts/glossary.txt`, generated into `glossary.data.txt`) lists concepts, one
- * sense per line, each with its usual words in eleven languages (those the analysis stems: the Latin-script ones and
- * Russian; Chinese, Japanese, Korean), written for memdir.
+ * sense per line, each with its usual words in sixteen languages (those the analysis stems: the Latin-script ones,
+ * Russian and Ukrainian; Chinese, Japanese, Korean; not Vietnamese, whose words are of several syllables), written
+ * for memdir.
  *
- * A request word finds its concepts by its stem in the request's language (Chinese and Japanese words as written);
- * a German or Dutch compound no line holds finds them through its two parts ("Wochenstart": Woche + Start). Every
+ * A request word finds its concepts by its stem in the request's language (Chinese and Japanese words as written); a
+ * German, Dutch or Swedish compound no line holds finds them through its two parts ("Wochenstart": Woche + Start). Every
  * word of those concepts, analysed as each candidate language analyses its own words, is a translation the selector
  * matches at a discount (`translationWeight`). The keys are worked out when the glossary is generated: a request
  * searches one language's sorted table and parses only the lines it needs.
@@ -100,8 +101,8 @@ const OWN_SCRIPT: ReadonlyArray<GlossaryLanguage> = ["zh", "ja", "ko"]
  */
 export const wordsOfConcepts = (ids: ReadonlyArray<number>, language: Language): ReadonlyArray<string> => {
   const out = new Set<string>()
-  // a language the glossary does not hold (Polish, Ukrainian…) has only the others; Ukrainian, in a script of its
-  // own too, the English ones as Russian does
+  // a language the glossary does not hold (Vietnamese) has only the others; Ukrainian, in a script of its own too, the
+  // English ones as Russian does
   const own: ReadonlyArray<GlossaryLanguage> = isGlossaryLanguage(language) ? [language] : []
   const fields = language === "ru" || language === "ko" || language === "uk"
     ? [...own, "en" as const, ...OWN_SCRIPT]
@@ -140,14 +141,14 @@ const conceptsWithKey = (language: GlossaryLanguage, key: string): ReadonlyArray
   return undefined
 }
 
-const COMPOUNDING: ReadonlySet<GlossaryLanguage> = new Set(["de", "nl"])
+const COMPOUNDING: ReadonlySet<GlossaryLanguage> = new Set(["de", "nl", "sv"])
 /** Linking elements between a compound's parts ("Wochen|start", "Arbeits|zeit"). */
 const LINKS = ["", "s", "n", "en", "es", "e"]
 const NO_PARTS: ReadonlyArray<ReadonlyArray<number>> = []
 
 /**
  * The concepts a request word stands for, as groups: one group for a word the glossary holds, two (head and tail)
- * for a German or Dutch compound found through its parts, none otherwise. A Chinese or Japanese word also stands for
+ * for a German, Dutch or Swedish compound found through its parts, none otherwise. A Chinese or Japanese word also stands for
  * the words it forms with its neighbours (`joined`): the segmenter cuts "数据库" into "数据" and "库".
  */
 export const conceptsOfWord = (
@@ -164,22 +165,24 @@ export const conceptsOfWord = (
     }
     return ids.size > 0 ? [[...ids]] : NO_PARTS
   }
-  // a word is looked up in its script's language (Hangul, Cyrillic); a Latin-script word in a Korean or Russian
-  // request as English, the language code and tools are written in
-  // (a Ukrainian word as Russian, the only Cyrillic language the glossary holds); a word of a Latin-script language
-  // the glossary does not hold is none of its words: Polish "data" is a date, no English "data"
+  // a word is looked up in its script's language (Hangul; Cyrillic: Russian, or Ukrainian in a Ukrainian request);
+  // a Latin-script word in a Korean, Russian or Ukrainian request as English, the language code and tools are written
+  // in; a word of a Latin-script language the glossary does not hold is none of its words (Vietnamese: its words are
+  // of several syllables, which no one request word is)
   const own: GlossaryLanguage | undefined = HANGUL.test(normal) ? "ko" : CYRILLIC.test(normal) ?
-    "ru" :
+    language === "uk" ? "uk" : "ru" :
     language === "ko" || language === "ru" || language === "uk"
     ? "en"
     : isGlossaryLanguage(language)
     ? language
     : undefined
   if (own === undefined) return NO_PARTS
-  // a Ukrainian word whose Russian stem is no key may still be one by its Ukrainian stem: the slang both write
-  // ("стейджі" is "стейдж" to Ukrainian's stemmer, not to Russian's)
+  // a Ukrainian word the Ukrainian words do not hold may be the slang both languages write, which the Russian ones
+  // hold ("стейдж", "прод"): by its Russian stem, or its Ukrainian one ("стейджі" is "стейдж" to Ukrainian's stemmer)
   const whole = conceptsWithKey(own, keyOf(own, normal)) ??
-    (language === "uk" && own === "ru" ? conceptsWithKey("ru", stemWord("uk", normal)) : undefined)
+    (own === "uk"
+      ? conceptsWithKey("ru", keyOf("ru", normal)) ?? conceptsWithKey("ru", stemWord("uk", normal))
+      : undefined)
   if (whole !== undefined) return [whole]
   if (!COMPOUNDING.has(own) || normal.length < 7) return NO_PARTS
   // the longest tail both of whose parts are words of the glossary (the tail is what a compound is)
