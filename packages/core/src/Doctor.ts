@@ -17,6 +17,7 @@ import { stampOf } from "./dream/snapshot.js"
 import { ioErrorOf, isMissingFile, type LockTimeoutError, type MemoryIoError } from "./Errors.js"
 import { isInside } from "./internal/containment/inside.js"
 import { conflictOriginal } from "./internal/team/conflict.js"
+import { unreadScriptOf } from "./internal/text/language.js"
 import {
   formatIndexEntry,
   INDEX_ENTRY_MAX_CHARS,
@@ -61,6 +62,7 @@ export type DoctorCode =
   | "dead-memory-link"
   | "too-many-pins"
   | "modified-ignored"
+  | "unread-language"
   | "unreadable"
 
 export interface DoctorFinding {
@@ -544,6 +546,20 @@ export const findingsOf = (
         path: memory.path,
         message: warning.header,
         fix: "Give the memory a name, a one-line description and a type (user | feedback | project | reference)",
+        fixable: false
+      })
+    }
+    const script = unreadScriptOf(`${memory.name}\n${memory.description}\n${memory.bodyHead ?? ""}`)
+    if (script !== undefined) {
+      findings.push({
+        code: "unread-language",
+        severity: "warning",
+        path: memory.path,
+        message: `written in the ${script} script, which the offline selector has no word lists for: its common ` +
+          "words count as rare ones, so recall finds it, or fails to, by chance matches",
+        fix: "Give it a name and description in a language the offline selector reads (English, German, Spanish, " +
+          "French, Portuguese, Italian, Dutch, Russian, Ukrainian, Polish, Turkish, Swedish, Indonesian, " +
+          "Vietnamese, Chinese, Japanese, Korean), or use the model selector (it needs a key), which reads any",
         fixable: false
       })
     }

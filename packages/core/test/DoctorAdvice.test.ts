@@ -190,6 +190,28 @@ layer(live, { excludeTestServices: true })("Doctor advice", (it) => {
       )
     }))
 
+  it.effect("a memory in a script the offline selector has no word lists for: a warning naming the script", () =>
+    Effect.gen(function*() {
+      const findings = yield* diagnosed({
+        [INDEX_FILE]: "- [Arabic](project_ar.md) — a\n- [Greek](project_el.md) — g\n- [Mixed](project_mixed.md) — m\n" +
+          "- [Polish](project_pl.md) — p\n",
+        "project_ar.md": memory("قاعدة البيانات", "لا تستخدم ORM في هذه الخدمة لأن الاستعلامات بطيئة"),
+        "project_el.md": memory("Βάση δεδομένων", "Μην χρησιμοποιείς ORM σε αυτή την υπηρεσία"),
+        // mostly English with an Arabic word, and a language memdir reads: no finding
+        "project_mixed.md": memory("Arabic UI strings", "The right-to-left labels, e.g. حفظ for save, live in ar.json"),
+        "project_pl.md": memory("Baza danych", "Nie używaj ORM-a w tym serwisie")
+      })
+      const unread = findings.filter((f) => f.code === "unread-language").sort((a, b) => a.path! < b.path! ? -1 : 1)
+      assert.deepStrictEqual(unread.map((f) => [f.path, f.severity]), [
+        ["project_ar.md", "warning"],
+        ["project_el.md", "warning"]
+      ])
+      assert.include(unread[0]!.message, "written in the Arabic script")
+      assert.include(unread[1]!.message, "written in the Greek script")
+      assert.include(unread[0]!.fix, "the model selector")
+      assert.isFalse(unread[0]!.fixable)
+    }))
+
   it.effect("a full index with a dead line: the missing memory takes its place, so it is fixable", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

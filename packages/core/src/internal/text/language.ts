@@ -75,6 +75,60 @@ export const normalizeWord = (word: string): string =>
 export const HANGUL = /[\uac00-\ud7a3]/
 /** A Cyrillic letter: a Russian or Ukrainian word. */
 export const CYRILLIC = /[\u0400-\u04ff]/
+/**
+ * The scripts whose words the analysis reads by a language's rules (Latin, Cyrillic, Hangul, Chinese and Japanese):
+ * a letter of any other script is in a language memdir has no stopwords, stems or word frequencies for.
+ */
+const READ_SCRIPT =
+  /[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u
+const LETTER = /\p{L}/gu
+
+/**
+ * The script most of a text's letters are in when at least a third of them are in one the analysis has no rules for
+ * ("Arabic", "Hebrew", "Thai", "Greek", "Devanagari"…), else undefined. A language written in a read script but not
+ * listed (Czech, Finnish) is not told apart here: it is read by the rules of the listed language it resembles most.
+ */
+export const unreadScriptOf = (text: string): string | undefined => {
+  let letters = 0
+  const unread = new Map<string, number>()
+  for (const [letter] of text.matchAll(LETTER)) {
+    letters++
+    if (READ_SCRIPT.test(letter)) continue
+    const script = SCRIPTS.find(([, pattern]) => pattern.test(letter))?.[0] ?? "another"
+    unread.set(script, (unread.get(script) ?? 0) + 1)
+  }
+  let total = 0
+  let most: [string, number] | undefined
+  for (const entry of unread) {
+    total += entry[1]
+    if (most === undefined || entry[1] > most[1]) most = entry
+  }
+  return most !== undefined && total * 3 >= letters ? most[0] : undefined
+}
+
+/** The scripts `unreadScriptOf` names. */
+const SCRIPTS: ReadonlyArray<readonly [string, RegExp]> = [
+  "Arabic",
+  "Hebrew",
+  "Greek",
+  "Thai",
+  "Devanagari",
+  "Bengali",
+  "Tamil",
+  "Telugu",
+  "Georgian",
+  "Armenian",
+  "Ethiopic",
+  "Khmer",
+  "Lao",
+  "Myanmar",
+  "Sinhala",
+  "Gujarati",
+  "Gurmukhi",
+  "Kannada",
+  "Malayalam"
+].map((name) => [name, new RegExp(`\\p{Script=${name}}`, "u")] as const)
+
 /** Letters Ukrainian writes and Russian does not. */
 export const UKRAINIAN_LETTER = /[іїєґ]/i
 /** Kana or a CJK ideograph: a Chinese or Japanese word. */
