@@ -555,7 +555,7 @@ export const findingsOf = (
         code: "unread-language",
         severity: "warning",
         path: memory.path,
-        message: `written in the ${script} script, which the offline selector has no word lists for: its common ` +
+        message: `written in ${script}, which the offline selector has no word lists for: its common ` +
           "words count as rare ones, so recall finds it, or fails to, by chance matches",
         fix: "Give it a name and description in a language the offline selector reads (English, German, Spanish, " +
           "French, Portuguese, Italian, Dutch, Russian, Ukrainian, Polish, Turkish, Swedish, Indonesian, " +

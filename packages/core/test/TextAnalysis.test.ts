@@ -17,7 +17,7 @@ import {
   segmentWords,
   tallyWords
 } from "../src/internal/text/analysis.js"
-import { foldWord, normalizeWord, stemWord, stripKoreanSuffix } from "../src/internal/text/language.js"
+import { foldWord, normalizeWord, stemWord, stripKoreanSuffix, unreadScriptOf } from "../src/internal/text/language.js"
 
 describe("text analysis", () => {
   it("ships exactly the word lists the generator makes from the stopword and word-frequency packages", () => {
@@ -223,6 +223,24 @@ describe("text analysis", () => {
     const compound = analyzeText("kvittoskärmen", "sv")
     const part = analyzeText("kvittot", "sv")
     assert.isAbove(compound.grams[0]!.filter((gram) => part.grams[0]!.includes(gram)).length, 0)
+  })
+
+  it("names the script a text is mostly written in when the analysis has no rules for it", () => {
+    assert.strictEqual(unreadScriptOf("אל תשתמש ב-ORM בשירות הזה"), "the Hebrew script")
+    assert.strictEqual(unreadScriptOf("ห้ามใช้ ORM ในบริการนี้"), "the Thai script")
+    assert.strictEqual(unreadScriptOf("ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ORM"), "a script of its own")
+    // a read script, or a word of another among many read ones: nothing to say
+    for (
+      const text of [
+        "Nepoužívej ORM v této službě",
+        "Не використовуй ORM",
+        "ORM 쓰지 마",
+        "不要用ORM",
+        "حفظ is the save button label"
+      ]
+    ) {
+      assert.isUndefined(unreadScriptOf(text), text)
+    }
   })
 
   it("reads a Chinese or Japanese text's Latin-script words as English, whatever stray word they hold", () => {

@@ -85,7 +85,7 @@ const LETTER = /\p{L}/gu
 
 /**
  * The script most of a text's letters are in when at least a third of them are in one the analysis has no rules for
- * ("Arabic", "Hebrew", "Thai", "Greek", "Devanagari"…), else undefined. A language written in a read script but not
+ * ("the Arabic script", "the Thai script"…, "a script of its own" for one not named here), else undefined. A language written in a read script but not
  * listed (Czech, Finnish) is not told apart here: it is read by the rules of the listed language it resembles most.
  */
 export const unreadScriptOf = (text: string): string | undefined => {
@@ -94,7 +94,7 @@ export const unreadScriptOf = (text: string): string | undefined => {
   for (const [letter] of text.matchAll(LETTER)) {
     letters++
     if (READ_SCRIPT.test(letter)) continue
-    const script = SCRIPTS.find(([, pattern]) => pattern.test(letter))?.[0] ?? "another"
+    const script = SCRIPTS.find(([, pattern]) => pattern.test(letter))?.[0] ?? "a script of its own"
     unread.set(script, (unread.get(script) ?? 0) + 1)
   }
   let total = 0
@@ -127,7 +127,7 @@ const SCRIPTS: ReadonlyArray<readonly [string, RegExp]> = [
   "Gurmukhi",
   "Kannada",
   "Malayalam"
-].map((name) => [name, new RegExp(`\\p{Script=${name}}`, "u")] as const)
+].map((name) => [`the ${name} script`, new RegExp(`\\p{Script=${name}}`, "u")] as const)
 
 /** Letters Ukrainian writes and Russian does not. */
 export const UKRAINIAN_LETTER = /[іїєґ]/i
