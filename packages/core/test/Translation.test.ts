@@ -17,7 +17,7 @@ import { memoryHeader } from "./support/memoryHeader.js"
 
 const memory = memoryHeader
 
-const GLOSSARY = readGlossary(GLOSSARY_URL).concepts
+const GLOSSARY = readGlossary(GLOSSARY_URL).concepts()
 
 /** The words of a word's concept groups an English (or Spanish) text may use, one array per group. */
 const translationsOf = (language: Parameters<typeof conceptsOfWord>[0], word: string, into: "en" | "es" = "en") =>

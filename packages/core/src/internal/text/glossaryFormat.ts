@@ -119,29 +119,61 @@ export const renderGlossaryData = (data: GlossaryData): string =>
     ""
   ].join("\n")
 
+/** Where a section of a data file lies in its bytes: from `start` (its first line) to `end` (excluded). */
+export interface ByteRange {
+  readonly start: number
+  readonly end: number
+}
+
+const NEWLINE = 0x0a
+
 /**
- * The sections of a data file, as slices of its text (no line is split or copied), or why it is not one. A section
- * may be empty (a language without one-word keys).
+ * Where the sections of a data file lie in its bytes, or why it is not one: nothing is decoded but the first line and
+ * the section headers (a lookup decodes the one table it searches and the concept lines it reads). A section may be
+ * empty (a language without one-word keys).
  */
-export const parseGlossaryData = (text: string): GlossaryData | string => {
-  if (!text.startsWith(`${GLOSSARY_DATA_HEADER}\n`)) return `its first line is not "${GLOSSARY_DATA_HEADER}"`
-  const sections = new Map<string, string>()
-  let header = text.indexOf("\n@")
+export const glossarySections = (
+  bytes: Buffer
+): { readonly concepts: ByteRange; readonly keys: Readonly<Record<GlossaryLanguage, ByteRange>> } | string => {
+  const first = `${GLOSSARY_DATA_HEADER}\n`
+  if (bytes.length < Buffer.byteLength(first) || bytes.toString("utf8", 0, Buffer.byteLength(first)) !== first) {
+    return `its first line is not "${GLOSSARY_DATA_HEADER}"`
+  }
+  const sections = new Map<string, ByteRange>()
+  let header = bytes.indexOf("\n@")
   while (header >= 0) {
-    const start = text.indexOf("\n", header + 1)
+    const start = bytes.indexOf(NEWLINE, header + 1)
     if (start < 0) return "it ends inside a section header"
-    const next = text.indexOf("\n@", start)
-    const end = next >= 0 ? next : text.endsWith("\n") ? text.length - 1 : text.length
-    sections.set(text.slice(header + 2, start), text.slice(start + 1, Math.max(start + 1, end)))
+    const next = bytes.indexOf("\n@", start)
+    const end = next >= 0 ? next : bytes[bytes.length - 1] === NEWLINE ? bytes.length - 1 : bytes.length
+    sections.set(bytes.toString("utf8", header + 2, start), { start: start + 1, end: Math.max(start + 1, end) })
     header = next
   }
   const concepts = sections.get("concepts")
   if (concepts === undefined) return "it has no @concepts section"
-  const keys: Partial<Record<GlossaryLanguage, string>> = {}
+  const keys: Partial<Record<GlossaryLanguage, ByteRange>> = {}
   for (const language of GLOSSARY_LANGUAGES) {
     const table = sections.get(`keys ${language}`)
     if (table === undefined) return `it has no @keys ${language} section`
     keys[language] = table
   }
-  return { concepts, keys: keys as Record<GlossaryLanguage, string> }
+  return { concepts, keys: keys as Record<GlossaryLanguage, ByteRange> }
+}
+
+/** Where each line of a byte range starts (empty lines skipped): a line is read by its number, nothing else decoded. */
+export const lineStartsIn = (bytes: Buffer, range: ByteRange): Int32Array => {
+  const starts: Array<number> = []
+  for (let at = range.start; at < range.end;) {
+    const newline = bytes.indexOf(NEWLINE, at)
+    const stop = newline < 0 || newline > range.end ? range.end : newline
+    if (stop > at) starts.push(at)
+    at = stop + 1
+  }
+  return Int32Array.from(starts)
+}
+
+/** The line starting at byte `start`, up to its newline or `end`. */
+export const lineIn = (bytes: Buffer, start: number, end: number): string => {
+  const newline = bytes.indexOf(NEWLINE, start)
+  return bytes.toString("utf8", start, newline < 0 || newline > end ? end : newline)
 }

@@ -21,39 +21,68 @@ import { fileURLToPath } from "node:url"
 import {
   type Concept,
   GLOSSARY_LANGUAGES,
-  type GlossaryData,
   type GlossaryLanguage,
+  glossarySections,
   keyOf,
-  parseConcept,
-  parseGlossaryData
+  lineIn,
+  lineStartsIn,
+  parseConcept
 } from "./glossaryFormat.js"
 import { CJK, CYRILLIC, HANGUL, type Language, normalizeWord, stemWord } from "./language.js"
 
 /** Where the glossary is: beside this module, wherever it runs from. */
 export const GLOSSARY_URL = new URL("./glossary.data.txt", import.meta.url)
 
+/** The glossary as a lookup reads it: a language's key table and a concept's line, each decoded when first asked for. */
+export interface Glossary {
+  /** The sorted key table of a language ("key id id…" per line). */
+  readonly keys: (language: GlossaryLanguage) => string
+  /** Concept `id`'s line ("en: word, word | de: …"). */
+  readonly conceptLine: (id: number) => string
+  /** Every concept line, in order (what the generator wrote). */
+  readonly concepts: () => string
+}
+
 /**
- * The glossary's data file read and split into its sections. Synchronous (a lookup is, and the read takes a few
- * milliseconds), with no `MemoryFs`: this is memdir's own file, not a memory. A file missing or malformed is a broken
- * install, which a retry cannot mend: the error names the file and the remedy rather than letting a hook hang.
+ * The glossary's data file, read as bytes with its sections located. Synchronous (a lookup is, and the read takes a
+ * millisecond or two), with no `MemoryFs`: this is memdir's own file, not a memory. Only what a lookup needs is
+ * decoded: decoding the whole 1.6 MB as text cost a process's first lookup ~10 ms. A file missing or malformed is a
+ * broken install, which a retry cannot mend: the error names the file and the remedy rather than letting a hook hang.
  */
-export const readGlossary = (url: URL): GlossaryData => {
+export const readGlossary = (url: URL): Glossary => {
   const file = fileURLToPath(url)
-  let text: string
+  let bytes: Buffer
   try {
-    text = readFileSync(file, "utf8")
+    bytes = readFileSync(file)
   } catch (cause) {
     throw new Error(`memdir's glossary ${file} cannot be read (${(cause as Error).message}): reinstall memdir`, {
       cause
     })
   }
-  const data = parseGlossaryData(text)
-  if (typeof data === "string") throw new Error(`memdir's glossary ${file} is damaged (${data}): reinstall memdir`)
-  return data
+  const sections = glossarySections(bytes)
+  if (typeof sections === "string") {
+    throw new Error(`memdir's glossary ${file} is damaged (${sections}): reinstall memdir`)
+  }
+  const keyTexts = new Map<GlossaryLanguage, string>()
+  let conceptStarts: Int32Array | undefined
+  const { concepts } = sections
+  return {
+    keys: (language) => {
+      let text = keyTexts.get(language)
+      if (text === undefined) {
+        const range = sections.keys[language]
+        text = bytes.toString("utf8", range.start, range.end)
+        keyTexts.set(language, text)
+      }
+      return text
+    },
+    conceptLine: (id) => lineIn(bytes, (conceptStarts ??= lineStartsIn(bytes, concepts))[id]!, concepts.end),
+    concepts: () => bytes.toString("utf8", concepts.start, concepts.end)
+  }
 }
 
-let glossary: GlossaryData | undefined
-const theGlossary = (): GlossaryData => glossary ??= readGlossary(GLOSSARY_URL)
+let glossary: Glossary | undefined
+const theGlossary = (): Glossary => glossary ??= readGlossary(GLOSSARY_URL)
 
 /** Where each line of a text starts (empty lines skipped): a line is read by its number without splitting the text. */
 const lineStarts = (text: string): Int32Array => {
@@ -72,15 +101,12 @@ const lineAt = (text: string, start: number): string => {
   return text.slice(start, end < 0 ? undefined : end)
 }
 
-let conceptStarts: Int32Array | undefined
 const parsedConcepts = new Map<number, Concept>()
 
 const conceptOf = (id: number): Concept => {
   let concept = parsedConcepts.get(id)
   if (concept === undefined) {
-    const { concepts } = theGlossary()
-    conceptStarts ??= lineStarts(concepts)
-    concept = parseConcept(lineAt(concepts, conceptStarts[id]!))
+    concept = parseConcept(theGlossary().conceptLine(id))
     parsedConcepts.set(id, concept)
   }
   return concept
@@ -121,7 +147,7 @@ const keyTables = new Map<GlossaryLanguage, Int32Array>()
  * sorted by key), so a request builds no map of the whole glossary.
  */
 const conceptsWithKey = (language: GlossaryLanguage, key: string): ReadonlyArray<number> | undefined => {
-  const text = theGlossary().keys[language]
+  const text = theGlossary().keys(language)
   let starts = keyTables.get(language)
   if (starts === undefined) {
     starts = lineStarts(text)
