@@ -14,7 +14,7 @@
  *
  * The glossary is a data file beside this module (in `src/` and in the packed `dist/`; a bundle writes it beside the
  * output holding this code, `scripts/bundle-data.mjs`), read once per process on the first lookup, as bytes: a
- * lookup decodes the key table of its language and the concept lines it reads, nothing else (as JavaScript the
+ * lookup decodes the key rows its binary search reads and the concept lines it needs, nothing else (as JavaScript the
  * glossary cost every process ~20 ms of start-up; decoded whole, a process's first lookup 10–20 ms).
  */
 import { readFileSync } from "node:fs"
@@ -36,8 +36,8 @@ export const GLOSSARY_URL = new URL("./glossary.data.txt", import.meta.url)
 
 /** The glossary as a lookup reads it: a language's key table and a concept's line, each decoded when first asked for. */
 export interface Glossary {
-  /** The sorted key table of a language ("key id id…" per line). */
-  readonly keys: (language: GlossaryLanguage) => string
+  /** The rows of a language's key table, sorted by key ("key id id…"): one decoded per call. */
+  readonly keyRows: (language: GlossaryLanguage) => { readonly count: number; readonly row: (i: number) => string }
   /** Concept `id`'s line ("en: word, word | de: …"). */
   readonly conceptLine: (id: number) => string
   /** Every concept line, in order (what the generator wrote). */
@@ -64,18 +64,19 @@ export const readGlossary = (url: URL): Glossary => {
   if (typeof sections === "string") {
     throw new Error(`memdir's glossary ${file} is damaged (${sections}): reinstall memdir`)
   }
-  const keyTexts = new Map<GlossaryLanguage, string>()
+  const keyStarts = new Map<GlossaryLanguage, Int32Array>()
   let conceptStarts: Int32Array | undefined
   const { concepts } = sections
   return {
-    keys: (language) => {
-      let text = keyTexts.get(language)
-      if (text === undefined) {
-        const range = sections.keys[language]
-        text = bytes.toString("utf8", range.start, range.end)
-        keyTexts.set(language, text)
+    keyRows: (language) => {
+      const range = sections.keys[language]
+      let starts = keyStarts.get(language)
+      if (starts === undefined) {
+        starts = lineStartsIn(bytes, range)
+        keyStarts.set(language, starts)
       }
-      return text
+      const rows = starts
+      return { count: rows.length, row: (i) => lineIn(bytes, rows[i]!, range.end) }
     },
     conceptLine: (id) => lineIn(bytes, (conceptStarts ??= lineStartsIn(bytes, concepts))[id]!, concepts.end),
     concepts: () => bytes.toString("utf8", concepts.start, concepts.end)
@@ -84,23 +85,6 @@ export const readGlossary = (url: URL): Glossary => {
 
 let glossary: Glossary | undefined
 const theGlossary = (): Glossary => glossary ??= readGlossary(GLOSSARY_URL)
-
-/** Where each line of a text starts (empty lines skipped): a line is read by its number without splitting the text. */
-const lineStarts = (text: string): Int32Array => {
-  const starts: Array<number> = []
-  for (let at = 0; at < text.length;) {
-    const end = text.indexOf("\n", at)
-    const stop = end < 0 ? text.length : end
-    if (stop > at) starts.push(at)
-    at = stop + 1
-  }
-  return Int32Array.from(starts)
-}
-
-const lineAt = (text: string, start: number): string => {
-  const end = text.indexOf("\n", start)
-  return text.slice(start, end < 0 ? undefined : end)
-}
 
 const parsedConcepts = new Map<number, Concept>()
 
@@ -141,24 +125,17 @@ export const wordsOfConcepts = (ids: ReadonlyArray<number>, language: Language):
   return [...out]
 }
 
-const keyTables = new Map<GlossaryLanguage, Int32Array>()
-
 /**
  * The concepts holding a word of `language` with this key: a binary search of the generated table (its lines are
  * sorted by key), so a request builds no map of the whole glossary.
  */
 const conceptsWithKey = (language: GlossaryLanguage, key: string): ReadonlyArray<number> | undefined => {
-  const text = theGlossary().keys(language)
-  let starts = keyTables.get(language)
-  if (starts === undefined) {
-    starts = lineStarts(text)
-    keyTables.set(language, starts)
-  }
+  const table = theGlossary().keyRows(language)
   let low = 0
-  let high = starts.length - 1
+  let high = table.count - 1
   while (low <= high) {
     const middle = (low + high) >> 1
-    const row = lineAt(text, starts[middle]!)
+    const row = table.row(middle)
     const space = row.indexOf(" ")
     const rowKey = row.slice(0, space)
     if (rowKey === key) return row.slice(space + 1).split(" ").map(Number)
