@@ -232,6 +232,27 @@ export const memdirTranslationsTuned = (base: OfflineSelectorOptions = defaultOf
 export const memdirProximityTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System =>
   memdirWeightTuned("proximityWeight", "proximity", [0, 0.15, 0.3, 0.45, 0.6], base)
 
+/**
+ * memdir's offline selector with the evidence a request phrased as a general question needs
+ * (`generalQuestionEvidence`, core's `questionForm.ts`) chosen per fold (`--general-questions`, docs/evals.md); 0 is
+ * the floor alone.
+ */
+export const memdirGeneralQuestionsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => ({
+  name: "memdir whole body (general questions per fold)",
+  description: "the offline selector, generalQuestionEvidence chosen on the other directories",
+  settings: [0, 0.8, 1, 1.2, 1.4, 1.6, 2].map((evidence) => {
+    const options = { ...base, generalQuestionEvidence: evidence }
+    return {
+      label: `general questions ${evidence}`,
+      select: (directory: LabelledDirectory, query: string) =>
+        selectRelevantMemories(
+          { query, candidates: directory.candidates, bodies: bodiesOf(directory, "whole") },
+          options
+        )
+    }
+  })
+})
+
 /** memdir's offline selector with its body weight and length normalisation chosen per fold too. */
 export const memdirFieldsTuned = (base: OfflineSelectorOptions = defaultOfflineOptions): System => {
   const fieldSets = grid<number>([[0.35, 0.6], [0.5, 0.75], [1.5, 2, 3, Infinity]]).map(([weight, b, ratio]) =>

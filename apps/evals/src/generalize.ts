@@ -1,6 +1,6 @@
 /**
  * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses] [--learned]
- * [--fields] [--unknown-words] [--translations] [--proximity] [--explain ID ...]`: the offline selector
+ * [--fields] [--unknown-words] [--translations] [--proximity] [--general-questions] [--explain ID ...]`: the offline selector
  * leave-one-directory-out on labelled real memory directories, beside the BM25+ baseline (Generalization.ts), and its
  * ranking apart from its decision. `--learned` adds an experiment: the decision learned from the development sets (LearnedDecision.ts).
  *
@@ -27,6 +27,7 @@ import {
   leaveOneDirectoryOut,
   memdirAsShipped,
   memdirFieldsTuned,
+  memdirGeneralQuestionsTuned,
   memdirProximityTuned,
   memdirRanker,
   memdirTranslationsTuned,
@@ -82,6 +83,7 @@ const program = Effect.gen(function*() {
       ...(argv.includes("--unknown-words") ? [memdirUnknownWordsTuned()] : []),
       ...(argv.includes("--translations") ? [memdirTranslationsTuned()] : []),
       ...(argv.includes("--proximity") ? [memdirProximityTuned()] : []),
+      ...(argv.includes("--general-questions") ? [memdirGeneralQuestionsTuned()] : []),
       bm25Baseline
     ],
     directories,

@@ -114,6 +114,50 @@ describe("explainSelection", () => {
     assert.match(weak.summary, /is below the evidence floor 0\.40/)
   })
 
+  it("asks a request phrased as a general question for more evidence that it is about the project", () => {
+    const candidates = [
+      memory(
+        "project_innovation_zone_placement.md",
+        "Innovation zone placement",
+        "Where the extension draws each player's Innovation board zones on the BGA table",
+        "The score pile and the achievements sit under the board; splays are read from the zone's class names."
+      ),
+      memory(
+        "project_factor_commands.md",
+        "ops rm vs ops cancel",
+        "rm deletes a factor and its results; cancel stops a running check and keeps the factor",
+        "Both ask for confirmation. rm is final, cancel can be retried."
+      ),
+      memory("reference_bga.md", "BGA table DOM", "How the BGA page lays out the game table and the player panels")
+    ]
+    const query = "Who designed the Innovation card game, and when did it come out?"
+    const trap = explainSelection({ query, candidates })
+    assert.deepStrictEqual(trap.selected, [])
+    const innovation = trap.considered.find((c) => c.path === "project_innovation_zone_placement.md")!
+    assert.strictEqual(innovation.verdict, "general-question")
+    assert.isAtLeast(innovation.score, trap.minEvidence)
+    assert.isBelow(innovation.score, defaultOfflineOptions.generalQuestionEvidence)
+    assert.include(innovation.reason, "\"who designed\"")
+    assert.strictEqual(trap.questionForm, "who designed")
+    assert.strictEqual(trap.generalQuestionBar, defaultOfflineOptions.generalQuestionEvidence)
+    assert.match(
+      trap.summary,
+      /^nothing kept: the best match project_innovation_zone_placement\.md scores \d\.\d\d, under 1\.40, .*"who designed"/
+    )
+    // the bar is what cuts it: with the floor alone its one shared word is evidence enough
+    const without = explainSelection({ query, candidates }, { ...defaultOfflineOptions, generalQuestionEvidence: 0 })
+    assert.deepStrictEqual(without.selected, ["project_innovation_zone_placement.md"])
+    // the same frame about what the project has keeps its memory: the header names both commands
+    const own = explainSelection({ query: "What's the difference between ops rm and ops cancel?", candidates })
+    assert.deepStrictEqual(own.selected, ["project_factor_commands.md"])
+    assert.isAtLeast(own.considered[0]!.score, defaultOfflineOptions.generalQuestionEvidence)
+    // a request in no general-question frame demands nothing more
+    const plain = explainSelection({ query: "Where does the extension draw the Innovation zones?", candidates })
+    assert.isUndefined(plain.questionForm)
+    assert.strictEqual(plain.generalQuestionBar, 0)
+    assert.deepStrictEqual(plain.selected, ["project_innovation_zone_placement.md"])
+  })
+
   it("cuts a memory sharing a word with a request mostly about what no memory mentions", () => {
     const candidates = [
       memory(

@@ -22,6 +22,8 @@ const shortWhy = (c: CandidateExplanation, explanation: SelectionExplanation): s
       return `cut: body only, below ${explanation.bodyOnlyEvidence.toFixed(2)}`
     case "unknown-words":
       return `cut: below ${explanation.unknownWordsBar.toFixed(2)} for unknown words`
+    case "general-question":
+      return "cut: a general question, too little evidence"
     case "near-duplicate":
       return `cut: near-duplicate of ${c.duplicateOf ?? "a kept memory"}`
     case "over-limit":
@@ -58,6 +60,13 @@ export const explanationLines = (
     `  evidence floor ${explanation.minEvidence.toFixed(2)}, relative cut ${explanation.relativeCut.toFixed(2)} ` +
       `(top score ${explanation.top.toFixed(2)}), at most ${explanation.max}`
   )
+  if (explanation.questionForm !== undefined) {
+    lines.push(
+      `  phrased as a general question ("${explanation.questionForm}"): every candidate needs ${
+        explanation.generalQuestionBar.toFixed(2)
+      }`
+    )
+  }
   if (explanation.unknownWords.length > 0) {
     lines.push(
       `  words no memory contains: ${explanation.unknownWords.join(", ")} (` +

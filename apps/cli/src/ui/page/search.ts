@@ -46,6 +46,8 @@ const recallPanel = (result: RecallView, title: string): HTMLElement => {
         `Request terms: ${summary.queryTerms.length === 0 ? "(none)" : summary.queryTerms.join(", ")}. ` +
           `Evidence floor ${summary.minEvidence.toFixed(2)}, relative cut ${summary.relativeCut.toFixed(2)} ` +
           `(top score ${summary.top.toFixed(2)}), at most ${summary.max}.` +
+          (summary.questionForm === undefined ? "" : ` Phrased as a general question ("${summary.questionForm}"): ` +
+            `every memory needs ${summary.generalQuestionBar.toFixed(2)}.`) +
           (summary.unknownWords.length === 0 ? "" : ` Words no memory contains: ${summary.unknownWords.join(", ")} (` +
             (summary.unanalysed > 0
               ? `no bar yet: ${summary.unanalysed} memories' bodies are not analysed yet).`

@@ -110,6 +110,8 @@ export interface RecallView {
     readonly unknownWords: ReadonlyArray<string>
     readonly unknownWordsBar: number
     readonly unanalysed: number
+    readonly questionForm?: string | undefined
+    readonly generalQuestionBar: number
     readonly max: number
     readonly unmatched: number
     readonly summary: string
