@@ -37,7 +37,7 @@ export type { BodyTerms }
 /** Where the cache lives, relative to the memory directory. */
 export const TERM_CACHE_FILE = ".cache/terms.json"
 /** The version of the analysis the entries were made with: a change of the analysis makes every entry stale. */
-export const ANALYSIS_VERSION = 14
+export const ANALYSIS_VERSION = 15
 /** The longest body analysed (a longer one is analysed up to here). */
 export const BODY_MAX_BYTES = 64 * 1024
 /** Bodies analysed per call, at most (a few milliseconds per KiB in a fresh process). */

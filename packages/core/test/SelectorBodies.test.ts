@@ -206,6 +206,33 @@ describe("Japanese", () => {
   })
 })
 
+describe("Korean", () => {
+  const candidates = [
+    header(
+      "os-dependent-accept.md",
+      "os-dependent-accept",
+      "OS 동작에 의존하는 버그는 무리하게 고치지 말고 감수",
+      "사례: 설정앱 cold start 시 작업표시줄이 foreground 를 점유해 인디 완전소멸."
+    ),
+    header("feedback_version.md", "버전 형식", "버전 번호는 날짜 형식으로 쓴다", "예: 2026.06.08"),
+    header("feedback_workflow.md", "작업 규칙", "커밋 전에 빌드와 테스트를 돌린다", "빌드가 깨지면 먼저 고친다.")
+  ]
+
+  it("a compound meets its parts however it is spaced (설정 앱, 설정앱)", () => {
+    // the memory writes "설정앱" as one word, the request "설정 앱" as two: "설정" is the compound's first bigram
+    const spacedRequest = explainSelection({ query: "설정 앱", candidates })
+    assert.deepStrictEqual(spacedRequest.considered.map((c) => [c.path, c.matched.map((m) => m.term)]), [
+      ["os-dependent-accept.md", ["설정"]]
+    ])
+    // and the other way round: a request's "설정앱" meets a memory's "설정 앱"
+    const spacedMemory = [header("settings.md", "설정 앱", "설정 앱의 창 위치를 기억한다", "창 크기도 저장한다.")]
+    assert.deepStrictEqual(
+      explainSelection({ query: "설정앱", candidates: spacedMemory }).considered.map((c) => c.path),
+      ["settings.md"]
+    )
+  })
+})
+
 describe("Russian", () => {
   const candidates = [
     header(

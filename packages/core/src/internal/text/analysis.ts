@@ -485,7 +485,9 @@ const termsOfWord = (lang: Language, token: string): WordTerms => {
   if (isStopword(lang, token)) return NO_TERMS
   if (HANGUL.test(token)) {
     const stem = cachedStem("ko", token)
-    return isStopword("ko", stem) ? NO_TERMS : [[stem, gramsOf(stem, 2)]]
+    if (isStopword("ko", stem)) return NO_TERMS
+    // Korean spaces compounds as it likes ("설정 앱", "설정앱"): a two-syllable word is a bigram of the compound too
+    return [[stem, stem.length === 2 ? [GRAM_MARK + stem] : gramsOf(stem, 2)]]
   }
   if (CJK.test(token)) return token.length >= 2 ? [[token, gramsOf(token, 2)]] : NO_TERMS
   if (token.length < 2 && !DIGIT.test(token)) return NO_TERMS
