@@ -1040,11 +1040,7 @@ export const explainSelection = (
     ? "nothing kept: every match is the usage doc of a tool in use"
     : considered[0]!.verdict === "body-only"
     ? `nothing kept: the best match ${considered[0]!.path} ${considered[0]!.reason.replace(/^cut: /, "has ")}`
-    : considered[0]!.verdict === "unknown-words"
-    ? `nothing kept: the best match ${considered[0]!.path} scores ${
-      considered[0]!.reason.replace(/^cut: /, "").replace(" is under ", ", under ")
-    }`
-    : considered[0]!.verdict === "general-question"
+    : considered[0]!.verdict === "unknown-words" || considered[0]!.verdict === "general-question"
     ? `nothing kept: the best match ${considered[0]!.path} scores ${
       considered[0]!.reason.replace(/^cut: /, "").replace(" is under ", ", under ")
     }`
