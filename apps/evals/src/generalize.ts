@@ -1,6 +1,6 @@
 /**
  * `pnpm evals:generalize [--corpus DIR] [--labels FILE ...] [--written] [--json FILE] [--misses] [--learned]
- * [--fields] [--unknown-words] [--translations] [--proximity] [--general-questions] [--explain ID ...]`: the offline selector
+ * [--fields] [--unknown-words] [--translations] [--proximity] [--general-questions] [--model] [--explain ID ...]`: the offline selector
  * leave-one-directory-out on labelled real memory directories, beside the BM25+ baseline (Generalization.ts), and its
  * ranking apart from its decision. `--learned` adds an experiment: the decision learned from the development sets (LearnedDecision.ts).
  *
@@ -10,10 +10,12 @@
  * ten directories written for the selector's test (`packages/core/test/fixtures/selector-set`), so the folds run over
  * all 22 directories, as the shipped defaults were chosen. `--fields`, `--unknown-words`, `--translations` and
  * `--proximity` add systems whose field weights, unknown-words bar, translations' or proximity's weight (each with
- * the relative cut) are chosen per fold too. `--explain ID` prints the shipped selector's explanation of one labelled
+ * the relative cut) are chosen per fold too. `--model` adds the model selector (ModelGeneralization.ts; needs
+ * `ANTHROPIC_API_KEY`, exits 2 without it). `--explain ID` prints the shipped selector's explanation of one labelled
  * request (whole bodies, as recall reads them) beside its labels.
  */
 import { NodeServices } from "@effect/platform-node"
+import * as ModelModule from "@memdir/core/Model"
 import * as ScannerModule from "@memdir/core/Scanner"
 import { explainSelection } from "@memdir/core/Selector"
 import * as Effect from "effect/Effect"
@@ -46,6 +48,7 @@ import {
   writtenSet
 } from "./LabelledSets.js"
 import { learnedLeaveOneDirectoryOut, renderLearned } from "./LearnedDecision.js"
+import { memdirModelSelector, modelAnswers } from "./ModelGeneralization.js"
 import { trialExplanation } from "./SelectorHarness.js"
 
 const argv = process.argv.slice(2)
@@ -73,6 +76,9 @@ const program = Effect.gen(function*() {
       .map((p) => `${q.id}: ${p}`)
   )
   if (missing.length > 0) console.error(`labels naming no candidate:\n  ${missing.join("\n  ")}`)
+  const model = argv.includes("--model") ?
+    yield* modelAnswers(directories, queries).pipe(Effect.provide(ModelModule.layer)) :
+    undefined
   const results = leaveOneDirectoryOut(
     [
       memdirAsShipped(undefined, "whole", "memdir as shipped (recall: whole bodies)"),
@@ -84,12 +90,19 @@ const program = Effect.gen(function*() {
       ...(argv.includes("--translations") ? [memdirTranslationsTuned()] : []),
       ...(argv.includes("--proximity") ? [memdirProximityTuned()] : []),
       ...(argv.includes("--general-questions") ? [memdirGeneralQuestionsTuned()] : []),
+      ...(model === undefined ? [] : [memdirModelSelector(model)]),
       bm25Baseline
     ],
     directories,
     queries
   )
   console.log(`${queries.length} labelled requests over ${dirs.length} directories (${corpus})\n`)
+  if (model !== undefined && model.failures.length > 0) {
+    console.log(
+      `The model selector failed ${model.failures.length} of ${queries.length} requests; they select nothing ` +
+        `(first: ${model.failures[0]!.id}: ${model.failures[0]!.error}).\n`
+    )
+  }
   console.log(renderReport(results))
   const ranking = [memdirRanker, bm25Ranker].map((ranker) => ({
     name: ranker.name,
@@ -162,10 +175,19 @@ const program = Effect.gen(function*() {
   }
 })
 
-program.pipe(
-  Effect.provide(ScannerModule.layerNode.pipe(Layer.provideMerge(NodeServices.layer))),
-  Effect.runPromise
-).catch((error) => {
-  console.error(error)
-  process.exitCode = 1
-})
+if (argv.includes("--model") && (process.env["ANTHROPIC_API_KEY"] ?? "").trim() === "") {
+  // the model selector calls the Messages API: without a key every request would fail, and the report would be noise
+  console.error(
+    "--model needs ANTHROPIC_API_KEY: the model selector asks the Messages API about every request " +
+      "(ANTHROPIC_BASE_URL for another endpoint); without it, run without --model (offline selector and BM25+ only)"
+  )
+  process.exitCode = 2
+} else {
+  program.pipe(
+    Effect.provide(ScannerModule.layerNode.pipe(Layer.provideMerge(NodeServices.layer))),
+    Effect.runPromise
+  ).catch((error) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+}
