@@ -8,39 +8,33 @@
  * labelled sets measure, plus French and Russian; a request in another language is never taken for one.
  */
 
-/** Each form: the language it is written in, and its pattern over the lower-cased request. */
-const FORMS: ReadonlyArray<readonly [language: string, pattern: RegExp]> = [
-  ["en", /\bdifferences? between\b|\bwhat(?:'s| is| are) the differences?\b/],
-  ["en", /\bwhat (?:is|are) (?:a|an)\b|\bwhat does (?:the (?:term|word) )?\S+ (?:mean|stand for)\b/],
-  ["en", /\bwho (?:invented|designed|created|wrote|founded|won|discovered|coined)\b|\bhistory of\b/],
-  [
-    "en",
-    /\b(?:can|could) you recommend\b|\bany (?:tips|recommendations)\b|\btips (?:for|on)\b|\bfor (?:a )?beginners?\b/
-  ],
-  ["de", /\bunterschied(?:e)? zwischen\b|\bwas ist (?:ein|eine)\b|\bwas bedeutet\b|\bwie funktionier(?:t|en)\b/],
-  [
-    "de",
-    /\bwer hat\b.*\b(?:erfunden|entworfen|entwickelt|gewonnen|geschrieben|gegründet)\b|\bgeschichte (?:des|der|von)\b/
-  ],
-  ["de", /\bempfiehlst\b|\bempfehlen\b|\btipps?\b|\bfür anfänger\b/],
-  ["es", /\bdiferencias? entre\b|\bqu[eé] es (?:un|una)\b|\bqu[eé] significa\b|\bc[oó]mo funcionan?\b/],
-  ["es", /\bqui[eé]n (?:invent|diseñ|cre[oó]|escribi|fund|gan)|\bhistoria de\b/],
-  ["es", /\brecomienda|\brecomendar(?:ías|ias)?\b|\bconsejos?\b|\bpara principiantes\b/],
-  ["fr", /\bdiff[ée]rences? entre\b|\bqu'est-ce qu|\bque signifie\b|\bcomment fonctionnen?t?\b/],
-  ["fr", /\bqui a (?:invent|con[çc]u|cr[ée]{2}|[ée]crit|fond|gagn)|\bhistoire d[eu]\b/],
-  ["fr", /\brecommand|\bconseils?\b|\bpour d[ée]butants?\b/],
-  ["ru", /разниц[аы] между|чем отлича|в ч[её]м разница|что такое|что означает|как работает/],
-  ["ru", /кто (?:изобр|придума|созда|написал|выиграл|основал)|истори[яию]/],
-  ["ru", /посоветуй|порекомендуй|советы|для начинающих/],
-  ["zh", /区别|差别|有什么不同|什么是|是什么意思|原理|谁(?:发明|设计|创造|写|赢)|历史|推荐|入门/],
-  ["ja", /違い|とは|仕組み|誰が(?:発明|設計|作っ|書い|優勝)|歴史|おすすめ|お勧め|オススメ|初心者/],
-  ["ko", /차이|란 무엇|원리|누가 (?:발명|설계|만들|썼|우승)|역사|추천|초보/]
+/** The forms, as patterns over the lower-cased request, by language: en, de, es, fr, ru, zh, ja, ko. */
+const FORMS: ReadonlyArray<RegExp> = [
+  /\bdifferences? between\b|\bwhat(?:'s| is| are) the differences?\b/,
+  /\bwhat (?:is|are) (?:a|an)\b|\bwhat does (?:the (?:term|word) )?\S+ (?:mean|stand for)\b/,
+  /\bwho (?:invented|designed|created|wrote|founded|won|discovered|coined)\b|\bhistory of\b/,
+  /\b(?:can|could) you recommend\b|\bany (?:tips|recommendations)\b|\btips (?:for|on)\b|\bfor (?:a )?beginners?\b/,
+  /\bunterschied(?:e)? zwischen\b|\bwas ist (?:ein|eine)\b|\bwas bedeutet\b|\bwie funktionier(?:t|en)\b/,
+  /\bwer hat\b.*\b(?:erfunden|entworfen|entwickelt|gewonnen|geschrieben|gegründet)\b|\bgeschichte (?:des|der|von)\b/,
+  /\bempfiehlst\b|\bempfehlen\b|\btipps?\b|\bfür anfänger\b/,
+  /\bdiferencias? entre\b|\bqu[eé] es (?:un|una)\b|\bqu[eé] significa\b|\bc[oó]mo funcionan?\b/,
+  /\bqui[eé]n (?:invent|diseñ|cre[oó]|escribi|fund|gan)|\bhistoria de\b/,
+  /\brecomienda|\brecomendar(?:ías|ias)?\b|\bconsejos?\b|\bpara principiantes\b/,
+  /\bdiff[ée]rences? entre\b|\bqu'est-ce qu|\bque signifie\b|\bcomment fonctionnen?t?\b/,
+  /\bqui a (?:invent|con[çc]u|cr[ée]{2}|[ée]crit|fond|gagn)|\bhistoire d[eu]\b/,
+  /\brecommand|\bconseils?\b|\bpour d[ée]butants?\b/,
+  /разниц[аы] между|чем отлича|в ч[её]м разница|что такое|что означает|как работает/,
+  /кто (?:изобр|придума|созда|написал|выиграл|основал)|истори[яию]/,
+  /посоветуй|порекомендуй|советы|для начинающих/,
+  /区别|差别|有什么不同|什么是|是什么意思|原理|谁(?:发明|设计|创造|写|赢)|历史|推荐|入门/,
+  /違い|とは|仕組み|誰が(?:発明|設計|作っ|書い|優勝)|歴史|おすすめ|お勧め|オススメ|初心者/,
+  /차이|란 무엇|원리|누가 (?:발명|설계|만들|썼|우승)|역사|추천|초보/
 ]
 
 /** The request's general-question form, as written in it ("difference between"), or undefined. */
 export const generalQuestionForm = (request: string): string | undefined => {
   const text = request.toLowerCase()
-  for (const [, pattern] of FORMS) {
+  for (const pattern of FORMS) {
     const found = pattern.exec(text)
     if (found !== null) return found[0]
   }
